@@ -1,0 +1,71 @@
+#pragma once
+// Single-producer single-consumer ring of EventRecords: the owning application thread appends,
+// the writer thread drains. No locks; the producer never waits: when the ring is full the record
+// is dropped and counted, because blocking the application is worse than losing an event.
+#include "commlens/profiler/event_record.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+namespace commlens {
+
+class EventRing {
+public:
+  // capacity is rounded up to a power of two.
+  explicit EventRing(std::size_t capacity);
+
+  // Producer side (owning thread only). Returns false when the record was dropped.
+  bool push(const EventRecord& record) noexcept {
+    const std::uint64_t head = head_.load(std::memory_order_relaxed);
+    if (head - cached_tail_ > mask_) {
+      cached_tail_ = tail_.load(std::memory_order_acquire);
+      if (head - cached_tail_ > mask_) {
+        dropped_.store(dropped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        return false;
+      }
+    }
+    slots_[head & mask_] = record;
+    head_.store(head + 1, std::memory_order_release);
+    return true;
+  }
+  // True when the ring just crossed half full: the producer should wake the writer (once).
+  bool needs_drain() const noexcept {
+    return head_.load(std::memory_order_relaxed) - cached_tail_ == (mask_ + 1) / 2;
+  }
+
+  // Consumer side (writer thread only): hands out the records ready now as at most two
+  // contiguous spans, then releases them.
+  template <typename Visitor> std::size_t drain(Visitor&& visit) {
+    const std::uint64_t tail = tail_.load(std::memory_order_relaxed);
+    const std::uint64_t head = head_.load(std::memory_order_acquire);
+    if (head == tail) {
+      return 0;
+    }
+    const std::size_t first = tail & mask_;
+    const std::size_t count = head - tail;
+    const std::size_t first_len = count < capacity() - first ? count : capacity() - first;
+    visit(std::span<const EventRecord>(slots_.get() + first, first_len));
+    if (first_len < count) {
+      visit(std::span<const EventRecord>(slots_.get(), count - first_len));
+    }
+    tail_.store(head, std::memory_order_release);
+    return count;
+  }
+
+  std::size_t capacity() const noexcept { return mask_ + 1; }
+  std::uint64_t dropped() const noexcept { return dropped_.load(std::memory_order_relaxed); }
+  std::uint64_t pushed() const noexcept { return head_.load(std::memory_order_relaxed); }
+
+private:
+  std::uint64_t mask_;
+  std::unique_ptr<EventRecord[]> slots_;
+  alignas(64) std::atomic<std::uint64_t> head_{0};
+  std::uint64_t cached_tail_ = 0;
+  std::atomic<std::uint64_t> dropped_{0};
+  alignas(64) std::atomic<std::uint64_t> tail_{0};
+};
+
+} // namespace commlens

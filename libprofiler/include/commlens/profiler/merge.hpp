@@ -1,0 +1,36 @@
+#pragma once
+// Merges the per-rank files of one run (<dir>/rank-NNNNN.sqlite) into one database on rank 0's
+// clock. Used by rank 0 at MPI_Finalize and by `commlens merge DIR` afterwards.
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace commlens {
+
+struct MergeError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct MergeResult {
+  std::string output_path;
+  int world_size = 0;             // from the run table of the rank files
+  std::vector<int> merged_ranks;
+  std::vector<int> missing_ranks; // ranks of the run with no readable file
+  std::uint64_t calls = 0;        // rows in mpi_calls
+};
+
+struct MergeOptions {
+  std::string directory;
+  std::string output_path; // default: <directory>/commlens.sqlite
+  // Called after each rank file: (ranks done, ranks total).
+  std::function<void(int, int)> progress;
+};
+
+// Throws MergeError naming the directory or file and the problem.
+MergeResult merge_rank_databases(const MergeOptions& options);
+
+std::string rank_database_name(int rank); // "rank-00003.sqlite"
+
+} // namespace commlens

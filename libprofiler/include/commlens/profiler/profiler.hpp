@@ -1,0 +1,122 @@
+#pragma once
+// The per-process profiler: owns the configuration, the clock, every thread's recorder, the
+// communicator table and the writer thread that stores it all in this rank's SQLite file.
+// Collectors call Profiler::active() on their hot path; it is null until start() succeeded.
+#include "commlens/profiler/clock.hpp"
+#include "commlens/profiler/communicator_table.hpp"
+#include "commlens/profiler/config.hpp"
+#include "commlens/profiler/thread_recorder.hpp"
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace commlens {
+
+class WriterThread;
+
+struct ProcessIdentity {
+  int world_rank = 0;
+  int world_size = 1;
+  std::string host;
+  long pid = 0;
+};
+
+// Offset of this rank's clock from rank 0's, measured at init and at finalize (drift is linear).
+struct ClockAlignment {
+  std::int64_t offset_ns = 0;  // this rank's CLOCK_MONOTONIC minus rank 0's, at init
+  double drift_ppb = 0.0;      // change of the offset per second, in ns
+};
+
+struct FunctionDescription {
+  const char* name;   // "MPI_Send"
+  const char* family; // "p2p", "collective", ...
+};
+
+class Profiler {
+public:
+  // Opens <output>/rank-NNNNN.sqlite and starts the writer. On failure prints one message naming
+  // the file and the reason and returns null: the application then runs unprofiled.
+  static Profiler* start(Config config, ProcessIdentity identity, std::vector<FunctionDescription> functions);
+  static Profiler* active() noexcept { return active_.load(std::memory_order_acquire); }
+
+  // Stores everything still buffered, closes the rank file and deactivates the profiler.
+  // Returns the path of the rank file.
+  std::string stop();
+  // Synchronous flush of everything recorded so far (MPI_Abort, explicit checkpoints).
+  void flush();
+
+  ThreadRecorder* thread_recorder() noexcept {
+    thread_local ThreadRecorder* recorder = nullptr;
+    if (recorder == nullptr) [[unlikely]] {
+      recorder = register_thread();
+    }
+    return recorder;
+  }
+  void wake_writer() noexcept;
+
+  bool collecting() const noexcept { return collecting_.load(std::memory_order_relaxed); }
+  void set_collecting(bool on) noexcept { collecting_.store(on, std::memory_order_relaxed); }
+  std::uint16_t phase() const noexcept { return phase_.load(std::memory_order_relaxed); }
+  // Ends the current phase and opens the next (MPI_Pcontrol); returns the new phase number.
+  std::uint16_t begin_next_phase(int pcontrol_level);
+
+  CommunicatorTable& communicators() noexcept { return communicators_; }
+  const TickConverter& clock() const noexcept { return clock_; }
+  const Config& config() const noexcept { return config_; }
+  const ProcessIdentity& identity() const noexcept { return identity_; }
+  std::uint64_t init_ns() const noexcept { return init_ns_; }
+  std::string rank_database_path() const;
+  std::string merged_database_path() const;
+
+  void set_run_value(const std::string& key, const std::string& value);
+  void set_clock_alignment(const ClockAlignment& alignment);
+  void add_overhead(const std::string& component, std::uint64_t count, std::uint64_t time_ns);
+
+  ~Profiler();
+
+private:
+  friend class WriterThread;
+  struct Phase {
+    std::uint16_t number;
+    std::uint64_t start_ns;
+    std::uint64_t end_ns; // 0 while open
+    int pcontrol_level;
+  };
+
+  Profiler(Config config, ProcessIdentity identity, std::vector<FunctionDescription> functions);
+  ThreadRecorder* register_thread() noexcept;
+
+  static std::atomic<Profiler*> active_;
+
+  Config config_;
+  ProcessIdentity identity_;
+  std::vector<FunctionDescription> functions_;
+  TickConverter clock_;
+  std::uint64_t init_ns_;
+  std::atomic<bool> collecting_{true};
+  std::atomic<std::uint16_t> phase_{0};
+
+  std::array<std::atomic<ThreadRecorder*>, ThreadRecorder::kMaxThreads> threads_{};
+  std::atomic<std::uint16_t> thread_count_{0};
+  std::atomic<std::uint64_t> threads_refused_{0};
+
+  CommunicatorTable communicators_;
+
+  // Rarely changed state the writer stores; guarded by metadata_mutex_.
+  mutable std::mutex metadata_mutex_;
+  std::map<std::string, std::string> run_values_;
+  std::vector<Phase> phases_;
+  ClockAlignment alignment_;
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> overhead_;
+  std::uint64_t metadata_version_ = 0;
+
+  std::unique_ptr<WriterThread> writer_;
+};
+
+} // namespace commlens

@@ -1,0 +1,50 @@
+#pragma once
+// What one application thread owns: its event ring (trace mode), its summary table and its call-id
+// sequence. Only the owning thread writes; the writer thread reads.
+#include "commlens/profiler/event_ring.hpp"
+#include "commlens/profiler/summary_table.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace commlens {
+
+class ThreadRecorder {
+public:
+  // Call ids are unique job-wide: rank << 46 | thread << 36 | sequence.
+  static constexpr int kThreadBits = 10;
+  static constexpr int kSequenceBits = 36;
+  static constexpr std::uint16_t kMaxThreads = 1u << kThreadBits;
+
+  ThreadRecorder(int rank, std::uint16_t thread_index, bool trace, std::size_t ring_capacity,
+                 std::size_t summary_slots);
+
+  std::uint16_t thread_index() const noexcept { return thread_index_; }
+  std::uint64_t next_call_id() noexcept { return id_base_ + ++sequence_; }
+
+  // Returns true when the writer should be woken (the ring crossed half full).
+  bool record_call(const EventRecord& call, std::uint16_t phase) noexcept {
+    summary_.add(SummaryKey{call.function, static_cast<std::int16_t>(size_bin_of(std::max(call.bytes_sent, call.bytes_recv))),
+                            phase, call.peer, call.communicator_index},
+                 call.bytes_sent, call.bytes_recv, call.end_ticks - call.start_ticks);
+    return trace_ && push(call);
+  }
+  bool record_request_completion(const EventRecord& completion) noexcept {
+    return trace_ && push(completion);
+  }
+
+  EventRing& ring() noexcept { return ring_; }
+  const SummaryTable& summary() const noexcept { return summary_; }
+
+private:
+  bool push(const EventRecord& record) noexcept { return ring_.push(record) && ring_.needs_drain(); }
+
+  std::uint16_t thread_index_;
+  bool trace_;
+  std::uint64_t id_base_;
+  std::uint64_t sequence_ = 0;
+  EventRing ring_;
+  SummaryTable summary_;
+};
+
+} // namespace commlens

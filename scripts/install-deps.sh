@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs everything commlens needs to build, test and run its examples on Debian 12.
+# Idempotent: packages already present are skipped, so `make` targets can call it every time.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config python3
+  openmpi-bin libopenmpi-dev python3-mpi4py
+  libsqlite3-dev sqlite3
+  nlohmann-json3-dev libgtest-dev libgmock-dev libcli11-dev libfmt-dev
+)
+if [[ "${COMMLENS_WITH_VIEWER:-AUTO}" != "OFF" ]]; then
+  packages+=(qt6-base-dev libgl-dev xvfb xauth)
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+echo "commlens: installing ${missing[*]}"
+"${sudo_cmd[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
