@@ -17,35 +17,36 @@ inline std::uint64_t monotonic_ns() noexcept {
 }
 
 #if defined(__x86_64__)
-inline std::uint64_t now_ticks() noexcept { return __rdtsc(); }
+inline std::uint64_t now_ticks() noexcept {
+  return __rdtsc();
+}
 #else
-inline std::uint64_t now_ticks() noexcept { return monotonic_ns(); }
+inline std::uint64_t now_ticks() noexcept {
+  return monotonic_ns();
+}
 #endif
 
-// Maps ticks to CLOCK_MONOTONIC nanoseconds from two reference points taken far apart, so the rate
-// error stays below a microsecond per minute. Until the second point is fixed the rate comes from a
-// short calibration spin at construction.
+// Maps ticks to CLOCK_MONOTONIC nanoseconds with a rate measured once, by a short spin at start-up
+// (error ~1e-5). The rate never changes afterwards, so every time this process stores is on one
+// linear scale; the init/finalize offset exchange between ranks then maps each rank's scale onto
+// rank 0's, absorbing the rate error together with real clock drift.
 class TickConverter {
 public:
   TickConverter();
-  // Fixes the rate from the construction point to now. Called once, by the writer, after enough
-  // run time has passed (or at finalize for short runs); later conversions use that rate.
-  void fix_rate();
-  bool rate_fixed() const noexcept { return rate_fixed_; }
   std::uint64_t to_ns(std::uint64_t ticks) const noexcept {
     const auto delta = static_cast<long double>(static_cast<std::int64_t>(ticks - origin_ticks_));
     return origin_ns_ + static_cast<std::int64_t>(delta * ns_per_tick_);
   }
-  std::uint64_t ticks_to_duration_ns(std::uint64_t ticks) const noexcept {
+  std::uint64_t duration_ns(std::uint64_t ticks) const noexcept {
     return static_cast<std::uint64_t>(static_cast<long double>(ticks) * ns_per_tick_);
   }
-  long double ns_per_tick() const noexcept { return ns_per_tick_; }
+  // The profiler's notion of "now" in nanoseconds, on the same scale as converted ticks.
+  std::uint64_t now_ns() const noexcept { return to_ns(now_ticks()); }
 
 private:
   std::uint64_t origin_ticks_;
   std::uint64_t origin_ns_;
   long double ns_per_tick_;
-  bool rate_fixed_ = false;
 };
 
 } // namespace commlens

@@ -13,16 +13,16 @@
 namespace commlens {
 
 struct CommunicatorInfo {
-  std::int64_t id = 0;               // equal on every member, job-wide
-  std::int64_t parent_id = -1;       // -1: none (MPI_COMM_WORLD, MPI_COMM_SELF)
-  FunctionId created_by = 0;         // function id of the creating call; 0 for predefined
-  std::string name;                  // "MPI_COMM_WORLD", "MPI_COMM_SELF", or MPI_Comm_set_name's
+  std::int64_t id = 0;         // equal on every member, job-wide
+  std::int64_t parent_id = -1; // -1: none (MPI_COMM_WORLD, MPI_COMM_SELF)
+  FunctionId created_by = 0;   // function id of the creating call; 0 for predefined
+  std::string name;            // "MPI_COMM_WORLD", "MPI_COMM_SELF", or MPI_Comm_set_name's
   bool is_inter = false;
-  int local_rank = 0;                // this process's rank in the (local group of the) communicator
-  std::vector<int> members;          // world ranks of the (local) group, by communicator rank
-  std::vector<int> remote_members;   // world ranks of the remote group (inter-communicators)
+  int local_rank = 0;              // this process's rank in the (local group of the) communicator
+  std::vector<int> members;        // world ranks of the (local) group, by communicator rank
+  std::vector<int> remote_members; // world ranks of the remote group (inter-communicators)
   std::uint64_t created_ns = 0;
-  std::uint64_t freed_ns = 0;        // 0 while alive
+  std::uint64_t freed_ns = 0; // 0 while alive
 };
 
 class CommunicatorTable {

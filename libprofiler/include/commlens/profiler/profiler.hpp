@@ -29,13 +29,18 @@ struct ProcessIdentity {
 
 // Offset of this rank's clock from rank 0's, measured at init and at finalize (drift is linear).
 struct ClockAlignment {
-  std::int64_t offset_ns = 0;  // this rank's CLOCK_MONOTONIC minus rank 0's, at init
-  double drift_ppb = 0.0;      // change of the offset per second, in ns
+  std::int64_t offset_ns = 0; // this rank's CLOCK_MONOTONIC minus rank 0's, at init
+  double drift_ppb = 0.0;     // change of the offset per second, in ns
 };
+
+// What EventRecord::tag_or_root holds for a function: the writer stores it in the tag or the root
+// column (MPI_Pcontrol's level goes to tag).
+enum class TagOrRoot : std::uint8_t { None, Tag, Root };
 
 struct FunctionDescription {
   const char* name;   // "MPI_Send"
   const char* family; // "p2p", "collective", ...
+  TagOrRoot tag_or_root = TagOrRoot::None;
 };
 
 class Profiler {
@@ -51,10 +56,14 @@ public:
   // Synchronous flush of everything recorded so far (MPI_Abort, explicit checkpoints).
   void flush();
 
+  // This thread's recorder, created on its first call; null when the thread limit is reached (the
+  // call is then counted as dropped and must not be recorded).
   ThreadRecorder* thread_recorder() noexcept {
+    thread_local const Profiler* owner = nullptr;
     thread_local ThreadRecorder* recorder = nullptr;
-    if (recorder == nullptr) [[unlikely]] {
-      recorder = register_thread();
+    if (owner != this || recorder == nullptr) [[unlikely]] {
+      recorder = owner == this ? refuse_thread() : register_thread();
+      owner = this;
     }
     return recorder;
   }
@@ -84,13 +93,17 @@ private:
   friend class WriterThread;
   struct Phase {
     std::uint16_t number;
-    std::uint64_t start_ns;
-    std::uint64_t end_ns; // 0 while open
-    int pcontrol_level;
+    std::uint64_t start_ticks;
+    std::uint64_t end_ticks; // 0 while open
+    int pcontrol_level;      // -1 for phase 0
   };
 
   Profiler(Config config, ProcessIdentity identity, std::vector<FunctionDescription> functions);
   ThreadRecorder* register_thread() noexcept;
+  ThreadRecorder* refuse_thread() noexcept {
+    threads_refused_.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
 
   static std::atomic<Profiler*> active_;
 

@@ -69,12 +69,10 @@ public:
       if (!slot.used.load(std::memory_order_acquire)) {
         continue;
       }
-      SummaryValues values{slot.count.load(std::memory_order_relaxed),
-                           slot.bytes_sent.load(std::memory_order_relaxed),
-                           slot.bytes_recv.load(std::memory_order_relaxed),
-                           slot.ticks_total.load(std::memory_order_relaxed),
-                           slot.ticks_min.load(std::memory_order_relaxed),
-                           slot.ticks_max.load(std::memory_order_relaxed)};
+      SummaryValues values{
+          slot.count.load(std::memory_order_relaxed),      slot.bytes_sent.load(std::memory_order_relaxed),
+          slot.bytes_recv.load(std::memory_order_relaxed), slot.ticks_total.load(std::memory_order_relaxed),
+          slot.ticks_min.load(std::memory_order_relaxed),  slot.ticks_max.load(std::memory_order_relaxed)};
       if (values.count != 0) {
         visit(slot.key, values);
       }
@@ -101,8 +99,9 @@ private:
   }
 
   static std::uint64_t hash(const SummaryKey& key) noexcept {
-    std::uint64_t h = (std::uint64_t{key.function} << 48) ^ (std::uint64_t(std::uint16_t(key.size_bin)) << 32) ^
-                      (std::uint64_t{key.phase} << 40) ^ std::uint32_t(key.peer) ^
+    std::uint64_t h = (std::uint64_t{key.function} << 48) ^
+                      (std::uint64_t(std::uint16_t(key.size_bin)) << 32) ^ (std::uint64_t{key.phase} << 40) ^
+                      std::uint32_t(key.peer) ^
                       (std::uint64_t{key.communicator_index} * 0x9E3779B97F4A7C15ull);
     h ^= h >> 29;
     h *= 0xBF58476D1CE4E5B9ull;
@@ -113,7 +112,8 @@ private:
     std::size_t index = hash(key) & mask_;
     // Bounded probing: a nearly full table costs a few cache lines, never a scan.
     constexpr std::size_t kMaxProbes = 64;
-    for (std::size_t probes = 0; probes < kMaxProbes && probes <= mask_; ++probes, index = (index + 1) & mask_) {
+    for (std::size_t probes = 0; probes < kMaxProbes && probes <= mask_;
+         ++probes, index = (index + 1) & mask_) {
       Slot& slot = slots_[index];
       if (!slot.used.load(std::memory_order_relaxed)) {
         slot.key = key;

@@ -24,9 +24,11 @@ public:
 
   // Returns true when the writer should be woken (the ring crossed half full).
   bool record_call(const EventRecord& call, std::uint16_t phase) noexcept {
-    summary_.add(SummaryKey{call.function, static_cast<std::int16_t>(size_bin_of(std::max(call.bytes_sent, call.bytes_recv))),
-                            phase, call.peer, call.communicator_index},
-                 call.bytes_sent, call.bytes_recv, call.end_ticks - call.start_ticks);
+    summary_.add(
+        SummaryKey{call.function,
+                   static_cast<std::int16_t>(size_bin_of(std::max(call.bytes_sent, call.bytes_recv))), phase,
+                   call.peer, call.communicator_index},
+        call.bytes_sent, call.bytes_recv, call.end_ticks - call.start_ticks);
     return trace_ && push(call);
   }
   bool record_request_completion(const EventRecord& completion) noexcept {

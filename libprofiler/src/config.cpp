@@ -1,0 +1,187 @@
+#include "commlens/profiler/config.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <string_view>
+
+extern char** environ;
+
+namespace commlens {
+
+namespace {
+
+constexpr std::string_view kPrefix = "COMMLENS_";
+
+std::string_view trim(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r");
+  if (first == std::string_view::npos) {
+    return {};
+  }
+  const auto last = text.find_last_not_of(" \t\r");
+  return text.substr(first, last - first + 1);
+}
+
+std::optional<bool> parse_bool(std::string_view text) {
+  for (std::string_view yes : {"1", "yes", "true", "on"}) {
+    if (text == yes) {
+      return true;
+    }
+  }
+  for (std::string_view no : {"0", "no", "false", "off"}) {
+    if (text == no) {
+      return false;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::uint64_t> parse_in_range(std::string_view text, std::uint64_t low, std::uint64_t high) {
+  std::uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size() || value < low || value > high) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<CollectorSet> parse_collectors(std::string_view text) {
+  if (text == "all") {
+    return CollectorSet{};
+  }
+  CollectorSet set{false, false, false, false};
+  if (text == "none") {
+    return set;
+  }
+  while (!text.empty()) {
+    const auto comma = text.find(',');
+    const std::string_view name = trim(text.substr(0, comma));
+    if (name == "pmpi") {
+      set.pmpi = true;
+    } else if (name == "mpit") {
+      set.mpit = true;
+    } else if (name == "cupti") {
+      set.cupti = true;
+    } else if (name == "nvtx") {
+      set.nvtx = true;
+    } else {
+      return std::nullopt;
+    }
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+  }
+  return set;
+}
+
+// Settings from the file named by COMMLENS_CONFIG: KEY=VALUE lines, '#' starts a comment.
+void read_config_file(const std::string& path, std::map<std::string, std::string>& values,
+                      const Config::Warn& warn) {
+  std::ifstream file(path);
+  if (!file) {
+    warn(fmt::format("commlens: COMMLENS_CONFIG={} cannot be read; using the environment only", path));
+    return;
+  }
+  std::string line;
+  for (int number = 1; std::getline(file, line); ++number) {
+    std::string_view text = trim(std::string_view(line).substr(0, line.find('#')));
+    if (text.empty()) {
+      continue;
+    }
+    const auto equals = text.find('=');
+    const std::string_view key = trim(text.substr(0, equals));
+    if (equals == std::string_view::npos || !key.starts_with(kPrefix)) {
+      warn(fmt::format("commlens: {}:{}: expected COMMLENS_NAME=VALUE; line ignored", path, number));
+      continue;
+    }
+    values.emplace(std::string(key), std::string(trim(text.substr(equals + 1))));
+  }
+}
+
+} // namespace
+
+const char* mode_name(Mode mode) noexcept {
+  return mode == Mode::Trace ? "trace" : "summary";
+}
+
+Config Config::from_environment(const Warn& warn, const Lookup& lookup) {
+  Config config;
+  std::map<std::string, std::string>& values = config.raw;
+  if (lookup) {
+    for (const char* key : {"COMMLENS_OUTPUT", "COMMLENS_MODE", "COMMLENS_COLLECTORS",
+                            "COMMLENS_BUFFER_EVENTS", "COMMLENS_SUMMARY_SLOTS", "COMMLENS_FLUSH_MS",
+                            "COMMLENS_MERGE", "COMMLENS_QUIET", "COMMLENS_CONFIG"}) {
+      if (const char* value = lookup(key)) {
+        values.emplace(key, value);
+      }
+    }
+  } else {
+    for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+      const std::string_view text(*entry);
+      const auto equals = text.find('=');
+      if (text.starts_with(kPrefix) && equals != std::string_view::npos) {
+        values.emplace(std::string(text.substr(0, equals)), std::string(text.substr(equals + 1)));
+      }
+    }
+  }
+  // The environment wins over the file: it is the more specific setting for one run.
+  if (const auto file = values.find("COMMLENS_CONFIG"); file != values.end()) {
+    read_config_file(file->second, values, warn);
+  }
+
+  const auto reject = [&](const std::string& key, const std::string& value, std::string_view accepted,
+                          std::string_view fallback) {
+    warn(
+        fmt::format("commlens: {}={} is not valid (accepted: {}); using {}", key, value, accepted, fallback));
+  };
+  for (const auto& [key, value] : values) {
+    if (key == "COMMLENS_OUTPUT") {
+      if (value.empty()) {
+        reject(key, value, "a directory path", config.output_directory);
+      } else {
+        config.output_directory = value;
+      }
+    } else if (key == "COMMLENS_MODE") {
+      if (value == "summary" || value == "trace") {
+        config.mode = value == "trace" ? Mode::Trace : Mode::Summary;
+      } else {
+        reject(key, value, "summary, trace", "summary");
+      }
+    } else if (key == "COMMLENS_COLLECTORS") {
+      if (auto set = parse_collectors(value)) {
+        config.collectors = *set;
+      } else {
+        reject(key, value, "all, none, or a comma list of pmpi, mpit, cupti, nvtx", "all");
+      }
+    } else if (key == "COMMLENS_BUFFER_EVENTS") {
+      if (auto events = parse_in_range(value, 1024, 1u << 26)) {
+        config.buffer_events = *events;
+      } else {
+        reject(key, value, "an integer from 1024 to 67108864", std::to_string(config.buffer_events));
+      }
+    } else if (key == "COMMLENS_SUMMARY_SLOTS") {
+      if (auto slots = parse_in_range(value, 64, 1u << 22)) {
+        config.summary_slots = *slots;
+      } else {
+        reject(key, value, "an integer from 64 to 4194304", std::to_string(config.summary_slots));
+      }
+    } else if (key == "COMMLENS_FLUSH_MS") {
+      if (auto interval = parse_in_range(value, 10, 1000)) {
+        config.flush_interval_ms = static_cast<std::uint32_t>(*interval);
+      } else {
+        reject(key, value, "an integer from 10 to 1000", std::to_string(config.flush_interval_ms));
+      }
+    } else if (key == "COMMLENS_MERGE" || key == "COMMLENS_QUIET") {
+      bool& target = key == "COMMLENS_MERGE" ? config.merge_at_finalize : config.quiet;
+      if (auto flag = parse_bool(value)) {
+        target = *flag;
+      } else {
+        reject(key, value, "1, 0, yes, no, true, false, on, off", target ? "1" : "0");
+      }
+    }
+  }
+  return config;
+}
+
+} // namespace commlens

@@ -1,0 +1,204 @@
+#include "commlens/profiler/merge.hpp"
+
+#include "commlens/profiler/schema.hpp"
+#include "commlens/profiler/sqlite.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <regex>
+
+namespace commlens {
+
+namespace fs = std::filesystem;
+
+std::string rank_database_name(int rank) {
+  return fmt::format("rank-{:05d}.sqlite", rank);
+}
+
+namespace {
+
+struct RankFile {
+  int rank;
+  fs::path path;
+};
+
+std::vector<RankFile> find_rank_files(const fs::path& directory) {
+  std::error_code error;
+  if (!fs::is_directory(directory, error)) {
+    throw MergeError(fmt::format("{}: not a directory", directory.string()));
+  }
+  static const std::regex pattern(R"(rank-(\d+)\.sqlite)");
+  std::vector<RankFile> files;
+  for (const auto& entry : fs::directory_iterator(directory, error)) {
+    std::smatch match;
+    const std::string name = entry.path().filename().string();
+    if (std::regex_match(name, match, pattern)) {
+      files.push_back(RankFile{std::stoi(match[1].str()), entry.path()});
+    }
+  }
+  if (files.empty()) {
+    throw MergeError(fmt::format("{}: no rank files (rank-NNNNN.sqlite) to merge", directory.string()));
+  }
+  std::sort(files.begin(), files.end(), [](const RankFile& a, const RankFile& b) { return a.rank < b.rank; });
+  return files;
+}
+
+// Linear map from a rank's clock (ns since its own MPI_Init) to rank 0's (ns since rank 0's MPI_Init):
+// merged = t + shift - t * drift, with the drift in ns per ns.
+struct ClockMap {
+  std::int64_t shift = 0;
+  double drift = 0.0;
+};
+
+std::string mapped(const char* column, const ClockMap& map) {
+  return fmt::format("({0} + ({1}) - CAST({0} * ({2:.17g}) AS INTEGER))", column, map.shift, map.drift);
+}
+
+// Copies one attached rank file ("src") into the merged database, on rank 0's timeline.
+void copy_rank(SqliteDatabase& merged, const ClockMap& map) {
+  merged.exec("INSERT OR IGNORE INTO functions SELECT * FROM src.functions");
+  merged.exec("INSERT OR IGNORE INTO implementations SELECT * FROM src.implementations");
+  merged.exec("INSERT OR IGNORE INTO strings SELECT * FROM src.strings");
+  merged.exec("INSERT OR IGNORE INTO run SELECT * FROM src.run");
+  merged.exec("INSERT OR REPLACE INTO ranks SELECT * FROM src.ranks");
+  merged.exec(fmt::format(
+      "INSERT OR REPLACE INTO communicators SELECT id, rank, local_rank, size, is_inter, members, "
+      "remote_members, parent_id, created_by, name, {}, {} FROM src.communicators",
+      mapped("created_ns", map), mapped("freed_ns", map)));
+  merged.exec(
+      fmt::format("INSERT OR REPLACE INTO phases SELECT rank, phase, {}, {}, pcontrol_level FROM src.phases",
+                  mapped("start_ns", map), mapped("end_ns", map)));
+  merged.exec(fmt::format(
+      "INSERT INTO mpi_calls SELECT id, rank, thread, function_id, {}, {}, bytes_sent, bytes_recv, "
+      "peer, tag, comm_id, root, request_id, buffer_location, implementation, phase FROM src.mpi_calls",
+      mapped("start_ns", map), mapped("end_ns", map)));
+  merged.exec(fmt::format("INSERT OR REPLACE INTO mpi_requests SELECT rank, request_id, function_id, {}, {}, "
+                          "completion_call_id, peer, bytes_sent, bytes_recv, comm_id FROM src.mpi_requests",
+                          mapped("post_ns", map), mapped("complete_ns", map)));
+  merged.exec("INSERT OR REPLACE INTO call_stats SELECT * FROM src.call_stats");
+  merged.exec("INSERT OR REPLACE INTO profiler_overhead SELECT * FROM src.profiler_overhead");
+}
+
+void check_rank_file(SqliteDatabase& merged, const fs::path& path) {
+  const auto application_id = merged.query_int64("PRAGMA src.application_id");
+  const auto version = merged.query_int64("PRAGMA src.user_version");
+  if (application_id != schema::kApplicationId) {
+    throw MergeError(fmt::format("{}: not a commlens rank file", path.string()));
+  }
+  if (version > schema::kVersion) {
+    throw MergeError(fmt::format("{}: schema version {} is newer than this commlens ({})", path.string(),
+                                 version, schema::kVersion));
+  }
+}
+
+struct RankClock {
+  std::int64_t init_ns = 0;
+  std::int64_t offset_ns = 0;
+  double drift_ppb = 0.0;
+};
+
+RankClock read_rank_clock(SqliteDatabase& merged, int rank) {
+  auto query =
+      merged.prepare("SELECT init_ns, clock_offset_ns, clock_drift_ppb FROM src.ranks WHERE rank = ?");
+  query.bind(1, std::int64_t{rank});
+  if (!query.step()) {
+    throw MergeError(fmt::format("rank {}: its file has no ranks row", rank));
+  }
+  return RankClock{query.column_int64(0), query.column_int64(1), query.column_double(2)};
+}
+
+} // namespace
+
+MergeResult merge_rank_databases(const MergeOptions& options) {
+  const fs::path directory(options.directory);
+  const std::vector<RankFile> files = find_rank_files(directory);
+  MergeResult result;
+  result.output_path =
+      options.output_path.empty() ? (directory / "commlens.sqlite").string() : options.output_path;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    std::remove((result.output_path + suffix).c_str());
+  }
+  SqliteDatabase merged(result.output_path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI);
+  merged.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=MEMORY;");
+  merged.exec(fmt::format("PRAGMA application_id={}; PRAGMA user_version={};", schema::kApplicationId,
+                          schema::kVersion));
+  merged.exec(schema::kCreateTables);
+
+  // Timeline origin: rank 0's MPI_Init on rank 0's clock (offsets are relative to rank 0).
+  std::optional<std::int64_t> origin;
+  int done = 0;
+  for (const RankFile& file : files) {
+    const std::string uri = "file:" + file.path.string() + "?mode=ro";
+    try {
+      merged.prepare("ATTACH DATABASE ? AS src").bind(1, uri).run();
+    } catch (const SqliteError& error) {
+      std::fprintf(stderr, "commlens: skipping %s: %s\n", file.path.string().c_str(), error.what());
+      result.missing_ranks.push_back(file.rank);
+      continue;
+    }
+    try {
+      check_rank_file(merged, file.path);
+      const RankClock clock = read_rank_clock(merged, file.rank);
+      if (!origin) {
+        origin = clock.init_ns - clock.offset_ns;
+      }
+      const ClockMap map{clock.init_ns - clock.offset_ns - *origin, clock.drift_ppb * 1e-9};
+      merged.exec("BEGIN");
+      copy_rank(merged, map);
+      merged.exec("COMMIT");
+      result.merged_ranks.push_back(file.rank);
+    } catch (const SqliteError& error) {
+      if (sqlite3_get_autocommit(merged.get()) == 0) {
+        merged.exec("ROLLBACK");
+      }
+      std::fprintf(stderr, "commlens: skipping %s: %s\n", file.path.string().c_str(), error.what());
+      result.missing_ranks.push_back(file.rank);
+    } catch (const MergeError& error) {
+      std::fprintf(stderr, "commlens: skipping %s\n", error.what());
+      result.missing_ranks.push_back(file.rank);
+    }
+    merged.exec("DETACH DATABASE src");
+    if (options.progress) {
+      options.progress(++done, static_cast<int>(files.size()));
+    }
+  }
+  if (result.merged_ranks.empty()) {
+    throw MergeError(
+        fmt::format("{}: none of the {} rank files could be read", directory.string(), files.size()));
+  }
+
+  const std::string world_size = [&] {
+    auto query = merged.prepare("SELECT value FROM run WHERE key = 'world_size'");
+    return query.step() ? query.column_text(0) : std::string();
+  }();
+  result.world_size = world_size.empty() ? result.merged_ranks.back() + 1 : std::stoi(world_size);
+  for (int rank = 0; rank < result.world_size; ++rank) {
+    const bool present = std::binary_search(result.merged_ranks.begin(), result.merged_ranks.end(), rank);
+    const bool listed = std::find(result.missing_ranks.begin(), result.missing_ranks.end(), rank) !=
+                        result.missing_ranks.end();
+    if (!present && !listed) {
+      result.missing_ranks.push_back(rank);
+    }
+  }
+  std::sort(result.missing_ranks.begin(), result.missing_ranks.end());
+
+  merged.exec(schema::kCreateAnalysisIndexes);
+  auto set_value = merged.prepare("INSERT OR REPLACE INTO run VALUES (?, ?)");
+  set_value.bind(1, std::string_view("merged_ranks"))
+      .bind(2, std::to_string(result.merged_ranks.size()))
+      .run();
+  std::string missing;
+  for (int rank : result.missing_ranks) {
+    missing += (missing.empty() ? "" : ",") + std::to_string(rank);
+  }
+  set_value.bind(1, std::string_view("missing_ranks")).bind(2, missing).run();
+  result.calls = static_cast<std::uint64_t>(merged.query_int64("SELECT count(*) FROM mpi_calls"));
+  return result;
+}
+
+} // namespace commlens

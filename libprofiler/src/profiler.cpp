@@ -1,0 +1,125 @@
+#include "commlens/profiler/profiler.hpp"
+
+#include "commlens/profiler/merge.hpp"
+#include "writer_thread.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <system_error>
+
+namespace commlens {
+
+std::atomic<Profiler*> Profiler::active_{nullptr};
+
+Profiler::Profiler(Config config, ProcessIdentity identity, std::vector<FunctionDescription> functions)
+    : config_(std::move(config)), identity_(std::move(identity)), functions_(std::move(functions)),
+      init_ns_(clock_.now_ns()) {
+  phases_.push_back(Phase{0, now_ticks(), 0, -1});
+}
+
+Profiler::~Profiler() = default;
+
+Profiler* Profiler::start(Config config, ProcessIdentity identity,
+                          std::vector<FunctionDescription> functions) {
+  std::error_code error;
+  std::filesystem::create_directories(config.output_directory, error);
+  if (error) {
+    std::fprintf(stderr, "commlens: cannot create COMMLENS_OUTPUT directory %s: %s; running unprofiled\n",
+                 config.output_directory.c_str(), error.message().c_str());
+    return nullptr;
+  }
+  // Deliberately never deleted: threads may hold its recorders until the process exits.
+  auto* profiler = new Profiler(std::move(config), std::move(identity), std::move(functions));
+  const std::string path = profiler->rank_database_path();
+  try {
+    auto store = std::make_unique<RankStore>(path, profiler->identity_.world_rank);
+    store->write_catalog(profiler->functions_, profiler->identity_, profiler->init_ns_);
+    profiler->writer_ = std::make_unique<WriterThread>(*profiler, std::move(store));
+  } catch (const std::exception& failure) {
+    std::fprintf(stderr, "commlens: cannot write %s: %s; running unprofiled\n", path.c_str(), failure.what());
+    delete profiler;
+    return nullptr;
+  }
+  profiler->set_run_value("mode", mode_name(profiler->config_.mode));
+  for (const auto& [key, value] : profiler->config_.raw) {
+    profiler->set_run_value("config." + key, value);
+  }
+  active_.store(profiler, std::memory_order_release);
+  return profiler;
+}
+
+std::string Profiler::stop() {
+  active_.store(nullptr, std::memory_order_release);
+  writer_->stop();
+  return rank_database_path();
+}
+
+void Profiler::flush() {
+  writer_->flush_now();
+}
+
+void Profiler::wake_writer() noexcept {
+  writer_->wake();
+}
+
+ThreadRecorder* Profiler::register_thread() noexcept {
+  std::uint16_t index = thread_count_.load(std::memory_order_relaxed);
+  do {
+    if (index >= ThreadRecorder::kMaxThreads) {
+      return refuse_thread();
+    }
+  } while (!thread_count_.compare_exchange_weak(index, static_cast<std::uint16_t>(index + 1),
+                                                std::memory_order_acq_rel));
+  try {
+    auto* recorder = new ThreadRecorder(identity_.world_rank, index, config_.mode == Mode::Trace,
+                                        config_.buffer_events, config_.summary_slots);
+    threads_[index].store(recorder, std::memory_order_release);
+    return recorder;
+  } catch (const std::bad_alloc&) {
+    return refuse_thread();
+  }
+}
+
+std::uint16_t Profiler::begin_next_phase(int pcontrol_level) {
+  std::lock_guard lock(metadata_mutex_);
+  const std::uint64_t ticks = now_ticks();
+  phases_.back().end_ticks = ticks;
+  const auto number = static_cast<std::uint16_t>(phases_.back().number + 1);
+  phases_.push_back(Phase{number, ticks, 0, pcontrol_level});
+  ++metadata_version_;
+  phase_.store(number, std::memory_order_relaxed);
+  return number;
+}
+
+std::string Profiler::rank_database_path() const {
+  return (std::filesystem::path(config_.output_directory) / rank_database_name(identity_.world_rank))
+      .string();
+}
+
+std::string Profiler::merged_database_path() const {
+  return (std::filesystem::path(config_.output_directory) / "commlens.sqlite").string();
+}
+
+void Profiler::set_run_value(const std::string& key, const std::string& value) {
+  std::lock_guard lock(metadata_mutex_);
+  run_values_[key] = value;
+  ++metadata_version_;
+}
+
+void Profiler::set_clock_alignment(const ClockAlignment& alignment) {
+  std::lock_guard lock(metadata_mutex_);
+  alignment_ = alignment;
+  ++metadata_version_;
+}
+
+void Profiler::add_overhead(const std::string& component, std::uint64_t count, std::uint64_t time_ns) {
+  std::lock_guard lock(metadata_mutex_);
+  auto& totals = overhead_[component];
+  totals.first += count;
+  totals.second += time_ns;
+  ++metadata_version_;
+}
+
+} // namespace commlens

@@ -1,0 +1,174 @@
+#include "rank_store.hpp"
+
+#include "commlens/profiler/schema.hpp"
+
+#include <cstdio>
+#include <fmt/format.h>
+
+namespace commlens {
+
+namespace {
+
+template <typename T>
+void bind_optional(SqliteStatement& statement, int index, const std::optional<T>& value) {
+  if (value) {
+    statement.bind(index, static_cast<std::int64_t>(*value));
+  } else {
+    statement.bind_null(index);
+  }
+}
+
+std::int64_t as_int(std::uint64_t value) {
+  return static_cast<std::int64_t>(value);
+}
+
+std::string join_ranks(const std::vector<int>& ranks) {
+  std::string text;
+  for (int rank : ranks) {
+    if (!text.empty()) {
+      text += ',';
+    }
+    text += std::to_string(rank);
+  }
+  return text;
+}
+
+SqliteDatabase open_fresh(const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    std::remove((path + suffix).c_str());
+  }
+  return SqliteDatabase(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+}
+
+} // namespace
+
+RankStore::RankStore(const std::string& path, int rank) : rank_(rank), db_(open_fresh(path)) {
+  // WAL with synchronous=NORMAL: a committed flush survives the process being killed (the WAL is in
+  // the page cache), while commits cost no fsync.
+  db_.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY;");
+  db_.exec(fmt::format("PRAGMA application_id={}; PRAGMA user_version={};", schema::kApplicationId,
+                       schema::kVersion));
+  db_.exec(schema::kCreateTables);
+  insert_call_ = db_.prepare("INSERT INTO mpi_calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  insert_request_ = db_.prepare("INSERT OR REPLACE INTO mpi_requests VALUES (?,?,?,?,?,?,?,?,?,?)");
+  upsert_call_stats_ = db_.prepare("INSERT OR REPLACE INTO call_stats VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+  upsert_run_value_ = db_.prepare("INSERT OR REPLACE INTO run VALUES (?,?)");
+  upsert_communicator_ = db_.prepare("INSERT OR REPLACE INTO communicators VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+  upsert_phase_ = db_.prepare("INSERT OR REPLACE INTO phases VALUES (?,?,?,?,?)");
+  upsert_overhead_ = db_.prepare("INSERT OR REPLACE INTO profiler_overhead VALUES (?,?,?,?)");
+  update_counters_ = db_.prepare(
+      "UPDATE ranks SET threads=?, dropped_events=?, summary_overflow=?, finalize_ns=?, finalized=?, "
+      "clock_offset_ns=?, clock_drift_ppb=? WHERE rank=?");
+}
+
+void RankStore::write_catalog(const std::vector<FunctionDescription>& functions,
+                              const ProcessIdentity& identity, std::uint64_t init_ns) {
+  begin();
+  auto insert_function = db_.prepare("INSERT OR REPLACE INTO functions VALUES (?,?,?)");
+  for (std::size_t id = 0; id < functions.size(); ++id) {
+    if (functions[id].name != nullptr) {
+      insert_function.bind(1, static_cast<std::int64_t>(id))
+          .bind(2, functions[id].name)
+          .bind(3, functions[id].family)
+          .run();
+    }
+  }
+  db_.prepare("INSERT OR REPLACE INTO ranks (rank, host, pid, init_ns) VALUES (?,?,?,?)")
+      .bind(1, std::int64_t{identity.world_rank})
+      .bind(2, identity.host)
+      .bind(3, std::int64_t{identity.pid})
+      .bind(4, as_int(init_ns))
+      .run();
+  commit();
+}
+
+void RankStore::insert_call(const CallRow& row) {
+  auto& s = insert_call_;
+  s.bind(1, as_int(row.id)).bind(2, std::int64_t{row.rank}).bind(3, std::int64_t{row.thread});
+  s.bind(4, std::int64_t{row.function_id}).bind(5, row.start_ns).bind(6, row.end_ns);
+  s.bind(7, as_int(row.bytes_sent)).bind(8, as_int(row.bytes_recv)).bind(9, std::int64_t{row.peer});
+  bind_optional(s, 10, row.tag);
+  bind_optional(s, 11, row.comm_id);
+  bind_optional(s, 12, row.root);
+  bind_optional(s, 13, row.request_id);
+  s.bind(14, std::int64_t{row.buffer_location}).bind(15, std::int64_t{row.implementation});
+  s.bind(16, std::int64_t{row.phase});
+  s.run();
+}
+
+void RankStore::insert_request(const RequestRow& row) {
+  auto& s = insert_request_;
+  s.bind(1, std::int64_t{row.rank}).bind(2, as_int(row.request_id)).bind(3, std::int64_t{row.function_id});
+  s.bind(4, row.post_ns).bind(5, row.complete_ns).bind(6, as_int(row.completion_call_id));
+  s.bind(7, std::int64_t{row.peer}).bind(8, as_int(row.bytes_sent)).bind(9, as_int(row.bytes_recv));
+  bind_optional(s, 10, row.comm_id);
+  s.run();
+}
+
+void RankStore::replace_call_stats(const std::vector<CallStatsRow>& rows) {
+  auto& s = upsert_call_stats_;
+  for (const CallStatsRow& row : rows) {
+    s.bind(1, std::int64_t{rank_}).bind(2, std::int64_t{row.function_id}).bind(3, row.comm_id);
+    s.bind(4, std::int64_t{row.size_bin}).bind(5, std::int64_t{row.peer}).bind(6, std::int64_t{row.phase});
+    s.bind(7, as_int(row.count)).bind(8, as_int(row.bytes_sent)).bind(9, as_int(row.bytes_recv));
+    s.bind(10, as_int(row.time_total_ns)).bind(11, as_int(row.time_min_ns)).bind(12, as_int(row.time_max_ns));
+    s.run();
+  }
+}
+
+void RankStore::replace_run_values(const std::map<std::string, std::string>& values) {
+  for (const auto& [key, value] : values) {
+    upsert_run_value_.bind(1, key).bind(2, value).run();
+  }
+}
+
+void RankStore::replace_communicators(const std::vector<CommunicatorInfo>& communicators,
+                                      std::uint64_t init_ns) {
+  const auto relative = [init_ns](std::uint64_t ns) { return static_cast<std::int64_t>(ns - init_ns); };
+  auto& s = upsert_communicator_;
+  for (const CommunicatorInfo& info : communicators) {
+    s.bind(1, info.id).bind(2, std::int64_t{rank_}).bind(3, std::int64_t{info.local_rank});
+    s.bind(4, static_cast<std::int64_t>(info.members.size())).bind(5, std::int64_t{info.is_inter});
+    s.bind(6, join_ranks(info.members));
+    if (info.is_inter) {
+      s.bind(7, join_ranks(info.remote_members));
+    } else {
+      s.bind_null(7);
+    }
+    bind_optional(s, 8, info.parent_id >= 0 ? std::optional<std::int64_t>(info.parent_id) : std::nullopt);
+    bind_optional(s, 9, info.created_by != 0 ? std::optional<int>(info.created_by) : std::nullopt);
+    s.bind(10, info.name);
+    bind_optional(s, 11, info.created_ns != 0 ? std::optional(relative(info.created_ns)) : std::nullopt);
+    bind_optional(s, 12, info.freed_ns != 0 ? std::optional(relative(info.freed_ns)) : std::nullopt);
+    s.run();
+  }
+}
+
+void RankStore::replace_phases(const std::vector<PhaseRow>& phases) {
+  for (const PhaseRow& phase : phases) {
+    upsert_phase_.bind(1, std::int64_t{rank_}).bind(2, std::int64_t{phase.phase}).bind(3, phase.start_ns);
+    bind_optional(upsert_phase_, 4, phase.end_ns);
+    bind_optional(upsert_phase_, 5, phase.pcontrol_level);
+    upsert_phase_.run();
+  }
+}
+
+void RankStore::replace_overhead(
+    const std::map<std::string, std::pair<std::uint64_t, std::uint64_t>>& overhead) {
+  for (const auto& [component, totals] : overhead) {
+    upsert_overhead_.bind(1, std::int64_t{rank_}).bind(2, component).bind(3, as_int(totals.first));
+    upsert_overhead_.bind(4, as_int(totals.second)).run();
+  }
+}
+
+void RankStore::update_counters(const RankCounters& counters) {
+  auto& s = update_counters_;
+  s.bind(1, std::int64_t{counters.threads}).bind(2, as_int(counters.dropped_events));
+  s.bind(3, as_int(counters.summary_overflow));
+  bind_optional(s, 4, counters.finalize_ns);
+  s.bind(5, std::int64_t{counters.finalize_ns.has_value()});
+  s.bind(6, counters.alignment.offset_ns).bind(7, counters.alignment.drift_ppb).bind(8, std::int64_t{rank_});
+  s.run();
+}
+
+} // namespace commlens

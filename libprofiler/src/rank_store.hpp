@@ -1,0 +1,105 @@
+#pragma once
+// This rank's SQLite file: schema, pragmas and one prepared statement per table the writer fills.
+// Only the writer thread touches it.
+#include "commlens/profiler/communicator_table.hpp"
+#include "commlens/profiler/profiler.hpp"
+#include "commlens/profiler/sqlite.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace commlens {
+
+struct CallRow {
+  std::uint64_t id;
+  int rank;
+  int thread;
+  int function_id;
+  std::int64_t start_ns;
+  std::int64_t end_ns;
+  std::uint64_t bytes_sent;
+  std::uint64_t bytes_recv;
+  int peer;
+  std::optional<int> tag;
+  std::optional<std::int64_t> comm_id;
+  std::optional<int> root;
+  std::optional<std::uint64_t> request_id;
+  int buffer_location;
+  int implementation;
+  int phase;
+};
+
+struct RequestRow {
+  int rank;
+  std::uint64_t request_id;
+  int function_id;
+  std::int64_t post_ns;
+  std::int64_t complete_ns;
+  std::uint64_t completion_call_id;
+  int peer;
+  std::uint64_t bytes_sent;
+  std::uint64_t bytes_recv;
+  std::optional<std::int64_t> comm_id;
+};
+
+struct CallStatsRow {
+  int function_id;
+  std::int64_t comm_id;
+  int size_bin;
+  int peer;
+  int phase;
+  std::uint64_t count, bytes_sent, bytes_recv, time_total_ns, time_min_ns, time_max_ns;
+};
+
+struct PhaseRow {
+  int phase;
+  std::int64_t start_ns;
+  std::optional<std::int64_t> end_ns;
+  std::optional<int> pcontrol_level;
+};
+
+struct RankCounters {
+  int threads = 0;
+  std::uint64_t dropped_events = 0;
+  std::uint64_t summary_overflow = 0;
+  std::optional<std::int64_t> finalize_ns;
+  ClockAlignment alignment;
+};
+
+class RankStore {
+public:
+  // Replaces any file left at `path` by an earlier run. Throws SqliteError naming the file.
+  RankStore(const std::string& path, int rank);
+
+  void write_catalog(const std::vector<FunctionDescription>& functions, const ProcessIdentity& identity,
+                     std::uint64_t init_ns);
+  void begin() { db_.exec("BEGIN"); }
+  void commit() { db_.exec("COMMIT"); }
+
+  void insert_call(const CallRow& row);
+  void insert_request(const RequestRow& row);
+  void replace_call_stats(const std::vector<CallStatsRow>& rows);
+  void replace_run_values(const std::map<std::string, std::string>& values);
+  void replace_communicators(const std::vector<CommunicatorInfo>& communicators, std::uint64_t init_ns);
+  void replace_phases(const std::vector<PhaseRow>& phases);
+  void replace_overhead(const std::map<std::string, std::pair<std::uint64_t, std::uint64_t>>& overhead);
+  void update_counters(const RankCounters& counters);
+  void close() { db_.close(); }
+
+private:
+  int rank_;
+  SqliteDatabase db_;
+  SqliteStatement insert_call_;
+  SqliteStatement insert_request_;
+  SqliteStatement upsert_call_stats_;
+  SqliteStatement upsert_run_value_;
+  SqliteStatement upsert_communicator_;
+  SqliteStatement upsert_phase_;
+  SqliteStatement upsert_overhead_;
+  SqliteStatement update_counters_;
+};
+
+} // namespace commlens

@@ -1,0 +1,229 @@
+#include "writer_thread.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+namespace commlens {
+
+WriterThread::WriterThread(Profiler& profiler, std::unique_ptr<RankStore> store)
+    : profiler_(profiler), store_(std::move(store)), thread_([this] { run(); }) {}
+
+WriterThread::~WriterThread() {
+  if (thread_.joinable()) {
+    stop();
+  }
+}
+
+void WriterThread::wake() noexcept {
+  {
+    std::lock_guard lock(wake_mutex_);
+    wake_requested_ = true;
+  }
+  wake_condition_.notify_one();
+}
+
+void WriterThread::run() {
+  const auto interval = std::chrono::milliseconds(profiler_.config().flush_interval_ms);
+  std::unique_lock lock(wake_mutex_);
+  while (!stopping_) {
+    wake_condition_.wait_for(lock, interval, [this] { return wake_requested_ || stopping_; });
+    if (stopping_) {
+      break;
+    }
+    wake_requested_ = false;
+    lock.unlock();
+    flush(false);
+    lock.lock();
+  }
+}
+
+void WriterThread::flush_now() {
+  flush(false);
+}
+
+void WriterThread::stop() {
+  {
+    std::lock_guard lock(wake_mutex_);
+    stopping_ = true;
+  }
+  wake_condition_.notify_one();
+  if (thread_.joinable()) {
+    thread_.join();
+  }
+  flush(true);
+  std::lock_guard lock(store_mutex_);
+  store_->close();
+}
+
+void WriterThread::flush(bool final) {
+  std::lock_guard lock(store_mutex_);
+  const std::uint64_t started = monotonic_ns();
+  store_->begin();
+  refresh_communicator_ids();
+  store_metadata(final);
+  const std::uint16_t threads = profiler_.thread_count_.load(std::memory_order_acquire);
+  for (std::uint16_t index = 0; index < threads; ++index) {
+    if (ThreadRecorder* recorder = profiler_.threads_[index].load(std::memory_order_acquire)) {
+      store_ring(*recorder);
+    }
+  }
+  store_summaries();
+  store_->commit();
+  ++flushes_;
+  busy_ns_ += monotonic_ns() - started;
+}
+
+void WriterThread::refresh_communicator_ids() {
+  const std::uint64_t version = profiler_.communicators_.version();
+  if (version == communicator_version_) {
+    return;
+  }
+  communicator_version_ = version;
+  const auto communicators = profiler_.communicators_.snapshot();
+  communicator_ids_.clear();
+  for (const CommunicatorInfo& info : communicators) {
+    communicator_ids_.push_back(info.id);
+  }
+  store_->replace_communicators(communicators, profiler_.init_ns_);
+}
+
+int WriterThread::phase_of(std::uint64_t ticks) const {
+  // phases_ is ordered by start; the record belongs to the last phase that started before it.
+  const auto after =
+      std::upper_bound(phases_.begin(), phases_.end(), ticks,
+                       [](std::uint64_t t, const Profiler::Phase& phase) { return t < phase.start_ticks; });
+  return after == phases_.begin() ? 0 : std::prev(after)->number;
+}
+
+void WriterThread::store_ring(ThreadRecorder& recorder) {
+  const TickConverter& clock = profiler_.clock_;
+  const auto init_ns = static_cast<std::int64_t>(profiler_.init_ns_);
+  const int rank = profiler_.identity_.world_rank;
+  const auto relative_ns = [&](std::uint64_t ticks) {
+    return static_cast<std::int64_t>(clock.to_ns(ticks)) - init_ns;
+  };
+  const auto comm_id = [&](std::uint32_t index) -> std::optional<std::int64_t> {
+    if (index < communicator_ids_.size()) {
+      return communicator_ids_[index];
+    }
+    return std::nullopt;
+  };
+  recorder.ring().drain([&](std::span<const EventRecord> records) {
+    for (const EventRecord& record : records) {
+      if (record.kind == RecordKind::RequestCompletion) {
+        store_->insert_request(RequestRow{rank, record.request_id, record.function,
+                                          relative_ns(record.start_ticks), relative_ns(record.end_ticks),
+                                          record.call_id, record.peer, record.bytes_sent, record.bytes_recv,
+                                          comm_id(record.communicator_index)});
+        continue;
+      }
+      const TagOrRoot meaning = record.function < profiler_.functions_.size()
+                                    ? profiler_.functions_[record.function].tag_or_root
+                                    : TagOrRoot::None;
+      const bool has_value = record.tag_or_root != kNoTagOrRoot;
+      CallRow row{
+          record.call_id,
+          rank,
+          recorder.thread_index(),
+          record.function,
+          relative_ns(record.start_ticks),
+          relative_ns(record.end_ticks),
+          record.bytes_sent,
+          record.bytes_recv,
+          record.peer,
+          meaning == TagOrRoot::Tag && has_value ? std::optional<int>(record.tag_or_root) : std::nullopt,
+          comm_id(record.communicator_index),
+          meaning == TagOrRoot::Root && has_value ? std::optional<int>(record.tag_or_root) : std::nullopt,
+          record.request_id != 0 ? std::optional(record.request_id) : std::nullopt,
+          static_cast<int>(record.location),
+          record.implementation,
+          phase_of(record.start_ticks)};
+      store_->insert_call(row);
+    }
+  });
+}
+
+void WriterThread::store_summaries() {
+  // Threads keep separate tables; the database holds one row per key for the whole rank.
+  struct KeyOrder {
+    bool operator()(const SummaryKey& a, const SummaryKey& b) const {
+      return std::tie(a.function, a.communicator_index, a.size_bin, a.peer, a.phase) <
+             std::tie(b.function, b.communicator_index, b.size_bin, b.peer, b.phase);
+    }
+  };
+  std::map<SummaryKey, SummaryValues, KeyOrder> totals;
+  const std::uint16_t threads = profiler_.thread_count_.load(std::memory_order_acquire);
+  for (std::uint16_t index = 0; index < threads; ++index) {
+    ThreadRecorder* recorder = profiler_.threads_[index].load(std::memory_order_acquire);
+    if (recorder == nullptr) {
+      continue;
+    }
+    recorder->summary().for_each([&](const SummaryKey& key, const SummaryValues& values) {
+      auto [entry, inserted] = totals.try_emplace(key, values);
+      if (!inserted) {
+        SummaryValues& total = entry->second;
+        total.count += values.count;
+        total.bytes_sent += values.bytes_sent;
+        total.bytes_recv += values.bytes_recv;
+        total.ticks_total += values.ticks_total;
+        total.ticks_min = std::min(total.ticks_min, values.ticks_min);
+        total.ticks_max = std::max(total.ticks_max, values.ticks_max);
+      }
+    });
+  }
+  const TickConverter& clock = profiler_.clock_;
+  std::vector<CallStatsRow> rows;
+  rows.reserve(totals.size());
+  for (const auto& [key, values] : totals) {
+    const std::int64_t comm =
+        key.communicator_index < communicator_ids_.size() ? communicator_ids_[key.communicator_index] : -1;
+    rows.push_back(CallStatsRow{key.function, comm, key.size_bin, key.peer, key.phase, values.count,
+                                values.bytes_sent, values.bytes_recv, clock.duration_ns(values.ticks_total),
+                                clock.duration_ns(values.ticks_min), clock.duration_ns(values.ticks_max)});
+  }
+  store_->replace_call_stats(rows);
+}
+
+void WriterThread::store_metadata(bool final) {
+  const TickConverter& clock = profiler_.clock_;
+  const auto relative_ns = [&](std::uint64_t ticks) {
+    return static_cast<std::int64_t>(clock.to_ns(ticks)) - static_cast<std::int64_t>(profiler_.init_ns_);
+  };
+  RankCounters counters;
+  {
+    std::lock_guard lock(profiler_.metadata_mutex_);
+    if (profiler_.metadata_version_ != metadata_version_ || final) {
+      metadata_version_ = profiler_.metadata_version_;
+      phases_ = profiler_.phases_;
+      std::vector<PhaseRow> rows;
+      for (const Profiler::Phase& phase : phases_) {
+        rows.push_back(
+            PhaseRow{phase.number, relative_ns(phase.start_ticks),
+                     phase.end_ticks != 0 ? std::optional(relative_ns(phase.end_ticks)) : std::nullopt,
+                     phase.pcontrol_level >= 0 ? std::optional(phase.pcontrol_level) : std::nullopt});
+      }
+      store_->replace_phases(rows);
+      store_->replace_run_values(profiler_.run_values_);
+    }
+    auto overhead = profiler_.overhead_;
+    overhead["writer"] = {flushes_, busy_ns_};
+    store_->replace_overhead(overhead);
+    counters.alignment = profiler_.alignment_;
+  }
+  const std::uint16_t threads = profiler_.thread_count_.load(std::memory_order_acquire);
+  counters.threads = threads;
+  counters.dropped_events = profiler_.threads_refused_.load(std::memory_order_relaxed);
+  for (std::uint16_t index = 0; index < threads; ++index) {
+    if (ThreadRecorder* recorder = profiler_.threads_[index].load(std::memory_order_acquire)) {
+      counters.dropped_events += recorder->ring().dropped();
+      counters.summary_overflow += recorder->summary().overflowed();
+    }
+  }
+  if (final) {
+    counters.finalize_ns = static_cast<std::int64_t>(clock.now_ns() - profiler_.init_ns_);
+  }
+  store_->update_counters(counters);
+}
+
+} // namespace commlens

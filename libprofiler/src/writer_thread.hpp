@@ -1,0 +1,54 @@
+#pragma once
+// The one thread per process that moves records from the application threads' buffers into the
+// rank's SQLite file: woken every flush interval or when a buffer passes half full, it stores
+// everything ready in one transaction. The application never waits for it.
+#include "commlens/profiler/profiler.hpp"
+#include "rank_store.hpp"
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+namespace commlens {
+
+class WriterThread {
+public:
+  WriterThread(Profiler& profiler, std::unique_ptr<RankStore> store);
+  ~WriterThread();
+
+  void wake() noexcept;
+  // Stores everything recorded so far before returning (from any thread).
+  void flush_now();
+  // Final flush (marking the rank finalized), then the file is closed and the thread ends.
+  void stop();
+
+private:
+  void run();
+  void flush(bool final);
+  void store_ring(ThreadRecorder& recorder);
+  void store_summaries();
+  void store_metadata(bool final);
+  void refresh_communicator_ids();
+  int phase_of(std::uint64_t ticks) const;
+
+  Profiler& profiler_;
+  std::unique_ptr<RankStore> store_;
+
+  std::mutex store_mutex_; // one flush at a time: the writer's own or a flush_now()
+  std::uint64_t communicator_version_ = ~0ull;
+  std::vector<std::int64_t> communicator_ids_;
+  std::uint64_t metadata_version_ = ~0ull;
+  std::vector<Profiler::Phase> phases_;
+  std::uint64_t flushes_ = 0;
+  std::uint64_t busy_ns_ = 0;
+
+  std::mutex wake_mutex_;
+  std::condition_variable wake_condition_;
+  bool wake_requested_ = false;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+} // namespace commlens

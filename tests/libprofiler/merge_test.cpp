@@ -1,0 +1,92 @@
+// Merging rank files: one database, every rank on rank 0's timeline, clear errors on bad input.
+#include "commlens/profiler/merge.hpp"
+#include "commlens/profiler/profiler.hpp"
+#include "commlens/profiler/sqlite.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace commlens;
+
+const std::vector<FunctionDescription> kFunctions = {{"MPI_Unused", "none"}, {"MPI_Barrier", "collective"}};
+
+void run_rank(const fs::path& directory, int rank, int calls, std::int64_t offset_ns) {
+  Config config;
+  config.output_directory = directory.string();
+  config.mode = Mode::Trace;
+  Profiler* profiler = Profiler::start(config, ProcessIdentity{rank, 2, "host", 10 + rank}, kFunctions);
+  ASSERT_NE(profiler, nullptr);
+  profiler->set_run_value("world_size", "2");
+  profiler->set_clock_alignment(ClockAlignment{offset_ns, 0.0});
+  for (int i = 0; i < calls; ++i) {
+    ThreadRecorder* recorder = profiler->thread_recorder();
+    EventRecord record{};
+    record.start_ticks = now_ticks();
+    record.end_ticks = record.start_ticks;
+    record.call_id = recorder->next_call_id();
+    record.function = 1;
+    record.peer = kNoPeer;
+    record.tag_or_root = kNoTagOrRoot;
+    record.communicator_index = kNoCommunicator;
+    recorder->record_call(record, 0);
+  }
+  profiler->stop();
+}
+
+TEST(Merge, CombinesEveryRankAndShiftsTimesByTheMeasuredOffset) {
+  const fs::path directory = fs::path(testing::TempDir()) / "merge-two";
+  fs::remove_all(directory);
+  run_rank(directory, 0, 10, 0);
+  // Rank 1's clock reads 1 s ahead of rank 0's: its merged times must come out ~1 s earlier.
+  run_rank(directory, 1, 20, 1'000'000'000);
+  const MergeResult result = merge_rank_databases(MergeOptions{directory.string(), "", nullptr});
+  EXPECT_EQ(result.world_size, 2);
+  EXPECT_EQ(result.merged_ranks, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(result.missing_ranks.empty());
+  EXPECT_EQ(result.calls, 30u);
+  SqliteDatabase db(result.output_path, SQLITE_OPEN_READONLY);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls WHERE rank = 1"), 20);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM ranks"), 2);
+  // Rank 1 started after rank 0 on the same clock; with the 1 s offset removed it lands ~1 s before.
+  const std::int64_t first_rank1 = db.query_int64("SELECT min(start_ns) FROM mpi_calls WHERE rank = 1");
+  EXPECT_LT(first_rank1, -900'000'000);
+  EXPECT_GT(first_rank1, -1'100'000'000);
+  EXPECT_EQ(
+      db.query_int64(
+          "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'mpi_calls_by_rank_time'"),
+      1);
+}
+
+TEST(Merge, ReportsMissingRanksAndSkipsUnreadableFiles) {
+  const fs::path directory = fs::path(testing::TempDir()) / "merge-missing";
+  fs::remove_all(directory);
+  run_rank(directory, 0, 3, 0);
+  {
+    std::ofstream(directory / "rank-00001.sqlite") << "this is not a database at all, just some text........";
+  }
+  testing::internal::CaptureStderr();
+  const MergeResult result = merge_rank_databases(MergeOptions{directory.string(), "", nullptr});
+  const std::string warnings = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(result.merged_ranks, (std::vector<int>{0}));
+  EXPECT_EQ(result.missing_ranks, (std::vector<int>{1}));
+  EXPECT_NE(warnings.find("rank-00001.sqlite"), std::string::npos);
+}
+
+TEST(Merge, EmptyDirectoryIsAClearError) {
+  const fs::path directory = fs::path(testing::TempDir()) / "merge-empty";
+  fs::remove_all(directory);
+  fs::create_directories(directory);
+  try {
+    merge_rank_databases(MergeOptions{directory.string(), "", nullptr});
+    FAIL() << "expected a MergeError";
+  } catch (const MergeError& error) {
+    EXPECT_NE(std::string(error.what()).find("no rank files"), std::string::npos);
+  }
+}
+
+} // namespace

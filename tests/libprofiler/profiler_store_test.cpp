@@ -1,0 +1,150 @@
+// The core end to end without MPI: threads record calls, the writer stores them, the rank file
+// holds exactly what was recorded.
+#include "commlens/profiler/profiler.hpp"
+#include "commlens/profiler/schema.hpp"
+#include "commlens/profiler/sqlite.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace commlens;
+
+const std::vector<FunctionDescription> kFunctions = {
+    {"MPI_Unused", "none", TagOrRoot::None},
+    {"MPI_Send", "p2p", TagOrRoot::Tag},
+    {"MPI_Bcast", "collective", TagOrRoot::Root},
+};
+
+fs::path fresh_directory(const std::string& name) {
+  const fs::path directory = fs::path(testing::TempDir()) / name;
+  fs::remove_all(directory);
+  return directory;
+}
+
+Profiler* start_profiler(const fs::path& directory, Mode mode, int rank) {
+  Config config;
+  config.output_directory = directory.string();
+  config.mode = mode;
+  config.flush_interval_ms = 20;
+  return Profiler::start(config, ProcessIdentity{rank, 2, "testhost", 1000 + rank}, kFunctions);
+}
+
+void record_send(Profiler& profiler, std::uint32_t communicator, int peer, std::uint64_t bytes, int tag) {
+  ThreadRecorder* recorder = profiler.thread_recorder();
+  EventRecord record{};
+  record.start_ticks = now_ticks();
+  record.call_id = recorder->next_call_id();
+  record.bytes_sent = bytes;
+  record.communicator_index = communicator;
+  record.peer = peer;
+  record.tag_or_root = tag;
+  record.function = 1;
+  record.kind = RecordKind::Call;
+  record.location = BufferLocation::Host;
+  record.end_ticks = now_ticks();
+  if (recorder->record_call(record, profiler.phase())) {
+    profiler.wake_writer();
+  }
+}
+
+TEST(ProfilerStore, StoresEveryCallFromEveryThreadInTraceMode) {
+  const fs::path directory = fresh_directory("store-trace");
+  Profiler* profiler = start_profiler(directory, Mode::Trace, 0);
+  ASSERT_NE(profiler, nullptr);
+  CommunicatorInfo world;
+  world.id = 0;
+  world.name = "MPI_COMM_WORLD";
+  world.members = {0, 1};
+  const std::uint32_t world_index = profiler->communicators().add(world);
+
+  constexpr int kThreads = 4;
+  constexpr int kCallsPerThread = 5000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kCallsPerThread; ++i) {
+        record_send(*profiler, world_index, 1, 100 + t, t);
+      }
+    });
+  }
+  for (auto& thread : threads) {
+    thread.join();
+  }
+  profiler->begin_next_phase(2);
+  record_send(*profiler, world_index, 1, 4096, 9);
+  const std::string path = profiler->stop();
+
+  SqliteDatabase db(path, SQLITE_OPEN_READONLY);
+  EXPECT_EQ(db.query_int64("PRAGMA user_version"), schema::kVersion);
+  EXPECT_EQ(db.query_int64("PRAGMA application_id"), schema::kApplicationId);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls"), kThreads * kCallsPerThread + 1);
+  EXPECT_EQ(db.query_int64("SELECT count(DISTINCT thread) FROM mpi_calls"), kThreads + 1);
+  EXPECT_EQ(db.query_int64("SELECT count(DISTINCT id) FROM mpi_calls"), kThreads * kCallsPerThread + 1);
+  EXPECT_EQ(db.query_int64("SELECT sum(bytes_sent) FROM mpi_calls WHERE phase = 0"),
+            kCallsPerThread * (100 + 101 + 102 + 103));
+  EXPECT_EQ(db.query_int64("SELECT tag FROM mpi_calls WHERE phase = 1"), 9);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls WHERE root IS NOT NULL"), 0);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls WHERE end_ns < start_ns"), 0);
+  // The summary agrees with the trace.
+  EXPECT_EQ(db.query_int64("SELECT sum(count) FROM call_stats"), kThreads * kCallsPerThread + 1);
+  EXPECT_EQ(db.query_int64("SELECT sum(count) FROM call_stats WHERE size_bin = 6"),
+            kThreads * kCallsPerThread);
+  EXPECT_EQ(db.query_int64("SELECT count FROM call_stats WHERE size_bin = 12 AND phase = 1"), 1);
+  EXPECT_EQ(db.query_int64("SELECT finalized FROM ranks WHERE rank = 0"), 1);
+  EXPECT_EQ(db.query_int64("SELECT dropped_events FROM ranks"), 0);
+  EXPECT_EQ(
+      db.query_int64("SELECT count(*) FROM communicators WHERE name = 'MPI_COMM_WORLD' AND members = '0,1'"),
+      1);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM phases"), 2);
+}
+
+TEST(ProfilerStore, SummaryModeKeepsAggregatesOnly) {
+  const fs::path directory = fresh_directory("store-summary");
+  Profiler* profiler = start_profiler(directory, Mode::Summary, 0);
+  ASSERT_NE(profiler, nullptr);
+  for (int i = 0; i < 1000; ++i) {
+    record_send(*profiler, kNoCommunicator, i % 2, 8, 0);
+  }
+  SqliteDatabase db(profiler->stop(), SQLITE_OPEN_READONLY);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls"), 0);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM call_stats"), 2);
+  EXPECT_EQ(db.query_int64("SELECT sum(count) FROM call_stats WHERE peer = 1 AND comm_id = -1"), 500);
+  EXPECT_EQ(db.query_int64("SELECT sum(bytes_sent) FROM call_stats"), 8000);
+}
+
+TEST(ProfilerStore, PeriodicFlushMakesEventsVisibleBeforeStop) {
+  const fs::path directory = fresh_directory("store-flush");
+  Profiler* profiler = start_profiler(directory, Mode::Trace, 0);
+  ASSERT_NE(profiler, nullptr);
+  for (int i = 0; i < 100; ++i) {
+    record_send(*profiler, kNoCommunicator, 1, 8, 0);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200)); // ten flush intervals
+  {
+    SqliteDatabase db(profiler->rank_database_path(), SQLITE_OPEN_READONLY);
+    EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls"), 100);
+    EXPECT_EQ(db.query_int64("SELECT finalized FROM ranks"), 0);
+  }
+  profiler->stop();
+}
+
+TEST(ProfilerStore, UnwritableOutputDirectoryLeavesTheProfilerOff) {
+  const fs::path blocker = fresh_directory("store-blocker");
+  { std::ofstream(blocker.string()) << "a file, not a directory"; }
+  testing::internal::CaptureStderr();
+  Profiler* profiler = start_profiler(blocker / "out", Mode::Summary, 0);
+  const std::string error = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(profiler, nullptr);
+  EXPECT_NE(error.find("commlens: cannot create COMMLENS_OUTPUT directory"), std::string::npos);
+  EXPECT_NE(error.find("running unprofiled"), std::string::npos);
+  fs::remove(blocker);
+}
+
+} // namespace
