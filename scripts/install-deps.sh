@@ -9,9 +9,6 @@ packages=(
   libsqlite3-dev sqlite3
   nlohmann-json3-dev libgtest-dev libgmock-dev libcli11-dev libfmt-dev
 )
-if [[ "${COMMLENS_WITH_VIEWER:-AUTO}" != "OFF" ]]; then
-  packages+=(qt6-base-dev libgl-dev xvfb xauth)
-fi
 
 missing=()
 for package in "${packages[@]}"; do

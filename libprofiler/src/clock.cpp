@@ -8,7 +8,7 @@ namespace {
 constexpr std::uint64_t kCalibrationSpinNs = 5'000'000;
 } // namespace
 
-TickConverter::TickConverter() : origin_ticks_(now_ticks()), origin_ns_(monotonic_ns()), ns_per_tick_(1.0L) {
+TickConverter::TickConverter() : origin_ticks_(now_ticks()), origin_ns_(monotonic_ns()), ns_per_tick_(1.0) {
 #if defined(__x86_64__)
   std::uint64_t ns = origin_ns_;
   std::uint64_t ticks = origin_ticks_;
@@ -16,7 +16,7 @@ TickConverter::TickConverter() : origin_ticks_(now_ticks()), origin_ns_(monotoni
     ticks = now_ticks();
     ns = monotonic_ns();
   }
-  ns_per_tick_ = static_cast<long double>(ns - origin_ns_) / static_cast<long double>(ticks - origin_ticks_);
+  ns_per_tick_ = static_cast<double>(ns - origin_ns_) / static_cast<double>(ticks - origin_ticks_);
 #endif
 }
 

@@ -2,10 +2,13 @@
 
 #include "commlens/profiler/schema.hpp"
 #include "commlens/profiler/sqlite.hpp"
+#include "trace_materializer.hpp"
+#include "trace_rows.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -48,19 +51,12 @@ std::vector<RankFile> find_rank_files(const fs::path& directory) {
   return files;
 }
 
-// Linear map from a rank's clock (ns since its own MPI_Init) to rank 0's (ns since rank 0's MPI_Init):
-// merged = t + shift - t * drift, with the drift in ns per ns.
-struct ClockMap {
-  std::int64_t shift = 0;
-  double drift = 0.0;
-};
-
 std::string mapped(const char* column, const ClockMap& map) {
   return fmt::format("({0} + ({1}) - CAST({0} * ({2:.17g}) AS INTEGER))", column, map.shift, map.drift);
 }
 
 // Copies one attached rank file ("src") into the merged database, on rank 0's timeline.
-void copy_rank(SqliteDatabase& merged, const ClockMap& map) {
+void copy_rank(SqliteDatabase& merged, int rank, const ClockMap& map) {
   merged.exec("INSERT OR IGNORE INTO functions SELECT * FROM src.functions");
   merged.exec("INSERT OR IGNORE INTO implementations SELECT * FROM src.implementations");
   merged.exec("INSERT OR IGNORE INTO strings SELECT * FROM src.strings");
@@ -68,7 +64,7 @@ void copy_rank(SqliteDatabase& merged, const ClockMap& map) {
   merged.exec("INSERT OR REPLACE INTO ranks SELECT * FROM src.ranks");
   merged.exec(fmt::format(
       "INSERT OR REPLACE INTO communicators SELECT id, rank, local_rank, size, is_inter, members, "
-      "remote_members, parent_id, created_by, name, {}, {} FROM src.communicators",
+      "remote_members, parent_id, created_by, name, {}, {}, local_index FROM src.communicators",
       mapped("created_ns", map), mapped("freed_ns", map)));
   merged.exec(
       fmt::format("INSERT OR REPLACE INTO phases SELECT rank, phase, {}, {}, pcontrol_level FROM src.phases",
@@ -82,6 +78,9 @@ void copy_rank(SqliteDatabase& merged, const ClockMap& map) {
                           mapped("post_ns", map), mapped("complete_ns", map)));
   merged.exec("INSERT OR REPLACE INTO call_stats SELECT * FROM src.call_stats");
   merged.exec("INSERT OR REPLACE INTO profiler_overhead SELECT * FROM src.profiler_overhead");
+  // Trace chunks the rank had not yet turned into rows (it was killed, or is merged early).
+  TraceRowWriter rows(merged);
+  TraceMaterializer(merged, "src", rank, map).run(rows, SIZE_MAX, false);
 }
 
 void check_rank_file(SqliteDatabase& merged, const fs::path& path) {
@@ -149,7 +148,7 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
       }
       const ClockMap map{clock.init_ns - clock.offset_ns - *origin, clock.drift_ppb * 1e-9};
       merged.exec("BEGIN");
-      copy_rank(merged, map);
+      copy_rank(merged, file.rank, map);
       merged.exec("COMMIT");
       result.merged_ranks.push_back(file.rank);
     } catch (const SqliteError& error) {

@@ -35,7 +35,7 @@ Profiler* Profiler::start(Config config, ProcessIdentity identity,
   const std::string path = profiler->rank_database_path();
   try {
     auto store = std::make_unique<RankStore>(path, profiler->identity_.world_rank);
-    store->write_catalog(profiler->functions_, profiler->identity_, profiler->init_ns_);
+    store->write_catalog(profiler->functions_, profiler->identity_, profiler->init_ns_, profiler->clock_);
     profiler->writer_ = std::make_unique<WriterThread>(*profiler, std::move(store));
   } catch (const std::exception& failure) {
     std::fprintf(stderr, "commlens: cannot write %s: %s; running unprofiled\n", path.c_str(), failure.what());
@@ -52,6 +52,11 @@ Profiler* Profiler::start(Config config, ProcessIdentity identity,
 
 std::string Profiler::stop() {
   active_.store(nullptr, std::memory_order_release);
+  {
+    std::lock_guard lock(metadata_mutex_);
+    phases_.back().end_ticks = now_ticks(); // the last phase ends at finalize
+    ++metadata_version_;
+  }
   writer_->stop();
   return rank_database_path();
 }

@@ -49,60 +49,72 @@ RankStore::RankStore(const std::string& path, int rank) : rank_(rank), db_(open_
   db_.exec(fmt::format("PRAGMA application_id={}; PRAGMA user_version={};", schema::kApplicationId,
                        schema::kVersion));
   db_.exec(schema::kCreateTables);
-  insert_call_ = db_.prepare("INSERT INTO mpi_calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  insert_request_ = db_.prepare("INSERT OR REPLACE INTO mpi_requests VALUES (?,?,?,?,?,?,?,?,?,?)");
+  insert_chunk_ = db_.prepare("INSERT INTO trace_chunks (thread, count, records) VALUES (?,?,?)");
   upsert_call_stats_ = db_.prepare("INSERT OR REPLACE INTO call_stats VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
   upsert_run_value_ = db_.prepare("INSERT OR REPLACE INTO run VALUES (?,?)");
-  upsert_communicator_ = db_.prepare("INSERT OR REPLACE INTO communicators VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+  upsert_communicator_ =
+      db_.prepare("INSERT OR REPLACE INTO communicators VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
   upsert_phase_ = db_.prepare("INSERT OR REPLACE INTO phases VALUES (?,?,?,?,?)");
   upsert_overhead_ = db_.prepare("INSERT OR REPLACE INTO profiler_overhead VALUES (?,?,?,?)");
   update_counters_ = db_.prepare(
       "UPDATE ranks SET threads=?, dropped_events=?, summary_overflow=?, finalize_ns=?, finalized=?, "
       "clock_offset_ns=?, clock_drift_ppb=? WHERE rank=?");
+  rows_ = std::make_unique<TraceRowWriter>(db_);
+  materializer_ = std::make_unique<TraceMaterializer>(db_, "main", rank, ClockMap{});
+}
+
+void RankStore::close() {
+  materializer_.reset();
+  rows_.reset();
+  insert_chunk_ = {};
+  upsert_call_stats_ = {};
+  upsert_run_value_ = {};
+  upsert_communicator_ = {};
+  upsert_phase_ = {};
+  upsert_overhead_ = {};
+  update_counters_ = {};
+  db_.close();
+}
+
+void RankStore::insert_chunk(int thread, std::size_t count, const std::vector<std::uint8_t>& records) {
+  insert_chunk_.bind(1, std::int64_t{thread}).bind(2, static_cast<std::int64_t>(count));
+  sqlite3_bind_blob(insert_chunk_.get(), 3, records.data(), static_cast<int>(records.size()), SQLITE_STATIC);
+  insert_chunk_.run();
+}
+
+std::size_t RankStore::materialize_chunks(std::size_t max_chunks) {
+  begin();
+  const std::size_t done = materializer_->run(*rows_, max_chunks, true);
+  commit();
+  return done;
 }
 
 void RankStore::write_catalog(const std::vector<FunctionDescription>& functions,
-                              const ProcessIdentity& identity, std::uint64_t init_ns) {
+                              const ProcessIdentity& identity, std::uint64_t init_ns,
+                              const TickConverter& clock) {
   begin();
-  auto insert_function = db_.prepare("INSERT OR REPLACE INTO functions VALUES (?,?,?)");
+  auto insert_function = db_.prepare("INSERT OR REPLACE INTO functions VALUES (?,?,?,?)");
   for (std::size_t id = 0; id < functions.size(); ++id) {
     if (functions[id].name != nullptr) {
       insert_function.bind(1, static_cast<std::int64_t>(id))
           .bind(2, functions[id].name)
           .bind(3, functions[id].family)
+          .bind(4, static_cast<std::int64_t>(functions[id].tag_or_root))
           .run();
     }
   }
-  db_.prepare("INSERT OR REPLACE INTO ranks (rank, host, pid, init_ns) VALUES (?,?,?,?)")
+  db_.prepare(
+         "INSERT OR REPLACE INTO ranks (rank, host, pid, init_ns, tick_origin, tick_origin_ns, ns_per_tick) "
+         "VALUES (?,?,?,?,?,?,?)")
       .bind(1, std::int64_t{identity.world_rank})
       .bind(2, identity.host)
       .bind(3, std::int64_t{identity.pid})
       .bind(4, as_int(init_ns))
+      .bind(5, as_int(clock.origin_ticks()))
+      .bind(6, as_int(clock.origin_ns()))
+      .bind(7, clock.ns_per_tick())
       .run();
   commit();
-}
-
-void RankStore::insert_call(const CallRow& row) {
-  auto& s = insert_call_;
-  s.bind(1, as_int(row.id)).bind(2, std::int64_t{row.rank}).bind(3, std::int64_t{row.thread});
-  s.bind(4, std::int64_t{row.function_id}).bind(5, row.start_ns).bind(6, row.end_ns);
-  s.bind(7, as_int(row.bytes_sent)).bind(8, as_int(row.bytes_recv)).bind(9, std::int64_t{row.peer});
-  bind_optional(s, 10, row.tag);
-  bind_optional(s, 11, row.comm_id);
-  bind_optional(s, 12, row.root);
-  bind_optional(s, 13, row.request_id);
-  s.bind(14, std::int64_t{row.buffer_location}).bind(15, std::int64_t{row.implementation});
-  s.bind(16, std::int64_t{row.phase});
-  s.run();
-}
-
-void RankStore::insert_request(const RequestRow& row) {
-  auto& s = insert_request_;
-  s.bind(1, std::int64_t{row.rank}).bind(2, as_int(row.request_id)).bind(3, std::int64_t{row.function_id});
-  s.bind(4, row.post_ns).bind(5, row.complete_ns).bind(6, as_int(row.completion_call_id));
-  s.bind(7, std::int64_t{row.peer}).bind(8, as_int(row.bytes_sent)).bind(9, as_int(row.bytes_recv));
-  bind_optional(s, 10, row.comm_id);
-  s.run();
 }
 
 void RankStore::replace_call_stats(const std::vector<CallStatsRow>& rows) {
@@ -126,7 +138,8 @@ void RankStore::replace_communicators(const std::vector<CommunicatorInfo>& commu
                                       std::uint64_t init_ns) {
   const auto relative = [init_ns](std::uint64_t ns) { return static_cast<std::int64_t>(ns - init_ns); };
   auto& s = upsert_communicator_;
-  for (const CommunicatorInfo& info : communicators) {
+  for (std::size_t index = 0; index < communicators.size(); ++index) {
+    const CommunicatorInfo& info = communicators[index];
     s.bind(1, info.id).bind(2, std::int64_t{rank_}).bind(3, std::int64_t{info.local_rank});
     s.bind(4, static_cast<std::int64_t>(info.members.size())).bind(5, std::int64_t{info.is_inter});
     s.bind(6, join_ranks(info.members));
@@ -140,6 +153,7 @@ void RankStore::replace_communicators(const std::vector<CommunicatorInfo>& commu
     s.bind(10, info.name);
     bind_optional(s, 11, info.created_ns != 0 ? std::optional(relative(info.created_ns)) : std::nullopt);
     bind_optional(s, 12, info.freed_ns != 0 ? std::optional(relative(info.freed_ns)) : std::nullopt);
+    s.bind(13, static_cast<std::int64_t>(index));
     s.run();
   }
 }

@@ -4,6 +4,10 @@
 #include "commlens/profiler/communicator_table.hpp"
 #include "commlens/profiler/profiler.hpp"
 #include "commlens/profiler/sqlite.hpp"
+#include "trace_materializer.hpp"
+#include "trace_rows.hpp"
+
+#include <memory>
 
 #include <cstdint>
 #include <map>
@@ -12,38 +16,6 @@
 #include <vector>
 
 namespace commlens {
-
-struct CallRow {
-  std::uint64_t id;
-  int rank;
-  int thread;
-  int function_id;
-  std::int64_t start_ns;
-  std::int64_t end_ns;
-  std::uint64_t bytes_sent;
-  std::uint64_t bytes_recv;
-  int peer;
-  std::optional<int> tag;
-  std::optional<std::int64_t> comm_id;
-  std::optional<int> root;
-  std::optional<std::uint64_t> request_id;
-  int buffer_location;
-  int implementation;
-  int phase;
-};
-
-struct RequestRow {
-  int rank;
-  std::uint64_t request_id;
-  int function_id;
-  std::int64_t post_ns;
-  std::int64_t complete_ns;
-  std::uint64_t completion_call_id;
-  int peer;
-  std::uint64_t bytes_sent;
-  std::uint64_t bytes_recv;
-  std::optional<std::int64_t> comm_id;
-};
 
 struct CallStatsRow {
   int function_id;
@@ -75,31 +47,33 @@ public:
   RankStore(const std::string& path, int rank);
 
   void write_catalog(const std::vector<FunctionDescription>& functions, const ProcessIdentity& identity,
-                     std::uint64_t init_ns);
+                     std::uint64_t init_ns, const TickConverter& clock);
   void begin() { db_.exec("BEGIN"); }
   void commit() { db_.exec("COMMIT"); }
 
-  void insert_call(const CallRow& row);
-  void insert_request(const RequestRow& row);
+  void insert_chunk(int thread, std::size_t count, const std::vector<std::uint8_t>& records);
+  // Turns up to max_chunks stored chunks into mpi_calls / mpi_requests rows, in one transaction.
+  std::size_t materialize_chunks(std::size_t max_chunks);
   void replace_call_stats(const std::vector<CallStatsRow>& rows);
   void replace_run_values(const std::map<std::string, std::string>& values);
   void replace_communicators(const std::vector<CommunicatorInfo>& communicators, std::uint64_t init_ns);
   void replace_phases(const std::vector<PhaseRow>& phases);
   void replace_overhead(const std::map<std::string, std::pair<std::uint64_t, std::uint64_t>>& overhead);
   void update_counters(const RankCounters& counters);
-  void close() { db_.close(); }
+  void close();
 
 private:
   int rank_;
   SqliteDatabase db_;
-  SqliteStatement insert_call_;
-  SqliteStatement insert_request_;
+  SqliteStatement insert_chunk_;
   SqliteStatement upsert_call_stats_;
   SqliteStatement upsert_run_value_;
   SqliteStatement upsert_communicator_;
   SqliteStatement upsert_phase_;
   SqliteStatement upsert_overhead_;
   SqliteStatement update_counters_;
+  std::unique_ptr<TraceRowWriter> rows_;
+  std::unique_ptr<TraceMaterializer> materializer_;
 };
 
 } // namespace commlens

@@ -22,16 +22,21 @@ CREATE TABLE IF NOT EXISTS ranks (
   threads          INTEGER NOT NULL DEFAULT 0,
   dropped_events   INTEGER NOT NULL DEFAULT 0, -- trace records lost because the writer fell behind
   summary_overflow INTEGER NOT NULL DEFAULT 0, -- calls not counted because a summary table was full
-  finalized        INTEGER NOT NULL DEFAULT 0
+  finalized        INTEGER NOT NULL DEFAULT 0,
+  -- The rank's tick scale: ns = tick_origin_ns + (ticks - tick_origin) * ns_per_tick (CLOCK_MONOTONIC).
+  tick_origin      INTEGER,
+  tick_origin_ns   INTEGER,
+  ns_per_tick      REAL
 );
 CREATE TABLE IF NOT EXISTS strings (
   id    INTEGER PRIMARY KEY,
   value TEXT NOT NULL UNIQUE
 );
 CREATE TABLE IF NOT EXISTS functions (
-  id     INTEGER PRIMARY KEY,
-  name   TEXT NOT NULL UNIQUE,
-  family TEXT NOT NULL
+  id          INTEGER PRIMARY KEY,
+  name        TEXT NOT NULL UNIQUE,
+  family      TEXT NOT NULL,
+  tag_or_root INTEGER NOT NULL DEFAULT 0 -- what the call's tag/root slot holds: 0 nothing, 1 tag, 2 root
 );
 CREATE TABLE IF NOT EXISTS buffer_locations (
   id   INTEGER PRIMARY KEY,
@@ -56,6 +61,7 @@ CREATE TABLE IF NOT EXISTS communicators (
   name           TEXT,
   created_ns     INTEGER,
   freed_ns       INTEGER,
+  local_index    INTEGER,            -- the registering process's own index (decodes trace_chunks)
   PRIMARY KEY (id, rank)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS phases (
@@ -83,6 +89,15 @@ CREATE TABLE IF NOT EXISTS mpi_calls (
   buffer_location INTEGER NOT NULL DEFAULT 0 REFERENCES buffer_locations(id),
   implementation  INTEGER NOT NULL DEFAULT 0 REFERENCES implementations(id),
   phase           INTEGER NOT NULL DEFAULT 0
+);
+-- Trace records as the writer stored them: one compact BLOB per drained buffer (event_codec.hpp).
+-- The writer turns them into mpi_calls / mpi_requests rows in the background and deletes them;
+-- what is left after a crash is turned into rows by `commlens merge`.
+CREATE TABLE IF NOT EXISTS trace_chunks (
+  id      INTEGER PRIMARY KEY,
+  thread  INTEGER NOT NULL,
+  count   INTEGER NOT NULL,
+  records BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS mpi_requests (
   rank               INTEGER NOT NULL,

@@ -23,17 +23,33 @@ void WriterThread::wake() noexcept {
   wake_condition_.notify_one();
 }
 
+namespace {
+// Materializing rows runs in slices this long, so buffers are drained often even while a backlog
+// of chunks is turned into rows.
+constexpr std::uint64_t kMaterializeSliceNs = 20'000'000;
+} // namespace
+
 void WriterThread::run() {
+  // While the application records fast, storing its buffers comes first and turning chunks into
+  // rows waits: a flush that found this many records means "busy".
+  constexpr std::size_t kBusyRecords = 16384;
   const auto interval = std::chrono::milliseconds(profiler_.config().flush_interval_ms);
+  bool busy = false;
   std::unique_lock lock(wake_mutex_);
   while (!stopping_) {
-    wake_condition_.wait_for(lock, interval, [this] { return wake_requested_ || stopping_; });
+    const auto wait = !chunks_pending_ ? interval
+                      : busy           ? std::chrono::milliseconds(2)
+                                       : std::chrono::milliseconds(0);
+    wake_condition_.wait_for(lock, wait, [this] { return wake_requested_ || stopping_; });
     if (stopping_) {
       break;
     }
     wake_requested_ = false;
     lock.unlock();
-    flush(false);
+    busy = flush(false) >= kBusyRecords;
+    if (!busy) {
+      chunks_pending_ = materialize(kMaterializeSliceNs);
+    }
     lock.lock();
   }
 }
@@ -52,26 +68,44 @@ void WriterThread::stop() {
     thread_.join();
   }
   flush(true);
+  while (materialize(~0ull)) {
+  }
   std::lock_guard lock(store_mutex_);
   store_->close();
 }
 
-void WriterThread::flush(bool final) {
+std::size_t WriterThread::flush(bool final) {
   std::lock_guard lock(store_mutex_);
   const std::uint64_t started = monotonic_ns();
   store_->begin();
-  refresh_communicator_ids();
-  store_metadata(final);
+  // Buffers first: every communicator and phase a drained record refers to exists by now, so
+  // the metadata stored next is enough to decode it.
+  std::size_t stored = 0;
   const std::uint16_t threads = profiler_.thread_count_.load(std::memory_order_acquire);
   for (std::uint16_t index = 0; index < threads; ++index) {
     if (ThreadRecorder* recorder = profiler_.threads_[index].load(std::memory_order_acquire)) {
-      store_ring(*recorder);
+      stored += store_ring(*recorder);
     }
   }
+  refresh_communicator_ids();
+  store_metadata(final);
   store_summaries();
   store_->commit();
   ++flushes_;
   busy_ns_ += monotonic_ns() - started;
+  chunks_pending_ = chunks_pending_ || stored > 0;
+  return stored;
+}
+
+bool WriterThread::materialize(std::uint64_t budget_ns) {
+  std::lock_guard lock(store_mutex_);
+  const std::uint64_t started = monotonic_ns();
+  bool more = true;
+  while (more && monotonic_ns() - started < budget_ns) {
+    more = store_->materialize_chunks(1) > 0;
+  }
+  busy_ns_ += monotonic_ns() - started;
+  return more;
 }
 
 void WriterThread::refresh_communicator_ids() {
@@ -88,60 +122,29 @@ void WriterThread::refresh_communicator_ids() {
   store_->replace_communicators(communicators, profiler_.init_ns_);
 }
 
-int WriterThread::phase_of(std::uint64_t ticks) const {
-  // phases_ is ordered by start; the record belongs to the last phase that started before it.
-  const auto after =
-      std::upper_bound(phases_.begin(), phases_.end(), ticks,
-                       [](std::uint64_t t, const Profiler::Phase& phase) { return t < phase.start_ticks; });
-  return after == phases_.begin() ? 0 : std::prev(after)->number;
-}
-
-void WriterThread::store_ring(ThreadRecorder& recorder) {
-  const TickConverter& clock = profiler_.clock_;
-  const auto init_ns = static_cast<std::int64_t>(profiler_.init_ns_);
-  const int rank = profiler_.identity_.world_rank;
-  const auto relative_ns = [&](std::uint64_t ticks) {
-    return static_cast<std::int64_t>(clock.to_ns(ticks)) - init_ns;
-  };
-  const auto comm_id = [&](std::uint32_t index) -> std::optional<std::int64_t> {
-    if (index < communicator_ids_.size()) {
-      return communicator_ids_[index];
+std::size_t WriterThread::store_ring(ThreadRecorder& recorder) {
+  // Bounded chunks keep each later materialization step short, so the writer returns to the
+  // buffers often even while it works through a backlog.
+  constexpr std::size_t kRecordsPerChunk = 4096;
+  std::size_t stored = 0;
+  const auto store_chunk = [&] {
+    if (encoder_.count() > 0) {
+      store_->insert_chunk(recorder.thread_index(), encoder_.count(), encoder_.bytes());
+      stored += encoder_.count();
+      encoder_.clear();
     }
-    return std::nullopt;
   };
+  encoder_.clear();
   recorder.ring().drain([&](std::span<const EventRecord> records) {
     for (const EventRecord& record : records) {
-      if (record.kind == RecordKind::RequestCompletion) {
-        store_->insert_request(RequestRow{rank, record.request_id, record.function,
-                                          relative_ns(record.start_ticks), relative_ns(record.end_ticks),
-                                          record.call_id, record.peer, record.bytes_sent, record.bytes_recv,
-                                          comm_id(record.communicator_index)});
-        continue;
+      encoder_.append(record);
+      if (encoder_.count() == kRecordsPerChunk) {
+        store_chunk();
       }
-      const TagOrRoot meaning = record.function < profiler_.functions_.size()
-                                    ? profiler_.functions_[record.function].tag_or_root
-                                    : TagOrRoot::None;
-      const bool has_value = record.tag_or_root != kNoTagOrRoot;
-      CallRow row{
-          record.call_id,
-          rank,
-          recorder.thread_index(),
-          record.function,
-          relative_ns(record.start_ticks),
-          relative_ns(record.end_ticks),
-          record.bytes_sent,
-          record.bytes_recv,
-          record.peer,
-          meaning == TagOrRoot::Tag && has_value ? std::optional<int>(record.tag_or_root) : std::nullopt,
-          comm_id(record.communicator_index),
-          meaning == TagOrRoot::Root && has_value ? std::optional<int>(record.tag_or_root) : std::nullopt,
-          record.request_id != 0 ? std::optional(record.request_id) : std::nullopt,
-          static_cast<int>(record.location),
-          record.implementation,
-          phase_of(record.start_ticks)};
-      store_->insert_call(row);
     }
   });
+  store_chunk();
+  return stored;
 }
 
 void WriterThread::store_summaries() {
@@ -195,9 +198,8 @@ void WriterThread::store_metadata(bool final) {
     std::lock_guard lock(profiler_.metadata_mutex_);
     if (profiler_.metadata_version_ != metadata_version_ || final) {
       metadata_version_ = profiler_.metadata_version_;
-      phases_ = profiler_.phases_;
       std::vector<PhaseRow> rows;
-      for (const Profiler::Phase& phase : phases_) {
+      for (const Profiler::Phase& phase : profiler_.phases_) {
         rows.push_back(
             PhaseRow{phase.number, relative_ns(phase.start_ticks),
                      phase.end_ticks != 0 ? std::optional(relative_ns(phase.end_ticks)) : std::nullopt,

@@ -2,6 +2,7 @@
 // The one thread per process that moves records from the application threads' buffers into the
 // rank's SQLite file: woken every flush interval or when a buffer passes half full, it stores
 // everything ready in one transaction. The application never waits for it.
+#include "commlens/profiler/event_codec.hpp"
 #include "commlens/profiler/profiler.hpp"
 #include "rank_store.hpp"
 
@@ -26,12 +27,15 @@ public:
 
 private:
   void run();
-  void flush(bool final);
-  void store_ring(ThreadRecorder& recorder);
+  // Stores what the buffers hold as trace chunks, plus summaries and metadata; returns the number
+  // of trace records stored.
+  std::size_t flush(bool final);
+  // Turns stored chunks into rows for at most `budget_ns`; returns true when chunks remain.
+  bool materialize(std::uint64_t budget_ns);
+  std::size_t store_ring(ThreadRecorder& recorder);
   void store_summaries();
   void store_metadata(bool final);
   void refresh_communicator_ids();
-  int phase_of(std::uint64_t ticks) const;
 
   Profiler& profiler_;
   std::unique_ptr<RankStore> store_;
@@ -40,7 +44,8 @@ private:
   std::uint64_t communicator_version_ = ~0ull;
   std::vector<std::int64_t> communicator_ids_;
   std::uint64_t metadata_version_ = ~0ull;
-  std::vector<Profiler::Phase> phases_;
+  ChunkEncoder encoder_;
+  bool chunks_pending_ = false;
   std::uint64_t flushes_ = 0;
   std::uint64_t busy_ns_ = 0;
 

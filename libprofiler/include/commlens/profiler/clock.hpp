@@ -32,21 +32,29 @@ inline std::uint64_t now_ticks() noexcept {
 // rank 0's, absorbing the rate error together with real clock drift.
 class TickConverter {
 public:
-  TickConverter();
+  TickConverter(); // calibrates
+  // A scale stored earlier (the ranks table), so files can be decoded after the process is gone.
+  TickConverter(std::uint64_t origin_ticks, std::uint64_t origin_ns, double ns_per_tick) noexcept
+      : origin_ticks_(origin_ticks), origin_ns_(origin_ns), ns_per_tick_(ns_per_tick) {}
+
   std::uint64_t to_ns(std::uint64_t ticks) const noexcept {
-    const auto delta = static_cast<long double>(static_cast<std::int64_t>(ticks - origin_ticks_));
+    const auto delta = static_cast<double>(static_cast<std::int64_t>(ticks - origin_ticks_));
     return origin_ns_ + static_cast<std::int64_t>(delta * ns_per_tick_);
   }
   std::uint64_t duration_ns(std::uint64_t ticks) const noexcept {
-    return static_cast<std::uint64_t>(static_cast<long double>(ticks) * ns_per_tick_);
+    return static_cast<std::uint64_t>(static_cast<double>(ticks) * ns_per_tick_);
   }
   // The profiler's notion of "now" in nanoseconds, on the same scale as converted ticks.
   std::uint64_t now_ns() const noexcept { return to_ns(now_ticks()); }
 
+  std::uint64_t origin_ticks() const noexcept { return origin_ticks_; }
+  std::uint64_t origin_ns() const noexcept { return origin_ns_; }
+  double ns_per_tick() const noexcept { return ns_per_tick_; }
+
 private:
   std::uint64_t origin_ticks_;
   std::uint64_t origin_ns_;
-  long double ns_per_tick_;
+  double ns_per_tick_;
 };
 
 } // namespace commlens

@@ -1,0 +1,50 @@
+#pragma once
+// Compact encoding of EventRecords for the trace_chunks table: the writer stores whole buffers
+// as one BLOB per drain (SQLite cost per chunk, not per event), about 15 bytes an event instead
+// of 64. Fields are LEB128 varints, signed ones zigzag-coded, times and ids as deltas from the
+// previous record of the chunk, so every chunk decodes on its own.
+#include "commlens/profiler/event_record.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace commlens {
+
+class ChunkEncoder {
+public:
+  void append(const EventRecord& record);
+  std::size_t count() const noexcept { return count_; }
+  const std::vector<std::uint8_t>& bytes() const noexcept { return bytes_; }
+  void clear();
+
+private:
+  void put_unsigned(std::uint64_t value);
+  void put_signed(std::int64_t value);
+
+  std::vector<std::uint8_t> bytes_;
+  std::size_t count_ = 0;
+  std::uint64_t previous_start_ = 0;
+  std::uint64_t previous_call_id_ = 0;
+};
+
+class ChunkDecoder {
+public:
+  explicit ChunkDecoder(std::span<const std::uint8_t> bytes) noexcept : bytes_(bytes) {}
+  // False at the end of the chunk, or when the bytes are malformed (a torn chunk ends early).
+  bool next(EventRecord& record) noexcept;
+  bool malformed() const noexcept { return malformed_; }
+
+private:
+  bool get_unsigned(std::uint64_t& value) noexcept;
+  bool get_signed(std::int64_t& value) noexcept;
+
+  std::span<const std::uint8_t> bytes_;
+  std::size_t position_ = 0;
+  bool malformed_ = false;
+  std::uint64_t previous_start_ = 0;
+  std::uint64_t previous_call_id_ = 0;
+};
+
+} // namespace commlens

@@ -1,0 +1,115 @@
+#include "commlens/profiler/event_codec.hpp"
+
+namespace commlens {
+
+namespace {
+std::uint64_t zigzag(std::int64_t value) {
+  return (static_cast<std::uint64_t>(value) << 1) ^ static_cast<std::uint64_t>(value >> 63);
+}
+std::int64_t unzigzag(std::uint64_t value) {
+  return static_cast<std::int64_t>(value >> 1) ^ -static_cast<std::int64_t>(value & 1);
+}
+// The header byte: kind in bit 0, location in bits 1-3, implementation in bits 4-7.
+std::uint8_t header_of(const EventRecord& record) {
+  return static_cast<std::uint8_t>(static_cast<unsigned>(record.kind) |
+                                   (static_cast<unsigned>(record.location) << 1) |
+                                   (record.implementation << 4));
+}
+} // namespace
+
+void ChunkEncoder::put_unsigned(std::uint64_t value) {
+  while (value >= 0x80) {
+    bytes_.push_back(static_cast<std::uint8_t>(value | 0x80));
+    value >>= 7;
+  }
+  bytes_.push_back(static_cast<std::uint8_t>(value));
+}
+
+void ChunkEncoder::put_signed(std::int64_t value) {
+  put_unsigned(zigzag(value));
+}
+
+void ChunkEncoder::append(const EventRecord& record) {
+  bytes_.push_back(header_of(record));
+  put_unsigned(record.function);
+  put_signed(static_cast<std::int64_t>(record.start_ticks - previous_start_));
+  put_unsigned(record.end_ticks - record.start_ticks);
+  put_signed(static_cast<std::int64_t>(record.call_id - previous_call_id_));
+  put_unsigned(record.bytes_sent);
+  put_unsigned(record.bytes_recv);
+  // Posting calls carry their own id as request id: store the difference, 0 meaning none.
+  put_unsigned(
+      record.request_id == 0 ? 0 : 1 + zigzag(static_cast<std::int64_t>(record.request_id - record.call_id)));
+  put_unsigned(static_cast<std::uint32_t>(record.communicator_index + 1)); // kNoCommunicator -> 0
+  put_signed(record.peer);
+  put_signed(record.tag_or_root);
+  previous_start_ = record.start_ticks;
+  previous_call_id_ = record.call_id;
+  ++count_;
+}
+
+void ChunkEncoder::clear() {
+  bytes_.clear();
+  count_ = 0;
+  previous_start_ = 0;
+  previous_call_id_ = 0;
+}
+
+bool ChunkDecoder::get_unsigned(std::uint64_t& value) noexcept {
+  value = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (position_ >= bytes_.size()) {
+      return false;
+    }
+    const std::uint8_t byte = bytes_[position_++];
+    value |= static_cast<std::uint64_t>(byte & 0x7F) << shift;
+    if ((byte & 0x80) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ChunkDecoder::get_signed(std::int64_t& value) noexcept {
+  std::uint64_t raw = 0;
+  if (!get_unsigned(raw)) {
+    return false;
+  }
+  value = unzigzag(raw);
+  return true;
+}
+
+bool ChunkDecoder::next(EventRecord& record) noexcept {
+  if (position_ >= bytes_.size() || malformed_) {
+    return false;
+  }
+  const std::uint8_t header = bytes_[position_++];
+  std::uint64_t function = 0, duration = 0, bytes_sent = 0, bytes_recv = 0, request = 0, communicator = 0;
+  std::int64_t start_delta = 0, id_delta = 0, peer = 0, tag_or_root = 0;
+  if (!get_unsigned(function) || !get_signed(start_delta) || !get_unsigned(duration) ||
+      !get_signed(id_delta) || !get_unsigned(bytes_sent) || !get_unsigned(bytes_recv) ||
+      !get_unsigned(request) || !get_unsigned(communicator) || !get_signed(peer) ||
+      !get_signed(tag_or_root)) {
+    malformed_ = true;
+    return false;
+  }
+  record = EventRecord{};
+  record.kind = static_cast<RecordKind>(header & 1);
+  record.location = static_cast<BufferLocation>((header >> 1) & 7);
+  record.implementation = static_cast<std::uint8_t>(header >> 4);
+  record.function = static_cast<FunctionId>(function);
+  record.start_ticks = previous_start_ + static_cast<std::uint64_t>(start_delta);
+  record.end_ticks = record.start_ticks + duration;
+  record.call_id = previous_call_id_ + static_cast<std::uint64_t>(id_delta);
+  record.bytes_sent = bytes_sent;
+  record.bytes_recv = bytes_recv;
+  record.request_id = request == 0 ? 0 : record.call_id + static_cast<std::uint64_t>(unzigzag(request - 1));
+  record.communicator_index = static_cast<std::uint32_t>(communicator - 1);
+  record.peer = static_cast<std::int32_t>(peer);
+  record.tag_or_root = static_cast<std::int32_t>(tag_or_root);
+  previous_start_ = record.start_ticks;
+  previous_call_id_ = record.call_id;
+  return true;
+}
+
+} // namespace commlens

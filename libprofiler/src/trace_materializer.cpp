@@ -1,0 +1,119 @@
+#include "trace_materializer.hpp"
+
+#include "commlens/profiler/event_codec.hpp"
+#include "commlens/profiler/profiler.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace commlens {
+
+TraceMaterializer::TraceMaterializer(const SqliteDatabase& db, std::string schema, int rank, ClockMap map)
+    : db_(db), schema_(std::move(schema)), rank_(rank), map_(map) {}
+
+void TraceMaterializer::load_context() {
+  auto rank = db_.prepare(fmt::format(
+      "SELECT init_ns, tick_origin, tick_origin_ns, ns_per_tick FROM {}.ranks WHERE rank = ?", schema_));
+  rank.bind(1, std::int64_t{rank_});
+  if (!rank.step() || rank.column_is_null(3)) {
+    throw SqliteError(fmt::format("{}: rank {} has no tick scale in its ranks row", db_.path(), rank_));
+  }
+  init_ns_ = rank.column_int64(0);
+  clock_ = TickConverter(static_cast<std::uint64_t>(rank.column_int64(1)),
+                         static_cast<std::uint64_t>(rank.column_int64(2)), rank.column_double(3));
+
+  communicator_ids_.clear();
+  auto communicators = db_.prepare(fmt::format(
+      "SELECT local_index, id FROM {}.communicators WHERE rank = ? AND local_index IS NOT NULL", schema_));
+  communicators.bind(1, std::int64_t{rank_});
+  while (communicators.step()) {
+    const auto index = static_cast<std::size_t>(communicators.column_int64(0));
+    if (index >= communicator_ids_.size()) {
+      communicator_ids_.resize(index + 1, -1);
+    }
+    communicator_ids_[index] = communicators.column_int64(1);
+  }
+
+  phases_.clear();
+  auto phases = db_.prepare(
+      fmt::format("SELECT start_ns, phase FROM {}.phases WHERE rank = ? ORDER BY start_ns", schema_));
+  phases.bind(1, std::int64_t{rank_});
+  while (phases.step()) {
+    phases_.emplace_back(phases.column_int64(0), static_cast<int>(phases.column_int64(1)));
+  }
+
+  functions_.clear();
+  auto functions = db_.prepare(fmt::format("SELECT id, tag_or_root FROM {}.functions", schema_));
+  while (functions.step()) {
+    const auto id = static_cast<std::size_t>(functions.column_int64(0));
+    if (id >= functions_.size()) {
+      functions_.resize(id + 1);
+    }
+    const auto meaning = static_cast<TagOrRoot>(functions.column_int64(1));
+    functions_[id] = FunctionMeaning{meaning == TagOrRoot::Tag, meaning == TagOrRoot::Root};
+  }
+}
+
+int TraceMaterializer::phase_of(std::int64_t ns) const {
+  const auto after =
+      std::upper_bound(phases_.begin(), phases_.end(), ns,
+                       [](std::int64_t t, const std::pair<std::int64_t, int>& p) { return t < p.first; });
+  return after == phases_.begin() ? 0 : std::prev(after)->second;
+}
+
+std::int64_t TraceMaterializer::comm_id_of(std::uint32_t index) const {
+  return index < communicator_ids_.size() ? communicator_ids_[index] : -1;
+}
+
+std::size_t TraceMaterializer::run(TraceRowWriter& out, std::size_t max_chunks, bool delete_done) {
+  load_context(); // communicators and phases grow while the run goes on
+  auto chunks = db_.prepare(fmt::format(
+      "SELECT id, thread, records FROM {}.trace_chunks WHERE id > ? ORDER BY id LIMIT ?", schema_));
+  // Deleted chunks are gone, and SQLite reuses the ids of an emptied table: only a read-only pass
+  // needs to remember where it stopped.
+  chunks.bind(1, delete_done ? std::int64_t{-1} : last_chunk_).bind(2, static_cast<std::int64_t>(max_chunks));
+  std::size_t done = 0;
+  while (chunks.step()) {
+    const auto* data = static_cast<const std::uint8_t*>(sqlite3_column_blob(chunks.get(), 2));
+    const auto size = static_cast<std::size_t>(sqlite3_column_bytes(chunks.get(), 2));
+    store_chunk(out, static_cast<int>(chunks.column_int64(1)), {data, size});
+    last_chunk_ = chunks.column_int64(0);
+    ++done;
+  }
+  out.flush();
+  if (delete_done && done > 0) {
+    db_.prepare(fmt::format("DELETE FROM {}.trace_chunks WHERE id <= ?", schema_)).bind(1, last_chunk_).run();
+  }
+  return done;
+}
+
+void TraceMaterializer::store_chunk(TraceRowWriter& out, int thread, std::span<const std::uint8_t> bytes) {
+  const auto relative_ns = [&](std::uint64_t ticks) {
+    return static_cast<std::int64_t>(clock_.to_ns(ticks)) - init_ns_;
+  };
+  const auto known_comm = [](std::int64_t id) { return id >= 0 ? std::optional(id) : std::nullopt; };
+  ChunkDecoder decoder(bytes);
+  EventRecord record{};
+  while (decoder.next(record)) {
+    const std::int64_t start = relative_ns(record.start_ticks);
+    const std::int64_t end = relative_ns(record.end_ticks);
+    const std::optional<std::int64_t> comm = known_comm(comm_id_of(record.communicator_index));
+    if (record.kind == RecordKind::RequestCompletion) {
+      out.insert_request(RequestRow{rank_, record.request_id, record.function, map_.apply(start),
+                                    map_.apply(end), record.call_id, record.peer, record.bytes_sent,
+                                    record.bytes_recv, comm});
+      continue;
+    }
+    const FunctionMeaning meaning =
+        record.function < functions_.size() ? functions_[record.function] : FunctionMeaning{};
+    const bool has_value = record.tag_or_root != kNoTagOrRoot;
+    out.insert_call(CallRow{record.call_id, rank_, thread, record.function, map_.apply(start),
+                            map_.apply(end), record.bytes_sent, record.bytes_recv, record.peer,
+                            meaning.tag && has_value ? std::optional(record.tag_or_root) : std::nullopt, comm,
+                            meaning.root && has_value ? std::optional(record.tag_or_root) : std::nullopt,
+                            record.request_id != 0 ? std::optional(record.request_id) : std::nullopt,
+                            static_cast<int>(record.location), record.implementation, phase_of(start)});
+  }
+}
+
+} // namespace commlens
