@@ -1,0 +1,354 @@
+#!/usr/bin/env python3
+"""Generates the PMPI wrappers of libcommlens.so from mpi_functions.spec.
+
+usage: generate_wrappers.py SPEC PREPROCESSED_MPI_H OUTPUT_DIR
+
+The spec gives each function's parameter names and roles; the preprocessed mpi.h (the output of
+`cc -E` over `#include <mpi.h>`) tells which PMPI_ functions this MPI library declares and with which
+parameter types, so a wrapper always matches the header it is compiled against (MPICH and Open MPI
+differ in const-ness and count types). Output: function_ids.hpp, function_table.cpp and one
+wrappers_<family>.cpp per family. All bookkeeping is in call_recording.hpp; the code emitted here
+only says which argument plays which role.
+"""
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+COMPLETION_RULES = {"wait", "test", "waitall", "testall", "waitany", "testany", "waitsome", "testsome"}
+# Roles that change the collector's own state: the wrapper must run them even while MPI_Pcontrol
+# has collection switched off, or later calls would meet unknown handles.
+STATEFUL_ROLES = {"newcomm", "free_comm", "name", "newwin", "free_win", "newfile", "close_file", "free_request"}
+
+
+class SpecError(Exception):
+    pass
+
+
+@dataclass
+class Function:
+    name: str
+    family: str
+    param_names: list
+    roles: dict = field(default_factory=dict)
+    flags: set = field(default_factory=set)
+    param_decls: list = field(default_factory=list)  # from the header: full declarations
+
+    def param_type(self, name):
+        return self.param_decls[self.param_names.index(name)]
+
+
+def split_top_level(text):
+    """Splits a parameter list at commas outside brackets."""
+    parts, depth, current = [], 0, ""
+    for char in text:
+        if char in "([":
+            depth += 1
+        elif char in ")]":
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += char
+    if current.strip():
+        parts.append(current.strip())
+    return [] if parts == ["void"] else parts
+
+
+DECLARATOR = re.compile(r"^(?P<type>.*?)(?P<name>[A-Za-z_]\w*)(?P<suffix>(\s*\[[^\]]*\])*)\s*$")
+TYPE_ONLY_WORDS = {"", "const", "volatile", "unsigned", "signed", "struct"}
+
+
+def parameter_name(declaration):
+    match = DECLARATOR.match(declaration.strip())
+    if match is None or match["type"].strip() in TYPE_ONLY_WORDS:
+        return None
+    return match["name"]
+
+
+def rename_parameter(declaration, new_name):
+    """Keeps the header's type and array suffix, gives the parameter the spec's name."""
+    declaration = declaration.strip()
+    match = DECLARATOR.match(declaration)
+    if match is None or match["type"].strip() in TYPE_ONLY_WORDS:
+        return f"{declaration} {new_name}"  # the header declared it without a name
+    return f"{match['type'].rstrip()} {new_name}{match['suffix']}".replace("  ", " ")
+
+
+def parse_spec(text):
+    functions, family = [], None
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("family "):
+            family = line.split()[1]
+            continue
+        match = re.match(r"^(MPI_\w+)\((.*?)\)\s*(.*)$", line)
+        if match is None or family is None:
+            raise SpecError(f"spec line {number}: expected 'family NAME' or 'MPI_Name(params) roles'")
+        name, params, annotations = match.groups()
+        names = [parameter_name(p) or "..." for p in split_top_level(params)]
+        function = Function(name, family, names)
+        for token in annotations.split():
+            key, _, value = token.partition("=")
+            if value:
+                function.roles[key] = value
+            else:
+                function.flags.add(key)
+        for key, value in function.roles.items():
+            arguments = re.findall(r"[A-Za-z_]\w*", value) if key not in ("send", "recv", "send_inplace", "recv_inplace", "complete") else []
+            for argument in arguments:
+                if argument not in names:
+                    raise SpecError(f"spec line {number}: {name}: role {key} names unknown parameter {argument}")
+        functions.append(function)
+    return functions
+
+
+def declared_prototypes(preprocessed_header):
+    """PMPI_ name -> list of parameter declarations, for every PMPI_ function the header declares."""
+    prototypes = {}
+    for match in re.finditer(r"\bint\s+PMPI_(\w+)\s*\(", preprocessed_header):
+        depth, end = 1, match.end()
+        while depth and end < len(preprocessed_header):
+            depth += {"(": 1, ")": -1}.get(preprocessed_header[end], 0)
+            end += 1
+        params = " ".join(preprocessed_header[match.end() : end - 1].split())
+        prototypes.setdefault("MPI_" + match.group(1), split_top_level(params))
+    return prototypes
+
+
+def with_header_types(function, prototypes, name=None):
+    """The function as declared by this MPI library, or None when the header lacks it."""
+    name = name or function.name
+    declarations = prototypes.get(name)
+    if declarations is None:
+        return None
+    if len(declarations) != len(function.param_names):
+        raise SpecError(f"{name}: the spec has {len(function.param_names)} parameters, mpi.h {len(declarations)}")
+    variant = Function(name, function.family, function.param_names, function.roles, function.flags)
+    variant.param_decls = [rename_parameter(d, n) for d, n in zip(declarations, function.param_names)]
+    return variant
+
+
+# ---- byte expressions ---------------------------------------------------------------------------
+
+LENGTHS = {"n": "call.group_size()", "in": "call.in_degree()", "out": "call.out_degree()"}
+
+
+def render_bytes(function, expression):
+    """A spec byte expression as C++ evaluating to std::uint64_t."""
+    scalars, counts_array, types_array, length = [], None, None, None
+    for factor in expression.split("*"):
+        indexed = re.fullmatch(r"(\w+)\[(\w+)\]", factor)
+        if factor.isdigit():
+            scalars.append(f"std::uint64_t{{{factor}}}")
+        elif factor in LENGTHS:
+            scalars.append(LENGTHS[factor])
+        elif indexed and indexed[2] == "me":
+            scalars.append(f"commlens::pmpi::count_of({indexed[1]}[call.my_rank()])")
+        elif indexed:
+            is_type = "MPI_Datatype" in function.param_type(indexed[1])
+            if is_type:
+                types_array = indexed[1]
+            else:
+                counts_array = indexed[1]
+            length = LENGTHS[indexed[2]]
+        elif "MPI_Datatype" in function.param_type(factor):
+            scalars.append(f"call.type_size({factor})")
+        else:
+            scalars.append(f"commlens::pmpi::count_of({factor})")
+    if counts_array and types_array:
+        scalars.insert(0, f"call.weighted_sum({counts_array}, {types_array}, {length})")
+    elif counts_array:
+        scalars.insert(0, f"call.sum({counts_array}, {length})")
+    return " * ".join(scalars)
+
+
+def byte_statements(function):
+    lines = []
+    for side, adder in (("send", "add_sent"), ("recv", "add_received")):
+        if side not in function.roles:
+            continue
+        expression, _, qualifier = function.roles[side].partition("@")
+        value = render_bytes(function, expression)
+        inplace = function.roles.get(f"{side}_inplace")
+        if inplace:
+            buffer = function.roles["inplace"]
+            value = f"{buffer} == MPI_IN_PLACE ? {render_bytes(function, inplace)} : {value}"
+        if "root" not in function.roles:
+            lines.append(f"call.{adder}({value});")
+            continue
+        side_name = {"root": "Root", "nonroot": "NonRoot", "": "Both"}[qualifier]
+        lines.append(f"if (call.applies(commlens::pmpi::Side::{side_name})) {{ call.{adder}({value}); }}")
+    return lines
+
+
+# ---- wrappers -----------------------------------------------------------------------------------
+
+
+def completion_code(function):
+    rule, arguments = re.fullmatch(r"(\w+)\((.*)\)", function.roles["complete"]).groups()
+    if rule not in COMPLETION_RULES:
+        raise SpecError(f"{function.name}: unknown completion rule {rule}")
+    args = arguments.split(",")
+    many = rule.endswith(("all", "some"))
+    count, requests = (args[0], args[1]) if rule not in ("wait", "test") else ("1", args[0])
+    status = args[-1]
+    pre = [f"commlens::pmpi::RequestSnapshot snapshot({requests}, {count});"]
+    if many:
+        pre.append(f"commlens::pmpi::StatusArray statuses({status}, {count});")
+        call_args = {status: "statuses.data()"}
+    else:
+        pre.append(f"MPI_Status local_status;")
+        pre.append(f"MPI_Status* const status_out = {status} == MPI_STATUS_IGNORE ? &local_status : {status};")
+        call_args = {status: "status_out"}
+    statuses = "statuses.data()" if many else "status_out"
+    rest = ", ".join(args[2:-1] if rule not in ("wait", "test") else args[1:-1])
+    post = [f"commlens::pmpi::complete_{rule}(call, snapshot, {rest + ', ' if rest else ''}{statuses});"]
+    return pre, call_args, post
+
+
+def wrapper(function):
+    roles, names = function.roles, function.param_names
+    pre, post, call_args = [], [], {}
+    stateful = bool(STATEFUL_ROLES & roles.keys())
+
+    if "status" in roles and "complete" not in roles:
+        status = roles["status"]
+        pre += ["MPI_Status local_status;",
+                f"MPI_Status* const status_out = {status} == MPI_STATUS_IGNORE ? &local_status : {status};"]
+        if "source" in roles and roles["source"] != status:
+            pre.append(f"status_out->MPI_SOURCE = {roles['source']};")  # iprobe with flag 0 leaves it as posted
+        call_args[status] = "status_out"
+    if "complete" in roles:
+        more_pre, call_args, post = completion_code(function)
+        pre += more_pre
+    if "free_request" in roles:
+        pre.append(f"const std::uint64_t freed_request = commlens::pmpi::handle_key(*{roles['free_request']});")
+        post.append("commlens::pmpi::forget_request(freed_request);")
+    for role, forget in (("free_comm", "forget_communicator"), ("free_win", "forget_window"), ("close_file", "forget_file")):
+        if role in roles:
+            pre.append(f"commlens::pmpi::{forget}(call, *{roles[role]});")
+    if "message" in roles:
+        pre.append(f"call.set_communicator(commlens::pmpi::take_message({roles['message']}));")
+
+    if "comm" in roles:
+        post.append(f"call.set_communicator({roles['comm']});")
+    if "win" in roles:
+        post.append(f"call.set_window({roles['win']});")
+    if "file" in roles:
+        post.append(f"call.set_file({roles['file']});")
+    if "peer" in roles:
+        post.append(f"call.set_peer({roles['peer']});")
+    if "source" in roles:
+        source = "status_out->MPI_SOURCE" if roles["source"] == roles.get("status") else roles["source"]
+        status = "status_out" if "status" in roles else "nullptr"
+        post.append(f"call.set_source({source}, {status});")
+    if "tag" in roles:
+        post.append(f"call.set_tag({roles['tag']});")
+    if "root" in roles:
+        post.append(f"call.set_root({roles['root']});")
+    post += byte_statements(function)
+    buffers = [n for n, d in zip(names, function.param_decls) if re.search(r"void\s*\*\s*\w+$", d)]
+    if buffers:
+        post.append(f"call.set_location({buffers[0]});")
+    if "newcomm" in roles:
+        defer = "request" in roles  # MPI_Comm_idup: the new communicator is not usable yet
+        post.append(f"commlens::pmpi::register_communicator(call, *{roles['newcomm']}, {roles['parent']}, {str(defer).lower()});")
+    if "name" in roles:
+        post.append(f"commlens::pmpi::name_communicator({roles['comm']}, {roles['name']});")
+    if "newwin" in roles:
+        post.append(f"commlens::pmpi::register_window(*{roles['newwin']}, {roles['comm']});")
+    if "newfile" in roles:
+        post.append(f"commlens::pmpi::register_file(*{roles['newfile']}, {roles['comm']});")
+    if "newmessage" in roles:
+        post.append(f"commlens::pmpi::remember_message(*{roles['newmessage']}, {roles['comm']});")
+    if "request" in roles:
+        post.append(f"call.post_request(*{roles['request']}, {str('persistent' in function.flags).lower()});")
+    if "start" in roles:
+        post.append(f"call.start_requests({roles['start']}, 1);")
+    if "startall" in roles:
+        count, array = roles["startall"].split(",")
+        post.append(f"call.start_requests({array}, {count});")
+
+    params = ", ".join(function.param_decls)
+    plain_args = ", ".join(names)
+    pmpi_args = ", ".join(call_args.get(n, n) for n in names)
+    fast_exit = "profiler == nullptr" if stateful else "profiler == nullptr || !profiler->collecting()"
+    body = "\n".join(f"  {line}" for line in pre + [f"const int rc = P{function.name}({pmpi_args});", "call.finish();"]
+                     + ["if (rc == MPI_SUCCESS) {"] + [f"  {line}" for line in post] + ["}", "call.record();", "return rc;"])
+    return f"""extern "C" COMMLENS_EXPORT int {function.name}({params}) {{
+  commlens::Profiler* const profiler = commlens::Profiler::active();
+  if ({fast_exit}) [[unlikely]] {{
+    return P{function.name}({plain_args});
+  }}
+  commlens::pmpi::CallRecording call(*profiler, commlens::pmpi::fn::{function.name});
+{body}
+}}
+"""
+
+
+def expand(functions, prototypes):
+    """Every function this MPI library declares, large-count variants included, in spec order."""
+    result = []
+    for function in functions:
+        if "handwritten" in function.flags:
+            function.param_decls = function.param_names
+            result.append(function)
+            continue
+        for name in [function.name] + ([function.name + "_c"] if "large_count" in function.flags else []):
+            variant = with_header_types(function, prototypes, name)
+            if variant is not None:
+                result.append(variant)
+    return result
+
+
+HEADER = "// Generated by generate_wrappers.py from mpi_functions.spec. Do not edit.\n"
+
+
+def tag_or_root_meaning(function):
+    """What the record's tag/root slot holds for this function (MPI_Pcontrol stores its level)."""
+    if "root" in function.roles:
+        return "TagOrRoot::Root"
+    if "tag" in function.roles or function.name == "MPI_Pcontrol":
+        return "TagOrRoot::Tag"
+    return "TagOrRoot::None"
+
+
+def write_outputs(functions, families_in_spec, output_dir):
+    output_dir.mkdir(parents=True, exist_ok=True)
+    ids = "\n".join(f"inline constexpr FunctionId {f.name} = {i};" for i, f in enumerate(functions))
+    (output_dir / "function_ids.hpp").write_text(
+        f"{HEADER}#pragma once\n#include \"commlens/profiler/event_record.hpp\"\n\n"
+        f"namespace commlens::pmpi::fn {{\n\n{ids}\ninline constexpr FunctionId kCount = {len(functions)};\n\n}}\n")
+    rows = "\n".join(f'      {{"{f.name}", "{f.family}", {tag_or_root_meaning(f)}}},' for f in functions)
+    (output_dir / "function_table.cpp").write_text(
+        f"{HEADER}#include \"function_table.hpp\"\n\nnamespace commlens::pmpi {{\n\n"
+        f"std::vector<FunctionDescription> function_descriptions() {{\n  return {{\n{rows}\n  }};\n}}\n\n}}\n")
+    families = {family: [] for family in families_in_spec}
+    for function in functions:
+        if "handwritten" not in function.flags:
+            families.setdefault(function.family, []).append(wrapper(function))
+    for family, wrappers in families.items():
+        (output_dir / f"wrappers_{family}.cpp").write_text(
+            f"{HEADER}#include \"call_recording.hpp\"\n#include \"function_ids.hpp\"\n\n" + "\n".join(wrappers))
+    return list(families)
+
+
+def main(argv):
+    if len(argv) != 4:
+        sys.exit(__doc__)
+    spec_path, header_path, output_dir = Path(argv[1]), Path(argv[2]), Path(argv[3])
+    try:
+        spec = parse_spec(spec_path.read_text())
+        functions = expand(spec, declared_prototypes(header_path.read_text()))
+        families = write_outputs(functions, dict.fromkeys(f.family for f in spec), output_dir)
+    except (SpecError, OSError) as error:
+        sys.exit(f"generate_wrappers.py: {error}")
+    print(f"generate_wrappers.py: {len(functions)} functions, families: {' '.join(families)}")
+
+
+if __name__ == "__main__":
+    main(sys.argv)

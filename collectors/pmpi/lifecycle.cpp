@@ -1,0 +1,209 @@
+// MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Abort and MPI_Pcontrol: where the profiler starts,
+// stops and switches phases. Nothing happens before MPI_Init, so processes that never initialise
+// MPI (mpirun, shell scripts) are untouched.
+#include "call_recording.hpp"
+#include "clock_alignment.hpp"
+#include "function_ids.hpp"
+#include "function_table.hpp"
+
+#include "commlens/profiler/merge.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <unistd.h>
+
+namespace commlens::pmpi {
+
+namespace {
+
+MPI_Comm clock_comm = MPI_COMM_NULL; // private, so clock ping-pongs never match user messages
+ClockSample init_clock;
+
+std::string host_name() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
+}
+
+std::string command_line() {
+  std::ifstream file("/proc/self/cmdline", std::ios::binary);
+  std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  while (!text.empty() && text.back() == '\0') {
+    text.pop_back();
+  }
+  for (char& c : text) {
+    c = c == '\0' ? ' ' : c;
+  }
+  return text;
+}
+
+std::string utc_now() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+const char* thread_level_name(int level) {
+  switch (level) {
+  case MPI_THREAD_SINGLE:
+    return "MPI_THREAD_SINGLE";
+  case MPI_THREAD_FUNNELED:
+    return "MPI_THREAD_FUNNELED";
+  case MPI_THREAD_SERIALIZED:
+    return "MPI_THREAD_SERIALIZED";
+  default:
+    return "MPI_THREAD_MULTIPLE";
+  }
+}
+
+void store_run_values(Profiler& profiler, int thread_level) {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  PMPI_Get_library_version(version, &length);
+  std::string library(version, length);
+  while (!library.empty() && (library.back() == '\n' || library.back() == '\0')) {
+    library.pop_back();
+  }
+  profiler.set_run_value("command_line", command_line());
+  profiler.set_run_value("mpi_library_version", library);
+  profiler.set_run_value("mpi_thread_level", thread_level_name(thread_level));
+  profiler.set_run_value("world_size", std::to_string(profiler.identity().world_size));
+  profiler.set_run_value("mode", mode_name(profiler.config().mode));
+  profiler.set_run_value("start_time_utc", utc_now());
+}
+
+// Every rank must profile or none: communicator ids are agreed by collectives that only profiled
+// ranks issue, so one rank that failed to open its file (unwritable directory) stops all of them.
+Profiler* start_on_every_rank(const ProcessIdentity& identity) {
+  Config config = Config::from_environment([&identity](const std::string& message) {
+    if (identity.world_rank == 0) { // every rank sees the same environment: say it once
+      std::fprintf(stderr, "%s%s\n", message.rfind("commlens:", 0) == 0 ? "" : "commlens: ", message.c_str());
+    }
+  });
+  Profiler* profiler = Profiler::start(std::move(config), identity, function_descriptions());
+  int started = profiler != nullptr ? 1 : 0;
+  int everywhere = 0;
+  PMPI_Allreduce(&started, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (profiler != nullptr && everywhere == 0) {
+    profiler->stop();
+    return nullptr;
+  }
+  return everywhere != 0 ? profiler : nullptr;
+}
+
+void start_profiling(int thread_level) {
+  const std::uint64_t began = monotonic_ns();
+  ProcessIdentity identity;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &identity.world_rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &identity.world_size);
+  identity.host = host_name();
+  identity.pid = static_cast<long>(getpid());
+  Profiler* profiler = start_on_every_rank(identity);
+  if (profiler == nullptr) {
+    return;
+  }
+  start_request_tracker();
+  start_communicator_registry(*profiler);
+  store_run_values(*profiler, thread_level);
+  PMPI_Comm_dup(MPI_COMM_WORLD, &clock_comm);
+  init_clock = measure_clock_offset(clock_comm);
+  profiler->set_clock_alignment({init_clock.offset_ns, 0.0});
+  profiler->add_overhead("init", 1, monotonic_ns() - began);
+}
+
+void merge_on_rank_zero(const Config& config, int world_rank) {
+  if (world_rank != 0 || !config.merge_at_finalize) {
+    return;
+  }
+  try {
+    const MergeResult result = merge_rank_databases({config.output_directory, "", nullptr});
+    if (!config.quiet) {
+      std::fprintf(stderr, "commlens: %zu ranks profiled -> %s\n", result.merged_ranks.size(),
+                   result.output_path.c_str());
+    }
+  } catch (const MergeError& error) {
+    std::fprintf(stderr, "commlens: merging the rank databases failed: %s\n", error.what());
+  }
+}
+
+} // namespace
+
+} // namespace commlens::pmpi
+
+using commlens::Profiler;
+using commlens::pmpi::CallRecording;
+
+extern "C" COMMLENS_EXPORT int MPI_Init(int* argc, char*** argv) {
+  const int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS) {
+    int provided = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&provided);
+    commlens::pmpi::start_profiling(provided);
+  }
+  return rc;
+}
+
+extern "C" COMMLENS_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS) {
+    commlens::pmpi::start_profiling(*provided);
+  }
+  return rc;
+}
+
+extern "C" COMMLENS_EXPORT int MPI_Finalize() {
+  Profiler* const profiler = Profiler::active();
+  if (profiler == nullptr) {
+    return PMPI_Finalize();
+  }
+  using namespace commlens::pmpi;
+  const std::uint64_t began = commlens::monotonic_ns();
+  const ClockSample final_clock = measure_clock_offset(clock_comm);
+  PMPI_Comm_free(&clock_comm);
+  profiler->set_clock_alignment({init_clock.offset_ns, drift_ppb(init_clock, final_clock)});
+  profiler->add_overhead("finalize", 1, commlens::monotonic_ns() - began);
+  const commlens::Config config = profiler->config();
+  const int world_rank = profiler->identity().world_rank;
+  profiler->stop();
+  PMPI_Barrier(MPI_COMM_WORLD); // every rank file is closed before rank 0 reads them
+  merge_on_rank_zero(config, world_rank);
+  return PMPI_Finalize();
+}
+
+extern "C" COMMLENS_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode) {
+  if (Profiler* const profiler = Profiler::active()) {
+    profiler->flush();
+  }
+  return PMPI_Abort(comm, errorcode);
+}
+
+// Level 0 stops collection, 1 resumes it, 2 and above open a new phase (as mpiP users expect).
+// The call itself is recorded with the level in the tag column, inside the state it switches to
+// (level 0: just before collection stops).
+extern "C" COMMLENS_EXPORT int MPI_Pcontrol(const int level, ...) {
+  Profiler* const profiler = Profiler::active();
+  if (profiler == nullptr) {
+    return PMPI_Pcontrol(level);
+  }
+  if (level == 1) {
+    profiler->set_collecting(true);
+  } else if (level >= 2) {
+    profiler->begin_next_phase(level);
+  }
+  CallRecording call(*profiler, commlens::pmpi::fn::MPI_Pcontrol);
+  const int rc = PMPI_Pcontrol(level);
+  call.finish();
+  call.set_tag(level);
+  call.record();
+  if (level == 0) {
+    profiler->set_collecting(false);
+  }
+  return rc;
+}

@@ -1,0 +1,76 @@
+"""Tests of generate_wrappers.py: spec parsing, detection of declared functions, emitted roles."""
+import importlib.util
+import tempfile
+import unittest
+from pathlib import Path
+
+spec = importlib.util.spec_from_file_location(
+    "generate_wrappers", Path(__file__).resolve().parents[2] / "collectors/pmpi/generate_wrappers.py")
+generator = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(generator)
+
+SPEC = """
+family p2p
+MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)  comm=comm peer=dest tag=tag send=count*datatype large_count
+MPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request* request)  comm=comm peer=dest source=source tag=sendtag send=sendcount*sendtype recv=recvcount*recvtype request=request
+family collective
+MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)  comm=comm root=root send=sendcount*sendtype recv=recvcount*recvtype*n@root inplace=sendbuf send_inplace=recvcount*recvtype
+"""
+# What `cc -E` leaves of an MPI-3 header: Open MPI style, no MPI-4 functions, own parameter names.
+HEADER = """
+extern int PMPI_Send(const void *b, int c, MPI_Datatype d, int dst, int t, MPI_Comm comm) __attribute__((visibility("default")));
+extern int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                       MPI_Datatype recvtype, int root, MPI_Comm comm);
+"""
+
+
+class GeneratorTest(unittest.TestCase):
+    def generate(self, header=HEADER):
+        functions = generator.expand(generator.parse_spec(SPEC), generator.declared_prototypes(header))
+        output = Path(tempfile.mkdtemp())
+        generator.write_outputs(functions, ["p2p", "collective"], output)
+        return functions, output
+
+    def test_wraps_functions_the_header_declares(self):
+        _, output = self.generate()
+        self.assertIn('extern "C" COMMLENS_EXPORT int MPI_Send(', (output / "wrappers_p2p.cpp").read_text())
+
+    def test_skips_functions_the_header_does_not_declare(self):
+        functions, output = self.generate()
+        names = [f.name for f in functions]
+        self.assertNotIn("MPI_Isendrecv", names)
+        self.assertNotIn("MPI_Send_c", names)
+        self.assertNotIn("MPI_Isendrecv", (output / "wrappers_p2p.cpp").read_text())
+
+    def test_emits_large_count_variant_when_declared(self):
+        header = HEADER + "int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);"
+        _, output = self.generate(header)
+        self.assertIn("int MPI_Send_c(const void * buf, MPI_Count count,", (output / "wrappers_p2p.cpp").read_text())
+
+    def test_uses_header_types_with_spec_parameter_names(self):
+        _, output = self.generate()
+        self.assertIn("MPI_Send(const void * buf, int count, MPI_Datatype datatype, int dest", (output / "wrappers_p2p.cpp").read_text())
+
+    def test_in_place_and_root_rules_reach_the_recording_calls(self):
+        _, output = self.generate()
+        text = (output / "wrappers_collective.cpp").read_text()
+        self.assertIn("sendbuf == MPI_IN_PLACE ? commlens::pmpi::count_of(recvcount) * call.type_size(recvtype)", text)
+        self.assertIn("call.applies(commlens::pmpi::Side::Root)) { call.add_received(commlens::pmpi::count_of(recvcount) * call.type_size(recvtype) * call.group_size())", text)
+
+    def test_function_ids_are_dense_in_spec_order(self):
+        _, output = self.generate()
+        ids = (output / "function_ids.hpp").read_text()
+        self.assertIn("MPI_Send = 0;", ids)
+        self.assertIn("MPI_Gather = 1;", ids)
+
+    def test_rejects_roles_naming_unknown_parameters(self):
+        with self.assertRaises(generator.SpecError):
+            generator.parse_spec("family p2p\nMPI_Send(const void* buf, int count)  peer=dest\n")
+
+    def test_rejects_a_header_with_a_different_parameter_count(self):
+        with self.assertRaises(generator.SpecError):
+            generator.expand(generator.parse_spec(SPEC), generator.declared_prototypes("int PMPI_Send(const void *buf);"))
+
+
+if __name__ == "__main__":
+    unittest.main()
