@@ -1,0 +1,27 @@
+#pragma once
+// The subcommands of the `commlens` CLI, one file each. A subcommand stores its exit status in
+// `exit_status`; errors it cannot handle propagate as exceptions that main() maps to status 2.
+#include "commlens/profiler/merge.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace commlens::cli {
+
+// Documented in `commlens --help`; CI scripts depend on them.
+enum ExitStatus : int {
+  kSuccess = 0,
+  kRegression = 1, // reserved for `commlens check`
+  kBadInput = 2,
+};
+
+void add_report_command(CLI::App& app, int& exit_status);
+void add_merge_command(CLI::App& app, int& exit_status);
+void add_run_command(CLI::App& app, int& exit_status);
+
+// Merges the rank files of `directory` with a progress line when stderr is a terminal, and prints
+// what was merged. Throws MergeError.
+MergeResult merge_with_progress(const std::string& directory, const std::string& output_path);
+
+} // namespace commlens::cli

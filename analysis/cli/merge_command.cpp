@@ -1,0 +1,46 @@
+// `commlens merge DIR [-o OUT]`: what rank 0 does at MPI_Finalize, for runs where it could not
+// (ranks on separate file systems, a crashed job).
+#include "commands.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <unistd.h>
+
+namespace commlens::cli {
+
+MergeResult merge_with_progress(const std::string& directory, const std::string& output_path) {
+  MergeOptions options;
+  options.directory = directory;
+  options.output_path = output_path;
+  const bool terminal = isatty(STDERR_FILENO) == 1;
+  if (terminal)
+    options.progress = [](int done, int total) {
+      fmt::print(stderr, "\rcommlens: merging rank files {}/{}", done, total);
+      if (done == total)
+        fmt::print(stderr, "\n");
+    };
+  const auto result = merge_rank_databases(options);
+  fmt::print(stderr, "commlens: merged {} of {} ranks into {} ({} traced calls)\n",
+             result.merged_ranks.size(), result.world_size, result.output_path, result.calls);
+  if (!result.missing_ranks.empty())
+    fmt::print(stderr, "commlens: warning: no readable file for ranks {}\n",
+               fmt::join(result.missing_ranks, ", "));
+  return result;
+}
+
+void add_merge_command(CLI::App& app, int& exit_status) {
+  auto directory = std::make_shared<std::string>();
+  auto output = std::make_shared<std::string>();
+  auto* command =
+      app.add_subcommand("merge", "Merge the per-rank files of a run (rank-NNNNN.sqlite) into one "
+                                  "database");
+  command->add_option("directory", *directory, "The run's output directory")->required();
+  command->add_option("-o,--output", *output, "Merged database (default: DIR/commlens.sqlite)");
+  command->callback([directory, output, &exit_status] {
+    merge_with_progress(*directory, *output);
+    exit_status = kSuccess;
+  });
+}
+
+} // namespace commlens::cli

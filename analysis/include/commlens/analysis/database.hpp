@@ -1,0 +1,38 @@
+#pragma once
+// A commlens database opened read-only and validated, the entry point of every report. Opening
+// checks, in order: the file exists, it is a SQLite file, it is complete (not truncated), it is a
+// commlens database (PRAGMA application_id), its schema version is one this build understands, and
+// it holds the tables reports read. Each failure is a DatabaseError with its own message.
+#include "commlens/analysis/statement.hpp"
+
+#include <filesystem>
+#include <string_view>
+
+struct sqlite3;
+
+namespace commlens::analysis {
+
+class Database {
+public:
+  explicit Database(std::filesystem::path path);
+  ~Database();
+  Database(Database&& other) noexcept;
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+  Database& operator=(Database&&) = delete;
+
+  const std::filesystem::path& path() const noexcept { return path_; }
+  int schema_version() const noexcept { return schema_version_; }
+
+  Statement prepare(std::string_view sql) const;
+  bool has_table(std::string_view name) const;
+
+private:
+  void validate();
+
+  std::filesystem::path path_;
+  sqlite3* handle_ = nullptr;
+  int schema_version_ = 0;
+};
+
+} // namespace commlens::analysis

@@ -1,0 +1,46 @@
+#pragma once
+// A prepared SQLite statement over a read-only commlens database. Query code reads rows one at a
+// time (streaming), so reports stay bounded in memory however large the database is.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace commlens::analysis {
+
+class Statement {
+public:
+  // Throws DatabaseError naming `path` if the SQL cannot be prepared (for example a missing table).
+  Statement(sqlite3* database, std::string_view sql, const std::filesystem::path& path);
+  ~Statement();
+  Statement(Statement&& other) noexcept;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  Statement& operator=(Statement&&) = delete;
+
+  // Parameters are numbered from 1, as in SQL (?1); nullopt binds NULL.
+  Statement& bind(int index, std::optional<std::int64_t> value);
+  Statement& bind(int index, std::string_view value);
+
+  // Advances to the next row; false when there are no more. Throws DatabaseError on failure, so a
+  // corrupt page met in the middle of a query is reported like one found at open.
+  bool step();
+
+  // Columns are numbered from 0, as SQLite does.
+  std::int64_t integer(int column) const;
+  std::optional<std::int64_t> optional_integer(int column) const;
+  double real(int column) const;
+  std::optional<double> optional_real(int column) const;
+  std::string text(int column) const;
+
+private:
+  sqlite3* database_;
+  sqlite3_stmt* statement_ = nullptr;
+  std::filesystem::path path_;
+};
+
+} // namespace commlens::analysis

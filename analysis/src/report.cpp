@@ -1,0 +1,94 @@
+#include "commlens/analysis/report.hpp"
+
+#include "commlens/analysis/errors.hpp"
+#include "report_queries.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace commlens::analysis {
+namespace detail {
+
+std::vector<std::pair<std::string, std::string>> query_run_metadata(const Database& database) {
+  auto query = database.prepare("SELECT key, value FROM run ORDER BY key");
+  std::vector<std::pair<std::string, std::string>> entries;
+  while (query.step())
+    entries.emplace_back(query.text(0), query.text(1));
+  return entries;
+}
+
+} // namespace detail
+
+namespace {
+
+// A filter that matches nothing is almost always a typo; saying so beats an empty report.
+void check_filter(const Database& database, const ReportFilter& filter) {
+  if (filter.rank) {
+    auto query = database.prepare("SELECT 1 FROM ranks WHERE rank = ?1");
+    query.bind(1, *filter.rank);
+    if (!query.step())
+      throw FilterError(
+          fmt::format("{}: no rank {} in this database", database.path().string(), *filter.rank));
+  }
+  if (filter.phase) {
+    auto query = database.prepare(
+        "SELECT 1 FROM phases WHERE phase = ?1 UNION ALL SELECT 1 FROM call_stats WHERE phase = ?1 LIMIT 1");
+    query.bind(1, *filter.phase);
+    if (!query.step())
+      throw FilterError(
+          fmt::format("{}: no phase {} in this database", database.path().string(), *filter.phase));
+  }
+}
+
+template <typename Value>
+std::optional<RankSpread> spread_of(const std::vector<RankTime>& ranks, Value value_of) {
+  if (ranks.empty())
+    return std::nullopt;
+  RankSpread spread;
+  spread.min = spread.max = value_of(ranks.front());
+  spread.min_rank = spread.max_rank = ranks.front().rank;
+  double sum = 0;
+  for (const auto& rank : ranks) {
+    const double value = value_of(rank);
+    sum += value;
+    if (value < spread.min) {
+      spread.min = value;
+      spread.min_rank = rank.rank;
+    }
+    if (value > spread.max) {
+      spread.max = value;
+      spread.max_rank = rank.rank;
+    }
+  }
+  spread.mean = sum / static_cast<double>(ranks.size());
+  spread.imbalance = spread.mean > 0 ? spread.max / spread.mean - 1.0 : 0.0;
+  return spread;
+}
+
+} // namespace
+
+Report build_report(const Database& database, const ReportFilter& filter) {
+  check_filter(database, filter);
+  Report report;
+  report.database_path = database.path().string();
+  report.schema_version = database.schema_version();
+  report.filter = filter;
+  report.run = detail::query_run_metadata(database);
+  report.ranks = detail::query_rank_times(database, filter);
+  report.functions = detail::query_function_stats(database, filter);
+
+  report.mpi_time_spread = spread_of(report.ranks, [](const RankTime& rank) { return double(rank.mpi_ns); });
+  const bool every_rank_has_share =
+      std::all_of(report.ranks.begin(), report.ranks.end(),
+                  [](const RankTime& rank) { return rank.mpi_share.has_value(); });
+  if (every_rank_has_share)
+    report.mpi_share_spread = spread_of(report.ranks, [](const RankTime& rank) { return *rank.mpi_share; });
+  for (const auto& rank : report.ranks) {
+    report.dropped_events += rank.dropped_events;
+    report.summary_overflow += rank.summary_overflow;
+  }
+  return report;
+}
+
+} // namespace commlens::analysis

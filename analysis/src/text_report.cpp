@@ -1,0 +1,155 @@
+#include "commlens/analysis/report_format.hpp"
+#include "commlens/analysis/size_bin.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iterator>
+
+namespace commlens::analysis {
+namespace {
+
+using Out = fmt::memory_buffer;
+
+constexpr std::size_t kRunValueWidth = 100;
+constexpr std::size_t kHistogramBarWidth = 30;
+
+// Run values may hold multi-line MPI version strings; a report line stays one line.
+std::string one_line(std::string value) {
+  std::replace(value.begin(), value.end(), '\n', ' ');
+  if (value.size() > kRunValueWidth)
+    value = value.substr(0, kRunValueWidth - 3) + "...";
+  return value;
+}
+
+std::string percent(double share) {
+  return fmt::format("{:.1f}%", share * 100.0);
+}
+
+void write_header(Out& out, const Report& report, bool brief) {
+  fmt::format_to(std::back_inserter(out), "commlens report: {} (schema v{})\n", report.database_path,
+                 report.schema_version);
+  if (report.filter.rank || report.filter.phase)
+    fmt::format_to(std::back_inserter(out), "  filter: {}{}\n",
+                   report.filter.rank ? fmt::format("rank {} ", *report.filter.rank) : "",
+                   report.filter.phase ? fmt::format("phase {}", *report.filter.phase) : "");
+  if (brief)
+    return;
+  for (const auto& [key, value] : report.run)
+    fmt::format_to(std::back_inserter(out), "  {}: {}\n", key, one_line(value));
+}
+
+void write_spreads(Out& out, const Report& report) {
+  if (const auto& time = report.mpi_time_spread)
+    fmt::format_to(std::back_inserter(out),
+                   "  across ranks: time in MPI min {} (rank {}), mean {}, max {} (rank {}), imbalance {}\n",
+                   human_duration(time->min), time->min_rank, human_duration(time->mean),
+                   human_duration(time->max), time->max_rank, percent(time->imbalance));
+  if (const auto& share = report.mpi_share_spread)
+    fmt::format_to(
+        std::back_inserter(out), "  across ranks: share in MPI min {} (rank {}), mean {}, max {} (rank {})\n",
+        percent(share->min), share->min_rank, percent(share->mean), percent(share->max), share->max_rank);
+}
+
+void write_rank_times(Out& out, const Report& report, bool brief) {
+  if (report.ranks.empty()) {
+    fmt::format_to(std::back_inserter(out), "\nTime in MPI per rank: no ranks recorded.\n");
+    return;
+  }
+  fmt::format_to(std::back_inserter(out), "\nTime in MPI per rank\n");
+  if (!brief) {
+    fmt::format_to(std::back_inserter(out), "  {:>5}  {:<16} {:>12} {:>12} {:>7} {:>10}\n", "rank", "host",
+                   "application", "MPI", "share", "calls");
+    for (const auto& rank : report.ranks)
+      fmt::format_to(
+          std::back_inserter(out), "  {:>5}  {:<16} {:>12} {:>12} {:>7} {:>10}\n", rank.rank, rank.host,
+          rank.application_ns ? human_duration(double(*rank.application_ns)) : "unknown",
+          human_duration(double(rank.mpi_ns)), rank.mpi_share ? percent(*rank.mpi_share) : "-", rank.calls);
+  }
+  write_spreads(out, report);
+}
+
+void write_functions(Out& out, const Report& report, const TextReportOptions& options) {
+  if (report.functions.empty()) {
+    fmt::format_to(std::back_inserter(out), "\nMPI functions: no calls recorded.\n");
+    return;
+  }
+  const std::size_t shown =
+      options.brief ? std::min(options.brief_functions, report.functions.size()) : report.functions.size();
+  fmt::format_to(std::back_inserter(out), "\nMPI functions by time\n");
+  fmt::format_to(std::back_inserter(out), "  {:<24} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10} {:>7}\n",
+                 "function", "calls", "sent", "received", "total", "min", "max", "of MPI");
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto& function = report.functions[i];
+    fmt::format_to(std::back_inserter(out), "  {:<24} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10} {:>7}\n",
+                   function.name, function.calls, binary_size(function.bytes_sent),
+                   binary_size(function.bytes_recv), human_duration(double(function.time_total_ns)),
+                   human_duration(double(function.time_min_ns)), human_duration(double(function.time_max_ns)),
+                   percent(function.share_of_mpi_time));
+  }
+  if (shown < report.functions.size())
+    fmt::format_to(std::back_inserter(out), "  ... and {} more functions (commlens report)\n",
+                   report.functions.size() - shown);
+}
+
+void write_size_histograms(Out& out, const Report& report) {
+  if (report.functions.empty()) {
+    fmt::format_to(std::back_inserter(out), "\nMessage sizes per function: no calls recorded.\n");
+    return;
+  }
+  fmt::format_to(std::back_inserter(out),
+                 "\nMessage sizes per function (calls, bytes sent + received, time)\n");
+  for (const auto& function : report.functions) {
+    fmt::format_to(std::back_inserter(out), "  {}\n", function.name);
+    std::uint64_t most_calls = 1;
+    for (const auto& bin : function.size_histogram)
+      most_calls = std::max(most_calls, bin.calls);
+    for (const auto& bin : function.size_histogram) {
+      const auto bar =
+          static_cast<std::size_t>((bin.calls * kHistogramBarWidth + most_calls - 1) / most_calls);
+      fmt::format_to(std::back_inserter(out), "    {:<18} {:>10} {:>10} {:>12}  {}\n", bin.label, bin.calls,
+                     binary_size(bin.bytes_sent + bin.bytes_recv), human_duration(double(bin.time_total_ns)),
+                     std::string(bar, '#'));
+    }
+  }
+}
+
+void write_drops(Out& out, const Report& report) {
+  if (report.dropped_events == 0 && report.summary_overflow == 0) {
+    fmt::format_to(std::back_inserter(out), "\nDropped events: none.\n");
+    return;
+  }
+  fmt::format_to(
+      std::back_inserter(out),
+      "\nDropped events: {} trace events lost (writer behind), {} calls not counted (summary full)\n",
+      report.dropped_events, report.summary_overflow);
+  for (const auto& rank : report.ranks)
+    if (rank.dropped_events != 0 || rank.summary_overflow != 0)
+      fmt::format_to(std::back_inserter(out), "  rank {}: {} lost, {} not counted\n", rank.rank,
+                     rank.dropped_events, rank.summary_overflow);
+}
+
+} // namespace
+
+std::string human_duration(double nanoseconds) {
+  if (nanoseconds >= 1e9)
+    return fmt::format("{:.3f} s", nanoseconds / 1e9);
+  if (nanoseconds >= 1e6)
+    return fmt::format("{:.3f} ms", nanoseconds / 1e6);
+  if (nanoseconds >= 1e3)
+    return fmt::format("{:.3f} us", nanoseconds / 1e3);
+  return fmt::format("{:.0f} ns", nanoseconds);
+}
+
+std::string render_text_report(const Report& report, const TextReportOptions& options) {
+  Out out;
+  write_header(out, report, options.brief);
+  write_rank_times(out, report, options.brief);
+  write_functions(out, report, options);
+  if (!options.brief)
+    write_size_histograms(out, report);
+  write_drops(out, report);
+  return fmt::to_string(out);
+}
+
+} // namespace commlens::analysis

@@ -1,0 +1,107 @@
+// `commlens report` and the top-level usage, run through the built binary.
+#include "cli_runner.hpp"
+#include "test_database.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace commlens::test {
+namespace {
+
+class CliReport : public ::testing::Test {
+protected:
+  void SetUp() override {
+    path_ = (make_temp_directory("commlens-cli-report") / "commlens.sqlite").string();
+    TestDatabase database(path_);
+    fill_three_rank_run(database);
+  }
+  std::string path_;
+};
+
+TEST_F(CliReport, JsonReportParsesAndHoldsTheExactNumbers) {
+  const auto result = run_cli({"report", path_, "--format", "json"});
+  ASSERT_EQ(result.status, 0) << result.err;
+  const auto report = nlohmann::json::parse(result.out);
+  EXPECT_EQ(report["schema_version"], 1);
+  EXPECT_EQ(report["run"]["mode"], "summary");
+  ASSERT_EQ(report["ranks"].size(), 3u);
+  EXPECT_EQ(report["ranks"][1]["mpi_ns"], 2'000'002'000);
+  EXPECT_EQ(report["mpi_time_across_ranks_ns"]["max_rank"], 2);
+  EXPECT_EQ(report["functions"][0]["name"], "MPI_Allreduce");
+  EXPECT_EQ(report["functions"][0]["calls"], 30);
+  const auto& send = report["functions"][3];
+  EXPECT_EQ(send["name"], "MPI_Send");
+  EXPECT_EQ(send["bytes_sent"], 14'096);
+  EXPECT_EQ(send["size_histogram"][0]["key"], "2^10");
+  EXPECT_EQ(send["size_histogram"][0]["label"], "[1KiB, 2KiB)");
+  EXPECT_EQ(send["size_histogram"][1]["calls"], 2);
+  EXPECT_EQ(report["dropped"]["events"], 5);
+  EXPECT_TRUE(report["filter"]["rank"].is_null());
+}
+
+TEST_F(CliReport, JsonReportAppliesRankAndPhaseFilters) {
+  const auto result = run_cli({"report", path_, "--format", "json", "--rank", "0", "--phase", "1"});
+  ASSERT_EQ(result.status, 0) << result.err;
+  const auto report = nlohmann::json::parse(result.out);
+  EXPECT_EQ(report["filter"]["rank"], 0);
+  EXPECT_EQ(report["filter"]["phase"], 1);
+  ASSERT_EQ(report["ranks"].size(), 1u);
+  EXPECT_EQ(report["ranks"][0]["mpi_ns"], 1'000'001'000);
+  ASSERT_EQ(report["functions"].size(), 2u);
+  EXPECT_EQ(report["functions"][1]["calls"], 2);
+}
+
+TEST_F(CliReport, TextReportShowsRanksFunctionsHistogramsAndDrops) {
+  const auto result = run_cli({"report", path_});
+  ASSERT_EQ(result.status, 0) << result.err;
+  EXPECT_NE(result.out.find("commlens report: " + path_ + " (schema v1)"), std::string::npos);
+  EXPECT_NE(result.out.find("Time in MPI per rank"), std::string::npos);
+  EXPECT_NE(result.out.find("node-b"), std::string::npos);
+  EXPECT_NE(result.out.find("max 4.000 s (rank 2), imbalance 71.4%"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("MPI_Allreduce"), std::string::npos);
+  EXPECT_NE(result.out.find("[1KiB, 2KiB)"), std::string::npos);
+  EXPECT_NE(result.out.find("[4KiB, 8KiB)"), std::string::npos);
+  EXPECT_NE(result.out.find("Dropped events: 5 trace events lost"), std::string::npos);
+}
+
+TEST(CliReportEmpty, SectionsWithoutDataSaySoInOneLine) {
+  const auto path = (make_temp_directory("commlens-cli-empty") / "commlens.sqlite").string();
+  { TestDatabase database(path); }
+  const auto result = run_cli({"report", path});
+  ASSERT_EQ(result.status, 0) << result.err;
+  EXPECT_NE(result.out.find("Time in MPI per rank: no ranks recorded.\n"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("MPI functions: no calls recorded.\n"), std::string::npos);
+  EXPECT_NE(result.out.find("Message sizes per function: no calls recorded.\n"), std::string::npos);
+  EXPECT_NE(result.out.find("Dropped events: none.\n"), std::string::npos);
+}
+
+TEST_F(CliReport, UnknownRankIsBadInput) {
+  const auto result = run_cli({"report", path_, "--rank", "9"});
+  EXPECT_EQ(result.status, 2);
+  EXPECT_EQ(result.err, "commlens: error: " + path_ + ": no rank 9 in this database\n");
+}
+
+TEST_F(CliReport, UnknownFormatIsAUsageError) {
+  const auto result = run_cli({"report", path_, "--format", "xml"});
+  EXPECT_EQ(result.status, 2);
+  EXPECT_NE(result.err.find("--format"), std::string::npos) << result.err;
+}
+
+TEST(CliUsage, MissingSubcommandIsAUsageError) {
+  EXPECT_EQ(run_cli({}).status, 2);
+}
+
+TEST(CliUsage, ReportWithoutDatabaseIsAUsageError) {
+  EXPECT_EQ(run_cli({"report"}).status, 2);
+}
+
+TEST(CliUsage, HelpDocumentsTheExitStatuses) {
+  const auto result = run_cli({"--help"});
+  EXPECT_EQ(result.status, 0);
+  EXPECT_NE(result.out.find("Exit status:"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("2  bad input or usage"), std::string::npos);
+  EXPECT_NE(result.out.find("1  reserved for `commlens check`"), std::string::npos);
+}
+
+} // namespace
+} // namespace commlens::test
