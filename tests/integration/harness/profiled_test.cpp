@@ -1,0 +1,46 @@
+#include "profiled_test.hpp"
+
+#include <map>
+
+namespace commlens::integration {
+
+const JobResult& ProfiledExample::job(const std::vector<std::string>& command) const {
+  static std::map<std::pair<std::vector<std::string>, std::string>, JobResult> cache;
+  const auto key = std::make_pair(command, GetParam());
+  auto found = cache.find(key);
+  if (found == cache.end())
+    found = cache.emplace(key, run_profiled_job({.command = command, .mode = GetParam()})).first;
+  return found->second;
+}
+
+std::unique_ptr<Database> ProfiledExample::merged(const JobResult& result) const {
+  EXPECT_EQ(result.exit_code, 0) << result.describe();
+  try {
+    return std::make_unique<Database>(result.merged_database());
+  } catch (const std::exception& error) {
+    ADD_FAILURE() << error.what() << "\n" << result.describe();
+    return nullptr;
+  }
+}
+
+void ProfiledExample::expect_calls(const Database& db, const CallTable& expected,
+                                   const std::function<CallTable(const CallTable&)>& normalise) const {
+  const auto shape = [&](const CallTable& table) { return normalise ? normalise(table) : table; };
+  const auto functions = expected.functions();
+  EXPECT_EQ(difference(expected, shape(read_call_stats(db, functions))), "")
+      << "call_stats differs from the documented pattern (" << GetParam() << " mode)";
+  if (trace()) {
+    EXPECT_EQ(difference(expected, shape(read_traced_calls(db, functions))), "")
+        << "mpi_calls differs from the documented pattern";
+    EXPECT_EQ(count_difference(read_call_stats(db), read_traced_calls(db)), "")
+        << "call_stats and mpi_calls disagree on how many calls each rank made (left: call_stats)";
+  } else {
+    EXPECT_EQ(db.scalar("SELECT count(*) FROM mpi_calls"), 0) << "summary mode must not store mpi_calls";
+  }
+}
+
+std::string mode_test_name(const ::testing::TestParamInfo<std::string>& info) {
+  return info.param;
+}
+
+} // namespace commlens::integration
