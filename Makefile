@@ -1,0 +1,39 @@
+# Thin wrapper over CMake: every target installs what it needs, configures and builds first.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+DEMO_OUTPUT ?= $(BUILD)/demo-output
+CMAKE_ARGS ?=
+
+# Open MPI refuses to start as root unless told; CI and containers run as root.
+export OMPI_ALLOW_RUN_AS_ROOT := 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
+
+.PHONY: deps configure build demo test bench format clean
+
+deps:
+	bash scripts/install-deps.sh
+
+configure: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+# Profiles the bundled halo-exchange example on 4 ranks and prints the report.
+demo: build
+	$(BUILD)/analysis/commlens run --output $(DEMO_OUTPUT) -- \
+	  mpirun -np 4 --oversubscribe $(BUILD)/examples/halo_demo 200
+	$(BUILD)/analysis/commlens report $(DEMO_OUTPUT)/commlens.sqlite
+	@echo "database: $(DEMO_OUTPUT)/commlens.sqlite"
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j 2
+
+bench: build
+	bash bench/run-all.sh $(BUILD)
+
+format:
+	find libprofiler collectors analysis examples bench tests -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.c' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD)
