@@ -1,5 +1,7 @@
 #include "call_recording.hpp"
 
+#include "datatype_catalog.hpp"
+
 #include <vector>
 
 namespace commlens::pmpi {
@@ -116,7 +118,10 @@ int CallRecording::out_degree() noexcept {
   return out_degree_;
 }
 
-std::uint64_t CallRecording::type_size(MPI_Datatype type) const noexcept {
+std::uint64_t CallRecording::type_size(MPI_Datatype type) noexcept {
+  if (record_.datatype == 0) {
+    record_.datatype = datatype_index(type);
+  }
   MPI_Count size = 0;
   if (type == MPI_DATATYPE_NULL || PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size < 0) {
     return 0; // MPI_UNDEFINED for types whose size overflows MPI_Count

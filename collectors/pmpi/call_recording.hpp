@@ -60,7 +60,8 @@ public:
   int group_size() const noexcept;
   int in_degree() noexcept;
   int out_degree() noexcept;
-  std::uint64_t type_size(MPI_Datatype type) const noexcept;
+  // Also notes the first datatype a call's byte count uses (the sent data, else the received).
+  std::uint64_t type_size(MPI_Datatype type) noexcept;
   template <typename Count> std::uint64_t sum(const Count* counts, int length) const noexcept {
     std::uint64_t total = 0;
     for (int i = 0; i < length; ++i) {
@@ -69,7 +70,7 @@ public:
     return total;
   }
   template <typename Count>
-  std::uint64_t weighted_sum(const Count* counts, const MPI_Datatype* types, int length) const noexcept {
+  std::uint64_t weighted_sum(const Count* counts, const MPI_Datatype* types, int length) noexcept {
     std::uint64_t total = 0;
     for (int i = 0; i < length; ++i) {
       total += count_of(counts[i]) == 0 ? 0 : count_of(counts[i]) * type_size(types[i]);

@@ -3,6 +3,7 @@
 // MPI (mpirun, shell scripts) are untouched.
 #include "call_recording.hpp"
 #include "clock_alignment.hpp"
+#include "datatype_catalog.hpp"
 #include "function_ids.hpp"
 #include "function_table.hpp"
 
@@ -87,7 +88,9 @@ Profiler* start_on_every_rank(const ProcessIdentity& identity) {
       std::fprintf(stderr, "%s%s\n", message.rfind("commlens:", 0) == 0 ? "" : "commlens: ", message.c_str());
     }
   });
-  Profiler* profiler = Profiler::start(std::move(config), identity, function_descriptions());
+  start_datatype_catalog();
+  Profiler* profiler =
+      Profiler::start(std::move(config), identity, function_descriptions(), datatype_names());
   int started = profiler != nullptr ? 1 : 0;
   int everywhere = 0;
   PMPI_Allreduce(&started, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);

@@ -32,6 +32,7 @@ void ChunkEncoder::put_signed(std::int64_t value) {
 void ChunkEncoder::append(const EventRecord& record) {
   bytes_.push_back(header_of(record));
   put_unsigned(record.function);
+  put_unsigned(record.datatype);
   put_signed(static_cast<std::int64_t>(record.start_ticks - previous_start_));
   put_unsigned(record.end_ticks - record.start_ticks);
   put_signed(static_cast<std::int64_t>(record.call_id - previous_call_id_));
@@ -84,12 +85,13 @@ bool ChunkDecoder::next(EventRecord& record) noexcept {
     return false;
   }
   const std::uint8_t header = bytes_[position_++];
-  std::uint64_t function = 0, duration = 0, bytes_sent = 0, bytes_recv = 0, request = 0, communicator = 0;
+  std::uint64_t function = 0, datatype = 0, duration = 0, bytes_sent = 0, bytes_recv = 0, request = 0,
+                communicator = 0;
   std::int64_t start_delta = 0, id_delta = 0, peer = 0, tag_or_root = 0;
-  if (!get_unsigned(function) || !get_signed(start_delta) || !get_unsigned(duration) ||
-      !get_signed(id_delta) || !get_unsigned(bytes_sent) || !get_unsigned(bytes_recv) ||
-      !get_unsigned(request) || !get_unsigned(communicator) || !get_signed(peer) ||
-      !get_signed(tag_or_root)) {
+  if (!get_unsigned(function) || !get_unsigned(datatype) || !get_signed(start_delta) ||
+      !get_unsigned(duration) || !get_signed(id_delta) || !get_unsigned(bytes_sent) ||
+      !get_unsigned(bytes_recv) || !get_unsigned(request) || !get_unsigned(communicator) ||
+      !get_signed(peer) || !get_signed(tag_or_root)) {
     malformed_ = true;
     return false;
   }
@@ -98,6 +100,7 @@ bool ChunkDecoder::next(EventRecord& record) noexcept {
   record.location = static_cast<BufferLocation>((header >> 1) & 7);
   record.implementation = static_cast<std::uint8_t>(header >> 4);
   record.function = static_cast<FunctionId>(function);
+  record.datatype = static_cast<std::uint8_t>(datatype);
   record.start_ticks = previous_start_ + static_cast<std::uint64_t>(start_delta);
   record.end_ticks = record.start_ticks + duration;
   record.call_id = previous_call_id_ + static_cast<std::uint64_t>(id_delta);

@@ -59,6 +59,7 @@ std::string mapped(const char* column, const ClockMap& map) {
 void copy_rank(SqliteDatabase& merged, int rank, const ClockMap& map) {
   merged.exec("INSERT OR IGNORE INTO functions SELECT * FROM src.functions");
   merged.exec("INSERT OR IGNORE INTO implementations SELECT * FROM src.implementations");
+  merged.exec("INSERT OR IGNORE INTO datatypes SELECT * FROM src.datatypes");
   merged.exec("INSERT OR IGNORE INTO strings SELECT * FROM src.strings");
   merged.exec("INSERT OR IGNORE INTO run SELECT * FROM src.run");
   merged.exec("INSERT OR REPLACE INTO ranks SELECT * FROM src.ranks");
@@ -71,7 +72,8 @@ void copy_rank(SqliteDatabase& merged, int rank, const ClockMap& map) {
                   mapped("start_ns", map), mapped("end_ns", map)));
   merged.exec(fmt::format(
       "INSERT INTO mpi_calls SELECT id, rank, thread, function_id, {}, {}, bytes_sent, bytes_recv, "
-      "peer, tag, comm_id, root, request_id, buffer_location, implementation, phase FROM src.mpi_calls",
+      "peer, tag, comm_id, root, request_id, buffer_location, implementation, phase, datatype FROM "
+      "src.mpi_calls",
       mapped("start_ns", map), mapped("end_ns", map)));
   merged.exec(fmt::format("INSERT OR REPLACE INTO mpi_requests SELECT rank, request_id, function_id, {}, {}, "
                           "completion_call_id, peer, bytes_sent, bytes_recv, comm_id FROM src.mpi_requests",

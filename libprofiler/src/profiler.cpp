@@ -13,16 +13,17 @@ namespace commlens {
 
 std::atomic<Profiler*> Profiler::active_{nullptr};
 
-Profiler::Profiler(Config config, ProcessIdentity identity, std::vector<FunctionDescription> functions)
+Profiler::Profiler(Config config, ProcessIdentity identity, std::vector<FunctionDescription> functions,
+                   std::vector<std::string> datatypes)
     : config_(std::move(config)), identity_(std::move(identity)), functions_(std::move(functions)),
-      init_ns_(clock_.now_ns()) {
+      datatypes_(std::move(datatypes)), init_ns_(clock_.now_ns()) {
   phases_.push_back(Phase{0, now_ticks(), 0, -1});
 }
 
 Profiler::~Profiler() = default;
 
-Profiler* Profiler::start(Config config, ProcessIdentity identity,
-                          std::vector<FunctionDescription> functions) {
+Profiler* Profiler::start(Config config, ProcessIdentity identity, std::vector<FunctionDescription> functions,
+                          std::vector<std::string> datatypes) {
   std::error_code error;
   std::filesystem::create_directories(config.output_directory, error);
   if (error) {
@@ -31,11 +32,13 @@ Profiler* Profiler::start(Config config, ProcessIdentity identity,
     return nullptr;
   }
   // Deliberately never deleted: threads may hold its recorders until the process exits.
-  auto* profiler = new Profiler(std::move(config), std::move(identity), std::move(functions));
+  auto* profiler =
+      new Profiler(std::move(config), std::move(identity), std::move(functions), std::move(datatypes));
   const std::string path = profiler->rank_database_path();
   try {
     auto store = std::make_unique<RankStore>(path, profiler->identity_.world_rank);
-    store->write_catalog(profiler->functions_, profiler->identity_, profiler->init_ns_, profiler->clock_);
+    store->write_catalog(profiler->functions_, profiler->datatypes_, profiler->identity_, profiler->init_ns_,
+                         profiler->clock_);
     profiler->writer_ = std::make_unique<WriterThread>(*profiler, std::move(store));
   } catch (const std::exception& failure) {
     std::fprintf(stderr, "commlens: cannot write %s: %s; running unprofiled\n", path.c_str(), failure.what());

@@ -90,9 +90,13 @@ std::size_t RankStore::materialize_chunks(std::size_t max_chunks) {
 }
 
 void RankStore::write_catalog(const std::vector<FunctionDescription>& functions,
-                              const ProcessIdentity& identity, std::uint64_t init_ns,
-                              const TickConverter& clock) {
+                              const std::vector<std::string>& datatypes, const ProcessIdentity& identity,
+                              std::uint64_t init_ns, const TickConverter& clock) {
   begin();
+  auto insert_datatype = db_.prepare("INSERT OR REPLACE INTO datatypes VALUES (?,?)");
+  for (std::size_t index = 0; index < datatypes.size(); ++index) {
+    insert_datatype.bind(1, static_cast<std::int64_t>(index + 1)).bind(2, datatypes[index]).run();
+  }
   auto insert_function = db_.prepare("INSERT OR REPLACE INTO functions VALUES (?,?,?,?)");
   for (std::size_t id = 0; id < functions.size(); ++id) {
     if (functions[id].name != nullptr) {

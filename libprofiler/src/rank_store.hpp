@@ -46,7 +46,8 @@ public:
   // Replaces any file left at `path` by an earlier run. Throws SqliteError naming the file.
   RankStore(const std::string& path, int rank);
 
-  void write_catalog(const std::vector<FunctionDescription>& functions, const ProcessIdentity& identity,
+  void write_catalog(const std::vector<FunctionDescription>& functions,
+                     const std::vector<std::string>& datatypes, const ProcessIdentity& identity,
                      std::uint64_t init_ns, const TickConverter& clock);
   void begin() { db_.exec("BEGIN"); }
   void commit() { db_.exec("COMMIT"); }

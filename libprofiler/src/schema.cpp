@@ -43,6 +43,10 @@ CREATE TABLE IF NOT EXISTS buffer_locations (
   name TEXT NOT NULL UNIQUE
 );
 INSERT OR IGNORE INTO buffer_locations VALUES (0, 'unknown'), (1, 'host'), (2, 'device'), (3, 'managed');
+CREATE TABLE IF NOT EXISTS datatypes (
+  id   INTEGER PRIMARY KEY,            -- equal on every rank of a run (one catalogue per build)
+  name TEXT NOT NULL                   -- MPI_INT, MPI_DOUBLE, ...; "derived" for user types
+);
 CREATE TABLE IF NOT EXISTS implementations (
   id   INTEGER PRIMARY KEY,
   name TEXT NOT NULL UNIQUE
@@ -88,7 +92,8 @@ CREATE TABLE IF NOT EXISTS mpi_calls (
   request_id      INTEGER,             -- the request posted or completed (mpi_requests)
   buffer_location INTEGER NOT NULL DEFAULT 0 REFERENCES buffer_locations(id),
   implementation  INTEGER NOT NULL DEFAULT 0 REFERENCES implementations(id),
-  phase           INTEGER NOT NULL DEFAULT 0
+  phase           INTEGER NOT NULL DEFAULT 0,
+  datatype        INTEGER REFERENCES datatypes(id) -- of the data sent (else received); NULL: none
 );
 -- Trace records as the writer stored them: one compact BLOB per drained buffer (event_codec.hpp).
 -- The writer turns them into mpi_calls / mpi_requests rows in the background and deletes them;

@@ -112,7 +112,8 @@ void TraceMaterializer::store_chunk(TraceRowWriter& out, int thread, std::span<c
                             meaning.tag && has_value ? std::optional(record.tag_or_root) : std::nullopt, comm,
                             meaning.root && has_value ? std::optional(record.tag_or_root) : std::nullopt,
                             record.request_id != 0 ? std::optional(record.request_id) : std::nullopt,
-                            static_cast<int>(record.location), record.implementation, phase_of(start)});
+                            static_cast<int>(record.location), record.implementation, phase_of(start),
+                            record.datatype != 0 ? std::optional<int>(record.datatype) : std::nullopt});
   }
 }
 

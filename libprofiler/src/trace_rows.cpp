@@ -20,7 +20,7 @@ std::int64_t as_int(std::uint64_t value) {
 }
 
 std::string call_rows(int count) {
-  const std::string one_row = "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+  const std::string one_row = "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
   std::string rows = one_row;
   for (int row = 1; row < count; ++row) {
     rows += "," + one_row;
@@ -49,6 +49,7 @@ void TraceRowWriter::bind_call(SqliteStatement& s, int first, const CallRow& row
   bind_optional(s, first + 12, row.request_id);
   s.bind(first + 13, std::int64_t{row.buffer_location}).bind(first + 14, std::int64_t{row.implementation});
   s.bind(first + 15, std::int64_t{row.phase});
+  bind_optional(s, first + 16, row.datatype);
 }
 
 void TraceRowWriter::insert_call(const CallRow& row) {

@@ -27,6 +27,7 @@ struct CallRow {
   int buffer_location;
   int implementation;
   int phase;
+  std::optional<int> datatype;
 };
 
 struct RequestRow {
@@ -53,7 +54,7 @@ public:
 
 private:
   static constexpr int kBatch = 64;
-  static constexpr int kCallColumns = 16;
+  static constexpr int kCallColumns = 17;
   static void bind_call(SqliteStatement& statement, int first_parameter, const CallRow& row);
 
   std::vector<CallRow> pending_;

@@ -1,7 +1,10 @@
 // Merging rank files: one database, every rank on rank 0's timeline, clear errors on bad input.
+#include "commlens/profiler/event_codec.hpp"
 #include "commlens/profiler/merge.hpp"
 #include "commlens/profiler/profiler.hpp"
 #include "commlens/profiler/sqlite.hpp"
+
+#include "rank_store.hpp"
 
 #include <gtest/gtest.h>
 
@@ -52,10 +55,17 @@ TEST(Merge, CombinesEveryRankAndShiftsTimesByTheMeasuredOffset) {
   SqliteDatabase db(result.output_path, SQLITE_OPEN_READONLY);
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls WHERE rank = 1"), 20);
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM ranks"), 2);
-  // Rank 1 started after rank 0 on the same clock; with the 1 s offset removed it lands ~1 s before.
-  const std::int64_t first_rank1 = db.query_int64("SELECT min(start_ns) FROM mpi_calls WHERE rank = 1");
-  EXPECT_LT(first_rank1, -900'000'000);
-  EXPECT_GT(first_rank1, -1'100'000'000);
+  // Merged times of rank 1 = its own times + its init - the offset - rank 0's init (both inits on
+  // the one machine clock here); rank 0's times are unchanged.
+  const auto first_in_rank_file = [&](int rank) {
+    SqliteDatabase file((directory / rank_database_name(rank)).string(), SQLITE_OPEN_READONLY);
+    return file.query_int64("SELECT min(start_ns) FROM mpi_calls");
+  };
+  const std::int64_t shift = db.query_int64("SELECT init_ns FROM ranks WHERE rank = 1") - 1'000'000'000 -
+                             db.query_int64("SELECT init_ns FROM ranks WHERE rank = 0");
+  EXPECT_EQ(db.query_int64("SELECT min(start_ns) FROM mpi_calls WHERE rank = 1"),
+            first_in_rank_file(1) + shift);
+  EXPECT_EQ(db.query_int64("SELECT min(start_ns) FROM mpi_calls WHERE rank = 0"), first_in_rank_file(0));
   EXPECT_EQ(
       db.query_int64(
           "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'mpi_calls_by_rank_time'"),
@@ -87,6 +97,49 @@ TEST(Merge, EmptyDirectoryIsAClearError) {
   } catch (const MergeError& error) {
     EXPECT_NE(std::string(error.what()).find("no rank files"), std::string::npos);
   }
+}
+
+} // namespace
+
+namespace {
+
+// A rank killed before its writer turned chunks into rows: the merge must do it.
+TEST(Merge, TurnsChunksALostRankLeftBehindIntoRows) {
+  const fs::path directory = fs::path(testing::TempDir()) / "merge-chunks";
+  fs::remove_all(directory);
+  fs::create_directories(directory);
+  const TickConverter clock(1000, 5'000'000'000, 0.5); // 2 ticks per ns
+  {
+    RankStore store((directory / rank_database_name(0)).string(), 0);
+    store.write_catalog({{"MPI_Unused", "none"}, {"MPI_Send", "p2p", TagOrRoot::Tag}}, {"MPI_INT"},
+                        ProcessIdentity{0, 1, "host", 7}, 5'000'000'000, clock);
+    ChunkEncoder encoder;
+    for (std::uint64_t i = 0; i < 10; ++i) {
+      EventRecord record{};
+      record.start_ticks = 1000 + 2000 * i; // 1000 ns apart, the first at init
+      record.end_ticks = record.start_ticks + 200;
+      record.call_id = i + 1;
+      record.bytes_sent = 4 * i;
+      record.peer = 0;
+      record.tag_or_root = 42;
+      record.function = 1;
+      record.datatype = 1;
+      record.communicator_index = kNoCommunicator;
+      encoder.append(record);
+    }
+    store.begin();
+    store.insert_chunk(0, encoder.count(), encoder.bytes());
+    store.commit();
+    store.close();
+  }
+  const MergeResult result = merge_rank_databases(MergeOptions{directory.string(), "", nullptr});
+  EXPECT_EQ(result.calls, 10u);
+  SqliteDatabase db(result.output_path, SQLITE_OPEN_READONLY);
+  EXPECT_EQ(db.query_int64("SELECT sum(bytes_sent) FROM mpi_calls"), 4 * 45);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls WHERE tag = 42 AND datatype = 1"), 10);
+  EXPECT_EQ(db.query_int64("SELECT start_ns FROM mpi_calls WHERE id = 4"), 3000);
+  EXPECT_EQ(db.query_int64("SELECT end_ns - start_ns FROM mpi_calls WHERE id = 4"), 100);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM trace_chunks"), 0);
 }
 
 } // namespace

@@ -38,8 +38,10 @@ struct alignas(64) EventRecord {
   std::int32_t tag_or_root;
   // Call: the function. RequestCompletion: the function that posted the request.
   FunctionId function;
-  RecordKind kind;
-  BufferLocation location : 4;
+  // Index into the process's datatype catalogue (0: the call has no datatype).
+  std::uint8_t datatype;
+  RecordKind kind : 1;
+  BufferLocation location : 3;
   std::uint8_t implementation : 4; // 0 = the MPI library; others index RuntimeImplementation names
 };
 static_assert(sizeof(EventRecord) == 64, "an event record must stay one cache line");

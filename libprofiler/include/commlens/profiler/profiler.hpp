@@ -47,7 +47,9 @@ class Profiler {
 public:
   // Opens <output>/rank-NNNNN.sqlite and starts the writer. On failure prints one message naming
   // the file and the reason and returns null: the application then runs unprofiled.
-  static Profiler* start(Config config, ProcessIdentity identity, std::vector<FunctionDescription> functions);
+  // datatypes: names by EventRecord::datatype index (index 0, "no datatype", is not listed).
+  static Profiler* start(Config config, ProcessIdentity identity, std::vector<FunctionDescription> functions,
+                         std::vector<std::string> datatypes = {});
   static Profiler* active() noexcept { return active_.load(std::memory_order_acquire); }
 
   // Stores everything still buffered, closes the rank file and deactivates the profiler.
@@ -98,7 +100,8 @@ private:
     int pcontrol_level;      // -1 for phase 0
   };
 
-  Profiler(Config config, ProcessIdentity identity, std::vector<FunctionDescription> functions);
+  Profiler(Config config, ProcessIdentity identity, std::vector<FunctionDescription> functions,
+           std::vector<std::string> datatypes);
   ThreadRecorder* register_thread() noexcept;
   ThreadRecorder* refuse_thread() noexcept {
     threads_refused_.fetch_add(1, std::memory_order_relaxed);
@@ -110,6 +113,7 @@ private:
   Config config_;
   ProcessIdentity identity_;
   std::vector<FunctionDescription> functions_;
+  std::vector<std::string> datatypes_;
   TickConverter clock_;
   std::uint64_t init_ns_;
   std::atomic<bool> collecting_{true};
