@@ -119,8 +119,13 @@ int CallRecording::out_degree() noexcept {
 }
 
 std::uint64_t CallRecording::type_size(MPI_Datatype type) noexcept {
-  if (record_.datatype == 0) {
-    record_.datatype = datatype_index(type);
+  // Predefined types, the common case, cost one table probe instead of a call into MPI.
+  const PredefinedDatatype* predefined = find_predefined_datatype(type);
+  if (record_.datatype == 0 && type != MPI_DATATYPE_NULL) {
+    record_.datatype = predefined != nullptr ? predefined->index : derived_datatype_index();
+  }
+  if (predefined != nullptr) {
+    return predefined->size;
   }
   MPI_Count size = 0;
   if (type == MPI_DATATYPE_NULL || PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size < 0) {

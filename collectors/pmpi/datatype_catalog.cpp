@@ -65,17 +65,21 @@ const PredefinedType kPredefined[] = {
 constexpr auto kDerivedIndex = static_cast<std::uint8_t>(std::size(kPredefined) + 1);
 static_assert(std::size(kPredefined) + 1 < 256, "datatype indexes must fit a byte");
 
-std::unique_ptr<HandleMap<std::uint8_t>> lookup;
+std::unique_ptr<HandleMap<PredefinedDatatype>> lookup;
 
 } // namespace
 
 void start_datatype_catalog() {
-  lookup = std::make_unique<HandleMap<std::uint8_t>>(4 * std::size(kPredefined));
+  lookup = std::make_unique<HandleMap<PredefinedDatatype>>(4 * std::size(kPredefined));
   for (std::size_t index = 0; index < std::size(kPredefined); ++index) {
-    const std::uint64_t key = handle_key(kPredefined[index].handle);
-    if (kPredefined[index].handle != MPI_DATATYPE_NULL && lookup->find(key) == nullptr) {
-      lookup->insert(key, static_cast<std::uint8_t>(index + 1));
+    const MPI_Datatype handle = kPredefined[index].handle;
+    MPI_Count size = 0;
+    if (handle == MPI_DATATYPE_NULL || lookup->find(handle_key(handle)) != nullptr ||
+        PMPI_Type_size_x(handle, &size) != MPI_SUCCESS || size < 0) {
+      continue;
     }
+    lookup->insert(handle_key(handle), PredefinedDatatype{static_cast<std::uint8_t>(index + 1),
+                                                          static_cast<std::uint64_t>(size)});
   }
 }
 
@@ -88,12 +92,16 @@ std::vector<std::string> datatype_names() {
   return names;
 }
 
-std::uint8_t datatype_index(MPI_Datatype type) noexcept {
+const PredefinedDatatype* find_predefined_datatype(MPI_Datatype type) noexcept {
   if (type == MPI_DATATYPE_NULL || lookup == nullptr) {
-    return 0;
+    return nullptr;
   }
   const auto* slot = lookup->find(handle_key(type));
-  return slot != nullptr ? slot->value : kDerivedIndex;
+  return slot != nullptr ? &slot->value : nullptr;
+}
+
+std::uint8_t derived_datatype_index() noexcept {
+  return kDerivedIndex;
 }
 
 } // namespace commlens::pmpi

@@ -14,7 +14,13 @@ namespace commlens::pmpi {
 void start_datatype_catalog();
 // Names by index, starting at index 1 (0 means "no datatype").
 std::vector<std::string> datatype_names();
-// The catalogue index of a datatype: 0 for MPI_DATATYPE_NULL, the "derived" index for user types.
-std::uint8_t datatype_index(MPI_Datatype type) noexcept;
+struct PredefinedDatatype {
+  std::uint8_t index;
+  std::uint64_t size; // bytes, measured once at start: predefined types never change
+};
+// The catalogue entry of a predefined type; null for MPI_DATATYPE_NULL and derived types.
+const PredefinedDatatype* find_predefined_datatype(MPI_Datatype type) noexcept;
+// The catalogue index every derived type is stored under.
+std::uint8_t derived_datatype_index() noexcept;
 
 } // namespace commlens::pmpi

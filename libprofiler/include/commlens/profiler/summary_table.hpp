@@ -44,7 +44,8 @@ public:
   // Owner thread only. Returns false when the table is full and the call could not be counted.
   bool add(const SummaryKey& key, std::uint64_t bytes_sent, std::uint64_t bytes_recv,
            std::uint64_t ticks) noexcept {
-    Slot* slot = find_or_claim(key);
+    // Loops repeat the same call: the previous slot usually matches and saves the hash and probe.
+    Slot* slot = last_ != nullptr && last_->key == key ? last_ : find_or_claim(key);
     if (slot == nullptr) {
       overflowed_.store(overflowed_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       return false;
@@ -59,6 +60,7 @@ public:
     if (ticks > slot->ticks_max.load(std::memory_order_relaxed)) {
       slot->ticks_max.store(ticks, std::memory_order_relaxed);
     }
+    last_ = slot;
     return true;
   }
 
@@ -129,6 +131,7 @@ private:
 
   std::size_t mask_;
   std::unique_ptr<Slot[]> slots_;
+  Slot* last_ = nullptr; // owner thread only
   std::atomic<std::uint64_t> overflowed_{0};
 };
 
