@@ -19,8 +19,10 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-# Profiles the bundled halo-exchange example on 4 ranks and prints the report.
-demo: build
+# Profiles the bundled halo-exchange example on 4 ranks and prints the report (builds only what
+# the demo needs).
+demo: configure
+	cmake --build $(BUILD) -j $(JOBS) --target commlens commlens_cli halo_demo
 	$(BUILD)/analysis/commlens run --output $(DEMO_OUTPUT) -- \
 	  mpirun -np 4 --oversubscribe $(BUILD)/examples/halo_demo 200
 	$(BUILD)/analysis/commlens report $(DEMO_OUTPUT)/commlens.sqlite

@@ -88,6 +88,9 @@ Profiler* start_on_every_rank(const ProcessIdentity& identity) {
       std::fprintf(stderr, "%s%s\n", message.rfind("commlens:", 0) == 0 ? "" : "commlens: ", message.c_str());
     }
   });
+  if (!config.collectors.pmpi) {
+    return nullptr; // the same environment on every rank: all of them skip profiling together
+  }
   start_datatype_catalog();
   Profiler* profiler =
       Profiler::start(std::move(config), identity, function_descriptions(), datatype_names());

@@ -9,15 +9,6 @@ namespace commlens {
 
 namespace {
 
-template <typename T>
-void bind_optional(SqliteStatement& statement, int index, const std::optional<T>& value) {
-  if (value) {
-    statement.bind(index, static_cast<std::int64_t>(*value));
-  } else {
-    statement.bind_null(index);
-  }
-}
-
 std::int64_t as_int(std::uint64_t value) {
   return static_cast<std::int64_t>(value);
 }
@@ -153,11 +144,11 @@ void RankStore::replace_communicators(const std::vector<CommunicatorInfo>& commu
     } else {
       s.bind_null(7);
     }
-    bind_optional(s, 8, info.parent_id >= 0 ? std::optional<std::int64_t>(info.parent_id) : std::nullopt);
-    bind_optional(s, 9, info.created_by != 0 ? std::optional<int>(info.created_by) : std::nullopt);
+    s.bind_integer(8, info.parent_id >= 0 ? std::optional<std::int64_t>(info.parent_id) : std::nullopt);
+    s.bind_integer(9, info.created_by != 0 ? std::optional<int>(info.created_by) : std::nullopt);
     s.bind(10, info.name);
-    bind_optional(s, 11, info.created_ns != 0 ? std::optional(relative(info.created_ns)) : std::nullopt);
-    bind_optional(s, 12, info.freed_ns != 0 ? std::optional(relative(info.freed_ns)) : std::nullopt);
+    s.bind_integer(11, info.created_ns != 0 ? std::optional(relative(info.created_ns)) : std::nullopt);
+    s.bind_integer(12, info.freed_ns != 0 ? std::optional(relative(info.freed_ns)) : std::nullopt);
     s.bind(13, static_cast<std::int64_t>(index));
     s.run();
   }
@@ -166,8 +157,8 @@ void RankStore::replace_communicators(const std::vector<CommunicatorInfo>& commu
 void RankStore::replace_phases(const std::vector<PhaseRow>& phases) {
   for (const PhaseRow& phase : phases) {
     upsert_phase_.bind(1, std::int64_t{rank_}).bind(2, std::int64_t{phase.phase}).bind(3, phase.start_ns);
-    bind_optional(upsert_phase_, 4, phase.end_ns);
-    bind_optional(upsert_phase_, 5, phase.pcontrol_level);
+    upsert_phase_.bind_integer(4, phase.end_ns);
+    upsert_phase_.bind_integer(5, phase.pcontrol_level);
     upsert_phase_.run();
   }
 }
@@ -184,7 +175,7 @@ void RankStore::update_counters(const RankCounters& counters) {
   auto& s = update_counters_;
   s.bind(1, std::int64_t{counters.threads}).bind(2, as_int(counters.dropped_events));
   s.bind(3, as_int(counters.summary_overflow));
-  bind_optional(s, 4, counters.finalize_ns);
+  s.bind_integer(4, counters.finalize_ns);
   s.bind(5, std::int64_t{counters.finalize_ns.has_value()});
   s.bind(6, counters.alignment.offset_ns).bind(7, counters.alignment.drift_ppb).bind(8, std::int64_t{rank_});
   s.run();

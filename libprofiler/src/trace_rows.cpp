@@ -6,15 +6,6 @@ namespace commlens {
 
 namespace {
 
-template <typename T>
-void bind_optional(SqliteStatement& statement, int index, const std::optional<T>& value) {
-  if (value) {
-    statement.bind(index, static_cast<std::int64_t>(*value));
-  } else {
-    statement.bind_null(index);
-  }
-}
-
 std::int64_t as_int(std::uint64_t value) {
   return static_cast<std::int64_t>(value);
 }
@@ -43,13 +34,13 @@ void TraceRowWriter::bind_call(SqliteStatement& s, int first, const CallRow& row
   s.bind(first + 3, std::int64_t{row.function_id}).bind(first + 4, row.start_ns).bind(first + 5, row.end_ns);
   s.bind(first + 6, as_int(row.bytes_sent)).bind(first + 7, as_int(row.bytes_recv));
   s.bind(first + 8, std::int64_t{row.peer});
-  bind_optional(s, first + 9, row.tag);
-  bind_optional(s, first + 10, row.comm_id);
-  bind_optional(s, first + 11, row.root);
-  bind_optional(s, first + 12, row.request_id);
+  s.bind_integer(first + 9, row.tag);
+  s.bind_integer(first + 10, row.comm_id);
+  s.bind_integer(first + 11, row.root);
+  s.bind_integer(first + 12, row.request_id);
   s.bind(first + 13, std::int64_t{row.buffer_location}).bind(first + 14, std::int64_t{row.implementation});
   s.bind(first + 15, std::int64_t{row.phase});
-  bind_optional(s, first + 16, row.datatype);
+  s.bind_integer(first + 16, row.datatype);
 }
 
 void TraceRowWriter::insert_call(const CallRow& row) {
@@ -76,7 +67,7 @@ void TraceRowWriter::insert_request(const RequestRow& row) {
   s.bind(1, std::int64_t{row.rank}).bind(2, as_int(row.request_id)).bind(3, std::int64_t{row.function_id});
   s.bind(4, row.post_ns).bind(5, row.complete_ns).bind(6, as_int(row.completion_call_id));
   s.bind(7, std::int64_t{row.peer}).bind(8, as_int(row.bytes_sent)).bind(9, as_int(row.bytes_recv));
-  bind_optional(s, 10, row.comm_id);
+  s.bind_integer(10, row.comm_id);
   s.run();
 }
 

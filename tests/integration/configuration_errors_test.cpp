@@ -62,6 +62,15 @@ TEST(UnwritableOutput, RunsTheProgramToCompletionWithOneClearErrorAndNoDatabase)
   std::filesystem::remove_all(blocker_dir);
 }
 
+TEST(CollectorSelection, WithoutThePmpiCollectorTheProgramRunsUnprofiledAndWritesNoDatabase) {
+  const auto result =
+      run_profiled_job({.command = ring_pingpong(), .environment = {{"COMMLENS_COLLECTORS", "mpit"}}});
+  EXPECT_EQ(result.exit_code, 0) << result.describe();
+  EXPECT_NE(result.standard_output.find("ring_pingpong: 5 iterations"), std::string::npos)
+      << result.describe();
+  EXPECT_EQ(databases_under(result.work_directory).size(), 0u) << result.describe();
+}
+
 const JobResult& bad_mode_run() {
   static const JobResult result = run_profiled_job({.command = ring_pingpong(), .mode = "bogus"});
   return result;

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -40,6 +41,10 @@ public:
   SqliteStatement& bind_null(int index) {
     sqlite3_bind_null(statement_, index);
     return *this;
+  }
+  // Integers of any width (unsigned ones are stored as their 64-bit pattern); nullopt binds NULL.
+  template <typename Integer> SqliteStatement& bind_integer(int index, std::optional<Integer> value) {
+    return value ? bind(index, static_cast<std::int64_t>(*value)) : bind_null(index);
   }
   // Steps once: true when a row is ready, false when done. Throws on error.
   bool step();
