@@ -55,31 +55,32 @@ std::string mapped(const char* column, const ClockMap& map) {
   return fmt::format("({0} + ({1}) - CAST({0} * ({2:.17g}) AS INTEGER))", column, map.shift, map.drift);
 }
 
+// "(columns) SELECT values" copying src.`table`, with timestamp columns moved onto rank 0's
+// timeline; empty when the rank file has no such table (written by an older commlens).
+std::string copy_clause(SqliteDatabase& merged, const schema::TableMerge& rule, const ClockMap& map) {
+  const std::string timestamps = std::string(",") + rule.timestamp_columns + ",";
+  auto columns = merged.prepare(fmt::format("PRAGMA src.table_info({})", rule.table));
+  std::string names;
+  std::string values;
+  while (columns.step()) {
+    const std::string column = columns.column_text(1);
+    const char* separator = names.empty() ? "" : ", ";
+    names += separator + column;
+    values += separator;
+    values += timestamps.find("," + column + ",") != std::string::npos ? mapped(column.c_str(), map) : column;
+  }
+  return names.empty() ? "" : fmt::format("({}) SELECT {} FROM src.{}", names, values, rule.table);
+}
+
 // Copies one attached rank file ("src") into the merged database, on rank 0's timeline.
 void copy_rank(SqliteDatabase& merged, int rank, const ClockMap& map) {
-  merged.exec("INSERT OR IGNORE INTO functions SELECT * FROM src.functions");
-  merged.exec("INSERT OR IGNORE INTO implementations SELECT * FROM src.implementations");
-  merged.exec("INSERT OR IGNORE INTO datatypes SELECT * FROM src.datatypes");
-  merged.exec("INSERT OR IGNORE INTO strings SELECT * FROM src.strings");
-  merged.exec("INSERT OR IGNORE INTO run SELECT * FROM src.run");
-  merged.exec("INSERT OR REPLACE INTO ranks SELECT * FROM src.ranks");
-  merged.exec(fmt::format(
-      "INSERT OR REPLACE INTO communicators SELECT id, rank, local_rank, size, is_inter, members, "
-      "remote_members, parent_id, created_by, name, {}, {}, local_index FROM src.communicators",
-      mapped("created_ns", map), mapped("freed_ns", map)));
-  merged.exec(
-      fmt::format("INSERT OR REPLACE INTO phases SELECT rank, phase, {}, {}, pcontrol_level FROM src.phases",
-                  mapped("start_ns", map), mapped("end_ns", map)));
-  merged.exec(fmt::format(
-      "INSERT INTO mpi_calls SELECT id, rank, thread, function_id, {}, {}, bytes_sent, bytes_recv, "
-      "peer, tag, comm_id, root, request_id, buffer_location, implementation, phase, datatype FROM "
-      "src.mpi_calls",
-      mapped("start_ns", map), mapped("end_ns", map)));
-  merged.exec(fmt::format("INSERT OR REPLACE INTO mpi_requests SELECT rank, request_id, function_id, {}, {}, "
-                          "completion_call_id, peer, bytes_sent, bytes_recv, comm_id FROM src.mpi_requests",
-                          mapped("post_ns", map), mapped("complete_ns", map)));
-  merged.exec("INSERT OR REPLACE INTO call_stats SELECT * FROM src.call_stats");
-  merged.exec("INSERT OR REPLACE INTO profiler_overhead SELECT * FROM src.profiler_overhead");
+  for (const schema::TableMerge& rule : schema::kTableMerges) {
+    const std::string clause = copy_clause(merged, rule, map);
+    if (!clause.empty()) {
+      merged.exec(fmt::format("INSERT OR {} INTO {} {}", rule.first_rank_wins ? "IGNORE" : "REPLACE",
+                              rule.table, clause));
+    }
+  }
   // Trace chunks the rank had not yet turned into rows (it was killed, or is merged early).
   TraceRowWriter rows(merged);
   TraceMaterializer(merged, "src", rank, map).run(rows, SIZE_MAX, false);

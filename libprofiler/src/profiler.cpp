@@ -122,6 +122,11 @@ void Profiler::set_clock_alignment(const ClockAlignment& alignment) {
   ++metadata_version_;
 }
 
+void Profiler::store_rows(std::string insert_sql, std::vector<std::vector<SqlValue>> rows) {
+  std::lock_guard lock(metadata_mutex_);
+  pending_rows_.emplace_back(std::move(insert_sql), std::move(rows));
+}
+
 void Profiler::add_overhead(const std::string& component, std::uint64_t count, std::uint64_t time_ns) {
   std::lock_guard lock(metadata_mutex_);
   auto& totals = overhead_[component];

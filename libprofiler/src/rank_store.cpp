@@ -55,7 +55,34 @@ RankStore::RankStore(const std::string& path, int rank) : rank_(rank), db_(open_
   materializer_ = std::make_unique<TraceMaterializer>(db_, "main", rank, ClockMap{});
 }
 
+void RankStore::insert_rows(const std::string& insert_sql, const std::vector<std::vector<SqlValue>>& rows) {
+  auto found = collector_statements_.find(insert_sql);
+  if (found == collector_statements_.end()) {
+    found = collector_statements_.emplace(insert_sql, db_.prepare(insert_sql)).first;
+  }
+  SqliteStatement& statement = found->second;
+  for (const auto& row : rows) {
+    for (std::size_t column = 0; column < row.size(); ++column) {
+      const int index = static_cast<int>(column) + 1;
+      std::visit(
+          [&](const auto& value) {
+            using Value = std::decay_t<decltype(value)>;
+            if constexpr (std::is_same_v<Value, std::monostate>) {
+              statement.bind_null(index);
+            } else if constexpr (std::is_same_v<Value, std::string>) {
+              statement.bind(index, std::string_view(value));
+            } else {
+              statement.bind(index, value);
+            }
+          },
+          row[column]);
+    }
+    statement.run();
+  }
+}
+
 void RankStore::close() {
+  collector_statements_.clear();
   materializer_.reset();
   rows_.reset();
   insert_chunk_ = {};

@@ -61,6 +61,7 @@ public:
   void replace_phases(const std::vector<PhaseRow>& phases);
   void replace_overhead(const std::map<std::string, std::pair<std::uint64_t, std::uint64_t>>& overhead);
   void update_counters(const RankCounters& counters);
+  void insert_rows(const std::string& insert_sql, const std::vector<std::vector<SqlValue>>& rows);
   void close();
 
 private:
@@ -73,6 +74,7 @@ private:
   SqliteStatement upsert_phase_;
   SqliteStatement upsert_overhead_;
   SqliteStatement update_counters_;
+  std::map<std::string, SqliteStatement> collector_statements_; // by insert_rows SQL
   std::unique_ptr<TraceRowWriter> rows_;
   std::unique_ptr<TraceMaterializer> materializer_;
 };

@@ -141,6 +141,25 @@ CREATE TABLE IF NOT EXISTS profiler_overhead (
 ) WITHOUT ROWID;
 )sql";
 
+namespace {
+const TableMerge kMerges[] = {
+    {"run", true, ""},
+    {"functions", true, ""},
+    {"datatypes", true, ""},
+    {"buffer_locations", true, ""},
+    {"implementations", true, ""},
+    {"strings", true, ""},
+    {"ranks", false, ""},
+    {"communicators", false, "created_ns,freed_ns"},
+    {"phases", false, "start_ns,end_ns"},
+    {"mpi_calls", false, "start_ns,end_ns"},
+    {"mpi_requests", false, "post_ns,complete_ns"},
+    {"call_stats", false, ""},
+    {"profiler_overhead", false, ""},
+};
+} // namespace
+const std::span<const TableMerge> kTableMerges(kMerges);
+
 const std::string_view kCreateAnalysisIndexes = R"sql(
 CREATE INDEX IF NOT EXISTS mpi_calls_by_rank_time ON mpi_calls (rank, start_ns);
 CREATE INDEX IF NOT EXISTS mpi_calls_by_function ON mpi_calls (function_id, rank);

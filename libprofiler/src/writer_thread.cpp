@@ -194,6 +194,7 @@ void WriterThread::store_metadata(bool final) {
     return static_cast<std::int64_t>(clock.to_ns(ticks)) - static_cast<std::int64_t>(profiler_.init_ns_);
   };
   RankCounters counters;
+  decltype(profiler_.pending_rows_) collector_rows; // stored after the lock: collectors may wait on it
   {
     std::lock_guard lock(profiler_.metadata_mutex_);
     if (profiler_.metadata_version_ != metadata_version_ || final) {
@@ -208,10 +209,14 @@ void WriterThread::store_metadata(bool final) {
       store_->replace_phases(rows);
       store_->replace_run_values(profiler_.run_values_);
     }
+    collector_rows.swap(profiler_.pending_rows_);
     auto overhead = profiler_.overhead_;
     overhead["writer"] = {flushes_, busy_ns_};
     store_->replace_overhead(overhead);
     counters.alignment = profiler_.alignment_;
+  }
+  for (const auto& [insert_sql, rows] : collector_rows) {
+    store_->insert_rows(insert_sql, rows);
   }
   const std::uint16_t threads = profiler_.thread_count_.load(std::memory_order_acquire);
   counters.threads = threads;

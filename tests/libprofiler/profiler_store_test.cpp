@@ -1,5 +1,6 @@
 // The core end to end without MPI: threads record calls, the writer stores them, the rank file
 // holds exactly what was recorded.
+#include "commlens/profiler/merge.hpp"
 #include "commlens/profiler/profiler.hpp"
 #include "commlens/profiler/schema.hpp"
 #include "commlens/profiler/sqlite.hpp"
@@ -145,6 +146,27 @@ TEST(ProfilerStore, UnwritableOutputDirectoryLeavesTheProfilerOff) {
   EXPECT_NE(error.find("commlens: cannot create COMMLENS_OUTPUT directory"), std::string::npos);
   EXPECT_NE(error.find("running unprofiled"), std::string::npos);
   fs::remove(blocker);
+}
+
+} // namespace
+
+namespace {
+
+TEST(ProfilerStore, StoresACollectorsRowsAndTheMergeCopiesThem) {
+  const fs::path directory = fresh_directory("store-rows");
+  Profiler* profiler = start_profiler(directory, Mode::Summary, 0);
+  ASSERT_NE(profiler, nullptr);
+  profiler->set_run_value("world_size", "1");
+  profiler->store_rows("INSERT INTO strings VALUES (?, ?)",
+                       {{SqlValue{std::int64_t{7}}, SqlValue{std::string("seven")}},
+                        {SqlValue{std::int64_t{8}}, SqlValue{std::string("eight")}}});
+  SqliteDatabase db(profiler->stop(), SQLITE_OPEN_READONLY);
+  EXPECT_EQ(
+      db.query_int64("SELECT count(*) FROM strings WHERE (id, value) IN (VALUES (7, 'seven'), (8, 'eight'))"),
+      2);
+  const MergeResult merged = merge_rank_databases(MergeOptions{directory.string(), "", nullptr});
+  SqliteDatabase merged_db(merged.output_path, SQLITE_OPEN_READONLY);
+  EXPECT_EQ(merged_db.query_int64("SELECT count(*) FROM strings"), 2);
 }
 
 } // namespace

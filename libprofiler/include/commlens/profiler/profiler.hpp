@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace commlens {
@@ -36,6 +37,9 @@ struct ClockAlignment {
 // What EventRecord::tag_or_root holds for a function: the writer stores it in the tag or the root
 // column (MPI_Pcontrol's level goes to tag).
 enum class TagOrRoot : std::uint8_t { None, Tag, Root };
+
+// One value of a collector's table row (NULL, integer, real, text).
+using SqlValue = std::variant<std::monostate, std::int64_t, double, std::string>;
 
 struct FunctionDescription {
   const char* name;   // "MPI_Send"
@@ -93,6 +97,14 @@ public:
   void set_run_value(const std::string& key, const std::string& value);
   void set_clock_alignment(const ClockAlignment& alignment);
   void add_overhead(const std::string& component, std::uint64_t count, std::uint64_t time_ns);
+  // Rows for a collector's own table (insert_sql with ? parameters, one vector per row), stored
+  // by the writer at its next flush. For data arriving at thousands of rows a second (samples,
+  // catalogues), not per-call events: it takes a lock. Times in rows are ns since MPI_Init
+  // (relative_ns()), and the table's timestamp columns are listed in schema::kTableMerges.
+  void store_rows(std::string insert_sql, std::vector<std::vector<SqlValue>> rows);
+  std::int64_t relative_ns(std::uint64_t ticks) const noexcept {
+    return static_cast<std::int64_t>(clock_.to_ns(ticks)) - static_cast<std::int64_t>(init_ns_);
+  }
 
   ~Profiler();
 
@@ -136,6 +148,7 @@ private:
   std::vector<Phase> phases_;
   ClockAlignment alignment_;
   std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> overhead_;
+  std::vector<std::pair<std::string, std::vector<std::vector<SqlValue>>>> pending_rows_;
   std::uint64_t metadata_version_ = 0;
 
   std::unique_ptr<WriterThread> writer_;

@@ -3,6 +3,7 @@
 // column names are a public interface (docs/schema.md): users query them with SQL, so they change
 // only by adding. PRAGMA user_version holds the version, PRAGMA application_id marks the file as ours.
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 namespace commlens::schema {
@@ -14,6 +15,15 @@ inline constexpr std::int32_t kApplicationId = 0x436C4E53; // "ClNS"
 extern const std::string_view kCreateTables;
 // Indexes for analysis; created on the merged database only, so per-rank writes stay cheap.
 extern const std::string_view kCreateAnalysisIndexes;
+
+// How the merge copies each table from a rank file. Tables not listed (trace_chunks) are not
+// copied. A collector that adds a table adds its rule here.
+struct TableMerge {
+  const char* table;
+  bool first_rank_wins;          // shared catalogues (functions, run): the first rank's copy is kept
+  const char* timestamp_columns; // comma-separated columns moved onto rank 0's timeline; "" for none
+};
+extern const std::span<const TableMerge> kTableMerges;
 
 // Values of mpi_calls.buffer_location (also in the buffer_locations table).
 enum class BufferLocationCode : int { Unknown = 0, Host = 1, Device = 2, Managed = 3 };
