@@ -1,12 +1,13 @@
 #pragma once
-// Where a user buffer lives. Without the CUDA part every buffer is host memory; the CUDA plugin
-// replaces this one function with a pointer-attribute query (cached per allocation).
-#include "commlens/profiler/event_record.hpp"
+// Where a user buffer lives: host memory unless the CUDA collector installed its pointer-attribute
+// query (cached per allocation) in the hooks.
+#include "collector_hooks.hpp"
 
 namespace commlens::pmpi {
 
-inline BufferLocation buffer_location(const void* /*buffer*/) noexcept {
-  return BufferLocation::Host;
+inline BufferLocation buffer_location(const void* buffer) noexcept {
+  const auto query = collector_hooks().buffer_location;
+  return query != nullptr ? query(buffer) : BufferLocation::Host;
 }
 
 } // namespace commlens::pmpi

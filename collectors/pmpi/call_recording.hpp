@@ -36,7 +36,14 @@ class CallRecording {
 public:
   CallRecording(Profiler& profiler, FunctionId function) noexcept;
 
-  void finish() noexcept { record_.end_ticks = now_ticks(); }
+  void finish() noexcept {
+    record_.end_ticks = now_ticks();
+    for (const CollectorSlot& slot : collector_hooks().slots) {
+      if (slot.call_exit != nullptr) {
+        slot.call_exit(record_.call_id, record_.function);
+      }
+    }
+  }
   // Stores the call unless collection is off (stateful wrappers run while it is off).
   void record() noexcept;
 
@@ -158,6 +165,11 @@ inline CallRecording::CallRecording(Profiler& profiler, FunctionId function) noe
   record_.tag_or_root = kNoTagOrRoot;
   record_.location = BufferLocation::Unknown;
   record_.call_id = recorder_ != nullptr ? recorder_->next_call_id() : 0;
+  for (const CollectorSlot& slot : collector_hooks().slots) {
+    if (slot.call_enter != nullptr) {
+      slot.call_enter(record_.call_id, function);
+    }
+  }
   record_.start_ticks = now_ticks();
 }
 

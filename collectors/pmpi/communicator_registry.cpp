@@ -1,5 +1,7 @@
 #include "communicator_registry.hpp"
 
+#include "collector_hooks.hpp"
+
 #include "call_recording.hpp"
 #include "handle_map.hpp"
 
@@ -150,10 +152,20 @@ void register_communicator(CallRecording& call, MPI_Comm newcomm, MPI_Comm paren
   info.parent_id = parent_entry != nullptr ? parent_entry->id : -1;
   info.created_by = call.function();
   publish(newcomm, entry, std::move(info));
+  for (const CollectorSlot& slot : collector_hooks().slots) {
+    if (slot.communicator_created != nullptr) {
+      slot.communicator_created(newcomm, entry->id);
+    }
+  }
 }
 
 void forget_communicator(CallRecording& call, MPI_Comm comm) {
   call.set_communicator(comm);
+  for (const CollectorSlot& slot : collector_hooks().slots) {
+    if (slot.communicator_freed != nullptr) {
+      slot.communicator_freed(comm);
+    }
+  }
   EntryMap::Slot* slot = registry->communicators.find(handle_key(comm));
   if (slot != nullptr) {
     registry->profiler->communicators().mark_freed(slot->value->index, monotonic_ns());

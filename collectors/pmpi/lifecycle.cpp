@@ -3,6 +3,7 @@
 // MPI (mpirun, shell scripts) are untouched.
 #include "call_recording.hpp"
 #include "clock_alignment.hpp"
+#include "collector_hooks.hpp"
 #include "datatype_catalog.hpp"
 #include "function_ids.hpp"
 #include "function_table.hpp"
@@ -175,6 +176,11 @@ extern "C" COMMLENS_EXPORT int MPI_Finalize() {
   PMPI_Comm_free(&clock_comm);
   profiler->set_clock_alignment({init_clock.offset_ns, drift_ppb(init_clock, final_clock)});
   profiler->add_overhead("finalize", 1, commlens::monotonic_ns() - began);
+  for (const CollectorSlot& slot : collector_hooks().slots) {
+    if (slot.finalize != nullptr) {
+      slot.finalize();
+    }
+  }
   const commlens::Config config = profiler->config();
   const int world_rank = profiler->identity().world_rank;
   profiler->stop();

@@ -1,0 +1,42 @@
+#pragma once
+// Where the other collectors (MPI_T in collectors/mpit, CUDA in collectors/cupti) attach to the
+// PMPI wrappers without the wrappers knowing them: each collector, started from lifecycle.cpp after
+// the profiler, fills its own slot. An empty slot costs one load and a branch.
+#include "commlens/profiler/event_record.hpp"
+#include "mpi_header.hpp"
+
+#include <cstdint>
+
+namespace commlens::pmpi {
+
+struct CollectorSlot {
+  // Around the PMPI call of every recorded wrapper (CUDA: push/pop the external correlation id;
+  // MPI_T: sample at the boundaries of chosen functions).
+  void (*call_enter)(std::uint64_t call_id, FunctionId function) noexcept = nullptr;
+  void (*call_exit)(std::uint64_t call_id, FunctionId function) noexcept = nullptr;
+  // After a communicator is registered (its job-wide id known) and before one is freed.
+  void (*communicator_created)(MPI_Comm comm, std::int64_t id) = nullptr;
+  void (*communicator_freed)(MPI_Comm comm) = nullptr;
+  // At MPI_Finalize, before the profiler stops (final samples, flush of activity buffers).
+  void (*finalize)() = nullptr;
+};
+
+enum class Collector { Mpit = 0, Cuda = 1 };
+inline constexpr int kCollectorSlots = 2;
+
+struct CollectorHooks {
+  CollectorSlot slots[kCollectorSlots];
+  // Where a user buffer lives; null means host memory (no CUDA collector).
+  BufferLocation (*buffer_location)(const void* buffer) noexcept = nullptr;
+};
+
+inline CollectorHooks& collector_hooks() noexcept {
+  static CollectorHooks hooks;
+  return hooks;
+}
+
+inline CollectorSlot& collector_slot(Collector collector) noexcept {
+  return collector_hooks().slots[static_cast<int>(collector)];
+}
+
+} // namespace commlens::pmpi
