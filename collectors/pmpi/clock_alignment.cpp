@@ -15,19 +15,21 @@ int rounds_for(int size) {
 }
 } // namespace
 
-ClockSample measure_clock_offset(MPI_Comm comm) {
+// Times are read on the profiler's own scale (converted TSC ticks), the scale of every stored
+// event, so the offsets map exactly what the database holds.
+ClockSample measure_clock_offset(MPI_Comm comm, const TickConverter& clock) {
   int rank = 0;
   int size = 1;
   PMPI_Comm_rank(comm, &rank);
   PMPI_Comm_size(comm, &size);
   const int rounds = rounds_for(size);
-  ClockSample sample{0, monotonic_ns()};
+  ClockSample sample{0, clock.now_ns()};
   if (rank == 0) {
     for (int peer = 1; peer < size; ++peer) {
       for (int round = 0; round < rounds; ++round) {
         std::uint64_t now = 0;
         PMPI_Recv(&now, 1, MPI_UINT64_T, peer, kTag, comm, MPI_STATUS_IGNORE);
-        now = monotonic_ns();
+        now = clock.now_ns();
         PMPI_Send(&now, 1, MPI_UINT64_T, peer, kTag, comm);
       }
     }
@@ -36,10 +38,10 @@ ClockSample measure_clock_offset(MPI_Comm comm) {
   std::uint64_t best_round_trip = std::numeric_limits<std::uint64_t>::max();
   for (int round = 0; round < rounds; ++round) {
     std::uint64_t root_time = 0;
-    const std::uint64_t sent = monotonic_ns();
+    const std::uint64_t sent = clock.now_ns();
     PMPI_Send(&sent, 1, MPI_UINT64_T, 0, kTag, comm);
     PMPI_Recv(&root_time, 1, MPI_UINT64_T, 0, kTag, comm, MPI_STATUS_IGNORE);
-    const std::uint64_t received = monotonic_ns();
+    const std::uint64_t received = clock.now_ns();
     if (received - sent < best_round_trip) {
       best_round_trip = received - sent;
       sample.offset_ns =

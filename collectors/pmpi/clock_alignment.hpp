@@ -1,5 +1,6 @@
 #pragma once
-// Offset of this rank's CLOCK_MONOTONIC from rank 0's, by ping-pong over a private communicator.
+// Offset of this rank's profiler clock from rank 0's, by ping-pong over a private communicator.
+#include "commlens/profiler/clock.hpp"
 #include "mpi_header.hpp"
 
 #include <cstdint>
@@ -8,12 +9,12 @@ namespace commlens::pmpi {
 
 struct ClockSample {
   std::int64_t offset_ns = 0; // this rank's clock minus rank 0's
-  std::uint64_t taken_ns = 0; // local CLOCK_MONOTONIC when measured
+  std::uint64_t taken_ns = 0; // local profiler clock when measured
 };
 
 // Collective over comm (a duplicate of MPI_COMM_WORLD). Rank 0 answers every other rank in turn;
 // each rank keeps the round with the smallest round-trip time, whose midpoint error is smallest.
-ClockSample measure_clock_offset(MPI_Comm comm);
+ClockSample measure_clock_offset(MPI_Comm comm, const TickConverter& clock);
 
 // Linear drift between two samples, in ns of offset change per second (ppb).
 double drift_ppb(const ClockSample& first, const ClockSample& second) noexcept;

@@ -120,7 +120,7 @@ void start_profiling(int thread_level) {
   start_communicator_registry(*profiler);
   store_run_values(*profiler, thread_level);
   PMPI_Comm_dup(MPI_COMM_WORLD, &clock_comm);
-  init_clock = measure_clock_offset(clock_comm);
+  init_clock = measure_clock_offset(clock_comm, profiler->clock());
   profiler->set_clock_alignment({init_clock.offset_ns, 0.0});
   profiler->add_overhead("init", 1, monotonic_ns() - began);
 }
@@ -172,7 +172,7 @@ extern "C" COMMLENS_EXPORT int MPI_Finalize() {
   }
   using namespace commlens::pmpi;
   const std::uint64_t began = commlens::monotonic_ns();
-  const ClockSample final_clock = measure_clock_offset(clock_comm);
+  const ClockSample final_clock = measure_clock_offset(clock_comm, profiler->clock());
   PMPI_Comm_free(&clock_comm);
   profiler->set_clock_alignment({init_clock.offset_ns, drift_ppb(init_clock, final_clock)});
   profiler->add_overhead("finalize", 1, commlens::monotonic_ns() - began);
