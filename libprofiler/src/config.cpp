@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
@@ -75,6 +76,43 @@ std::optional<CollectorSet> parse_collectors(std::string_view text) {
   return set;
 }
 
+bool is_name_character(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+}
+
+// A comma list of identifiers, each optionally ending in '*' when `patterns` allows it.
+std::optional<std::vector<std::string>> parse_name_list(std::string_view text, bool patterns) {
+  std::vector<std::string> names = split_names(text);
+  for (const std::string& name : names) {
+    const std::string_view stem = patterns && name.ends_with('*')
+                                      ? std::string_view(name).substr(0, name.size() - 1)
+                                      : std::string_view(name);
+    if (stem.empty() && !(patterns && name == "*")) {
+      return std::nullopt;
+    }
+    for (char c : stem) {
+      if (!is_name_character(c)) {
+        return std::nullopt;
+      }
+    }
+  }
+  return names;
+}
+
+std::optional<std::vector<std::string>> parse_pvars(std::string_view text) {
+  if (text == "default") {
+    return split_names(kDefaultPvars);
+  }
+  if (text == "all") {
+    return std::vector<std::string>{"*"};
+  }
+  if (text == "none") {
+    return std::vector<std::string>{};
+  }
+  auto names = parse_name_list(text, true);
+  return names && !names->empty() ? names : std::nullopt;
+}
+
 // Settings from the file named by COMMLENS_CONFIG: KEY=VALUE lines, '#' starts a comment.
 void read_config_file(const std::string& path, std::map<std::string, std::string>& values,
                       const Config::Warn& warn) {
@@ -101,6 +139,18 @@ void read_config_file(const std::string& path, std::map<std::string, std::string
 
 } // namespace
 
+std::vector<std::string> split_names(std::string_view list) {
+  std::vector<std::string> names;
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    if (const std::string_view name = trim(list.substr(0, comma)); !name.empty()) {
+      names.emplace_back(name);
+    }
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+  }
+  return names;
+}
+
 const char* mode_name(Mode mode) noexcept {
   return mode == Mode::Trace ? "trace" : "summary";
 }
@@ -109,9 +159,10 @@ Config Config::from_environment(const Warn& warn, const Lookup& lookup) {
   Config config;
   std::map<std::string, std::string>& values = config.raw;
   if (lookup) {
-    for (const char* key : {"COMMLENS_OUTPUT", "COMMLENS_MODE", "COMMLENS_COLLECTORS",
-                            "COMMLENS_BUFFER_EVENTS", "COMMLENS_SUMMARY_SLOTS", "COMMLENS_FLUSH_MS",
-                            "COMMLENS_MERGE", "COMMLENS_QUIET", "COMMLENS_CONFIG"}) {
+    for (const char* key :
+         {"COMMLENS_OUTPUT", "COMMLENS_MODE", "COMMLENS_COLLECTORS", "COMMLENS_BUFFER_EVENTS",
+          "COMMLENS_SUMMARY_SLOTS", "COMMLENS_FLUSH_MS", "COMMLENS_MERGE", "COMMLENS_QUIET",
+          "COMMLENS_CONFIG", "COMMLENS_PVARS", "COMMLENS_PVAR_PERIOD_MS", "COMMLENS_PVAR_CALLS"}) {
       if (const char* value = lookup(key)) {
         values.emplace(key, value);
       }
@@ -171,6 +222,30 @@ Config Config::from_environment(const Warn& warn, const Lookup& lookup) {
         config.flush_interval_ms = static_cast<std::uint32_t>(*interval);
       } else {
         reject(key, value, "an integer from 10 to 1000", std::to_string(config.flush_interval_ms));
+      }
+    } else if (key == "COMMLENS_PVARS") {
+      if (auto names = parse_pvars(value)) {
+        config.pvars = std::move(*names);
+      } else {
+        reject(key, value,
+               "default, all, none, or a comma list of pvar names (a trailing * matches a prefix)",
+               "default");
+      }
+    } else if (key == "COMMLENS_PVAR_PERIOD_MS") {
+      if (auto period = parse_in_range(value, 1, 60000)) {
+        config.pvar_period_ms = static_cast<std::uint32_t>(*period);
+      } else {
+        reject(key, value, "an integer from 1 to 60000", std::to_string(config.pvar_period_ms));
+      }
+    } else if (key == "COMMLENS_PVAR_CALLS") {
+      auto names = parse_name_list(value, false);
+      const bool all_mpi = names && std::all_of(names->begin(), names->end(), [](const std::string& name) {
+                             return name.starts_with("MPI_");
+                           });
+      if (all_mpi) {
+        config.pvar_calls = std::move(*names);
+      } else {
+        reject(key, value, "a comma list of MPI function names (MPI_Barrier,MPI_Wait,...)", "none");
       }
     } else if (key == "COMMLENS_MERGE" || key == "COMMLENS_QUIET") {
       bool& target = key == "COMMLENS_MERGE" ? config.merge_at_finalize : config.quiet;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -73,6 +74,51 @@ TEST(Config, EnvironmentOverridesTheConfigFile) {
   ASSERT_EQ(environment.warnings.size(), 1u);
   EXPECT_NE(environment.warnings[0].find(":4:"), std::string::npos);
   std::remove(path.c_str());
+}
+
+TEST(Config, PvarSettingsDefaultToQueuePvarsEvery100MsAndNoCallBoundaries) {
+  Environment environment;
+  const auto config = environment.load();
+  EXPECT_EQ(config.pvars, commlens::split_names(commlens::kDefaultPvars));
+  EXPECT_NE(std::find(config.pvars.begin(), config.pvars.end(), "pml_ob1_unexpected_msgq_length"),
+            config.pvars.end());
+  EXPECT_EQ(config.pvar_period_ms, 100u);
+  EXPECT_TRUE(config.pvar_calls.empty());
+}
+
+TEST(Config, PvarListAcceptsNamesPrefixPatternsAllAndNone) {
+  Environment environment{{{"COMMLENS_PVARS", "a_b, pml_monitoring_*"},
+                           {"COMMLENS_PVAR_PERIOD_MS", "5"},
+                           {"COMMLENS_PVAR_CALLS", "MPI_Barrier,MPI_Waitall"}},
+                          {}};
+  auto config = environment.load();
+  EXPECT_EQ(config.pvars, (std::vector<std::string>{"a_b", "pml_monitoring_*"}));
+  EXPECT_EQ(config.pvar_period_ms, 5u);
+  EXPECT_EQ(config.pvar_calls, (std::vector<std::string>{"MPI_Barrier", "MPI_Waitall"}));
+  environment.values["COMMLENS_PVARS"] = "all";
+  EXPECT_EQ(environment.load().pvars, (std::vector<std::string>{"*"}));
+  environment.values["COMMLENS_PVARS"] = "none";
+  EXPECT_TRUE(environment.load().pvars.empty());
+  EXPECT_TRUE(environment.warnings.empty());
+}
+
+TEST(Config, BadPvarSettingsWarnOnceEachNamingTheVariableAndKeepTheDefaults) {
+  Environment environment{{{"COMMLENS_PVARS", "queue length"},
+                           {"COMMLENS_PVAR_PERIOD_MS", "0"},
+                           {"COMMLENS_PVAR_CALLS", "Barrier"}},
+                          {}};
+  const auto config = environment.load();
+  EXPECT_EQ(config.pvars, commlens::split_names(commlens::kDefaultPvars));
+  EXPECT_EQ(config.pvar_period_ms, 100u);
+  EXPECT_TRUE(config.pvar_calls.empty());
+  ASSERT_EQ(environment.warnings.size(), 3u);
+  for (const char* variable : {"COMMLENS_PVARS=", "COMMLENS_PVAR_PERIOD_MS=", "COMMLENS_PVAR_CALLS="}) {
+    EXPECT_EQ(
+        std::count_if(environment.warnings.begin(), environment.warnings.end(),
+                      [variable](const std::string& w) { return w.find(variable) != std::string::npos; }),
+        1)
+        << variable;
+  }
 }
 
 } // namespace

@@ -7,11 +7,22 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace commlens {
 
 enum class Mode { Summary, Trace };
+
+// The pvars sampled unless COMMLENS_PVARS says otherwise: receive-queue lengths, match attempts and
+// matching times (Open MPI ob1 and MPICH names) and Open MPI's monitoring counters (present only with
+// --mca pml_monitoring_enable 1). A trailing '*' matches every name with that prefix.
+inline constexpr const char* kDefaultPvars =
+    "pml_ob1_unexpected_msgq_length,pml_ob1_posted_recvq_length,pml_monitoring_messages_*,"
+    "coll_monitoring_messages_*,unexpected_recvq_length,posted_recvq_length,unexpected_recvq_match_attempts,"
+    "posted_recvq_match_attempts,time_matching_unexpectedq,time_failed_matching_postedq";
+// "a, b,c" -> {"a", "b", "c"}; empty names are dropped.
+std::vector<std::string> split_names(std::string_view list);
 
 struct CollectorSet {
   bool pmpi = true;
@@ -29,6 +40,12 @@ struct Config {
   std::uint32_t flush_interval_ms = 500;            // COMMLENS_FLUSH_MS, 10..1000
   bool merge_at_finalize = true;                    // COMMLENS_MERGE=1|0
   bool quiet = false;                               // COMMLENS_QUIET=1|0: no banner at finalize
+  // MPI_T collector. Names of pvars to sample ('*' suffix: prefix match; "all", "none", "default").
+  std::vector<std::string> pvars = split_names(kDefaultPvars); // COMMLENS_PVARS
+  std::uint32_t pvar_period_ms = 100;                          // COMMLENS_PVAR_PERIOD_MS, 1..60000
+  // MPI functions at whose entry and exit the pvars are also sampled (none by default: each sample
+  // reads every handle, too much for calls made millions of times).
+  std::vector<std::string> pvar_calls; // COMMLENS_PVAR_CALLS=MPI_Barrier,MPI_Waitall,...
 
   // Every COMMLENS_* key this run was configured with, as given (stored in the run table).
   std::map<std::string, std::string> raw;

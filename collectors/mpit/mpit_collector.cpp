@@ -1,0 +1,188 @@
+#include "mpit_collector.hpp"
+
+#include "collector_hooks.hpp"
+#include "cvar_snapshot.hpp"
+#include "mpit_names.hpp"
+#include "pvar_catalog.hpp"
+#include "pvar_sampler.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <fmt/format.h>
+#include <memory>
+#include <thread>
+
+namespace commlens::mpit {
+
+namespace {
+
+struct MpitCollector {
+  MpitCollector(Profiler& profiler, std::vector<PvarDescription> selected)
+      : sampler(profiler, std::move(selected)) {}
+
+  PvarSampler sampler;
+  std::vector<std::uint8_t> sample_at_call; // by FunctionId: 1 for COMMLENS_PVAR_CALLS
+  bool period_at_call_exits = false;        // no timer thread: the period is checked at call exits
+  std::uint64_t period_ticks = 0;
+  std::atomic<std::uint64_t> next_due_ticks{0};
+  std::jthread timer;
+};
+
+// Set once before the hooks are installed; lives until exit so a late hook never sees it freed.
+std::unique_ptr<MpitCollector> collector;
+
+void sample_without_throwing(Trigger trigger, std::optional<std::uint64_t> call_id) noexcept {
+  try {
+    collector->sampler.sample(trigger, call_id);
+  } catch (...) {
+    // Out of memory while building rows: that sample is lost, the application goes on.
+  }
+}
+
+bool sampled_at(FunctionId function) noexcept {
+  return function < collector->sample_at_call.size() && collector->sample_at_call[function] != 0;
+}
+
+void on_call_enter(std::uint64_t call_id, FunctionId function) noexcept {
+  if (sampled_at(function)) {
+    sample_without_throwing(Trigger::CallEntry, call_id);
+  }
+}
+
+void on_call_exit(std::uint64_t call_id, FunctionId function) noexcept {
+  if (sampled_at(function)) {
+    sample_without_throwing(Trigger::CallExit, call_id);
+  } else if (collector->period_at_call_exits) {
+    const std::uint64_t now = now_ticks();
+    if (now >= collector->next_due_ticks.load(std::memory_order_relaxed)) {
+      collector->next_due_ticks.store(now + collector->period_ticks, std::memory_order_relaxed);
+      sample_without_throwing(Trigger::Timer, call_id);
+    }
+  }
+}
+
+void on_communicator_created(MPI_Comm comm, std::int64_t id) {
+  collector->sampler.bind_communicator(comm, id);
+}
+
+void on_communicator_freed(MPI_Comm comm) {
+  collector->sampler.unbind_communicator(comm);
+}
+
+void on_finalize() {
+  collector_slot(pmpi::Collector::Mpit) = {};
+  if (collector->timer.joinable()) {
+    collector->timer.request_stop();
+    collector->timer.join();
+  }
+  collector->sampler.sample(Trigger::Finalize);
+  collector->sampler.close();
+  MPI_T_finalize();
+}
+
+void run_timer(std::stop_token stop, std::chrono::milliseconds period) {
+  std::mutex mutex;
+  std::condition_variable_any wake;
+  std::unique_lock lock(mutex);
+  while (!wake.wait_for(lock, stop, period, [&stop] { return stop.stop_requested(); })) {
+    sample_without_throwing(Trigger::Timer, std::nullopt);
+  }
+}
+
+std::vector<std::uint8_t> call_table(const Profiler& profiler,
+                                     std::span<const FunctionDescription> functions) {
+  std::vector<std::uint8_t> table(functions.size(), 0);
+  for (const std::string& name : profiler.config().pvar_calls) {
+    const auto found =
+        std::find_if(functions.begin(), functions.end(),
+                     [&name](const FunctionDescription& function) { return name == function.name; });
+    if (found != functions.end()) {
+      table[static_cast<std::size_t>(found - functions.begin())] = 1;
+    } else if (profiler.identity().world_rank == 0) {
+      std::fprintf(stderr,
+                   "commlens: COMMLENS_PVAR_CALLS names %s, which this MPI library does not have; ignored\n",
+                   name.c_str());
+    }
+  }
+  return table;
+}
+
+std::string joined_names(const std::vector<PvarDescription>& pvars) {
+  std::string names;
+  for (const PvarDescription& pvar : pvars) {
+    names += (names.empty() ? "" : ",") + pvar.name;
+  }
+  return names;
+}
+
+// Why nothing is sampled, or empty when something is.
+std::string reason_for_no_sampling(const std::vector<PvarDescription>& catalog,
+                                   const std::vector<PvarDescription>& selected) {
+  if (catalog.empty()) {
+    return "none: the MPI library exposes no performance variables";
+  }
+  if (selected.empty()) {
+    return "none: no performance variable of this MPI library matches COMMLENS_PVARS";
+  }
+  return "";
+}
+
+void start_sampling(Profiler& profiler, bool timer_allowed, std::span<const FunctionDescription> functions) {
+  collector->sample_at_call = call_table(profiler, functions);
+  collector->sampler.bind_unbound();
+  collector->sampler.bind_communicator(MPI_COMM_WORLD, 0);
+  const std::uint32_t period_ms = profiler.config().pvar_period_ms;
+  profiler.set_run_value("mpit_pvar_period_ms", std::to_string(period_ms));
+  if (collector->sampler.handle_count() == 0) {
+    profiler.set_run_value("mpit_sampling",
+                           "none: no pvar handle could be allocated (pvar_handles says why)");
+  } else if (timer_allowed) {
+    profiler.set_run_value("mpit_sampling", "timer thread and call boundaries");
+    collector->timer = std::jthread(run_timer, std::chrono::milliseconds(period_ms));
+  } else {
+    // Without MPI_THREAD_MULTIPLE only the application's own MPI calls may enter MPI_T.
+    profiler.set_run_value("mpit_sampling",
+                           "call boundaries only (MPI not initialised with MPI_THREAD_MULTIPLE)");
+    collector->period_ticks = static_cast<std::uint64_t>(period_ms * 1e6 / profiler.clock().ns_per_tick());
+    collector->next_due_ticks.store(now_ticks() + collector->period_ticks, std::memory_order_relaxed);
+    collector->period_at_call_exits = true;
+  }
+  collector->sampler.sample(Trigger::Init);
+}
+
+} // namespace
+
+void start_mpit_collector(Profiler& profiler, int thread_level,
+                          std::span<const FunctionDescription> functions) {
+  if (!profiler.config().collectors.mpit) {
+    profiler.set_run_value("mpit_sampling", "none: COMMLENS_COLLECTORS leaves mpit out");
+    return;
+  }
+  int provided = MPI_THREAD_SINGLE;
+  if (const int rc = MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided); rc != MPI_SUCCESS) {
+    report_once(profiler, "MPI_T_init_thread", rc, "the MPI_T collector is off");
+    profiler.set_run_value("mpit_sampling", "none: MPI_T_init_thread failed: " + mpit_error_name(rc));
+    return;
+  }
+  profiler.set_run_value("mpit_cvars", std::to_string(store_cvar_snapshot(profiler)));
+  const std::vector<PvarDescription> catalog = read_pvar_catalog(profiler, profiler.config().pvars);
+  std::vector<PvarDescription> selected;
+  std::copy_if(catalog.begin(), catalog.end(), std::back_inserter(selected),
+               [](const PvarDescription& pvar) { return pvar.selected; });
+  profiler.set_run_value("mpit_pvars_found", std::to_string(catalog.size()));
+  profiler.set_run_value("mpit_pvars_selected", joined_names(selected));
+  if (const std::string reason = reason_for_no_sampling(catalog, selected); !reason.empty()) {
+    profiler.set_run_value("mpit_sampling", reason);
+    MPI_T_finalize();
+    return;
+  }
+  collector = std::make_unique<MpitCollector>(profiler, std::move(selected));
+  start_sampling(profiler, thread_level == MPI_THREAD_MULTIPLE && provided == MPI_THREAD_MULTIPLE, functions);
+  collector_slot(pmpi::Collector::Mpit) = {on_call_enter, on_call_exit, on_communicator_created,
+                                           on_communicator_freed, on_finalize};
+}
+
+} // namespace commlens::mpit
