@@ -60,7 +60,7 @@ JobResult run_profiled_job(const JobSpec& spec) {
 
   std::string command = "cd " + quoted(result.work_directory.string()) + " && timeout " +
                         std::to_string(spec.timeout_seconds) + " " + quoted(COMMLENS_TEST_MPIRUN) + " -np " +
-                        std::to_string(kRanks) + " --oversubscribe";
+                        std::to_string(spec.ranks) + " --oversubscribe";
   for (const auto& [name, value] : environment)
     command += " -x " + quoted(name + "=" + value);
   for (const auto& word : spec.command)

@@ -17,6 +17,7 @@ struct JobSpec {
   std::optional<std::filesystem::path> output;    // COMMLENS_OUTPUT; default: <work>/out
   std::map<std::string, std::string> environment; // more variables for the ranks
   int timeout_seconds = 120;
+  int ranks = kRanks; // GPU tests run two ranks
 };
 
 struct JobResult {

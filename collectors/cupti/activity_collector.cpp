@@ -1,0 +1,223 @@
+#include "activity_collector.hpp"
+
+#include "activity_records.hpp"
+#include "ipc_tracker.hpp"
+#include "plugin_context.hpp"
+
+#include <cupti.h>
+
+#include <cstdlib>
+#include <mutex>
+
+namespace commlens::cuda {
+
+namespace {
+
+constexpr std::size_t kBufferBytes = 8u << 20;
+constexpr std::size_t kBufferAlignment = 8;
+constexpr std::uint32_t kFlushPeriodMs = 1000;
+
+const CopyPathClassifier* classifier = nullptr;
+IpcTracker* ipc = nullptr;
+std::mutex processing_mutex;
+ActivityConverter converter;
+CorrelationTable correlations;
+ConvertedRecords waiting; // records whose API call's correlation had not arrived yet
+
+// A copy is linked through its driver API call or the runtime API call around it (external
+// correlation records come for both); a kernel through the one call that launched it.
+bool linked(const CudaCopy& copy) {
+  return correlations.knows(copy.correlation_id) || correlations.knows(copy.runtime_correlation_id);
+}
+bool linked(const CudaKernel& kernel) {
+  return correlations.knows(kernel.correlation_id);
+}
+std::uint64_t mpi_call_of(const CudaCopy& copy) {
+  const std::uint64_t by_driver = correlations.mpi_call(copy.correlation_id);
+  return by_driver != 0 ? by_driver : correlations.mpi_call(copy.runtime_correlation_id);
+}
+
+SqlValue call_id_value(std::uint64_t call_id) {
+  return call_id != 0 ? SqlValue{static_cast<std::int64_t>(call_id)} : SqlValue{};
+}
+
+std::vector<SqlValue> copy_row(const CudaCopy& copy) {
+  CudaCopy marked = copy;
+  marked.touches_ipc_mapping =
+      correlations.is_ipc_copy(copy.correlation_id) || correlations.is_ipc_copy(copy.runtime_correlation_id);
+  const CopyClassification classified = classifier->classify(marked);
+  const char* link = peer_link_name(classified.link);
+  return {std::int64_t{host().world_rank},
+          relative_ns(copy.start_ns),
+          relative_ns(copy.end_ns),
+          std::int64_t{copy.device},
+          std::int64_t{copy.src_device},
+          std::int64_t{copy.dst_device},
+          std::string(memory_kind_name(copy.src_kind)),
+          std::string(memory_kind_name(copy.dst_kind)),
+          static_cast<std::int64_t>(copy.bytes),
+          std::int64_t{copy.stream},
+          std::string(copy_direction_name(copy.direction)),
+          std::string(copy_path_name(classified.path)),
+          link != nullptr ? SqlValue{std::string(link)} : SqlValue{},
+          call_id_value(copy.managed_migration ? 0 : mpi_call_of(copy)),
+          std::int64_t{copy.correlation_id}};
+}
+
+std::vector<SqlValue> kernel_row(const CudaKernel& kernel) {
+  return {std::int64_t{host().world_rank},
+          relative_ns(kernel.start_ns),
+          relative_ns(kernel.end_ns),
+          std::int64_t{kernel.device},
+          std::int64_t{kernel.stream},
+          kernel.name,
+          call_id_value(correlations.mpi_call(kernel.correlation_id)),
+          std::int64_t{kernel.correlation_id}};
+}
+
+std::vector<SqlValue> nvtx_row(const NvtxRange& range) {
+  return {std::int64_t{host().world_rank}, relative_ns(range.start_ns), relative_ns(range.end_ns),
+          range.domain ? SqlValue{*range.domain} : SqlValue{}, range.name};
+}
+
+// A record whose correlation is not known yet waits for one more buffer (a synchronous copy can
+// complete before its API call returns and writes the link); after that it is stored as outside
+// any MPI call. `final` stores everything.
+template <class Record, class MakeRow>
+void store(std::vector<Record>& fresh, std::vector<Record>& parked, const char* sql, MakeRow make_row,
+           bool final) {
+  std::vector<std::vector<SqlValue>> rows;
+  std::vector<Record> still_waiting;
+  for (Record& record : parked) {
+    rows.push_back(make_row(record));
+  }
+  for (Record& record : fresh) {
+    if (final || linked(record)) {
+      rows.push_back(make_row(record));
+    } else {
+      still_waiting.push_back(std::move(record));
+    }
+  }
+  parked = std::move(still_waiting);
+  if (!rows.empty()) {
+    host().store_rows(sql, std::move(rows));
+  }
+}
+
+void store_converted(ConvertedRecords& fresh, bool final) {
+  ConvertedRecords parked = std::move(waiting);
+  waiting = {};
+  store(
+      fresh.copies, parked.copies,
+      "INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_device, dst_device, src_kind, dst_kind, "
+      "bytes, stream, copy_kind, path, link, mpi_call_id, correlation_id) "
+      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+      copy_row, final);
+  store(
+      fresh.kernels, parked.kernels,
+      "INSERT INTO cuda_kernels (rank, start_ns, end_ns, device, stream, name, mpi_call_id, correlation_id) "
+      "VALUES (?,?,?,?,?,?,?,?)",
+      kernel_row, final);
+  waiting.copies = std::move(parked.copies);
+  waiting.kernels = std::move(parked.kernels);
+  if (!fresh.nvtx_ranges.empty()) {
+    std::vector<std::vector<SqlValue>> rows;
+    for (const NvtxRange& range : fresh.nvtx_ranges) {
+      rows.push_back(nvtx_row(range));
+    }
+    host().store_rows("INSERT INTO nvtx_ranges (rank, start_ns, end_ns, domain, name) VALUES (?,?,?,?,?)",
+                      std::move(rows));
+  }
+  if (auto ipc_rows = ipc->take_rows(); !ipc_rows.empty()) {
+    host().store_rows(
+        "INSERT INTO ipc_events (rank, event, start_ns, end_ns, device, address, bytes, handle, "
+        "open_number, mpi_call_id) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        std::move(ipc_rows));
+  }
+}
+
+void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
+  *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(kBufferAlignment, kBufferBytes));
+  *size = *buffer != nullptr ? kBufferBytes : 0;
+  *max_records = 0;
+}
+
+void process_buffer(std::uint8_t* buffer, std::size_t valid_bytes, bool final) {
+  const std::lock_guard lock(processing_mutex);
+  ConvertedRecords fresh;
+  CUpti_Activity* record = nullptr;
+  while (cuptiActivityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS) {
+    converter.convert(record, fresh, correlations);
+  }
+  store_converted(fresh, final);
+}
+
+void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t,
+                               std::size_t valid) {
+  if (buffer != nullptr && valid > 0) {
+    process_buffer(buffer, valid, false);
+  }
+  std::free(buffer);
+}
+
+std::uint64_t CUPTIAPI profiler_timestamp() {
+  return host().now_ns();
+}
+
+// Managed-memory migrations need a per-device configuration before the kind is enabled.
+bool enable_unified_memory_counters() {
+  int devices = 0;
+  if (cuDeviceGetCount(&devices) != CUDA_SUCCESS) {
+    return false;
+  }
+  std::vector<CUpti_ActivityUnifiedMemoryCounterConfig> configs;
+  for (int device = 0; device < devices; ++device) {
+    for (const auto kind : {CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
+                            CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
+                            CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD}) {
+      configs.push_back({CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE, kind,
+                         static_cast<std::uint32_t>(device), 1});
+    }
+  }
+  return cupti_ok(cuptiActivityConfigureUnifiedMemoryCounter(configs.data(),
+                                                             static_cast<std::uint32_t>(configs.size())),
+                  "cuptiActivityConfigureUnifiedMemoryCounter") &&
+         cupti_ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER),
+                  "cuptiActivityEnable(UNIFIED_MEMORY_COUNTER)");
+}
+
+} // namespace
+
+bool start_activity_collection(const CopyPathClassifier& copy_classifier, IpcTracker& ipc_tracker,
+                               bool user_nvtx) {
+  classifier = &copy_classifier;
+  ipc = &ipc_tracker;
+  if (!cupti_ok(cuptiActivityRegisterTimestampCallback(profiler_timestamp),
+                "cuptiActivityRegisterTimestampCallback") ||
+      !cupti_ok(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed),
+                "cuptiActivityRegisterCallbacks")) {
+    return false;
+  }
+  // RUNTIME and DRIVER records are not stored; CUPTI links external correlation ids through them.
+  for (const auto kind :
+       {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER}) {
+    if (!cupti_ok(cuptiActivityEnable(kind), "cuptiActivityEnable")) {
+      return false;
+    }
+  }
+  if (user_nvtx) {
+    cupti_ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER), "cuptiActivityEnable(MARKER)");
+  }
+  enable_unified_memory_counters(); // optional: explicit copies are still classified without it
+  return cupti_ok(cuptiActivityFlushPeriod(kFlushPeriodMs), "cuptiActivityFlushPeriod");
+}
+
+void finish_activity_collection() {
+  cupti_ok(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
+  const std::lock_guard lock(processing_mutex);
+  ConvertedRecords nothing_new;
+  store_converted(nothing_new, true);
+}
+
+} // namespace commlens::cuda

@@ -1,0 +1,31 @@
+#pragma once
+// The collector's boundary: CUPTI activity records in, commlens records out (Kineto style).
+// Only activity_collector.cpp, which owns the buffers, includes it; nothing else sees a CUPTI type.
+#include "cuda_records.hpp"
+#include "external_correlation.hpp"
+
+#include <cupti_activity.h>
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace commlens::cuda {
+
+struct ConvertedRecords {
+  std::vector<CudaCopy> copies;
+  std::vector<CudaKernel> kernels;
+  std::vector<NvtxRange> nvtx_ranges;
+};
+
+// Converts one buffer's records, adding external-correlation links to `correlations`. NVTX
+// start markers wait in `open_markers` for their end marker (possibly in a later buffer).
+class ActivityConverter {
+public:
+  void convert(const CUpti_Activity* record, ConvertedRecords& out, CorrelationTable& correlations);
+
+private:
+  std::unordered_map<std::uint64_t, NvtxRange> open_markers_;
+};
+
+} // namespace commlens::cuda

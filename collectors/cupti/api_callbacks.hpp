@@ -1,0 +1,14 @@
+#pragma once
+// CUPTI callbacks on the CUDA IPC API (runtime and driver) and on the memcpy calls that may touch
+// IPC mappings. A memcpy whose source or destination lies in a mapped range pushes a marker
+// external correlation id (kIpcCopyMarker kind) around the call, so that its activity record,
+// which carries no addresses, can be classified as ipc when it arrives.
+#include "ipc_tracker.hpp"
+
+namespace commlens::cuda {
+
+// Subscribes; false (error reported) when CUPTI refused.
+bool subscribe_api_callbacks(IpcTracker& tracker);
+void unsubscribe_api_callbacks();
+
+} // namespace commlens::cuda

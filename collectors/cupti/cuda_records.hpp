@@ -1,0 +1,65 @@
+#pragma once
+// commlens' own records of what CUPTI reports. CUPTI's types stop at activity_records.cpp, which
+// converts them; classification, storage and tests see only these.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace commlens::cuda {
+
+enum class MemoryKind : std::uint8_t { Unknown, Pageable, Pinned, Device, Array, Managed };
+enum class CopyDirection : std::uint8_t {
+  HtoD,
+  DtoH,
+  HtoA,
+  AtoH,
+  AtoA,
+  AtoD,
+  DtoA,
+  DtoD,
+  HtoH,
+  PtoP,
+  Unknown
+};
+enum class CopyPath : std::uint8_t { HostStaged, Peer, Ipc, SameDevice, Managed, HostToHost, Other };
+enum class PeerLink : std::uint8_t { None, NvLink, Pcie };
+
+struct CudaCopy {
+  std::uint64_t start_ns = 0; // profiler clock (CLOCK_MONOTONIC scale)
+  std::uint64_t end_ns = 0;
+  std::uint32_t device = 0;
+  std::uint32_t src_device = 0;
+  std::uint32_t dst_device = 0;
+  MemoryKind src_kind = MemoryKind::Unknown;
+  MemoryKind dst_kind = MemoryKind::Unknown;
+  std::uint64_t bytes = 0;
+  std::uint32_t stream = 0;
+  CopyDirection direction = CopyDirection::Unknown;
+  std::uint32_t correlation_id = 0;         // the driver API call's (CUPTI's correlationId)
+  std::uint32_t runtime_correlation_id = 0; // the runtime API call's, when it came through one
+  bool managed_migration = false;           // a unified-memory page migration, not an explicit copy
+  bool touches_ipc_mapping = false;
+};
+
+struct CudaKernel {
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+  std::uint32_t device = 0;
+  std::uint32_t stream = 0;
+  std::string name;
+  std::uint32_t correlation_id = 0;
+};
+
+struct NvtxRange {
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+  std::optional<std::string> domain;
+  std::string name;
+};
+
+const char* memory_kind_name(MemoryKind kind) noexcept;
+const char* copy_direction_name(CopyDirection direction) noexcept;
+const char* copy_path_name(CopyPath path) noexcept;
+const char* peer_link_name(PeerLink link) noexcept; // null for PeerLink::None
+
+} // namespace commlens::cuda

@@ -1,0 +1,36 @@
+#pragma once
+// The contract between libcommlens.so and libcommlens_cuda.so. The core dlopen()s the plugin and
+// calls its one C entry point with this table; the plugin reaches the profiler only through it,
+// because the profiler's symbols are hidden inside libcommlens.so (a second copy linked into the
+// plugin would be a second profiler). Both sides are built from one tree, so C++ types may cross.
+#include "collector_hooks.hpp"
+#include "commlens/profiler/profiler.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace commlens::pmpi {
+
+inline constexpr int kCudaPluginAbiVersion = 1;
+inline constexpr const char* kCudaPluginFile = "libcommlens_cuda.so";
+inline constexpr const char* kCudaPluginStartSymbol = "commlens_cuda_plugin_start";
+
+struct CudaPluginHost {
+  int abi_version = kCudaPluginAbiVersion;
+  int world_rank = 0;
+  bool cupti = false;        // COMMLENS_COLLECTORS names cupti
+  bool nvtx = false;         // COMMLENS_COLLECTORS names nvtx
+  std::uint64_t init_ns = 0; // profiler time of MPI_Init; rows store times relative to it
+  CollectorHooks* hooks = nullptr;
+  // The profiler's clock (CLOCK_MONOTONIC scale), also handed to CUPTI as its timestamp source.
+  std::uint64_t (*now_ns)() noexcept = nullptr;
+  void (*store_rows)(std::string insert_sql, std::vector<std::vector<SqlValue>> rows) = nullptr;
+  void (*set_run_value)(const std::string& key, const std::string& value) = nullptr;
+  std::vector<FunctionDescription> functions; // names by FunctionId
+};
+
+// Returns null when the collectors started, else why they did not (a static string).
+using CudaPluginStart = const char* (*)(const CudaPluginHost* host);
+
+} // namespace commlens::pmpi

@@ -1,0 +1,103 @@
+#include "cuda_plugin_loader.hpp"
+
+#include "cuda_plugin_interface.hpp"
+#include "function_table.hpp"
+
+#include <dlfcn.h>
+#include <optional>
+#include <string>
+
+namespace commlens::pmpi {
+
+namespace {
+
+// The two driver entry points the probe needs, declared here so the core needs no CUDA headers.
+using CuInit = int (*)(unsigned int flags);
+using CuDeviceGetCount = int (*)(int* count);
+
+// Empty when the driver loads and reports at least one device, else why not.
+std::string probe_cuda_driver() {
+  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (driver == nullptr) {
+    return "no CUDA driver (libcuda.so.1 not loadable)";
+  }
+  const auto init = reinterpret_cast<CuInit>(dlsym(driver, "cuInit"));
+  const auto device_count = reinterpret_cast<CuDeviceGetCount>(dlsym(driver, "cuDeviceGetCount"));
+  if (init == nullptr || device_count == nullptr) {
+    return "libcuda.so.1 lacks cuInit/cuDeviceGetCount";
+  }
+  if (const int rc = init(0); rc != 0) {
+    return "cuInit failed with CUresult " + std::to_string(rc) + " (no usable GPU)";
+  }
+  int count = 0;
+  if (device_count(&count) != 0 || count < 1) {
+    return "the CUDA driver reports no GPU";
+  }
+  return {}; // the driver stays loaded: the plugin uses it next
+}
+
+// libcommlens_cuda.so is installed (and built) next to libcommlens.so.
+std::string plugin_path() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<const void*>(&start_cuda_collectors), &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return kCudaPluginFile;
+  }
+  std::string path = info.dli_fname;
+  const auto slash = path.rfind('/');
+  return (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + kCudaPluginFile;
+}
+
+std::string load_and_start(Profiler& profiler) {
+  const std::string path = plugin_path();
+  void* plugin = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (plugin == nullptr) {
+    const char* error = dlerror();
+    return "cannot load " + path + ": " + (error != nullptr ? error : "unknown error");
+  }
+  const auto start = reinterpret_cast<CudaPluginStart>(dlsym(plugin, kCudaPluginStartSymbol));
+  if (start == nullptr) {
+    return path + " has no " + kCudaPluginStartSymbol;
+  }
+  CudaPluginHost host;
+  host.world_rank = profiler.identity().world_rank;
+  host.cupti = profiler.config().collectors.cupti;
+  host.nvtx = profiler.config().collectors.nvtx;
+  host.init_ns = profiler.init_ns();
+  host.hooks = &collector_hooks();
+  // A copy of the profiler's clock: CUPTI keeps asking for timestamps after MPI_Finalize stopped
+  // the profiler (the application's last CUDA calls, buffers flushed at exit).
+  static std::optional<TickConverter> clock;
+  clock.emplace(profiler.clock());
+  host.now_ns = []() noexcept { return clock->now_ns(); };
+  host.store_rows = [](std::string sql, std::vector<std::vector<SqlValue>> rows) {
+    if (Profiler* const active = Profiler::active()) {
+      active->store_rows(std::move(sql), std::move(rows));
+    }
+  };
+  host.set_run_value = [](const std::string& key, const std::string& value) {
+    if (Profiler* const active = Profiler::active()) {
+      active->set_run_value(key, value);
+    }
+  };
+  host.functions = function_descriptions();
+  const char* refusal = start(&host);
+  return refusal != nullptr ? refusal : "";
+}
+
+} // namespace
+
+void start_cuda_collectors(Profiler& profiler) {
+  std::string why_off;
+  if (!profiler.config().collectors.cupti && !profiler.config().collectors.nvtx) {
+    why_off = "not requested (COMMLENS_COLLECTORS names neither cupti nor nvtx)";
+  } else if (why_off = probe_cuda_driver(); why_off.empty()) {
+    why_off = load_and_start(profiler);
+  }
+  profiler.set_run_value("cuda_collectors", why_off.empty() ? "on" : "off");
+  if (!why_off.empty()) {
+    profiler.set_run_value("cuda_collectors_reason", why_off);
+  }
+}
+
+} // namespace commlens::pmpi

@@ -1,0 +1,11 @@
+#pragma once
+// Starts the CUDA collectors (libcommlens_cuda.so) when this process can use a GPU; otherwise
+// records in the run table why they are off. libcommlens.so keeps no link-time CUDA dependency:
+// the driver is probed with dlopen/dlsym only.
+#include "commlens/profiler/profiler.hpp"
+
+namespace commlens::pmpi {
+
+void start_cuda_collectors(Profiler& profiler);
+
+} // namespace commlens::pmpi
