@@ -1,0 +1,138 @@
+#include "compare_model.hpp"
+
+#include "format.hpp"
+
+#include <QBrush>
+#include <QColor>
+#include <QFont>
+
+#include <map>
+
+namespace commlens::viewer {
+namespace {
+
+std::optional<double> mean(std::int64_t time_ns, std::uint64_t calls) {
+  if (calls == 0)
+    return std::nullopt;
+  return static_cast<double>(time_ns) / static_cast<double>(calls);
+}
+
+} // namespace
+
+std::optional<double> CompareRow::mean_time_ratio() const {
+  const auto mean_a = mean(time_a_ns, calls_a), mean_b = mean(time_b_ns, calls_b);
+  if (!mean_a || !mean_b || *mean_a <= 0)
+    return std::nullopt;
+  return *mean_b / *mean_a;
+}
+
+void CompareModel::compare(const std::vector<analysis::FunctionStats>& a,
+                           const std::vector<analysis::FunctionStats>& b) {
+  beginResetModel();
+  rows_.clear();
+  // Functions are matched by name: ids differ between MPI libraries. A's order (most time first)
+  // leads; functions only B called follow.
+  std::map<std::string, const analysis::FunctionStats*> by_name_b;
+  for (const auto& function : b)
+    by_name_b[function.name] = &function;
+  std::vector<std::pair<const analysis::FunctionStats*, const analysis::FunctionStats*>> pairs;
+  for (const auto& function : a) {
+    const auto found = by_name_b.find(function.name);
+    pairs.emplace_back(&function, found == by_name_b.end() ? nullptr : found->second);
+    if (found != by_name_b.end())
+      by_name_b.erase(found);
+  }
+  for (const auto& function : b)
+    if (by_name_b.contains(function.name))
+      pairs.emplace_back(nullptr, &function);
+
+  for (const auto& [in_a, in_b] : pairs) {
+    const auto name = QString::fromStdString(in_a ? in_a->name : in_b->name);
+    rows_.push_back({name,
+                     {},
+                     in_a ? in_a->calls : 0,
+                     in_b ? in_b->calls : 0,
+                     in_a ? in_a->time_total_ns : 0,
+                     in_b ? in_b->time_total_ns : 0});
+    std::map<int, CompareRow> sizes;
+    for (const auto* side : {in_a, in_b}) {
+      if (!side)
+        continue;
+      for (const auto& bin : side->size_histogram) {
+        auto& row = sizes[bin.size_bin];
+        row.function = name;
+        row.size = QString::fromStdString(bin.label);
+        (side == in_a ? row.calls_a : row.calls_b) += bin.calls;
+        (side == in_a ? row.time_a_ns : row.time_b_ns) += bin.time_total_ns;
+      }
+    }
+    for (auto& [bin, row] : sizes)
+      rows_.push_back(std::move(row));
+  }
+  endResetModel();
+}
+
+const CompareRow* CompareModel::function_row(const QString& function) const {
+  for (const auto& row : rows_)
+    if (row.function == function && row.size.isEmpty())
+      return &row;
+  return nullptr;
+}
+
+int CompareModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int CompareModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant CompareModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid())
+    return {};
+  const auto& row = rows_[static_cast<std::size_t>(index.row())];
+  const auto ratio = row.mean_time_ratio();
+  if (role == Qt::BackgroundRole && index.column() == Ratio && ratio)
+    return QBrush(*ratio > 1.1   ? QColor(255, 215, 215)
+                  : *ratio < 0.9 ? QColor(215, 245, 215)
+                                 : QColor(Qt::white));
+  if (role == Qt::FontRole && row.size.isEmpty()) {
+    QFont bold;
+    bold.setBold(true);
+    return bold;
+  }
+  if (role != Qt::DisplayRole)
+    return {};
+  const auto mean_text = [](std::int64_t time, std::uint64_t calls) {
+    const auto value = mean(time, calls);
+    return value ? format_duration(static_cast<std::int64_t>(*value)) : QStringLiteral("-");
+  };
+  switch (index.column()) {
+  case Function:
+    return row.size.isEmpty() ? row.function : QString();
+  case Size:
+    return row.size.isEmpty() ? tr("all sizes") : row.size;
+  case CallsA:
+    return format_count(row.calls_a);
+  case CallsB:
+    return format_count(row.calls_b);
+  case MeanA:
+    return mean_text(row.time_a_ns, row.calls_a);
+  case MeanB:
+    return mean_text(row.time_b_ns, row.calls_b);
+  case Ratio:
+    return ratio ? QStringLiteral("%1x").arg(*ratio, 0, 'f', 2) : QStringLiteral("-");
+  default:
+    return {};
+  }
+}
+
+QVariant CompareModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+    return {};
+  static const QStringList kHeaders = {tr("Function"),    tr("Size"),        tr("Calls A"),   tr("Calls B"),
+                                       tr("Mean time A"), tr("Mean time B"), tr("B / A time")};
+  return kHeaders.value(section);
+}
+
+} // namespace commlens::viewer

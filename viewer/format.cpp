@@ -1,0 +1,48 @@
+#include "format.hpp"
+
+#include "commlens/analysis/size_bin.hpp"
+
+#include <QLocale>
+
+#include <array>
+#include <cmath>
+
+namespace commlens::viewer {
+
+QString format_duration(std::int64_t nanoseconds) {
+  struct Unit {
+    double nanoseconds;
+    const char* name;
+  };
+  static constexpr std::array kUnits = {Unit{1e9, "s"}, Unit{1e6, "ms"}, Unit{1e3, "us"}};
+  const double magnitude = std::abs(static_cast<double>(nanoseconds));
+  for (const auto& unit : kUnits)
+    if (magnitude >= unit.nanoseconds)
+      return QStringLiteral("%1 %2")
+          .arg(static_cast<double>(nanoseconds) / unit.nanoseconds, 0, 'g', 4)
+          .arg(unit.name);
+  return QStringLiteral("%1 ns").arg(nanoseconds);
+}
+
+QString format_bytes(std::uint64_t bytes) {
+  return QString::fromStdString(analysis::binary_size(bytes));
+}
+
+QString format_count(std::uint64_t count) {
+  return QLocale(QLocale::English).toString(static_cast<qulonglong>(count));
+}
+
+QString format_peer(std::int64_t peer) {
+  switch (peer) {
+  case -1:
+    return QStringLiteral("none");
+  case -2:
+    return QStringLiteral("MPI_PROC_NULL");
+  case -3:
+    return QStringLiteral("MPI_ANY_SOURCE (unresolved)");
+  default:
+    return QString::number(peer);
+  }
+}
+
+} // namespace commlens::viewer

@@ -1,0 +1,15 @@
+#pragma once
+// How the viewer writes times, sizes and rates for people; sizes use the analysis layer's binary
+// units so the viewer and the CLI print the same strings.
+#include <QString>
+
+#include <cstdint>
+
+namespace commlens::viewer {
+
+QString format_duration(std::int64_t nanoseconds); // "1.25 ms", "830 ns"
+QString format_bytes(std::uint64_t bytes);         // "1.5MiB"
+QString format_count(std::uint64_t count);         // "1,234,567"
+QString format_peer(std::int64_t peer);            // "3", "MPI_PROC_NULL", "none"
+
+} // namespace commlens::viewer

@@ -1,0 +1,27 @@
+#include "function_colors.hpp"
+
+#include <QHash>
+
+namespace commlens::viewer {
+
+QColor function_color(const QString& function_name) {
+  // Families keep neighbouring hues (all waits blue-ish, all sends orange-ish) so a timeline reads
+  // at a glance; the hash spreads functions of one family within its band.
+  const auto spread = static_cast<int>(qHash(function_name) % 40U);
+  int hue = 280 + spread / 2;
+  if (function_name.contains(QLatin1String("Wait")) || function_name.contains(QLatin1String("Test")))
+    hue = 200 + spread;
+  else if (function_name.contains(QLatin1String("send"), Qt::CaseInsensitive))
+    hue = 20 + spread;
+  else if (function_name.contains(QLatin1String("recv"), Qt::CaseInsensitive))
+    hue = 90 + spread;
+  else if (function_name.contains(QLatin1String("reduce"), Qt::CaseInsensitive) ||
+           function_name.contains(QLatin1String("gather"), Qt::CaseInsensitive) ||
+           function_name.contains(QLatin1String("Bcast")) || function_name.contains(QLatin1String("all")))
+    hue = 330 + spread / 2;
+  else if (function_name.contains(QLatin1String("Barrier")))
+    hue = 0;
+  return QColor::fromHsv(hue % 360, 150, 225);
+}
+
+} // namespace commlens::viewer

@@ -1,0 +1,55 @@
+#include "loaded_database.hpp"
+
+namespace commlens::viewer {
+
+QString LoadedDatabase::function_name(int function_id) const {
+  const auto found = function_names.find(function_id);
+  return found == function_names.end() ? QStringLiteral("function %1").arg(function_id)
+                                       : QString::fromStdString(found->second);
+}
+
+QString LoadedDatabase::communicator_label(std::optional<std::int64_t> comm_id) const {
+  if (!comm_id || *comm_id < 0)
+    return QStringLiteral("none");
+  const auto found = communicator_labels.find(*comm_id);
+  return found == communicator_labels.end() ? QStringLiteral("id %1").arg(*comm_id)
+                                            : QString::fromStdString(found->second);
+}
+
+QString LoadedDatabase::implementation_name(int implementation) const {
+  const auto found = implementation_names.find(implementation);
+  return found == implementation_names.end() ? QString::number(implementation)
+                                             : QString::fromStdString(found->second);
+}
+
+std::shared_ptr<const LoadedDatabase> load_database(const std::filesystem::path& path,
+                                                    const LoadProgress& progress,
+                                                    const std::atomic<bool>& cancel) {
+  const auto report_step = [&](int percent, const QString& step) {
+    if (cancel.load())
+      throw LoadCancelled();
+    if (progress)
+      progress(percent, step);
+  };
+  report_step(0, QStringLiteral("opening"));
+  auto loaded = std::make_shared<LoadedDatabase>();
+  loaded->path = path;
+  loaded->database = std::make_shared<const analysis::Database>(path);
+  const auto& database = *loaded->database;
+  database.require_events();
+
+  // The report takes most of the time; the timeline extent is a few indexed look-ups after it.
+  loaded->report = analysis::build_report(database, {}, [&](std::string_view section, int done, int total) {
+    report_step(5 + 80 * done / std::max(total, 1), QString::fromUtf8(section.data(), section.size()));
+  });
+  report_step(85, QStringLiteral("timeline"));
+  loaded->timeline = analysis::query_timeline_extent(database);
+  loaded->function_names = analysis::query_enum_names(database, "functions");
+  loaded->implementation_names = analysis::query_enum_names(database, "implementations");
+  for (const auto& communicator : loaded->report.communicators)
+    loaded->communicator_labels[communicator.id] = communicator.label;
+  report_step(100, QStringLiteral("done"));
+  return loaded;
+}
+
+} // namespace commlens::viewer

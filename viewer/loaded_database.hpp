@@ -1,0 +1,47 @@
+#pragma once
+// Everything the views show about one database, read in a background thread by load_database. The
+// views hold it through a shared pointer and never touch SQL; the timeline keeps reading windows
+// of calls through the analysis layer as the user zooms.
+#include "commlens/analysis/report.hpp"
+#include "commlens/analysis/timeline.hpp"
+
+#include <QString>
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <stdexcept>
+
+namespace commlens::viewer {
+
+struct LoadedDatabase {
+  std::filesystem::path path;
+  analysis::Report report;
+  analysis::TimelineExtent timeline;
+  std::map<int, std::string> function_names;
+  std::map<int, std::string> implementation_names;
+  std::map<std::int64_t, std::string> communicator_labels;
+  // For the few queries the UI thread makes itself (histograms of one phase, "find next call").
+  std::shared_ptr<const analysis::Database> database;
+
+  QString function_name(int function_id) const;
+  QString communicator_label(std::optional<std::int64_t> comm_id) const;
+  QString implementation_name(int implementation) const;
+};
+
+// Thrown out of load_database when the cancel flag was raised.
+struct LoadCancelled : std::runtime_error {
+  LoadCancelled() : std::runtime_error("loading cancelled") {}
+};
+
+// percent in [0, 100] and what is being read, for the progress bar.
+using LoadProgress = std::function<void(int percent, const QString& step)>;
+
+// Opens and validates `path` and reads the report and timeline extent. Throws
+// analysis::AnalysisError (one-line reason) on bad input and LoadCancelled when `cancel` is set.
+std::shared_ptr<const LoadedDatabase> load_database(const std::filesystem::path& path,
+                                                    const LoadProgress& progress,
+                                                    const std::atomic<bool>& cancel);
+
+} // namespace commlens::viewer

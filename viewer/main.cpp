@@ -1,0 +1,61 @@
+// commlens-viewer [DB]
+// commlens-viewer --screenshot FILE.png [--view summary|timeline|histograms|matrix|paths|compare]
+//                 [--compare DB2] DB
+#include "compare_view.hpp"
+#include "main_window.hpp"
+#include "screenshot.hpp"
+
+#include <QApplication>
+#include <QCommandLineParser>
+
+#include <cstdio>
+
+int main(int argc, char** argv) {
+  QApplication application(argc, argv);
+  QApplication::setOrganizationName(QStringLiteral("commlens"));
+  QApplication::setApplicationName(QStringLiteral("commlens-viewer"));
+  QApplication::setApplicationVersion(QStringLiteral(COMMLENS_VERSION));
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(
+      QStringLiteral("Inspect commlens databases: timeline, histograms, partner matrix."));
+  parser.addHelpOption();
+  parser.addVersionOption();
+  const QCommandLineOption screenshot(QStringLiteral("screenshot"),
+                                      QStringLiteral("Render one view to FILE.png and exit."),
+                                      QStringLiteral("FILE.png"));
+  const QCommandLineOption view(
+      QStringLiteral("view"),
+      QStringLiteral("View for --screenshot: %1.")
+          .arg(commlens::viewer::MainWindow::view_names().join(QStringLiteral(", "))),
+      QStringLiteral("VIEW"), QStringLiteral("summary"));
+  const QCommandLineOption compare(QStringLiteral("compare"),
+                                   QStringLiteral("Second database for the compare view."),
+                                   QStringLiteral("DB2"));
+  parser.addOptions({screenshot, view, compare});
+  parser.addPositionalArgument(QStringLiteral("DB"), QStringLiteral("commlens database (commlens.sqlite)."));
+  parser.process(application);
+  const auto databases = parser.positionalArguments();
+
+  if (parser.isSet(screenshot)) {
+    if (databases.size() != 1) {
+      std::fprintf(stderr, "commlens-viewer: --screenshot needs exactly one database\n");
+      return 2;
+    }
+    const auto error = commlens::viewer::save_screenshot(
+        {databases.first(), parser.value(screenshot), parser.value(view), parser.value(compare)});
+    if (!error.isEmpty()) {
+      std::fprintf(stderr, "commlens-viewer: %s\n", qPrintable(error));
+      return 2;
+    }
+    return 0;
+  }
+
+  commlens::viewer::MainWindow window;
+  window.show();
+  if (!databases.isEmpty())
+    window.open(databases.first());
+  if (parser.isSet(compare))
+    window.compare()->open_second(parser.value(compare));
+  return application.exec();
+}

@@ -1,0 +1,75 @@
+#pragma once
+// The drawing surface of the timeline: a time ruler, the phases, and one lane per rank and thread
+// with its calls coloured by function. Calls narrower than a pixel arrive merged into bins (see
+// analysis/timeline.hpp), so painting costs the same at any zoom. Wheel zooms around the cursor,
+// dragging pans, hovering shows a call's arguments, clicking selects it.
+#include "loaded_database.hpp"
+#include "timeline_fetcher.hpp"
+#include "timeline_viewport.hpp"
+
+#include <QWidget>
+
+namespace commlens::viewer {
+
+struct SelectedCall {
+  analysis::TimelineLane lane;
+  analysis::TimelineCall call;
+};
+
+class TimelineCanvas : public QWidget {
+  Q_OBJECT
+public:
+  static constexpr int kGutterWidth = 76, kRulerHeight = 24, kPhaseBandHeight = 16;
+
+  explicit TimelineCanvas(QWidget* parent = nullptr);
+  void set_database(std::shared_ptr<const LoadedDatabase> database);
+
+  const TimelineViewport& viewport() const { return viewport_; }
+  const TimelineFetcher& fetcher() const { return fetcher_; }
+  void zoom(double factor, double x);
+  void pan(double dx);
+  void show_range(std::int64_t start_ns, std::int64_t end_ns);
+  void show_all();
+  // Selects the call (not a bin) under `position`; false and no selection when there is none.
+  bool select_at(QPoint position);
+  void select(const SelectedCall& selected);
+  const std::optional<SelectedCall>& selection() const { return selection_; }
+  void highlight_function(std::optional<int> function_id);
+  // Blocks until the visible window's calls are loaded; for screenshots and tests.
+  void wait_for_data();
+  // What hovering over `position` shows; empty over nothing.
+  QString describe_at(QPoint position) const;
+  QString describe(const SelectedCall& selected) const;
+
+signals:
+  void selection_changed(const QString& details);
+
+protected:
+  void paintEvent(QPaintEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+
+private:
+  int lane_height() const;
+  int lane_at(int y) const;
+  const analysis::TimelineCall* call_at(QPoint position, int* lane_index) const;
+  const analysis::TimelineBin* bin_at(QPoint position, int lane_index) const;
+  void request_window();
+  void paint_ruler(QPainter& painter) const;
+  void paint_phases(QPainter& painter) const;
+  void paint_lane(QPainter& painter, int lane_index) const;
+  QColor color_of(int function_id) const;
+
+  std::shared_ptr<const LoadedDatabase> database_;
+  TimelineViewport viewport_;
+  TimelineFetcher fetcher_;
+  std::optional<SelectedCall> selection_;
+  std::optional<int> highlighted_function_;
+  std::optional<QPoint> drag_origin_;
+  bool dragged_ = false;
+};
+
+} // namespace commlens::viewer

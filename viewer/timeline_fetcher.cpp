@@ -1,0 +1,95 @@
+#include "timeline_fetcher.hpp"
+
+#include "commlens/analysis/errors.hpp"
+
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace commlens::viewer {
+
+TimelineFetcher::TimelineFetcher(QObject* parent) : QObject(parent) {
+  connect(&watcher_, &QFutureWatcher<TimelineSnapshot>::finished, this, &TimelineFetcher::finish);
+}
+
+TimelineFetcher::~TimelineFetcher() {
+  pending_.reset();
+  if (cancel_)
+    cancel_->store(true);
+  watcher_.waitForFinished();
+}
+
+void TimelineFetcher::set_source(const std::filesystem::path& database,
+                                 std::vector<analysis::TimelineLane> lanes) {
+  pending_.reset();
+  if (cancel_)
+    cancel_->store(true);
+  watcher_.waitForFinished();
+  path_ = database;
+  lanes_ = std::move(lanes);
+  connection_.reset();
+  snapshot_ = {};
+  if (lanes_.empty())
+    return;
+  try {
+    connection_ = std::make_shared<const analysis::Database>(path_);
+  } catch (const analysis::AnalysisError& error) {
+    emit failed(QString::fromStdString(error.what()));
+  }
+}
+
+void TimelineFetcher::request(std::int64_t start_ns, std::int64_t end_ns, std::int64_t resolution_ns) {
+  if (!connection_)
+    return;
+  const Request request{start_ns, end_ns, resolution_ns};
+  if (watcher_.isRunning()) {
+    pending_ = request;
+    cancel_->store(true);
+    return;
+  }
+  start(request);
+}
+
+void TimelineFetcher::start(const Request& request) {
+  cancel_ = std::make_shared<std::atomic<bool>>(false);
+  watcher_.setFuture(QtConcurrent::run([connection = connection_, lanes = lanes_, cancel = cancel_, request] {
+    TimelineSnapshot snapshot{request.start_ns, request.end_ns, request.resolution_ns, {}};
+    for (const auto& lane : lanes) {
+      if (cancel->load())
+        break;
+      snapshot.lanes.push_back(analysis::query_timeline_window(
+          *connection, lane, request.start_ns, request.end_ns, request.resolution_ns, cancel.get()));
+    }
+    return snapshot;
+  }));
+}
+
+void TimelineFetcher::finish() {
+  if (!watcher_.future().isValid() || watcher_.future().resultCount() == 0)
+    return;
+  TimelineSnapshot result;
+  try {
+    result = watcher_.future().result();
+  } catch (const std::exception& error) {
+    emit failed(QString::fromStdString(error.what()));
+  }
+  watcher_.setFuture(QFuture<TimelineSnapshot>());
+  if (pending_) {
+    const auto next = *pending_;
+    pending_.reset();
+    start(next);
+    return; // the cancelled result is partial: keep showing the previous complete one
+  }
+  if (result.lanes.size() == lanes_.size()) {
+    snapshot_ = std::move(result);
+    emit updated();
+  }
+}
+
+void TimelineFetcher::wait_until_idle() {
+  // finish() clears the future or starts the pending request, so this ends when nothing is left.
+  while (watcher_.future().isValid()) {
+    watcher_.waitForFinished();
+    finish();
+  }
+}
+
+} // namespace commlens::viewer

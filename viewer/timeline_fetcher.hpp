@@ -1,0 +1,53 @@
+#pragma once
+// Reads the calls of every lane in the visible window on a pool thread, with its own connection to
+// the database, so zooming and panning never wait for SQLite. A new request cancels the running
+// one; the canvas keeps drawing the last result, shifted, until the new one arrives.
+#include "commlens/analysis/timeline.hpp"
+
+#include <QFutureWatcher>
+#include <QObject>
+
+#include <filesystem>
+#include <memory>
+
+namespace commlens::viewer {
+
+struct TimelineSnapshot {
+  std::int64_t start_ns = 0, end_ns = 0, resolution_ns = 1;
+  std::vector<analysis::TimelineWindow> lanes; // in the order of TimelineExtent::lanes
+};
+
+class TimelineFetcher : public QObject {
+  Q_OBJECT
+public:
+  explicit TimelineFetcher(QObject* parent = nullptr);
+  ~TimelineFetcher() override;
+
+  void set_source(const std::filesystem::path& database, std::vector<analysis::TimelineLane> lanes);
+  void request(std::int64_t start_ns, std::int64_t end_ns, std::int64_t resolution_ns);
+  // Blocks until no request is running or pending; for the screenshot mode and tests.
+  void wait_until_idle();
+  const TimelineSnapshot& snapshot() const { return snapshot_; }
+
+signals:
+  void updated();
+  void failed(const QString& reason);
+
+private:
+  struct Request {
+    std::int64_t start_ns, end_ns, resolution_ns;
+  };
+  void start(const Request& request);
+  void finish();
+
+  std::filesystem::path path_;
+  std::vector<analysis::TimelineLane> lanes_;
+  std::shared_ptr<const analysis::Database> connection_; // used by one pool task at a time
+  QFutureWatcher<TimelineSnapshot> watcher_;
+  std::shared_ptr<std::atomic<bool>> cancel_;
+  std::optional<Request> pending_;
+  TimelineSnapshot snapshot_;
+  QString error_;
+};
+
+} // namespace commlens::viewer

@@ -1,0 +1,84 @@
+#include "timeline_view.hpp"
+
+#include <QCompleter>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+namespace commlens::viewer {
+
+TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  auto* toolbar = new QHBoxLayout;
+  search_ = new QLineEdit(this);
+  search_->setPlaceholderText(tr("Find function (e.g. MPI_Allreduce), Enter for the next call"));
+  auto* next = new QPushButton(tr("Next"), this);
+  auto* clear = new QPushButton(tr("Clear"), this);
+  auto* reset = new QPushButton(tr("Show all"), this);
+  toolbar->addWidget(search_, 1);
+  toolbar->addWidget(next);
+  toolbar->addWidget(clear);
+  toolbar->addWidget(reset);
+  layout->addLayout(toolbar);
+  canvas_ = new TimelineCanvas(this);
+  layout->addWidget(canvas_, 1);
+  details_ = new QLabel(tr("Wheel: zoom. Drag: pan. Click a call for its details."), this);
+  details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  details_->setMinimumHeight(64);
+  details_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+  layout->addWidget(details_);
+
+  const auto search = [this] {
+    if (!find_next(search_->text().trimmed()))
+      details_->setText(tr("No further call of %1.").arg(search_->text().trimmed().toHtmlEscaped()));
+  };
+  connect(search_, &QLineEdit::returnPressed, this, search);
+  connect(next, &QPushButton::clicked, this, search);
+  connect(clear, &QPushButton::clicked, this, [this] {
+    search_->clear();
+    canvas_->highlight_function(std::nullopt);
+  });
+  connect(reset, &QPushButton::clicked, canvas_, &TimelineCanvas::show_all);
+  connect(canvas_, &TimelineCanvas::selection_changed, this, [this](const QString& details) {
+    details_->setText(details.isEmpty() ? tr("Nothing selected.") : details);
+  });
+}
+
+void TimelineView::set_database(std::shared_ptr<const LoadedDatabase> database) {
+  database_ = database;
+  QStringList names;
+  for (const auto& function : database->report.functions)
+    names << QString::fromStdString(function.name);
+  auto* completer = new QCompleter(names, search_);
+  completer->setCaseSensitivity(Qt::CaseInsensitive);
+  search_->setCompleter(completer);
+  canvas_->set_database(std::move(database));
+}
+
+bool TimelineView::find_next(const QString& function_name) {
+  if (!database_)
+    return false;
+  std::optional<int> function_id;
+  for (const auto& [id, name] : database_->function_names)
+    if (QString::fromStdString(name).compare(function_name, Qt::CaseInsensitive) == 0)
+      function_id = id;
+  canvas_->highlight_function(function_id);
+  if (!function_id)
+    return false;
+  const auto& selection = canvas_->selection();
+  const auto after = selection ? selection->call.start_ns + 1 : canvas_->viewport().start_ns();
+  const auto next = analysis::query_next_call(*database_->database, *function_id, after);
+  if (!next)
+    return false;
+  const auto& [lane, call] = *next;
+  // Keep the current zoom unless the call would not fit; centre it either way.
+  const auto span = std::max(canvas_->viewport().span_ns(), (call.end_ns - call.start_ns) * 4);
+  const auto middle = call.start_ns + (call.end_ns - call.start_ns) / 2;
+  canvas_->show_range(middle - span / 2, middle + span / 2);
+  canvas_->select({lane, call});
+  return true;
+}
+
+} // namespace commlens::viewer

@@ -1,0 +1,30 @@
+#pragma once
+// Timeline tab: the canvas, a function search ("find next call of MPI_X", which also greys out
+// every other function) and a panel with the selected call's details.
+#include "timeline_canvas.hpp"
+
+#include <QWidget>
+
+class QLabel;
+class QLineEdit;
+
+namespace commlens::viewer {
+
+class TimelineView : public QWidget {
+  Q_OBJECT
+public:
+  explicit TimelineView(QWidget* parent = nullptr);
+  void set_database(std::shared_ptr<const LoadedDatabase> database);
+  TimelineCanvas* canvas() const { return canvas_; }
+  // Highlights `function_name` and selects its next call after the selection (or the view's start);
+  // false when the name is unknown or there is no later call.
+  bool find_next(const QString& function_name);
+
+private:
+  std::shared_ptr<const LoadedDatabase> database_;
+  TimelineCanvas* canvas_;
+  QLineEdit* search_;
+  QLabel* details_;
+};
+
+} // namespace commlens::viewer
