@@ -12,13 +12,17 @@ namespace commlens::cli {
 // Documented in `commlens --help`; CI scripts depend on them.
 enum ExitStatus : int {
   kSuccess = 0,
-  kRegression = 1, // reserved for `commlens check`
+  kRegression = 1, // `commlens check` found a regression against its baseline
   kBadInput = 2,
 };
 
 void add_report_command(CLI::App& app, int& exit_status);
 void add_merge_command(CLI::App& app, int& exit_status);
 void add_run_command(CLI::App& app, int& exit_status);
+void add_compare_command(CLI::App& app, int& exit_status);
+void add_histogram_command(CLI::App& app, int& exit_status);
+void add_check_command(CLI::App& app, int& exit_status);
+void add_export_command(CLI::App& app, int& exit_status);
 
 // Merges the rank files of `directory` with a progress line when stderr is a terminal, and prints
 // what was merged. Throws MergeError.

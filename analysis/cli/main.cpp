@@ -10,8 +10,10 @@ namespace {
 
 constexpr const char* kExitStatusHelp = R"(Exit status:
   0  success (`commlens run` returns the profiled command's own status)
-  1  reserved for `commlens check`: a regression against a baseline
-  2  bad input or usage: unknown option, unreadable or invalid database, failed merge)";
+  1  `commlens check`: a regression against the baseline (new function or size bin, a bin or
+     function gone, calls or bytes changed beyond --tolerance)
+  2  bad input or usage: unknown option, unreadable, truncated, corrupt or too new database, a run
+     with zero events, a bad baseline, failed merge)";
 
 } // namespace
 
@@ -24,6 +26,10 @@ int main(int argc, char** argv) {
   commlens::cli::add_run_command(app, exit_status);
   commlens::cli::add_report_command(app, exit_status);
   commlens::cli::add_merge_command(app, exit_status);
+  commlens::cli::add_compare_command(app, exit_status);
+  commlens::cli::add_histogram_command(app, exit_status);
+  commlens::cli::add_check_command(app, exit_status);
+  commlens::cli::add_export_command(app, exit_status);
 
   try {
     app.parse(argc, argv);

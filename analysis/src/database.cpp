@@ -100,6 +100,19 @@ bool Database::has_table(std::string_view name) const {
   return query.step();
 }
 
+bool Database::has_rows(std::string_view name) const {
+  if (!has_table(name))
+    return false;
+  // The name comes from has_table's check against sqlite_master, so quoting it is enough.
+  auto query = prepare(fmt::format("SELECT 1 FROM \"{}\" LIMIT 1", name));
+  return query.step();
+}
+
+void Database::require_events() const {
+  if (!has_rows("call_stats") && !has_rows("mpi_calls"))
+    throw DatabaseError(path_, "no MPI calls recorded (zero events): nothing to analyse");
+}
+
 void Database::validate() {
   auto application_id_query = prepare("PRAGMA application_id");
   application_id_query.step();

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace commlens::analysis {
 namespace {
 
@@ -52,6 +54,77 @@ json function_json(const FunctionStats& function) {
           {"size_histogram", std::move(histogram)}};
 }
 
+json optional_section_json(const OptionalSection& section) {
+  if (!section.absent.empty())
+    return {{"absent", section.absent}};
+  return {{"headers", section.headers}, {"rows", section.rows}};
+}
+
+json names_ranked_by(const Report& report, std::uint64_t (*metric)(const FunctionStats&)) {
+  std::vector<const FunctionStats*> ranked;
+  for (const auto& function : report.functions)
+    ranked.push_back(&function);
+  std::stable_sort(ranked.begin(), ranked.end(), [&](auto* a, auto* b) { return metric(*a) > metric(*b); });
+  json names = json::array();
+  for (const auto* function : ranked)
+    names.push_back(function->name);
+  return names;
+}
+
+json detail_sections_json(const Report& report) {
+  json communicators = json::array();
+  for (const auto& c : report.communicators)
+    communicators.push_back({{"id", c.id},
+                             {"label", c.label},
+                             {"size", c.size},
+                             {"calls", c.calls},
+                             {"bytes", c.bytes},
+                             {"time_total_ns", c.time_total_ns}});
+  json partners = json::array();
+  for (const auto& p : report.partners)
+    partners.push_back({{"from", p.from}, {"to", p.to}, {"messages", p.messages}, {"bytes", p.bytes}});
+  json queue_times = json::array();
+  for (const auto& q : report.queue_times)
+    queue_times.push_back({{"function", q.function},
+                           {"operations", q.operations},
+                           {"median_ns", q.median_ns},
+                           {"p95_ns", q.p95_ns},
+                           {"max_ns", q.max_ns}});
+  json concurrency = json::array();
+  for (const auto& c : report.concurrency)
+    concurrency.push_back({{"rank", c.rank},
+                           {"threads", c.threads},
+                           {"max_in_flight", c.max_in_flight},
+                           {"overlapped_ns", c.overlapped_ns}});
+  json phases = json::array();
+  for (const auto& p : report.phases)
+    phases.push_back({{"phase", p.phase},
+                      {"ranks", p.ranks},
+                      {"start_ns", p.start_ns},
+                      {"end_ns", optional_value(p.end_ns)},
+                      {"calls", p.calls},
+                      {"bytes", p.bytes},
+                      {"time_total_ns", p.time_total_ns},
+                      {"top_functions", p.top_functions}});
+  const auto absent_or_null = [](const std::string& absent) {
+    return absent.empty() ? json(nullptr) : json(absent);
+  };
+  return {{"top_functions",
+           {{"by_time", names_ranked_by(report, [](auto& f) { return std::uint64_t(f.time_total_ns); })},
+            {"by_calls", names_ranked_by(report, [](auto& f) { return f.calls; })},
+            {"by_bytes", names_ranked_by(report, [](auto& f) { return f.bytes_sent + f.bytes_recv; })}}},
+          {"communicators", std::move(communicators)},
+          {"partners", std::move(partners)},
+          {"queue_times", std::move(queue_times)},
+          {"queue_times_absent", absent_or_null(report.queue_times_absent)},
+          {"concurrency", std::move(concurrency)},
+          {"concurrency_absent", absent_or_null(report.concurrency_absent)},
+          {"phases", std::move(phases)},
+          {"mpit", optional_section_json(report.mpit)},
+          {"cuda_copies", optional_section_json(report.cuda_copies)},
+          {"runtime_decisions", optional_section_json(report.runtime_decisions)}};
+}
+
 } // namespace
 
 std::string render_json_report(const Report& report) {
@@ -65,7 +138,7 @@ std::string render_json_report(const Report& report) {
   for (const auto& function : report.functions)
     functions.push_back(function_json(function));
 
-  const json document = {
+  json document = {
       {"database", report.database_path},
       {"schema_version", report.schema_version},
       {"filter",
@@ -76,6 +149,7 @@ std::string render_json_report(const Report& report) {
       {"mpi_share_across_ranks", spread_json(report.mpi_share_spread)},
       {"functions", std::move(functions)},
       {"dropped", {{"events", report.dropped_events}, {"summary_overflow", report.summary_overflow}}}};
+  document.update(detail_sections_json(report));
   return document.dump(2) + "\n";
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 
 namespace commlens::analysis {
 namespace detail {
@@ -68,15 +69,52 @@ std::optional<RankSpread> spread_of(const std::vector<RankTime>& ranks, Value va
 
 } // namespace
 
-Report build_report(const Database& database, const ReportFilter& filter) {
+Report build_report(const Database& database, const ReportFilter& filter, const ReportProgress& progress) {
   check_filter(database, filter);
   Report report;
   report.database_path = database.path().string();
   report.schema_version = database.schema_version();
   report.filter = filter;
-  report.run = detail::query_run_metadata(database);
-  report.ranks = detail::query_rank_times(database, filter);
-  report.functions = detail::query_function_stats(database, filter);
+
+  const bool traced = database.has_rows("mpi_calls");
+  const bool has_requests = database.has_rows("mpi_requests");
+  // One step per section, so a slow section shows on the progress line by name.
+  const std::vector<std::pair<std::string_view, std::function<void()>>> steps = {
+      {"run", [&] { report.run = detail::query_run_metadata(database); }},
+      {"ranks", [&] { report.ranks = detail::query_rank_times(database, filter); }},
+      {"functions", [&] { report.functions = detail::query_function_stats(database, filter); }},
+      {"communicators", [&] { report.communicators = detail::query_communicators(database, filter); }},
+      {"partners", [&] { report.partners = detail::query_partners(database, filter); }},
+      {"queue times",
+       [&] {
+         if (has_requests)
+           report.queue_times = detail::query_queue_times(database, filter);
+         else
+           report.queue_times_absent = "no nonblocking requests traced (needs trace mode)";
+       }},
+      {"concurrency",
+       [&] {
+         if (!traced) {
+           report.concurrency_absent = "no trace data (needs trace mode)";
+           return;
+         }
+         report.concurrency = detail::query_concurrency(database, filter);
+         if (report.concurrency.empty())
+           report.concurrency_absent = "every rank made its MPI calls from one thread";
+       }},
+      {"phases", [&] { report.phases = detail::query_phases(database, filter); }},
+      {"MPI_T", [&] { report.mpit = detail::query_mpit_section(database, filter); }},
+      {"CUDA copies", [&] { report.cuda_copies = detail::query_cuda_copy_section(database, filter); }},
+      {"runtime",
+       [&] { report.runtime_decisions = detail::query_runtime_decision_section(database, filter); }},
+  };
+  for (std::size_t step = 0; step < steps.size(); ++step) {
+    if (progress)
+      progress(steps[step].first, static_cast<int>(step), static_cast<int>(steps.size()));
+    steps[step].second();
+  }
+  if (progress)
+    progress("done", static_cast<int>(steps.size()), static_cast<int>(steps.size()));
 
   report.mpi_time_spread = spread_of(report.ranks, [](const RankTime& rank) { return double(rank.mpi_ns); });
   const bool every_rank_has_share =

@@ -3,6 +3,7 @@
 // filter as ?1 = rank and ?2 = phase (NULL selects all), so a new report part filters the same way.
 #include "commlens/analysis/report.hpp"
 
+#include <map>
 #include <vector>
 
 namespace commlens::analysis::detail {
@@ -10,6 +11,17 @@ namespace commlens::analysis::detail {
 std::vector<std::pair<std::string, std::string>> query_run_metadata(const Database& database);
 std::vector<RankTime> query_rank_times(const Database& database, const ReportFilter& filter);
 std::vector<FunctionStats> query_function_stats(const Database& database, const ReportFilter& filter);
+std::vector<CommunicatorStats> query_communicators(const Database& database, const ReportFilter& filter);
+std::vector<PartnerTraffic> query_partners(const Database& database, const ReportFilter& filter);
+std::vector<QueueTimeStats> query_queue_times(const Database& database, const ReportFilter& filter);
+std::vector<RankConcurrency> query_concurrency(const Database& database, const ReportFilter& filter);
+std::vector<PhaseStats> query_phases(const Database& database, const ReportFilter& filter);
+OptionalSection query_mpit_section(const Database& database, const ReportFilter& filter);
+OptionalSection query_pvar_summary(const Database& database,
+                                   const ReportFilter& filter); // pvar_summary_query.cpp
+OptionalSection query_cuda_copy_section(const Database& database, const ReportFilter& filter);
+OptionalSection query_runtime_decision_section(const Database& database, const ReportFilter& filter);
+std::map<int, std::string> query_function_names(const Database& database);
 
 // Binds the filter to ?1 (rank) and ?2 (phase).
 inline void bind_filter(Statement& statement, const ReportFilter& filter) {

@@ -65,6 +65,19 @@ std::optional<double> Statement::optional_real(int column) const {
   return real(column);
 }
 
+int Statement::column_count() const {
+  return sqlite3_column_count(statement_);
+}
+
+std::string Statement::column_name(int column) const {
+  const char* name = sqlite3_column_name(statement_, column);
+  return name != nullptr ? name : "";
+}
+
+bool Statement::is_blob(int column) const {
+  return sqlite3_column_type(statement_, column) == SQLITE_BLOB;
+}
+
 std::string Statement::text(int column) const {
   const auto* characters = sqlite3_column_text(statement_, column);
   if (characters == nullptr)

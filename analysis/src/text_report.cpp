@@ -1,5 +1,6 @@
 #include "commlens/analysis/report_format.hpp"
 #include "commlens/analysis/size_bin.hpp"
+#include "report_tables.hpp"
 
 #include <fmt/format.h>
 
@@ -22,9 +23,7 @@ std::string one_line(std::string value) {
   return value;
 }
 
-std::string percent(double share) {
-  return fmt::format("{:.1f}%", share * 100.0);
-}
+using detail::percent;
 
 void write_header(Out& out, const Report& report, bool brief) {
   fmt::format_to(std::back_inserter(out), "commlens report: {} (schema v{})\n", report.database_path,
@@ -129,6 +128,33 @@ void write_drops(Out& out, const Report& report) {
                      rank.dropped_events, rank.summary_overflow);
 }
 
+// Columns as wide as their widest cell; the first left-aligned (names), the rest right (numbers).
+void write_table(Out& out, const detail::ReportTable& table) {
+  if (!table.absent.empty()) {
+    fmt::format_to(std::back_inserter(out), "\n{}: {}.\n", table.title, table.absent);
+    return;
+  }
+  fmt::format_to(std::back_inserter(out), "\n{}\n", table.title);
+  std::vector<std::size_t> widths(table.headers.size());
+  for (std::size_t column = 0; column < widths.size(); ++column) {
+    widths[column] = table.headers[column].size();
+    for (const auto& row : table.rows)
+      widths[column] = std::max(widths[column], row[column].size());
+  }
+  const auto write_row = [&](const std::vector<std::string>& cells) {
+    fmt::format_to(std::back_inserter(out), " ");
+    for (std::size_t column = 0; column < cells.size(); ++column)
+      if (column == 0)
+        fmt::format_to(std::back_inserter(out), " {:<{}}", cells[column], widths[column]);
+      else
+        fmt::format_to(std::back_inserter(out), "  {:>{}}", cells[column], widths[column]);
+    fmt::format_to(std::back_inserter(out), "\n");
+  };
+  write_row(table.headers);
+  for (const auto& row : table.rows)
+    write_row(row);
+}
+
 } // namespace
 
 std::string human_duration(double nanoseconds) {
@@ -149,6 +175,9 @@ std::string render_text_report(const Report& report, const TextReportOptions& op
   if (!options.brief)
     write_size_histograms(out, report);
   write_drops(out, report);
+  if (!options.brief)
+    for (const auto& table : detail::detail_tables(report))
+      write_table(out, table);
   return fmt::to_string(out);
 }
 

@@ -4,9 +4,11 @@
 #include "call_recording.hpp"
 #include "clock_alignment.hpp"
 #include "collector_hooks.hpp"
+#include "cuda_plugin_loader.hpp"
 #include "datatype_catalog.hpp"
 #include "function_ids.hpp"
 #include "function_table.hpp"
+#include "mpit_collector.hpp"
 
 #include "commlens/profiler/merge.hpp"
 
@@ -119,9 +121,11 @@ void start_profiling(int thread_level) {
   start_request_tracker();
   start_communicator_registry(*profiler);
   store_run_values(*profiler, thread_level);
+  commlens::mpit::start_mpit_collector(*profiler, thread_level, function_descriptions());
   PMPI_Comm_dup(MPI_COMM_WORLD, &clock_comm);
   init_clock = measure_clock_offset(clock_comm, profiler->clock());
   profiler->set_clock_alignment({init_clock.offset_ns, 0.0});
+  start_cuda_collectors(*profiler);
   profiler->add_overhead("init", 1, monotonic_ns() - began);
 }
 

@@ -139,6 +139,100 @@ CREATE TABLE IF NOT EXISTS profiler_overhead (
   time_ns   INTEGER NOT NULL,
   PRIMARY KEY (rank, component)
 ) WITHOUT ROWID;
+-- MPI_T collector (collectors/mpit). The pvar catalogue: MPI_T's index, name and properties.
+CREATE TABLE IF NOT EXISTS pvars (
+  id          INTEGER PRIMARY KEY,     -- the MPI_T pvar index (equal on every rank of a run)
+  name        TEXT NOT NULL,
+  class       TEXT NOT NULL,           -- state, level, size, percentage, highwatermark, lowwatermark,
+                                       -- counter, aggregate, timer, generic
+  datatype    TEXT NOT NULL,           -- MPI type name of a value (MPI_UNSIGNED, MPI_DOUBLE, ...)
+  binding     TEXT NOT NULL,           -- none, communicator, datatype, errhandler, file, group, op,
+                                       -- request, window, message, info
+  continuous  INTEGER NOT NULL,        -- 1: counts without MPI_T_pvar_start
+  readonly    INTEGER NOT NULL,
+  verbosity   INTEGER NOT NULL,
+  description TEXT,
+  selected    INTEGER NOT NULL         -- 1 when COMMLENS_PVARS names it (it is then sampled)
+);
+-- One handle per sampled pvar and bound object: which were sampled, which failed and why.
+CREATE TABLE IF NOT EXISTS pvar_handles (
+  rank       INTEGER NOT NULL,
+  pvar_id    INTEGER NOT NULL,
+  comm_id    INTEGER,                  -- NULL for pvars bound to no object
+  elements   INTEGER,                  -- values per read; NULL when allocation failed
+  status     TEXT NOT NULL,            -- 'sampled' or why not ('handle allocation failed: ...')
+  created_ns INTEGER NOT NULL,
+  freed_ns   INTEGER
+);
+-- One row per element of every read: a per-peer array (ob1 queue lengths) has one per peer.
+CREATE TABLE IF NOT EXISTS pvar_samples (
+  rank    INTEGER NOT NULL,
+  pvar_id INTEGER NOT NULL,
+  comm_id INTEGER,                     -- NULL for pvars bound to no object
+  time_ns INTEGER NOT NULL,
+  value   NUMERIC NOT NULL,
+  element INTEGER NOT NULL,            -- index in the pvar's array: the peer's rank in comm_id
+  trigger INTEGER NOT NULL,            -- 0 timer, 1 call entry, 2 call exit, 3 MPI_Init, 4 MPI_Finalize
+  call_id INTEGER                      -- the mpi_calls id at whose boundary it was read
+);
+CREATE TABLE IF NOT EXISTS cvars (
+  rank        INTEGER NOT NULL,
+  name        TEXT NOT NULL,
+  value       TEXT,                    -- NULL when bound to an object or unreadable
+  datatype    TEXT NOT NULL,
+  scope       INTEGER NOT NULL,        -- MPI_T_SCOPE_* value
+  description TEXT,
+  PRIMARY KEY (rank, name)
+) WITHOUT ROWID;
+-- CUDA collectors (collectors/cupti). One row per memory copy CUPTI saw, classified by path.
+CREATE TABLE IF NOT EXISTS cuda_copies (
+  rank           INTEGER NOT NULL,
+  start_ns       INTEGER NOT NULL,
+  end_ns         INTEGER NOT NULL,
+  device         INTEGER NOT NULL,     -- CUDA device that ran the copy
+  src_device     INTEGER,              -- peer copies: source and destination devices; else = device
+  dst_device     INTEGER,
+  src_kind       TEXT NOT NULL,        -- pageable, pinned, device, managed, array, unknown
+  dst_kind       TEXT NOT NULL,
+  bytes          INTEGER NOT NULL,
+  stream         INTEGER NOT NULL,
+  copy_kind      TEXT NOT NULL,        -- CUPTI's direction: HtoD, DtoH, DtoD, HtoH, PtoP, ...
+  path           TEXT NOT NULL,        -- host_staged, peer, ipc, same_device, managed, host_to_host, other
+  link           TEXT,                 -- peer and ipc copies between two devices: nvlink or pcie
+  mpi_call_id    INTEGER,              -- mpi_calls.id of the MPI call that issued it; NULL outside MPI
+  correlation_id INTEGER NOT NULL      -- CUPTI correlation id (links to cuda_kernels of the same API)
+);
+CREATE TABLE IF NOT EXISTS cuda_kernels (
+  rank           INTEGER NOT NULL,
+  start_ns       INTEGER NOT NULL,
+  end_ns         INTEGER NOT NULL,
+  device         INTEGER NOT NULL,
+  stream         INTEGER NOT NULL,
+  name           TEXT NOT NULL,        -- mangled kernel name (ncclDevKernel_..., user kernels)
+  mpi_call_id    INTEGER,
+  correlation_id INTEGER NOT NULL
+);
+-- The application's own NVTX push/pop and start/end ranges (commlens' MPI domain excluded).
+CREATE TABLE IF NOT EXISTS nvtx_ranges (
+  rank     INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL,
+  end_ns   INTEGER NOT NULL,
+  domain   TEXT,                       -- NULL for the default domain
+  name     TEXT
+);
+-- CUDA IPC calls: handle export, open (the costly mapping) and close.
+CREATE TABLE IF NOT EXISTS ipc_events (
+  rank        INTEGER NOT NULL,
+  event       TEXT NOT NULL,           -- get_handle, open, close
+  start_ns    INTEGER NOT NULL,
+  end_ns      INTEGER NOT NULL,
+  device      INTEGER,
+  address     INTEGER,                 -- the exported or mapped device address
+  bytes       INTEGER,                 -- size of the mapped allocation (open, close)
+  handle      TEXT,                    -- hash of the IPC handle: equal for opens of one allocation
+  open_number INTEGER,                 -- open: 1 for the first open of this handle, n for the n-th
+  mpi_call_id INTEGER
+);
 )sql";
 
 namespace {
@@ -156,6 +250,14 @@ const TableMerge kMerges[] = {
     {"mpi_requests", false, "post_ns,complete_ns"},
     {"call_stats", false, ""},
     {"profiler_overhead", false, ""},
+    {"pvars", true, ""},
+    {"pvar_handles", false, "created_ns,freed_ns"},
+    {"pvar_samples", false, "time_ns"},
+    {"cvars", false, ""},
+    {"cuda_copies", false, "start_ns,end_ns"},
+    {"cuda_kernels", false, "start_ns,end_ns"},
+    {"nvtx_ranges", false, "start_ns,end_ns"},
+    {"ipc_events", false, "start_ns,end_ns"},
 };
 } // namespace
 const std::span<const TableMerge> kTableMerges(kMerges);

@@ -26,6 +26,11 @@ public:
 
   Statement prepare(std::string_view sql) const;
   bool has_table(std::string_view name) const;
+  // True when `name` exists and holds at least one row.
+  bool has_rows(std::string_view name) const;
+  // Throws DatabaseError when the run recorded no MPI call at all: commands that analyse calls
+  // refuse such a file rather than print an empty result that looks like success.
+  void require_events() const;
 
 private:
   void validate();

@@ -4,6 +4,7 @@
 #include "commlens/analysis/database.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -65,6 +66,65 @@ struct FunctionStats {
   std::vector<SizeBinStats> size_histogram; // ascending size_bin
 };
 
+// Calls, bytes and time on one communicator, named for people by its size and how it was made
+// ("MPI_COMM_WORLD", "size 2 from MPI_Comm_split of MPI_COMM_WORLD").
+struct CommunicatorStats {
+  std::int64_t id = 0;
+  std::string label;
+  int size = 0;
+  std::uint64_t calls = 0;
+  std::uint64_t bytes = 0; // sent + received
+  std::int64_t time_total_ns = 0;
+};
+
+// Point-to-point traffic from one world rank to another (sends with a resolved peer).
+struct PartnerTraffic {
+  int from = 0;
+  int to = 0;
+  std::uint64_t messages = 0;
+  std::uint64_t bytes = 0;
+};
+
+// Queue time (post to completion) of the nonblocking operations one function posted.
+struct QueueTimeStats {
+  std::string function;
+  std::uint64_t operations = 0;
+  std::int64_t median_ns = 0;
+  std::int64_t p95_ns = 0;
+  std::int64_t max_ns = 0;
+};
+
+// How many MPI calls of one rank were in flight at once, across its threads.
+struct RankConcurrency {
+  int rank = 0;
+  int threads = 0;
+  int max_in_flight = 0;
+  std::int64_t overlapped_ns = 0; // time with two or more calls in flight
+};
+
+// One MPI_Pcontrol phase across the ranks that reached it, with its busiest functions.
+struct PhaseStats {
+  int phase = 0;
+  int ranks = 0;
+  std::int64_t start_ns = 0;          // earliest start across ranks
+  std::optional<std::int64_t> end_ns; // latest end; empty while a rank left it open
+  std::uint64_t calls = 0;
+  std::uint64_t bytes = 0;
+  std::int64_t time_total_ns = 0;
+  std::vector<std::string> top_functions; // by time, at most three
+};
+
+// A report section whose rows live in tables other collectors add. `absent` is the one line shown
+// when the database holds none of its data; the rows are filled by the section's own query.
+struct OptionalSection {
+  std::string absent; // empty when the section has data
+  std::vector<std::string> headers;
+  std::vector<std::vector<std::string>> rows;
+};
+
+// Reported while a report is built, for a progress line on a terminal.
+using ReportProgress = std::function<void(std::string_view section, int done, int total)>;
+
 struct Report {
   std::string database_path;
   int schema_version = 0;
@@ -76,9 +136,21 @@ struct Report {
   std::vector<FunctionStats> functions;                 // most time first
   std::uint64_t dropped_events = 0;
   std::uint64_t summary_overflow = 0;
+
+  std::vector<CommunicatorStats> communicators; // most time first
+  std::vector<PartnerTraffic> partners;         // ascending (from, to)
+  std::vector<QueueTimeStats> queue_times;      // most operations first; trace mode only
+  std::string queue_times_absent;               // why queue_times is empty, when it is
+  std::vector<RankConcurrency> concurrency;     // ranks with more than one calling thread
+  std::string concurrency_absent;
+  std::vector<PhaseStats> phases; // ascending phase
+  OptionalSection mpit;           // MPI_T pvar summaries
+  OptionalSection cuda_copies;    // CUDA copy paths: bytes, count, bandwidth per path
+  OptionalSection runtime_decisions;
 };
 
 // Throws FilterError for a rank or phase the database does not hold, DatabaseError on SQL failure.
-Report build_report(const Database& database, const ReportFilter& filter = {});
+Report build_report(const Database& database, const ReportFilter& filter = {},
+                    const ReportProgress& progress = {});
 
 } // namespace commlens::analysis

@@ -1,6 +1,7 @@
 #pragma once
 // Renderings of the report model. Text is for people (fixed-width tables); JSON is for scripts and
-// CI, with the stable size-bin keys and raw nanoseconds and bytes.
+// CI, with the stable size-bin keys and raw nanoseconds and bytes; Markdown for CI logs and pull
+// requests; HTML with plots for sharing.
 #include "commlens/analysis/report.hpp"
 
 #include <cstddef>
@@ -17,6 +18,9 @@ struct TextReportOptions {
 
 std::string render_text_report(const Report& report, const TextReportOptions& options = {});
 std::string render_json_report(const Report& report);
+std::string render_markdown_report(const Report& report);
+// One self-contained file: inline style and SVG plots, nothing fetched over the network.
+std::string render_html_report(const Report& report);
 
 // "1.234 s", "12.3 ms", "4.5 us", "800 ns".
 std::string human_duration(double nanoseconds);

@@ -35,7 +35,10 @@ public:
   std::optional<std::int64_t> optional_integer(int column) const;
   double real(int column) const;
   std::optional<double> optional_real(int column) const;
-  std::string text(int column) const;
+  std::string text(int column) const; // a BLOB's raw bytes
+  int column_count() const;
+  std::string column_name(int column) const;
+  bool is_blob(int column) const;
 
 private:
   sqlite3* database_;

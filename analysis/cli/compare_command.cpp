@@ -1,0 +1,62 @@
+// `commlens compare A B [--format text|json]` and
+// `commlens compare DB --implementations mpi,runtime:ring`
+#include "commands.hpp"
+#include "commlens/analysis/comparison.hpp"
+#include "commlens/analysis/errors.hpp"
+
+#include <fmt/format.h>
+
+namespace commlens::cli {
+namespace {
+
+struct CompareArguments {
+  std::vector<std::string> databases;
+  std::string implementations; // "A,B"
+  std::string format = "text";
+};
+
+analysis::Comparison run_comparison(const CompareArguments& arguments) {
+  if (!arguments.implementations.empty()) {
+    if (arguments.databases.size() != 1)
+      throw analysis::AnalysisError("compare --implementations takes one database");
+    const auto comma = arguments.implementations.find(',');
+    if (comma == std::string::npos)
+      throw analysis::AnalysisError("--implementations: expected two names, A,B (e.g. mpi,runtime:ring)");
+    const analysis::Database database(arguments.databases[0]);
+    return analysis::compare_implementations(database, arguments.implementations.substr(0, comma),
+                                             arguments.implementations.substr(comma + 1));
+  }
+  if (arguments.databases.size() != 2)
+    throw analysis::AnalysisError("compare takes two databases, A and B (or one with --implementations)");
+  const analysis::Database a(arguments.databases[0]);
+  const analysis::Database b(arguments.databases[1]);
+  a.require_events();
+  b.require_events();
+  return analysis::compare_databases(a, b);
+}
+
+} // namespace
+
+void add_compare_command(CLI::App& app, int& exit_status) {
+  auto arguments = std::make_shared<CompareArguments>();
+  auto* command = app.add_subcommand(
+      "compare", "Per function and message-size bin: calls, time, median and p95 of A and B, and B/A ratios");
+  command
+      ->add_option("databases", arguments->databases,
+                   "A.sqlite B.sqlite, or one database with --implementations")
+      ->required()
+      ->expected(1, 2);
+  command->add_option("--implementations", arguments->implementations,
+                      "Compare two implementations inside one trace database, e.g. mpi,runtime:ring");
+  command->add_option("--format", arguments->format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  command->callback([arguments, &exit_status] {
+    const auto comparison = run_comparison(*arguments);
+    fmt::print("{}", arguments->format == "json" ? analysis::render_comparison_json(comparison)
+                                                 : analysis::render_comparison_text(comparison));
+    exit_status = kSuccess;
+  });
+}
+
+} // namespace commlens::cli

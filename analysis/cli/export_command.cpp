@@ -1,0 +1,61 @@
+// `commlens export DB --format chrome [-o trace.json]` and `commlens export DB --format csv -o DIR`
+#include "commands.hpp"
+#include "commlens/analysis/errors.hpp"
+#include "commlens/analysis/trace_export.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+
+namespace commlens::cli {
+namespace {
+
+struct ExportArguments {
+  std::string database;
+  std::string format;
+  std::string output;
+};
+
+void export_chrome(const analysis::Database& database, const std::string& output) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(nullptr, &std::fclose);
+  if (!output.empty()) {
+    file.reset(std::fopen(output.c_str(), "w"));
+    if (!file)
+      throw analysis::AnalysisError(output + ": cannot create file");
+  }
+  const auto counts = analysis::export_chrome_trace(database, file ? file.get() : stdout);
+  if (file && std::fflush(file.get()) != 0)
+    throw analysis::AnalysisError(output + ": write failed");
+  fmt::print(stderr, "commlens: exported {} calls and {} send->receive arrows{}\n", counts.calls,
+             counts.flows, output.empty() ? "" : " to " + output);
+}
+
+} // namespace
+
+void add_export_command(CLI::App& app, int& exit_status) {
+  auto arguments = std::make_shared<ExportArguments>();
+  auto* command = app.add_subcommand(
+      "export", "Export a database: a Chrome/Perfetto trace (trace mode) or one CSV file per table");
+  command->add_option("database", arguments->database, "commlens.sqlite")->required();
+  command->add_option("--format", arguments->format, "chrome or csv")
+      ->required()
+      ->check(CLI::IsMember({"chrome", "csv"}));
+  command->add_option("-o,--output", arguments->output,
+                      "chrome: the JSON file (default stdout); csv: the directory");
+  command->callback([arguments, &exit_status] {
+    const analysis::Database database(arguments->database);
+    database.require_events();
+    if (arguments->format == "chrome") {
+      export_chrome(database, arguments->output);
+    } else {
+      if (arguments->output.empty())
+        throw analysis::AnalysisError("export --format csv needs -o DIRECTORY");
+      const int tables = analysis::export_csv_tables(database, arguments->output);
+      fmt::print(stderr, "commlens: wrote {} tables to {}\n", tables, arguments->output);
+    }
+    exit_status = kSuccess;
+  });
+}
+
+} // namespace commlens::cli

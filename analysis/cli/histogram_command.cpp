@@ -1,0 +1,36 @@
+// `commlens histogram DB [--save baseline.json]`: the message-size histograms under stable keys.
+#include "commands.hpp"
+#include "commlens/analysis/errors.hpp"
+#include "commlens/analysis/histogram_baseline.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+
+namespace commlens::cli {
+
+void add_histogram_command(CLI::App& app, int& exit_status) {
+  auto database_path = std::make_shared<std::string>();
+  auto save_path = std::make_shared<std::string>();
+  auto* command = app.add_subcommand(
+      "histogram", "Print (or --save as a CI baseline) the message-size histograms per function");
+  command->add_option("database", *database_path, "commlens.sqlite")->required();
+  command->add_option("--save", *save_path,
+                      "Write the histograms to this baseline file for `commlens check`");
+  command->callback([database_path, save_path, &exit_status] {
+    const analysis::Database database(*database_path);
+    database.require_events();
+    const auto json = analysis::histograms_to_json(analysis::histograms_of(database));
+    if (save_path->empty()) {
+      fmt::print("{}", json);
+    } else {
+      std::ofstream out(*save_path);
+      if (!(out << json))
+        throw analysis::AnalysisError(*save_path + ": cannot write baseline");
+      fmt::print(stderr, "commlens: baseline saved to {}\n", *save_path);
+    }
+    exit_status = kSuccess;
+  });
+}
+
+} // namespace commlens::cli

@@ -1,0 +1,49 @@
+#pragma once
+// Side-by-side comparison per function and message-size bin: two databases (`commlens compare A B`)
+// or two implementations inside one database (`mpi` against `runtime:<algorithm>`, from
+// COMMLENS_RUNTIME=ab runs). Medians and p95 need per-call times, so they come from mpi_calls when
+// every side is traced; otherwise the comparison falls back to means from call_stats and says so.
+#include "commlens/analysis/database.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace commlens::analysis {
+
+struct ComparedSide {
+  std::uint64_t calls = 0;
+  std::int64_t time_total_ns = 0;
+  std::int64_t median_ns = 0; // the mean when the comparison has no per-call times
+  std::optional<std::int64_t> p95_ns;
+};
+
+struct ComparedBin {
+  std::string function;
+  int size_bin = 0;
+  std::string key; // stable size-bin key, "2^10"
+  ComparedSide a;
+  ComparedSide b;
+  std::optional<double> median_ratio; // b / a; empty when one side has no calls
+  std::optional<double> p95_ratio;
+};
+
+struct Comparison {
+  std::string label_a;
+  std::string label_b;
+  bool per_call_times = false;
+  std::string note;              // why per-call times are missing, when they are
+  std::vector<ComparedBin> bins; // by function, then size bin
+};
+
+Comparison compare_databases(const Database& a, const Database& b);
+// Throws AnalysisError when `database` has no traced call of either implementation.
+Comparison compare_implementations(const Database& database, const std::string& a, const std::string& b);
+// Names of the implementations with traced calls, `mpi` first.
+std::vector<std::string> traced_implementations(const Database& database);
+
+std::string render_comparison_text(const Comparison& comparison);
+std::string render_comparison_json(const Comparison& comparison);
+
+} // namespace commlens::analysis

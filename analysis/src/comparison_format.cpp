@@ -1,0 +1,64 @@
+#include "commlens/analysis/comparison.hpp"
+#include "commlens/analysis/report_format.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <iterator>
+
+namespace commlens::analysis {
+namespace {
+
+std::string ratio_text(const std::optional<double>& ratio) {
+  return ratio ? fmt::format("{:.2f}x", *ratio) : "-";
+}
+
+} // namespace
+
+std::string render_comparison_text(const Comparison& comparison) {
+  fmt::memory_buffer out;
+  fmt::format_to(std::back_inserter(out), "commlens compare\n  A: {}\n  B: {}\n", comparison.label_a,
+                 comparison.label_b);
+  if (!comparison.note.empty())
+    fmt::format_to(std::back_inserter(out), "  note: {}\n", comparison.note);
+  const auto* median = comparison.per_call_times ? "median" : "mean";
+  fmt::format_to(std::back_inserter(out),
+                 "\n  {:<22} {:>6} {:>9} {:>9} {:>11} {:>11} {:>11} {:>11} {:>8} {:>8}\n", "function", "bin",
+                 "calls A", "calls B", "time A", "time B", fmt::format("{} A", median),
+                 fmt::format("{} B", median), "B/A", "p95 B/A");
+  for (const auto& bin : comparison.bins)
+    fmt::format_to(
+        std::back_inserter(out), "  {:<22} {:>6} {:>9} {:>9} {:>11} {:>11} {:>11} {:>11} {:>8} {:>8}\n",
+        bin.function, bin.key, bin.a.calls, bin.b.calls, human_duration(double(bin.a.time_total_ns)),
+        human_duration(double(bin.b.time_total_ns)), human_duration(double(bin.a.median_ns)),
+        human_duration(double(bin.b.median_ns)), ratio_text(bin.median_ratio), ratio_text(bin.p95_ratio));
+  return fmt::to_string(out);
+}
+
+std::string render_comparison_json(const Comparison& comparison) {
+  using nlohmann::json;
+  const auto side = [](const ComparedSide& s) {
+    return json{{"calls", s.calls},
+                {"time_total_ns", s.time_total_ns},
+                {"median_ns", s.median_ns},
+                {"p95_ns", s.p95_ns ? json(*s.p95_ns) : json(nullptr)}};
+  };
+  const auto optional = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  json bins = json::array();
+  for (const auto& bin : comparison.bins)
+    bins.push_back({{"function", bin.function},
+                    {"key", bin.key},
+                    {"size_bin", bin.size_bin},
+                    {"a", side(bin.a)},
+                    {"b", side(bin.b)},
+                    {"median_ratio", optional(bin.median_ratio)},
+                    {"p95_ratio", optional(bin.p95_ratio)}});
+  const json document = {{"a", comparison.label_a},
+                         {"b", comparison.label_b},
+                         {"per_call_times", comparison.per_call_times},
+                         {"note", comparison.note},
+                         {"bins", std::move(bins)}};
+  return document.dump(2) + "\n";
+}
+
+} // namespace commlens::analysis

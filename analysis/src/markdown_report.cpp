@@ -1,0 +1,57 @@
+#include "commlens/analysis/report_format.hpp"
+#include "report_tables.hpp"
+
+#include <fmt/format.h>
+
+#include <iterator>
+
+namespace commlens::analysis {
+namespace {
+
+// A pipe inside a cell would end it early.
+std::string markdown_cell(std::string text) {
+  for (std::size_t at = text.find('|'); at != std::string::npos; at = text.find('|', at + 2))
+    text.replace(at, 1, "\\|");
+  return text;
+}
+
+void write_row(fmt::memory_buffer& out, const std::vector<std::string>& cells) {
+  fmt::format_to(std::back_inserter(out), "|");
+  for (const auto& cell : cells)
+    fmt::format_to(std::back_inserter(out), " {} |", markdown_cell(cell));
+  fmt::format_to(std::back_inserter(out), "\n");
+}
+
+void write_table(fmt::memory_buffer& out, const detail::ReportTable& table) {
+  fmt::format_to(std::back_inserter(out), "\n## {}\n\n", table.title);
+  if (!table.absent.empty()) {
+    fmt::format_to(std::back_inserter(out), "_{}._\n", table.absent);
+    return;
+  }
+  write_row(out, table.headers);
+  fmt::format_to(std::back_inserter(out), "|");
+  for (std::size_t column = 0; column < table.headers.size(); ++column)
+    fmt::format_to(std::back_inserter(out), "{}", column == 0 ? "---|" : "---:|");
+  fmt::format_to(std::back_inserter(out), "\n");
+  for (const auto& row : table.rows)
+    write_row(out, row);
+}
+
+} // namespace
+
+std::string render_markdown_report(const Report& report) {
+  fmt::memory_buffer out;
+  fmt::format_to(std::back_inserter(out), "# commlens report: `{}` (schema v{})\n", report.database_path,
+                 report.schema_version);
+  if (report.filter.rank)
+    fmt::format_to(std::back_inserter(out), "\nFilter: rank {}\n", *report.filter.rank);
+  if (report.filter.phase)
+    fmt::format_to(std::back_inserter(out), "\nFilter: phase {}\n", *report.filter.phase);
+  for (const auto& table : detail::summary_tables(report))
+    write_table(out, table);
+  for (const auto& table : detail::detail_tables(report))
+    write_table(out, table);
+  return fmt::to_string(out);
+}
+
+} // namespace commlens::analysis

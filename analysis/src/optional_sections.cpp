@@ -1,0 +1,43 @@
+// Sections over tables that other collectors add (MPI_T, CUDA, the multi-path runtime). Each is one
+// function that reads its tables through the public column names of ARCHITECTURE.md section 4 and
+// says in one line when the database holds none of its data.
+#include "commlens/analysis/size_bin.hpp"
+#include "report_queries.hpp"
+
+#include <fmt/format.h>
+
+namespace commlens::analysis::detail {
+OptionalSection query_mpit_section(const Database& database, const ReportFilter& filter) {
+  if (!database.has_rows("pvars") || !database.has_rows("pvar_samples"))
+    return {.absent = "no MPI_T data in this database"};
+  return query_pvar_summary(database, filter);
+}
+
+OptionalSection query_cuda_copy_section(const Database& database, const ReportFilter& filter) {
+  if (!database.has_rows("cuda_copies"))
+    return {.absent = "no CUDA data in this database"};
+  OptionalSection section{.headers = {"path", "copies", "bytes", "time", "bandwidth"}};
+  auto query = database.prepare(R"sql(
+SELECT path, COUNT(*), SUM(bytes), SUM(end_ns - start_ns) FROM cuda_copies
+WHERE ?1 IS NULL OR rank = ?1 GROUP BY path ORDER BY SUM(bytes) DESC)sql");
+  query.bind(1, filter.rank ? std::optional<std::int64_t>(*filter.rank) : std::nullopt);
+  while (query.step()) {
+    const auto bytes = query.integer(2);
+    const auto time_ns = query.integer(3);
+    // bytes per ns is GB/s.
+    const auto bandwidth = time_ns > 0 ? fmt::format("{:.2f} GB/s", double(bytes) / double(time_ns)) : "-";
+    section.rows.push_back({query.text(0), query.text(1), binary_size(static_cast<std::uint64_t>(bytes)),
+                            fmt::format("{} ns", time_ns), bandwidth});
+  }
+  return section;
+}
+
+OptionalSection query_runtime_decision_section(const Database& database, const ReportFilter&) {
+  if (!database.has_rows("runtime_ops"))
+    return {.absent = "no runtime decisions in this database"};
+  auto query = database.prepare("SELECT COUNT(*) FROM runtime_ops");
+  query.step();
+  return {.headers = {"runtime operations"}, .rows = {{query.text(0)}}};
+}
+
+} // namespace commlens::analysis::detail

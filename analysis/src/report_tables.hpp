@@ -1,0 +1,26 @@
+#pragma once
+// The report model as titled tables of display strings, shared by the text, Markdown and HTML
+// renderers so that each section is worded once. A table with `absent` set has no rows and shows
+// that one line instead.
+#include "commlens/analysis/report.hpp"
+
+#include <string>
+#include <vector>
+
+namespace commlens::analysis::detail {
+
+struct ReportTable {
+  std::string title;
+  std::string absent;
+  std::vector<std::string> headers;
+  std::vector<std::vector<std::string>> rows;
+};
+
+// Ranks, functions by time and the histograms: the text renderer draws these its own way.
+std::vector<ReportTable> summary_tables(const Report& report);
+// Every other section, in report order.
+std::vector<ReportTable> detail_tables(const Report& report);
+
+std::string percent(double share);
+
+} // namespace commlens::analysis::detail

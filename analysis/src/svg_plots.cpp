@@ -1,0 +1,127 @@
+#include "svg_plots.hpp"
+
+#include "commlens/analysis/size_bin.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <set>
+
+namespace commlens::analysis::detail {
+namespace {
+
+constexpr int kBarHeight = 18;
+constexpr int kLabelWidth = 90;
+constexpr int kPlotWidth = 420;
+constexpr int kColumnWidth = 36;
+constexpr int kHistogramHeight = 140;
+constexpr int kCell = 22;
+
+} // namespace
+
+std::string html_escape(std::string_view text) {
+  std::string escaped;
+  for (const char c : text) {
+    switch (c) {
+    case '&':
+      escaped += "&amp;";
+      break;
+    case '<':
+      escaped += "&lt;";
+      break;
+    case '>':
+      escaped += "&gt;";
+      break;
+    case '"':
+      escaped += "&quot;";
+      break;
+    default:
+      escaped += c;
+    }
+  }
+  return escaped;
+}
+
+std::string svg_time_shares(const std::vector<RankTime>& ranks) {
+  fmt::memory_buffer out;
+  const int height = static_cast<int>(ranks.size()) * kBarHeight + 4;
+  fmt::format_to(std::back_inserter(out),
+                 R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}">)svg",
+                 kLabelWidth + kPlotWidth + 60, height);
+  int y = 2;
+  for (const auto& rank : ranks) {
+    const double share = std::clamp(rank.mpi_share.value_or(0.0), 0.0, 1.0);
+    fmt::format_to(
+        std::back_inserter(out),
+        R"svg(<text x="0" y="{}" font-size="12">rank {}</text><rect x="{}" y="{}" width="{}" height="{}" fill="#c44"/>)svg"
+        R"svg(<rect x="{}" y="{}" width="{}" height="{}" fill="#ddd"/><text x="{}" y="{}" font-size="12">{:.1f}%</text>)svg",
+        y + 13, rank.rank, kLabelWidth, y, share * kPlotWidth, kBarHeight - 4,
+        kLabelWidth + share * kPlotWidth, y, (1.0 - share) * kPlotWidth, kBarHeight - 4,
+        kLabelWidth + kPlotWidth + 4, y + 13, share * 100.0);
+    y += kBarHeight;
+  }
+  fmt::format_to(std::back_inserter(out), "</svg>");
+  return fmt::to_string(out);
+}
+
+std::string svg_size_histogram(const FunctionStats& function) {
+  fmt::memory_buffer out;
+  std::uint64_t most = 1;
+  for (const auto& bin : function.size_histogram)
+    most = std::max(most, bin.calls);
+  const int width = static_cast<int>(function.size_histogram.size()) * kColumnWidth + 10;
+  fmt::format_to(std::back_inserter(out),
+                 R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}">)svg", width,
+                 kHistogramHeight + 30);
+  int x = 5;
+  for (const auto& bin : function.size_histogram) {
+    const double bar = double(bin.calls) / double(most) * kHistogramHeight;
+    fmt::format_to(
+        std::back_inserter(out),
+        R"svg(<rect x="{}" y="{}" width="{}" height="{}" fill="#37a"><title>{} {}: {} calls</title></rect>)svg"
+        R"svg(<text x="{}" y="{}" font-size="10">{}</text>)svg",
+        x, kHistogramHeight - bar, kColumnWidth - 6, bar, html_escape(bin.key), html_escape(bin.label),
+        bin.calls, x, kHistogramHeight + 14, html_escape(bin.key));
+    x += kColumnWidth;
+  }
+  fmt::format_to(std::back_inserter(out), "</svg>");
+  return fmt::to_string(out);
+}
+
+std::string svg_partner_heat_map(const std::vector<PartnerTraffic>& partners) {
+  std::set<int> ranks;
+  std::uint64_t most = 1;
+  for (const auto& partner : partners) {
+    ranks.insert(partner.from);
+    ranks.insert(partner.to);
+    most = std::max(most, partner.bytes);
+  }
+  std::map<int, int> position;
+  for (const int rank : ranks)
+    position.emplace(rank, static_cast<int>(position.size()));
+  const int side = static_cast<int>(ranks.size()) * kCell;
+  fmt::memory_buffer out;
+  fmt::format_to(std::back_inserter(out),
+                 R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}">)svg", side + 40,
+                 side + 40);
+  for (const auto& [rank, index] : position)
+    fmt::format_to(
+        std::back_inserter(out),
+        R"svg(<text x="{}" y="12" font-size="10">{}</text><text x="0" y="{}" font-size="10">{}</text>)svg",
+        40 + index * kCell + 4, rank, 40 + index * kCell + 14, rank);
+  for (const auto& partner : partners) {
+    const double intensity = double(partner.bytes) / double(most);
+    fmt::format_to(std::back_inserter(out),
+                   R"svg(<rect x="{}" y="{}" width="{}" height="{}" fill="rgb(200,{},{})">)svg"
+                   R"svg(<title>{} to {}: {} messages, {}</title></rect>)svg",
+                   40 + position[partner.to] * kCell, 40 + position[partner.from] * kCell, kCell - 2,
+                   kCell - 2, int(230 - 200 * intensity), int(230 - 200 * intensity), partner.from,
+                   partner.to, partner.messages, binary_size(partner.bytes));
+  }
+  fmt::format_to(std::back_inserter(out), "</svg>");
+  return fmt::to_string(out);
+}
+
+} // namespace commlens::analysis::detail

@@ -1,0 +1,113 @@
+// `commlens histogram --save` and `commlens check`: 0 on a match, 1 on each kind of regression,
+// 2 on bad input, a Markdown summary and optional JUnit XML.
+#include "cli_runner.hpp"
+#include "test_database.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace commlens::test {
+namespace {
+
+class CliCheck : public ::testing::Test {
+protected:
+  void SetUp() override {
+    directory_ = make_temp_directory("commlens-check");
+    baseline_database_ = (directory_ / "baseline.sqlite").string();
+    baseline_ = (directory_ / "baseline.json").string();
+    TestDatabase database(baseline_database_);
+    fill_three_rank_run(database);
+    database.close();
+    const auto saved = run_cli({"histogram", baseline_database_, "--save", baseline_});
+    ASSERT_EQ(saved.status, 0) << saved.err;
+  }
+  // The three-rank run plus `change` applied to it.
+  CliResult check(const std::string& change, std::vector<std::string> options = {}) {
+    const auto path = (directory_ / ("run-" + std::to_string(runs_++) + ".sqlite")).string();
+    TestDatabase database(path);
+    fill_three_rank_run(database);
+    if (!change.empty())
+      database.execute(change);
+    database.close();
+    std::vector<std::string> arguments{"check", "--baseline", baseline_, path};
+    arguments.insert(arguments.end(), options.begin(), options.end());
+    return run_cli(arguments);
+  }
+  std::filesystem::path directory_;
+  std::string baseline_database_;
+  std::string baseline_;
+  int runs_ = 0;
+};
+
+TEST_F(CliCheck, IdenticalRunMatches) {
+  const auto result = check("");
+  EXPECT_EQ(result.status, 0) << result.out << result.err;
+  EXPECT_NE(result.out.find("## commlens check: OK"), std::string::npos);
+}
+
+TEST_F(CliCheck, NewSizeBinIsARegression) {
+  const auto result = check("INSERT INTO call_stats VALUES (0, 1, 0, 20, 1, 0, 1, 1048576, 0, 5, 5, 5)");
+  EXPECT_EQ(result.status, 1);
+  EXPECT_NE(result.out.find("| MPI_Send | new size bin 2^20 (1 calls) |"), std::string::npos) << result.out;
+}
+
+TEST_F(CliCheck, NewFunctionIsARegression) {
+  const auto result = check("INSERT INTO functions VALUES (9, 'MPI_Alltoall', 'collective', 0);"
+                            "INSERT INTO call_stats VALUES (0, 9, 0, 3, -1, 0, 1, 8, 8, 5, 5, 5)");
+  EXPECT_EQ(result.status, 1);
+  EXPECT_NE(result.out.find("| MPI_Alltoall | new function |"), std::string::npos) << result.out;
+}
+
+TEST_F(CliCheck, ChangedCountIsARegressionUnlessWithinTolerance) {
+  // MPI_Send in 2^10: 4 calls become 5 (25%), with the same bytes.
+  const std::string change =
+      "UPDATE call_stats SET count = 5 WHERE rank = 0 AND function_id = 1 AND size_bin = 10";
+  const auto strict = check(change);
+  EXPECT_EQ(strict.status, 1);
+  EXPECT_NE(strict.out.find("calls in 2^10 changed 4 -> 5"), std::string::npos) << strict.out;
+  EXPECT_EQ(check(change, {"--tolerance", "count=20%"}).status, 1);
+  EXPECT_EQ(check(change, {"--tolerance", "count=25%"}).status, 0);
+}
+
+TEST_F(CliCheck, ChangedBytesIsARegressionUnlessWithinTolerance) {
+  const std::string change =
+      "UPDATE call_stats SET bytes_sent = 4200 WHERE rank = 0 AND function_id = 1 AND size_bin = 10";
+  const auto strict = check(change);
+  EXPECT_EQ(strict.status, 1);
+  EXPECT_NE(strict.out.find("bytes in 2^10 changed 4096 -> 4200"), std::string::npos) << strict.out;
+  EXPECT_EQ(check(change, {"--tolerance", "bytes=0.05"}).status, 0);
+}
+
+TEST_F(CliCheck, VanishedBinIsARegression) {
+  const auto result = check("DELETE FROM call_stats WHERE function_id = 1 AND size_bin = 12");
+  EXPECT_EQ(result.status, 1);
+  EXPECT_NE(result.out.find("size bin 2^12 gone (had 2 calls)"), std::string::npos) << result.out;
+}
+
+TEST_F(CliCheck, JunitXmlNamesTheFailingFunction) {
+  const auto junit = (directory_ / "check.xml").string();
+  const auto result = check("UPDATE call_stats SET count = 7 WHERE function_id = 4", {"--junit", junit});
+  EXPECT_EQ(result.status, 1);
+  const auto xml = read_file(junit);
+  EXPECT_NE(xml.find("tests=\"4\" failures=\"1\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("name=\"MPI_Barrier\"><failure message=\"calls in 0 changed 3 -&gt; 7; \"/>"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("name=\"MPI_Send\"></testcase>"), std::string::npos);
+}
+
+TEST_F(CliCheck, BadBaselineOrToleranceIsBadInput) {
+  const auto not_json = (directory_ / "not.json").string();
+  { std::ofstream(not_json) << "{\"format\": \"other\"}"; }
+  const auto foreign = run_cli({"check", "--baseline", not_json, baseline_database_});
+  EXPECT_EQ(foreign.status, 2);
+  EXPECT_NE(foreign.err.find(not_json + ": not a commlens histogram baseline"), std::string::npos)
+      << foreign.err;
+  EXPECT_EQ(run_cli({"check", "--baseline", baseline_ + ".missing", baseline_database_}).status, 2);
+  EXPECT_EQ(check("", {"--tolerance", "time=5%"}).status, 2);
+  EXPECT_EQ(check("", {"--tolerance", "count=lots"}).status, 2);
+}
+
+} // namespace
+} // namespace commlens::test

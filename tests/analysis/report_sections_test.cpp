@@ -1,0 +1,142 @@
+// The report sections beyond the per-function summary, on a trace database with known numbers.
+#include "cli_runner.hpp"
+#include "commlens/analysis/quantile_sketch.hpp"
+#include "commlens/analysis/report.hpp"
+#include "commlens/analysis/report_format.hpp"
+#include "trace_database.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace commlens::test {
+namespace {
+
+using analysis::build_report;
+using analysis::Database;
+
+class ReportSections : public ::testing::Test {
+protected:
+  void SetUp() override {
+    path_ = make_temp_directory("commlens-sections") / "commlens.sqlite";
+    TestDatabase database(path_);
+    fill_trace_run(database);
+  }
+  analysis::Report report() const { return build_report(Database(path_)); }
+  std::filesystem::path path_;
+};
+
+TEST_F(ReportSections, PartnerMatrixCountsEachSendOnce) {
+  const auto partners = report().partners;
+  ASSERT_EQ(partners.size(), 1u);
+  EXPECT_EQ(partners[0].from, 0);
+  EXPECT_EQ(partners[0].to, 1);
+  EXPECT_EQ(partners[0].messages, 8u); // 4 MPI_Send + 4 MPI_Isend
+  EXPECT_EQ(partners[0].bytes, 4096u + 32u);
+}
+
+TEST_F(ReportSections, QueueTimesGiveMedianP95AndMaxPerFunction) {
+  const auto queue_times = report().queue_times;
+  ASSERT_EQ(queue_times.size(), 1u);
+  EXPECT_EQ(queue_times[0].function, "MPI_Isend");
+  EXPECT_EQ(queue_times[0].operations, 4u);
+  EXPECT_EQ(queue_times[0].median_ns, 200);
+  EXPECT_EQ(queue_times[0].p95_ns, 400);
+  EXPECT_EQ(queue_times[0].max_ns, 400);
+}
+
+TEST_F(ReportSections, ConcurrencyFindsTwoCallsInFlightOnTheThreadedRankOnly) {
+  const auto concurrency = report().concurrency;
+  ASSERT_EQ(concurrency.size(), 1u);
+  EXPECT_EQ(concurrency[0].rank, 0);
+  EXPECT_EQ(concurrency[0].max_in_flight, 2);
+  EXPECT_EQ(concurrency[0].overlapped_ns, 300);
+}
+
+TEST_F(ReportSections, CommunicatorsAreNamedAndPhasesSplitTheCalls) {
+  const auto full = report();
+  ASSERT_EQ(full.communicators.size(), 1u);
+  EXPECT_EQ(full.communicators[0].label, "MPI_COMM_WORLD");
+  EXPECT_EQ(full.communicators[0].size, 2);
+  EXPECT_EQ(full.communicators[0].calls, 13u);
+  ASSERT_EQ(full.phases.size(), 1u);
+  EXPECT_EQ(full.phases[0].calls, 13u);
+  EXPECT_EQ(full.phases[0].ranks, 2);
+  EXPECT_FALSE(full.phases[0].end_ns.has_value());
+  EXPECT_EQ(full.phases[0].top_functions.front(), "MPI_Allreduce");
+}
+
+TEST_F(ReportSections, TablesOtherCollectorsAddAreAbsentInOneLine) {
+  const auto full = report();
+  EXPECT_EQ(full.mpit.absent, "no MPI_T data in this database");
+  EXPECT_EQ(full.cuda_copies.absent, "no CUDA data in this database");
+  EXPECT_EQ(full.runtime_decisions.absent, "no runtime decisions in this database");
+  const auto text = analysis::render_text_report(full);
+  EXPECT_NE(text.find("\nMPI_T performance variables: no MPI_T data in this database.\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nCUDA copy paths: no CUDA data in this database.\n"), std::string::npos);
+}
+
+TEST(ReportSectionsSummaryMode, TraceOnlySectionsSayWhyTheyAreEmpty) {
+  const auto path = make_temp_directory("commlens-sections-summary") / "commlens.sqlite";
+  TestDatabase database(path);
+  fill_three_rank_run(database);
+  const auto text = analysis::render_text_report(build_report(Database(path)));
+  EXPECT_NE(
+      text.find(
+          "Request queue times (post to completion): no nonblocking requests traced (needs trace mode).\n"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Concurrent MPI calls across threads: no trace data (needs trace mode).\n"),
+            std::string::npos);
+}
+
+TEST_F(ReportSections, MarkdownHasOnePipeTablePerSection) {
+  const auto markdown = analysis::render_markdown_report(report());
+  EXPECT_NE(
+      markdown.find("## Point-to-point partners (sender to receiver)\n\n| from | to | messages | bytes |\n"
+                    "|---|---:|---:|---:|\n| 0 | 1 | 8 | 4.0KiB |\n"),
+      std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("| 2^10 | [1KiB, 2KiB) | 4 |"), std::string::npos);
+}
+
+TEST_F(ReportSections, HtmlIsSelfContainedWithPlots) {
+  const auto result = run_cli({"report", path_.string(), "--format", "html"});
+  ASSERT_EQ(result.status, 0) << result.err;
+  EXPECT_EQ(result.out.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(result.out.find("Partner heat map"), std::string::npos);
+  EXPECT_NE(result.out.find("<title>0 to 1: 8 messages, 4.0KiB</title>"), std::string::npos);
+  EXPECT_NE(result.out.find("<title>2^10 [1KiB, 2KiB): 4 calls</title>"), std::string::npos);
+  // Nothing is fetched: no scripts, links or remote images.
+  EXPECT_EQ(result.out.find("<script"), std::string::npos);
+  EXPECT_EQ(result.out.find("<link"), std::string::npos);
+  EXPECT_EQ(result.out.find("src="), std::string::npos);
+}
+
+TEST_F(ReportSections, JsonReportHoldsEverySection) {
+  const auto result = run_cli({"report", path_.string(), "--format", "json"});
+  ASSERT_EQ(result.status, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["top_functions"]["by_calls"].back(), "MPI_Allreduce"); // 1 call against 4 of each other
+  EXPECT_EQ(json["partners"][0]["messages"], 8);
+  EXPECT_EQ(json["queue_times"][0]["median_ns"], 200);
+  EXPECT_EQ(json["concurrency"][0]["max_in_flight"], 2);
+  EXPECT_EQ(json["mpit"]["absent"], "no MPI_T data in this database");
+  EXPECT_TRUE(json["queue_times_absent"].is_null());
+}
+
+TEST(QuantileSketch, IsExactForSmallValuesAndWithinOneBucketForLargeOnes) {
+  analysis::QuantileSketch sketch;
+  for (int value = 1; value <= 100; ++value)
+    sketch.add(value);
+  EXPECT_EQ(sketch.quantile(0.5), 50);
+  EXPECT_EQ(sketch.quantile(0.95), 95);
+  EXPECT_EQ(sketch.max(), 100);
+  analysis::QuantileSketch large;
+  large.add(1'000'003);
+  EXPECT_LE(large.quantile(0.5), 1'000'003);
+  EXPECT_GE(large.quantile(0.5), 1'000'003 - 1'000'003 / 128);
+}
+
+} // namespace
+} // namespace commlens::test
