@@ -38,7 +38,7 @@ void on_call_enter(std::uint64_t call_id, FunctionId function) noexcept {
   }
 }
 
-void on_call_exit(std::uint64_t, FunctionId) noexcept {
+void on_call_exit(std::uint64_t, FunctionId, std::uint64_t) noexcept {
   if (nvtx_on) {
     nvtx::pop_mpi_range();
   }

@@ -52,11 +52,10 @@ void on_call_enter(std::uint64_t call_id, FunctionId function) noexcept {
   }
 }
 
-void on_call_exit(std::uint64_t call_id, FunctionId function) noexcept {
+void on_call_exit(std::uint64_t call_id, FunctionId function, std::uint64_t now) noexcept {
   if (sampled_at(function)) {
     sample_without_throwing(Trigger::CallExit, call_id);
   } else if (collector->period_at_call_exits) {
-    const std::uint64_t now = now_ticks();
     if (now >= collector->next_due_ticks.load(std::memory_order_relaxed)) {
       collector->next_due_ticks.store(now + collector->period_ticks, std::memory_order_relaxed);
       sample_without_throwing(Trigger::Timer, call_id);
@@ -181,8 +180,14 @@ void start_mpit_collector(Profiler& profiler, int thread_level,
   }
   collector = std::make_unique<MpitCollector>(profiler, std::move(selected));
   start_sampling(profiler, thread_level == MPI_THREAD_MULTIPLE && provided == MPI_THREAD_MULTIPLE, functions);
-  collector_slot(pmpi::Collector::Mpit) = {on_call_enter, on_call_exit, on_communicator_created,
-                                           on_communicator_freed, on_finalize};
+  // Hooks only where there is work: every call pays for an installed hook (an indirect call).
+  const bool samples_at_calls =
+      std::any_of(collector->sample_at_call.begin(), collector->sample_at_call.end(),
+                  [](std::uint8_t chosen) { return chosen != 0; });
+  collector_slot(pmpi::Collector::Mpit) = {samples_at_calls ? on_call_enter : nullptr,
+                                           samples_at_calls || collector->period_at_call_exits ? on_call_exit
+                                                                                               : nullptr,
+                                           on_communicator_created, on_communicator_freed, on_finalize};
 }
 
 } // namespace commlens::mpit

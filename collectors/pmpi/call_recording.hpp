@@ -40,7 +40,7 @@ public:
     record_.end_ticks = now_ticks();
     for (const CollectorSlot& slot : collector_hooks().slots) {
       if (slot.call_exit != nullptr) {
-        slot.call_exit(record_.call_id, record_.function);
+        slot.call_exit(record_.call_id, record_.function, record_.end_ticks);
       }
     }
   }

@@ -13,7 +13,8 @@ struct CollectorSlot {
   // Around the PMPI call of every recorded wrapper (CUDA: push/pop the external correlation id;
   // MPI_T: sample at the boundaries of chosen functions).
   void (*call_enter)(std::uint64_t call_id, FunctionId function) noexcept = nullptr;
-  void (*call_exit)(std::uint64_t call_id, FunctionId function) noexcept = nullptr;
+  // end_ticks: the call's own end timestamp, so a hook needs no clock read of its own.
+  void (*call_exit)(std::uint64_t call_id, FunctionId function, std::uint64_t end_ticks) noexcept = nullptr;
   // After a communicator is registered (its job-wide id known) and before one is freed.
   void (*communicator_created)(MPI_Comm comm, std::int64_t id) = nullptr;
   void (*communicator_freed)(MPI_Comm comm) = nullptr;
