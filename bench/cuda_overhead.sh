@@ -4,6 +4,8 @@
 # interleaved ROUNDS times; prints medians and the slowdown. Needs a GPU.
 # Usage: bench/cuda_overhead.sh BUILD [ROUNDS] [ITERATIONS] [BYTES]
 set -euo pipefail
+# Open MPI refuses to start as root unless told; CI and containers run as root.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 build=${1:-build}
 rounds=${2:-7}
 iterations=${3:-2000}

@@ -4,6 +4,8 @@
 # alternated ROUNDS times so that machine noise hits both alike; prints medians and the ratio.
 #   bench/pvar_overhead.sh [build=build] [iterations=200000] [rounds=5] [single|multiple]
 set -euo pipefail
+# Open MPI refuses to start as root unless told; CI and containers run as root.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 build=${1:-build}
 iterations=${2:-200000}
 rounds=${3:-5}
