@@ -83,7 +83,7 @@ const CommunicatorEntry* publish(MPI_Comm comm, CommunicatorEntry* entry, Commun
   info.local_rank = entry->local_rank;
   info.members = entry->members;
   info.remote_members = entry->remote_members;
-  info.created_ns = monotonic_ns();
+  info.created_ns = registry->profiler->clock().now_ns(); // the scale of every stored time
   entry->index = registry->profiler->communicators().add(std::move(info));
   registry->communicators.insert(handle_key(comm), entry);
   return entry;
@@ -168,7 +168,7 @@ void forget_communicator(CallRecording& call, MPI_Comm comm) {
   }
   EntryMap::Slot* slot = registry->communicators.find(handle_key(comm));
   if (slot != nullptr) {
-    registry->profiler->communicators().mark_freed(slot->value->index, monotonic_ns());
+    registry->profiler->communicators().mark_freed(slot->value->index, registry->profiler->clock().now_ns());
     registry->communicators.erase(slot);
   }
 }
