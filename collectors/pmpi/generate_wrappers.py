@@ -210,6 +210,17 @@ def completion_code(function):
     return pre, call_args, post
 
 
+# Roles whose argument goes straight to a CallRecording setter, in the order the setters must run:
+# the send peer before the source (set_source keeps a send peer), the tag and root after.
+SETTERS_BEFORE_SOURCE = (("comm", "set_communicator"), ("win", "set_window"), ("file", "set_file"),
+                         ("peer", "set_peer"))
+SETTERS_AFTER_SOURCE = (("tag", "set_tag"), ("root", "set_root"))
+
+
+def setter_calls(roles, setters):
+    return [f"call.{setter}({roles[role]});" for role, setter in setters if role in roles]
+
+
 def wrapper(function):
     roles, names = function.roles, function.param_names
     pre, post, call_args = [], [], {}
@@ -234,22 +245,12 @@ def wrapper(function):
     if "message" in roles:
         pre.append(f"call.set_communicator(commlens::pmpi::take_message({roles['message']}));")
 
-    if "comm" in roles:
-        post.append(f"call.set_communicator({roles['comm']});")
-    if "win" in roles:
-        post.append(f"call.set_window({roles['win']});")
-    if "file" in roles:
-        post.append(f"call.set_file({roles['file']});")
-    if "peer" in roles:
-        post.append(f"call.set_peer({roles['peer']});")
+    post += setter_calls(roles, SETTERS_BEFORE_SOURCE)
     if "source" in roles:
         source = "status_out->MPI_SOURCE" if roles["source"] == roles.get("status") else roles["source"]
         status = "status_out" if "status" in roles else "nullptr"
         post.append(f"call.set_source({source}, {status});")
-    if "tag" in roles:
-        post.append(f"call.set_tag({roles['tag']});")
-    if "root" in roles:
-        post.append(f"call.set_root({roles['root']});")
+    post += setter_calls(roles, SETTERS_AFTER_SOURCE)
     post += byte_statements(function)
     buffers = [n for n, d in zip(names, function.param_decls) if re.search(r"void\s*\*\s*\w+$", d)]
     if buffers:
@@ -259,12 +260,10 @@ def wrapper(function):
         post.append(f"commlens::pmpi::register_communicator(call, *{roles['newcomm']}, {roles['parent']}, {str(defer).lower()});")
     if "name" in roles:
         post.append(f"commlens::pmpi::name_communicator({roles['comm']}, {roles['name']});")
-    if "newwin" in roles:
-        post.append(f"commlens::pmpi::register_window(*{roles['newwin']}, {roles['comm']});")
-    if "newfile" in roles:
-        post.append(f"commlens::pmpi::register_file(*{roles['newfile']}, {roles['comm']});")
-    if "newmessage" in roles:
-        post.append(f"commlens::pmpi::remember_message(*{roles['newmessage']}, {roles['comm']});")
+    for role, register in (("newwin", "register_window"), ("newfile", "register_file"),
+                           ("newmessage", "remember_message")):
+        if role in roles:
+            post.append(f"commlens::pmpi::{register}(*{roles[role]}, {roles['comm']});")
     if "request" in roles:
         post.append(f"call.post_request(*{roles['request']}, {str('persistent' in function.flags).lower()});")
     if "start" in roles:
