@@ -1,9 +1,10 @@
 #pragma once
-// Aborts the job with the failing call named: the GPU examples must do exactly what their header
+// CUDA_CHECK aborts the job with the failing call named: the GPU examples must do exactly what their header
 // says, or the tests that count their copies would compare against a pattern that did not run.
 #include <cuda_runtime.h>
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 
@@ -19,4 +20,25 @@
 
 inline int parse_count(int argc, char** argv, int index, int fallback) {
   return argc > index ? std::atoi(argv[index]) : fallback;
+}
+
+// What every GPU example starts with: MPI initialised, this rank and the job size, the two numbers
+// on its command line (iterations, then a size: bytes or elements) and the visible GPUs.
+struct ExampleStart {
+  int rank = 0;
+  int size = 1;
+  int iterations = 10;
+  std::size_t amount = 1 << 20;
+  int devices = 0;
+};
+
+inline ExampleStart start_example(int* argc, char*** argv) {
+  MPI_Init(argc, argv);
+  ExampleStart start;
+  MPI_Comm_rank(MPI_COMM_WORLD, &start.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &start.size);
+  start.iterations = parse_count(*argc, *argv, 1, start.iterations);
+  start.amount = static_cast<std::size_t>(parse_count(*argc, *argv, 2, static_cast<int>(start.amount)));
+  CUDA_CHECK(cudaGetDeviceCount(&start.devices));
+  return start;
 }

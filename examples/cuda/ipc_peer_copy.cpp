@@ -14,13 +14,9 @@
 #include <cstdlib>
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0, size = 1, devices = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const int iterations = parse_count(argc, argv, 1, 10);
-  const std::size_t bytes = static_cast<std::size_t>(parse_count(argc, argv, 2, 1 << 20));
-  CUDA_CHECK(cudaGetDeviceCount(&devices));
+  const ExampleStart start = start_example(&argc, &argv);
+  const int rank = start.rank, size = start.size, devices = start.devices, iterations = start.iterations;
+  const std::size_t bytes = start.amount;
   if (devices < 2) {
     std::fprintf(stderr, "ipc_peer_copy needs two GPUs\n");
     MPI_Abort(MPI_COMM_WORLD, 3);

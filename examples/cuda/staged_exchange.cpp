@@ -34,14 +34,10 @@ void staged_sum(void* in, void* inout, int* length, MPI_Datatype*) {
 } // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0, size = 1, devices = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const int iterations = parse_count(argc, argv, 1, 10);
-  const std::size_t bytes = static_cast<std::size_t>(parse_count(argc, argv, 2, 1 << 20));
+  const ExampleStart start = start_example(&argc, &argv);
+  const int rank = start.rank, size = start.size, devices = start.devices, iterations = start.iterations;
+  const std::size_t bytes = start.amount;
   const bool same_gpu = argc > 3 && std::strcmp(argv[3], "same-gpu") == 0;
-  CUDA_CHECK(cudaGetDeviceCount(&devices));
   CUDA_CHECK(cudaSetDevice(same_gpu ? 0 : rank % devices));
 
   char *device_send = nullptr, *device_recv = nullptr, *host_send = nullptr, *host_recv = nullptr;
