@@ -1,0 +1,78 @@
+#include "allreduce_entry.hpp"
+
+#include "host_staging.hpp"
+#include "mpi_reduction_map.hpp"
+#include "two_shot_allreduce.hpp"
+
+namespace commlens::runtime {
+
+RuntimeState& runtime_state() {
+  static RuntimeState state;
+  return state;
+}
+
+namespace {
+
+// The baseline half of a call: host staging for device buffers (unless the MPI is CUDA-aware),
+// PMPI as it is for host buffers.
+int run_baseline(RuntimeState& state, const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm, RuntimeOp& record) {
+  const StagedCall staged = baseline_allreduce(sendbuf, recvbuf, count, datatype, op, comm, state.cuda_aware);
+  record.implementation = staged.staged ? Implementation::MpiHostStaged : Implementation::Mpi;
+  record.algorithm = staged.staged ? "host_staged" : "pmpi";
+  record.bytes_host = staged.bytes_host;
+  record.chunks = staged.staged ? 1 : 0;
+  return staged.rc;
+}
+
+} // namespace
+
+int allreduce_entry(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm, std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+  RuntimeState& state = runtime_state();
+  RuntimeOp record;
+  record.call_id = call_id;
+  record.function = state.allreduce_function;
+  record.start_ns = state.host.now_ns();
+  record.comm_id = state.host.communicator_id(comm);
+  const char* why = nullptr;
+  const auto reduction = reduction_for(datatype, op, &why);
+  record.bytes =
+      reduction && count > 0 ? static_cast<std::uint64_t>(count) * element_size(reduction->type) : 0;
+
+  // Everything up to the engine's agreement is decided from arguments equal on every rank, so all
+  // ranks take the same branch without talking to each other.
+  CommunicatorEngine& engine = state.engines.engine_for(comm);
+  int rc = MPI_SUCCESS;
+  if (!engine.usable() || !reduction || count <= 0) {
+    record.decision = "fallback";
+    record.reason = !engine.usable() ? engine.why_unusable() : (!reduction ? why : "empty call");
+    rc = run_baseline(state, sendbuf, recvbuf, count, datatype, op, comm, record);
+  } else if (state.mode == RuntimeMode::AB && !engine.ab_turn_is_runtime(count, datatype, op)) {
+    record.decision = "ab_baseline";
+    rc = run_baseline(state, sendbuf, recvbuf, count, datatype, op, comm, record);
+  } else {
+    const TwoShotResult result =
+        two_shot_allreduce(engine, state.cache, {sendbuf, recvbuf, count, *reduction});
+    if (result.ran) {
+      record.decision = "runtime";
+      record.implementation = Implementation::TwoShot;
+      record.algorithm = "two_shot";
+      record.bytes_peer = result.bytes_peer;
+      record.ipc_opens = result.ipc_opens;
+      record.chunks = 1;
+      record.streams = 1;
+      rc = result.rc;
+    } else {
+      record.decision = "fallback";
+      record.reason = result.reason;
+      rc = run_baseline(state, sendbuf, recvbuf, count, datatype, op, comm, record);
+    }
+  }
+  record.end_ns = state.host.now_ns();
+  *implementation = static_cast<std::uint8_t>(record.implementation);
+  state.records->add(std::move(record));
+  return rc;
+}
+
+} // namespace commlens::runtime
