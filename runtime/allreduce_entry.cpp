@@ -1,8 +1,8 @@
 #include "allreduce_entry.hpp"
 
 #include "host_staging.hpp"
+#include "ipc_allreduce.hpp"
 #include "mpi_reduction_map.hpp"
-#include "two_shot_allreduce.hpp"
 
 namespace commlens::runtime {
 
@@ -12,6 +12,8 @@ RuntimeState& runtime_state() {
 }
 
 namespace {
+
+constexpr std::uint64_t kOneShotMaxBytes = 256 * 1024;
 
 // The baseline half of a call: host staging for device buffers (unless the MPI is CUDA-aware),
 // PMPI as it is for host buffers.
@@ -52,12 +54,15 @@ int allreduce_entry(const void* sendbuf, void* recvbuf, int count, MPI_Datatype 
     record.decision = "ab_baseline";
     rc = run_baseline(state, sendbuf, recvbuf, count, datatype, op, comm, record);
   } else {
-    const TwoShotResult result =
-        two_shot_allreduce(engine, state.cache, {sendbuf, recvbuf, count, *reduction});
+    // One-shot halves the launches and barriers; it needs the outputs unread by peers, so not in
+    // place. The size limit is where two-shot's halved traffic starts to win (docs/runtime.md).
+    const bool one_shot = sendbuf != MPI_IN_PLACE && record.bytes <= kOneShotMaxBytes;
+    const IpcResult result = ipc_allreduce(engine, state.cache, {sendbuf, recvbuf, count, *reduction},
+                                           one_shot ? IpcAlgorithm::OneShot : IpcAlgorithm::TwoShot);
     if (result.ran) {
       record.decision = "runtime";
-      record.implementation = Implementation::TwoShot;
-      record.algorithm = "two_shot";
+      record.implementation = one_shot ? Implementation::OneShot : Implementation::TwoShot;
+      record.algorithm = one_shot ? "one_shot" : "two_shot";
       record.bytes_peer = result.bytes_peer;
       record.ipc_opens = result.ipc_opens;
       record.chunks = 1;

@@ -5,7 +5,7 @@ namespace commlens::runtime {
 namespace {
 constexpr std::size_t kBatchRows = 256;
 constexpr Implementation kImplementations[] = {Implementation::Mpi, Implementation::MpiHostStaged,
-                                               Implementation::TwoShot};
+                                               Implementation::TwoShot, Implementation::OneShot};
 } // namespace
 
 const char* implementation_name(Implementation implementation) noexcept {
@@ -14,6 +14,8 @@ const char* implementation_name(Implementation implementation) noexcept {
     return "mpi:host_staged";
   case Implementation::TwoShot:
     return "runtime:two_shot";
+  case Implementation::OneShot:
+    return "runtime:one_shot";
   case Implementation::Mpi:
     break;
   }

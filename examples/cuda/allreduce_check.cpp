@@ -106,8 +106,16 @@ struct Checker {
     CUDA_CHECK(cudaMalloc(&recv, bytes));
     CUDA_CHECK(cudaMemcpy(in_place ? recv : send, mine.data(), bytes, cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemset(in_place ? send : recv, 0xA5, bytes)); // poison: unwritten output shows
-    MPI_Allreduce(in_place ? MPI_IN_PLACE : static_cast<void*>(send + offset), recv + offset,
-                  static_cast<int>(count), type, mpi_op(op), MPI_COMM_WORLD);
+    const int rc = MPI_Allreduce(in_place ? MPI_IN_PLACE : static_cast<void*>(send + offset), recv + offset,
+                                 static_cast<int>(count), type, mpi_op(op), MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS) {
+      char text[MPI_MAX_ERROR_STRING];
+      int length = 0;
+      MPI_Error_string(rc, text, &length);
+      std::fprintf(stderr, "rank %d call %ld: op %d size %zu count %zu: MPI_Allreduce failed: %s\n", rank,
+                   call, static_cast<int>(op), sizeof(T), count, text);
+      ++failures;
+    }
     CUDA_CHECK(cudaMemcpy(result.data(), recv, bytes, cudaMemcpyDeviceToHost));
     for (std::size_t i = 0; i < count; ++i) {
       T want = value<T>(0, i, op, boolean);
@@ -132,8 +140,9 @@ struct Checker {
   void every_op(MPI_Datatype type, std::size_t count, std::size_t offset, bool in_place) {
     for (const Op op : kOps) {
       const bool bitwise = op == Op::Band || op == Op::Bor || op == Op::Bxor;
-      if (std::is_floating_point_v<T> && bitwise)
-        continue;
+      const bool logical = op == Op::Land || op == Op::Lor || op == Op::Lxor;
+      if (std::is_floating_point_v<T> && (bitwise || logical))
+        continue; // MPI defines neither on floating-point types
       run<T>(type, op, count, offset, in_place);
     }
   }
@@ -198,6 +207,7 @@ int main(int argc, char** argv) {
   Checker check{};
   MPI_Comm_rank(MPI_COMM_WORLD, &check.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &check.size);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN); // a failing call is reported, not fatal
   const long stress_calls = argc > 1 ? std::atol(argv[1]) : 200;
   const std::size_t large = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : (std::size_t{1} << 22) + 3;
   int devices = 0;

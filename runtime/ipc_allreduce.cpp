@@ -1,10 +1,11 @@
-#include "two_shot_allreduce.hpp"
+#include "ipc_allreduce.hpp"
 
 #include "device_buffer.hpp"
 
 #include <cuda_runtime.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -95,9 +96,9 @@ std::string first_decline(CommunicatorEngine& engine) {
 
 } // namespace
 
-TwoShotResult two_shot_allreduce(CommunicatorEngine& engine, IpcHandleCache& cache,
-                                 const AllreduceArguments& args) {
-  TwoShotResult result;
+IpcResult ipc_allreduce(CommunicatorEngine& engine, IpcHandleCache& cache, const AllreduceArguments& args,
+                        IpcAlgorithm algorithm) {
+  IpcResult result;
   const int me = engine.rank();
   const int ranks = engine.size();
   NodeSegment& segment = engine.segment();
@@ -145,16 +146,29 @@ TwoShotResult two_shot_allreduce(CommunicatorEngine& engine, IpcHandleCache& cac
     }
   }
 
-  // 3. Reduce-scatter: this rank's slice of every input into its own output.
   const std::size_t element_bytes = element_size(args.reduction.type);
   const std::size_t elements = static_cast<std::size_t>(args.count);
+  void* const stream = engine.stream();
+  if (algorithm == IpcAlgorithm::OneShot) {
+    // 3'. Every input, whole, into this rank's output; nobody reads the outputs.
+    SourceList sources{{}, ranks};
+    std::copy(inputs, inputs + ranks, sources.pointers);
+    int error = launch_reduce(args.reduction, sources, args.recvbuf, elements, stream);
+    error = error != 0 ? error : static_cast<int>(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+    result.bytes_peer = elements * element_bytes * static_cast<std::uint64_t>(ranks - 1);
+    segment.barrier(engine.next_barrier()); // peers may still be loading this rank's input
+    result.ran = true;
+    result.rc = error == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
+    return result;
+  }
+
+  // 3. Reduce-scatter: this rank's slice of every input into its own output.
   const std::size_t first = slice_start(elements, element_bytes, me, ranks);
   const std::size_t last = slice_start(elements, element_bytes, me + 1, ranks);
   SourceList sources{{}, ranks};
   for (int peer = 0; peer < ranks; ++peer) {
     sources.pointers[peer] = static_cast<const char*>(inputs[peer]) + first * element_bytes;
   }
-  void* const stream = engine.stream();
   int error = launch_reduce(args.reduction, sources, static_cast<char*>(args.recvbuf) + first * element_bytes,
                             last - first, stream);
   error = error != 0 ? error : static_cast<int>(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
