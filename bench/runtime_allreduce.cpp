@@ -5,7 +5,8 @@
 // an MPI that is not CUDA-aware). NCCL (ncclAllReduce on the same buffers) is timed in the same
 // process. Times are medians over ITERATIONS per size of the slowest rank; bus bandwidth uses the
 // nccl-tests formula (bytes x 2 (P-1) / P / time).
-// Usage: runtime_allreduce ITERATIONS MAX_BYTES
+// Usage: runtime_allreduce ITERATIONS MAX_BYTES [in-place]
+// (in place: the runtime's two-shot algorithm; otherwise one-shot for two ranks, docs/runtime.md)
 #include "../examples/cuda/cuda_check.hpp"
 
 #include <nccl.h>
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace {
@@ -38,6 +40,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const int iterations = argc > 1 ? std::atoi(argv[1]) : 20;
   const std::size_t max_bytes = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : (std::size_t{1} << 30);
+  const bool in_place = argc > 3 && std::string(argv[3]) == "in-place";
   CUDA_CHECK(cudaGetDeviceCount(&devices));
   CUDA_CHECK(cudaSetDevice(rank % devices));
 
@@ -66,7 +69,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 2 * (iterations + 2); ++i) { // two warm-up pairs
       MPI_Barrier(MPI_COMM_WORLD);
       const double start = MPI_Wtime();
-      MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      MPI_Allreduce(in_place ? MPI_IN_PLACE : send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
       const double took = slowest(MPI_Wtime() - start);
       if (i >= 4)
         (i % 2 == 0 ? runtime : baseline).push_back(took);
@@ -74,7 +77,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < iterations + 2; ++i) {
       MPI_Barrier(MPI_COMM_WORLD);
       const double start = MPI_Wtime();
-      ncclAllReduce(send, recv, count, ncclFloat, ncclSum, nccl, stream);
+      ncclAllReduce(in_place ? recv : send, recv, count, ncclFloat, ncclSum, nccl, stream);
       CUDA_CHECK(cudaStreamSynchronize(stream));
       const double took = slowest(MPI_Wtime() - start);
       if (i >= 2)

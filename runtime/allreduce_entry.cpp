@@ -54,9 +54,10 @@ int allreduce_entry(const void* sendbuf, void* recvbuf, int count, MPI_Datatype 
     record.decision = "ab_baseline";
     rc = run_baseline(state, sendbuf, recvbuf, count, datatype, op, comm, record);
   } else {
-    // One-shot halves the launches and barriers; it needs the outputs unread by peers, so not in
-    // place. The size limit is where two-shot's halved traffic starts to win (docs/runtime.md).
-    const bool one_shot = sendbuf != MPI_IN_PLACE && record.bytes <= kOneShotMaxBytes;
+    // One-shot halves the launches and barriers but loads (P-1) times the data where two-shot loads
+    // 2 (P-1)/P times: equal for two ranks, so there one-shot wins at every size; for more ranks up
+    // to kOneShotMaxBytes. It needs the outputs unread by peers, so not in place (docs/runtime.md).
+    const bool one_shot = sendbuf != MPI_IN_PLACE && (engine.size() == 2 || record.bytes <= kOneShotMaxBytes);
     const IpcResult result = ipc_allreduce(engine, state.cache, {sendbuf, recvbuf, count, *reduction},
                                            one_shot ? IpcAlgorithm::OneShot : IpcAlgorithm::TwoShot);
     if (result.ran) {
