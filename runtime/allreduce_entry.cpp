@@ -14,6 +14,34 @@ RuntimeState& runtime_state() {
 namespace {
 
 constexpr std::uint64_t kOneShotMaxBytes = 256 * 1024;
+// Below this the host path's chunk pipeline cannot fill and striping only adds work.
+constexpr std::uint64_t kStripeMinBytes = 32u << 20;
+
+struct AlgorithmChoice {
+  IpcAlgorithm algorithm;
+  Implementation implementation;
+  const char* name;
+  int streams;
+  HostStripe* stripe = nullptr;
+};
+
+// From arguments equal on every rank, so every rank chooses alike (the host path's first use is
+// collective). One-shot halves the launches and barriers but loads (P-1) times the data where
+// two-shot loads 2 (P-1)/P times: equal for two ranks, so there one-shot wins at every size, for
+// more ranks up to kOneShotMaxBytes; it needs the outputs unread by peers, so not in place. Two
+// ranks with large messages add the host path (docs/runtime.md).
+AlgorithmChoice choose_algorithm(CommunicatorEngine& engine, MPI_Comm comm, bool in_place,
+                                 std::uint64_t bytes) {
+  if (in_place || (engine.size() > 2 && bytes > kOneShotMaxBytes)) {
+    return {IpcAlgorithm::TwoShot, Implementation::TwoShot, "two_shot", 1};
+  }
+  if (engine.size() == 2 && bytes >= kStripeMinBytes) {
+    if (HostStripe* stripe = engine.host_stripe(comm)) {
+      return {IpcAlgorithm::OneShotStriped, Implementation::OneShotStriped, "one_shot_striped", 3, stripe};
+    }
+  }
+  return {IpcAlgorithm::OneShot, Implementation::OneShot, "one_shot", 1};
+}
 
 // The baseline half of a call: host staging for device buffers (unless the MPI is CUDA-aware),
 // PMPI as it is for host buffers.
@@ -54,20 +82,18 @@ int allreduce_entry(const void* sendbuf, void* recvbuf, int count, MPI_Datatype 
     record.decision = "ab_baseline";
     rc = run_baseline(state, sendbuf, recvbuf, count, datatype, op, comm, record);
   } else {
-    // One-shot halves the launches and barriers but loads (P-1) times the data where two-shot loads
-    // 2 (P-1)/P times: equal for two ranks, so there one-shot wins at every size; for more ranks up
-    // to kOneShotMaxBytes. It needs the outputs unread by peers, so not in place (docs/runtime.md).
-    const bool one_shot = sendbuf != MPI_IN_PLACE && (engine.size() == 2 || record.bytes <= kOneShotMaxBytes);
-    const IpcResult result = ipc_allreduce(engine, state.cache, {sendbuf, recvbuf, count, *reduction},
-                                           one_shot ? IpcAlgorithm::OneShot : IpcAlgorithm::TwoShot);
+    const AlgorithmChoice choice = choose_algorithm(engine, comm, sendbuf == MPI_IN_PLACE, record.bytes);
+    const IpcResult result = ipc_allreduce(
+        engine, state.cache, {sendbuf, recvbuf, count, *reduction, choice.stripe}, choice.algorithm);
     if (result.ran) {
       record.decision = "runtime";
-      record.implementation = one_shot ? Implementation::OneShot : Implementation::TwoShot;
-      record.algorithm = one_shot ? "one_shot" : "two_shot";
+      record.implementation = choice.implementation;
+      record.algorithm = choice.name;
+      record.bytes_host = result.bytes_host;
       record.bytes_peer = result.bytes_peer;
       record.ipc_opens = result.ipc_opens;
-      record.chunks = 1;
-      record.streams = 1;
+      record.chunks = result.chunks;
+      record.streams = choice.streams;
       rc = result.rc;
     } else {
       record.decision = "fallback";

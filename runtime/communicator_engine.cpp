@@ -54,6 +54,17 @@ void* CommunicatorEngine::stream() {
   return stream_;
 }
 
+HostStripe* CommunicatorEngine::host_stripe(MPI_Comm comm) {
+  if (!stripe_tried_ && size_ == 2) {
+    stripe_tried_ = true;
+    auto stripe = std::make_unique<HostStripe>();
+    if (stripe->open(comm, rank_)) {
+      stripe_ = std::move(stripe);
+    }
+  }
+  return stripe_.get();
+}
+
 bool CommunicatorEngine::ab_turn_is_runtime(int count, MPI_Datatype datatype, MPI_Op op) {
   return ab_counters_[{count, datatype, op}]++ % 2 == 0;
 }

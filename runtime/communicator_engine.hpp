@@ -4,6 +4,7 @@
 // rank on one node, at most kMaxRanks ranks, shared memory available), the node segment for
 // agreement and barriers, a stream, and the A/B alternation counters.
 #include "device_kernels.hpp"
+#include "host_stripe.hpp"
 #include "mpi_header.hpp"
 #include "node_segment.hpp"
 
@@ -32,6 +33,11 @@ public:
   // A blocking stream on the current device (it orders after work on the legacy default stream).
   void* stream();
 
+  // The host path for striped transfers, opened on first use. Collective over comm: call it only
+  // from decisions every rank makes alike. Null when the communicator has not exactly two ranks
+  // or the pinned shared stages could not be made.
+  HostStripe* host_stripe(MPI_Comm comm);
+
   // COMMLENS_RUNTIME=ab: true for the runtime half. Alternates per call signature (count, type,
   // op), equal on every rank, so each call site gets both implementations in turn.
   bool ab_turn_is_runtime(int count, MPI_Datatype datatype, MPI_Op op);
@@ -45,6 +51,8 @@ private:
   NodeSegment segment_;
   std::uint64_t barriers_ = 0;
   void* stream_ = nullptr;
+  std::unique_ptr<HostStripe> stripe_;
+  bool stripe_tried_ = false;
   std::map<std::tuple<int, MPI_Datatype, MPI_Op>, std::uint64_t> ab_counters_;
 };
 

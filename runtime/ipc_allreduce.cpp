@@ -76,12 +76,17 @@ Decline prepare_local(IpcHandleCache& cache, const AllreduceArguments& args, Ran
 }
 
 // Slice boundaries in elements, rounded to 16-byte packs so every slice keeps vector alignment.
+std::size_t whole_packs(std::size_t elements, std::size_t element_bytes) {
+  const std::size_t per_pack = 16 / element_bytes;
+  return elements / per_pack * per_pack;
+}
+
 std::size_t slice_start(std::size_t elements, std::size_t element_bytes, int index, int ranks) {
   if (index >= ranks) {
     return elements;
   }
-  const std::size_t per_pack = 16 / element_bytes;
-  return elements * static_cast<std::size_t>(index) / static_cast<std::size_t>(ranks) / per_pack * per_pack;
+  return whole_packs(elements * static_cast<std::size_t>(index) / static_cast<std::size_t>(ranks),
+                     element_bytes);
 }
 
 std::string first_decline(CommunicatorEngine& engine) {
@@ -149,13 +154,27 @@ IpcResult ipc_allreduce(CommunicatorEngine& engine, IpcHandleCache& cache, const
   const std::size_t element_bytes = element_size(args.reduction.type);
   const std::size_t elements = static_cast<std::size_t>(args.count);
   void* const stream = engine.stream();
-  if (algorithm == IpcAlgorithm::OneShot) {
-    // 3'. Every input, whole, into this rank's output; nobody reads the outputs.
+  if (algorithm != IpcAlgorithm::TwoShot) {
+    // 3'. Every input, whole, into this rank's output; nobody reads the outputs. Striped: the
+    //     NVLink kernel takes the first part, the host path the rest, at the same time.
+    const std::size_t over_links =
+        algorithm == IpcAlgorithm::OneShotStriped
+            ? whole_packs(static_cast<std::size_t>(static_cast<double>(elements) * (1.0 - kHostPathShare)),
+                          element_bytes)
+            : elements;
     SourceList sources{{}, ranks};
     std::copy(inputs, inputs + ranks, sources.pointers);
-    int error = launch_reduce(args.reduction, sources, args.recvbuf, elements, stream);
+    int error = launch_reduce(args.reduction, sources, args.recvbuf, over_links, stream);
+    if (error == 0 && over_links < elements) {
+      const HostStripe::Outcome host =
+          args.stripe->reduce(args.reduction, inputs[me], args.recvbuf, over_links * element_bytes,
+                              (elements - over_links) * element_bytes);
+      error = host.cuda_error;
+      result.bytes_host = (elements - over_links) * element_bytes;
+      result.chunks = host.chunks;
+    }
     error = error != 0 ? error : static_cast<int>(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
-    result.bytes_peer = elements * element_bytes * static_cast<std::uint64_t>(ranks - 1);
+    result.bytes_peer = over_links * element_bytes * static_cast<std::uint64_t>(ranks - 1);
     segment.barrier(engine.next_barrier()); // peers may still be loading this rank's input
     result.ran = true;
     result.rc = error == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;

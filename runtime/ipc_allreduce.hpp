@@ -8,6 +8,7 @@
 //   own output in one kernel: (P-1) times the data per rank, but half the launches and barriers,
 //   which is what small messages pay for.
 #include "communicator_engine.hpp"
+#include "host_stripe.hpp"
 #include "ipc_handle_cache.hpp"
 #include "mpi_header.hpp"
 #include "reduction_types.hpp"
@@ -22,16 +23,26 @@ struct AllreduceArguments {
   void* recvbuf;
   int count;
   Reduction reduction;
+  HostStripe* stripe = nullptr; // OneShotStriped's host path
 };
 
-enum class IpcAlgorithm { OneShot, TwoShot };
+// OneShotStriped (two ranks, large messages): one-shot over NVLink for most of the data while the
+// host path (host_stripe.hpp) carries the rest.
+enum class IpcAlgorithm { OneShot, TwoShot, OneShotStriped };
+
+// The share of a striped transfer that takes the host path: its bandwidth over the sum of both
+// paths' (about 50 GB/s each way over PCIe against about 330 GB/s of SM loads over NVLink, both
+// measured on H200; docs/runtime.md).
+inline constexpr double kHostPathShare = 0.13;
 
 struct IpcResult {
   bool ran = false; // false: the ranks agreed to hand the call to the baseline (reason says why)
   int rc = MPI_SUCCESS;
   std::string reason;
   std::uint64_t bytes_peer = 0;
+  std::uint64_t bytes_host = 0;
   std::uint32_t ipc_opens = 0;
+  std::uint32_t chunks = 1;
 };
 
 // Collective over the engine's communicator; every rank returns the same `ran`. The algorithm must

@@ -31,25 +31,22 @@ void* map_segment(const char* name, std::size_t bytes, bool create) {
 
 } // namespace
 
-bool NodeSegment::open(MPI_Comm comm, int rank, int size, std::string* error) {
-  rank_ = rank;
-  size_ = size;
-  bytes_ = sizeof(RankSlot) * static_cast<std::size_t>(size);
+void* map_node_shared_memory(MPI_Comm comm, int rank, std::size_t bytes) {
   static std::atomic<int> segments_made{0};
   char name[kNameLength] = {};
   void* memory = nullptr;
   if (rank == 0) {
     std::snprintf(name, sizeof name, "/commlens-rt-%d-%d", static_cast<int>(getpid()), segments_made++);
-    memory = map_segment(name, bytes_, true);
+    memory = map_segment(name, bytes, true);
     if (memory != nullptr) {
-      std::memset(memory, 0, bytes_); // ftruncate zeroes too; this keeps the atomics' start explicit
+      std::memset(memory, 0, bytes); // ftruncate zeroes too; this keeps the atomics' start explicit
     } else {
       name[0] = '\0';
     }
   }
   PMPI_Bcast(name, kNameLength, MPI_CHAR, 0, comm);
   if (rank != 0 && name[0] != '\0') {
-    memory = map_segment(name, bytes_, false);
+    memory = map_segment(name, bytes, false);
   }
   int mapped = memory != nullptr ? 1 : 0;
   int everyone = 0;
@@ -57,14 +54,22 @@ bool NodeSegment::open(MPI_Comm comm, int rank, int size, std::string* error) {
   if (rank == 0 && name[0] != '\0') {
     shm_unlink(name);
   }
-  if (everyone == 0) {
-    if (memory != nullptr) {
-      munmap(memory, bytes_);
-    }
+  if (everyone == 0 && memory != nullptr) {
+    munmap(memory, bytes);
+    memory = nullptr;
+  }
+  return memory;
+}
+
+bool NodeSegment::open(MPI_Comm comm, int rank, int size, std::string* error) {
+  rank_ = rank;
+  size_ = size;
+  bytes_ = sizeof(RankSlot) * static_cast<std::size_t>(size);
+  slots_ = static_cast<RankSlot*>(map_node_shared_memory(comm, rank, bytes_));
+  if (slots_ == nullptr) {
     *error = "node shared-memory segment could not be created or mapped (shm_open/mmap failed)";
     return false;
   }
-  slots_ = static_cast<RankSlot*>(memory);
   return true;
 }
 

@@ -32,6 +32,11 @@ struct alignas(64) RankSlot {
   PublishedBuffer output; // recvbuf
 };
 
+// Collective over comm (all ranks on one node): rank 0 creates a zeroed POSIX shared-memory
+// segment of `bytes`, the others map it; its name is unlinked once all mapped, so nothing outlives
+// the job. Null on every rank when any rank failed.
+void* map_node_shared_memory(MPI_Comm comm, int rank, std::size_t bytes);
+
 class NodeSegment {
 public:
   NodeSegment() = default;
@@ -39,9 +44,8 @@ public:
   NodeSegment& operator=(const NodeSegment&) = delete;
   ~NodeSegment();
 
-  // Collective over comm (all ranks on one node): rank 0 creates and names the segment, the others
-  // map it; the name is unlinked once all mapped, so nothing outlives the job. False (on every
-  // rank) when any rank failed; *error says why.
+  // Collective over comm (map_node_shared_memory). False on every rank when any failed; *error
+  // says why.
   bool open(MPI_Comm comm, int rank, int size, std::string* error);
 
   RankSlot& slot(int rank) noexcept { return slots_[rank]; }

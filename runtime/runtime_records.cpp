@@ -5,7 +5,8 @@ namespace commlens::runtime {
 namespace {
 constexpr std::size_t kBatchRows = 256;
 constexpr Implementation kImplementations[] = {Implementation::Mpi, Implementation::MpiHostStaged,
-                                               Implementation::TwoShot, Implementation::OneShot};
+                                               Implementation::TwoShot, Implementation::OneShot,
+                                               Implementation::OneShotStriped};
 } // namespace
 
 const char* implementation_name(Implementation implementation) noexcept {
@@ -16,6 +17,8 @@ const char* implementation_name(Implementation implementation) noexcept {
     return "runtime:two_shot";
   case Implementation::OneShot:
     return "runtime:one_shot";
+  case Implementation::OneShotStriped:
+    return "runtime:one_shot_striped";
   case Implementation::Mpi:
     break;
   }

@@ -11,7 +11,13 @@
 namespace commlens::runtime {
 
 // implementations.id values; stable, so traces of different runs compare.
-enum class Implementation : std::uint8_t { Mpi = 0, MpiHostStaged = 1, TwoShot = 2, OneShot = 3 };
+enum class Implementation : std::uint8_t {
+  Mpi = 0,
+  MpiHostStaged = 1,
+  TwoShot = 2,
+  OneShot = 3,
+  OneShotStriped = 4
+};
 const char* implementation_name(Implementation implementation) noexcept;
 
 struct RuntimeOp {
