@@ -14,8 +14,9 @@ RuntimeState& runtime_state() {
 namespace {
 
 constexpr std::uint64_t kOneShotMaxBytes = 256 * 1024;
-// Below this the host path's chunk pipeline cannot fill and striping only adds work.
-constexpr std::uint64_t kStripeMinBytes = 32u << 20;
+// Below this the host path's pipeline start-up costs more than its share saves (about 0.1 ms
+// against 13% of the NVLink time; docs/runtime.md).
+constexpr std::uint64_t kStripeMinBytes = 256u << 20;
 
 struct AlgorithmChoice {
   IpcAlgorithm algorithm;

@@ -38,8 +38,7 @@ bool HostStripe::open(MPI_Comm comm, int rank) {
     registered_ = cudaHostRegister(region_, region_bytes_, cudaHostRegisterPortable) == cudaSuccess;
     cudaStream_t out = nullptr;
     cudaStream_t in = nullptr;
-    ok = registered_ && cudaMalloc(reinterpret_cast<void**>(&device_ring_), kRingBytes) == cudaSuccess &&
-         cudaStreamCreateWithFlags(&out, cudaStreamNonBlocking) == cudaSuccess &&
+    ok = registered_ && cudaStreamCreateWithFlags(&out, cudaStreamNonBlocking) == cudaSuccess &&
          cudaStreamCreateWithFlags(&in, cudaStreamNonBlocking) == cudaSuccess;
     copy_out_ = out;
     copy_in_ = in;
@@ -71,8 +70,8 @@ HostStripe::~HostStripe() {
       cudaStreamDestroy(static_cast<cudaStream_t>(stream));
     }
   }
-  if (device_ring_ != nullptr) {
-    cudaFree(device_ring_);
+  if (landing_ != nullptr) {
+    cudaFree(landing_);
   }
   if (registered_) {
     cudaHostUnregister(region_);
@@ -82,14 +81,29 @@ HostStripe::~HostStripe() {
   }
 }
 
+bool HostStripe::reserve_landing(std::size_t bytes) {
+  if (bytes <= landing_bytes_) {
+    return true;
+  }
+  if (landing_ != nullptr) {
+    cudaFree(landing_);
+  }
+  landing_bytes_ = 0;
+  if (cudaMalloc(reinterpret_cast<void**>(&landing_), bytes) != cudaSuccess) {
+    landing_ = nullptr;
+    return false;
+  }
+  landing_bytes_ = bytes;
+  return true;
+}
+
 // One polling loop drives four steps per chunk, each as soon as it may run: stage own chunk
 // (when the peer has copied out what that stage held), publish it once its copy finished, copy
-// the peer's staged chunk in and reduce it (when the device ring has room), release the peer's
-// stage once that copy finished.
-HostStripe::Outcome HostStripe::reduce(Reduction reduction, const void* input, void* out, std::size_t offset,
-                                       std::size_t bytes) {
+// the peer's staged chunk to the landing buffer, release the peer's stage once that copy finished.
+// No kernel runs here: the caller's NVLink kernel may hold every SM, and a reduction queued behind
+// it would stall the copies.
+HostStripe::Exchange HostStripe::exchange(const void* input, std::size_t offset, std::size_t bytes) {
   const int peer = 1 - rank_;
-  const std::size_t element_bytes = element_size(reduction.type);
   const std::uint64_t chunks = (bytes + kStripeChunkBytes - 1) / kStripeChunkBytes;
   const std::uint64_t base = chunks_before_;
   chunks_before_ += chunks;
@@ -100,45 +114,38 @@ HostStripe::Outcome HostStripe::reduce(Reduction reduction, const void* input, v
   const auto in_stream = static_cast<cudaStream_t>(copy_in_);
   Counters& mine = counters(rank_);
   Counters& theirs = counters(peer);
+  // Every rank calls with the same bytes, so a failed allocation fails alike; it still moves its
+  // chunks (the peer waits for them) and reports the error.
+  int error = reserve_landing(bytes) ? 0 : static_cast<int>(cudaErrorMemoryAllocation);
   std::uint64_t put = 0, published = 0, fetched = 0, released = 0;
-  int error = 0;
-  while (released < chunks && error == 0) {
+  while (released < chunks) {
     bool progressed = false;
     if (put < chunks && put < theirs.consumed.load(std::memory_order_acquire) - base + kStripeStages) {
-      error = cudaMemcpyAsync(stage(rank_, put),
-                              static_cast<const char*>(input) + offset + put * kStripeChunkBytes,
-                              chunk_bytes(put), cudaMemcpyDeviceToHost, out_stream);
-      error = error != 0
-                  ? error
-                  : cudaEventRecord(static_cast<cudaEvent_t>(staged_[put % kStripeStages]), out_stream);
+      const int copy = cudaMemcpyAsync(stage(rank_, put),
+                                       static_cast<const char*>(input) + offset + put * kStripeChunkBytes,
+                                       chunk_bytes(put), cudaMemcpyDeviceToHost, out_stream);
+      cudaEventRecord(static_cast<cudaEvent_t>(staged_[put % kStripeStages]), out_stream);
+      error = error != 0 ? error : copy;
       ++put;
       progressed = true;
     }
     if (published < put &&
-        cudaEventQuery(static_cast<cudaEvent_t>(staged_[published % kStripeStages])) == cudaSuccess) {
+        cudaEventQuery(static_cast<cudaEvent_t>(staged_[published % kStripeStages])) != cudaErrorNotReady) {
       mine.staged.store(base + ++published, std::memory_order_release);
       progressed = true;
     }
-    if (fetched < chunks && fetched < theirs.staged.load(std::memory_order_acquire) - base &&
-        fetched < released + kStripeStages) {
-      char* ring = device_ring_ + (fetched % kStripeStages) * kStripeChunkBytes;
-      const std::size_t length = chunk_bytes(fetched);
-      const std::size_t at = offset + fetched * kStripeChunkBytes;
-      error = cudaMemcpyAsync(ring, stage(peer, fetched), length, cudaMemcpyHostToDevice, in_stream);
-      error = error != 0
-                  ? error
-                  : cudaEventRecord(static_cast<cudaEvent_t>(copied_[fetched % kStripeStages]), in_stream);
-      // Sources in rank order, as the NVLink part and the other rank reduce them.
-      const void* own = static_cast<const char*>(input) + at;
-      SourceList sources{{rank_ == 0 ? own : ring, rank_ == 0 ? ring : own}, 2};
-      error = error != 0 ? error
-                         : launch_reduce(reduction, sources, static_cast<char*>(out) + at,
-                                         length / element_bytes, in_stream);
+    if (fetched < chunks && fetched < theirs.staged.load(std::memory_order_acquire) - base) {
+      if (landing_ != nullptr) {
+        const int copy = cudaMemcpyAsync(landing_ + fetched * kStripeChunkBytes, stage(peer, fetched),
+                                         chunk_bytes(fetched), cudaMemcpyHostToDevice, in_stream);
+        error = error != 0 ? error : copy;
+      }
+      cudaEventRecord(static_cast<cudaEvent_t>(copied_[fetched % kStripeStages]), in_stream);
       ++fetched;
       progressed = true;
     }
     if (released < fetched &&
-        cudaEventQuery(static_cast<cudaEvent_t>(copied_[released % kStripeStages])) == cudaSuccess) {
+        cudaEventQuery(static_cast<cudaEvent_t>(copied_[released % kStripeStages])) != cudaErrorNotReady) {
       mine.consumed.store(base + ++released, std::memory_order_release);
       progressed = true;
     }
@@ -146,15 +153,9 @@ HostStripe::Outcome HostStripe::reduce(Reduction reduction, const void* input, v
       sched_yield();
     }
   }
-  if (error == 0) {
-    error = cudaStreamSynchronize(in_stream);
-  } else {
-    // A CUDA failure mid-way: let the peer's loop finish rather than wait forever; this rank
-    // reports the error.
-    mine.staged.store(base + chunks, std::memory_order_release);
-    mine.consumed.store(base + chunks, std::memory_order_release);
-  }
-  return {error, static_cast<std::uint32_t>(chunks)};
+  const int synchronised = cudaStreamSynchronize(in_stream);
+  error = error != 0 ? error : synchronised;
+  return {error, static_cast<std::uint32_t>(chunks), landing_};
 }
 
 } // namespace commlens::runtime

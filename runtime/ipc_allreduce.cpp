@@ -165,11 +165,21 @@ IpcResult ipc_allreduce(CommunicatorEngine& engine, IpcHandleCache& cache, const
     SourceList sources{{}, ranks};
     std::copy(inputs, inputs + ranks, sources.pointers);
     int error = launch_reduce(args.reduction, sources, args.recvbuf, over_links, stream);
-    if (error == 0 && over_links < elements) {
-      const HostStripe::Outcome host =
-          args.stripe->reduce(args.reduction, inputs[me], args.recvbuf, over_links * element_bytes,
-                              (elements - over_links) * element_bytes);
-      error = host.cuda_error;
+    if (over_links < elements) {
+      // While the kernel runs, the host path brings the peer's remaining input; then one more
+      // reduction, queued behind the NVLink kernel on the same stream.
+      const std::size_t offset = over_links * element_bytes;
+      const HostStripe::Exchange host =
+          args.stripe->exchange(inputs[me], offset, (elements - over_links) * element_bytes);
+      error = error != 0 ? error : host.cuda_error;
+      SourceList rest{{}, ranks};
+      for (int rank = 0; rank < ranks; ++rank) {
+        rest.pointers[rank] = rank == me ? static_cast<const char*>(inputs[me]) + offset : host.peer_data;
+      }
+      if (error == 0) {
+        error = launch_reduce(args.reduction, rest, static_cast<char*>(args.recvbuf) + offset,
+                              elements - over_links, stream);
+      }
       result.bytes_host = (elements - over_links) * element_bytes;
       result.chunks = host.chunks;
     }

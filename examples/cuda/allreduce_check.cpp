@@ -235,9 +235,9 @@ int main(int argc, char** argv) {
   check.run<float>(MPI_FLOAT, Op::Sum, large, 0, true);
   check.run<double>(MPI_DOUBLE, Op::Max, large / 2, 1, false);
   check.run<std::int32_t>(MPI_INT, Op::Bxor, large, 0, true);
-  // Striped (two ranks, 32 MiB and up, not in place): NVLink and host path share the data.
-  check.run<float>(MPI_FLOAT, Op::Sum, 3 * large, 0, false);
-  check.run<double>(MPI_DOUBLE, Op::Min, 3 * large / 2 + 5, 1, false);
+  // Striped (two ranks, 256 MiB and up, not in place): NVLink and the host path share the data.
+  check.run<float>(MPI_FLOAT, Op::Sum, std::size_t{64} << 20, 0, false);
+  check.run<double>(MPI_DOUBLE, Op::Min, (std::size_t{32} << 20) + 5, 1, false);
   // Stress: random ops, types and sizes; every buffer is new, so freed-and-reallocated addresses
   // are met again and again (a stale IPC mapping would return the old data).
   for (long i = 0; i < stress_calls; ++i) {

@@ -88,7 +88,7 @@ void expect_runtime_ran_every_eligible_call(const CheckedRun& run) {
     EXPECT_EQ(calls_by(db, rank, "runtime:%"), eligible) << "rank " << rank;
     EXPECT_GT(calls_by(db, rank, "runtime:one_shot"), 0) << "rank " << rank; // not in place
     EXPECT_GT(calls_by(db, rank, "runtime:two_shot"), 0) << "rank " << rank; // in place
-    // Two ranks stripe the two calls of 32 MiB and more (not in place) over NVLink and host.
+    // Two ranks stripe the two calls of 256 MiB and more (not in place) over NVLink and host.
     EXPECT_EQ(calls_by(db, rank, "runtime:one_shot_striped"), run.eligible.size() == 2 ? 2 : 0)
         << "rank " << rank;
     EXPECT_EQ(ops_of(db, rank, "fallback"), 4) << "rank " << rank;
