@@ -30,13 +30,14 @@ struct AlgorithmChoice {
 // collective). One-shot halves the launches and barriers but loads (P-1) times the data where
 // two-shot loads 2 (P-1)/P times: equal for two ranks, so there one-shot wins at every size, for
 // more ranks up to kOneShotMaxBytes; it needs the outputs unread by peers, so not in place. Two
-// ranks with large messages add the host path (docs/runtime.md).
+// ranks with large messages add the host path when COMMLENS_RUNTIME_HOST_PERCENT asks for it
+// (off by default: on the H200 pair it measured slower, docs/runtime.md).
 AlgorithmChoice choose_algorithm(CommunicatorEngine& engine, MPI_Comm comm, bool in_place,
-                                 std::uint64_t bytes) {
+                                 std::uint64_t bytes, std::uint32_t host_percent) {
   if (in_place || (engine.size() > 2 && bytes > kOneShotMaxBytes)) {
     return {IpcAlgorithm::TwoShot, Implementation::TwoShot, "two_shot", 1};
   }
-  if (engine.size() == 2 && bytes >= kStripeMinBytes) {
+  if (engine.size() == 2 && bytes >= kStripeMinBytes && host_percent > 0) {
     if (HostStripe* stripe = engine.host_stripe(comm)) {
       return {IpcAlgorithm::OneShotStriped, Implementation::OneShotStriped, "one_shot_striped", 3, stripe};
     }
@@ -83,9 +84,12 @@ int allreduce_entry(const void* sendbuf, void* recvbuf, int count, MPI_Datatype 
     record.decision = "ab_baseline";
     rc = run_baseline(state, sendbuf, recvbuf, count, datatype, op, comm, record);
   } else {
-    const AlgorithmChoice choice = choose_algorithm(engine, comm, sendbuf == MPI_IN_PLACE, record.bytes);
+    const std::uint32_t host_percent = state.host.runtime_host_percent;
+    const AlgorithmChoice choice =
+        choose_algorithm(engine, comm, sendbuf == MPI_IN_PLACE, record.bytes, host_percent);
     const IpcResult result = ipc_allreduce(
-        engine, state.cache, {sendbuf, recvbuf, count, *reduction, choice.stripe}, choice.algorithm);
+        engine, state.cache, {sendbuf, recvbuf, count, *reduction, choice.stripe, host_percent / 100.0},
+        choice.algorithm);
     if (result.ran) {
       record.decision = "runtime";
       record.implementation = choice.implementation;

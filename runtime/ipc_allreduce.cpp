@@ -159,7 +159,7 @@ IpcResult ipc_allreduce(CommunicatorEngine& engine, IpcHandleCache& cache, const
     //     NVLink kernel takes the first part, the host path the rest, at the same time.
     const std::size_t over_links =
         algorithm == IpcAlgorithm::OneShotStriped
-            ? whole_packs(static_cast<std::size_t>(static_cast<double>(elements) * (1.0 - kHostPathShare)),
+            ? whole_packs(static_cast<std::size_t>(static_cast<double>(elements) * (1.0 - args.host_share)),
                           element_bytes)
             : elements;
     SourceList sources{{}, ranks};

@@ -24,16 +24,12 @@ struct AllreduceArguments {
   int count;
   Reduction reduction;
   HostStripe* stripe = nullptr; // OneShotStriped's host path
+  double host_share = 0;        // OneShotStriped: the share of the data the host path carries
 };
 
 // OneShotStriped (two ranks, large messages): one-shot over NVLink for most of the data while the
 // host path (host_stripe.hpp) carries the rest.
 enum class IpcAlgorithm { OneShot, TwoShot, OneShotStriped };
-
-// The share of a striped transfer that takes the host path: its bandwidth over the sum of both
-// paths' (about 50 GB/s each way over PCIe against about 330 GB/s of SM loads over NVLink, both
-// measured on H200; docs/runtime.md).
-inline constexpr double kHostPathShare = 0.13;
 
 struct IpcResult {
   bool ran = false; // false: the ranks agreed to hand the call to the baseline (reason says why)

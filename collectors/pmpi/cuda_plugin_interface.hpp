@@ -23,6 +23,7 @@ struct CudaPluginHost {
   bool nvtx = false;                            // COMMLENS_COLLECTORS names nvtx
   RuntimeMode runtime = RuntimeMode::Off;       // COMMLENS_RUNTIME
   std::vector<std::string> runtime_collectives; // COMMLENS_RUNTIME_COLLECTIVES
+  std::uint32_t runtime_host_percent = 0;       // COMMLENS_RUNTIME_HOST_PERCENT
   std::uint64_t init_ns = 0;                    // profiler time of MPI_Init; rows store times relative to it
   CollectorHooks* hooks = nullptr;
   // The profiler's clock (CLOCK_MONOTONIC scale), also handed to CUPTI as its timestamp source.

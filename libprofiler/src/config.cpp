@@ -184,7 +184,7 @@ Config Config::from_environment(const Warn& warn, const Lookup& lookup) {
          {"COMMLENS_OUTPUT", "COMMLENS_MODE", "COMMLENS_COLLECTORS", "COMMLENS_BUFFER_EVENTS",
           "COMMLENS_SUMMARY_SLOTS", "COMMLENS_FLUSH_MS", "COMMLENS_MERGE", "COMMLENS_QUIET",
           "COMMLENS_CONFIG", "COMMLENS_PVARS", "COMMLENS_PVAR_PERIOD_MS", "COMMLENS_PVAR_CALLS",
-          "COMMLENS_RUNTIME", "COMMLENS_RUNTIME_COLLECTIVES"}) {
+          "COMMLENS_RUNTIME", "COMMLENS_RUNTIME_COLLECTIVES", "COMMLENS_RUNTIME_HOST_PERCENT"}) {
       if (const char* value = lookup(key)) {
         values.emplace(key, value);
       }
@@ -274,6 +274,12 @@ Config Config::from_environment(const Warn& warn, const Lookup& lookup) {
         config.runtime = *mode;
       } else {
         reject(key, value, "off, on, ab", "off");
+      }
+    } else if (key == "COMMLENS_RUNTIME_HOST_PERCENT") {
+      if (auto percent = parse_in_range(value, 0, 50)) {
+        config.runtime_host_percent = static_cast<std::uint32_t>(*percent);
+      } else {
+        reject(key, value, "an integer from 0 to 50", std::to_string(config.runtime_host_percent));
       }
     } else if (key == "COMMLENS_RUNTIME_COLLECTIVES") {
       const auto known = split_names(kRuntimeCollectives);

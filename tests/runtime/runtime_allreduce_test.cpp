@@ -63,11 +63,13 @@ CheckedRun run_check(const std::string& runtime_mode, int ranks, int gpus_needed
             std::to_string(ranks) + " ranks";
     return run;
   }
-  run.job = run_profiled_job({.command = {COMMLENS_RUNTIME_CHECK, std::to_string(kStressCalls)},
-                              .mode = "trace",
-                              .environment = {{"COMMLENS_RUNTIME", runtime_mode}},
-                              .timeout_seconds = 500,
-                              .ranks = ranks});
+  run.job = run_profiled_job(
+      {.command = {COMMLENS_RUNTIME_CHECK, std::to_string(kStressCalls)},
+       .mode = "trace",
+       // the host path is off by default; exercise it too
+       .environment = {{"COMMLENS_RUNTIME", runtime_mode}, {"COMMLENS_RUNTIME_HOST_PERCENT", "13"}},
+       .timeout_seconds = 500,
+       .ranks = ranks});
   std::cout << run.job.standard_output;
   EXPECT_EQ(run.job.exit_code, 0) << run.job.describe();
   EXPECT_NE(run.job.standard_output.find("allreduce_check: ok"), std::string::npos) << run.job.describe();

@@ -55,6 +55,9 @@ struct Config {
   RuntimeMode runtime = RuntimeMode::Off; // COMMLENS_RUNTIME
   std::vector<std::string> runtime_collectives =
       split_names(kRuntimeCollectives); // COMMLENS_RUNTIME_COLLECTIVES
+  // Share of a large two-rank allreduce sent over the host path beside NVLink, in percent (0: no
+  // striping; docs/runtime.md says why that is the default).
+  std::uint32_t runtime_host_percent = 0; // COMMLENS_RUNTIME_HOST_PERCENT, 0..50
 
   // Every COMMLENS_* key this run was configured with, as given (stored in the run table).
   std::map<std::string, std::string> raw;
