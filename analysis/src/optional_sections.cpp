@@ -1,6 +1,7 @@
 // Sections over tables that other collectors add (MPI_T, CUDA, the multi-path runtime). Each is one
 // function that reads its tables through the public column names of ARCHITECTURE.md section 4 and
 // says in one line when the database holds none of its data.
+#include "commlens/analysis/report_format.hpp"
 #include "commlens/analysis/size_bin.hpp"
 #include "report_queries.hpp"
 
@@ -32,12 +33,33 @@ WHERE ?1 IS NULL OR rank = ?1 GROUP BY path ORDER BY SUM(bytes) DESC)sql");
   return section;
 }
 
-OptionalSection query_runtime_decision_section(const Database& database, const ReportFilter&) {
+// What the GPU collective runtime ran and what it handed to the baseline, and why: the first thing
+// to read after an A/B run (docs/runtime.md).
+OptionalSection query_runtime_decision_section(const Database& database, const ReportFilter& filter) {
   if (!database.has_rows("runtime_ops"))
     return {.absent = "no runtime decisions in this database"};
-  auto query = database.prepare("SELECT COUNT(*) FROM runtime_ops");
-  query.step();
-  return {.headers = {"runtime operations"}, .rows = {{query.text(0)}}};
+  OptionalSection section{.headers = {"implementation", "decision", "reason", "calls", "bytes", "mean time",
+                                      "bandwidth", "from peer GPUs", "through host"}};
+  auto query = database.prepare(R"sql(
+SELECT COALESCE(i.name, CAST(o.implementation AS TEXT)), o.decision, COALESCE(o.reason, ''), COUNT(*),
+       SUM(o.bytes), SUM(o.end_ns - o.start_ns), SUM(o.bytes_peer), SUM(o.bytes_host)
+FROM runtime_ops o LEFT JOIN implementations i ON i.id = o.implementation
+WHERE ?1 IS NULL OR o.rank = ?1
+GROUP BY 1, 2, 3 ORDER BY SUM(o.end_ns - o.start_ns) DESC)sql");
+  query.bind(1, filter.rank ? std::optional<std::int64_t>(*filter.rank) : std::nullopt);
+  while (query.step()) {
+    const auto calls = query.integer(3);
+    const auto bytes = query.integer(4);
+    const auto time_ns = query.integer(5);
+    // bytes per ns is GB/s: the call's data over its time (algorithm bandwidth).
+    const auto bandwidth = time_ns > 0 ? fmt::format("{:.2f} GB/s", double(bytes) / double(time_ns)) : "-";
+    section.rows.push_back({query.text(0), query.text(1), query.text(2), query.text(3),
+                            binary_size(static_cast<std::uint64_t>(bytes)),
+                            human_duration(calls > 0 ? double(time_ns) / double(calls) : 0.0), bandwidth,
+                            binary_size(static_cast<std::uint64_t>(query.integer(6))),
+                            binary_size(static_cast<std::uint64_t>(query.integer(7)))});
+  }
+  return section;
 }
 
 } // namespace commlens::analysis::detail
