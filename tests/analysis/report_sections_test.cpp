@@ -93,8 +93,8 @@ TEST_F(ReportSections, RuntimeDecisionsGroupWhatRanAndWhyTheRuntimeDeclined) {
   ASSERT_TRUE(section.absent.empty());
   ASSERT_EQ(section.rows.size(), 3u); // ordered by total time: staged 8 us, one-shot 4 us, pmpi 0.5 us
   const std::vector<std::string> staged{
-      "mpi:host_staged", "ab_baseline", "",      "1", "4KiB", analysis::human_duration(8000),
-      "0.51 GB/s",       "0B",          "4.0KiB"};
+      "mpi:host_staged", "ab_baseline", "",    "1", "4KiB", analysis::human_duration(8000),
+      "0.51 GB/s",       "0B",          "4KiB"};
   EXPECT_EQ(section.rows[0], staged);
   EXPECT_EQ(section.rows[1][0], "runtime:one_shot");
   EXPECT_EQ(section.rows[1][3], "2");
