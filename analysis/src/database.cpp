@@ -4,7 +4,9 @@
 #include "sqlite_error.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <fstream>
@@ -111,6 +113,44 @@ bool Database::has_rows(std::string_view name) const {
 void Database::require_events() const {
   if (!has_rows("call_stats") && !has_rows("mpi_calls"))
     throw DatabaseError(path_, "no MPI calls recorded (zero events): nothing to analyse");
+}
+
+std::vector<int> Database::missing_ranks() const {
+  auto query = prepare(R"sql(
+WITH RECURSIVE expected(rank) AS (
+  SELECT 0 WHERE EXISTS (SELECT 1 FROM run WHERE key = 'merged_ranks')
+  UNION ALL
+  SELECT rank + 1 FROM expected WHERE rank + 1 < CAST((SELECT value FROM run WHERE key = 'world_size') AS INTEGER))
+SELECT rank FROM expected WHERE rank NOT IN (SELECT rank FROM ranks) ORDER BY rank)sql");
+  std::vector<int> missing;
+  while (query.step())
+    missing.push_back(static_cast<int>(query.integer(0)));
+  return missing;
+}
+
+int Database::world_size() const {
+  auto query = prepare("SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM run WHERE key = 'world_size'), "
+                       "(SELECT COUNT(*) FROM ranks))");
+  query.step();
+  return static_cast<int>(query.integer(0));
+}
+
+void Database::require_all_ranks() const {
+  const auto missing = missing_ranks();
+  if (missing.empty())
+    return;
+  constexpr std::size_t kRanksNamed = 10; // the message stays one readable line
+  const auto named =
+      std::vector<int>(missing.begin(), missing.begin() + std::min(missing.size(), kRanksNamed));
+  const auto list = missing.size() > kRanksNamed
+                        ? fmt::format("{}, ... ({} in all)", fmt::join(named, ", "), missing.size())
+                        : fmt::format("{}", fmt::join(named, ", "));
+  const int world = world_size();
+  throw DatabaseError(path_,
+                      fmt::format("incomplete run: rank{} {} of {} missing (rank file never arrived or "
+                                  "could not be merged); --allow-missing-ranks analyses the {} present",
+                                  missing.size() > 1 ? "s" : "", list, world,
+                                  world - static_cast<int>(missing.size())));
 }
 
 void Database::validate() {

@@ -45,6 +45,10 @@ bool Statement::step() {
   throw detail::sqlite_failure(path_, database_, "query");
 }
 
+void Statement::reset() {
+  sqlite3_reset(statement_); // a failed step was already reported by step()
+}
+
 std::int64_t Statement::integer(int column) const {
   return sqlite3_column_int64(statement_, column);
 }
@@ -63,6 +67,12 @@ std::optional<double> Statement::optional_real(int column) const {
   if (sqlite3_column_type(statement_, column) == SQLITE_NULL)
     return std::nullopt;
   return real(column);
+}
+
+std::optional<std::string> Statement::optional_text(int column) const {
+  if (sqlite3_column_type(statement_, column) == SQLITE_NULL)
+    return std::nullopt;
+  return text(column);
 }
 
 int Statement::column_count() const {

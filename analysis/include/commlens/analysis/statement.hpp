@@ -29,6 +29,8 @@ public:
   // Advances to the next row; false when there are no more. Throws DatabaseError on failure, so a
   // corrupt page met in the middle of a query is reported like one found at open.
   bool step();
+  // Makes the statement ready to run again, keeping its bindings (repeated inserts).
+  void reset();
 
   // Columns are numbered from 0, as SQLite does.
   std::int64_t integer(int column) const;
@@ -36,6 +38,7 @@ public:
   double real(int column) const;
   std::optional<double> optional_real(int column) const;
   std::string text(int column) const; // a BLOB's raw bytes
+  std::optional<std::string> optional_text(int column) const;
   int column_count() const;
   std::string column_name(int column) const;
   bool is_blob(int column) const;
