@@ -1,7 +1,7 @@
 #include "commlens/analysis/database.hpp"
 
+#include "commlens/analysis/errors.hpp"
 #include "commlens/profiler/schema.hpp"
-#include "sqlite_error.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -67,33 +67,23 @@ void check_sqlite_file_header(const std::filesystem::path& path) {
                                     file_bytes, expected_bytes, page_count, page_size));
 }
 
+SqliteDatabase open_read_only(const std::filesystem::path& path) {
+  check_sqlite_file_header(path);
+  try {
+    return SqliteDatabase(path.string(), SQLITE_OPEN_READONLY);
+  } catch (const SqliteError& error) {
+    throw DatabaseError(path, std::string("cannot open (") + error.what() + ")");
+  }
+}
+
 } // namespace
 
-Database::Database(std::filesystem::path path) : path_(std::move(path)) {
-  check_sqlite_file_header(path_);
-  if (sqlite3_open_v2(path_.c_str(), &handle_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    const auto failure = detail::sqlite_failure(path_, handle_, "opening");
-    sqlite3_close(handle_);
-    throw failure;
-  }
-  try {
-    validate();
-  } catch (...) {
-    sqlite3_close(handle_);
-    throw;
-  }
+Database::Database(std::filesystem::path path) : path_(std::move(path)), connection_(open_read_only(path_)) {
+  validate();
 }
-
-Database::~Database() {
-  sqlite3_close(handle_);
-}
-
-Database::Database(Database&& other) noexcept
-    : path_(std::move(other.path_)), handle_(std::exchange(other.handle_, nullptr)),
-      schema_version_(other.schema_version_) {}
 
 Statement Database::prepare(std::string_view sql) const {
-  return Statement(handle_, sql, path_);
+  return Statement(connection_.get(), sql, path_);
 }
 
 bool Database::has_table(std::string_view name) const {

@@ -9,18 +9,11 @@
 #include <string_view>
 #include <vector>
 
-struct sqlite3;
-
 namespace commlens::analysis {
 
 class Database {
 public:
   explicit Database(std::filesystem::path path);
-  ~Database();
-  Database(Database&& other) noexcept;
-  Database(const Database&) = delete;
-  Database& operator=(const Database&) = delete;
-  Database& operator=(Database&&) = delete;
 
   const std::filesystem::path& path() const noexcept { return path_; }
   int schema_version() const noexcept { return schema_version_; }
@@ -44,7 +37,7 @@ private:
   void validate();
 
   std::filesystem::path path_;
-  sqlite3* handle_ = nullptr;
+  SqliteDatabase connection_;
   int schema_version_ = 0;
 };
 
