@@ -1,7 +1,8 @@
 // Generates a merged trace database with N synthetic mpi_calls rows (default 10 million) shaped
 // like a halo-exchange + allreduce code on 64 ranks, two of them with a second calling thread,
 // with the matching call_stats, mpi_requests and the merge's analysis indexes; then times
-// `commlens report` on it. Usage: report_10m COMMLENS DB [CALLS]
+// `commlens report` on it. Usage: report_10m COMMLENS DB [CALLS]. REPORT_10M_REUSE=1 reuses DB;
+// REPORT_10M_NVTX=1 then adds user NVTX ranges and times the NVTX phase section and filter too.
 #include "commlens/profiler/schema.hpp"
 
 #include <fmt/format.h>
@@ -124,6 +125,46 @@ void generate(const std::string& path, long long calls) {
   sqlite3_close(db);
 }
 
+// User NVTX ranges over the whole trace: per rank a "train" range holding 100 "step" ranges, so
+// every call lies in a range and the NVTX phase sweep reads all of mpi_calls.
+void add_nvtx_ranges(const std::string& path) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
+    fmt::print(stderr, "report_10m: cannot open {}\n", path);
+    std::exit(2);
+  }
+  execute(db,
+          "BEGIN; DELETE FROM nvtx_ranges;"
+          "INSERT INTO nvtx_ranges SELECT rank, MIN(start_ns), MAX(end_ns) + 1, NULL, 'train' FROM mpi_calls "
+          "GROUP BY rank;"
+          "WITH RECURSIVE step(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM step WHERE n < 99) "
+          "INSERT INTO nvtx_ranges SELECT t.rank, t.start_ns + (t.end_ns - t.start_ns) * n / 100, "
+          "t.start_ns + (t.end_ns - t.start_ns) * (n + 1) / 100, NULL, 'step' FROM nvtx_ranges t, step "
+          "WHERE t.name = 'train'; COMMIT;");
+  sqlite3_close(db);
+}
+
+struct Timing {
+  double seconds = 0;
+  long peak_rss_mib = 0;
+  int status = 0;
+};
+
+// Runs `commlens report DB --format json ARGUMENTS` with the file in the page cache, as it is when a
+// report follows the merge that wrote it. Peak RSS is the largest of all children so far.
+Timing time_report(const std::string& commlens, const std::string& path, const std::string& arguments) {
+  const auto start = std::chrono::steady_clock::now();
+  const int status = std::system(
+      fmt::format("'{}' report '{}' --format json {} > /dev/null", commlens, path, arguments).c_str());
+  Timing timing;
+  timing.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  rusage usage{};
+  getrusage(RUSAGE_CHILDREN, &usage);
+  timing.peak_rss_mib = usage.ru_maxrss / 1024;
+  timing.status = WEXITSTATUS(status);
+  return timing;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -139,14 +180,18 @@ int main(int argc, char** argv) {
     fmt::print("generated {} calls in {:.1f} s\n", calls,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
-  // Timed with the file in the page cache, as it is when a report follows the merge that wrote it.
-  const auto start = std::chrono::steady_clock::now();
-  const int status =
-      std::system(fmt::format("'{}' report '{}' --format json > /dev/null", commlens, path).c_str());
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  rusage usage{};
-  getrusage(RUSAGE_CHILDREN, &usage);
-  fmt::print("commlens report over {} calls: {:.2f} s, peak RSS {} MiB, exit status {}\n", calls, seconds,
-             usage.ru_maxrss / 1024, WEXITSTATUS(status));
-  return WEXITSTATUS(status) == 0 ? 0 : 1;
+  const auto plain = time_report(commlens, path, "");
+  fmt::print("commlens report over {} calls: {:.2f} s, peak RSS {} MiB, exit status {}\n", calls,
+             plain.seconds, plain.peak_rss_mib, plain.status);
+  if (std::getenv("REPORT_10M_NVTX") == nullptr)
+    return plain.status == 0 ? 0 : 1;
+  add_nvtx_ranges(path);
+  const auto sections = time_report(commlens, path, "");
+  fmt::print("  with 101 NVTX ranges per rank (NVTX phase section): {:.2f} s ({:.2f}x), exit status {}\n",
+             sections.seconds, sections.seconds / plain.seconds, sections.status);
+  const auto filtered = time_report(commlens, path, "--phase train");
+  fmt::print(
+      "  --phase train (every call selected): {:.2f} s ({:.2f}x), peak RSS so far {} MiB, exit status {}\n",
+      filtered.seconds, filtered.seconds / plain.seconds, filtered.peak_rss_mib, filtered.status);
+  return plain.status == 0 && sections.status == 0 && filtered.status == 0 ? 0 : 1;
 }

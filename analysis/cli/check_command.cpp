@@ -1,4 +1,5 @@
 // `commlens check --baseline FILE DB [--tolerance count=5%,bytes=0] [--junit FILE]`: the CI gate.
+#include "analysis_input.hpp"
 #include "commands.hpp"
 #include "commlens/analysis/errors.hpp"
 #include "commlens/analysis/histogram_baseline.hpp"
@@ -15,6 +16,7 @@ struct CheckArguments {
   std::string database;
   std::string tolerance;
   std::string junit;
+  bool allow_missing_ranks = false;
 };
 
 } // namespace
@@ -30,14 +32,14 @@ void add_check_command(CLI::App& app, int& exit_status) {
   command->add_option("--tolerance", arguments->tolerance,
                       "Allowed relative change per metric, e.g. count=5%,bytes=0.1 (default: exact)");
   command->add_option("--junit", arguments->junit, "Also write the verdict as JUnit XML to this file");
+  add_allow_missing_ranks_flag(*command, arguments->allow_missing_ranks);
   command->footer(
       "A regression is a new function, a new size bin, a bin or function gone, or a bin whose calls or\n"
       "bytes changed beyond the tolerance. A Markdown summary goes to stdout for CI logs.");
   command->callback([arguments, &exit_status] {
     const auto tolerance = analysis::parse_tolerance(arguments->tolerance);
     const auto baseline = analysis::load_histograms(arguments->baseline);
-    const analysis::Database database(arguments->database);
-    database.require_events();
+    const auto database = open_for_analysis(arguments->database, arguments->allow_missing_ranks);
     const auto current = analysis::histograms_of(database);
     const auto regressions = analysis::compare_histograms(baseline, current, tolerance);
     fmt::print("{}", analysis::render_check_markdown(regressions, current));

@@ -1,5 +1,6 @@
 // `commlens compare A B [--format text|json]` and
 // `commlens compare DB --implementations mpi,runtime:ring`
+#include "analysis_input.hpp"
 #include "commands.hpp"
 #include "commlens/analysis/comparison.hpp"
 #include "commlens/analysis/errors.hpp"
@@ -13,6 +14,7 @@ struct CompareArguments {
   std::vector<std::string> databases;
   std::string implementations; // "A,B"
   std::string format = "text";
+  bool allow_missing_ranks = false;
 };
 
 analysis::Comparison run_comparison(const CompareArguments& arguments) {
@@ -22,16 +24,14 @@ analysis::Comparison run_comparison(const CompareArguments& arguments) {
     const auto comma = arguments.implementations.find(',');
     if (comma == std::string::npos)
       throw analysis::AnalysisError("--implementations: expected two names, A,B (e.g. mpi,runtime:ring)");
-    const analysis::Database database(arguments.databases[0]);
+    const auto database = open_for_analysis(arguments.databases[0], arguments.allow_missing_ranks);
     return analysis::compare_implementations(database, arguments.implementations.substr(0, comma),
                                              arguments.implementations.substr(comma + 1));
   }
   if (arguments.databases.size() != 2)
     throw analysis::AnalysisError("compare takes two databases, A and B (or one with --implementations)");
-  const analysis::Database a(arguments.databases[0]);
-  const analysis::Database b(arguments.databases[1]);
-  a.require_events();
-  b.require_events();
+  const auto a = open_for_analysis(arguments.databases[0], arguments.allow_missing_ranks);
+  const auto b = open_for_analysis(arguments.databases[1], arguments.allow_missing_ranks);
   return analysis::compare_databases(a, b);
 }
 
@@ -51,6 +51,7 @@ void add_compare_command(CLI::App& app, int& exit_status) {
   command->add_option("--format", arguments->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+  add_allow_missing_ranks_flag(*command, arguments->allow_missing_ranks);
   command->callback([arguments, &exit_status] {
     const auto comparison = run_comparison(*arguments);
     fmt::print("{}", arguments->format == "json" ? analysis::render_comparison_json(comparison)

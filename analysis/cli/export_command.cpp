@@ -1,4 +1,5 @@
 // `commlens export DB --format chrome [-o trace.json]` and `commlens export DB --format csv -o DIR`
+#include "analysis_input.hpp"
 #include "commands.hpp"
 #include "commlens/analysis/errors.hpp"
 #include "commlens/analysis/trace_export.hpp"
@@ -15,6 +16,7 @@ struct ExportArguments {
   std::string database;
   std::string format;
   std::string output;
+  bool allow_missing_ranks = false;
 };
 
 void export_chrome(const analysis::Database& database, const std::string& output) {
@@ -27,8 +29,11 @@ void export_chrome(const analysis::Database& database, const std::string& output
   const auto counts = analysis::export_chrome_trace(database, file ? file.get() : stdout);
   if (file && std::fflush(file.get()) != 0)
     throw analysis::AnalysisError(output + ": write failed");
-  fmt::print(stderr, "commlens: exported {} calls and {} send->receive arrows{}\n", counts.calls,
-             counts.flows, output.empty() ? "" : " to " + output);
+  fmt::print(stderr,
+             "commlens: exported {} calls, {} send->receive arrows, {} CUDA copies, {} kernels and {} NVTX "
+             "ranges{}\n",
+             counts.calls, counts.flows, counts.copies, counts.kernels, counts.nvtx_ranges,
+             output.empty() ? "" : " to " + output);
 }
 
 } // namespace
@@ -43,9 +48,9 @@ void add_export_command(CLI::App& app, int& exit_status) {
       ->check(CLI::IsMember({"chrome", "csv"}));
   command->add_option("-o,--output", arguments->output,
                       "chrome: the JSON file (default stdout); csv: the directory");
+  add_allow_missing_ranks_flag(*command, arguments->allow_missing_ranks);
   command->callback([arguments, &exit_status] {
-    const analysis::Database database(arguments->database);
-    database.require_events();
+    const auto database = open_for_analysis(arguments->database, arguments->allow_missing_ranks);
     if (arguments->format == "chrome") {
       export_chrome(database, arguments->output);
     } else {

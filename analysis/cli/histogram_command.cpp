@@ -1,4 +1,5 @@
 // `commlens histogram DB [--save baseline.json]`: the message-size histograms under stable keys.
+#include "analysis_input.hpp"
 #include "commands.hpp"
 #include "commlens/analysis/errors.hpp"
 #include "commlens/analysis/histogram_baseline.hpp"
@@ -12,14 +13,15 @@ namespace commlens::cli {
 void add_histogram_command(CLI::App& app, int& exit_status) {
   auto database_path = std::make_shared<std::string>();
   auto save_path = std::make_shared<std::string>();
+  auto allow_missing_ranks = std::make_shared<bool>(false);
   auto* command = app.add_subcommand(
       "histogram", "Print (or --save as a CI baseline) the message-size histograms per function");
   command->add_option("database", *database_path, "commlens.sqlite")->required();
   command->add_option("--save", *save_path,
                       "Write the histograms to this baseline file for `commlens check`");
-  command->callback([database_path, save_path, &exit_status] {
-    const analysis::Database database(*database_path);
-    database.require_events();
+  add_allow_missing_ranks_flag(*command, *allow_missing_ranks);
+  command->callback([database_path, save_path, allow_missing_ranks, &exit_status] {
+    const auto database = open_for_analysis(*database_path, *allow_missing_ranks);
     const auto json = analysis::histograms_to_json(analysis::histograms_of(database));
     if (save_path->empty()) {
       fmt::print("{}", json);

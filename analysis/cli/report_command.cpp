@@ -1,9 +1,12 @@
 // `commlens report DB [--rank R] [--phase P] [--format text|json|markdown|html]`
+#include "analysis_input.hpp"
 #include "commands.hpp"
 #include "commlens/analysis/report_format.hpp"
 #include "terminal_progress.hpp"
 
 #include <fmt/format.h>
+
+#include <charconv>
 
 namespace commlens::cli {
 namespace {
@@ -18,11 +21,23 @@ std::string render(const analysis::Report& report, const std::string& format) {
   return analysis::render_text_report(report);
 }
 
+// --phase takes either kind of phase: digits name an MPI_Pcontrol phase, anything else an NVTX
+// range path.
+void set_phase_filter(analysis::ReportFilter& filter, const std::string& phase) {
+  int number = 0;
+  const auto [end, error] = std::from_chars(phase.data(), phase.data() + phase.size(), number);
+  if (error == std::errc{} && end == phase.data() + phase.size())
+    filter.phase = number;
+  else
+    filter.nvtx_range = phase;
+}
+
 struct ReportArguments {
   std::string database;
   int rank = 0;
-  int phase = 0;
+  std::string phase;
   std::string format = "text";
+  bool allow_missing_ranks = false;
 };
 
 } // namespace
@@ -34,19 +49,21 @@ void add_report_command(CLI::App& app, int& exit_status) {
                                                "concurrency, phases");
   command->add_option("database", arguments->database, "commlens.sqlite or a rank file")->required();
   auto* rank = command->add_option("--rank", arguments->rank, "Only this world rank");
-  auto* phase = command->add_option("--phase", arguments->phase, "Only this MPI_Pcontrol phase");
+  auto* phase = command->add_option("--phase", arguments->phase,
+                                    "Only this phase: a number selects an MPI_Pcontrol phase, a name a user "
+                                    "NVTX range path (\"train\", \"train/step\"; trace mode)");
   command->add_option("--format", arguments->format, "Output format")
       ->check(CLI::IsMember({"text", "json", "markdown", "html"}))
       ->capture_default_str();
+  add_allow_missing_ranks_flag(*command, arguments->allow_missing_ranks);
 
   command->callback([arguments, rank, phase, &exit_status] {
     analysis::ReportFilter filter;
     if (*rank)
       filter.rank = arguments->rank;
     if (*phase)
-      filter.phase = arguments->phase;
-    const analysis::Database database(arguments->database);
-    database.require_events();
+      set_phase_filter(filter, arguments->phase);
+    const auto database = open_for_analysis(arguments->database, arguments->allow_missing_ranks);
     const auto report = analysis::build_report(database, filter, terminal_progress("report"));
     fmt::print("{}", render(report, arguments->format));
     exit_status = kSuccess;

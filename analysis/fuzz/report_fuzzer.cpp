@@ -1,8 +1,10 @@
 // libFuzzer target over the database loader and every report renderer: any byte string written
-// to a file must end in a report or in one AnalysisError, never in a crash or another exception.
+// to a file must end in a report (and a Chrome export, and a report of the NVTX range "train") or
+// in one AnalysisError, never in a crash or another exception.
 #include "commlens/analysis/errors.hpp"
 #include "commlens/analysis/report.hpp"
 #include "commlens/analysis/report_format.hpp"
+#include "commlens/analysis/trace_export.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -23,6 +25,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     commlens::analysis::render_text_report(report);
     commlens::analysis::render_json_report(report);
     commlens::analysis::render_html_report(report);
+    static std::FILE* const discard = std::fopen("/dev/null", "w");
+    commlens::analysis::export_chrome_trace(database, discard);
+    // The NVTX phase filter builds and drops TEMP tables; the seeds name a range "train".
+    commlens::analysis::build_report(database, {.nvtx_range = "train"});
   } catch (const commlens::analysis::AnalysisError&) {
     // The expected outcome for almost every input: a one-line error.
   }

@@ -1,5 +1,6 @@
 #include "commlens/analysis/trace_export.hpp"
 
+#include "chrome_trace_events.hpp"
 #include "commlens/analysis/errors.hpp"
 #include "report_queries.hpp"
 
@@ -29,10 +30,7 @@ constexpr std::string_view kCallsSql = R"sql(
 SELECT id, rank, thread, function_id, start_ns, end_ns, bytes_sent, bytes_recv, peer, tag, comm_id
 FROM mpi_calls ORDER BY rank, start_ns)sql";
 
-// The format's unit is the microsecond; three decimals keep nanoseconds.
-std::string microseconds(std::int64_t nanoseconds) {
-  return fmt::format("{:.3f}", static_cast<double>(nanoseconds) / 1000.0);
-}
+using detail::microseconds;
 
 using MessageKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
 
@@ -115,6 +113,10 @@ ChromeExportCounts export_chrome_trace(const Database& database, std::FILE* out)
     ++counts.calls;
   }
   counts.flows = write_flows(database, out);
+  const auto gpu = detail::write_chrome_gpu_events(database, out);
+  counts.copies = gpu.copies;
+  counts.kernels = gpu.kernels;
+  counts.nvtx_ranges = gpu.nvtx_ranges;
   fmt::print(out, "\n]}}\n");
   return counts;
 }

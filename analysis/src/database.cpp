@@ -1,10 +1,12 @@
 #include "commlens/analysis/database.hpp"
 
+#include "commlens/analysis/errors.hpp"
 #include "commlens/profiler/schema.hpp"
-#include "sqlite_error.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <fstream>
@@ -65,33 +67,23 @@ void check_sqlite_file_header(const std::filesystem::path& path) {
                                     file_bytes, expected_bytes, page_count, page_size));
 }
 
+SqliteDatabase open_read_only(const std::filesystem::path& path) {
+  check_sqlite_file_header(path);
+  try {
+    return SqliteDatabase(path.string(), SQLITE_OPEN_READONLY);
+  } catch (const SqliteError& error) {
+    throw DatabaseError(path, std::string("cannot open (") + error.what() + ")");
+  }
+}
+
 } // namespace
 
-Database::Database(std::filesystem::path path) : path_(std::move(path)) {
-  check_sqlite_file_header(path_);
-  if (sqlite3_open_v2(path_.c_str(), &handle_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    const auto failure = detail::sqlite_failure(path_, handle_, "opening");
-    sqlite3_close(handle_);
-    throw failure;
-  }
-  try {
-    validate();
-  } catch (...) {
-    sqlite3_close(handle_);
-    throw;
-  }
+Database::Database(std::filesystem::path path) : path_(std::move(path)), connection_(open_read_only(path_)) {
+  validate();
 }
-
-Database::~Database() {
-  sqlite3_close(handle_);
-}
-
-Database::Database(Database&& other) noexcept
-    : path_(std::move(other.path_)), handle_(std::exchange(other.handle_, nullptr)),
-      schema_version_(other.schema_version_) {}
 
 Statement Database::prepare(std::string_view sql) const {
-  return Statement(handle_, sql, path_);
+  return Statement(connection_.get(), sql, path_);
 }
 
 bool Database::has_table(std::string_view name) const {
@@ -111,6 +103,44 @@ bool Database::has_rows(std::string_view name) const {
 void Database::require_events() const {
   if (!has_rows("call_stats") && !has_rows("mpi_calls"))
     throw DatabaseError(path_, "no MPI calls recorded (zero events): nothing to analyse");
+}
+
+std::vector<int> Database::missing_ranks() const {
+  auto query = prepare(R"sql(
+WITH RECURSIVE expected(rank) AS (
+  SELECT 0 WHERE EXISTS (SELECT 1 FROM run WHERE key = 'merged_ranks')
+  UNION ALL
+  SELECT rank + 1 FROM expected WHERE rank + 1 < CAST((SELECT value FROM run WHERE key = 'world_size') AS INTEGER))
+SELECT rank FROM expected WHERE rank NOT IN (SELECT rank FROM ranks) ORDER BY rank)sql");
+  std::vector<int> missing;
+  while (query.step())
+    missing.push_back(static_cast<int>(query.integer(0)));
+  return missing;
+}
+
+int Database::world_size() const {
+  auto query = prepare("SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM run WHERE key = 'world_size'), "
+                       "(SELECT COUNT(*) FROM ranks))");
+  query.step();
+  return static_cast<int>(query.integer(0));
+}
+
+void Database::require_all_ranks() const {
+  const auto missing = missing_ranks();
+  if (missing.empty())
+    return;
+  constexpr std::size_t kRanksNamed = 10; // the message stays one readable line
+  const auto named =
+      std::vector<int>(missing.begin(), missing.begin() + std::min(missing.size(), kRanksNamed));
+  const auto list = missing.size() > kRanksNamed
+                        ? fmt::format("{}, ... ({} in all)", fmt::join(named, ", "), missing.size())
+                        : fmt::format("{}", fmt::join(named, ", "));
+  const int world = world_size();
+  throw DatabaseError(path_,
+                      fmt::format("incomplete run: rank{} {} of {} missing (rank file never arrived or "
+                                  "could not be merged); --allow-missing-ranks analyses the {} present",
+                                  missing.size() > 1 ? "s" : "", list, world,
+                                  world - static_cast<int>(missing.size())));
 }
 
 void Database::validate() {

@@ -106,6 +106,17 @@ json detail_sections_json(const Report& report) {
                       {"bytes", p.bytes},
                       {"time_total_ns", p.time_total_ns},
                       {"top_functions", p.top_functions}});
+  json nvtx_phases = json::array();
+  for (const auto& p : report.nvtx_phases) {
+    json phase = {
+        {"path", p.path}, {"ranks", p.ranks}, {"ranges", p.ranges}, {"range_time_ns", p.range_time_ns}};
+    if (report.nvtx_calls_placed)
+      phase.update({{"calls", p.calls},
+                    {"bytes", p.bytes},
+                    {"time_total_ns", p.time_total_ns},
+                    {"top_functions", p.top_functions}});
+    nvtx_phases.push_back(std::move(phase));
+  }
   const auto absent_or_null = [](const std::string& absent) {
     return absent.empty() ? json(nullptr) : json(absent);
   };
@@ -120,6 +131,9 @@ json detail_sections_json(const Report& report) {
           {"concurrency", std::move(concurrency)},
           {"concurrency_absent", absent_or_null(report.concurrency_absent)},
           {"phases", std::move(phases)},
+          {"nvtx_phases", std::move(nvtx_phases)},
+          {"nvtx_phases_absent", absent_or_null(report.nvtx_phases_absent)},
+          {"nvtx_calls_placed", report.nvtx_calls_placed},
           {"mpit", optional_section_json(report.mpit)},
           {"cuda_copies", optional_section_json(report.cuda_copies)},
           {"runtime_decisions", optional_section_json(report.runtime_decisions)}};
@@ -142,8 +156,11 @@ std::string render_json_report(const Report& report) {
       {"database", report.database_path},
       {"schema_version", report.schema_version},
       {"filter",
-       {{"rank", optional_value(report.filter.rank)}, {"phase", optional_value(report.filter.phase)}}},
+       {{"rank", optional_value(report.filter.rank)},
+        {"phase", optional_value(report.filter.phase)},
+        {"nvtx_range", optional_value(report.filter.nvtx_range)}}},
       {"run", std::move(run)},
+      {"missing_ranks", report.missing_ranks},
       {"ranks", std::move(ranks)},
       {"mpi_time_across_ranks_ns", spread_json(report.mpi_time_spread)},
       {"mpi_share_across_ranks", spread_json(report.mpi_share_spread)},

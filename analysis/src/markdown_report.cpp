@@ -43,10 +43,10 @@ std::string render_markdown_report(const Report& report) {
   fmt::memory_buffer out;
   fmt::format_to(std::back_inserter(out), "# commlens report: `{}` (schema v{})\n", report.database_path,
                  report.schema_version);
-  if (report.filter.rank)
-    fmt::format_to(std::back_inserter(out), "\nFilter: rank {}\n", *report.filter.rank);
-  if (report.filter.phase)
-    fmt::format_to(std::back_inserter(out), "\nFilter: phase {}\n", *report.filter.phase);
+  if (const auto filter = detail::filter_description(report.filter); !filter.empty())
+    fmt::format_to(std::back_inserter(out), "\nFilter: {}\n", filter);
+  if (const auto warning = detail::missing_ranks_warning(report); !warning.empty())
+    fmt::format_to(std::back_inserter(out), "\n> **Warning:** {}\n", warning);
   for (const auto& table : detail::summary_tables(report))
     write_table(out, table);
   for (const auto& table : detail::detail_tables(report))

@@ -1,6 +1,7 @@
 #include "commlens/analysis/report.hpp"
 
 #include "commlens/analysis/errors.hpp"
+#include "nvtx_phase_filter.hpp"
 #include "report_queries.hpp"
 
 #include <fmt/format.h>
@@ -71,17 +72,23 @@ std::optional<RankSpread> spread_of(const std::vector<RankTime>& ranks, Value va
 
 Report build_report(const Database& database, const ReportFilter& filter, const ReportProgress& progress) {
   check_filter(database, filter);
+  const detail::NvtxPhaseFilter nvtx_filter(database, filter);
   Report report;
   report.database_path = database.path().string();
   report.schema_version = database.schema_version();
   report.filter = filter;
+  report.missing_ranks = database.missing_ranks();
 
   const bool traced = database.has_rows("mpi_calls");
   const bool has_requests = database.has_rows("mpi_requests");
   // One step per section, so a slow section shows on the progress line by name.
   const std::vector<std::pair<std::string_view, std::function<void()>>> steps = {
       {"run", [&] { report.run = detail::query_run_metadata(database); }},
-      {"ranks", [&] { report.ranks = detail::query_rank_times(database, filter); }},
+      {"ranks",
+       [&] {
+         report.ranks = detail::query_rank_times(database, filter);
+         nvtx_filter.apply_range_time(report.ranks);
+       }},
       {"functions", [&] { report.functions = detail::query_function_stats(database, filter); }},
       {"communicators", [&] { report.communicators = detail::query_communicators(database, filter); }},
       {"partners", [&] { report.partners = detail::query_partners(database, filter); }},
@@ -103,6 +110,13 @@ Report build_report(const Database& database, const ReportFilter& filter, const 
            report.concurrency_absent = "every rank made its MPI calls from one thread";
        }},
       {"phases", [&] { report.phases = detail::query_phases(database, filter); }},
+      {"NVTX phases",
+       [&] {
+         auto section = detail::query_nvtx_phases(database, filter);
+         report.nvtx_phases = std::move(section.phases);
+         report.nvtx_phases_absent = std::move(section.absent);
+         report.nvtx_calls_placed = section.calls_placed;
+       }},
       {"MPI_T", [&] { report.mpit = detail::query_mpit_section(database, filter); }},
       {"CUDA copies", [&] { report.cuda_copies = detail::query_cuda_copy_section(database, filter); }},
       {"runtime",

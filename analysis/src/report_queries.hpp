@@ -16,6 +16,13 @@ std::vector<PartnerTraffic> query_partners(const Database& database, const Repor
 std::vector<QueueTimeStats> query_queue_times(const Database& database, const ReportFilter& filter);
 std::vector<RankConcurrency> query_concurrency(const Database& database, const ReportFilter& filter);
 std::vector<PhaseStats> query_phases(const Database& database, const ReportFilter& filter);
+
+struct NvtxPhaseSection {
+  std::vector<NvtxPhaseStats> phases;
+  std::string absent;
+  bool calls_placed = false;
+};
+NvtxPhaseSection query_nvtx_phases(const Database& database, const ReportFilter& filter);
 OptionalSection query_mpit_section(const Database& database, const ReportFilter& filter);
 OptionalSection query_pvar_summary(const Database& database,
                                    const ReportFilter& filter); // pvar_summary_query.cpp

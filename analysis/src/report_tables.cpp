@@ -126,12 +126,46 @@ ReportTable phases_table(const Report& report) {
   return table;
 }
 
+ReportTable nvtx_phases_table(const Report& report) {
+  ReportTable table{.title = report.nvtx_calls_placed
+                                 ? "Phases (user NVTX ranges)"
+                                 : "Phases (user NVTX ranges; summary mode: calls not placed)",
+                    .absent = report.nvtx_phases_absent,
+                    .headers = {"range", "ranks", "ranges", "range time", "calls", "bytes", "time in MPI",
+                                "top functions"}};
+  const auto placed = [&](std::string value) { return report.nvtx_calls_placed ? value : std::string("-"); };
+  for (const auto& phase : report.nvtx_phases)
+    table.rows.push_back({phase.path, std::to_string(phase.ranks), std::to_string(phase.ranges),
+                          duration(phase.range_time_ns), placed(std::to_string(phase.calls)),
+                          placed(binary_size(phase.bytes)), placed(duration(phase.time_total_ns)),
+                          fmt::format("{}", fmt::join(phase.top_functions, ", "))});
+  return table;
+}
+
 ReportTable optional_table(std::string title, const OptionalSection& section) {
   return {
       .title = std::move(title), .absent = section.absent, .headers = section.headers, .rows = section.rows};
 }
 
 } // namespace
+
+std::string filter_description(const ReportFilter& filter) {
+  std::vector<std::string> parts;
+  if (filter.rank)
+    parts.push_back(fmt::format("rank {}", *filter.rank));
+  if (filter.phase)
+    parts.push_back(fmt::format("phase {}", *filter.phase));
+  if (filter.nvtx_range)
+    parts.push_back(fmt::format("NVTX range {}", *filter.nvtx_range));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string missing_ranks_warning(const Report& report) {
+  if (report.missing_ranks.empty())
+    return {};
+  return fmt::format("missing ranks {} (rank files never arrived): the tables cover the other ranks only",
+                     fmt::join(report.missing_ranks, ","));
+}
 
 std::string percent(double share) {
   return fmt::format("{:.1f}%", share * 100.0);
@@ -155,6 +189,7 @@ std::vector<ReportTable> detail_tables(const Report& report) {
           queue_times_table(report),
           concurrency_table(report),
           phases_table(report),
+          nvtx_phases_table(report),
           optional_table("MPI_T performance variables", report.mpit),
           optional_table("CUDA copy paths", report.cuda_copies),
           optional_table("Runtime decisions", report.runtime_decisions)};

@@ -22,5 +22,9 @@ std::vector<ReportTable> summary_tables(const Report& report);
 std::vector<ReportTable> detail_tables(const Report& report);
 
 std::string percent(double share);
+// "rank 1, phase 2, NVTX range train"; empty without a filter.
+std::string filter_description(const ReportFilter& filter);
+// The warning every format shows for a run with missing ranks; empty when none are missing.
+std::string missing_ranks_warning(const Report& report);
 
 } // namespace commlens::analysis::detail

@@ -28,10 +28,10 @@ using detail::percent;
 void write_header(Out& out, const Report& report, bool brief) {
   fmt::format_to(std::back_inserter(out), "commlens report: {} (schema v{})\n", report.database_path,
                  report.schema_version);
-  if (report.filter.rank || report.filter.phase)
-    fmt::format_to(std::back_inserter(out), "  filter: {}{}\n",
-                   report.filter.rank ? fmt::format("rank {} ", *report.filter.rank) : "",
-                   report.filter.phase ? fmt::format("phase {}", *report.filter.phase) : "");
+  if (const auto filter = detail::filter_description(report.filter); !filter.empty())
+    fmt::format_to(std::back_inserter(out), "  filter: {}\n", filter);
+  if (const auto warning = detail::missing_ranks_warning(report); !warning.empty())
+    fmt::format_to(std::back_inserter(out), "  WARNING: {}\n", warning);
   if (brief)
     return;
   for (const auto& [key, value] : report.run)

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <map>
+
 namespace commlens::test {
 namespace {
 
@@ -39,7 +41,7 @@ TEST_F(CliExport, ChromeTraceParsesWithOneCompleteEventPerTracedCall) {
   // The four MPI_Send (tag 7) match the four MPI_Recv; the MPI_Isend (tag 9) have no receive.
   EXPECT_EQ(flow_starts, 4);
   EXPECT_EQ(flow_ends, 4);
-  EXPECT_NE(result.err.find("exported 13 calls and 4 send->receive arrows"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("exported 13 calls, 4 send->receive arrows"), std::string::npos) << result.err;
 }
 
 TEST_F(CliExport, ChromeEventsCarryTheirCallsArgumentsInMicroseconds) {
@@ -56,6 +58,55 @@ TEST_F(CliExport, ChromeEventsCarryTheirCallsArgumentsInMicroseconds) {
       return;
     }
   FAIL() << "no MPI_Allreduce event";
+}
+
+// Three copies (two on rank 0's GPU 0, one on rank 1's GPU 1), a kernel, two user NVTX ranges
+// and one of commlens' own MPI-domain ranges, which repeats an MPI call and is not exported.
+constexpr std::string_view kGpuRows = R"sql(
+INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_device, dst_device, src_kind, dst_kind, bytes,
+                         stream, copy_kind, path, link, mpi_call_id, correlation_id) VALUES
+  (0, 1000, 1080, 0, 0, 0, 'device', 'pinned', 1024, 7, 'DtoH', 'host_staged', NULL, 1, 11),
+  (0, 2000, 2010, 0, 0, 1, 'device', 'device', 4096, 7, 'PtoP', 'peer', 'nvlink', NULL, 12),
+  (1, 1100, 1180, 1, 1, 1, 'pinned', 'device', 1024, 3, 'HtoD', 'host_staged', NULL, 2, 13);
+INSERT INTO cuda_kernels (rank, start_ns, end_ns, device, stream, name, mpi_call_id, correlation_id) VALUES
+  (0, 3000, 3500, 0, 7, 'reduce_kernel', NULL, 14);
+INSERT INTO nvtx_ranges (rank, start_ns, end_ns, domain, name) VALUES
+  (0, 0, 5000, NULL, 'train'), (1, 0, 5000, 'app', 'train'), (0, 1000, 1100, 'MPI', 'MPI_Send');
+)sql";
+
+TEST_F(CliExport, ChromeTraceHoldsOneEventPerCopyKernelAndUserRangeOnTheirOwnTracks) {
+  {
+    TestDatabase database(path_);
+    database.execute(kGpuRows);
+  }
+  const auto result = run_cli({"export", path_, "--format", "chrome"});
+  ASSERT_EQ(result.status, 0) << result.err;
+  const auto trace = nlohmann::json::parse(result.out);
+  std::map<std::string, int> complete_by_category;
+  std::map<std::pair<int, int>, std::string> track_names;
+  const nlohmann::json* staged_copy = nullptr;
+  for (const auto& event : trace["traceEvents"]) {
+    if (event["ph"] == "X")
+      ++complete_by_category[event["cat"].get<std::string>()];
+    if (event["ph"] == "M" && event["name"] == "thread_name")
+      track_names[{event["pid"].get<int>(), event["tid"].get<int>()}] =
+          event["args"]["name"].get<std::string>();
+    if (event["ph"] == "X" && event["cat"] == "cuda_copy" && event["pid"] == 0 &&
+        event["args"]["stream"] == 7 && event["args"]["path"] == "host_staged")
+      staged_copy = &event;
+  }
+  EXPECT_EQ(complete_by_category,
+            (std::map<std::string, int>{{"mpi", 13}, {"cuda_copy", 3}, {"cuda_kernel", 1}, {"nvtx", 2}}));
+  ASSERT_NE(staged_copy, nullptr);
+  const auto& copy = *staged_copy;
+  EXPECT_DOUBLE_EQ(copy["ts"].get<double>(), 1.0); // the MPI_Send it was issued in starts at 1 us too
+  EXPECT_DOUBLE_EQ(copy["dur"].get<double>(), 0.08);
+  EXPECT_EQ(copy["args"]["bytes"], 1024);
+  EXPECT_EQ(copy["args"]["mpi_call_id"], "1");
+  EXPECT_EQ(track_names.at({0, copy["tid"].get<int>()}), "GPU 0 copies");
+  EXPECT_EQ(track_names.size(),
+            5u); // NVTX on both ranks, rank 0 GPU 0 copies and kernels, rank 1 GPU 1 copies
+  EXPECT_NE(result.err.find("3 CUDA copies, 1 kernels and 2 NVTX ranges"), std::string::npos) << result.err;
 }
 
 TEST_F(CliExport, ChromeExportOfASummaryDatabaseIsBadInput) {

@@ -37,6 +37,55 @@ TEST(CliMerge, MergedRankFilesReportEveryRanksCalls) {
   EXPECT_EQ(json["functions"][0]["bytes_sent"], 24);
 }
 
+// Rank 1's file of the two-rank job never arrived: merge records the job's two ranks, holds one.
+std::string merge_without_rank_one() {
+  const auto directory = make_temp_directory("commlens-cli-missing-rank");
+  {
+    TestDatabase database(directory / rank_database_name(0));
+    fill_rank_file(database, 0);
+  }
+  const auto merged = (directory / "merged.sqlite").string();
+  const auto merge = run_cli({"merge", directory.string(), "-o", merged});
+  EXPECT_EQ(merge.status, 0) << merge.err;
+  return merged;
+}
+
+TEST(CliMissingRanks, EveryAnalysingCommandRefusesARunWithAMissingRankInOneLine) {
+  const auto merged = merge_without_rank_one();
+  const std::vector<std::vector<std::string>> commands = {{"report", merged},
+                                                          {"histogram", merged},
+                                                          {"export", merged, "--format", "chrome"},
+                                                          {"compare", merged, merged}};
+  for (const auto& command : commands) {
+    const auto result = run_cli(command);
+    EXPECT_EQ(result.status, 2) << command[0];
+    EXPECT_EQ(result.err,
+              "commlens: error: " + merged +
+                  ": incomplete run: rank 1 of 2 missing (rank file never arrived or could not be "
+                  "merged); --allow-missing-ranks analyses the 1 present\n")
+        << command[0];
+  }
+}
+
+TEST(CliMissingRanks, AllowingThemReportsThePresentRanksAndSaysWhichAreMissing) {
+  const auto merged = merge_without_rank_one();
+  const auto json = run_cli({"report", merged, "--allow-missing-ranks", "--format", "json"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  EXPECT_NE(json.err.find("warning: " + merged + ": missing ranks 1 of 2; analysing the ranks present"),
+            std::string::npos)
+      << json.err;
+  const auto report = nlohmann::json::parse(json.out);
+  EXPECT_EQ(report["missing_ranks"], nlohmann::json::array({1}));
+  ASSERT_EQ(report["ranks"].size(), 1u);
+  EXPECT_EQ(report["functions"][0]["calls"], 1);
+  const auto text = run_cli({"report", merged, "--allow-missing-ranks"});
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("WARNING: missing ranks 1 (rank files never arrived): the tables cover the "
+                          "other ranks only"),
+            std::string::npos)
+      << text.out;
+}
+
 TEST(CliMerge, MissingDirectoryIsBadInputNamingTheDirectory) {
   const auto directory = (make_temp_directory("commlens-cli-merge") / "absent").string();
   const auto result = run_cli({"merge", directory});

@@ -7,19 +7,13 @@
 
 #include <filesystem>
 #include <string_view>
-
-struct sqlite3;
+#include <vector>
 
 namespace commlens::analysis {
 
 class Database {
 public:
   explicit Database(std::filesystem::path path);
-  ~Database();
-  Database(Database&& other) noexcept;
-  Database(const Database&) = delete;
-  Database& operator=(const Database&) = delete;
-  Database& operator=(Database&&) = delete;
 
   const std::filesystem::path& path() const noexcept { return path_; }
   int schema_version() const noexcept { return schema_version_; }
@@ -31,12 +25,19 @@ public:
   // Throws DatabaseError when the run recorded no MPI call at all: commands that analyse calls
   // refuse such a file rather than print an empty result that looks like success.
   void require_events() const;
+  // The world ranks a merged database lacks: `commlens merge` records the job's world_size and
+  // merged_ranks, and a rank whose file never arrived (or could not be read) has no `ranks` row.
+  // Empty for a complete run and for a single rank file, which promises only itself.
+  std::vector<int> missing_ranks() const;
+  int world_size() const; // run.world_size, else the number of ranks rows
+  // Throws DatabaseError naming the missing ranks: a report of part of a job must be asked for.
+  void require_all_ranks() const;
 
 private:
   void validate();
 
   std::filesystem::path path_;
-  sqlite3* handle_ = nullptr;
+  SqliteDatabase connection_;
   int schema_version_ = 0;
 };
 

@@ -15,6 +15,9 @@ namespace commlens::analysis {
 struct ReportFilter {
   std::optional<int> rank;  // one world rank; all when empty
   std::optional<int> phase; // one MPI_Pcontrol phase; all when empty
+  // One user NVTX range path ("train" or "train/step"): only the calls that start inside a range
+  // with that path or one nested in it. Needs trace mode (call times); all when empty.
+  std::optional<std::string> nvtx_range;
 };
 
 struct RankTime {
@@ -114,6 +117,19 @@ struct PhaseStats {
   std::vector<std::string> top_functions; // by time, at most three
 };
 
+// One user NVTX range path as a phase: the ranges with that path on every rank and the traced MPI
+// calls whose innermost enclosing range has it ("outer/inner": inner nested in outer).
+struct NvtxPhaseStats {
+  std::string path;
+  int ranks = 0;
+  std::uint64_t ranges = 0;       // how many ranges had this path
+  std::int64_t range_time_ns = 0; // their summed durations
+  std::uint64_t calls = 0;        // calls and the rest: trace mode only (nvtx_calls_placed)
+  std::uint64_t bytes = 0;
+  std::int64_t time_total_ns = 0;
+  std::vector<std::string> top_functions; // by time, at most three
+};
+
 // A report section whose rows live in tables other collectors add. `absent` is the one line shown
 // when the database holds none of its data; the rows are filled by the section's own query.
 struct OptionalSection {
@@ -136,6 +152,8 @@ struct Report {
   std::vector<FunctionStats> functions;                 // most time first
   std::uint64_t dropped_events = 0;
   std::uint64_t summary_overflow = 0;
+  // World ranks a merged run lacks (their files never arrived): every table covers the rest only.
+  std::vector<int> missing_ranks;
 
   std::vector<CommunicatorStats> communicators; // most time first
   std::vector<PartnerTraffic> partners;         // ascending (from, to)
@@ -143,9 +161,12 @@ struct Report {
   std::string queue_times_absent;               // why queue_times is empty, when it is
   std::vector<RankConcurrency> concurrency;     // ranks with more than one calling thread
   std::string concurrency_absent;
-  std::vector<PhaseStats> phases; // ascending phase
-  OptionalSection mpit;           // MPI_T pvar summaries
-  OptionalSection cuda_copies;    // CUDA copy paths: bytes, count, bandwidth per path
+  std::vector<PhaseStats> phases;          // ascending phase
+  std::vector<NvtxPhaseStats> nvtx_phases; // ascending path
+  std::string nvtx_phases_absent;          // why nvtx_phases is empty, when it is
+  bool nvtx_calls_placed = false;          // false in summary mode: calls carry no times
+  OptionalSection mpit;                    // MPI_T pvar summaries
+  OptionalSection cuda_copies;             // CUDA copy paths: bytes, count, bandwidth per path
   OptionalSection runtime_decisions;
 };
 

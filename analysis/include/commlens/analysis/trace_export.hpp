@@ -9,13 +9,18 @@
 namespace commlens::analysis {
 
 struct ChromeExportCounts {
-  std::uint64_t calls = 0; // complete ("X") events, one per mpi_calls row
-  std::uint64_t flows = 0; // send -> receive arrows
+  std::uint64_t calls = 0;       // complete ("X") events, one per mpi_calls row
+  std::uint64_t flows = 0;       // send -> receive arrows
+  std::uint64_t copies = 0;      // one per cuda_copies row
+  std::uint64_t kernels = 0;     // one per cuda_kernels row
+  std::uint64_t nvtx_ranges = 0; // one per user nvtx_ranges row (commlens' MPI domain left out)
 };
 
 // Trace Event Format JSON: a process per rank, a lane per thread, each MPI call a complete event
 // with its bytes, peer, tag and communicator as args, and a flow arrow from each send to the
-// receive it matched by (source, destination, tag, communicator, order). Throws AnalysisError for
+// receive it matched by (source, destination, tag, communicator, order). CUDA copies and kernels
+// sit on a track per device and the application's NVTX ranges on their own track, inside the
+// rank's process and on the same time scale (the collectors store one clock). Throws AnalysisError for
 // a database without traced calls (summary mode).
 ChromeExportCounts export_chrome_trace(const Database& database, std::FILE* out);
 

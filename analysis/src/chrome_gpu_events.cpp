@@ -1,0 +1,132 @@
+#include "chrome_trace_events.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace commlens::analysis::detail {
+namespace {
+
+// Track (thread) ids above any MPI thread index (at most 1024 per rank), so the tracks never mix
+// with MPI threads and sort below them.
+constexpr std::int64_t kNvtxTrack = 100000;
+constexpr std::int64_t kCopyTrackBase = 200000;   // + device
+constexpr std::int64_t kKernelTrackBase = 300000; // + device
+
+// commlens' own MPI-domain ranges repeat the MPI calls; only the application's ranges are exported.
+constexpr std::string_view kNvtxSql = R"sql(
+SELECT rank, start_ns, end_ns, COALESCE(name, '(unnamed)'), domain FROM nvtx_ranges
+WHERE domain IS NULL OR domain <> 'MPI' ORDER BY rank, start_ns)sql";
+
+constexpr std::string_view kCopiesSql = R"sql(
+SELECT rank, start_ns, end_ns, device, src_device, dst_device, bytes, stream, copy_kind, path, link, mpi_call_id
+FROM cuda_copies ORDER BY rank, start_ns)sql";
+
+constexpr std::string_view kKernelsSql = R"sql(
+SELECT rank, start_ns, end_ns, device, stream, name, mpi_call_id FROM cuda_kernels ORDER BY rank, start_ns)sql";
+
+std::string quoted(const std::string& text) {
+  return nlohmann::json(text).dump();
+}
+
+std::string quoted_or_null(const std::optional<std::string>& text) {
+  return text ? quoted(*text) : "null";
+}
+
+std::string optional_number(const std::optional<std::int64_t>& value) {
+  return value ? std::to_string(*value) : "null";
+}
+
+// Call ids are strings, as in the MPI events, because they exceed JSON's exact integers.
+std::string call_id(const std::optional<std::int64_t>& value) {
+  return value ? fmt::format("\"{}\"", *value) : "null";
+}
+
+void write_track(std::FILE* out, std::int64_t rank, std::int64_t track, const std::string& name) {
+  fmt::print(out,
+             ",\n{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":{}}}}}",
+             rank, track, quoted(name));
+  fmt::print(out,
+             ",\n{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{},\"tid\":{},\"args\":{{\"sort_"
+             "index\":{}}}}}",
+             rank, track, track);
+}
+
+void write_complete(std::FILE* out, const std::string& category, const std::string& name, std::int64_t rank,
+                    std::int64_t track, std::int64_t start_ns, std::int64_t end_ns, const std::string& args) {
+  fmt::print(out,
+             ",\n{{\"ph\":\"X\",\"cat\":\"{}\",\"name\":{},\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},"
+             "\"args\":{{{}}}}}",
+             category, quoted(name), rank, track, microseconds(start_ns),
+             microseconds(std::max<std::int64_t>(0, end_ns - start_ns)), args);
+}
+
+// Names each (rank, device) track of `table` once.
+void write_device_tracks(const Database& database, std::FILE* out, std::string_view table, std::int64_t base,
+                         std::string_view what) {
+  auto tracks = database.prepare(fmt::format("SELECT DISTINCT rank, device FROM {} ORDER BY 1, 2", table));
+  while (tracks.step())
+    write_track(out, tracks.integer(0), base + tracks.integer(1),
+                fmt::format("GPU {} {}", tracks.integer(1), what));
+}
+
+std::uint64_t write_nvtx_ranges(const Database& database, std::FILE* out) {
+  auto ranks =
+      database.prepare("SELECT DISTINCT rank FROM nvtx_ranges WHERE domain IS NULL OR domain <> 'MPI'");
+  while (ranks.step())
+    write_track(out, ranks.integer(0), kNvtxTrack, "NVTX");
+  std::uint64_t written = 0;
+  auto ranges = database.prepare(kNvtxSql);
+  while (ranges.step()) {
+    write_complete(out, "nvtx", ranges.text(3), ranges.integer(0), kNvtxTrack, ranges.integer(1),
+                   ranges.integer(2), fmt::format("\"domain\":{}", quoted_or_null(ranges.optional_text(4))));
+    ++written;
+  }
+  return written;
+}
+
+std::uint64_t write_copies(const Database& database, std::FILE* out) {
+  write_device_tracks(database, out, "cuda_copies", kCopyTrackBase, "copies");
+  std::uint64_t written = 0;
+  auto copies = database.prepare(kCopiesSql);
+  while (copies.step()) {
+    const auto path = copies.text(9);
+    write_complete(out, "cuda_copy", "copy " + path, copies.integer(0), kCopyTrackBase + copies.integer(3),
+                   copies.integer(1), copies.integer(2),
+                   fmt::format("\"bytes\":{},\"path\":{},\"link\":{},\"copy_kind\":{},\"src_device\":{},"
+                               "\"dst_device\":{},\"stream\":{},\"mpi_call_id\":{}",
+                               copies.integer(6), quoted(path), quoted_or_null(copies.optional_text(10)),
+                               quoted(copies.text(8)), optional_number(copies.optional_integer(4)),
+                               optional_number(copies.optional_integer(5)), copies.integer(7),
+                               call_id(copies.optional_integer(11))));
+    ++written;
+  }
+  return written;
+}
+
+std::uint64_t write_kernels(const Database& database, std::FILE* out) {
+  write_device_tracks(database, out, "cuda_kernels", kKernelTrackBase, "kernels");
+  std::uint64_t written = 0;
+  auto kernels = database.prepare(kKernelsSql);
+  while (kernels.step()) {
+    write_complete(out, "cuda_kernel", kernels.text(5), kernels.integer(0),
+                   kKernelTrackBase + kernels.integer(3), kernels.integer(1), kernels.integer(2),
+                   fmt::format("\"stream\":{},\"mpi_call_id\":{}", kernels.integer(4),
+                               call_id(kernels.optional_integer(6))));
+    ++written;
+  }
+  return written;
+}
+
+} // namespace
+
+GpuEventCounts write_chrome_gpu_events(const Database& database, std::FILE* out) {
+  GpuEventCounts counts;
+  if (database.has_table("nvtx_ranges"))
+    counts.nvtx_ranges = write_nvtx_ranges(database, out);
+  if (database.has_table("cuda_copies"))
+    counts.copies = write_copies(database, out);
+  if (database.has_table("cuda_kernels"))
+    counts.kernels = write_kernels(database, out);
+  return counts;
+}
+
+} // namespace commlens::analysis::detail
