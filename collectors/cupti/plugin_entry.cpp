@@ -10,6 +10,7 @@
 #include "mpi_nvtx_ranges.hpp"
 #include "peer_topology.hpp"
 #include "plugin_context.hpp"
+#include "runtime_plugin.hpp"
 
 #include <cupti.h>
 #include <dlfcn.h>
@@ -73,8 +74,10 @@ std::string attach_cupti_as_nvtx_tool() {
   return "on";
 }
 
-const char* start(const pmpi::CudaPluginHost& plugin_host) {
-  set_host(plugin_host);
+const char* start_collectors(const pmpi::CudaPluginHost& plugin_host) {
+  if (!plugin_host.cupti && !plugin_host.nvtx) {
+    return nullptr;
+  }
   cupti_on = plugin_host.cupti;
   nvtx_on = plugin_host.nvtx;
   const bool user_nvtx = cupti_on && nvtx_on;
@@ -102,6 +105,14 @@ const char* start(const pmpi::CudaPluginHost& plugin_host) {
                                                           on_finalize};
   hooks.buffer_location = cached_buffer_location;
   return nullptr;
+}
+
+const char* start(const pmpi::CudaPluginHost& plugin_host) {
+  set_host(plugin_host);
+  if (const char* refusal = start_collectors(plugin_host)) {
+    return refusal;
+  }
+  return runtime::start_runtime(plugin_host);
 }
 
 } // namespace

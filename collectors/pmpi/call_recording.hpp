@@ -87,6 +87,7 @@ public:
   void add_sent(std::uint64_t bytes) noexcept { record_.bytes_sent += sends_to_null_ ? 0 : bytes; }
   void add_received(std::uint64_t bytes) noexcept { record_.bytes_recv += receives_from_null_ ? 0 : bytes; }
   void set_location(const void* buffer) noexcept { record_.location = buffer_location(buffer); }
+  void set_implementation(std::uint8_t implementation) noexcept { record_.implementation = implementation; }
 
   void post_request(MPI_Request request, bool persistent) noexcept;
   void start_requests(const MPI_Request* requests, int count) noexcept;

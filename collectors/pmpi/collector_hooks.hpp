@@ -22,11 +22,21 @@ struct CollectorSlot {
   void (*finalize)() = nullptr;
 };
 
-enum class Collector { Mpit = 0, Cuda = 1 };
-inline constexpr int kCollectorSlots = 2;
+enum class Collector { Mpit = 0, Cuda = 1, Runtime = 2 };
+inline constexpr int kCollectorSlots = 3;
+
+// The GPU collective runtime (runtime/, inside libcommlens_cuda.so) fills these when COMMLENS_RUNTIME
+// is on or ab. Each entry runs the call (through the runtime or the baseline), returns the MPI
+// return code and sets *implementation to what ran (an implementations.id; 0 = the MPI library).
+// call_id is the recorded call's id, 0 while collection is off.
+struct RuntimeEntries {
+  int (*allreduce)(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
+};
 
 struct CollectorHooks {
   CollectorSlot slots[kCollectorSlots];
+  RuntimeEntries runtime;
   // Where a user buffer lives; null means host memory (no CUDA collector).
   BufferLocation (*buffer_location)(const void* buffer) noexcept = nullptr;
 };

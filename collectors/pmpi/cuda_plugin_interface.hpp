@@ -12,25 +12,31 @@
 
 namespace commlens::pmpi {
 
-inline constexpr int kCudaPluginAbiVersion = 1;
+inline constexpr int kCudaPluginAbiVersion = 2;
 inline constexpr const char* kCudaPluginFile = "libcommlens_cuda.so";
 inline constexpr const char* kCudaPluginStartSymbol = "commlens_cuda_plugin_start";
 
 struct CudaPluginHost {
   int abi_version = kCudaPluginAbiVersion;
   int world_rank = 0;
-  bool cupti = false;        // COMMLENS_COLLECTORS names cupti
-  bool nvtx = false;         // COMMLENS_COLLECTORS names nvtx
-  std::uint64_t init_ns = 0; // profiler time of MPI_Init; rows store times relative to it
+  bool cupti = false;                           // COMMLENS_COLLECTORS names cupti
+  bool nvtx = false;                            // COMMLENS_COLLECTORS names nvtx
+  RuntimeMode runtime = RuntimeMode::Off;       // COMMLENS_RUNTIME
+  std::vector<std::string> runtime_collectives; // COMMLENS_RUNTIME_COLLECTIVES
+  std::uint32_t runtime_host_percent = 0;       // COMMLENS_RUNTIME_HOST_PERCENT
+  std::uint64_t init_ns = 0;                    // profiler time of MPI_Init; rows store times relative to it
   CollectorHooks* hooks = nullptr;
   // The profiler's clock (CLOCK_MONOTONIC scale), also handed to CUPTI as its timestamp source.
   std::uint64_t (*now_ns)() noexcept = nullptr;
   void (*store_rows)(std::string insert_sql, std::vector<std::vector<SqlValue>> rows) = nullptr;
   void (*set_run_value)(const std::string& key, const std::string& value) = nullptr;
   std::vector<FunctionDescription> functions; // names by FunctionId
+  // The job-wide communicators.id of a communicator the PMPI collector registered, else -1.
+  std::int64_t (*communicator_id)(MPI_Comm comm) noexcept = nullptr;
 };
 
-// Returns null when the collectors started, else why they did not (a static string).
+// Returns null when the collectors and the runtime that were asked for started, else why they did
+// not (a static string).
 using CudaPluginStart = const char* (*)(const CudaPluginHost* host);
 
 } // namespace commlens::pmpi

@@ -1,5 +1,6 @@
 #include "cuda_plugin_loader.hpp"
 
+#include "communicator_registry.hpp"
 #include "cuda_plugin_interface.hpp"
 #include "function_table.hpp"
 
@@ -63,6 +64,9 @@ std::string load_and_start(Profiler& profiler) {
   host.world_rank = profiler.identity().world_rank;
   host.cupti = profiler.config().collectors.cupti;
   host.nvtx = profiler.config().collectors.nvtx;
+  host.runtime = profiler.config().runtime;
+  host.runtime_collectives = profiler.config().runtime_collectives;
+  host.runtime_host_percent = profiler.config().runtime_host_percent;
   host.init_ns = profiler.init_ns();
   host.hooks = &collector_hooks();
   // A copy of the profiler's clock: CUPTI keeps asking for timestamps after MPI_Finalize stopped
@@ -81,6 +85,10 @@ std::string load_and_start(Profiler& profiler) {
     }
   };
   host.functions = function_descriptions();
+  host.communicator_id = [](MPI_Comm comm) noexcept -> std::int64_t {
+    const CommunicatorEntry* entry = find_communicator(comm);
+    return entry != nullptr ? entry->id : -1;
+  };
   const char* refusal = start(&host);
   return refusal != nullptr ? refusal : "";
 }
@@ -88,15 +96,30 @@ std::string load_and_start(Profiler& profiler) {
 } // namespace
 
 void start_cuda_collectors(Profiler& profiler) {
+  const Config& config = profiler.config();
+  const bool collectors_asked = config.collectors.cupti || config.collectors.nvtx;
+  const bool runtime_asked = config.runtime != RuntimeMode::Off;
   std::string why_off;
-  if (!profiler.config().collectors.cupti && !profiler.config().collectors.nvtx) {
-    why_off = "not requested (COMMLENS_COLLECTORS names neither cupti nor nvtx)";
-  } else if (why_off = probe_cuda_driver(); why_off.empty()) {
-    why_off = load_and_start(profiler);
+  if (collectors_asked || runtime_asked) {
+    why_off = probe_cuda_driver();
+    if (why_off.empty()) {
+      why_off = load_and_start(profiler);
+    }
   }
-  profiler.set_run_value("cuda_collectors", why_off.empty() ? "on" : "off");
-  if (!why_off.empty()) {
-    profiler.set_run_value("cuda_collectors_reason", why_off);
+  if (!collectors_asked) {
+    profiler.set_run_value("cuda_collectors", "off");
+    profiler.set_run_value("cuda_collectors_reason",
+                           "not requested (COMMLENS_COLLECTORS names neither cupti nor nvtx)");
+  } else {
+    profiler.set_run_value("cuda_collectors", why_off.empty() ? "on" : "off");
+    if (!why_off.empty()) {
+      profiler.set_run_value("cuda_collectors_reason", why_off);
+    }
+  }
+  // Once started, the plugin records runtime=on|ab itself.
+  if (runtime_asked && !why_off.empty()) {
+    profiler.set_run_value("runtime", "off");
+    profiler.set_run_value("runtime_reason", why_off);
   }
 }
 

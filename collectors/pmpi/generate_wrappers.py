@@ -276,12 +276,19 @@ def wrapper(function):
     plain_args = ", ".join(names)
     pmpi_args = ", ".join(call_args.get(n, n) for n in names)
     fast_exit = "profiler == nullptr" if stateful else "profiler == nullptr || !profiler->collecting()"
-    body = "\n".join(f"  {line}" for line in pre + [f"const int rc = P{function.name}({pmpi_args});", "call.finish();"]
+    # `runtime` functions go through runtime_dispatch.hpp, which hands them to the GPU collective
+    # runtime when it is loaded and otherwise calls PMPI.
+    if "runtime" in function.flags:
+        unrecorded = f"commlens::pmpi::runtime::{function.name}({plain_args}, nullptr)"
+        recorded = f"commlens::pmpi::runtime::{function.name}({pmpi_args}, &call)"
+    else:
+        unrecorded, recorded = f"P{function.name}({plain_args})", f"P{function.name}({pmpi_args})"
+    body = "\n".join(f"  {line}" for line in pre + [f"const int rc = {recorded};", "call.finish();"]
                      + ["if (rc == MPI_SUCCESS) {"] + [f"  {line}" for line in post] + ["}", "call.record();", "return rc;"])
     return f"""extern "C" COMMLENS_EXPORT int {function.name}({params}) {{
   commlens::Profiler* const profiler = commlens::Profiler::active();
   if ({fast_exit}) [[unlikely]] {{
-    return P{function.name}({plain_args});
+    return {unrecorded};
   }}
   commlens::pmpi::CallRecording call(*profiler, commlens::pmpi::fn::{function.name});
 {body}
@@ -299,6 +306,8 @@ def expand(functions, prototypes):
             continue
         for name in [function.name] + ([function.name + "_c"] if "large_count" in function.flags else []):
             variant = with_header_types(function, prototypes, name)
+            if variant is not None and name != function.name:
+                variant.flags = function.flags - {"runtime"}  # the runtime takes int counts only
             if variant is not None:
                 result.append(variant)
     return result
@@ -332,7 +341,7 @@ def write_outputs(functions, families_in_spec, output_dir):
             families.setdefault(function.family, []).append(wrapper(function))
     for family, wrappers in families.items():
         (output_dir / f"wrappers_{family}.cpp").write_text(
-            f"{HEADER}#include \"call_recording.hpp\"\n#include \"function_ids.hpp\"\n\n" + "\n".join(wrappers))
+            f"{HEADER}#include \"call_recording.hpp\"\n#include \"function_ids.hpp\"\n#include \"runtime_dispatch.hpp\"\n\n" + "\n".join(wrappers))
     return list(families)
 
 

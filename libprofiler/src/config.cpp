@@ -81,6 +81,15 @@ bool is_name_character(char c) {
 }
 
 // A comma list of identifiers, each optionally ending in '*' when `patterns` allows it.
+std::optional<RuntimeMode> parse_runtime_mode(std::string_view text) {
+  for (const RuntimeMode mode : {RuntimeMode::Off, RuntimeMode::On, RuntimeMode::AB}) {
+    if (text == runtime_mode_name(mode)) {
+      return mode;
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<std::vector<std::string>> parse_name_list(std::string_view text, bool patterns) {
   std::vector<std::string> names = split_names(text);
   for (const std::string& name : names) {
@@ -155,6 +164,18 @@ const char* mode_name(Mode mode) noexcept {
   return mode == Mode::Trace ? "trace" : "summary";
 }
 
+const char* runtime_mode_name(RuntimeMode mode) noexcept {
+  switch (mode) {
+  case RuntimeMode::On:
+    return "on";
+  case RuntimeMode::AB:
+    return "ab";
+  case RuntimeMode::Off:
+    break;
+  }
+  return "off";
+}
+
 Config Config::from_environment(const Warn& warn, const Lookup& lookup) {
   Config config;
   std::map<std::string, std::string>& values = config.raw;
@@ -162,7 +183,8 @@ Config Config::from_environment(const Warn& warn, const Lookup& lookup) {
     for (const char* key :
          {"COMMLENS_OUTPUT", "COMMLENS_MODE", "COMMLENS_COLLECTORS", "COMMLENS_BUFFER_EVENTS",
           "COMMLENS_SUMMARY_SLOTS", "COMMLENS_FLUSH_MS", "COMMLENS_MERGE", "COMMLENS_QUIET",
-          "COMMLENS_CONFIG", "COMMLENS_PVARS", "COMMLENS_PVAR_PERIOD_MS", "COMMLENS_PVAR_CALLS"}) {
+          "COMMLENS_CONFIG", "COMMLENS_PVARS", "COMMLENS_PVAR_PERIOD_MS", "COMMLENS_PVAR_CALLS",
+          "COMMLENS_RUNTIME", "COMMLENS_RUNTIME_COLLECTIVES", "COMMLENS_RUNTIME_HOST_PERCENT"}) {
       if (const char* value = lookup(key)) {
         values.emplace(key, value);
       }
@@ -246,6 +268,29 @@ Config Config::from_environment(const Warn& warn, const Lookup& lookup) {
         config.pvar_calls = std::move(*names);
       } else {
         reject(key, value, "a comma list of MPI function names (MPI_Barrier,MPI_Wait,...)", "none");
+      }
+    } else if (key == "COMMLENS_RUNTIME") {
+      if (auto mode = parse_runtime_mode(value)) {
+        config.runtime = *mode;
+      } else {
+        reject(key, value, "off, on, ab", "off");
+      }
+    } else if (key == "COMMLENS_RUNTIME_HOST_PERCENT") {
+      if (auto percent = parse_in_range(value, 0, 50)) {
+        config.runtime_host_percent = static_cast<std::uint32_t>(*percent);
+      } else {
+        reject(key, value, "an integer from 0 to 50", std::to_string(config.runtime_host_percent));
+      }
+    } else if (key == "COMMLENS_RUNTIME_COLLECTIVES") {
+      const auto known = split_names(kRuntimeCollectives);
+      auto names = parse_name_list(value, false);
+      const bool all_known = names && std::all_of(names->begin(), names->end(), [&](const std::string& name) {
+                               return std::find(known.begin(), known.end(), name) != known.end();
+                             });
+      if (all_known) {
+        config.runtime_collectives = std::move(*names);
+      } else {
+        reject(key, value, fmt::format("a comma list of {}", kRuntimeCollectives), kRuntimeCollectives);
       }
     } else if (key == "COMMLENS_MERGE" || key == "COMMLENS_QUIET") {
       bool& target = key == "COMMLENS_MERGE" ? config.merge_at_finalize : config.quiet;

@@ -257,6 +257,26 @@ CREATE TABLE IF NOT EXISTS ipc_events (
   open_number INTEGER,                 -- open: 1 for the first open of this handle, n for the n-th
   mpi_call_id INTEGER
 );
+-- GPU collective runtime (runtime/): one row per call the runtime was asked to take, whether it ran
+-- it or handed it to the baseline (then reason says why).
+CREATE TABLE IF NOT EXISTS runtime_ops (
+  rank           INTEGER NOT NULL,
+  mpi_call_id    INTEGER NOT NULL,     -- mpi_calls.id of the call (trace mode)
+  function_id    INTEGER NOT NULL REFERENCES functions(id),
+  comm_id        INTEGER,              -- communicators.id
+  start_ns       INTEGER NOT NULL,
+  end_ns         INTEGER NOT NULL,
+  implementation INTEGER NOT NULL REFERENCES implementations(id), -- what ran, as in mpi_calls
+  algorithm      TEXT NOT NULL,        -- two_shot, host_staged, pmpi
+  decision       TEXT NOT NULL,        -- runtime, ab_baseline, fallback
+  reason         TEXT,                 -- fallback: why the runtime declined
+  bytes          INTEGER NOT NULL,     -- the call's data (count x type size)
+  bytes_peer     INTEGER NOT NULL,     -- bytes this rank loaded from other ranks' GPU memory
+  bytes_host     INTEGER NOT NULL,     -- bytes this rank copied through host memory (each way)
+  ipc_opens      INTEGER NOT NULL,     -- IPC handles this call had to open (cache misses)
+  chunks         INTEGER NOT NULL,
+  streams        INTEGER NOT NULL
+);
 )sql";
 
 namespace {
@@ -284,6 +304,7 @@ const TableMerge kMerges[] = {
     {"cuda_synchronizations", false, "start_ns,end_ns"},
     {"nvtx_ranges", false, "start_ns,end_ns"},
     {"ipc_events", false, "start_ns,end_ns"},
+    {"runtime_ops", false, "start_ns,end_ns"},
 };
 } // namespace
 const std::span<const TableMerge> kTableMerges(kMerges);

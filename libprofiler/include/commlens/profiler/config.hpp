@@ -13,6 +13,11 @@
 namespace commlens {
 
 enum class Mode { Summary, Trace };
+// The embedded GPU collective runtime (runtime/): off, on for every eligible call, or ab, which
+// alternates runtime and baseline call by call for each call signature so both land in one trace.
+enum class RuntimeMode { Off, On, AB };
+// The collectives the runtime implements; COMMLENS_RUNTIME_COLLECTIVES picks among them.
+inline constexpr const char* kRuntimeCollectives = "allreduce";
 
 // The pvars sampled unless COMMLENS_PVARS says otherwise: receive-queue lengths, match attempts and
 // matching times (Open MPI ob1 and MPICH names) and Open MPI's monitoring counters (present only with
@@ -46,6 +51,13 @@ struct Config {
   // MPI functions at whose entry and exit the pvars are also sampled (none by default: each sample
   // reads every handle, too much for calls made millions of times).
   std::vector<std::string> pvar_calls; // COMMLENS_PVAR_CALLS=MPI_Barrier,MPI_Waitall,...
+  // GPU collective runtime (applies to device buffers only; needs libcommlens_cuda.so and a GPU).
+  RuntimeMode runtime = RuntimeMode::Off; // COMMLENS_RUNTIME
+  std::vector<std::string> runtime_collectives =
+      split_names(kRuntimeCollectives); // COMMLENS_RUNTIME_COLLECTIVES
+  // Share of a large two-rank allreduce sent over the host path beside NVLink, in percent (0: no
+  // striping; docs/runtime.md says why that is the default).
+  std::uint32_t runtime_host_percent = 0; // COMMLENS_RUNTIME_HOST_PERCENT, 0..50
 
   // Every COMMLENS_* key this run was configured with, as given (stored in the run table).
   std::map<std::string, std::string> raw;
@@ -57,5 +69,6 @@ struct Config {
 };
 
 const char* mode_name(Mode mode) noexcept;
+const char* runtime_mode_name(RuntimeMode mode) noexcept;
 
 } // namespace commlens

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The GPU runtime's allreduce against its baseline and NCCL on one node (one rank per GPU), in one
+# run under COMMLENS_RUNTIME=ab, then the same comparison from the trace (`commlens compare`).
+# usage: bench/runtime_allreduce.sh BUILD_DIR [RANKS] [ITERATIONS] [MAX_BYTES] [in-place]
+set -euo pipefail
+build=${1:?usage: runtime_allreduce.sh BUILD_DIR [RANKS] [ITERATIONS] [MAX_BYTES]}
+ranks=${2:-2}
+iterations=${3:-20}
+max_bytes=${4:-1073741824}
+placement=${5:-}
+out=$(mktemp -d)
+# NVLink multicast (NVLS) stays off: the lent GPU hosts forbid it.
+export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+COMMLENS_RUNTIME=ab "$build/analysis/commlens" run --output "$out" --mode trace -- \
+  mpirun -np "$ranks" "$build/bench/runtime_allreduce" "$iterations" "$max_bytes" $placement
+# One table per runtime algorithm that ran (which ran depends on size, ranks and placement:
+# docs/runtime.md).
+for algorithm in one_shot two_shot one_shot_striped; do
+  "$build/analysis/commlens" compare "$out/commlens.sqlite" --implementations "mpi:host_staged,runtime:$algorithm" \
+    2>/dev/null || echo "(no runtime:$algorithm calls in this run)"
+done
+echo "database: $out/commlens.sqlite"

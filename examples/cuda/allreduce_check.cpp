@@ -1,0 +1,270 @@
+// MPI_Allreduce on device buffers, checked against a host reference: every predefined op on every
+// integer, floating-point and C_BOOL type the GPU runtime reduces, counts from 1 element up,
+// unaligned offsets, MPI_IN_PLACE, freshly allocated buffers each round, and a stress run of
+// random calls. Inputs are a hash of (seed, rank, call, index), so every rank computes the
+// reference for every rank's data itself; the seed is fresh each run.
+// Usage: allreduce_check STRESS_CALLS [LARGE_ELEMENTS]
+// Besides the checked calls it makes exactly 4 calls the runtime must hand to the baseline: host
+// buffers, a user-defined op, MPI_MINLOC on MPI_2INT, managed memory. Each rank prints
+// "runtime_eligible E fallback 4"; rank 0 prints "allreduce_check: ok" when every result matched
+// (integers bitwise, floats within reordering tolerance). Rank r uses GPU r modulo the GPU count.
+#include "cuda_check.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+namespace {
+
+enum class Op { Sum, Prod, Min, Max, Land, Lor, Lxor, Band, Bor, Bxor };
+constexpr Op kOps[] = {Op::Sum, Op::Prod, Op::Min,  Op::Max, Op::Land,
+                       Op::Lor, Op::Lxor, Op::Band, Op::Bor, Op::Bxor};
+
+MPI_Op mpi_op(Op op) {
+  const MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MIN,  MPI_MAX, MPI_LAND,
+                        MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR};
+  return ops[static_cast<int>(op)];
+}
+
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// The same promote-then-truncate arithmetic the GPU kernels and MPI's own C loops use.
+template <typename T> T combine(Op op, T a, T b) {
+  switch (op) {
+  case Op::Sum:
+    return T(a + b);
+  case Op::Prod:
+    return T(a * b);
+  case Op::Min:
+    return b < a ? b : a;
+  case Op::Max:
+    return a < b ? b : a;
+  case Op::Land:
+    return T((a != T(0)) && (b != T(0)));
+  case Op::Lor:
+    return T((a != T(0)) || (b != T(0)));
+  case Op::Lxor:
+    return T((a != T(0)) != (b != T(0)));
+  default:
+    break;
+  }
+  if constexpr (std::is_integral_v<T>) {
+    switch (op) {
+    case Op::Band:
+      return T(a & b);
+    case Op::Bor:
+      return T(a | b);
+    case Op::Bxor:
+      return T(a ^ b);
+    default:
+      break;
+    }
+  }
+  return a;
+}
+
+struct Checker {
+  int rank, size;
+  std::uint64_t seed;
+  long call = 0;     // calls made so far (all ranks agree)
+  long eligible = 0; // calls on device buffers with a predefined op and type the runtime takes
+  long failures = 0;
+
+  template <typename T> T value(int owner, std::size_t index, Op op, bool boolean) const {
+    const std::uint64_t h = mix(seed ^ mix(static_cast<std::uint64_t>(call) * 131 + owner) ^ mix(index));
+    if (boolean)
+      return T(h % 2);
+    if constexpr (std::is_floating_point_v<T>)
+      return T(0.5 + double(h % 1000000) / 1e6);
+    if (op == Op::Band || op == Op::Bor || op == Op::Bxor)
+      return T(h);
+    return std::is_signed_v<T> ? T(int(h % 7) - 3) : T(h % 7);
+  }
+
+  bool close(double got, double want, bool floating) const {
+    return floating ? std::fabs(got - want) <= 1e-5 * std::fabs(want) + 1e-30 : got == want;
+  }
+
+  // One checked call: count elements at element offset `offset` of fresh device buffers.
+  template <typename T>
+  void run(MPI_Datatype type, Op op, std::size_t count, std::size_t offset, bool in_place,
+           bool boolean = false) {
+    const std::size_t bytes = (count + offset) * sizeof(T);
+    std::vector<T> mine(count + offset), result(count + offset);
+    for (std::size_t i = 0; i < count; ++i)
+      mine[offset + i] = value<T>(rank, i, op, boolean);
+    T *send = nullptr, *recv = nullptr;
+    CUDA_CHECK(cudaMalloc(&send, bytes));
+    CUDA_CHECK(cudaMalloc(&recv, bytes));
+    CUDA_CHECK(cudaMemcpy(in_place ? recv : send, mine.data(), bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(in_place ? send : recv, 0xA5, bytes)); // poison: unwritten output shows
+    const int rc = MPI_Allreduce(in_place ? MPI_IN_PLACE : static_cast<void*>(send + offset), recv + offset,
+                                 static_cast<int>(count), type, mpi_op(op), MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS) {
+      char text[MPI_MAX_ERROR_STRING];
+      int length = 0;
+      MPI_Error_string(rc, text, &length);
+      std::fprintf(stderr, "rank %d call %ld: op %d size %zu count %zu: MPI_Allreduce failed: %s\n", rank,
+                   call, static_cast<int>(op), sizeof(T), count, text);
+      ++failures;
+    }
+    CUDA_CHECK(cudaMemcpy(result.data(), recv, bytes, cudaMemcpyDeviceToHost));
+    for (std::size_t i = 0; i < count; ++i) {
+      T want = value<T>(0, i, op, boolean);
+      for (int r = 1; r < size; ++r)
+        want = combine(op, want, value<T>(r, i, op, boolean));
+      if (!close(double(result[offset + i]), double(want), std::is_floating_point_v<T>)) {
+        if (failures++ < 10)
+          std::fprintf(stderr,
+                       "rank %d call %ld: op %d count %zu offset %zu in_place %d: [%zu] = %g, want %g\n",
+                       rank, call, static_cast<int>(op), count, offset, in_place, i,
+                       double(result[offset + i]), double(want));
+        break;
+      }
+    }
+    CUDA_CHECK(cudaFree(send));
+    CUDA_CHECK(cudaFree(recv));
+    ++call;
+    ++eligible;
+  }
+
+  template <typename T>
+  void every_op(MPI_Datatype type, std::size_t count, std::size_t offset, bool in_place) {
+    for (const Op op : kOps) {
+      const bool bitwise = op == Op::Band || op == Op::Bor || op == Op::Bxor;
+      const bool logical = op == Op::Land || op == Op::Lor || op == Op::Lxor;
+      if (std::is_floating_point_v<T> && (bitwise || logical))
+        continue; // MPI defines neither on floating-point types
+      run<T>(type, op, count, offset, in_place);
+    }
+  }
+
+  template <typename T> void every_shape(MPI_Datatype type) {
+    for (const std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{4099}}) {
+      every_op<T>(type, count, 0, false);
+      every_op<T>(type, count, 1, false); // unaligned: one element past the allocation's start
+      every_op<T>(type, count, 0, true);
+    }
+  }
+};
+
+void user_sum(void* in, void* inout, int* length, MPI_Datatype*) {
+  for (int i = 0; i < *length; ++i)
+    static_cast<int*>(inout)[i] += static_cast<int*>(in)[i];
+}
+
+// The four calls the runtime must decline; each result is checked too.
+void fallback_calls(Checker& check) {
+  const int n = 1000;
+  std::vector<int> host_in(n, check.rank + 1), host_out(n);
+  MPI_Allreduce(host_in.data(), host_out.data(), n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  const int sum = check.size * (check.size + 1) / 2;
+  check.failures += host_out[n - 1] != sum;
+
+  int *device_in = nullptr, *device_out = nullptr;
+  CUDA_CHECK(cudaMalloc(&device_in, 2 * n * sizeof(int)));
+  CUDA_CHECK(cudaMalloc(&device_out, 2 * n * sizeof(int)));
+  CUDA_CHECK(cudaMemcpy(device_in, host_in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+  MPI_Op op;
+  MPI_Op_create(user_sum, 1, &op);
+  MPI_Allreduce(device_in, device_out, n, MPI_INT, op, MPI_COMM_WORLD);
+  MPI_Op_free(&op);
+  CUDA_CHECK(cudaMemcpy(host_out.data(), device_out, n * sizeof(int), cudaMemcpyDeviceToHost));
+  check.failures += host_out[0] != sum;
+
+  std::vector<int> pairs(2 * n);
+  for (int i = 0; i < n; ++i)
+    pairs[2 * i] = (check.rank * 7 + i) % check.size, pairs[2 * i + 1] = check.rank;
+  CUDA_CHECK(cudaMemcpy(device_in, pairs.data(), 2 * n * sizeof(int), cudaMemcpyHostToDevice));
+  MPI_Allreduce(device_in, device_out, n, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD);
+  CUDA_CHECK(cudaMemcpy(pairs.data(), device_out, 2 * n * sizeof(int), cudaMemcpyDeviceToHost));
+  check.failures += pairs[0] != 0;
+  CUDA_CHECK(cudaFree(device_in));
+  CUDA_CHECK(cudaFree(device_out));
+
+  int* managed = nullptr;
+  CUDA_CHECK(cudaMallocManaged(&managed, n * sizeof(int)));
+  for (int i = 0; i < n; ++i)
+    managed[i] = check.rank + 1;
+  MPI_Allreduce(MPI_IN_PLACE, managed, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  check.failures += managed[n - 1] != sum;
+  CUDA_CHECK(cudaFree(managed));
+  check.call += 4;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  Checker check{};
+  MPI_Comm_rank(MPI_COMM_WORLD, &check.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &check.size);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN); // a failing call is reported, not fatal
+  const long stress_calls = argc > 1 ? std::atol(argv[1]) : 200;
+  const std::size_t large = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : (std::size_t{1} << 22) + 3;
+  int devices = 0;
+  CUDA_CHECK(cudaGetDeviceCount(&devices));
+  CUDA_CHECK(cudaSetDevice(check.rank % devices));
+  check.seed = static_cast<std::uint64_t>(std::time(nullptr)) * 2654435761u;
+  MPI_Bcast(&check.seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+
+  check.every_shape<std::int8_t>(MPI_SIGNED_CHAR);
+  check.every_shape<std::uint8_t>(MPI_UNSIGNED_CHAR);
+  check.every_shape<std::int16_t>(MPI_SHORT);
+  check.every_shape<std::uint16_t>(MPI_UNSIGNED_SHORT);
+  check.every_shape<std::int32_t>(MPI_INT);
+  check.every_shape<std::uint32_t>(MPI_UNSIGNED);
+  check.every_shape<std::int64_t>(MPI_LONG);
+  check.every_shape<std::uint64_t>(MPI_UNSIGNED_LONG);
+  check.every_shape<std::int64_t>(MPI_INT64_T);
+  check.every_shape<float>(MPI_FLOAT);
+  check.every_shape<double>(MPI_DOUBLE);
+  for (const Op op : {Op::Land, Op::Lor, Op::Lxor}) {
+    check.run<std::uint8_t>(MPI_C_BOOL, op, 4099, 0, false, true);
+  }
+  // Large: vectorised slices, both placements.
+  check.run<float>(MPI_FLOAT, Op::Sum, large, 0, false);
+  check.run<float>(MPI_FLOAT, Op::Sum, large, 0, true);
+  check.run<double>(MPI_DOUBLE, Op::Max, large / 2, 1, false);
+  check.run<std::int32_t>(MPI_INT, Op::Bxor, large, 0, true);
+  // Striped (two ranks, 256 MiB and up, not in place): NVLink and the host path share the data.
+  check.run<float>(MPI_FLOAT, Op::Sum, std::size_t{64} << 20, 0, false);
+  check.run<double>(MPI_DOUBLE, Op::Min, (std::size_t{32} << 20) + 5, 1, false);
+  // Stress: random ops, types and sizes; every buffer is new, so freed-and-reallocated addresses
+  // are met again and again (a stale IPC mapping would return the old data).
+  for (long i = 0; i < stress_calls; ++i) {
+    const std::uint64_t h = mix(check.seed + 7919 * static_cast<std::uint64_t>(i));
+    const std::size_t count = 1 + h % 70000;
+    const bool in_place = (h >> 20) % 2;
+    const Op op = kOps[(h >> 24) % 4]; // sum, prod, min, max: defined for every numeric type
+    switch ((h >> 32) % 3) {
+    case 0:
+      check.run<float>(MPI_FLOAT, op, count, 0, in_place);
+      break;
+    case 1:
+      check.run<std::int64_t>(MPI_LONG, op, count, 0, in_place);
+      break;
+    default:
+      check.run<std::uint16_t>(MPI_UNSIGNED_SHORT, op, count, (h >> 40) % 3, in_place);
+      break;
+    }
+  }
+  fallback_calls(check);
+
+  std::printf("rank %d: runtime_eligible %ld fallback 4 failures %ld\n", check.rank, check.eligible,
+              check.failures);
+  long failures = 0;
+  MPI_Reduce(&check.failures, &failures, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (check.rank == 0)
+    std::printf("allreduce_check: %s (%ld failures)\n", failures == 0 ? "ok" : "FAILED", failures);
+  MPI_Finalize();
+  return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,115 @@
+#include "allreduce_entry.hpp"
+
+#include "host_staging.hpp"
+#include "ipc_allreduce.hpp"
+#include "mpi_reduction_map.hpp"
+
+namespace commlens::runtime {
+
+RuntimeState& runtime_state() {
+  static RuntimeState state;
+  return state;
+}
+
+namespace {
+
+constexpr std::uint64_t kOneShotMaxBytes = 256 * 1024;
+// Below this the host path's pipeline start-up costs more than its share saves (about 0.1 ms
+// against 13% of the NVLink time; docs/runtime.md).
+constexpr std::uint64_t kStripeMinBytes = 256u << 20;
+
+struct AlgorithmChoice {
+  IpcAlgorithm algorithm;
+  Implementation implementation;
+  const char* name;
+  int streams;
+  HostStripe* stripe = nullptr;
+};
+
+// From arguments equal on every rank, so every rank chooses alike (the host path's first use is
+// collective). One-shot halves the launches and barriers but loads (P-1) times the data where
+// two-shot loads 2 (P-1)/P times: equal for two ranks, so there one-shot wins at every size, for
+// more ranks up to kOneShotMaxBytes; it needs the outputs unread by peers, so not in place. Two
+// ranks with large messages add the host path when COMMLENS_RUNTIME_HOST_PERCENT asks for it
+// (off by default: on the H200 pair it measured slower, docs/runtime.md).
+AlgorithmChoice choose_algorithm(CommunicatorEngine& engine, MPI_Comm comm, bool in_place,
+                                 std::uint64_t bytes, std::uint32_t host_percent) {
+  if (in_place || (engine.size() > 2 && bytes > kOneShotMaxBytes)) {
+    return {IpcAlgorithm::TwoShot, Implementation::TwoShot, "two_shot", 1};
+  }
+  if (engine.size() == 2 && bytes >= kStripeMinBytes && host_percent > 0) {
+    if (HostStripe* stripe = engine.host_stripe(comm)) {
+      return {IpcAlgorithm::OneShotStriped, Implementation::OneShotStriped, "one_shot_striped", 3, stripe};
+    }
+  }
+  return {IpcAlgorithm::OneShot, Implementation::OneShot, "one_shot", 1};
+}
+
+// The baseline half of a call: host staging for device buffers (unless the MPI is CUDA-aware),
+// PMPI as it is for host buffers.
+int run_baseline(RuntimeState& state, const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm, RuntimeOp& record) {
+  const StagedCall staged = baseline_allreduce(sendbuf, recvbuf, count, datatype, op, comm, state.cuda_aware);
+  record.implementation = staged.staged ? Implementation::MpiHostStaged : Implementation::Mpi;
+  record.algorithm = staged.staged ? "host_staged" : "pmpi";
+  record.bytes_host = staged.bytes_host;
+  record.chunks = staged.staged ? 1 : 0;
+  return staged.rc;
+}
+
+} // namespace
+
+int allreduce_entry(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm, std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+  RuntimeState& state = runtime_state();
+  RuntimeOp record;
+  record.call_id = call_id;
+  record.function = state.allreduce_function;
+  record.start_ns = state.host.now_ns();
+  record.comm_id = state.host.communicator_id(comm);
+  const char* why = nullptr;
+  const auto reduction = reduction_for(datatype, op, &why);
+  record.bytes =
+      reduction && count > 0 ? static_cast<std::uint64_t>(count) * element_size(reduction->type) : 0;
+
+  // Everything up to the engine's agreement is decided from arguments equal on every rank, so all
+  // ranks take the same branch without talking to each other.
+  CommunicatorEngine& engine = state.engines.engine_for(comm);
+  int rc = MPI_SUCCESS;
+  if (!engine.usable() || !reduction || count <= 0) {
+    record.decision = "fallback";
+    record.reason = !engine.usable() ? engine.why_unusable() : (!reduction ? why : "empty call");
+    rc = run_baseline(state, sendbuf, recvbuf, count, datatype, op, comm, record);
+  } else if (state.mode == RuntimeMode::AB && !engine.ab_turn_is_runtime(count, datatype, op)) {
+    record.decision = "ab_baseline";
+    rc = run_baseline(state, sendbuf, recvbuf, count, datatype, op, comm, record);
+  } else {
+    const std::uint32_t host_percent = state.host.runtime_host_percent;
+    const AlgorithmChoice choice =
+        choose_algorithm(engine, comm, sendbuf == MPI_IN_PLACE, record.bytes, host_percent);
+    const IpcResult result = ipc_allreduce(
+        engine, state.cache, {sendbuf, recvbuf, count, *reduction, choice.stripe, host_percent / 100.0},
+        choice.algorithm);
+    if (result.ran) {
+      record.decision = "runtime";
+      record.implementation = choice.implementation;
+      record.algorithm = choice.name;
+      record.bytes_host = result.bytes_host;
+      record.bytes_peer = result.bytes_peer;
+      record.ipc_opens = result.ipc_opens;
+      record.chunks = result.chunks;
+      record.streams = choice.streams;
+      rc = result.rc;
+    } else {
+      record.decision = "fallback";
+      record.reason = result.reason;
+      rc = run_baseline(state, sendbuf, recvbuf, count, datatype, op, comm, record);
+    }
+  }
+  record.end_ns = state.host.now_ns();
+  *implementation = static_cast<std::uint8_t>(record.implementation);
+  state.records->add(std::move(record));
+  return rc;
+}
+
+} // namespace commlens::runtime

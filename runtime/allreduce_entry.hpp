@@ -1,0 +1,27 @@
+#pragma once
+// MPI_Allreduce as the runtime runs it: the decision (runtime, A/B baseline turn, or fallback with
+// a reason), the algorithm or the baseline, and one runtime_ops record.
+#include "communicator_engine.hpp"
+#include "ipc_handle_cache.hpp"
+#include "runtime_records.hpp"
+
+#include "commlens/profiler/config.hpp"
+
+namespace commlens::runtime {
+
+struct RuntimeState {
+  pmpi::CudaPluginHost host; // a copy: the core's table lives only during the plugin's start
+  RuntimeMode mode = RuntimeMode::Off;
+  bool cuda_aware = false;
+  EngineRegistry engines;
+  IpcHandleCache cache{128};
+  std::unique_ptr<RuntimeRecords> records;
+  FunctionId allreduce_function = 0;
+};
+
+RuntimeState& runtime_state();
+
+int allreduce_entry(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm, std::uint64_t call_id, std::uint8_t* implementation) noexcept;
+
+} // namespace commlens::runtime

@@ -1,0 +1,96 @@
+#include "communicator_engine.hpp"
+
+#include <cuda_runtime.h>
+
+namespace commlens::runtime {
+
+std::unique_ptr<CommunicatorEngine> CommunicatorEngine::bootstrap(MPI_Comm comm) {
+  std::unique_ptr<CommunicatorEngine> engine(new CommunicatorEngine);
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter != 0) {
+    engine->why_unusable_ = "inter-communicator";
+    return engine;
+  }
+  PMPI_Comm_rank(comm, &engine->rank_);
+  PMPI_Comm_size(comm, &engine->size_);
+  MPI_Comm node = MPI_COMM_NULL;
+  PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int node_size = 0;
+  PMPI_Comm_size(node, &node_size);
+  PMPI_Comm_free(&node);
+  // Every rank computes the same verdict from the same numbers (a node split is all-or-nothing
+  // only when one node holds the whole communicator, so compare the smallest node part).
+  int smallest_node = 0;
+  PMPI_Allreduce(&node_size, &smallest_node, 1, MPI_INT, MPI_MIN, comm);
+  if (smallest_node != engine->size_) {
+    engine->why_unusable_ = "communicator spans several nodes (hierarchical algorithm not implemented)";
+  } else if (engine->size_ > kMaxRanks) {
+    engine->why_unusable_ = "more than " + std::to_string(kMaxRanks) + " ranks on the node";
+  } else if (engine->size_ < 2) {
+    engine->why_unusable_ = "single-rank communicator";
+  } else {
+    std::string error;
+    if (!engine->segment_.open(comm, engine->rank_, engine->size_, &error)) {
+      engine->why_unusable_ = error;
+    }
+  }
+  return engine;
+}
+
+CommunicatorEngine::~CommunicatorEngine() {
+  if (stream_ != nullptr) {
+    cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
+  }
+}
+
+void* CommunicatorEngine::stream() {
+  if (stream_ == nullptr) {
+    cudaStream_t stream = nullptr;
+    if (cudaStreamCreate(&stream) == cudaSuccess) {
+      stream_ = stream;
+    }
+  }
+  return stream_;
+}
+
+HostStripe* CommunicatorEngine::host_stripe(MPI_Comm comm) {
+  if (!stripe_tried_ && size_ == 2) {
+    stripe_tried_ = true;
+    auto stripe = std::make_unique<HostStripe>();
+    if (stripe->open(comm, rank_)) {
+      stripe_ = std::move(stripe);
+    }
+  }
+  return stripe_.get();
+}
+
+bool CommunicatorEngine::ab_turn_is_runtime(int count, MPI_Datatype datatype, MPI_Op op) {
+  return ab_counters_[{count, datatype, op}]++ % 2 == 0;
+}
+
+CommunicatorEngine& EngineRegistry::engine_for(MPI_Comm comm) {
+  {
+    std::lock_guard lock(mutex_);
+    if (const auto found = engines_.find(comm); found != engines_.end()) {
+      return *found->second;
+    }
+  }
+  // The bootstrap is collective: run it without the lock (other threads may bootstrap other
+  // communicators at the same time).
+  auto engine = CommunicatorEngine::bootstrap(comm);
+  std::lock_guard lock(mutex_);
+  return *engines_.emplace(comm, std::move(engine)).first->second;
+}
+
+void EngineRegistry::forget(MPI_Comm comm) {
+  std::lock_guard lock(mutex_);
+  engines_.erase(comm);
+}
+
+void EngineRegistry::clear() {
+  std::lock_guard lock(mutex_);
+  engines_.clear();
+}
+
+} // namespace commlens::runtime

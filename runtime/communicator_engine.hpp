@@ -1,0 +1,71 @@
+#pragma once
+// The runtime's state for one communicator, set up once by a collective bootstrap the first time
+// the runtime meets the communicator: whether it can serve it at all (intra-communicator, every
+// rank on one node, at most kMaxRanks ranks, shared memory available), the node segment for
+// agreement and barriers, a stream, and the A/B alternation counters.
+#include "device_kernels.hpp"
+#include "host_stripe.hpp"
+#include "mpi_header.hpp"
+#include "node_segment.hpp"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+namespace commlens::runtime {
+
+class CommunicatorEngine {
+public:
+  // Collective over comm. Always returns an engine; usable() says whether the runtime can serve it.
+  static std::unique_ptr<CommunicatorEngine> bootstrap(MPI_Comm comm);
+  ~CommunicatorEngine();
+
+  bool usable() const noexcept { return why_unusable_.empty(); }
+  const std::string& why_unusable() const noexcept { return why_unusable_; }
+  int rank() const noexcept { return rank_; }
+  int size() const noexcept { return size_; }
+  NodeSegment& segment() noexcept { return segment_; }
+  // The next barrier number (every rank counts the same barriers, so the numbers agree).
+  std::uint64_t next_barrier() noexcept { return ++barriers_; }
+  // A blocking stream on the current device (it orders after work on the legacy default stream).
+  void* stream();
+
+  // The host path for striped transfers, opened on first use. Collective over comm: call it only
+  // from decisions every rank makes alike. Null when the communicator has not exactly two ranks
+  // or the pinned shared stages could not be made.
+  HostStripe* host_stripe(MPI_Comm comm);
+
+  // COMMLENS_RUNTIME=ab: true for the runtime half. Alternates per call signature (count, type,
+  // op), equal on every rank, so each call site gets both implementations in turn.
+  bool ab_turn_is_runtime(int count, MPI_Datatype datatype, MPI_Op op);
+
+private:
+  CommunicatorEngine() = default;
+
+  std::string why_unusable_;
+  int rank_ = 0;
+  int size_ = 0;
+  NodeSegment segment_;
+  std::uint64_t barriers_ = 0;
+  void* stream_ = nullptr;
+  std::unique_ptr<HostStripe> stripe_;
+  bool stripe_tried_ = false;
+  std::map<std::tuple<int, MPI_Datatype, MPI_Op>, std::uint64_t> ab_counters_;
+};
+
+// Engines by communicator, made on first use and dropped when the communicator is freed.
+class EngineRegistry {
+public:
+  CommunicatorEngine& engine_for(MPI_Comm comm);
+  void forget(MPI_Comm comm);
+  void clear();
+
+private:
+  std::mutex mutex_;
+  std::map<MPI_Comm, std::unique_ptr<CommunicatorEngine>> engines_;
+};
+
+} // namespace commlens::runtime

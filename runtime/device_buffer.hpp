@@ -1,0 +1,29 @@
+#pragma once
+// What the driver knows about a user buffer: whether it is plain device memory (the only kind the
+// runtime maps into other processes), on which GPU, and which allocation it lies in.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+namespace commlens::runtime {
+
+struct DeviceBuffer {
+  int device = -1;
+  void* base = nullptr; // the allocation's start (what IPC handles are taken of)
+  std::size_t allocation_bytes = 0;
+  std::uint64_t buffer_id =
+      0; // unique per allocation in this process: a reallocation at the same address differs
+};
+
+enum class BufferKind { Host, Device, Managed };
+
+struct BufferQuery {
+  BufferKind kind = BufferKind::Host;
+  DeviceBuffer device; // valid for Device
+};
+
+// One driver call (cuPointerGetAttributes). Host memory, unknown pointers and MPI_IN_PLACE-like
+// sentinels come back as Host.
+BufferQuery query_buffer(const void* pointer) noexcept;
+
+} // namespace commlens::runtime

@@ -1,0 +1,23 @@
+#pragma once
+// The baseline the runtime is compared against, for device buffers: PMPI directly when the MPI
+// library is CUDA-aware, otherwise what Open MPI's coll/accelerator does: copy the device buffers
+// to pinned host memory, run PMPI on the host copy, copy the result back.
+#include "mpi_header.hpp"
+
+#include <cstdint>
+
+namespace commlens::runtime {
+
+// MPIX_Query_cuda_support() where the library has it (Open MPI, MVAPICH); false otherwise.
+bool mpi_is_cuda_aware() noexcept;
+
+struct StagedCall {
+  int rc;
+  bool staged;              // false: PMPI ran on the user's buffers directly
+  std::uint64_t bytes_host; // bytes copied each way through host memory
+};
+
+StagedCall baseline_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                              MPI_Comm comm, bool cuda_aware) noexcept;
+
+} // namespace commlens::runtime

@@ -1,0 +1,49 @@
+#pragma once
+// Allreduce over CUDA IPC for ranks of one node, SM-driven over peer mappings of the users' own
+// buffers (no scratch copies):
+// - two-shot: reduce-scatter then allgather. Rank r reduces slice r of every rank's input into its
+//   own output, then loads every other slice from its owner's output. Each rank moves 2 (P-1)/P of
+//   the data over the links, the bus-bandwidth optimum, in two kernels.
+// - one-shot (small messages, not in place): every rank reduces the whole of every input into its
+//   own output in one kernel: (P-1) times the data per rank, but half the launches and barriers,
+//   which is what small messages pay for.
+#include "communicator_engine.hpp"
+#include "host_stripe.hpp"
+#include "ipc_handle_cache.hpp"
+#include "mpi_header.hpp"
+#include "reduction_types.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace commlens::runtime {
+
+struct AllreduceArguments {
+  const void* sendbuf;
+  void* recvbuf;
+  int count;
+  Reduction reduction;
+  HostStripe* stripe = nullptr; // OneShotStriped's host path
+  double host_share = 0;        // OneShotStriped: the share of the data the host path carries
+};
+
+// OneShotStriped (two ranks, large messages): one-shot over NVLink for most of the data while the
+// host path (host_stripe.hpp) carries the rest.
+enum class IpcAlgorithm { OneShot, TwoShot, OneShotStriped };
+
+struct IpcResult {
+  bool ran = false; // false: the ranks agreed to hand the call to the baseline (reason says why)
+  int rc = MPI_SUCCESS;
+  std::string reason;
+  std::uint64_t bytes_peer = 0;
+  std::uint64_t bytes_host = 0;
+  std::uint32_t ipc_opens = 0;
+  std::uint32_t chunks = 1;
+};
+
+// Collective over the engine's communicator; every rank returns the same `ran`. The algorithm must
+// be equal on every rank (it is chosen from arguments MPI requires to be equal).
+IpcResult ipc_allreduce(CommunicatorEngine& engine, IpcHandleCache& cache, const AllreduceArguments& args,
+                        IpcAlgorithm algorithm);
+
+} // namespace commlens::runtime

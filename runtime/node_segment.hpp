@@ -1,0 +1,62 @@
+#pragma once
+// A POSIX shared-memory segment shared by the ranks of one node communicator: one cache-line
+// aligned slot per rank holding what that rank publishes for the current call (its buffers' IPC
+// handles, whether it can take the runtime path) and an arrival counter. Arrival counters make the
+// barriers between the phases of a collective: spinning on shared memory costs well under a
+// microsecond, where a PMPI barrier costs several.
+#include "mpi_header.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace commlens::runtime {
+
+inline constexpr int kHandleBytes = 64; // sizeof(cudaIpcMemHandle_t)
+
+// One device buffer as its owner publishes it: enough for a peer to map it (or find its mapping in
+// the cache) and locate the buffer inside the allocation.
+struct PublishedBuffer {
+  unsigned char handle[kHandleBytes];
+  std::uint64_t buffer_id; // CU_POINTER_ATTRIBUTE_BUFFER_ID: unique per allocation in its process
+  std::uint64_t offset;    // of the buffer from the allocation's base
+};
+
+struct alignas(64) RankSlot {
+  std::atomic<std::uint64_t> arrived; // the last barrier number this rank reached
+  std::int32_t pid;
+  std::int32_t device_ok; // 1: this rank can run the call on the runtime path
+  std::int32_t decline;   // otherwise why not (a Decline value)
+  std::int32_t mapped_ok; // 1: this rank mapped every peer buffer it needs
+  PublishedBuffer input;  // sendbuf (recvbuf for MPI_IN_PLACE)
+  PublishedBuffer output; // recvbuf
+};
+
+// Collective over comm (all ranks on one node): rank 0 creates a zeroed POSIX shared-memory
+// segment of `bytes`, the others map it; its name is unlinked once all mapped, so nothing outlives
+// the job. Null on every rank when any rank failed.
+void* map_node_shared_memory(MPI_Comm comm, int rank, std::size_t bytes);
+
+class NodeSegment {
+public:
+  NodeSegment() = default;
+  NodeSegment(const NodeSegment&) = delete;
+  NodeSegment& operator=(const NodeSegment&) = delete;
+  ~NodeSegment();
+
+  // Collective over comm (map_node_shared_memory). False on every rank when any failed; *error
+  // says why.
+  bool open(MPI_Comm comm, int rank, int size, std::string* error);
+
+  RankSlot& slot(int rank) noexcept { return slots_[rank]; }
+  // Marks this rank's arrival at barrier number `number` and waits for every other rank's.
+  void barrier(std::uint64_t number) noexcept;
+
+private:
+  RankSlot* slots_ = nullptr;
+  std::size_t bytes_ = 0;
+  int rank_ = 0;
+  int size_ = 0;
+};
+
+} // namespace commlens::runtime

@@ -1,0 +1,47 @@
+#pragma once
+// The element types and operations the runtime's kernels reduce, and how MPI's predefined
+// datatypes and operations map onto them. Everything else (user-defined ops, derived types, pairs
+// such as MPI_DOUBLE_INT, half precision, which this MPI has no type for) goes to the baseline.
+#include <cstddef>
+#include <cstdint>
+
+namespace commlens::runtime {
+
+enum class ElementType : std::uint8_t {
+  Int8,
+  UInt8,
+  Int16,
+  UInt16,
+  Int32,
+  UInt32,
+  Int64,
+  UInt64,
+  Float32,
+  Float64,
+  Bool
+};
+enum class ReduceOp : std::uint8_t {
+  Sum,
+  Prod,
+  Min,
+  Max,
+  LogicalAnd,
+  LogicalOr,
+  LogicalXor,
+  BitAnd,
+  BitOr,
+  BitXor
+};
+
+struct Reduction {
+  ElementType type;
+  ReduceOp op;
+};
+
+std::size_t element_size(ElementType type) noexcept;
+bool is_floating(ElementType type) noexcept;
+// The combinations MPI defines (MPI-4.1 section 6.9.2): arithmetic and min/max on integers and
+// floats, logical ops on integers and C_BOOL, bitwise ops on integers.
+bool op_applies(ReduceOp op, ElementType type) noexcept;
+
+} // namespace commlens::runtime

@@ -1,0 +1,65 @@
+#include "runtime_plugin.hpp"
+
+#include "allreduce_entry.hpp"
+#include "host_staging.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string_view>
+
+namespace commlens::runtime {
+
+namespace {
+
+void forget_communicator(MPI_Comm comm) {
+  runtime_state().engines.forget(comm);
+}
+
+void finish() {
+  RuntimeState& state = runtime_state();
+  pmpi::CollectorHooks& hooks = *state.host.hooks;
+  hooks.runtime = {};
+  hooks.slots[static_cast<int>(pmpi::Collector::Runtime)] = {};
+  state.records->flush();
+  const IpcCacheStats stats = state.cache.stats();
+  state.host.set_run_value("runtime_ipc_cache",
+                           fmt::format("hits={} misses={} evictions={} open_ms={:.3f}", stats.hits,
+                                       stats.misses, stats.evictions, stats.open_ns / 1e6));
+  state.engines.clear();
+  state.cache.close_all();
+}
+
+FunctionId function_id(const pmpi::CudaPluginHost& host, const char* name) {
+  const auto found =
+      std::find_if(host.functions.begin(), host.functions.end(), [&](const FunctionDescription& function) {
+        return std::string_view(function.name) == name;
+      });
+  return static_cast<FunctionId>(found - host.functions.begin());
+}
+
+} // namespace
+
+const char* start_runtime(const pmpi::CudaPluginHost& host) {
+  if (host.runtime == RuntimeMode::Off) {
+    return nullptr;
+  }
+  RuntimeState& state = runtime_state();
+  state.host = host;
+  state.mode = host.runtime;
+  state.cuda_aware = mpi_is_cuda_aware();
+  state.allreduce_function = function_id(host, "MPI_Allreduce");
+  state.records = std::make_unique<RuntimeRecords>(state.host);
+  const auto& collectives = host.runtime_collectives;
+  if (std::find(collectives.begin(), collectives.end(), "allreduce") != collectives.end()) {
+    host.hooks->runtime.allreduce = allreduce_entry;
+  }
+  host.hooks->slots[static_cast<int>(pmpi::Collector::Runtime)] = {nullptr, nullptr, nullptr,
+                                                                   forget_communicator, finish};
+  host.set_run_value("runtime", host.runtime == RuntimeMode::AB ? "ab" : "on");
+  host.set_run_value("runtime_baseline",
+                     state.cuda_aware ? "pmpi (CUDA-aware MPI)" : "host staging (MPI not CUDA-aware)");
+  return nullptr;
+}
+
+} // namespace commlens::runtime

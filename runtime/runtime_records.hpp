@@ -1,0 +1,56 @@
+#pragma once
+// runtime_ops rows (one per call the runtime was asked to take) and the implementation names the
+// trace's mpi_calls.implementation refers to. Rows are batched and handed to the profiler's writer.
+#include "cuda_plugin_interface.hpp"
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace commlens::runtime {
+
+// implementations.id values; stable, so traces of different runs compare.
+enum class Implementation : std::uint8_t {
+  Mpi = 0,
+  MpiHostStaged = 1,
+  TwoShot = 2,
+  OneShot = 3,
+  OneShotStriped = 4
+};
+const char* implementation_name(Implementation implementation) noexcept;
+
+struct RuntimeOp {
+  std::uint64_t call_id = 0;
+  FunctionId function = 0;
+  std::int64_t comm_id = -1;
+  std::uint64_t start_ns = 0; // profiler clock
+  std::uint64_t end_ns = 0;
+  Implementation implementation = Implementation::Mpi;
+  const char* algorithm = "";
+  const char* decision = ""; // runtime, ab_baseline, fallback
+  std::string reason;        // empty unless the runtime declined
+  std::uint64_t bytes = 0;
+  std::uint64_t bytes_peer = 0;
+  std::uint64_t bytes_host = 0;
+  std::uint32_t ipc_opens = 0;
+  std::uint32_t chunks = 0;
+  std::uint32_t streams = 0;
+};
+
+class RuntimeRecords {
+public:
+  explicit RuntimeRecords(const pmpi::CudaPluginHost& host);
+  // Calls made while collection is off (call_id 0) are not recorded, like the calls themselves.
+  void add(RuntimeOp op);
+  void flush();
+
+private:
+  void store_locked();
+
+  const pmpi::CudaPluginHost& host_;
+  std::mutex mutex_;
+  std::vector<std::vector<SqlValue>> rows_;
+};
+
+} // namespace commlens::runtime

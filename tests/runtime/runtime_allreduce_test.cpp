@@ -1,0 +1,171 @@
+// The GPU collective runtime against real Open MPI: examples/cuda/allreduce_check verifies every
+// result itself (every op and type, odd counts, unaligned offsets, in place, reallocated buffers,
+// a random stress run); these tests add what the trace must say: which calls the runtime ran
+// (exactly the eligible ones), which it handed to the baseline and why, and in ab mode both halves.
+// Without a GPU they skip, naming what was skipped; the CPU-only behaviour is tested too.
+#include "gpu_probe.hpp"
+#include "harness/database.hpp"
+#include "harness/job.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <regex>
+
+namespace commlens::integration {
+namespace {
+
+constexpr int kStressCalls = 300;
+
+std::string run_value(const Database& db, const std::string& key) {
+  const auto rows = db.query("SELECT value FROM run WHERE key = '" + key + "'");
+  return rows.empty() || !rows[0][0].text ? std::string() : *rows[0][0].text;
+}
+
+// "rank R: runtime_eligible E fallback F" lines -> E per rank.
+std::map<int, std::int64_t> eligible_per_rank(const std::string& output) {
+  std::map<int, std::int64_t> eligible;
+  const std::regex line(R"(rank (\d+): runtime_eligible (\d+) fallback 4 failures 0)");
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), line); it != std::sregex_iterator();
+       ++it) {
+    eligible[std::stoi((*it)[1])] = std::stoll((*it)[2]);
+  }
+  return eligible;
+}
+
+std::int64_t ops_of(const Database& db, int rank, const std::string& decision) {
+  return db.scalar("SELECT count(*) FROM runtime_ops WHERE rank = " + std::to_string(rank) +
+                   " AND decision = '" + decision + "'");
+}
+
+std::int64_t calls_by(const Database& db, int rank, const std::string& implementation) {
+  return db.scalar("SELECT count(*) FROM mpi_calls c JOIN implementations i ON i.id = c.implementation "
+                   "JOIN functions f ON f.id = c.function_id WHERE f.name = 'MPI_Allreduce' AND c.rank = " +
+                   std::to_string(rank) + " AND i.name LIKE '" + implementation + "'");
+}
+
+struct CheckedRun {
+  JobResult job;
+  std::unique_ptr<Database> db;
+  std::map<int, std::int64_t> eligible;
+};
+
+// Runs allreduce_check under the runtime; null db when skipped (then *skip says why).
+CheckedRun run_check(const std::string& runtime_mode, int ranks, int gpus_needed, std::string* skip) {
+  CheckedRun run;
+  if (std::string(COMMLENS_RUNTIME_CHECK).empty()) {
+    *skip = "built without CUDA (COMMLENS_WITH_CUDA): skipped the runtime allreduce check";
+    return run;
+  }
+  if (cuda_tests::gpu_count() < gpus_needed) {
+    *skip = "needs " + std::to_string(gpus_needed) + " GPU(s), found " +
+            std::to_string(cuda_tests::gpu_count()) + ": skipped the runtime allreduce check with " +
+            std::to_string(ranks) + " ranks";
+    return run;
+  }
+  run.job = run_profiled_job(
+      {.command = {COMMLENS_RUNTIME_CHECK, std::to_string(kStressCalls)},
+       .mode = "trace",
+       // the host path is off by default; exercise it too
+       .environment = {{"COMMLENS_RUNTIME", runtime_mode}, {"COMMLENS_RUNTIME_HOST_PERCENT", "13"}},
+       .timeout_seconds = 500,
+       .ranks = ranks});
+  std::cout << run.job.standard_output;
+  EXPECT_EQ(run.job.exit_code, 0) << run.job.describe();
+  EXPECT_NE(run.job.standard_output.find("allreduce_check: ok"), std::string::npos) << run.job.describe();
+  run.eligible = eligible_per_rank(run.job.standard_output);
+  EXPECT_EQ(static_cast<int>(run.eligible.size()), ranks) << run.job.describe();
+  if (run.job.exit_code == 0) {
+    run.db = std::make_unique<Database>(run.job.merged_database());
+  }
+  return run;
+}
+
+void expect_runtime_ran_every_eligible_call(const CheckedRun& run) {
+  ASSERT_TRUE(run.db);
+  const Database& db = *run.db;
+  EXPECT_EQ(run_value(db, "runtime"), "on");
+  for (const auto& [rank, eligible] : run.eligible) {
+    EXPECT_EQ(ops_of(db, rank, "runtime"), eligible) << "rank " << rank;
+    EXPECT_EQ(calls_by(db, rank, "runtime:%"), eligible) << "rank " << rank;
+    EXPECT_GT(calls_by(db, rank, "runtime:one_shot"), 0) << "rank " << rank; // not in place
+    EXPECT_GT(calls_by(db, rank, "runtime:two_shot"), 0) << "rank " << rank; // in place
+    // Two ranks stripe the two calls of 256 MiB and more (not in place) over NVLink and host.
+    EXPECT_EQ(calls_by(db, rank, "runtime:one_shot_striped"), run.eligible.size() == 2 ? 2 : 0)
+        << "rank " << rank;
+    EXPECT_EQ(ops_of(db, rank, "fallback"), 4) << "rank " << rank;
+    // Every fallback names its reason; the four calls' reasons are known.
+    for (const char* reason :
+         {"host buffer", "operation not supported", "datatype not supported", "managed"}) {
+      EXPECT_EQ(db.scalar("SELECT count(*) FROM runtime_ops WHERE rank = " + std::to_string(rank) +
+                          " AND decision = 'fallback' AND reason LIKE '%" + reason + "%'"),
+                1)
+          << "rank " << rank << ", reason " << reason;
+    }
+  }
+  EXPECT_FALSE(run_value(db, "runtime_ipc_cache").empty());
+  std::cout << "runtime_ipc_cache: " << run_value(db, "runtime_ipc_cache") << "\n";
+}
+
+TEST(RuntimeAllreduce, TwoRanksOnTwoGpusRunEveryEligibleCallCorrectly) {
+  std::string skip;
+  const CheckedRun run = run_check("on", 2, 2, &skip);
+  if (!skip.empty()) {
+    GTEST_SKIP() << skip;
+  }
+  expect_runtime_ran_every_eligible_call(run);
+}
+
+TEST(RuntimeAllreduce, FourRanksSharingGpusRunEveryEligibleCallCorrectly) {
+  std::string skip;
+  const CheckedRun run = run_check("on", 4, 1, &skip);
+  if (!skip.empty()) {
+    GTEST_SKIP() << skip;
+  }
+  expect_runtime_ran_every_eligible_call(run);
+}
+
+TEST(RuntimeAllreduce, AbModeSplitsEachSignatureBetweenRuntimeAndBaseline) {
+  std::string skip;
+  const CheckedRun run = run_check("ab", 2, 1, &skip);
+  if (!skip.empty()) {
+    GTEST_SKIP() << skip;
+  }
+  ASSERT_TRUE(run.db);
+  const Database& db = *run.db;
+  EXPECT_EQ(run_value(db, "runtime"), "ab");
+  for (const auto& [rank, eligible] : run.eligible) {
+    const std::int64_t runtime = ops_of(db, rank, "runtime");
+    const std::int64_t baseline = ops_of(db, rank, "ab_baseline");
+    // A baseline turn does not look at the buffers, so of the four calls the runtime must decline
+    // those whose turn it was went to the baseline as ab_baseline, the rest as fallback.
+    EXPECT_EQ(runtime + baseline + ops_of(db, rank, "fallback"), eligible + 4) << "rank " << rank;
+    EXPECT_GT(runtime, 0);
+    EXPECT_GT(baseline, 0);
+    EXPECT_EQ(calls_by(db, rank, "runtime:%"), runtime);
+    EXPECT_EQ(calls_by(db, rank, "mpi:host_staged"),
+              db.scalar("SELECT count(*) FROM runtime_ops WHERE rank = " + std::to_string(rank) +
+                        " AND implementation = 1"));
+  }
+}
+
+TEST(RuntimeAllreduce, WithoutAGpuTheRuntimeIsOffWithAReasonAndMpiIsProfiledAsUsual) {
+  if (cuda_tests::gpu_count() > 0) {
+    GTEST_SKIP() << "a GPU is present: skipped the no-GPU run (the GPU tests above cover this machine)";
+  }
+  const JobResult result = run_profiled_job({.command = {example_program("collectives_tour")},
+                                             .mode = "trace",
+                                             .environment = {{"COMMLENS_RUNTIME", "on"}}});
+  ASSERT_EQ(result.exit_code, 0) << result.describe();
+  const Database db(result.merged_database());
+  EXPECT_EQ(run_value(db, "runtime"), "off");
+  EXPECT_FALSE(run_value(db, "runtime_reason").empty());
+  EXPECT_EQ(db.scalar("SELECT count(*) FROM runtime_ops"), 0);
+  EXPECT_EQ(db.scalar("SELECT count(*) FROM mpi_calls WHERE implementation <> 0"), 0);
+  EXPECT_GT(db.scalar("SELECT count(*) FROM mpi_calls c JOIN functions f ON f.id = c.function_id "
+                      "WHERE f.name = 'MPI_Allreduce'"),
+            0);
+}
+
+} // namespace
+} // namespace commlens::integration
