@@ -29,8 +29,9 @@ ConvertedRecords waiting; // records whose API call's correlation had not arrive
 bool linked(const CudaCopy& copy) {
   return correlations.knows(copy.correlation_id) || correlations.knows(copy.runtime_correlation_id);
 }
-bool linked(const CudaKernel& kernel) {
-  return correlations.knows(kernel.correlation_id);
+// Kernels, memsets and synchronisations through the one API call that made them.
+template <class Record> bool linked(const Record& record) {
+  return correlations.knows(record.correlation_id);
 }
 std::uint64_t mpi_call_of(const CudaCopy& copy) {
   const std::uint64_t by_driver = correlations.mpi_call(copy.correlation_id);
@@ -75,6 +76,31 @@ std::vector<SqlValue> kernel_row(const CudaKernel& kernel) {
           std::int64_t{kernel.correlation_id}};
 }
 
+std::vector<SqlValue> memset_row(const CudaMemset& memset) {
+  return {std::int64_t{host().world_rank},
+          relative_ns(memset.start_ns),
+          relative_ns(memset.end_ns),
+          std::int64_t{memset.device},
+          std::int64_t{memset.stream},
+          static_cast<std::int64_t>(memset.bytes),
+          std::string(memory_kind_name(memset.memory_kind)),
+          std::int64_t{memset.value},
+          call_id_value(correlations.mpi_call(memset.correlation_id)),
+          std::int64_t{memset.correlation_id}};
+}
+
+SqlValue optional_id(const std::optional<std::uint32_t>& id) {
+  return id ? SqlValue{std::int64_t{*id}} : SqlValue{};
+}
+
+std::vector<SqlValue> synchronization_row(const CudaSynchronization& sync) {
+  return {std::int64_t{host().world_rank},  relative_ns(sync.start_ns),
+          relative_ns(sync.end_ns),         std::string(sync_kind_name(sync.kind)),
+          std::int64_t{sync.context},       optional_id(sync.stream),
+          optional_id(sync.event),          call_id_value(correlations.mpi_call(sync.correlation_id)),
+          std::int64_t{sync.correlation_id}};
+}
+
 std::vector<SqlValue> nvtx_row(const NvtxRange& range) {
   return {std::int64_t{host().world_rank}, relative_ns(range.start_ns), relative_ns(range.end_ns),
           range.domain ? SqlValue{*range.domain} : SqlValue{}, range.name};
@@ -106,7 +132,6 @@ void store(std::vector<Record>& fresh, std::vector<Record>& parked, const char* 
 
 void store_converted(ConvertedRecords& fresh, bool final) {
   ConvertedRecords parked = std::move(waiting);
-  waiting = {};
   store(
       fresh.copies, parked.copies,
       "INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_device, dst_device, src_kind, dst_kind, "
@@ -118,8 +143,16 @@ void store_converted(ConvertedRecords& fresh, bool final) {
       "INSERT INTO cuda_kernels (rank, start_ns, end_ns, device, stream, name, mpi_call_id, correlation_id) "
       "VALUES (?,?,?,?,?,?,?,?)",
       kernel_row, final);
-  waiting.copies = std::move(parked.copies);
-  waiting.kernels = std::move(parked.kernels);
+  store(fresh.memsets, parked.memsets,
+        "INSERT INTO cuda_memsets (rank, start_ns, end_ns, device, stream, bytes, memory_kind, value, "
+        "mpi_call_id, correlation_id) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        memset_row, final);
+  store(
+      fresh.synchronizations, parked.synchronizations,
+      "INSERT INTO cuda_synchronizations (rank, start_ns, end_ns, kind, context, stream, event, mpi_call_id, "
+      "correlation_id) VALUES (?,?,?,?,?,?,?,?,?)",
+      synchronization_row, final);
+  waiting = std::move(parked); // what is still unlinked (NVTX ranges never wait)
   if (!fresh.nvtx_ranges.empty()) {
     std::vector<std::vector<SqlValue>> rows;
     for (const NvtxRange& range : fresh.nvtx_ranges) {
@@ -200,7 +233,8 @@ bool start_activity_collection(const CopyPathClassifier& copy_classifier, IpcTra
   }
   // RUNTIME and DRIVER records are not stored; CUPTI links external correlation ids through them.
   for (const auto kind :
-       {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+       {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
+        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
         CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER}) {
     if (!cupti_ok(cuptiActivityEnable(kind), "cuptiActivityEnable")) {
       return false;

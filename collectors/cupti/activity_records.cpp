@@ -8,7 +8,7 @@ namespace commlens::cuda {
 
 namespace {
 
-MemoryKind memory_kind(std::uint8_t kind) {
+MemoryKind memory_kind(unsigned kind) {
   switch (kind) {
   case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
     return MemoryKind::Pageable;
@@ -98,6 +98,23 @@ CudaKernel from_kernel(const CUpti_ActivityKernel10& r) {
   return {r.start, r.end, r.deviceId, r.streamId, r.name != nullptr ? r.name : "", r.correlationId};
 }
 
+CudaMemset from_memset(const CUpti_ActivityMemset4& r) {
+  return {r.start, r.end,          r.deviceId, r.streamId, r.bytes, memory_kind(r.memoryKind),
+          r.value, r.correlationId};
+}
+
+std::optional<std::uint32_t> valid_id(std::uint32_t id) {
+  return id != CUPTI_SYNCHRONIZATION_INVALID_VALUE ? std::optional(id) : std::nullopt;
+}
+
+CudaSynchronization from_synchronization(const CUpti_ActivitySynchronization2& r) {
+  const auto kind = r.type >= CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE &&
+                            r.type <= CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE
+                        ? static_cast<SyncKind>(r.type)
+                        : SyncKind::Unknown;
+  return {r.start, r.end, kind, r.contextId, valid_id(r.streamId), valid_id(r.cudaEventId), r.correlationId};
+}
+
 ExternalKind external_kind(CUpti_ExternalCorrelationKind kind) {
   switch (kind) {
   case CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0:
@@ -135,6 +152,13 @@ void ActivityConverter::convert(const CUpti_Activity* record, ConvertedRecords& 
   case CUPTI_ACTIVITY_KIND_KERNEL:
   case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
     out.kernels.push_back(from_kernel(*reinterpret_cast<const CUpti_ActivityKernel10*>(record)));
+    break;
+  case CUPTI_ACTIVITY_KIND_MEMSET:
+    out.memsets.push_back(from_memset(*reinterpret_cast<const CUpti_ActivityMemset4*>(record)));
+    break;
+  case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+    out.synchronizations.push_back(
+        from_synchronization(*reinterpret_cast<const CUpti_ActivitySynchronization2*>(record)));
     break;
   case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
     const auto& r = *reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);

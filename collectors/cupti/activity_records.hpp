@@ -15,6 +15,8 @@ namespace commlens::cuda {
 struct ConvertedRecords {
   std::vector<CudaCopy> copies;
   std::vector<CudaKernel> kernels;
+  std::vector<CudaMemset> memsets;
+  std::vector<CudaSynchronization> synchronizations;
   std::vector<NvtxRange> nvtx_ranges;
 };
 

@@ -1,10 +1,13 @@
 #include "api_callbacks.hpp"
 
+#include "buffer_location_cache.hpp"
 #include "external_correlation.hpp"
 #include "plugin_context.hpp"
 
 #include <cuda.h>
 #include <cupti.h>
+
+#include <algorithm>
 
 namespace commlens::cuda {
 
@@ -111,10 +114,59 @@ bool is_memcpy_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id) {
           id == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000);
 }
 
+// Allocations and frees of GPU-visible memory, runtime and driver (the runtime's calls reach the
+// driver too; a second forget is harmless). After one, an address may stand for other memory.
+constexpr CUpti_CallbackId kRuntimeAllocationCallbacks[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocPitch_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMalloc3D_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaHostRegister_v4000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaHostUnregister_v4000};
+constexpr CUpti_CallbackId kDriverAllocationCallbacks[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemHostRegister_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemMap,
+    CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost,
+    CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemHostUnregister,
+    CUPTI_DRIVER_TRACE_CBID_cuMemUnmap,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAddressFree};
+
+bool is_allocation_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id) {
+  return domain == CUPTI_CB_DOMAIN_RUNTIME_API
+             ? std::ranges::find(kRuntimeAllocationCallbacks, id) != std::end(kRuntimeAllocationCallbacks)
+             : std::ranges::find(kDriverAllocationCallbacks, id) != std::end(kDriverAllocationCallbacks);
+}
+
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* info) {
   const auto& data = *static_cast<const CUpti_CallbackData*>(info);
   if (is_memcpy_callback(domain, id)) {
     on_memcpy_call(data, id);
+  } else if (is_allocation_callback(domain, id)) {
+    if (data.callbackSite == CUPTI_API_EXIT) {
+      forget_buffer_locations();
+    }
   } else {
     on_ipc_call(data, domain, id);
   }
@@ -130,6 +182,12 @@ constexpr CUpti_CallbackId kDriverCallbacks[] = {CUPTI_DRIVER_TRACE_CBID_cuIpcGe
                                                  CUPTI_DRIVER_TRACE_CBID_cuIpcOpenMemHandle_v2,
                                                  CUPTI_DRIVER_TRACE_CBID_cuIpcCloseMemHandle};
 
+template <std::size_t N> bool enable(CUpti_CallbackDomain domain, const CUpti_CallbackId (&ids)[N]) {
+  return std::ranges::all_of(ids, [&](CUpti_CallbackId id) {
+    return cupti_ok(cuptiEnableCallback(1, subscriber, domain, id), "cuptiEnableCallback");
+  });
+}
+
 } // namespace
 
 bool subscribe_api_callbacks(IpcTracker& ipc_tracker) {
@@ -137,16 +195,10 @@ bool subscribe_api_callbacks(IpcTracker& ipc_tracker) {
   if (!cupti_ok(cuptiSubscribe(&subscriber, on_callback, nullptr), "cuptiSubscribe")) {
     return false;
   }
-  bool ok = true;
-  for (const CUpti_CallbackId id : kRuntimeCallbacks) {
-    ok = ok &&
-         cupti_ok(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id), "cuptiEnableCallback");
-  }
-  for (const CUpti_CallbackId id : kDriverCallbacks) {
-    ok = ok &&
-         cupti_ok(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id), "cuptiEnableCallback");
-  }
-  return ok;
+  return enable(CUPTI_CB_DOMAIN_RUNTIME_API, kRuntimeCallbacks) &&
+         enable(CUPTI_CB_DOMAIN_DRIVER_API, kDriverCallbacks) &&
+         enable(CUPTI_CB_DOMAIN_RUNTIME_API, kRuntimeAllocationCallbacks) &&
+         enable(CUPTI_CB_DOMAIN_DRIVER_API, kDriverAllocationCallbacks);
 }
 
 void unsubscribe_api_callbacks() {

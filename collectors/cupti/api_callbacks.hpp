@@ -2,7 +2,8 @@
 // CUPTI callbacks on the CUDA IPC API (runtime and driver) and on the memcpy calls that may touch
 // IPC mappings. A memcpy whose source or destination lies in a mapped range pushes a marker
 // external correlation id (kIpcCopyMarker kind) around the call, so that its activity record,
-// which carries no addresses, can be classified as ipc when it arrives.
+// which carries no addresses, can be classified as ipc when it arrives. Callbacks on allocation and
+// free calls make the buffer-location caches forget what they know (buffer_location_cache.hpp).
 #include "ipc_tracker.hpp"
 
 namespace commlens::cuda {

@@ -1,25 +1,16 @@
 #include "buffer_location_cache.hpp"
 
-#include <cuda.h>
+#include "location_cache.hpp"
 
-#include <array>
-#include <cstdint>
+#include <cuda.h>
 
 namespace commlens::cuda {
 
 namespace {
 
-struct CachedRange {
-  std::uintptr_t begin = 0;
-  std::uintptr_t end = 0; // exclusive; begin == end is an empty slot
-  BufferLocation location = BufferLocation::Unknown;
-};
+thread_local LocationCache cache;
 
-constexpr std::size_t kCachedRanges = 16;
-thread_local std::array<CachedRange, kCachedRanges> cache;
-thread_local std::size_t next_slot = 0;
-
-CachedRange query_driver(std::uintptr_t address) {
+LocatedRange query_driver(std::uintptr_t address) {
   unsigned int memory_type = 0;
   unsigned int is_managed = 0;
   CUdeviceptr range_start = 0;
@@ -29,30 +20,29 @@ CachedRange query_driver(std::uintptr_t address) {
   void* values[] = {&memory_type, &is_managed, &range_start, &range_size};
   const bool known =
       cuPointerGetAttributes(4, attributes, values, static_cast<CUdeviceptr>(address)) == CUDA_SUCCESS;
-  if (!known || memory_type != CU_MEMORYTYPE_DEVICE || range_size == 0) {
-    // Host memory (pageable or registered): no range to cache, so remember this pointer alone.
-    return {address, address + 1, BufferLocation::Host};
+  const bool has_range = known && range_size != 0;
+  const auto begin = static_cast<std::uintptr_t>(range_start);
+  const auto end = static_cast<std::uintptr_t>(range_start + range_size);
+  // Managed first, whatever memory type the driver reports for it.
+  if (known && is_managed != 0) {
+    return has_range ? LocatedRange{begin, end, BufferLocation::Managed}
+                     : LocatedRange{address, address + 1, BufferLocation::Managed};
   }
-  return {static_cast<std::uintptr_t>(range_start), static_cast<std::uintptr_t>(range_start + range_size),
-          is_managed != 0 ? BufferLocation::Managed : BufferLocation::Device};
+  if (has_range && memory_type == CU_MEMORYTYPE_DEVICE) {
+    return {begin, end, BufferLocation::Device};
+  }
+  // Host memory (pageable or registered): no range to cache, so remember this pointer alone.
+  return {address, address + 1, BufferLocation::Host};
 }
 
 } // namespace
 
 BufferLocation cached_buffer_location(const void* buffer) noexcept {
-  const auto address = reinterpret_cast<std::uintptr_t>(buffer);
-  if (address == 0) {
-    return BufferLocation::Unknown;
-  }
-  for (const CachedRange& range : cache) {
-    if (address >= range.begin && address < range.end) {
-      return range.location;
-    }
-  }
-  const CachedRange found = query_driver(address);
-  cache[next_slot] = found;
-  next_slot = (next_slot + 1) % kCachedRanges;
-  return found.location;
+  return cache.locate(reinterpret_cast<std::uintptr_t>(buffer), query_driver);
+}
+
+void forget_buffer_locations() noexcept {
+  LocationCache::forget_all();
 }
 
 } // namespace commlens::cuda

@@ -30,4 +30,10 @@ const char* peer_link_name(PeerLink link) noexcept {
   }
 }
 
+const char* sync_kind_name(SyncKind kind) noexcept {
+  static constexpr const char* kNames[] = {"unknown", "event_synchronize", "stream_wait_event",
+                                           "stream_synchronize", "context_synchronize"};
+  return kNames[static_cast<int>(kind)];
+}
+
 } // namespace commlens::cuda

@@ -50,6 +50,37 @@ struct CudaKernel {
   std::uint32_t correlation_id = 0;
 };
 
+// A cudaMemset* / cuMemsetD* on the GPU.
+struct CudaMemset {
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+  std::uint32_t device = 0;
+  std::uint32_t stream = 0;
+  std::uint64_t bytes = 0;
+  MemoryKind memory_kind = MemoryKind::Unknown;
+  std::uint32_t value = 0;
+  std::uint32_t correlation_id = 0;
+};
+
+// Which synchronisation API a thread waited in (CUPTI's synchronization records).
+enum class SyncKind : std::uint8_t {
+  Unknown,
+  EventSynchronize,
+  StreamWaitEvent,
+  StreamSynchronize,
+  ContextSynchronize
+};
+
+struct CudaSynchronization {
+  std::uint64_t start_ns = 0; // when the API call began and returned: the time the thread waited
+  std::uint64_t end_ns = 0;
+  SyncKind kind = SyncKind::Unknown;
+  std::uint32_t context = 0;
+  std::optional<std::uint32_t> stream; // absent for context and event synchronisation
+  std::optional<std::uint32_t> event;  // absent for context and stream synchronisation
+  std::uint32_t correlation_id = 0;
+};
+
 struct NvtxRange {
   std::uint64_t start_ns = 0;
   std::uint64_t end_ns = 0;
@@ -61,5 +92,6 @@ const char* memory_kind_name(MemoryKind kind) noexcept;
 const char* copy_direction_name(CopyDirection direction) noexcept;
 const char* copy_path_name(CopyPath path) noexcept;
 const char* peer_link_name(PeerLink link) noexcept; // null for PeerLink::None
+const char* sync_kind_name(SyncKind kind) noexcept;
 
 } // namespace commlens::cuda

@@ -212,6 +212,30 @@ CREATE TABLE IF NOT EXISTS cuda_kernels (
   mpi_call_id    INTEGER,
   correlation_id INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS cuda_memsets (
+  rank           INTEGER NOT NULL,
+  start_ns       INTEGER NOT NULL,
+  end_ns         INTEGER NOT NULL,
+  device         INTEGER NOT NULL,
+  stream         INTEGER NOT NULL,
+  bytes          INTEGER NOT NULL,
+  memory_kind    TEXT NOT NULL,        -- device, managed, pinned, ... (as cuda_copies.src_kind)
+  value          INTEGER NOT NULL,     -- the value set
+  mpi_call_id    INTEGER,
+  correlation_id INTEGER NOT NULL
+);
+-- Time threads spent waiting in CUDA synchronisation calls.
+CREATE TABLE IF NOT EXISTS cuda_synchronizations (
+  rank           INTEGER NOT NULL,
+  start_ns       INTEGER NOT NULL,
+  end_ns         INTEGER NOT NULL,
+  kind           TEXT NOT NULL,        -- stream_synchronize, event_synchronize, stream_wait_event, context_synchronize
+  context        INTEGER NOT NULL,     -- CUPTI's context id
+  stream         INTEGER,              -- NULL for context and event synchronisation
+  event          INTEGER,              -- NULL for context and stream synchronisation
+  mpi_call_id    INTEGER,
+  correlation_id INTEGER NOT NULL
+);
 -- The application's own NVTX push/pop and start/end ranges (commlens' MPI domain excluded).
 CREATE TABLE IF NOT EXISTS nvtx_ranges (
   rank     INTEGER NOT NULL,
@@ -276,6 +300,8 @@ const TableMerge kMerges[] = {
     {"cvars", false, ""},
     {"cuda_copies", false, "start_ns,end_ns"},
     {"cuda_kernels", false, "start_ns,end_ns"},
+    {"cuda_memsets", false, "start_ns,end_ns"},
+    {"cuda_synchronizations", false, "start_ns,end_ns"},
     {"nvtx_ranges", false, "start_ns,end_ns"},
     {"ipc_events", false, "start_ns,end_ns"},
     {"runtime_ops", false, "start_ns,end_ns"},

@@ -1,104 +1,18 @@
-// GPU tests of the CUDA collectors: each profiles one program of examples/cuda (two ranks, trace
-// mode, every collector on) and compares the stored copies per rank and path, their byte totals,
-// their MPI call ids and the IPC events with what the program does (documented in its header).
-#include "gpu_probe.hpp"
-#include "harness/database.hpp"
-#include "harness/job.hpp"
-
-#include <gtest/gtest.h>
-
-#include <filesystem>
-#include <map>
-#include <regex>
+// GPU tests of the copy paths: each profiles one program of examples/cuda and compares the stored
+// copies per rank and path, their byte totals, their MPI call ids and the IPC events with what the
+// program does (documented in its header).
+#include "gpu_program.hpp"
 
 namespace commlens::integration {
 namespace {
 
-constexpr int kRanksOnGpus = 2;
-constexpr int kIterations = 20;
-constexpr std::int64_t kBytes = 1 << 20;
-constexpr std::int64_t kReduceBytes = 256 * 4;
-
-std::string cuda_example(const std::string& name) {
-  return (std::filesystem::path(COMMLENS_CUDA_EXAMPLES_DIR) / name).string();
-}
-
-struct PathTotals {
-  std::int64_t copies = 0, bytes = 0;
-  bool operator==(const PathTotals&) const = default;
-};
-std::ostream& operator<<(std::ostream& out, const PathTotals& t) {
-  return out << t.copies << " copies, " << t.bytes << " B";
-}
-
-// (rank, path) -> totals, as stored in cuda_copies.
-std::map<std::pair<int, std::string>, PathTotals> copies_per_path(const Database& db) {
-  std::map<std::pair<int, std::string>, PathTotals> totals;
-  for (const Row& row :
-       db.query("SELECT rank, path, count(*), sum(bytes) FROM cuda_copies GROUP BY rank, path")) {
-    totals[{static_cast<int>(row[0].as_int()), *row[1].text}] = {row[2].as_int(), row[3].as_int()};
+std::int64_t sum_of(const std::map<int, std::int64_t>& per_rank) {
+  std::int64_t sum = 0;
+  for (const auto& [rank, value] : per_rank) {
+    sum += value;
   }
-  return totals;
+  return sum;
 }
-
-// Totals of one rank and path; zero when there is no such row (shown as such by a failing check).
-PathTotals totals_of(const std::map<std::pair<int, std::string>, PathTotals>& totals, int rank,
-                     const std::string& path) {
-  const auto found = totals.find({rank, path});
-  return found != totals.end() ? found->second : PathTotals{};
-}
-
-void print_copies_per_path(const Database& db, const std::string& program) {
-  for (const auto& [key, totals] : copies_per_path(db)) {
-    std::cout << program << ": rank " << key.first << " path " << key.second << ": " << totals << "\n";
-  }
-}
-
-class GpuProgram : public ::testing::Test {
-protected:
-  // Skips (naming what) unless the machine has `gpus` GPUs; else runs the program profiled.
-  std::unique_ptr<Database> profile(const std::string& what, int gpus, std::vector<std::string> command) {
-    const int present = cuda_tests::gpu_count();
-    if (present < gpus) {
-      skipped_ = true;
-      return nullptr;
-    }
-    result_ = run_profiled_job({.command = std::move(command),
-                                .mode = "trace",
-                                .environment = {{"COMMLENS_COLLECTORS", "all"}},
-                                .timeout_seconds = 240,
-                                .ranks = kRanksOnGpus});
-    EXPECT_EQ(result_.exit_code, 0) << what << ": " << result_.describe();
-    if (result_.exit_code != 0) {
-      return nullptr;
-    }
-    auto db = std::make_unique<Database>(result_.merged_database());
-    EXPECT_EQ(db->scalar("SELECT count(*) FROM run WHERE key = 'cuda_collectors' AND value = 'on'"), 1)
-        << what << ": " << result_.describe();
-    print_copies_per_path(*db, what);
-    return db;
-  }
-  // "rank R op_invocations K" lines of the staged exchange.
-  std::map<int, std::int64_t> op_invocations() const {
-    std::map<int, std::int64_t> found;
-    const std::regex line(R"(rank (\d+) op_invocations (\d+))");
-    const std::string& out = result_.standard_output;
-    for (std::sregex_iterator it(out.begin(), out.end(), line), end; it != end; ++it) {
-      found[std::stoi((*it)[1])] = std::stoll((*it)[2]);
-    }
-    return found;
-  }
-  bool skipped_ = false;
-  JobResult result_;
-};
-
-#define SKIP_WITHOUT_GPUS(db, gpus, what)                                                                    \
-  if (skipped_) {                                                                                            \
-    GTEST_SKIP() << (cuda_tests::gpu_count() == 0 ? "no CUDA device: skipped "                               \
-                                                  : "fewer than " #gpus " GPUs: skipped ")                   \
-                 << what;                                                                                    \
-  }                                                                                                          \
-  ASSERT_TRUE(db)
 
 void expect_staged_exchange(const Database& db, const std::map<int, std::int64_t>& op_invocations,
                             const std::string& what) {
@@ -116,40 +30,89 @@ void expect_staged_exchange(const Database& db, const std::map<int, std::int64_t
     EXPECT_EQ(db.scalar("SELECT count(*) FROM cuda_copies WHERE mpi_call_id IS NOT NULL AND rank = " + r),
               2 * ops)
         << what << " rank " << rank;
-    EXPECT_EQ(
-        db.scalar("SELECT count(*) FROM cuda_copies c JOIN mpi_calls m ON m.id = c.mpi_call_id "
-                  "JOIN functions f ON f.id = m.function_id WHERE f.name = 'MPI_Reduce' AND m.rank = c.rank "
-                  "AND c.start_ns >= m.start_ns AND c.end_ns <= m.end_ns AND c.bytes = " +
-                  std::to_string(kReduceBytes) + " AND c.rank = " + r),
-        2 * ops)
+    EXPECT_EQ(rows_inside(db, "cuda_copies", "MPI_Reduce", rank, "c.bytes = " + std::to_string(kReduceBytes)),
+              2 * ops)
         << what << " rank " << rank;
   }
-  std::int64_t all_ops = 0;
-  for (const auto& [rank, ops] : op_invocations) {
-    all_ops += ops;
-  }
-  EXPECT_EQ(all_ops, kIterations) << what << ": MPI_Reduce of 2 ranks applies the op once per call";
+  EXPECT_EQ(sum_of(op_invocations), kIterations)
+      << what << ": MPI_Reduce of 2 ranks applies the op once per call";
 }
 
 TEST_F(GpuProgram, StagedExchangeStoresHostStagedAndSameDeviceCopiesWithTheirMpiCalls) {
-  auto db = profile("staged_exchange", 1,
-                    {cuda_example("staged_exchange"), std::to_string(kIterations), std::to_string(kBytes)});
+  auto db = profile_example("staged_exchange", "staged_exchange", 1);
   SKIP_WITHOUT_GPUS(db, 1, "staged_exchange (host-staged copies)");
   expect_staged_exchange(*db, op_invocations(), "staged_exchange");
 }
 
 TEST_F(GpuProgram, TwoRanksOnOneSharedGpuStoreTheSameCopiesOnDeviceZero) {
-  auto db = profile(
-      "staged_exchange same-gpu", 1,
-      {cuda_example("staged_exchange"), std::to_string(kIterations), std::to_string(kBytes), "same-gpu"});
+  auto db = profile_example("staged_exchange same-gpu", "staged_exchange", 1, {"same-gpu"});
   SKIP_WITHOUT_GPUS(db, 1, "staged_exchange same-gpu (two ranks on one GPU)");
   expect_staged_exchange(*db, op_invocations(), "staged_exchange same-gpu");
   EXPECT_EQ(db->scalar("SELECT count(*) FROM cuda_copies WHERE device <> 0"), 0);
+  EXPECT_EQ(db->scalar("SELECT count(*) FROM cuda_copies WHERE path = 'peer'"), 0)
+      << "two processes on one GPU copy through the host, not between devices";
+}
+
+TEST_F(GpuProgram, PeerCopyStoresPeerCopiesBetweenTheTwoGpusWithTheirLinkAndMpiCalls) {
+  auto db = profile_example("peer_copy", "peer_copy", 2);
+  SKIP_WITHOUT_GPUS(db, 2, "peer_copy (peer-to-peer copies between two GPUs)");
+  const auto totals = copies_per_path(*db);
+  const auto ops_per_rank = op_invocations();
+  ASSERT_EQ(ops_per_rank.size(), 2u) << "the program did not report its op invocations";
+  for (int rank = 0; rank < kRanksOnGpus; ++rank) {
+    const std::int64_t ops = ops_per_rank.at(rank);
+    const std::string r = std::to_string(rank);
+    EXPECT_EQ(totals_of(totals, rank, "peer"),
+              (PathTotals{kIterations + ops, kIterations * kBytes + ops * kReduceBytes}))
+        << "rank " << rank;
+    EXPECT_EQ(totals_of(totals, rank, "host_staged"), (PathTotals{2 * ops, 2 * ops * kReduceBytes}))
+        << "rank " << rank;
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM cuda_copies WHERE path = 'peer' AND rank = " + r +
+                         " AND src_device = " + std::to_string(rank % 2) +
+                         " AND dst_device = " + std::to_string(1 - rank % 2)),
+              kIterations + ops)
+        << "rank " << rank << " copies from its own device to the other";
+    EXPECT_EQ(rows_inside(*db, "cuda_copies", "MPI_Reduce", rank, "c.path = 'peer'"), ops) << "rank " << rank;
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM cuda_copies WHERE mpi_call_id IS NOT NULL AND rank = " + r),
+              3 * ops)
+        << "rank " << rank << ": only the op's copies ran inside MPI calls";
+  }
+  EXPECT_EQ(sum_of(ops_per_rank), kIterations);
+  EXPECT_EQ(db->scalar("SELECT count(*) FROM cuda_copies WHERE path = 'peer' AND link IS NULL"), 0)
+      << "peer copies name their link";
+  for (const Row& row : db->query("SELECT link, count(*) FROM cuda_copies WHERE path = 'peer' GROUP BY 1")) {
+    std::cout << "peer_copy: link " << *row[0].text << ": " << row[1].as_int() << " copies\n";
+  }
+}
+
+TEST_F(GpuProgram, ManagedMigrationStoresEveryMigratedByteAsManagedOutsideMpi) {
+  auto db = profile_example("managed_migration", "managed_migration", 1);
+  SKIP_WITHOUT_GPUS(db, 1, "managed_migration (unified-memory migrations)");
+  for (int rank = 0; rank < kRanksOnGpus; ++rank) {
+    const std::string r = std::to_string(rank);
+    for (const std::string direction : {"HtoD", "DtoH"}) {
+      const std::string where =
+          " FROM cuda_copies WHERE path = 'managed' AND copy_kind = '" + direction + "' AND rank = " + r;
+      EXPECT_EQ(db->scalar("SELECT sum(bytes)" + where), kIterations * kBytes)
+          << direction << " rank " << rank;
+      EXPECT_GE(db->scalar("SELECT count(*)" + where), kIterations) << direction << " rank " << rank;
+      std::cout << "managed_migration: rank " << rank << " " << direction << ": "
+                << db->scalar("SELECT count(*)" + where) << " migration records\n";
+    }
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM cuda_copies WHERE path <> 'managed' AND rank = " + r), 0);
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM mpi_calls m JOIN functions f ON f.id = m.function_id "
+                         "JOIN buffer_locations b ON b.id = m.buffer_location WHERE f.name = 'MPI_Sendrecv' "
+                         "AND b.name = 'managed' AND m.rank = " +
+                         r),
+              kIterations)
+        << "rank " << rank << " sends from managed memory";
+  }
+  EXPECT_EQ(db->scalar("SELECT count(*) FROM cuda_copies WHERE mpi_call_id IS NOT NULL"), 0)
+      << "migrations are not tied to MPI calls";
 }
 
 TEST_F(GpuProgram, IpcPeerCopyStoresIpcCopiesWithTheirLinkAndEveryHandleOpen) {
-  auto db = profile("ipc_peer_copy", 2,
-                    {cuda_example("ipc_peer_copy"), std::to_string(kIterations), std::to_string(kBytes)});
+  auto db = profile_example("ipc_peer_copy", "ipc_peer_copy", 2);
   SKIP_WITHOUT_GPUS(db, 2, "ipc_peer_copy (CUDA IPC and peer copies)");
   const auto totals = copies_per_path(*db);
   for (int rank = 0; rank < kRanksOnGpus; ++rank) {
