@@ -179,8 +179,15 @@ void WriterThread::store_summaries() {
   std::vector<CallStatsRow> rows;
   rows.reserve(totals.size());
   for (const auto& [key, values] : totals) {
-    const std::int64_t comm =
-        key.communicator_index < communicator_ids_.size() ? communicator_ids_[key.communicator_index] : -1;
+    // The application keeps calling while the writer works: a call on a communicator created after
+    // this flush took its snapshot of communicator ids is left for the next flush (the tables are
+    // cumulative and rows are upserts), never stored under an unknown id, which would leave a
+    // second row for the same calls once the id is known.
+    const bool has_communicator = key.communicator_index != kNoCommunicator;
+    if (has_communicator && key.communicator_index >= communicator_ids_.size()) {
+      continue;
+    }
+    const std::int64_t comm = has_communicator ? communicator_ids_[key.communicator_index] : -1;
     rows.push_back(CallStatsRow{key.function, comm, key.size_bin, key.peer, key.phase, values.count,
                                 values.bytes_sent, values.bytes_recv, clock.duration_ns(values.ticks_total),
                                 clock.duration_ns(values.ticks_min), clock.duration_ns(values.ticks_max)});
