@@ -20,11 +20,11 @@ class ViewerScreenshotTest : public QObject {
 private slots:
   void initTestCase() {
     const auto first = integration::run_profiled_job(
-        {.command = {integration::example_program("halo_demo"), "500", "64"}, .mode = "trace"});
+        {.command = {integration::example_program("halo_demo"), "200", "64"}, .mode = "trace"});
     QVERIFY2(first.exit_code == 0, first.describe().c_str());
     // A second run with larger halos, for the compare view.
     const auto second = integration::run_profiled_job(
-        {.command = {integration::example_program("halo_demo"), "500", "4096"}, .mode = "trace"});
+        {.command = {integration::example_program("halo_demo"), "50", "4096"}, .mode = "trace"});
     QVERIFY2(second.exit_code == 0, second.describe().c_str());
     database_ = QString::fromStdString(first.merged_database().string());
     second_database_ = QString::fromStdString(second.merged_database().string());
