@@ -34,6 +34,7 @@ void CompareModel::compare(const std::vector<analysis::FunctionStats>& a,
   rows_.clear();
   label_a_ = QStringLiteral("A");
   label_b_ = QStringLiteral("B");
+  has_medians_ = false;
   // Functions are matched by name: ids differ between MPI libraries. A's order (most time first)
   // leads; functions only B called follow.
   std::map<std::string, const analysis::FunctionStats*> by_name_b;
@@ -81,6 +82,7 @@ void CompareModel::compare(const analysis::Comparison& comparison) {
   rows_.clear();
   label_a_ = QString::fromStdString(comparison.label_a);
   label_b_ = QString::fromStdString(comparison.label_b);
+  has_medians_ = comparison.per_call_times;
   // Bins come by function, then size: a function's total row sums its bins and goes before them.
   std::size_t total_row = 0;
   for (const auto& bin : comparison.bins) {
@@ -120,7 +122,7 @@ int CompareModel::rowCount(const QModelIndex& parent) const {
 }
 
 int CompareModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : ColumnCount;
+  return parent.isValid() ? 0 : has_medians_ ? ColumnCount : MedianRatio;
 }
 
 QVariant CompareModel::data(const QModelIndex& index, int role) const {

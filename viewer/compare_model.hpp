@@ -43,6 +43,7 @@ public:
 private:
   std::vector<CompareRow> rows_;
   QString label_a_ = QStringLiteral("A"), label_b_ = QStringLiteral("B");
+  bool has_medians_ = false; // the median column shows only for comparisons with per-call times
 };
 
 } // namespace commlens::viewer

@@ -70,6 +70,8 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent), loader_(this), mode
       show_implementations(implementations_watcher_.future().result());
   });
   connect(&loader_, &DatabaseLoader::progress, this, [this](int percent, const QString& step) {
+    if (!loader_.busy())
+      return; // a late progress signal must not cover the result
     status_->setText(tr("Loading B: %1 (%2 %)").arg(step).arg(percent));
   });
   connect(&loader_, &DatabaseLoader::loaded, this, [this](std::shared_ptr<const LoadedDatabase> database) {

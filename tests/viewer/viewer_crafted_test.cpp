@@ -203,6 +203,7 @@ private slots:
         compare->model().size_row(QStringLiteral("MPI_Allreduce"), QStringLiteral("[64B, 128B)"));
     QVERIFY(bin);
     QCOMPARE(bin->median_ratio.value_or(0), 0.5);
+    QCOMPARE(compare->model().columnCount(), int(CompareModel::ColumnCount)); // medians shown
     // Functions only mpi ran have no runtime side.
     const auto* send = compare->model().function_row(QStringLiteral("MPI_Send"));
     QVERIFY(send);
@@ -217,6 +218,7 @@ private slots:
     window.compare()->wait_for_implementations();
     QVERIFY(window.compare()->status().contains(QStringLiteral("Open a second database")));
     QCOMPARE(window.compare()->model().function_row(QStringLiteral("MPI_Send"))->calls_b, std::uint64_t{0});
+    QCOMPARE(window.compare()->model().columnCount(), int(CompareModel::MedianRatio)); // no medians
   }
 
 private:
