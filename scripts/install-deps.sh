@@ -8,7 +8,7 @@ packages=(
   openmpi-bin libopenmpi-dev python3-mpi4py
   libsqlite3-dev sqlite3
   nlohmann-json3-dev libgtest-dev libgmock-dev libcli11-dev libfmt-dev
-  qt6-base-dev fonts-dejavu-core
+  qt6-base-dev fonts-dejavu-core xvfb xauth
   clang libclang-rt-14-dev
 )
 

@@ -2,6 +2,8 @@
 
 #include "format.hpp"
 
+#include "commlens/analysis/size_bin.hpp"
+
 #include <QBrush>
 #include <QColor>
 #include <QFont>
@@ -30,6 +32,9 @@ void CompareModel::compare(const std::vector<analysis::FunctionStats>& a,
                            const std::vector<analysis::FunctionStats>& b) {
   beginResetModel();
   rows_.clear();
+  label_a_ = QStringLiteral("A");
+  label_b_ = QStringLiteral("B");
+  has_medians_ = false;
   // Functions are matched by name: ids differ between MPI libraries. A's order (most time first)
   // leads; functions only B called follow.
   std::map<std::string, const analysis::FunctionStats*> by_name_b;
@@ -72,6 +77,39 @@ void CompareModel::compare(const std::vector<analysis::FunctionStats>& a,
   endResetModel();
 }
 
+void CompareModel::compare(const analysis::Comparison& comparison) {
+  beginResetModel();
+  rows_.clear();
+  label_a_ = QString::fromStdString(comparison.label_a);
+  label_b_ = QString::fromStdString(comparison.label_b);
+  has_medians_ = comparison.per_call_times;
+  // Bins come by function, then size: a function's total row sums its bins and goes before them.
+  std::size_t total_row = 0;
+  for (const auto& bin : comparison.bins) {
+    const auto function = QString::fromStdString(bin.function);
+    if (rows_.empty() || rows_[total_row].function != function) {
+      total_row = rows_.size();
+      rows_.push_back({function, {}});
+    }
+    auto& total = rows_[total_row];
+    total.calls_a += bin.a.calls;
+    total.calls_b += bin.b.calls;
+    total.time_a_ns += bin.a.time_total_ns;
+    total.time_b_ns += bin.b.time_total_ns;
+    rows_.push_back({function, QString::fromStdString(analysis::size_bin_label(bin.size_bin)), bin.a.calls,
+                     bin.b.calls, bin.a.time_total_ns, bin.b.time_total_ns,
+                     comparison.per_call_times ? bin.median_ratio : std::nullopt});
+  }
+  endResetModel();
+}
+
+const CompareRow* CompareModel::size_row(const QString& function, const QString& size) const {
+  for (const auto& row : rows_)
+    if (row.function == function && row.size == size)
+      return &row;
+  return nullptr;
+}
+
 const CompareRow* CompareModel::function_row(const QString& function) const {
   for (const auto& row : rows_)
     if (row.function == function && row.size.isEmpty())
@@ -84,7 +122,7 @@ int CompareModel::rowCount(const QModelIndex& parent) const {
 }
 
 int CompareModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : ColumnCount;
+  return parent.isValid() ? 0 : has_medians_ ? ColumnCount : MedianRatio;
 }
 
 QVariant CompareModel::data(const QModelIndex& index, int role) const {
@@ -122,6 +160,8 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
     return mean_text(row.time_b_ns, row.calls_b);
   case Ratio:
     return ratio ? QStringLiteral("%1x").arg(*ratio, 0, 'f', 2) : QStringLiteral("-");
+  case MedianRatio:
+    return row.median_ratio ? QStringLiteral("%1x").arg(*row.median_ratio, 0, 'f', 2) : QStringLiteral("-");
   default:
     return {};
   }
@@ -130,9 +170,26 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
 QVariant CompareModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
     return {};
-  static const QStringList kHeaders = {tr("Function"),    tr("Size"),        tr("Calls A"),   tr("Calls B"),
-                                       tr("Mean time A"), tr("Mean time B"), tr("B / A time")};
-  return kHeaders.value(section);
+  switch (section) {
+  case Function:
+    return tr("Function");
+  case Size:
+    return tr("Size");
+  case CallsA:
+    return tr("Calls %1").arg(label_a_);
+  case CallsB:
+    return tr("Calls %1").arg(label_b_);
+  case MeanA:
+    return tr("Mean time %1").arg(label_a_);
+  case MeanB:
+    return tr("Mean time %1").arg(label_b_);
+  case Ratio:
+    return tr("Mean %1 / %2").arg(label_b_, label_a_);
+  case MedianRatio:
+    return tr("Median %1 / %2").arg(label_b_, label_a_);
+  default:
+    return {};
+  }
 }
 
 } // namespace commlens::viewer

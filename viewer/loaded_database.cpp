@@ -44,6 +44,7 @@ std::shared_ptr<const LoadedDatabase> load_database(const std::filesystem::path&
   });
   report_step(85, QStringLiteral("timeline"));
   loaded->timeline = analysis::query_timeline_extent(database);
+  loaded->phases = analysis::query_timeline_phases(database);
   loaded->function_names = analysis::query_enum_names(database, "functions");
   loaded->implementation_names = analysis::query_enum_names(database, "implementations");
   for (const auto& communicator : loaded->report.communicators)

@@ -19,6 +19,7 @@ struct LoadedDatabase {
   std::filesystem::path path;
   analysis::Report report;
   analysis::TimelineExtent timeline;
+  std::vector<analysis::TimelinePhase> phases; // every rank's, for the timeline's annotation rows
   std::map<int, std::string> function_names;
   std::map<int, std::string> implementation_names;
   std::map<std::int64_t, std::string> communicator_labels;

@@ -1,4 +1,4 @@
-// commlens-viewer [DB]
+// commlens-viewer [--view VIEW] [--compare DB2] [DB]
 // commlens-viewer --screenshot FILE.png [--view summary|timeline|histograms|matrix|paths|compare]
 //                 [--compare DB2] DB
 #include "compare_view.hpp"
@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
                                       QStringLiteral("FILE.png"));
   const QCommandLineOption view(
       QStringLiteral("view"),
-      QStringLiteral("View for --screenshot: %1.")
+      QStringLiteral("View to show (or to render with --screenshot): %1.")
           .arg(commlens::viewer::MainWindow::view_names().join(QStringLiteral(", "))),
       QStringLiteral("VIEW"), QStringLiteral("summary"));
   const QCommandLineOption compare(QStringLiteral("compare"),
@@ -52,6 +52,10 @@ int main(int argc, char** argv) {
   }
 
   commlens::viewer::MainWindow window;
+  if (parser.isSet(view) && !window.show_view(parser.value(view))) {
+    std::fprintf(stderr, "commlens-viewer: unknown view '%s'\n", qPrintable(parser.value(view)));
+    return 2;
+  }
   window.show();
   if (!databases.isEmpty())
     window.open(databases.first());

@@ -5,9 +5,28 @@
 #include "timeline_view.hpp"
 
 #include <QApplication>
+#include <QElapsedTimer>
 #include <QPixmap>
+#include <QScreen>
+#include <QWindow>
 
 namespace commlens::viewer {
+namespace {
+
+// The window system maps a shown window asynchronously; grabbing before that captures nothing.
+bool wait_until_exposed(QWidget& window) {
+  constexpr int kTimeoutMs = 10000;
+  QElapsedTimer waited;
+  waited.start();
+  while (!(window.windowHandle() && window.windowHandle()->isExposed())) {
+    if (waited.elapsed() > kTimeoutMs)
+      return false;
+    QApplication::processEvents(QEventLoop::AllEvents, 50);
+  }
+  return true;
+}
+
+} // namespace
 
 QString save_screenshot(const ScreenshotRequest& request) {
   MainWindow window;
@@ -15,8 +34,9 @@ QString save_screenshot(const ScreenshotRequest& request) {
     return QStringLiteral("unknown view '%1' (one of %2)")
         .arg(request.view, MainWindow::view_names().join(", "));
   window.resize(1280, 800);
-  window.setAttribute(Qt::WA_DontShowOnScreen);
-  window.show(); // lays the widgets out at their real sizes; nothing appears on a display
+  if (!request.on_screen)
+    window.setAttribute(Qt::WA_DontShowOnScreen);
+  window.show(); // lays the widgets out at their real sizes
   window.open(request.database);
   window.loader().wait();
   if (!window.database())
@@ -24,11 +44,25 @@ QString save_screenshot(const ScreenshotRequest& request) {
   if (!request.compare_with.isEmpty()) {
     window.compare()->open_second(request.compare_with);
     window.compare()->loader().wait();
+  } else if (request.view == QLatin1String("compare")) {
+    window.compare()->wait_for_implementations(); // an A/B run compares its implementations
   }
   QApplication::processEvents();
-  window.timeline()->canvas()->wait_for_data();
+  // Only the timeline waits for its calls: the other views are complete once loaded, and the
+  // fetch of the whole trace's window would only delay them.
+  if (request.view == QLatin1String("timeline"))
+    window.timeline()->canvas()->wait_for_data();
   QApplication::processEvents();
-  if (!window.grab().save(request.output_png))
+  QPixmap image;
+  if (request.on_screen) {
+    if (!wait_until_exposed(window))
+      return QStringLiteral("the window was never shown on the display");
+    window.repaint();
+    image = window.screen()->grabWindow(window.winId());
+  } else {
+    image = window.grab();
+  }
+  if (!image.save(request.output_png))
     return QStringLiteral("%1: cannot write the PNG").arg(request.output_png);
   return {};
 }

@@ -1,7 +1,9 @@
 #pragma once
-// Renders one view of a database to a PNG without showing a window (the offscreen platform works
-// as well as a display): opens the database, waits for loading and for the timeline's first
-// window of calls, and grabs the window. Returns a one-line error, empty on success.
+// Renders one view of a database to a PNG: opens the database, waits for loading (and, for the
+// timeline, for its first window of calls) and grabs the window. By default no window is shown
+// (the offscreen platform works as well as a display); `on_screen` maps the window on the display
+// and captures what the window system shows (the Xvfb screenshot test). Returns a one-line error,
+// empty on success.
 #include <QString>
 
 namespace commlens::viewer {
@@ -11,6 +13,7 @@ struct ScreenshotRequest {
   QString output_png;
   QString view = QStringLiteral("summary");
   QString compare_with; // second database for the compare view; optional
+  bool on_screen = false;
 };
 
 QString save_screenshot(const ScreenshotRequest& request);

@@ -2,6 +2,7 @@
 
 #include "format.hpp"
 #include "function_colors.hpp"
+#include "timeline_annotations.hpp"
 
 #include <QMouseEvent>
 #include <QPainter>
@@ -45,7 +46,10 @@ void TimelineCanvas::set_database(std::shared_ptr<const LoadedDatabase> database
   highlighted_function_.reset();
   viewport_.set_width(std::max(1, width() - kGutterWidth));
   viewport_.set_extent(database_->timeline.start_ns, database_->timeline.end_ns);
-  fetcher_.set_source(database_->path, database_->timeline.lanes);
+  const bool has_phases = std::any_of(database_->phases.begin(), database_->phases.end(),
+                                      [](const auto& phase) { return phase.phase > 0; });
+  rows_ = layout_timeline_rows(database_->timeline, database_->timeline.has_ranges || has_phases);
+  fetcher_.set_source(database_->path, database_->timeline);
   request_window();
   update();
 }
@@ -84,20 +88,26 @@ void TimelineCanvas::wait_for_data() {
   fetcher_.wait_until_idle();
 }
 
-int TimelineCanvas::lane_height() const {
-  const int lanes = database_ ? std::max<int>(1, static_cast<int>(database_->timeline.lanes.size())) : 1;
-  return std::clamp((height() - kRulerHeight - kPhaseBandHeight - 4) / lanes, 6, 28);
+int TimelineCanvas::row_height() const {
+  const int rows = std::max<int>(1, static_cast<int>(rows_.size()));
+  return std::clamp((height() - kRulerHeight - 4) / rows, 6, 28);
 }
 
-int TimelineCanvas::lane_at(int y) const {
-  if (!database_ || y < kRulerHeight + kPhaseBandHeight)
+QRect TimelineCanvas::row_rect(std::size_t index) const {
+  return {0, kRulerHeight + static_cast<int>(index) * row_height(), width(), row_height()};
+}
+
+int TimelineCanvas::row_at(int y) const {
+  if (!database_ || y < kRulerHeight)
     return -1;
-  const int lane = (y - kRulerHeight - kPhaseBandHeight) / lane_height();
-  return lane < static_cast<int>(database_->timeline.lanes.size()) ? lane : -1;
+  const int row = (y - kRulerHeight) / row_height();
+  return row < static_cast<int>(rows_.size()) ? row : -1;
 }
 
 const analysis::TimelineCall* TimelineCanvas::call_at(QPoint position, int* lane_index) const {
-  *lane_index = lane_at(position.y());
+  const int row = row_at(position.y());
+  const bool on_calls = row >= 0 && rows_[static_cast<std::size_t>(row)].kind == TimelineRowKind::Calls;
+  *lane_index = on_calls ? static_cast<int>(rows_[static_cast<std::size_t>(row)].index) : -1;
   const auto& lanes = fetcher_.snapshot().lanes;
   if (*lane_index < 0 || *lane_index >= static_cast<int>(lanes.size()) || position.x() < kGutterWidth)
     return nullptr;
@@ -163,7 +173,42 @@ QString TimelineCanvas::describe_at(QPoint position) const {
         .arg(std::min(100.0, 100.0 * static_cast<double>(bin->busy_ns) / static_cast<double>(span)), 0, 'f',
              0);
   }
-  return {};
+  return describe_annotation_at(position);
+}
+
+std::vector<const analysis::TimelinePhase*> TimelineCanvas::phases_of(int rank) const {
+  std::vector<const analysis::TimelinePhase*> phases;
+  for (const auto& phase : database_->phases)
+    if (phase.rank == rank)
+      phases.push_back(&phase);
+  return phases;
+}
+
+QString TimelineCanvas::describe_annotation_at(QPoint position) const {
+  const int row_index = row_at(position.y());
+  if (row_index < 0 || position.x() < kGutterWidth)
+    return {};
+  const auto& row = rows_[static_cast<std::size_t>(row_index)];
+  const auto& snapshot = fetcher_.snapshot();
+  const auto time = viewport_.time_at(position.x() - kGutterWidth);
+  const auto slack = static_cast<std::int64_t>(kHitSlackPixels * viewport_.ns_per_pixel());
+  const auto origin = database_->timeline.start_ns;
+  if (row.kind == TimelineRowKind::Copies && row.index < snapshot.copies.size()) {
+    const auto* copy = copy_at(snapshot.copies[row.index], time, slack);
+    return copy ? describe_copy(*copy, row.rank, origin) : QString();
+  }
+  if (row.kind != TimelineRowKind::Ranges)
+    return {};
+  if (row.index < snapshot.ranges.size()) {
+    const auto& ranges = snapshot.ranges[row.index];
+    const auto area = row_rect(static_cast<std::size_t>(row_index));
+    const int level = std::clamp((position.y() - area.top()) * range_levels(ranges) / area.height(), 0,
+                                 kMaxRangeLevels - 1);
+    if (const auto* range = range_at(ranges, time, slack, level))
+      return describe_range(*range, row.rank, origin);
+  }
+  const auto* phase = phase_at(phases_of(row.rank), time);
+  return phase ? describe_phase(*phase, origin) : QString();
 }
 
 bool TimelineCanvas::select_at(QPoint position) {
@@ -171,7 +216,7 @@ bool TimelineCanvas::select_at(QPoint position) {
   const auto* call = database_ ? call_at(position, &lane_index) : nullptr;
   if (!call) {
     selection_.reset();
-    emit selection_changed({});
+    emit selection_changed(database_ ? describe_annotation_at(position) : QString());
     update();
     return false;
   }
@@ -249,9 +294,8 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
     return;
   }
   paint_ruler(painter);
-  paint_phases(painter);
-  for (int lane = 0; lane < static_cast<int>(database_->timeline.lanes.size()); ++lane)
-    paint_lane(painter, lane);
+  for (std::size_t row = 0; row < rows_.size(); ++row)
+    paint_row(painter, row);
 }
 
 void TimelineCanvas::paint_ruler(QPainter& painter) const {
@@ -271,42 +315,46 @@ void TimelineCanvas::paint_ruler(QPainter& painter) const {
   painter.drawText(4, kRulerHeight - 8, format_duration(viewport_.span_ns()));
 }
 
-void TimelineCanvas::paint_phases(QPainter& painter) const {
-  const int top = kRulerHeight;
-  for (const auto& phase : database_->report.phases) {
-    const auto end = phase.end_ns.value_or(database_->timeline.end_ns);
-    const double x0 = std::max(0.0, viewport_.x_of(phase.start_ns));
-    const double x1 = std::min(double(viewport_.width()), viewport_.x_of(end));
-    if (x1 <= x0)
-      continue;
-    const QRectF band(kGutterWidth + x0, top + 1, x1 - x0, kPhaseBandHeight - 2);
-    painter.fillRect(band, phase.phase % 2 ? QColor(255, 236, 200) : QColor(210, 230, 255));
-    painter.setPen(Qt::black);
-    painter.drawText(band, Qt::AlignLeft | Qt::AlignVCenter, tr(" phase %1").arg(phase.phase));
-  }
-  painter.drawText(QRect(2, top, kGutterWidth - 4, kPhaseBandHeight), Qt::AlignVCenter, tr("phases"));
+void TimelineCanvas::paint_row(QPainter& painter, std::size_t row_index) const {
+  const auto& row = rows_[row_index];
+  const auto area = row_rect(row_index);
+  const bool calls = row.kind == TimelineRowKind::Calls;
+  // Each rank's rows share one background shade, so they read as a group.
+  painter.fillRect(area, row.rank % 2 ? QColor(250, 250, 250) : QColor(240, 243, 247));
+  const bool threaded =
+      calls && (database_->timeline.lanes[row.index].thread != 0 ||
+                std::count_if(database_->timeline.lanes.begin(), database_->timeline.lanes.end(),
+                              [&](const auto& other) { return other.rank == row.rank; }) > 1);
+  const auto label = !calls ? (row.kind == TimelineRowKind::Copies ? tr("  copies") : tr("  ranges"))
+                     : threaded
+                         ? tr("rank %1 t%2").arg(row.rank).arg(database_->timeline.lanes[row.index].thread)
+                         : tr("rank %1").arg(row.rank);
+  painter.setPen(calls ? Qt::black : Qt::darkGray);
+  painter.drawText(QRect(4, area.top(), kGutterWidth - 6, area.height()), Qt::AlignVCenter, label);
+
+  const auto& snapshot = fetcher_.snapshot();
+  painter.save();
+  const QRect plot(kGutterWidth, area.top(), width() - kGutterWidth, area.height());
+  painter.setClipRect(plot);
+  if (calls)
+    paint_lane(painter, row, plot);
+  else if (row.kind == TimelineRowKind::Copies && row.index < snapshot.copies.size())
+    paint_copies(painter, viewport_, plot, snapshot.copies[row.index]);
+  else if (row.kind == TimelineRowKind::Ranges)
+    paint_ranges(painter, viewport_, plot,
+                 row.index < snapshot.ranges.size() ? snapshot.ranges[row.index]
+                                                    : std::vector<analysis::TimelineRange>{},
+                 phases_of(row.rank), database_->timeline.end_ns);
+  painter.restore();
 }
 
-void TimelineCanvas::paint_lane(QPainter& painter, int lane_index) const {
-  const auto& lane = database_->timeline.lanes[static_cast<std::size_t>(lane_index)];
-  const int height = lane_height();
-  const int top = kRulerHeight + kPhaseBandHeight + lane_index * height;
-  painter.fillRect(0, top, width(), height, lane_index % 2 ? QColor(250, 250, 250) : QColor(240, 243, 247));
-  painter.setPen(Qt::black);
-  const bool threaded =
-      lane.thread != 0 || std::count_if(database_->timeline.lanes.begin(), database_->timeline.lanes.end(),
-                                        [&](const auto& other) { return other.rank == lane.rank; }) > 1;
-  painter.drawText(QRect(4, top, kGutterWidth - 6, height), Qt::AlignVCenter,
-                   threaded ? tr("rank %1 t%2").arg(lane.rank).arg(lane.thread)
-                            : tr("rank %1").arg(lane.rank));
-
+void TimelineCanvas::paint_lane(QPainter& painter, const TimelineRow& row, const QRect& area) const {
   const auto& lanes = fetcher_.snapshot().lanes;
-  if (lane_index >= static_cast<int>(lanes.size()))
+  if (row.index >= lanes.size())
     return;
-  painter.save();
-  painter.setClipRect(kGutterWidth, top, width() - kGutterWidth, height);
-  const auto& window = lanes[static_cast<std::size_t>(lane_index)];
-  const int inner = height - 4;
+  const auto& window = lanes[row.index];
+  const int top = area.top();
+  const int inner = area.height() - 4;
   for (const auto& bin : window.bins) {
     const double x0 = viewport_.x_of(bin.start_ns), x1 = std::max(viewport_.x_of(bin.end_ns), x0 + 1);
     const auto span = std::max<std::int64_t>(bin.end_ns - bin.start_ns, 1);
@@ -328,13 +376,12 @@ void TimelineCanvas::paint_lane(QPainter& painter, int lane_index) const {
                        database_->function_name(call.function_id));
     }
   }
-  if (selection_ && selection_->lane == lane) {
+  if (selection_ && selection_->lane == database_->timeline.lanes[row.index]) {
     const double x0 = viewport_.x_of(selection_->call.start_ns);
     const double x1 = std::max(viewport_.x_of(selection_->call.end_ns), x0 + 2);
     painter.setPen(QPen(Qt::black, 2));
-    painter.drawRect(QRectF(kGutterWidth + x0, top + 1, x1 - x0, height - 2));
+    painter.drawRect(QRectF(kGutterWidth + x0, top + 1, x1 - x0, area.height() - 2));
   }
-  painter.restore();
 }
 
 } // namespace commlens::viewer

@@ -1,10 +1,12 @@
 #pragma once
-// The drawing surface of the timeline: a time ruler, the phases, and one lane per rank and thread
-// with its calls coloured by function. Calls narrower than a pixel arrive merged into bins (see
-// analysis/timeline.hpp), so painting costs the same at any zoom. Wheel zooms around the cursor,
-// dragging pans, hovering shows a call's arguments, clicking selects it.
+// The drawing surface of the timeline: a time ruler and the rows of timeline_rows.hpp: per rank its
+// NVTX ranges and phases, one lane per thread with its calls coloured by function, its CUDA copies. Calls
+// narrower than a pixel arrive merged into bins (see analysis/timeline.hpp), so painting costs the same at
+// any zoom. Wheel zooms around the cursor, dragging pans, hovering shows a call's arguments, clicking selects
+// it.
 #include "loaded_database.hpp"
 #include "timeline_fetcher.hpp"
+#include "timeline_rows.hpp"
 #include "timeline_viewport.hpp"
 
 #include <QWidget>
@@ -19,18 +21,22 @@ struct SelectedCall {
 class TimelineCanvas : public QWidget {
   Q_OBJECT
 public:
-  static constexpr int kGutterWidth = 76, kRulerHeight = 24, kPhaseBandHeight = 16;
+  static constexpr int kGutterWidth = 76, kRulerHeight = 24;
 
   explicit TimelineCanvas(QWidget* parent = nullptr);
   void set_database(std::shared_ptr<const LoadedDatabase> database);
 
   const TimelineViewport& viewport() const { return viewport_; }
   const TimelineFetcher& fetcher() const { return fetcher_; }
+  const std::vector<TimelineRow>& rows() const { return rows_; }
+  // Where row `index` is drawn (the full width, gutter included).
+  QRect row_rect(std::size_t index) const;
   void zoom(double factor, double x);
   void pan(double dx);
   void show_range(std::int64_t start_ns, std::int64_t end_ns);
   void show_all();
-  // Selects the call (not a bin) under `position`; false and no selection when there is none.
+  // Selects the call (not a bin) under `position`; false and no selection when there is none. Over
+  // a copy, range or phase, shows its details without selecting a call.
   bool select_at(QPoint position);
   void select(const SelectedCall& selected);
   const std::optional<SelectedCall>& selection() const { return selection_; }
@@ -53,19 +59,23 @@ protected:
   void mouseReleaseEvent(QMouseEvent* event) override;
 
 private:
-  int lane_height() const;
-  int lane_at(int y) const;
+  int row_height() const;
+  int row_at(int y) const;
   const analysis::TimelineCall* call_at(QPoint position, int* lane_index) const;
   const analysis::TimelineBin* bin_at(QPoint position, int lane_index) const;
+  // Text of the copy, range or phase under `position` on an annotation row; empty over nothing.
+  QString describe_annotation_at(QPoint position) const;
+  std::vector<const analysis::TimelinePhase*> phases_of(int rank) const;
   void request_window();
   void paint_ruler(QPainter& painter) const;
-  void paint_phases(QPainter& painter) const;
-  void paint_lane(QPainter& painter, int lane_index) const;
+  void paint_row(QPainter& painter, std::size_t row_index) const;
+  void paint_lane(QPainter& painter, const TimelineRow& row, const QRect& area) const;
   QColor color_of(int function_id) const;
 
   std::shared_ptr<const LoadedDatabase> database_;
   TimelineViewport viewport_;
   TimelineFetcher fetcher_;
+  std::vector<TimelineRow> rows_;
   std::optional<SelectedCall> selection_;
   std::optional<int> highlighted_function_;
   std::optional<QPoint> drag_origin_;

@@ -1,5 +1,7 @@
 #include "timeline_fetcher.hpp"
 
+#include "timeline_rows.hpp"
+
 #include "commlens/analysis/errors.hpp"
 
 #include <QtConcurrent/QtConcurrentRun>
@@ -18,13 +20,15 @@ TimelineFetcher::~TimelineFetcher() {
 }
 
 void TimelineFetcher::set_source(const std::filesystem::path& database,
-                                 std::vector<analysis::TimelineLane> lanes) {
+                                 const analysis::TimelineExtent& extent) {
   pending_.reset();
   if (cancel_)
     cancel_->store(true);
   watcher_.waitForFinished();
   path_ = database;
-  lanes_ = std::move(lanes);
+  lanes_ = extent.lanes;
+  copy_ranks_ = extent.has_copies ? ranks_of(extent) : std::vector<int>{};
+  range_ranks_ = extent.has_ranges ? ranks_of(extent) : std::vector<int>{};
   connection_.reset();
   snapshot_ = {};
   if (lanes_.empty())
@@ -50,14 +54,21 @@ void TimelineFetcher::request(std::int64_t start_ns, std::int64_t end_ns, std::i
 
 void TimelineFetcher::start(const Request& request) {
   cancel_ = std::make_shared<std::atomic<bool>>(false);
-  watcher_.setFuture(QtConcurrent::run([connection = connection_, lanes = lanes_, cancel = cancel_, request] {
-    TimelineSnapshot snapshot{request.start_ns, request.end_ns, request.resolution_ns, {}};
+  watcher_.setFuture(QtConcurrent::run([connection = connection_, lanes = lanes_, copy_ranks = copy_ranks_,
+                                        range_ranks = range_ranks_, cancel = cancel_, request] {
+    TimelineSnapshot snapshot{request.start_ns, request.end_ns, request.resolution_ns, {}, {}, {}};
     for (const auto& lane : lanes) {
       if (cancel->load())
-        break;
+        return snapshot;
       snapshot.lanes.push_back(analysis::query_timeline_window(
           *connection, lane, request.start_ns, request.end_ns, request.resolution_ns, cancel.get()));
     }
+    for (const int rank : copy_ranks)
+      snapshot.copies.push_back(
+          analysis::query_timeline_copies(*connection, rank, request.start_ns, request.end_ns));
+    for (const int rank : range_ranks)
+      snapshot.ranges.push_back(
+          analysis::query_timeline_ranges(*connection, rank, request.start_ns, request.end_ns));
     return snapshot;
   }));
 }
@@ -78,7 +89,8 @@ void TimelineFetcher::finish() {
     start(next);
     return; // the cancelled result is partial: keep showing the previous complete one
   }
-  if (result.lanes.size() == lanes_.size()) {
+  if (result.lanes.size() == lanes_.size() && result.copies.size() == copy_ranks_.size() &&
+      result.ranges.size() == range_ranks_.size()) {
     snapshot_ = std::move(result);
     emit updated();
   }

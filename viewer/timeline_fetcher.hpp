@@ -1,7 +1,8 @@
 #pragma once
-// Reads the calls of every lane in the visible window on a pool thread, with its own connection to
-// the database, so zooming and panning never wait for SQLite. A new request cancels the running
-// one; the canvas keeps drawing the last result, shifted, until the new one arrives.
+// Reads the calls of every lane (and each rank's CUDA copies and NVTX ranges) in the visible window on a pool
+// thread, with its own connection to the database, so zooming and panning never wait for SQLite. A new
+// request cancels the running one; the canvas keeps drawing the last result, shifted, until the new one
+// arrives.
 #include "commlens/analysis/timeline.hpp"
 
 #include <QFutureWatcher>
@@ -15,6 +16,9 @@ namespace commlens::viewer {
 struct TimelineSnapshot {
   std::int64_t start_ns = 0, end_ns = 0, resolution_ns = 1;
   std::vector<analysis::TimelineWindow> lanes; // in the order of TimelineExtent::lanes
+  // Per rank, in the order of ranks_of(extent); empty when the database has none.
+  std::vector<std::vector<analysis::TimelineCopy>> copies;
+  std::vector<std::vector<analysis::TimelineRange>> ranges;
 };
 
 class TimelineFetcher : public QObject {
@@ -23,7 +27,7 @@ public:
   explicit TimelineFetcher(QObject* parent = nullptr);
   ~TimelineFetcher() override;
 
-  void set_source(const std::filesystem::path& database, std::vector<analysis::TimelineLane> lanes);
+  void set_source(const std::filesystem::path& database, const analysis::TimelineExtent& extent);
   void request(std::int64_t start_ns, std::int64_t end_ns, std::int64_t resolution_ns);
   // Blocks until no request is running or pending; for the screenshot mode and tests.
   void wait_until_idle();
@@ -42,6 +46,7 @@ private:
 
   std::filesystem::path path_;
   std::vector<analysis::TimelineLane> lanes_;
+  std::vector<int> copy_ranks_, range_ranks_;            // ranks whose copies and ranges are read
   std::shared_ptr<const analysis::Database> connection_; // used by one pool task at a time
   QFutureWatcher<TimelineSnapshot> watcher_;
   std::shared_ptr<std::atomic<bool>> cancel_;

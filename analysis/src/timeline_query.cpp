@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 namespace commlens::analysis {
 namespace {
@@ -26,6 +27,13 @@ TimelineCall read_call(const Statement& row, int first_column) {
   call.implementation = static_cast<int>(row.integer(first_column + 9));
   call.phase = static_cast<int>(row.integer(first_column + 10));
   return call;
+}
+
+// Statement has no nullable text getter: queries select `column IS NULL` next to the column.
+std::optional<std::string> nullable_text(const Statement& row, int is_null_column, int text_column) {
+  if (row.integer(is_null_column) != 0)
+    return std::nullopt;
+  return row.text(text_column);
 }
 
 std::vector<std::int64_t> threads_of_rank(const Database& database, int rank, std::int64_t recorded_threads) {
@@ -130,6 +138,8 @@ TimelineExtent query_timeline_extent(const Database& database) {
   auto count = database.prepare("SELECT count(*) FROM mpi_calls");
   count.step();
   extent.calls = static_cast<std::uint64_t>(count.integer(0));
+  extent.has_copies = database.has_rows("cuda_copies");
+  extent.has_ranges = database.has_rows("nvtx_ranges");
   return extent;
 }
 
@@ -166,18 +176,102 @@ TimelineWindow query_timeline_window(const Database& database, const TimelineLan
       take(call);
   }
 
-  auto in_window = database.prepare(fmt::format("SELECT {} FROM mpi_calls WHERE rank = ?1 AND start_ns >= ?3 "
-                                                "AND start_ns < ?4 AND thread = ?2 ORDER BY start_ns",
-                                                kCallColumns));
-  in_window.bind(1, lane.rank).bind(2, lane.thread).bind(3, start_ns).bind(4, end_ns);
+  // Call ids number each thread's calls in order (rank << 46 | thread << 36 | sequence, see
+  // docs/schema.md), and calls on one thread do not overlap: from the window's first call, the
+  // lane's calls follow in rowid order. Reading them by rowid walks the table in storage order;
+  // going through the (rank, start_ns) index instead costs one b-tree descent per call, which at
+  // the whole-trace view of ten million calls is most of the time to the first paint.
+  auto first_in_window = database.prepare("SELECT id FROM mpi_calls WHERE rank = ?1 AND start_ns >= ?3 "
+                                          "AND start_ns < ?4 AND thread = ?2 ORDER BY start_ns LIMIT 1");
+  first_in_window.bind(1, lane.rank).bind(2, lane.thread).bind(3, start_ns).bind(4, end_ns);
+  auto in_window = database.prepare(
+      fmt::format("SELECT rank, thread, {} FROM mpi_calls WHERE id >= ?1 ORDER BY id", kCallColumns));
+  const bool any_in_window = first_in_window.step();
+  in_window.bind(1, any_in_window ? first_in_window.integer(0) : std::numeric_limits<std::int64_t>::max());
   std::uint64_t rows = 0;
   while (in_window.step()) {
-    take(read_call(in_window, 0));
+    if (in_window.integer(0) != lane.rank || in_window.integer(1) != lane.thread)
+      break; // the next lane's calls
+    // Most calls of a wide window only go into a bin: read the three columns a bin needs and the
+    // rest only for calls drawn on their own.
+    TimelineCall call{.function_id = static_cast<int>(in_window.integer(3)),
+                      .start_ns = in_window.integer(4),
+                      .end_ns = in_window.integer(5)};
+    if (call.start_ns >= end_ns)
+      break;
+    take(call.end_ns - call.start_ns >= resolution_ns ? read_call(in_window, 2) : call);
     if (cancel && ++rows % kRowsBetweenCancelChecks == 0 && cancel->load(std::memory_order_relaxed))
       break;
   }
   bins.close_into(window.bins);
   return window;
+}
+
+std::optional<double> TimelineCopy::gb_per_s() const {
+  if (end_ns <= start_ns)
+    return std::nullopt;
+  return static_cast<double>(bytes) / static_cast<double>(end_ns - start_ns);
+}
+
+std::vector<TimelineCopy> query_timeline_copies(const Database& database, int rank, std::int64_t start_ns,
+                                                std::int64_t end_ns) {
+  std::vector<TimelineCopy> copies;
+  if (!database.has_table("cuda_copies") || end_ns <= start_ns)
+    return copies;
+  // Copies on several streams overlap, so unlike calls the window needs the full overlap test.
+  auto query = database.prepare(
+      "SELECT rowid, start_ns, end_ns, device, src_device, dst_device, bytes, copy_kind, path, link IS NULL, "
+      "link, mpi_call_id FROM cuda_copies WHERE rank = ?1 AND start_ns < ?3 AND end_ns > ?2 ORDER BY "
+      "start_ns");
+  query.bind(1, rank).bind(2, start_ns).bind(3, end_ns);
+  while (query.step()) {
+    const auto src = query.optional_integer(4), dst = query.optional_integer(5);
+    copies.push_back({.id = query.integer(0),
+                      .start_ns = query.integer(1),
+                      .end_ns = query.integer(2),
+                      .device = static_cast<int>(query.integer(3)),
+                      .src_device = src ? std::optional<int>(static_cast<int>(*src)) : std::nullopt,
+                      .dst_device = dst ? std::optional<int>(static_cast<int>(*dst)) : std::nullopt,
+                      .bytes = query.integer(6),
+                      .copy_kind = query.text(7),
+                      .path = query.text(8),
+                      .link = nullable_text(query, 9, 10),
+                      .mpi_call_id = query.optional_integer(11)});
+  }
+  return copies;
+}
+
+std::vector<TimelineRange> query_timeline_ranges(const Database& database, int rank, std::int64_t start_ns,
+                                                 std::int64_t end_ns) {
+  std::vector<TimelineRange> ranges;
+  if (!database.has_table("nvtx_ranges") || end_ns <= start_ns)
+    return ranges;
+  // Longer first among equal starts, so an enclosing range precedes the ranges it contains.
+  auto query =
+      database.prepare("SELECT start_ns, end_ns, domain IS NULL, domain, coalesce(name, '') FROM nvtx_ranges "
+                       "WHERE rank = ?1 AND start_ns < ?3 AND end_ns > ?2 ORDER BY start_ns, end_ns DESC");
+  query.bind(1, rank).bind(2, start_ns).bind(3, end_ns);
+  std::vector<std::int64_t> open_ends; // ends of the ranges enclosing the current one, innermost last
+  while (query.step()) {
+    TimelineRange range{query.integer(0), query.integer(1), nullable_text(query, 2, 3), query.text(4)};
+    while (!open_ends.empty() && open_ends.back() <= range.start_ns)
+      open_ends.pop_back();
+    range.depth = static_cast<int>(open_ends.size());
+    open_ends.push_back(range.end_ns);
+    ranges.push_back(std::move(range));
+  }
+  return ranges;
+}
+
+std::vector<TimelinePhase> query_timeline_phases(const Database& database) {
+  std::vector<TimelinePhase> phases;
+  if (!database.has_table("phases"))
+    return phases;
+  auto query = database.prepare("SELECT rank, phase, start_ns, end_ns FROM phases ORDER BY rank, phase");
+  while (query.step())
+    phases.push_back({static_cast<int>(query.integer(0)), static_cast<int>(query.integer(1)),
+                      query.integer(2), query.optional_integer(3)});
+  return phases;
 }
 
 std::optional<std::pair<TimelineLane, TimelineCall>> query_next_call(const Database& database,

@@ -155,11 +155,10 @@ private slots:
     const int lane = static_cast<int>(std::find(window.database()->timeline.lanes.begin(),
                                                 window.database()->timeline.lanes.end(), selected.lane) -
                                       window.database()->timeline.lanes.begin());
-    const int height =
-        (canvas->height() - TimelineCanvas::kRulerHeight - TimelineCanvas::kPhaseBandHeight - 4) / kRanks;
+    // Without NVTX ranges, phases or copies, the rows are the lanes.
+    QCOMPARE(canvas->rows().size(), window.database()->timeline.lanes.size());
     const QPoint point(TimelineCanvas::kGutterWidth + static_cast<int>(canvas->viewport().x_of(middle_ns)),
-                       TimelineCanvas::kRulerHeight + TimelineCanvas::kPhaseBandHeight +
-                           lane * std::clamp(height, 6, 28) + 8);
+                       canvas->row_rect(static_cast<std::size_t>(lane)).center().y());
     QVERIFY(canvas->select_at(point));
     QCOMPARE(canvas->selection()->call.id, selected.call.id);
     const auto details = canvas->describe(*canvas->selection());

@@ -3,6 +3,8 @@
 // a time window at a level of detail. Calls narrower than the requested resolution are merged into
 // bins, so a window over ten million calls comes back as a few thousand items to draw. Reads
 // mpi_calls (trace mode); every function here returns empty results on a summary-mode database.
+// CUDA copies, NVTX ranges and MPI_Pcontrol phases come from their own tables (any mode), read per
+// rank and window.
 #include "commlens/analysis/database.hpp"
 
 #include <atomic>
@@ -26,6 +28,8 @@ struct TimelineExtent {
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
   std::uint64_t calls = 0; // rows of mpi_calls
+  bool has_copies = false; // cuda_copies has rows: the timeline gives each rank a copy sub-lane
+  bool has_ranges = false; // nvtx_ranges has rows
 };
 
 // One call, wide enough to draw on its own.
@@ -59,6 +63,41 @@ struct TimelineWindow {
   std::uint64_t total_calls() const;
 };
 
+// One row of cuda_copies (see docs/schema.md).
+struct TimelineCopy {
+  std::int64_t id = 0; // rowid
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  int device = 0;
+  std::optional<int> src_device;
+  std::optional<int> dst_device;
+  std::int64_t bytes = 0;
+  std::string copy_kind;
+  std::string path;
+  std::optional<std::string> link;
+  std::optional<std::int64_t> mpi_call_id;
+  // bytes / duration in GB/s (= bytes per ns); empty for a zero-length copy.
+  std::optional<double> gb_per_s() const;
+};
+
+// One row of nvtx_ranges; `depth` is its nesting level among the rank's ranges (0: outermost), so
+// nested push/pop ranges can be stacked.
+struct TimelineRange {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::optional<std::string> domain; // empty: the default domain
+  std::string name;
+  int depth = 0;
+};
+
+// One row of phases: an MPI_Pcontrol phase of one rank; `end_ns` is empty while it was left open.
+struct TimelinePhase {
+  int rank = 0;
+  int phase = 0;
+  std::int64_t start_ns = 0;
+  std::optional<std::int64_t> end_ns;
+};
+
 // Reads the lanes and span with the merged file's (rank, start_ns) index: a few indexed look-ups
 // per rank, never a scan of mpi_calls, so opening stays fast at any size.
 TimelineExtent query_timeline_extent(const Database& database);
@@ -68,6 +107,19 @@ TimelineExtent query_timeline_extent(const Database& database);
 TimelineWindow query_timeline_window(const Database& database, const TimelineLane& lane,
                                      std::int64_t start_ns, std::int64_t end_ns, std::int64_t resolution_ns,
                                      const std::atomic<bool>* cancel = nullptr);
+
+// Copies of `rank` overlapping [start_ns, end_ns), ascending start. Every stored row in the window
+// comes back: copies are few next to MPI calls (one per staged transfer chunk at most).
+std::vector<TimelineCopy> query_timeline_copies(const Database& database, int rank, std::int64_t start_ns,
+                                                std::int64_t end_ns);
+
+// NVTX ranges of `rank` overlapping [start_ns, end_ns), ascending start, with their nesting depth
+// computed over the window's rows.
+std::vector<TimelineRange> query_timeline_ranges(const Database& database, int rank, std::int64_t start_ns,
+                                                 std::int64_t end_ns);
+
+// Every rank's phases, by rank then phase (the table is a few rows per rank).
+std::vector<TimelinePhase> query_timeline_phases(const Database& database);
 
 // The first call of `function_id` starting at or after `after_ns` on any lane, for "find next".
 std::optional<std::pair<TimelineLane, TimelineCall>> query_next_call(const Database& database,

@@ -1,0 +1,230 @@
+// The timeline's CUDA copy and NVTX range rows and the compare view's implementation comparison,
+// over crafted databases whose rows the test states (tests/analysis/trace_database.cpp holds the
+// MPI calls): the query layer and the fetcher return exactly the stored rows of a window.
+#include "compare_view.hpp"
+#include "main_window.hpp"
+#include "timeline_view.hpp"
+
+#include "commlens/analysis/timeline.hpp"
+
+#include "trace_database.hpp"
+
+#include <QtTest>
+
+using namespace commlens::viewer;
+namespace analysis = commlens::analysis;
+namespace test = commlens::test;
+
+namespace {
+
+// Rank 0: a staged copy issued in MPI call 1 (4 KiB in 1 us: 4.096 GB/s), a peer copy over NVLink
+// from device 0 to 1 outside MPI, an IPC copy late in the run; rank 1: one staged copy.
+constexpr const char* kCopies = R"sql(
+INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_device, dst_device, src_kind, dst_kind, bytes,
+                         stream, copy_kind, path, link, mpi_call_id, correlation_id) VALUES
+  (0, 900, 1900, 0, 0, NULL, 'device', 'pinned', 4096, 7, 'DtoH', 'host_staged', NULL, 1, 11),
+  (0, 1500, 2500, 0, 0, 1, 'device', 'device', 8192, 8, 'PtoP', 'peer', 'nvlink', NULL, 12),
+  (0, 9000, 9500, 0, 0, 0, 'device', 'device', 1000, 7, 'DtoD', 'ipc', NULL, 5, 13),
+  (1, 1000, 1200, 1, 1, NULL, 'device', 'pageable', 512, 3, 'DtoH', 'host_staged', NULL, NULL, 14);
+)sql";
+
+// Rank 0: "step" encloses "halo", which encloses "pack"; "solve" in the default domain after them.
+// Rank 0 enters phase 1 at 5000 (MPI_Pcontrol(2)).
+constexpr const char* kRanges = R"sql(
+INSERT INTO nvtx_ranges (rank, start_ns, end_ns, domain, name) VALUES
+  (0, 800, 5000, 'app', 'step'), (0, 1000, 2000, 'app', 'halo'), (0, 1100, 1200, 'app', 'pack'),
+  (0, 6000, 7000, NULL, 'solve');
+UPDATE phases SET end_ns = 5000 WHERE rank = 0 AND phase = 0;
+INSERT INTO phases (rank, phase, start_ns, end_ns, pcontrol_level) VALUES (0, 1, 5000, NULL, 2);
+)sql";
+
+QString crafted_database(const QString& directory, const char* name, bool gpu, bool implementations) {
+  const auto path = QDir(directory).filePath(QLatin1String(name));
+  test::TestDatabase database(path.toStdString());
+  test::fill_trace_run(database);
+  if (gpu) {
+    database.execute(kCopies);
+    database.execute(kRanges);
+  }
+  if (implementations)
+    test::add_runtime_implementation_calls(database);
+  return path;
+}
+
+void open(MainWindow& window, const QString& path) {
+  window.resize(1280, 800);
+  window.setAttribute(Qt::WA_DontShowOnScreen);
+  window.show();
+  window.open(path);
+  window.loader().wait();
+  QVERIFY2(window.database(), qPrintable(window.last_error()));
+}
+
+std::vector<std::int64_t> starts_of(const auto& items) {
+  std::vector<std::int64_t> starts;
+  for (const auto& item : items)
+    starts.push_back(item.start_ns);
+  return starts;
+}
+
+} // namespace
+
+class ViewerCraftedTest : public QObject {
+  Q_OBJECT
+private slots:
+  void initTestCase() {
+    QVERIFY(directory_.isValid());
+    gpu_ = crafted_database(directory_.path(), "gpu.sqlite", true, false);
+    ab_ = crafted_database(directory_.path(), "ab.sqlite", false, true);
+    plain_ = crafted_database(directory_.path(), "plain.sqlite", false, false);
+  }
+
+  void queriesReturnTheStoredRowsOfAWindow() {
+    const analysis::Database database(gpu_.toStdString());
+    // [2000, 9200) holds the peer copy (it reaches in from 1500) and the IPC copy, not the staged one.
+    const auto copies = analysis::query_timeline_copies(database, 0, 2000, 9200);
+    QCOMPARE(starts_of(copies), (std::vector<std::int64_t>{1500, 9000}));
+    QCOMPARE(copies[0].path, std::string("peer"));
+    QCOMPARE(copies[0].link, std::optional<std::string>("nvlink"));
+    QCOMPARE(copies[0].src_device, std::optional<int>(0));
+    QCOMPARE(copies[0].dst_device, std::optional<int>(1));
+    QCOMPARE(copies[0].bytes, std::int64_t{8192});
+    QCOMPARE(copies[0].mpi_call_id, std::optional<std::int64_t>());
+    QCOMPARE(copies[1].mpi_call_id, std::optional<std::int64_t>(5));
+    const auto whole = analysis::query_timeline_copies(database, 0, 0, 100000);
+    QCOMPARE(whole.size(), std::size_t{3});
+    QCOMPARE(whole[0].gb_per_s().value_or(0), 4.096);
+    QCOMPARE(whole[0].dst_device, std::optional<int>());
+    QCOMPARE(whole[0].link, std::optional<std::string>());
+    QCOMPARE(analysis::query_timeline_copies(database, 1, 0, 100000).size(), std::size_t{1});
+    QVERIFY(analysis::query_timeline_copies(database, 0, 2500, 9000).empty()); // the edges are open
+
+    const auto ranges = analysis::query_timeline_ranges(database, 0, 1150, 6500);
+    QCOMPARE(starts_of(ranges), (std::vector<std::int64_t>{800, 1000, 1100, 6000}));
+    QCOMPARE(ranges[0].name, std::string("step"));
+    QCOMPARE(ranges[0].domain, std::optional<std::string>("app"));
+    QCOMPARE(ranges[1].depth, 1);
+    QCOMPARE(ranges[2].depth, 2);
+    QCOMPARE(ranges[3].depth, 0);
+    QCOMPARE(ranges[3].domain, std::optional<std::string>());
+    QCOMPARE(analysis::query_timeline_ranges(database, 0, 2000, 4000).size(), std::size_t{1});
+    QVERIFY(analysis::query_timeline_ranges(database, 1, 0, 100000).empty());
+
+    const auto phases = analysis::query_timeline_phases(database);
+    QCOMPARE(phases.size(), std::size_t{3});
+    QCOMPARE(phases[1].phase, 1);
+    QCOMPARE(phases[1].start_ns, std::int64_t{5000});
+    QVERIFY(!phases[1].end_ns);
+    const auto extent = analysis::query_timeline_extent(database);
+    QVERIFY(extent.has_copies && extent.has_ranges);
+  }
+
+  void timelineGivesEachRankRangeAndCopyRows() {
+    MainWindow window;
+    open(window, gpu_);
+    window.show_view(QStringLiteral("timeline"));
+    auto* canvas = window.timeline()->canvas();
+    canvas->show_range(2000, 9200);
+    canvas->wait_for_data();
+    using Kind = TimelineRowKind;
+    std::vector<std::pair<Kind, int>> layout;
+    for (const auto& row : canvas->rows())
+      layout.emplace_back(row.kind, row.rank);
+    // Rank 0 calls from two threads: two call lanes between its range and copy rows.
+    QCOMPARE(layout, (std::vector<std::pair<Kind, int>>{{Kind::Ranges, 0},
+                                                        {Kind::Calls, 0},
+                                                        {Kind::Calls, 0},
+                                                        {Kind::Copies, 0},
+                                                        {Kind::Ranges, 1},
+                                                        {Kind::Calls, 1},
+                                                        {Kind::Copies, 1}}));
+    // The fetcher asks for a quarter of the span beyond each edge: [ -50, 11250 ) here.
+    const auto& snapshot = canvas->fetcher().snapshot();
+    const analysis::Database database(gpu_.toStdString());
+    QCOMPARE(snapshot.copies.size(), std::size_t{2});
+    QCOMPARE(starts_of(snapshot.copies[0]),
+             starts_of(analysis::query_timeline_copies(database, 0, snapshot.start_ns, snapshot.end_ns)));
+    QCOMPARE(starts_of(snapshot.copies[0]), (std::vector<std::int64_t>{900, 1500, 9000}));
+    QCOMPARE(starts_of(snapshot.copies[1]), (std::vector<std::int64_t>{1000}));
+    QCOMPARE(starts_of(snapshot.ranges[0]), (std::vector<std::int64_t>{800, 1000, 1100, 6000}));
+    QVERIFY(snapshot.ranges[1].empty());
+
+    const auto point_at = [&](std::size_t row, std::int64_t time_ns, int dy = 0) {
+      return QPoint(TimelineCanvas::kGutterWidth + static_cast<int>(canvas->viewport().x_of(time_ns)),
+                    canvas->row_rect(row).center().y() + dy);
+    };
+    const auto ipc = canvas->describe_at(point_at(3, 9250));
+    QVERIFY2(ipc.contains(QStringLiteral("path <b>ipc</b>")), qPrintable(ipc));
+    QVERIFY2(ipc.contains(QStringLiteral("MPI call id 5")), qPrintable(ipc));
+    QVERIFY2(ipc.contains(QStringLiteral("2.00 GB/s")), qPrintable(ipc));
+    const auto peer = canvas->describe_at(point_at(3, 2400));
+    QVERIFY2(peer.contains(QStringLiteral("over nvlink")) && peer.contains(QStringLiteral("0 &rarr; 1")),
+             qPrintable(peer));
+    QVERIFY2(peer.contains(QStringLiteral("outside MPI calls")), qPrintable(peer));
+    // The range row of rank 0 stacks three levels: "step" on top.
+    const auto top = canvas->row_rect(0).top() + 2;
+    const auto step = canvas->describe_at(QPoint(point_at(0, 3000).x(), top));
+    QVERIFY2(step.contains(QStringLiteral("<b>step</b>")) && step.contains(QStringLiteral("domain app")),
+             qPrintable(step));
+    const auto solve = canvas->describe_at(QPoint(point_at(0, 6500).x(), top));
+    QVERIFY2(solve.contains(QStringLiteral("domain default")), qPrintable(solve));
+    const auto phase = canvas->describe_at(QPoint(point_at(0, 8000).x(), top));
+    QVERIFY2(phase.contains(QStringLiteral("phase 1")), qPrintable(phase));
+    // Clicking a copy shows its details without selecting a call.
+    QSignalSpy details(canvas, &TimelineCanvas::selection_changed);
+    QVERIFY(!canvas->select_at(point_at(3, 9250)));
+    QCOMPARE(details.size(), 1);
+    QCOMPARE(details.first().first().toString(), ipc);
+  }
+
+  void timelineWithoutGpuDataHasOnlyCallLanes() {
+    MainWindow window;
+    open(window, plain_);
+    QCOMPARE(window.timeline()->canvas()->rows().size(), window.database()->timeline.lanes.size());
+  }
+
+  void compareShowsTheImplementationsOfAnAbRun() {
+    MainWindow window;
+    open(window, ab_);
+    window.show_view(QStringLiteral("compare"));
+    auto* compare = window.compare();
+    compare->wait_for_implementations();
+    QVERIFY2(compare->status().contains(QStringLiteral("B = <b>runtime:ring</b>")),
+             qPrintable(compare->status()));
+    // mpi: four Allreduce of 1000 ns plus the crafted run's one of 3000 ns; runtime:ring: four of 500 ns.
+    const auto* allreduce = compare->model().function_row(QStringLiteral("MPI_Allreduce"));
+    QVERIFY(allreduce);
+    QCOMPARE(allreduce->calls_a, std::uint64_t{5});
+    QCOMPARE(allreduce->calls_b, std::uint64_t{4});
+    QCOMPARE(allreduce->time_a_ns, std::int64_t{7000});
+    QCOMPARE(allreduce->time_b_ns, std::int64_t{2000});
+    QCOMPARE(allreduce->mean_time_ratio().value_or(0), 500.0 / 1400.0);
+    const auto* bin =
+        compare->model().size_row(QStringLiteral("MPI_Allreduce"), QStringLiteral("[64B, 128B)"));
+    QVERIFY(bin);
+    QCOMPARE(bin->median_ratio.value_or(0), 0.5);
+    QCOMPARE(compare->model().columnCount(), int(CompareModel::ColumnCount)); // medians shown
+    // Functions only mpi ran have no runtime side.
+    const auto* send = compare->model().function_row(QStringLiteral("MPI_Send"));
+    QVERIFY(send);
+    QCOMPARE(send->calls_b, std::uint64_t{0});
+    QVERIFY(!send->mean_time_ratio());
+  }
+
+  void compareOfARunWithOneImplementationWaitsForASecondDatabase() {
+    MainWindow window;
+    open(window, plain_);
+    window.show_view(QStringLiteral("compare"));
+    window.compare()->wait_for_implementations();
+    QVERIFY(window.compare()->status().contains(QStringLiteral("Open a second database")));
+    QCOMPARE(window.compare()->model().function_row(QStringLiteral("MPI_Send"))->calls_b, std::uint64_t{0});
+    QCOMPARE(window.compare()->model().columnCount(), int(CompareModel::MedianRatio)); // no medians
+  }
+
+private:
+  QTemporaryDir directory_;
+  QString gpu_, ab_, plain_;
+};
+
+QTEST_MAIN(ViewerCraftedTest)
+#include "viewer_crafted_test.moc"

@@ -1,0 +1,158 @@
+#include "timeline_annotations.hpp"
+
+#include "format.hpp"
+
+#include <QCoreApplication>
+#include <QPainter>
+
+#include <algorithm>
+
+namespace commlens::viewer {
+namespace {
+
+QString tr(const char* text) {
+  return QCoreApplication::translate("TimelineAnnotations", text);
+}
+
+int level_of(const analysis::TimelineRange& range) {
+  return std::min(range.depth, kMaxRangeLevels - 1);
+}
+
+QString device_text(std::optional<int> device) {
+  return device ? QString::number(*device) : tr("host");
+}
+
+} // namespace
+
+QColor copy_path_color(const std::string& path) {
+  // Fixed colours per path (docs/schema.md lists them), so a run reads the same every time: staged
+  // copies (the slow path to spot) in red, direct device-to-device paths in greens and blues.
+  static const std::vector<std::pair<std::string, QColor>> kColors = {
+      {"host_staged", QColor(220, 70, 60)}, {"peer", QColor(40, 160, 90)},
+      {"ipc", QColor(40, 120, 200)},        {"same_device", QColor(150, 110, 200)},
+      {"managed", QColor(230, 160, 30)},    {"host_to_host", QColor(140, 140, 140)},
+  };
+  for (const auto& [name, color] : kColors)
+    if (name == path)
+      return color;
+  return QColor(90, 90, 90);
+}
+
+void paint_copies(QPainter& painter, const TimelineViewport& viewport, const QRectF& row,
+                  const std::vector<analysis::TimelineCopy>& copies) {
+  for (const auto& copy : copies) {
+    const double x0 = viewport.x_of(copy.start_ns), x1 = std::max(viewport.x_of(copy.end_ns), x0 + 1);
+    if (x1 < 0 || x0 > viewport.width())
+      continue;
+    const QRectF box(row.left() + x0, row.top() + 2, x1 - x0, row.height() - 4);
+    painter.fillRect(box, copy_path_color(copy.path));
+    if (box.width() > 50) {
+      painter.setPen(Qt::white);
+      painter.drawText(box.adjusted(2, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter,
+                       QString::fromStdString(copy.path));
+    }
+  }
+}
+
+void paint_ranges(QPainter& painter, const TimelineViewport& viewport, const QRectF& row,
+                  const std::vector<analysis::TimelineRange>& ranges,
+                  const std::vector<const analysis::TimelinePhase*>& phases, std::int64_t trace_end_ns) {
+  for (const auto* phase : phases) {
+    const double x0 = std::max(0.0, viewport.x_of(phase->start_ns));
+    const double x1 = std::min(double(viewport.width()), viewport.x_of(phase->end_ns.value_or(trace_end_ns)));
+    if (x1 <= x0)
+      continue;
+    const QRectF band(row.left() + x0, row.top() + 1, x1 - x0, row.height() - 2);
+    painter.fillRect(band, phase->phase % 2 ? QColor(255, 236, 200) : QColor(215, 232, 255));
+    painter.setPen(Qt::darkGray);
+    painter.drawText(band.adjusted(2, 0, -2, 0), Qt::AlignRight | Qt::AlignBottom,
+                     tr("phase %1").arg(phase->phase));
+  }
+  const double level_height = (row.height() - 2) / range_levels(ranges);
+  for (const auto& range : ranges) {
+    const double x0 = viewport.x_of(range.start_ns), x1 = std::max(viewport.x_of(range.end_ns), x0 + 1);
+    if (x1 < 0 || x0 > viewport.width())
+      continue;
+    const QRectF box(row.left() + x0, row.top() + 1 + level_of(range) * level_height, x1 - x0,
+                     level_height - 1);
+    painter.fillRect(
+        box, QColor::fromHsv(static_cast<int>(qHash(QString::fromStdString(range.name)) % 360U), 70, 235));
+    painter.setPen(QColor(80, 80, 80));
+    painter.drawRect(box);
+    if (box.width() > 30 && box.height() >= 11) { // a name squeezed into a lower level is unreadable
+      painter.setPen(Qt::black);
+      painter.drawText(box.adjusted(2, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter,
+                       QString::fromStdString(range.name));
+    }
+  }
+}
+
+const analysis::TimelineCopy* copy_at(const std::vector<analysis::TimelineCopy>& copies, std::int64_t time_ns,
+                                      std::int64_t slack_ns) {
+  const analysis::TimelineCopy* found = nullptr;
+  for (const auto& copy : copies)
+    if (copy.start_ns - slack_ns <= time_ns && time_ns <= copy.end_ns + slack_ns)
+      found = &copy;
+  return found;
+}
+
+const analysis::TimelineRange* range_at(const std::vector<analysis::TimelineRange>& ranges,
+                                        std::int64_t time_ns, std::int64_t slack_ns, int level) {
+  const analysis::TimelineRange* found = nullptr;
+  for (const auto& range : ranges)
+    if (level_of(range) == level && range.start_ns - slack_ns <= time_ns &&
+        time_ns <= range.end_ns + slack_ns)
+      found = &range;
+  return found;
+}
+
+const analysis::TimelinePhase* phase_at(const std::vector<const analysis::TimelinePhase*>& phases,
+                                        std::int64_t time_ns) {
+  for (const auto* phase : phases)
+    if (phase->start_ns <= time_ns && (!phase->end_ns || time_ns < *phase->end_ns))
+      return phase;
+  return nullptr;
+}
+
+int range_levels(const std::vector<analysis::TimelineRange>& ranges) {
+  int levels = 1;
+  for (const auto& range : ranges)
+    levels = std::max(levels, level_of(range) + 1);
+  return levels;
+}
+
+QString describe_copy(const analysis::TimelineCopy& copy, int rank, std::int64_t origin_ns) {
+  const auto bandwidth = copy.gb_per_s();
+  return tr("<b>CUDA copy</b> %1 &middot; path <b>%2</b>%3<br>rank %4, device %5: %6 &rarr; %7<br>"
+            "start %8, duration %9<br>%10 at %11<br>%12")
+      .arg(QString::fromStdString(copy.copy_kind), QString::fromStdString(copy.path),
+           copy.link ? tr(" over %1").arg(QString::fromStdString(*copy.link)) : QString())
+      .arg(rank)
+      .arg(copy.device)
+      .arg(device_text(copy.src_device), device_text(copy.dst_device),
+           format_duration(copy.start_ns - origin_ns), format_duration(copy.end_ns - copy.start_ns),
+           format_bytes(static_cast<std::uint64_t>(copy.bytes)),
+           bandwidth ? tr("%1 GB/s").arg(*bandwidth, 0, 'f', 2) : tr("unknown bandwidth"),
+           copy.mpi_call_id ? tr("issued in MPI call id %1").arg(*copy.mpi_call_id)
+                            : tr("outside MPI calls"));
+}
+
+QString describe_range(const analysis::TimelineRange& range, int rank, std::int64_t origin_ns) {
+  return tr("<b>%1</b> &middot; NVTX range, domain %2<br>rank %3, nesting depth %4<br>start %5, duration %6")
+      .arg(QString::fromStdString(range.name).toHtmlEscaped(),
+           range.domain ? QString::fromStdString(*range.domain).toHtmlEscaped() : tr("default"))
+      .arg(rank)
+      .arg(range.depth)
+      .arg(format_duration(range.start_ns - origin_ns), format_duration(range.end_ns - range.start_ns));
+}
+
+QString describe_phase(const analysis::TimelinePhase& phase, std::int64_t origin_ns) {
+  return tr("<b>phase %1</b> of rank %2 (MPI_Pcontrol)<br>start %3, %4")
+      .arg(phase.phase)
+      .arg(phase.rank)
+      .arg(format_duration(phase.start_ns - origin_ns),
+           phase.end_ns ? tr("duration %1").arg(format_duration(*phase.end_ns - phase.start_ns))
+                        : tr("still open at the end of the trace"));
+}
+
+} // namespace commlens::viewer
