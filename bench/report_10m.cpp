@@ -3,7 +3,7 @@
 // with the matching call_stats, mpi_requests and the merge's analysis indexes; then times
 // `commlens report` on it. Usage: report_10m COMMLENS DB [CALLS]. REPORT_10M_REUSE=1 reuses DB;
 // REPORT_10M_NVTX=1 then adds user NVTX ranges and times the NVTX phase section and filter too
-// (at 10 M calls the filter runs for minutes: docs/performance.md).
+// (slow at 10 M calls: docs/performance.md).
 #include "commlens/profiler/schema.hpp"
 
 #include <fmt/format.h>
