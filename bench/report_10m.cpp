@@ -2,7 +2,8 @@
 // like a halo-exchange + allreduce code on 64 ranks, two of them with a second calling thread,
 // with the matching call_stats, mpi_requests and the merge's analysis indexes; then times
 // `commlens report` on it. Usage: report_10m COMMLENS DB [CALLS]. REPORT_10M_REUSE=1 reuses DB;
-// REPORT_10M_NVTX=1 then adds user NVTX ranges and times the NVTX phase section and filter too.
+// REPORT_10M_NVTX=1 then adds user NVTX ranges and times the NVTX phase section and filter too
+// (slow at 10 M calls: docs/performance.md).
 #include "commlens/profiler/schema.hpp"
 
 #include <fmt/format.h>

@@ -77,7 +77,8 @@ void write_process_names(const Database& database, std::FILE* out) {
   while (ranks.step())
     fmt::print(out, ",\n{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"args\":{{\"name\":{}}}}}",
                ranks.integer(0),
-               nlohmann::json(fmt::format("rank {} ({})", ranks.integer(0), ranks.text(1))).dump());
+               nlohmann::json(fmt::format("rank {} ({})", ranks.integer(0), ranks.text(1)))
+                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 } // namespace
@@ -90,12 +91,13 @@ ChromeExportCounts export_chrome_trace(const Database& database, std::FILE* out)
   const auto names = detail::query_function_names(database);
   std::map<int, std::string> quoted; // names JSON-escaped once, not per event
   for (const auto& [id, name] : names)
-    quoted.emplace(id, nlohmann::json(name).dump());
+    quoted.emplace(id, nlohmann::json(name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 
   ChromeExportCounts counts;
   fmt::print(out, "{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
   fmt::print(out, "{{\"ph\":\"M\",\"name\":\"commlens\",\"pid\":0,\"args\":{{\"database\":{}}}}}",
-             nlohmann::json(database.path().string()).dump());
+             nlohmann::json(database.path().string())
+                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   write_process_names(database, out);
   auto calls = database.prepare(kCallsSql);
   while (calls.step()) {

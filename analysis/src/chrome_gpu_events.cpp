@@ -24,7 +24,7 @@ constexpr std::string_view kKernelsSql = R"sql(
 SELECT rank, start_ns, end_ns, device, stream, name, mpi_call_id FROM cuda_kernels ORDER BY rank, start_ns)sql";
 
 std::string quoted(const std::string& text) {
-  return nlohmann::json(text).dump();
+  return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string quoted_or_null(const std::optional<std::string>& text) {
@@ -68,52 +68,50 @@ void write_device_tracks(const Database& database, std::FILE* out, std::string_v
                 fmt::format("GPU {} {}", tracks.integer(1), what));
 }
 
+// Calls `write_row` on each row of `sql`; returns how many rows there were.
+template <typename WriteRow>
+std::uint64_t write_each_row(const Database& database, std::string_view sql, WriteRow write_row) {
+  std::uint64_t written = 0;
+  auto rows = database.prepare(sql);
+  for (; rows.step(); ++written)
+    write_row(rows);
+  return written;
+}
+
 std::uint64_t write_nvtx_ranges(const Database& database, std::FILE* out) {
   auto ranks =
       database.prepare("SELECT DISTINCT rank FROM nvtx_ranges WHERE domain IS NULL OR domain <> 'MPI'");
   while (ranks.step())
     write_track(out, ranks.integer(0), kNvtxTrack, "NVTX");
-  std::uint64_t written = 0;
-  auto ranges = database.prepare(kNvtxSql);
-  while (ranges.step()) {
-    write_complete(out, "nvtx", ranges.text(3), ranges.integer(0), kNvtxTrack, ranges.integer(1),
-                   ranges.integer(2), fmt::format("\"domain\":{}", quoted_or_null(ranges.optional_text(4))));
-    ++written;
-  }
-  return written;
+  return write_each_row(database, kNvtxSql, [&](const Statement& range) {
+    write_complete(out, "nvtx", range.text(3), range.integer(0), kNvtxTrack, range.integer(1),
+                   range.integer(2), fmt::format("\"domain\":{}", quoted_or_null(range.optional_text(4))));
+  });
 }
 
 std::uint64_t write_copies(const Database& database, std::FILE* out) {
   write_device_tracks(database, out, "cuda_copies", kCopyTrackBase, "copies");
-  std::uint64_t written = 0;
-  auto copies = database.prepare(kCopiesSql);
-  while (copies.step()) {
-    const auto path = copies.text(9);
-    write_complete(out, "cuda_copy", "copy " + path, copies.integer(0), kCopyTrackBase + copies.integer(3),
-                   copies.integer(1), copies.integer(2),
+  return write_each_row(database, kCopiesSql, [&](const Statement& copy) {
+    const auto path = copy.text(9);
+    write_complete(out, "cuda_copy", "copy " + path, copy.integer(0), kCopyTrackBase + copy.integer(3),
+                   copy.integer(1), copy.integer(2),
                    fmt::format("\"bytes\":{},\"path\":{},\"link\":{},\"copy_kind\":{},\"src_device\":{},"
                                "\"dst_device\":{},\"stream\":{},\"mpi_call_id\":{}",
-                               copies.integer(6), quoted(path), quoted_or_null(copies.optional_text(10)),
-                               quoted(copies.text(8)), optional_number(copies.optional_integer(4)),
-                               optional_number(copies.optional_integer(5)), copies.integer(7),
-                               call_id(copies.optional_integer(11))));
-    ++written;
-  }
-  return written;
+                               copy.integer(6), quoted(path), quoted_or_null(copy.optional_text(10)),
+                               quoted(copy.text(8)), optional_number(copy.optional_integer(4)),
+                               optional_number(copy.optional_integer(5)), copy.integer(7),
+                               call_id(copy.optional_integer(11))));
+  });
 }
 
 std::uint64_t write_kernels(const Database& database, std::FILE* out) {
   write_device_tracks(database, out, "cuda_kernels", kKernelTrackBase, "kernels");
-  std::uint64_t written = 0;
-  auto kernels = database.prepare(kKernelsSql);
-  while (kernels.step()) {
-    write_complete(out, "cuda_kernel", kernels.text(5), kernels.integer(0),
-                   kKernelTrackBase + kernels.integer(3), kernels.integer(1), kernels.integer(2),
-                   fmt::format("\"stream\":{},\"mpi_call_id\":{}", kernels.integer(4),
-                               call_id(kernels.optional_integer(6))));
-    ++written;
-  }
-  return written;
+  return write_each_row(database, kKernelsSql, [&](const Statement& kernel) {
+    write_complete(out, "cuda_kernel", kernel.text(5), kernel.integer(0),
+                   kKernelTrackBase + kernel.integer(3), kernel.integer(1), kernel.integer(2),
+                   fmt::format("\"stream\":{},\"mpi_call_id\":{}", kernel.integer(4),
+                               call_id(kernel.optional_integer(6))));
+  });
 }
 
 } // namespace

@@ -58,7 +58,8 @@ std::string render_comparison_json(const Comparison& comparison) {
                          {"per_call_times", comparison.per_call_times},
                          {"note", comparison.note},
                          {"bins", std::move(bins)}};
-  return document.dump(2) + "\n";
+  // Strings come from the database and may hold invalid UTF-8: replaced, never an exception.
+  return document.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 } // namespace commlens::analysis

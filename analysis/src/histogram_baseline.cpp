@@ -69,7 +69,8 @@ std::string histograms_to_json(const Histograms& histograms) {
       functions[function][key] = {{"calls", bin.calls}, {"bytes", bin.bytes}};
   const nlohmann::json document = {
       {"format", kFormat}, {"version", kFormatVersion}, {"functions", functions}};
-  return document.dump(2) + "\n";
+  // Strings come from the database and may hold invalid UTF-8: replaced, never an exception.
+  return document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 Histograms load_histograms(const std::filesystem::path& path) {

@@ -117,10 +117,14 @@ void NvtxPhaseFilter::select_calls(const std::vector<NvtxRange>& ranges, const s
   // The rank-time query looks call_stats up by rank once per rank.
   execute("CREATE INDEX temp.nvtx_call_stats_by_rank ON call_stats (rank)");
   execute("COMMIT");
-  execute("CREATE TEMP VIEW mpi_calls AS SELECT * FROM main.mpi_calls WHERE id IN temp.nvtx_selected_calls");
+  // The unary + keeps SQLite from driving these views from the id list: mpi_requests' key is
+  // (rank, request_id), and probing it per selected id skip-scans every rank (quadratic; measured
+  // 62 s instead of 0.3 s over 1 M calls). Scanning the stored table and probing the list is linear,
+  // and for mpi_calls it keeps the (rank, start_ns) index usable.
+  execute("CREATE TEMP VIEW mpi_calls AS SELECT * FROM main.mpi_calls WHERE +id IN temp.nvtx_selected_calls");
   // A request belongs where the call that posted it does (request_id is that call's id).
   execute("CREATE TEMP VIEW mpi_requests AS SELECT * FROM main.mpi_requests "
-          "WHERE request_id IN temp.nvtx_selected_calls");
+          "WHERE +request_id IN temp.nvtx_selected_calls");
 }
 
 NvtxPhaseFilter::~NvtxPhaseFilter() {
