@@ -81,6 +81,9 @@ TEST(MpichSideBySide, RecordsThatMpichHasNoPerformanceVariablesAndSamplesNothing
   EXPECT_EQ(db->scalar("SELECT count(*) FROM pvars"), 0);
   EXPECT_EQ(db->scalar("SELECT count(*) FROM pvar_samples"), 0);
   EXPECT_EQ(db->scalar("SELECT count(*) FROM pvar_handles"), 0);
+  // The cvar snapshot does not depend on pvars: MPICH's own control variables are there.
+  EXPECT_GT(db->scalar("SELECT count(*) FROM cvars WHERE rank = 0 AND name LIKE 'MPIR_CVAR_%'"), 100);
+  EXPECT_EQ(db->scalar("SELECT count(*) FROM cvars WHERE name = 'MPIR_CVAR_ASYNC_PROGRESS'"), kRanks);
 }
 
 } // namespace
