@@ -1,7 +1,7 @@
 /* Point-to-point latency between ranks 0 and 1: half the round-trip time of 8-byte messages.
  *   pingpong_latency [iterations=200000] [single|multiple]
- * "multiple" initialises MPI with MPI_THREAD_MULTIPLE (the MPI_T collector then samples from a timer
- * thread instead of at call exits). Prints "latency_ns <value>" on rank 0. */
+ * "multiple" initialises MPI with MPI_THREAD_MULTIPLE (the MPI library then takes its locks; the
+ * MPI_T collector samples at call exits either way). Prints "latency_ns <value>" on rank 0. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>

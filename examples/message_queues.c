@@ -8,8 +8,8 @@
  * Phase 2, posted queue: the receiver posts `messages` MPI_Irecv, both call MPI_Barrier, the
  *   receiver sleeps 300 ms (its receives wait in the posted queue), a second barrier lets the sender
  *   send, and MPI_Waitall completes them.
- * "multiple" initialises MPI with MPI_THREAD_MULTIPLE (the collector then samples from a timer
- * thread during the sleeps); "single" uses MPI_Init (samples at call boundaries only).
+ * "multiple" initialises MPI with MPI_THREAD_MULTIPLE, "single" uses MPI_Init: the MPI_T collector
+ * samples at call boundaries under both (its tests check both).
  */
 #include <mpi.h>
 #include <stdio.h>

@@ -6,6 +6,9 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config python3
   openmpi-bin libopenmpi-dev python3-mpi4py
+  # MPICH beside Open MPI for the MPI_T degradation test (tests/mpich); its alternatives rank below
+  # Open MPI's, so mpicc, mpirun and the mpi.h of the default build stay Open MPI's.
+  mpich libmpich-dev
   libsqlite3-dev sqlite3
   nlohmann-json3-dev libgtest-dev libgmock-dev libcli11-dev libfmt-dev
   qt6-base-dev fonts-dejavu-core xvfb xauth

@@ -8,12 +8,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <fmt/format.h>
 #include <memory>
-#include <thread>
 
 namespace commlens::mpit {
 
@@ -25,10 +22,8 @@ struct MpitCollector {
 
   PvarSampler sampler;
   std::vector<std::uint8_t> sample_at_call; // by FunctionId: 1 for COMMLENS_PVAR_CALLS
-  bool period_at_call_exits = false;        // no timer thread: the period is checked at call exits
   std::uint64_t period_ticks = 0;
   std::atomic<std::uint64_t> next_due_ticks{0};
-  std::jthread timer;
 };
 
 // Set once before the hooks are installed; lives until exit so a late hook never sees it freed.
@@ -52,14 +47,19 @@ void on_call_enter(std::uint64_t call_id, FunctionId function) noexcept {
   }
 }
 
+// The period is kept at call exits, by whichever application thread leaves an MPI call first once
+// it has elapsed (one compare of the call's own end timestamp per call); under
+// MPI_THREAD_MULTIPLE the compare-exchange lets exactly one of the threads that see it due sample.
+// docs/design.md says why this replaced a timer thread.
 void on_call_exit(std::uint64_t call_id, FunctionId function, std::uint64_t now) noexcept {
   if (sampled_at(function)) {
     sample_without_throwing(Trigger::CallExit, call_id);
-  } else if (collector->period_at_call_exits) {
-    if (now >= collector->next_due_ticks.load(std::memory_order_relaxed)) {
-      collector->next_due_ticks.store(now + collector->period_ticks, std::memory_order_relaxed);
-      sample_without_throwing(Trigger::Timer, call_id);
-    }
+    return;
+  }
+  std::uint64_t due = collector->next_due_ticks.load(std::memory_order_relaxed);
+  if (now >= due && collector->next_due_ticks.compare_exchange_strong(due, now + collector->period_ticks,
+                                                                      std::memory_order_relaxed)) {
+    sample_without_throwing(Trigger::Period, call_id);
   }
 }
 
@@ -73,22 +73,9 @@ void on_communicator_freed(MPI_Comm comm) {
 
 void on_finalize() {
   collector_slot(pmpi::Collector::Mpit) = {};
-  if (collector->timer.joinable()) {
-    collector->timer.request_stop();
-    collector->timer.join();
-  }
   collector->sampler.sample(Trigger::Finalize);
   collector->sampler.close();
   MPI_T_finalize();
-}
-
-void run_timer(std::stop_token stop, std::chrono::milliseconds period) {
-  std::mutex mutex;
-  std::condition_variable_any wake;
-  std::unique_lock lock(mutex);
-  while (!wake.wait_for(lock, stop, period, [&stop] { return stop.stop_requested(); })) {
-    sample_without_throwing(Trigger::Timer, std::nullopt);
-  }
 }
 
 std::vector<std::uint8_t> call_table(const Profiler& profiler,
@@ -129,7 +116,8 @@ std::string reason_for_no_sampling(const std::vector<PvarDescription>& catalog,
   return "";
 }
 
-void start_sampling(Profiler& profiler, bool timer_allowed, std::span<const FunctionDescription> functions) {
+// Returns whether the hooks have work (every installed hook costs each MPI call an indirect call).
+bool start_sampling(Profiler& profiler, std::span<const FunctionDescription> functions) {
   collector->sample_at_call = call_table(profiler, functions);
   collector->sampler.bind_unbound();
   collector->sampler.bind_communicator(MPI_COMM_WORLD, 0);
@@ -138,18 +126,14 @@ void start_sampling(Profiler& profiler, bool timer_allowed, std::span<const Func
   if (collector->sampler.handle_count() == 0) {
     profiler.set_run_value("mpit_sampling",
                            "none: no pvar handle could be allocated (pvar_handles says why)");
-  } else if (timer_allowed) {
-    profiler.set_run_value("mpit_sampling", "timer thread and call boundaries");
-    collector->timer = std::jthread(run_timer, std::chrono::milliseconds(period_ms));
-  } else {
-    // Without MPI_THREAD_MULTIPLE only the application's own MPI calls may enter MPI_T.
-    profiler.set_run_value("mpit_sampling",
-                           "call boundaries only (MPI not initialised with MPI_THREAD_MULTIPLE)");
-    collector->period_ticks = static_cast<std::uint64_t>(period_ms * 1e6 / profiler.clock().ns_per_tick());
-    collector->next_due_ticks.store(now_ticks() + collector->period_ticks, std::memory_order_relaxed);
-    collector->period_at_call_exits = true;
+    return false;
   }
+  profiler.set_run_value("mpit_sampling",
+                         "at call exits, once per period, and COMMLENS_PVAR_CALLS boundaries");
+  collector->period_ticks = static_cast<std::uint64_t>(period_ms * 1e6 / profiler.clock().ns_per_tick());
+  collector->next_due_ticks.store(now_ticks() + collector->period_ticks, std::memory_order_relaxed);
   collector->sampler.sample(Trigger::Init);
+  return true;
 }
 
 } // namespace
@@ -160,8 +144,10 @@ void start_mpit_collector(Profiler& profiler, int thread_level,
     profiler.set_run_value("mpit_sampling", "none: COMMLENS_COLLECTORS leaves mpit out");
     return;
   }
+  // The collector calls MPI_T only from the application's threads, inside their MPI calls, one at a
+  // time (the sampler's lock): the application's own level is all it needs.
   int provided = MPI_THREAD_SINGLE;
-  if (const int rc = MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided); rc != MPI_SUCCESS) {
+  if (const int rc = MPI_T_init_thread(thread_level, &provided); rc != MPI_SUCCESS) {
     report_once(profiler, "MPI_T_init_thread", rc, "the MPI_T collector is off");
     profiler.set_run_value("mpit_sampling", "none: MPI_T_init_thread failed: " + mpit_error_name(rc));
     return;
@@ -179,15 +165,14 @@ void start_mpit_collector(Profiler& profiler, int thread_level,
     return;
   }
   collector = std::make_unique<MpitCollector>(profiler, std::move(selected));
-  start_sampling(profiler, thread_level == MPI_THREAD_MULTIPLE && provided == MPI_THREAD_MULTIPLE, functions);
+  const bool samples = start_sampling(profiler, functions);
   // Hooks only where there is work: every call pays for an installed hook (an indirect call).
-  const bool samples_at_calls =
-      std::any_of(collector->sample_at_call.begin(), collector->sample_at_call.end(),
-                  [](std::uint8_t chosen) { return chosen != 0; });
-  collector_slot(pmpi::Collector::Mpit) = {samples_at_calls ? on_call_enter : nullptr,
-                                           samples_at_calls || collector->period_at_call_exits ? on_call_exit
-                                                                                               : nullptr,
-                                           on_communicator_created, on_communicator_freed, on_finalize};
+  const bool samples_at_entries =
+      samples && std::any_of(collector->sample_at_call.begin(), collector->sample_at_call.end(),
+                             [](std::uint8_t chosen) { return chosen != 0; });
+  collector_slot(pmpi::Collector::Mpit) = {samples_at_entries ? on_call_enter : nullptr,
+                                           samples ? on_call_exit : nullptr, on_communicator_created,
+                                           on_communicator_freed, on_finalize};
 }
 
 } // namespace commlens::mpit

@@ -9,9 +9,9 @@
 
 namespace commlens::mpit {
 
-// thread_level: what MPI_Init(_thread) provided. A timer thread samples only under
-// MPI_THREAD_MULTIPLE (MPI_T calls from a second thread are allowed by nothing less); otherwise the
-// period is checked at call exits. The run table's `mpit_sampling` says which, or why nothing is.
+// thread_level: what MPI_Init(_thread) provided, requested from MPI_T_init_thread too. Samples are
+// taken in the application's threads at MPI call exits (no thread of its own); the run table's
+// `mpit_sampling` says so, or why nothing is sampled.
 void start_mpit_collector(Profiler& profiler, int thread_level,
                           std::span<const FunctionDescription> functions);
 

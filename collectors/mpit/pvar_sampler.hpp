@@ -1,8 +1,8 @@
 #pragma once
 // One MPI_T session holding a handle per selected pvar and bound object (communicator-bound pvars
 // get one per communicator, allocated as communicators are created and freed before they are), and
-// the reads of all of them into `pvar_samples`. Every method takes the sampler's lock: the timer
-// thread, call boundaries and communicator hooks may meet.
+// the reads of all of them into `pvar_samples`. Every method takes the sampler's lock: under
+// MPI_THREAD_MULTIPLE, call boundaries and communicator hooks of several threads may meet.
 #include "commlens/profiler/profiler.hpp"
 #include "mpi_header.hpp"
 #include "pvar_catalog.hpp"
@@ -16,7 +16,7 @@
 namespace commlens::mpit {
 
 // Why a sample was taken (pvar_samples.trigger).
-enum class Trigger : std::int64_t { Timer = 0, CallEntry = 1, CallExit = 2, Init = 3, Finalize = 4 };
+enum class Trigger : std::int64_t { Period = 0, CallEntry = 1, CallExit = 2, Init = 3, Finalize = 4 };
 
 class PvarSampler {
 public:

@@ -6,17 +6,36 @@ namespace {
 // Two clock reads of ~25 ns bound the error to ~1e-5 over 5 ms: 10 us per second of run, which
 // the per-rank linear alignment removes anyway.
 constexpr std::uint64_t kCalibrationSpinNs = 5'000'000;
+// Longest monotonic-clock bracket around a tick read that still counts as one instant. A process
+// descheduled between the reads (ranks oversubscribing their cores) would otherwise pair ticks
+// with a time tens of ms later and skew the rate by as much: that rate is also what turns
+// COMMLENS_PVAR_PERIOD_MS into ticks.
+constexpr std::uint64_t kMaxBracketNs = 2'000;
+
+struct ClockPair {
+  std::uint64_t ticks, ns;
+};
+
+ClockPair read_both_clocks() noexcept {
+  for (;;) {
+    const std::uint64_t before = monotonic_ns();
+    const std::uint64_t ticks = now_ticks();
+    const std::uint64_t after = monotonic_ns();
+    if (after - before <= kMaxBracketNs)
+      return {ticks, before + (after - before) / 2};
+  }
+}
 } // namespace
 
 TickConverter::TickConverter() : origin_ticks_(now_ticks()), origin_ns_(monotonic_ns()), ns_per_tick_(1.0) {
 #if defined(__x86_64__)
-  std::uint64_t ns = origin_ns_;
-  std::uint64_t ticks = origin_ticks_;
-  while (ns - origin_ns_ < kCalibrationSpinNs) {
-    ticks = now_ticks();
-    ns = monotonic_ns();
-  }
-  ns_per_tick_ = static_cast<double>(ns - origin_ns_) / static_cast<double>(ticks - origin_ticks_);
+  const ClockPair origin = read_both_clocks();
+  ClockPair end = origin;
+  while (end.ns - origin.ns < kCalibrationSpinNs)
+    end = read_both_clocks();
+  origin_ticks_ = origin.ticks;
+  origin_ns_ = origin.ns;
+  ns_per_tick_ = static_cast<double>(end.ns - origin.ns) / static_cast<double>(end.ticks - origin.ticks);
 #endif
 }
 

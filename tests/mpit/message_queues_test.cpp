@@ -30,12 +30,24 @@ const JobResult& single_at_barriers() {
                      .environment = {{"COMMLENS_PVAR_CALLS", "MPI_Barrier"}}});
 }
 
-// MPI_THREAD_MULTIPLE: the timer thread samples every 20 ms while the receivers sleep 300 ms.
-const JobResult& multiple_with_timer() {
+constexpr int kPeriodMs = 20;
+
+// MPI_THREAD_MULTIPLE, a 20 ms period checked at every call exit (no COMMLENS_PVAR_CALLS).
+const JobResult& multiple_every_period() {
   return run_cached("multiple",
                     {.command = {example_program("message_queues"), "multiple", std::to_string(kMessages)},
-                     .environment = {{"COMMLENS_PVAR_PERIOD_MS", "20"}}});
+                     .mode = "trace",
+                     .environment = {{"COMMLENS_PVAR_PERIOD_MS", std::to_string(kPeriodMs)}}});
 }
+
+// Four threads per rank calling MPI at once: the period's samples race for one slot.
+const JobResult& four_threads_every_period() {
+  return run_cached("threads", {.command = {example_program("thread_multiple"), "400"},
+                                .mode = "trace",
+                                .environment = {{"COMMLENS_PVAR_PERIOD_MS", "1"}}});
+}
+
+constexpr const char* kSamplingMode = "at call exits, once per period, and COMMLENS_PVAR_CALLS boundaries";
 
 std::unique_ptr<Database> open_merged(const JobResult& result) {
   EXPECT_EQ(result.exit_code, 0) << result.describe();
@@ -81,12 +93,11 @@ TEST(MessageQueues, PrepostedReceivesShowInThePostedQueue) {
   EXPECT_EQ(max_sample(*db, "pml_ob1_posted_recvq_length", 0, 1), 0);
 }
 
-TEST(MessageQueues, WithoutThreadMultipleSamplesOnlyAtCallBoundariesAndRecordsWhy) {
+TEST(MessageQueues, SamplesAtCallBoundariesAndRecordsTheMode) {
   auto db = open_merged(single_at_barriers());
   if (!db)
     return;
-  EXPECT_EQ(run_value(*db, "mpit_sampling"),
-            "call boundaries only (MPI not initialised with MPI_THREAD_MULTIPLE)");
+  EXPECT_EQ(run_value(*db, "mpit_sampling"), kSamplingMode);
   // Every boundary sample names a call that is in mpi_calls (trace mode), and it is an MPI_Barrier
   // for entry/exit samples.
   EXPECT_GT(db->scalar("SELECT count(*) FROM pvar_samples WHERE trigger IN (1, 2)"), 0);
@@ -96,20 +107,60 @@ TEST(MessageQueues, WithoutThreadMultipleSamplesOnlyAtCallBoundariesAndRecordsWh
             0);
 }
 
-TEST(MessageQueues, UnderThreadMultipleTheTimerThreadSeesTheQueuesWhileTheReceiverSleeps) {
-  auto db = open_merged(multiple_with_timer());
+// Calls at whose exit a period sample was read: their count on `rank` and the smallest gap between
+// the end times of consecutive ones (0 when fewer than two).
+struct PeriodCalls {
+  std::int64_t count = 0, smallest_gap_ns = 0;
+};
+PeriodCalls period_calls(const Database& db, int rank) {
+  const std::string calls =
+      "SELECT DISTINCT c.end_ns FROM pvar_samples s JOIN mpi_calls c ON c.id = s.call_id "
+      "WHERE s.trigger = 0 AND s.rank = " +
+      std::to_string(rank);
+  return {db.scalar("SELECT count(*) FROM (" + calls + ")"),
+          db.scalar("SELECT coalesce(min(gap), 0) FROM (SELECT end_ns - lag(end_ns) OVER (ORDER BY end_ns) "
+                    "AS gap FROM (" +
+                    calls + "))")};
+}
+
+TEST(MessageQueues, UnderThreadMultiplePeriodSamplesAreReadAtCallExitsAtMostOncePerPeriod) {
+  auto db = open_merged(multiple_every_period());
   if (!db)
     return;
-  EXPECT_EQ(run_value(*db, "mpit_sampling"), "timer thread and call boundaries");
-  for (int receiver : {1, 3}) {
-    EXPECT_GT(max_sample(*db, "pml_ob1_unexpected_msgq_length", receiver, receiver - 1, 0), 0) << receiver;
-    EXPECT_EQ(max_sample(*db, "pml_ob1_posted_recvq_length", receiver, receiver - 1, 0), kMessages)
-        << receiver;
-    // Two 300 ms sleeps at a 20 ms period: well over 10 timer reads on every rank.
-    EXPECT_GT(db->scalar("SELECT count(DISTINCT time_ns) FROM pvar_samples WHERE trigger = 0 AND rank = " +
-                         std::to_string(receiver)),
-              10);
+  EXPECT_EQ(run_value(*db, "mpit_sampling"), kSamplingMode);
+  // Every period sample names the traced call at whose exit it was read.
+  EXPECT_EQ(db->scalar("SELECT count(*) FROM pvar_samples s LEFT JOIN mpi_calls c ON c.id = s.call_id "
+                       "WHERE s.trigger = 0 AND c.id IS NULL"),
+            0);
+  for (int rank = 0; rank < kRanks; ++rank) {
+    // Each rank's calls span two 300 ms sleeps (its own or its partner's).
+    const PeriodCalls calls = period_calls(*db, rank);
+    EXPECT_GE(calls.count, 2) << "rank " << rank;
+    // The next read is due one period after the exit that sampled (1 us for the tick conversion).
+    EXPECT_GE(calls.smallest_gap_ns, kPeriodMs * 1'000'000 - 1'000) << "rank " << rank;
   }
+  // The first MPI_Recv after the receiver's sleep (due: the sleep outlasts the period) returns with
+  // the sender's other messages queued.
+  for (int receiver : {1, 3}) {
+    const std::int64_t queued = max_sample(*db, "pml_ob1_unexpected_msgq_length", receiver, receiver - 1, 0);
+    EXPECT_GT(queued, 0) << "rank " << receiver;
+    EXPECT_LE(queued, kMessages) << "rank " << receiver;
+  }
+}
+
+TEST(MessageQueues, AmongFourThreadsCallingMpiOnlyOneReadsThePvarsPerPeriod) {
+  auto db = open_merged(four_threads_every_period());
+  if (!db)
+    return;
+  for (int rank = 0; rank < kRanks; ++rank) {
+    const PeriodCalls calls = period_calls(*db, rank);
+    EXPECT_GE(calls.count, 2) << "rank " << rank;
+    EXPECT_GE(calls.smallest_gap_ns, 1'000'000 - 1'000) << "rank " << rank;
+  }
+  // Samples came from more than one thread (the exits that found the period due).
+  EXPECT_GT(db->scalar("SELECT count(DISTINCT c.thread) FROM pvar_samples s JOIN mpi_calls c ON c.id = "
+                       "s.call_id WHERE s.trigger = 0"),
+            1);
 }
 
 TEST(MessageQueues, CatalogueDescribesTheOb1QueuePvarsAsCommunicatorBoundSizes) {

@@ -53,16 +53,19 @@ JobResult run_profiled_job(const JobSpec& spec) {
   result.output_directory = spec.output.value_or(result.work_directory / "out");
 
   std::map<std::string, std::string> environment = spec.environment;
-  environment["LD_PRELOAD"] = COMMLENS_TEST_PRELOAD;
+  environment["LD_PRELOAD"] = spec.hydra ? spec.hydra->preload.string() : COMMLENS_TEST_PRELOAD;
   environment["COMMLENS_OUTPUT"] = result.output_directory.string();
   if (spec.mode)
     environment["COMMLENS_MODE"] = *spec.mode;
 
+  // Hydra passes variables as `-genv NAME VALUE` and starts any number of ranks without being told.
+  const std::string launcher = spec.hydra ? spec.hydra->launcher.string() : COMMLENS_TEST_MPIRUN;
   std::string command = "cd " + quoted(result.work_directory.string()) + " && timeout " +
-                        std::to_string(spec.timeout_seconds) + " " + quoted(COMMLENS_TEST_MPIRUN) + " -np " +
-                        std::to_string(spec.ranks) + " --oversubscribe";
+                        std::to_string(spec.timeout_seconds) + " " + quoted(launcher) + " -np " +
+                        std::to_string(spec.ranks) + (spec.hydra ? "" : " --oversubscribe");
   for (const auto& [name, value] : environment)
-    command += " -x " + quoted(name + "=" + value);
+    command +=
+        spec.hydra ? " -genv " + quoted(name) + " " + quoted(value) : " -x " + quoted(name + "=" + value);
   for (const auto& word : spec.command)
     command += " " + quoted(word);
   command += " > stdout.txt 2> stderr.txt < /dev/null";

@@ -1,6 +1,7 @@
 #pragma once
 // Runs an example under `mpirun -np 4 --oversubscribe` with libcommlens.so preloaded into the ranks
-// and a fresh output directory, and keeps what the job printed.
+// and a fresh output directory, and keeps what the job printed. A job of another MPI library (the
+// MPICH side-by-side test) names that library's Hydra launcher and its own libcommlens.so.
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -18,6 +19,11 @@ struct JobSpec {
   std::map<std::string, std::string> environment; // more variables for the ranks
   int timeout_seconds = 120;
   int ranks = kRanks; // GPU tests run two ranks
+  struct HydraLaunch {
+    std::filesystem::path launcher; // mpirun.mpich
+    std::filesystem::path preload;  // libcommlens.so built against that MPI
+  };
+  std::optional<HydraLaunch> hydra; // empty: Open MPI's mpirun and this build's libcommlens.so
 };
 
 struct JobResult {
