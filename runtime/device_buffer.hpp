@@ -10,7 +10,6 @@ namespace commlens::runtime {
 struct DeviceBuffer {
   int device = -1;
   void* base = nullptr; // the allocation's start (what IPC handles are taken of)
-  std::size_t allocation_bytes = 0;
   std::uint64_t buffer_id =
       0; // unique per allocation in this process: a reallocation at the same address differs
 };
