@@ -7,8 +7,8 @@ echo "== per-call overhead (bench/overhead.sh)"
 bash "$here/overhead.sh" "$build"
 echo "== writer throughput (writer_throughput)"
 "$build/bench/writer_throughput" 2000000 4 || true
-echo "== MPI_T sampling overhead (bench/pvar_overhead.sh)"
-bash "$here/pvar_overhead.sh" "$build"
+echo "== MPI_T sampling overhead (bench/collector_latency.sh)"
+bash "$here/collector_latency.sh" "$build"
 echo "== CUDA collectors overhead (bench/cuda_overhead.sh; needs a GPU)"
 [ -x "$build/bench/nvtx_range_cost" ] && "$build/bench/nvtx_range_cost" || true
 [ -x "$build/bench/staged_copy_exchange" ] && bash "$here/cuda_overhead.sh" "$build" || true

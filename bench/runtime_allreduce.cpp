@@ -3,15 +3,17 @@
 // alternate runtime, baseline, runtime, ... starting with the runtime (docs/runtime.md), so the
 // even-numbered calls of each size time the runtime and the odd ones the baseline (host staging on
 // an MPI that is not CUDA-aware). NCCL (ncclAllReduce on the same buffers) is timed in the same
-// process. Times are medians over ITERATIONS per size of the slowest rank; bus bandwidth uses the
-// nccl-tests formula (bytes x 2 (P-1) / P / time).
-// Usage: runtime_allreduce ITERATIONS MAX_BYTES [in-place]
-// (in place: the runtime's two-shot algorithm; otherwise one-shot for two ranks, docs/runtime.md)
+// process, when every rank has a GPU of its own (NCCL refuses two ranks on one GPU; with ranks
+// sharing GPUs its columns say nan). Times are medians over ITERATIONS per size of the slowest rank; bus
+// bandwidth uses the nccl-tests formula (bytes x 2 (P-1) / P / time). Usage: runtime_allreduce ITERATIONS
+// MAX_BYTES [in-place] (in place: the runtime's two-shot algorithm; otherwise one-shot for two ranks,
+// docs/runtime.md)
 #include "../examples/cuda/cuda_check.hpp"
 
 #include <nccl.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -44,12 +46,13 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaGetDeviceCount(&devices));
   CUDA_CHECK(cudaSetDevice(rank % devices));
 
+  const bool with_nccl = size <= devices;
   ncclUniqueId id;
-  if (rank == 0)
+  if (rank == 0 && with_nccl)
     ncclGetUniqueId(&id);
   MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-  ncclComm_t nccl;
-  if (ncclCommInitRank(&nccl, size, id, rank) != ncclSuccess)
+  ncclComm_t nccl = nullptr;
+  if (with_nccl && ncclCommInitRank(&nccl, size, id, rank) != ncclSuccess)
     MPI_Abort(MPI_COMM_WORLD, 3);
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreate(&stream));
@@ -74,7 +77,7 @@ int main(int argc, char** argv) {
       if (i >= 4)
         (i % 2 == 0 ? runtime : baseline).push_back(took);
     }
-    for (int i = 0; i < iterations + 2; ++i) {
+    for (int i = 0; with_nccl && i < iterations + 2; ++i) {
       MPI_Barrier(MPI_COMM_WORLD);
       const double start = MPI_Wtime();
       ncclAllReduce(in_place ? recv : send, recv, count, ncclFloat, ncclSum, nccl, stream);
@@ -83,14 +86,16 @@ int main(int argc, char** argv) {
       if (i >= 2)
         nccl_times.push_back(took);
     }
-    const double r = median(runtime), b = median(baseline), n = median(nccl_times);
+    const double r = median(runtime), b = median(baseline);
+    const double n = with_nccl ? median(nccl_times) : std::nan("");
     const auto busbw = [&](double seconds) { return double(bytes) * factor / seconds / 1e9; };
     if (rank == 0) {
       std::printf("%12zu %12.1f %12.1f %12.1f %10.1f %10.1f %10.1f %10.2f %10.2f\n", bytes, r * 1e6, b * 1e6,
                   n * 1e6, busbw(r), busbw(b), busbw(n), n / r, b / r);
     }
   }
-  ncclCommDestroy(nccl);
+  if (with_nccl)
+    ncclCommDestroy(nccl);
   MPI_Finalize();
   return 0;
 }

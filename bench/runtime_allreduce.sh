@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The GPU runtime's allreduce against its baseline and NCCL on one node (one rank per GPU), in one
-# run under COMMLENS_RUNTIME=ab, then the same comparison from the trace (`commlens compare`).
+# The GPU runtime's allreduce against its baseline and NCCL on one node, in one run under
+# COMMLENS_RUNTIME=ab, then the same comparison from the trace (`commlens compare`). With more
+# ranks than GPUs the ranks share GPUs (rank r on GPU r % GPUs) and NCCL, which refuses that, is
+# left out.
 # usage: bench/runtime_allreduce.sh BUILD_DIR [RANKS] [ITERATIONS] [MAX_BYTES] [in-place]
 set -euo pipefail
 build=${1:?usage: runtime_allreduce.sh BUILD_DIR [RANKS] [ITERATIONS] [MAX_BYTES]}
@@ -12,10 +14,10 @@ out=$(mktemp -d)
 # NVLink multicast (NVLS) stays off: the lent GPU hosts forbid it.
 export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 COMMLENS_RUNTIME=ab "$build/analysis/commlens" run --output "$out" --mode trace -- \
-  mpirun -np "$ranks" "$build/bench/runtime_allreduce" "$iterations" "$max_bytes" $placement
+  mpirun -np "$ranks" --oversubscribe "$build/bench/runtime_allreduce" "$iterations" "$max_bytes" $placement
 # One table per runtime algorithm that ran (which ran depends on size, ranks and placement:
 # docs/runtime.md).
-for algorithm in one_shot two_shot one_shot_striped; do
+for algorithm in one_shot two_shot one_shot_striped shared_gpu; do
   "$build/analysis/commlens" compare "$out/commlens.sqlite" --implementations "mpi:host_staged,runtime:$algorithm" \
     2>/dev/null || echo "(no runtime:$algorithm calls in this run)"
 done

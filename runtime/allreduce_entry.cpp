@@ -27,14 +27,22 @@ struct AlgorithmChoice {
 };
 
 // From arguments equal on every rank, so every rank chooses alike (the host path's first use is
-// collective). One-shot halves the launches and barriers but loads (P-1) times the data where
-// two-shot loads 2 (P-1)/P times: equal for two ranks, so there one-shot wins at every size, for
-// more ranks up to kOneShotMaxBytes; it needs the outputs unread by peers, so not in place. Two
-// ranks with large messages add the host path when COMMLENS_RUNTIME_HOST_PERCENT asks for it
-// (off by default: on the H200 pair it measured slower, docs/runtime.md).
+// collective). One-shot halves the launches and barriers but loads (P-1) times the data per GPU
+// where two-shot loads 2 (P-1)/P times per rank: equal for two GPUs, so there one-shot wins at
+// every size, for more GPUs up to kOneShotMaxBytes. Its leaders write outputs peers may still be
+// reading as inputs, so not in place, unless every rank shares one GPU: then one leader does all
+// the work in one kernel, in place too (the shared-GPU design). Two ranks on two GPUs with large
+// messages add the host path when COMMLENS_RUNTIME_HOST_PERCENT asks for it (off by default: on
+// the H200 pair it measured slower, docs/runtime.md).
 AlgorithmChoice choose_algorithm(CommunicatorEngine& engine, MPI_Comm comm, bool in_place,
                                  std::uint64_t bytes, std::uint32_t host_percent) {
-  if (in_place || (engine.size() > 2 && bytes > kOneShotMaxBytes)) {
+  const int gpus = engine.gpu_count();
+  const Implementation one_shot = gpus < engine.size() ? Implementation::SharedGpu : Implementation::OneShot;
+  const char* one_shot_name = gpus < engine.size() ? "shared_gpu" : "one_shot";
+  if (gpus == 1) {
+    return {IpcAlgorithm::OneShot, one_shot, one_shot_name, 1};
+  }
+  if (in_place || (gpus > 2 && bytes > kOneShotMaxBytes)) {
     return {IpcAlgorithm::TwoShot, Implementation::TwoShot, "two_shot", 1};
   }
   if (engine.size() == 2 && bytes >= kStripeMinBytes && host_percent > 0) {
@@ -42,7 +50,7 @@ AlgorithmChoice choose_algorithm(CommunicatorEngine& engine, MPI_Comm comm, bool
       return {IpcAlgorithm::OneShotStriped, Implementation::OneShotStriped, "one_shot_striped", 3, stripe};
     }
   }
-  return {IpcAlgorithm::OneShot, Implementation::OneShot, "one_shot", 1};
+  return {IpcAlgorithm::OneShot, one_shot, one_shot_name, 1};
 }
 
 // The baseline half of a call: host staging for device buffers (unless the MPI is CUDA-aware),

@@ -2,6 +2,8 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+
 namespace commlens::runtime {
 
 std::unique_ptr<CommunicatorEngine> CommunicatorEngine::bootstrap(MPI_Comm comm) {
@@ -23,6 +25,7 @@ std::unique_ptr<CommunicatorEngine> CommunicatorEngine::bootstrap(MPI_Comm comm)
   // only when one node holds the whole communicator, so compare the smallest node part).
   int smallest_node = 0;
   PMPI_Allreduce(&node_size, &smallest_node, 1, MPI_INT, MPI_MIN, comm);
+  engine->learn_gpu_sharing(comm);
   if (smallest_node != engine->size_) {
     engine->why_unusable_ = "communicator spans several nodes (hierarchical algorithm not implemented)";
   } else if (engine->size_ > kMaxRanks) {
@@ -36,6 +39,39 @@ std::unique_ptr<CommunicatorEngine> CommunicatorEngine::bootstrap(MPI_Comm comm)
     }
   }
   return engine;
+}
+
+namespace {
+
+// The physical GPU this rank runs on: its PCI domain, bus and device, which name one GPU whatever
+// CUDA_VISIBLE_DEVICES each rank was given (ranks are on one node when the engine is usable).
+std::int64_t current_gpu_key() {
+  int device = 0;
+  int domain = 0, bus = 0, slot = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&domain, cudaDevAttrPciDomainId, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&bus, cudaDevAttrPciBusId, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&slot, cudaDevAttrPciDeviceId, device) != cudaSuccess) {
+    return -1;
+  }
+  return (std::int64_t{domain} << 32) | (std::int64_t{bus} << 8) | slot;
+}
+
+} // namespace
+
+// Collective: every rank learns every rank's GPU, so all count the GPUs and the sharing alike.
+void CommunicatorEngine::learn_gpu_sharing(MPI_Comm comm) {
+  const std::int64_t mine = current_gpu_key();
+  std::vector<std::int64_t> keys(static_cast<std::size_t>(size_));
+  PMPI_Allgather(&mine, 1, MPI_INT64_T, keys.data(), 1, MPI_INT64_T, comm);
+  std::vector<std::int64_t> distinct = keys;
+  std::ranges::sort(distinct);
+  gpu_count_ = static_cast<int>(std::ranges::unique(distinct).begin() - distinct.begin());
+  for (int rank = 0; rank < size_; ++rank) {
+    if (keys[static_cast<std::size_t>(rank)] == mine) {
+      ranks_on_my_gpu_.push_back(rank);
+    }
+  }
 }
 
 CommunicatorEngine::~CommunicatorEngine() {
@@ -55,7 +91,8 @@ void* CommunicatorEngine::stream() {
 }
 
 HostStripe* CommunicatorEngine::host_stripe(MPI_Comm comm) {
-  if (!stripe_tried_ && size_ == 2) {
+  // Two ranks on two GPUs: ranks sharing a GPU have no second link to stripe over.
+  if (!stripe_tried_ && size_ == 2 && gpu_count_ == 2) {
     stripe_tried_ = true;
     auto stripe = std::make_unique<HostStripe>();
     if (stripe->open(comm, rank_)) {

@@ -1,8 +1,8 @@
 #pragma once
 // The runtime's state for one communicator, set up once by a collective bootstrap the first time
 // the runtime meets the communicator: whether it can serve it at all (intra-communicator, every
-// rank on one node, at most kMaxRanks ranks, shared memory available), the node segment for
-// agreement and barriers, a stream, and the A/B alternation counters.
+// rank on one node, at most kMaxRanks ranks, shared memory available), which ranks share a GPU,
+// the node segment for agreement and barriers, a stream, and the A/B alternation counters.
 #include "device_kernels.hpp"
 #include "host_stripe.hpp"
 #include "mpi_header.hpp"
@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <vector>
 
 namespace commlens::runtime {
 
@@ -28,14 +29,21 @@ public:
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return size_; }
   NodeSegment& segment() noexcept { return segment_; }
+  // GPUs the ranks run on (ranks on one GPU count it once), and the ranks on this rank's GPU in
+  // ascending order; the first of them leads the GPU (runs the GPU's share of one-shot work).
+  int gpu_count() const noexcept { return gpu_count_; }
+  const std::vector<int>& ranks_on_my_gpu() const noexcept { return ranks_on_my_gpu_; }
+  bool leads_my_gpu() const noexcept {
+    return !ranks_on_my_gpu_.empty() && ranks_on_my_gpu_.front() == rank_;
+  }
   // The next barrier number (every rank counts the same barriers, so the numbers agree).
   std::uint64_t next_barrier() noexcept { return ++barriers_; }
   // A blocking stream on the current device (it orders after work on the legacy default stream).
   void* stream();
 
   // The host path for striped transfers, opened on first use. Collective over comm: call it only
-  // from decisions every rank makes alike. Null when the communicator has not exactly two ranks
-  // or the pinned shared stages could not be made.
+  // from decisions every rank makes alike. Null unless the communicator has exactly two ranks on two GPUs,
+  // or when the pinned shared stages could not be made.
   HostStripe* host_stripe(MPI_Comm comm);
 
   // COMMLENS_RUNTIME=ab: true for the runtime half. Alternates per call signature (count, type,
@@ -44,11 +52,14 @@ public:
 
 private:
   CommunicatorEngine() = default;
+  void learn_gpu_sharing(MPI_Comm comm);
 
   std::string why_unusable_;
   int rank_ = 0;
   int size_ = 0;
   NodeSegment segment_;
+  int gpu_count_ = 0;
+  std::vector<int> ranks_on_my_gpu_;
   std::uint64_t barriers_ = 0;
   void* stream_ = nullptr;
   std::unique_ptr<HostStripe> stripe_;

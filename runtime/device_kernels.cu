@@ -49,7 +49,8 @@ template <typename T> union Pack {
 };
 
 template <typename T, typename Op>
-__global__ void reduce_kernel(SourceList sources, T* out, std::size_t elements, bool vectorised) {
+__global__ void reduce_kernel(SourceList sources, DestinationList outs, std::size_t elements,
+                              bool vectorised) {
   constexpr std::size_t kPerPack = 16 / sizeof(T);
   const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
   const std::size_t first = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -72,14 +73,18 @@ __global__ void reduce_kernel(SourceList sources, T* out, std::size_t elements, 
         }
       }
     }
-    reinterpret_cast<uint4*>(out)[p] = result.raw;
+    for (int d = 0; d < outs.count; ++d) {
+      static_cast<uint4*>(outs.pointers[d])[p] = result.raw;
+    }
   }
   for (std::size_t i = packs * kPerPack + first; i < elements; i += stride) {
     T value = static_cast<const T*>(sources.pointers[0])[i];
     for (int s = 1; s < sources.count; ++s) {
       value = Op::apply(value, static_cast<const T*>(sources.pointers[s])[i]);
     }
-    out[i] = value;
+    for (int d = 0; d < outs.count; ++d) {
+      static_cast<T*>(outs.pointers[d])[i] = value;
+    }
   }
 }
 
@@ -101,47 +106,50 @@ bool aligned16(const void* pointer) {
 }
 
 template <typename T, typename Op>
-int launch_typed(const SourceList& sources, void* out, std::size_t elements, cudaStream_t stream) {
-  bool vectorised = aligned16(out);
+int launch_typed(const SourceList& sources, const DestinationList& outs, std::size_t elements,
+                 cudaStream_t stream) {
+  bool vectorised = true;
   for (int s = 0; s < sources.count; ++s) {
     vectorised = vectorised && aligned16(sources.pointers[s]);
   }
+  for (int d = 0; d < outs.count; ++d) {
+    vectorised = vectorised && aligned16(outs.pointers[d]);
+  }
   const std::size_t work = vectorised ? elements / (16 / sizeof(T)) + 1 : elements;
-  reduce_kernel<T, Op>
-      <<<grid_for(work), kThreads, 0, stream>>>(sources, static_cast<T*>(out), elements, vectorised);
+  reduce_kernel<T, Op><<<grid_for(work), kThreads, 0, stream>>>(sources, outs, elements, vectorised);
   return static_cast<int>(cudaGetLastError());
 }
 
 template <typename T>
-int launch_for_op(ReduceOp op, const SourceList& sources, void* out, std::size_t elements,
+int launch_for_op(ReduceOp op, const SourceList& sources, const DestinationList& outs, std::size_t elements,
                   cudaStream_t stream) {
   constexpr bool floating = std::is_floating_point_v<T>;
   switch (op) {
   case ReduceOp::Sum:
-    return launch_typed<T, Sum>(sources, out, elements, stream);
+    return launch_typed<T, Sum>(sources, outs, elements, stream);
   case ReduceOp::Prod:
-    return launch_typed<T, Prod>(sources, out, elements, stream);
+    return launch_typed<T, Prod>(sources, outs, elements, stream);
   case ReduceOp::Min:
-    return launch_typed<T, Min>(sources, out, elements, stream);
+    return launch_typed<T, Min>(sources, outs, elements, stream);
   case ReduceOp::Max:
-    return launch_typed<T, Max>(sources, out, elements, stream);
+    return launch_typed<T, Max>(sources, outs, elements, stream);
   case ReduceOp::LogicalAnd:
-    return launch_typed<T, LogicalAnd>(sources, out, elements, stream);
+    return launch_typed<T, LogicalAnd>(sources, outs, elements, stream);
   case ReduceOp::LogicalOr:
-    return launch_typed<T, LogicalOr>(sources, out, elements, stream);
+    return launch_typed<T, LogicalOr>(sources, outs, elements, stream);
   case ReduceOp::LogicalXor:
-    return launch_typed<T, LogicalXor>(sources, out, elements, stream);
+    return launch_typed<T, LogicalXor>(sources, outs, elements, stream);
   default:
     break;
   }
   if constexpr (!floating) {
     switch (op) {
     case ReduceOp::BitAnd:
-      return launch_typed<T, BitAnd>(sources, out, elements, stream);
+      return launch_typed<T, BitAnd>(sources, outs, elements, stream);
     case ReduceOp::BitOr:
-      return launch_typed<T, BitOr>(sources, out, elements, stream);
+      return launch_typed<T, BitOr>(sources, outs, elements, stream);
     case ReduceOp::BitXor:
-      return launch_typed<T, BitXor>(sources, out, elements, stream);
+      return launch_typed<T, BitXor>(sources, outs, elements, stream);
     default:
       break;
     }
@@ -167,34 +175,34 @@ __global__ void copy_kernel(CopySegment segment, bool vectorised) {
 
 } // namespace
 
-int launch_reduce(Reduction reduction, const SourceList& sources, void* out, std::size_t elements,
-                  void* stream) noexcept {
+int launch_reduce(Reduction reduction, const SourceList& sources, const DestinationList& outs,
+                  std::size_t elements, void* stream) noexcept {
   if (elements == 0) {
     return 0;
   }
   const auto s = static_cast<cudaStream_t>(stream);
   switch (reduction.type) {
   case ElementType::Int8:
-    return launch_for_op<std::int8_t>(reduction.op, sources, out, elements, s);
+    return launch_for_op<std::int8_t>(reduction.op, sources, outs, elements, s);
   case ElementType::UInt8:
   case ElementType::Bool:
-    return launch_for_op<std::uint8_t>(reduction.op, sources, out, elements, s);
+    return launch_for_op<std::uint8_t>(reduction.op, sources, outs, elements, s);
   case ElementType::Int16:
-    return launch_for_op<std::int16_t>(reduction.op, sources, out, elements, s);
+    return launch_for_op<std::int16_t>(reduction.op, sources, outs, elements, s);
   case ElementType::UInt16:
-    return launch_for_op<std::uint16_t>(reduction.op, sources, out, elements, s);
+    return launch_for_op<std::uint16_t>(reduction.op, sources, outs, elements, s);
   case ElementType::Int32:
-    return launch_for_op<std::int32_t>(reduction.op, sources, out, elements, s);
+    return launch_for_op<std::int32_t>(reduction.op, sources, outs, elements, s);
   case ElementType::UInt32:
-    return launch_for_op<std::uint32_t>(reduction.op, sources, out, elements, s);
+    return launch_for_op<std::uint32_t>(reduction.op, sources, outs, elements, s);
   case ElementType::Int64:
-    return launch_for_op<std::int64_t>(reduction.op, sources, out, elements, s);
+    return launch_for_op<std::int64_t>(reduction.op, sources, outs, elements, s);
   case ElementType::UInt64:
-    return launch_for_op<std::uint64_t>(reduction.op, sources, out, elements, s);
+    return launch_for_op<std::uint64_t>(reduction.op, sources, outs, elements, s);
   case ElementType::Float32:
-    return launch_for_op<float>(reduction.op, sources, out, elements, s);
+    return launch_for_op<float>(reduction.op, sources, outs, elements, s);
   case ElementType::Float64:
-    return launch_for_op<double>(reduction.op, sources, out, elements, s);
+    return launch_for_op<double>(reduction.op, sources, outs, elements, s);
   }
   return static_cast<int>(cudaErrorInvalidValue);
 }

@@ -122,9 +122,22 @@ IpcResult ipc_allreduce(CommunicatorEngine& engine, IpcHandleCache& cache, const
 
   // 2. Map every peer's input and output (cached), then agree again: a failed open on any rank
   //    sends the whole call to the baseline instead of leaving peers waiting.
+  //    One-shot needs only the GPU leaders to see buffers: every input, and the outputs of the
+  //    ranks on the leader's GPU; two-shot has every rank load every input and output.
   void* inputs[kMaxRanks] = {};
   void* outputs[kMaxRanks] = {};
+  const bool two_shot = algorithm == IpcAlgorithm::TwoShot;
+  const bool maps_inputs = two_shot || engine.leads_my_gpu();
+  const std::vector<int>& my_gpu = engine.ranks_on_my_gpu();
   bool mapped = true;
+  const auto map = [&](const PublishedBuffer& buffer, std::int32_t pid) {
+    int error = 0;
+    bool opened = false;
+    void* pointer = cache.map(pid, buffer, &opened, &error);
+    result.ipc_opens += opened ? 1 : 0;
+    mapped = mapped && pointer != nullptr;
+    return pointer;
+  };
   for (int peer = 0; peer < ranks && mapped; ++peer) {
     if (peer == me) {
       inputs[peer] = const_cast<void*>(args.sendbuf == MPI_IN_PLACE ? args.recvbuf : args.sendbuf);
@@ -132,13 +145,12 @@ IpcResult ipc_allreduce(CommunicatorEngine& engine, IpcHandleCache& cache, const
       continue;
     }
     const RankSlot& slot = segment.slot(peer);
-    int error = 0;
-    bool opened = false;
-    inputs[peer] = cache.map(slot.pid, slot.input, &opened, &error);
-    result.ipc_opens += opened ? 1 : 0;
-    outputs[peer] = cache.map(slot.pid, slot.output, &opened, &error);
-    result.ipc_opens += opened ? 1 : 0;
-    mapped = inputs[peer] != nullptr && outputs[peer] != nullptr;
+    if (maps_inputs) {
+      inputs[peer] = map(slot.input, slot.pid);
+    }
+    if (two_shot || (engine.leads_my_gpu() && std::ranges::find(my_gpu, peer) != my_gpu.end())) {
+      outputs[peer] = map(slot.output, slot.pid);
+    }
   }
   mine.mapped_ok = mapped ? 1 : 0;
   segment.barrier(engine.next_barrier());
@@ -153,9 +165,19 @@ IpcResult ipc_allreduce(CommunicatorEngine& engine, IpcHandleCache& cache, const
   const std::size_t element_bytes = element_size(args.reduction.type);
   const std::size_t elements = static_cast<std::size_t>(args.count);
   void* const stream = engine.stream();
-  if (algorithm != IpcAlgorithm::TwoShot) {
-    // 3'. Every input, whole, into this rank's output; nobody reads the outputs. Striped: the
-    //     NVLink kernel takes the first part, the host path the rest, at the same time.
+  if (!two_shot) {
+    // 3'. Each GPU's leader reduces every input, whole, into the outputs of the ranks on its GPU
+    //     in one kernel (with one rank per GPU: every rank into its own output); the other ranks
+    //     only wait. Ranks sharing a GPU thus load each input once instead of once per rank, and
+    //     one process's kernel runs instead of a time slice per process. In place is safe only
+    //     when a single leader reads and writes (one GPU). Striped: the NVLink kernel takes the
+    //     first part, the host path the rest, at the same time.
+    if (!engine.leads_my_gpu()) {
+      segment.barrier(engine.next_barrier()); // the leader has written this rank's output
+      result.ran = true;
+      result.rc = segment.slot(my_gpu.front()).cuda_error == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
+      return result;
+    }
     const std::size_t over_links =
         algorithm == IpcAlgorithm::OneShotStriped
             ? whole_packs(static_cast<std::size_t>(static_cast<double>(elements) * (1.0 - args.host_share)),
@@ -163,7 +185,11 @@ IpcResult ipc_allreduce(CommunicatorEngine& engine, IpcHandleCache& cache, const
             : elements;
     SourceList sources{{}, ranks};
     std::copy(inputs, inputs + ranks, sources.pointers);
-    int error = launch_reduce(args.reduction, sources, args.recvbuf, over_links, stream);
+    DestinationList destinations{{}, 0};
+    for (const int rank : my_gpu) {
+      destinations.pointers[destinations.count++] = outputs[rank];
+    }
+    int error = launch_reduce(args.reduction, sources, destinations, over_links, stream);
     if (over_links < elements) {
       // While the kernel runs, the host path brings the peer's remaining input; then one more
       // reduction, queued behind the NVLink kernel on the same stream.
@@ -176,15 +202,18 @@ IpcResult ipc_allreduce(CommunicatorEngine& engine, IpcHandleCache& cache, const
         rest.pointers[rank] = rank == me ? static_cast<const char*>(inputs[me]) + offset : host.peer_data;
       }
       if (error == 0) {
-        error = launch_reduce(args.reduction, rest, static_cast<char*>(args.recvbuf) + offset,
+        error = launch_reduce(args.reduction, rest, {{static_cast<char*>(args.recvbuf) + offset}, 1},
                               elements - over_links, stream);
       }
       result.bytes_host = (elements - over_links) * element_bytes;
       result.chunks = host.chunks;
     }
     error = error != 0 ? error : static_cast<int>(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
-    result.bytes_peer = over_links * element_bytes * static_cast<std::uint64_t>(ranks - 1);
-    segment.barrier(engine.next_barrier()); // peers may still be loading this rank's input
+    // Loads of other ranks' inputs and stores into other ranks' outputs, all through mappings.
+    result.bytes_peer =
+        over_links * element_bytes * static_cast<std::uint64_t>(ranks - 1 + destinations.count - 1);
+    mine.cuda_error = error;
+    segment.barrier(engine.next_barrier()); // leaders may still be loading this rank's input
     result.ran = true;
     result.rc = error == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
     return result;
@@ -197,8 +226,9 @@ IpcResult ipc_allreduce(CommunicatorEngine& engine, IpcHandleCache& cache, const
   for (int peer = 0; peer < ranks; ++peer) {
     sources.pointers[peer] = static_cast<const char*>(inputs[peer]) + first * element_bytes;
   }
-  int error = launch_reduce(args.reduction, sources, static_cast<char*>(args.recvbuf) + first * element_bytes,
-                            last - first, stream);
+  int error =
+      launch_reduce(args.reduction, sources, {{static_cast<char*>(args.recvbuf) + first * element_bytes}, 1},
+                    last - first, stream);
   error = error != 0 ? error : static_cast<int>(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
   result.bytes_peer += (last - first) * element_bytes * static_cast<std::uint64_t>(ranks - 1);
   segment.barrier(engine.next_barrier());

@@ -4,9 +4,11 @@
 // - two-shot: reduce-scatter then allgather. Rank r reduces slice r of every rank's input into its
 //   own output, then loads every other slice from its owner's output. Each rank moves 2 (P-1)/P of
 //   the data over the links, the bus-bandwidth optimum, in two kernels.
-// - one-shot (small messages, not in place): every rank reduces the whole of every input into its
-//   own output in one kernel: (P-1) times the data per rank, but half the launches and barriers,
-//   which is what small messages pay for.
+// - one-shot (small messages, or two GPUs; not in place unless every rank shares one GPU): the
+//   leader of every GPU reduces the whole of every input into the outputs of the ranks on its GPU
+//   in one kernel: (P-1) times the data per GPU, but half the launches and barriers, which is what
+//   small messages pay for. With one rank per GPU every rank is a leader; ranks sharing a GPU get
+//   the research's shared-buffer (GSB) design fused into one kernel (docs/runtime.md).
 #include "communicator_engine.hpp"
 #include "host_stripe.hpp"
 #include "ipc_handle_cache.hpp"

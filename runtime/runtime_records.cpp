@@ -4,9 +4,9 @@ namespace commlens::runtime {
 
 namespace {
 constexpr std::size_t kBatchRows = 256;
-constexpr Implementation kImplementations[] = {Implementation::Mpi, Implementation::MpiHostStaged,
-                                               Implementation::TwoShot, Implementation::OneShot,
-                                               Implementation::OneShotStriped};
+constexpr Implementation kImplementations[] = {
+    Implementation::Mpi,     Implementation::MpiHostStaged,  Implementation::TwoShot,
+    Implementation::OneShot, Implementation::OneShotStriped, Implementation::SharedGpu};
 } // namespace
 
 const char* implementation_name(Implementation implementation) noexcept {
@@ -19,6 +19,8 @@ const char* implementation_name(Implementation implementation) noexcept {
     return "runtime:one_shot";
   case Implementation::OneShotStriped:
     return "runtime:one_shot_striped";
+  case Implementation::SharedGpu:
+    return "runtime:shared_gpu";
   case Implementation::Mpi:
     break;
   }

@@ -16,7 +16,8 @@ enum class Implementation : std::uint8_t {
   MpiHostStaged = 1,
   TwoShot = 2,
   OneShot = 3,
-  OneShotStriped = 4
+  OneShotStriped = 4,
+  SharedGpu = 5
 };
 const char* implementation_name(Implementation implementation) noexcept;
 

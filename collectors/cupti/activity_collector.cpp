@@ -1,6 +1,7 @@
 #include "activity_collector.hpp"
 
 #include "activity_records.hpp"
+#include "api_record_selection.hpp"
 #include "ipc_tracker.hpp"
 #include "plugin_context.hpp"
 
@@ -231,14 +232,16 @@ bool start_activity_collection(const CopyPathClassifier& copy_classifier, IpcTra
                 "cuptiActivityRegisterCallbacks")) {
     return false;
   }
-  // RUNTIME and DRIVER records are not stored; CUPTI links external correlation ids through them.
-  for (const auto kind :
-       {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
-        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER}) {
+  for (const auto kind : {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
+                          CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                          CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION}) {
     if (!cupti_ok(cuptiActivityEnable(kind), "cuptiActivityEnable")) {
       return false;
     }
+  }
+  // API records are not stored; CUPTI links external correlation ids through them.
+  if (!enable_device_work_api_records()) {
+    return false;
   }
   if (user_nvtx) {
     cupti_ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER), "cuptiActivityEnable(MARKER)");

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <regex>
 
@@ -81,17 +82,35 @@ CheckedRun run_check(const std::string& runtime_mode, int ranks, int gpus_needed
   return run;
 }
 
+// allreduce_check puts rank r on GPU r % (GPUs present).
+int gpus_used(int ranks) {
+  return std::min(ranks, cuda_tests::gpu_count());
+}
+
 void expect_runtime_ran_every_eligible_call(const CheckedRun& run) {
   ASSERT_TRUE(run.db);
   const Database& db = *run.db;
   EXPECT_EQ(run_value(db, "runtime"), "on");
+  const int ranks = static_cast<int>(run.eligible.size());
+  const int gpus = gpus_used(ranks);
   for (const auto& [rank, eligible] : run.eligible) {
     EXPECT_EQ(ops_of(db, rank, "runtime"), eligible) << "rank " << rank;
     EXPECT_EQ(calls_by(db, rank, "runtime:%"), eligible) << "rank " << rank;
-    EXPECT_GT(calls_by(db, rank, "runtime:one_shot"), 0) << "rank " << rank; // not in place
-    EXPECT_GT(calls_by(db, rank, "runtime:two_shot"), 0) << "rank " << rank; // in place
-    // Two ranks stripe the two calls of 256 MiB and more (not in place) over NVLink and host.
-    EXPECT_EQ(calls_by(db, rank, "runtime:one_shot_striped"), run.eligible.size() == 2 ? 2 : 0)
+    if (gpus == 1) {
+      // Every rank on one GPU: the shared-GPU one-shot takes every call, in place too.
+      EXPECT_EQ(calls_by(db, rank, "runtime:shared_gpu"), eligible) << "rank " << rank;
+    } else if (gpus == ranks) {
+      EXPECT_GT(calls_by(db, rank, "runtime:one_shot"), 0) << "rank " << rank; // not in place
+      EXPECT_GT(calls_by(db, rank, "runtime:two_shot"), 0) << "rank " << rank; // in place
+      EXPECT_EQ(calls_by(db, rank, "runtime:shared_gpu"), 0) << "rank " << rank;
+    } else {
+      EXPECT_GT(calls_by(db, rank, "runtime:shared_gpu"), 0) << "rank " << rank; // not in place
+      EXPECT_GT(calls_by(db, rank, "runtime:two_shot"), 0) << "rank " << rank;   // in place
+      EXPECT_EQ(calls_by(db, rank, "runtime:one_shot"), 0) << "rank " << rank;
+    }
+    // Two ranks on two GPUs stripe the two calls of 256 MiB and more (not in place) over NVLink
+    // and host; ranks sharing a GPU never do.
+    EXPECT_EQ(calls_by(db, rank, "runtime:one_shot_striped"), ranks == 2 && gpus == 2 ? 2 : 0)
         << "rank " << rank;
     EXPECT_EQ(ops_of(db, rank, "fallback"), 4) << "rank " << rank;
     // Every fallback names its reason; the four calls' reasons are known.
@@ -119,6 +138,15 @@ TEST(RuntimeAllreduce, TwoRanksOnTwoGpusRunEveryEligibleCallCorrectly) {
 TEST(RuntimeAllreduce, FourRanksSharingGpusRunEveryEligibleCallCorrectly) {
   std::string skip;
   const CheckedRun run = run_check("on", 4, 1, &skip);
+  if (!skip.empty()) {
+    GTEST_SKIP() << skip;
+  }
+  expect_runtime_ran_every_eligible_call(run);
+}
+
+TEST(RuntimeAllreduce, EightRanksSharingGpusRunEveryEligibleCallCorrectly) {
+  std::string skip;
+  const CheckedRun run = run_check("on", 8, 1, &skip);
   if (!skip.empty()) {
     GTEST_SKIP() << skip;
   }
