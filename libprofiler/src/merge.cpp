@@ -1,5 +1,6 @@
 #include "commlens/profiler/merge.hpp"
 
+#include "commlens/profiler/analysis_indexes.hpp"
 #include "commlens/profiler/schema.hpp"
 #include "commlens/profiler/sqlite.hpp"
 #include "trace_materializer.hpp"
@@ -189,7 +190,7 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
   }
   std::sort(result.missing_ranks.begin(), result.missing_ranks.end());
 
-  merged.exec(schema::kCreateAnalysisIndexes);
+  create_analysis_indexes(merged);
   auto set_value = merged.prepare("INSERT OR REPLACE INTO run VALUES (?, ?)");
   set_value.bind(1, std::string_view("merged_ranks"))
       .bind(2, std::to_string(result.merged_ranks.size()))
