@@ -5,7 +5,7 @@
 namespace commlens::analysis {
 
 void BinBuilder::add(const BinPart& part, std::vector<TimelineBin>& bins) {
-  if (!open_ || part.start_ns >= current_.start_ns + resolution_ns_) {
+  if (!open_ || part.start_ns >= current_.start_ns + bin_ns_) {
     close_into(bins);
     current_ = {.start_ns = part.start_ns, .end_ns = part.end_ns};
     open_ = true;

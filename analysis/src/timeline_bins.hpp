@@ -1,6 +1,7 @@
 #pragma once
 // Merges spans of a lane narrower than the resolution into the bins of a TimelineWindow: calls on
-// the raw path, level-of-detail tiles on the tiled path (timeline_tile_query.cpp).
+// the raw path (bins less than a pixel wide), level-of-detail tiles on the tiled path (one bin per
+// tile, timeline_tile_query.cpp).
 #include "commlens/analysis/timeline.hpp"
 #include "commlens/profiler/dominant_function.hpp"
 
@@ -20,9 +21,10 @@ struct BinPart {
 
 class BinBuilder {
 public:
-  explicit BinBuilder(std::int64_t resolution_ns) : resolution_ns_(resolution_ns) {}
+  // Parts starting `bin_ns` or more after a bin's start go into the next bin.
+  explicit BinBuilder(std::int64_t bin_ns) : bin_ns_(bin_ns) {}
 
-  // Adds `part` to the open bin if it starts within the resolution of the bin's start; else
+  // Adds `part` to the open bin if it starts less than bin_ns after the bin's start; else
   // closes that bin into `bins` and opens a new one with `part`.
   void add(const BinPart& part, std::vector<TimelineBin>& bins);
   // Adds `part` to the open bin however far it lies; false (nothing added) when no bin is open.
@@ -30,7 +32,7 @@ public:
   void close_into(std::vector<TimelineBin>& bins);
 
 private:
-  std::int64_t resolution_ns_;
+  std::int64_t bin_ns_;
   TimelineBin current_;
   bool open_ = false;
   DominantFunction dominant_;

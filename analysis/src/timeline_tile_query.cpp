@@ -28,7 +28,10 @@ TimelineWindow query_tiled_window(const Database& database, const TimelineLane& 
                                   std::int64_t end_ns, std::int64_t resolution_ns,
                                   const TimelineTileLevel& level, const std::atomic<bool>* cancel) {
   TimelineWindow window;
-  BinBuilder bins(resolution_ns);
+  // One bin per tile: a tile's colour is the exact dominant function of its span, while tiles
+  // merged into pixel-wide bins could only vote with their own dominant function, which favours
+  // the function of the busiest tile (docs/timeline-lod.md). Tiles are at most a pixel wide anyway.
+  BinBuilder bins(level.tile_ns);
   CallsById calls_by_id(database);
   const auto first_tile = floor_div(start_ns, level.tile_ns),
              last_tile = floor_div(end_ns - 1, level.tile_ns);
@@ -64,9 +67,9 @@ TimelineWindow query_tiled_window(const Database& database, const TimelineLane& 
       part.busy_ns -= overlap(*starting_wide, tile_start, tile_end);
     }
     part.busy_ns = std::max<std::int64_t>(part.busy_ns, 0);
-    // The tile's other calls started before its wide call (it reaches past the tile), so they go
-    // into the bin before it. A tile where no call starts only holds the end of a call from an
-    // earlier tile: it belongs to that call's bin.
+    // The tile's other calls started before its wide call (it reaches past the tile), so their
+    // bin comes before it. A tile where no call starts only holds the end of a call from an
+    // earlier tile: it joins that call's bin.
     if (part.calls > 0)
       bins.add(part, window.bins);
     else if (part.busy_ns > 0)

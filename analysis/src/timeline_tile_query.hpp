@@ -9,7 +9,7 @@
 namespace commlens::analysis {
 
 // Same result shape as the raw path: calls at least `resolution_ns` long on their own, the rest
-// in bins about `resolution_ns` wide made of whole tiles of `level`.
+// in bins that are the tiles of `level` (a quarter of `resolution_ns` wide up to all of it).
 TimelineWindow query_tiled_window(const Database& database, const TimelineLane& lane, std::int64_t start_ns,
                                   std::int64_t end_ns, std::int64_t resolution_ns,
                                   const TimelineTileLevel& level, const std::atomic<bool>* cancel);

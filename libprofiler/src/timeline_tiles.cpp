@@ -100,20 +100,27 @@ std::vector<std::int64_t> choose_tile_widths(SqliteDatabase& merged) {
   return widths;
 }
 
+// One row of timeline_tiles, without its lane and level.
+struct Tile {
+  std::int64_t index = 0, calls = 0, busy_ns = 0;
+  int dominant_function_id = 0;
+  std::int64_t longest_call_id = 0, longest_call_ns = 0; // the id is meaningful only when calls > 0
+};
+
 // Writes tile rows for the lane being scanned.
 class TileWriter {
 public:
   explicit TileWriter(SqliteDatabase& merged) : insert_(merged.prepare(kInsertTile)) {}
   void set_lane(const Lane& lane) { lane_ = lane; }
-  void write(int level, std::int64_t tile, std::int64_t calls, std::int64_t busy_ns, int dominant_function_id,
-             std::int64_t longest_call_id, std::int64_t longest_call_ns) {
-    insert_.bind(1, lane_.rank).bind(2, lane_.thread).bind(3, std::int64_t{level}).bind(4, tile);
-    insert_.bind(5, calls).bind(6, busy_ns).bind(7, std::int64_t{dominant_function_id});
-    if (calls > 0)
-      insert_.bind(8, longest_call_id);
+  void write(int level, const Tile& tile) {
+    insert_.bind(1, lane_.rank).bind(2, lane_.thread).bind(3, std::int64_t{level}).bind(4, tile.index);
+    insert_.bind(5, tile.calls).bind(6, tile.busy_ns);
+    insert_.bind(7, std::int64_t{tile.dominant_function_id});
+    if (tile.calls > 0)
+      insert_.bind(8, tile.longest_call_id);
     else
       insert_.bind_null(8);
-    insert_.bind(9, longest_call_ns).run();
+    insert_.bind(9, tile.longest_call_ns).run();
     ++rows_;
   }
   std::int64_t rows() const { return rows_; }
@@ -132,20 +139,20 @@ public:
   void add(const Call& call, TileWriter& out) {
     const auto first = floor_div(call.start_ns, width_ns_);
     const auto last = call.end_ns > call.start_ns ? floor_div(call.end_ns - 1, width_ns_) : first;
-    for (auto tile = first; tile <= last; ++tile) {
-      move_to(tile, out);
+    for (auto index = first; index <= last; ++index) {
+      move_to(index, out);
       const auto covered =
-          std::min(call.end_ns, (tile + 1) * width_ns_) - std::max(call.start_ns, tile * width_ns_);
-      busy_ns_ += covered;
-      const bool starts_here = tile == first;
-      dominant_.add(call.function_id, covered + (starts_here ? 1 : 0));
+          std::min(call.end_ns, (index + 1) * width_ns_) - std::max(call.start_ns, index * width_ns_);
+      tile_.busy_ns += covered;
+      const bool starts_here = index == first;
+      votes_.add(call.function_id, covered + (starts_here ? 1 : 0));
       if (!starts_here)
         continue;
-      ++calls_;
+      ++tile_.calls;
       const auto duration = call.end_ns - call.start_ns;
-      if (calls_ == 1 || duration > longest_call_ns_) {
-        longest_call_ns_ = duration;
-        longest_call_id_ = call.id;
+      if (tile_.calls == 1 || duration > tile_.longest_call_ns) {
+        tile_.longest_call_ns = duration;
+        tile_.longest_call_id = call.id;
       }
     }
   }
@@ -153,25 +160,25 @@ public:
   void flush(TileWriter& out) {
     if (!open_)
       return;
-    out.write(level_, tile_, calls_, busy_ns_, dominant_.take(), longest_call_id_, longest_call_ns_);
+    tile_.dominant_function_id = votes_.take();
+    out.write(level_, tile_);
     open_ = false;
   }
 
 private:
-  void move_to(std::int64_t tile, TileWriter& out) {
-    if (open_ && tile == tile_)
+  void move_to(std::int64_t index, TileWriter& out) {
+    if (open_ && index == tile_.index)
       return;
     flush(out);
     open_ = true;
-    tile_ = tile;
-    calls_ = busy_ns_ = longest_call_id_ = longest_call_ns_ = 0;
+    tile_ = {.index = index};
   }
 
   int level_;
   std::int64_t width_ns_;
   bool open_ = false;
-  std::int64_t tile_ = 0, calls_ = 0, busy_ns_ = 0, longest_call_id_ = 0, longest_call_ns_ = 0;
-  DominantFunction dominant_;
+  Tile tile_;
+  DominantFunction votes_;
 };
 
 } // namespace

@@ -118,10 +118,10 @@ TimelineExtent query_timeline_extent(const Database& database);
 
 // Calls of `lane` overlapping [start_ns, end_ns). Calls shorter than `resolution_ns` go into bins
 // about `resolution_ns` wide. `cancel`, when set, stops the scan early (the result is partial).
-// With a tile level for the resolution the bins are made of whole tiles: they start on a tile edge,
-// count the calls starting in their tiles and hold the busy time inside them; otherwise each bin
-// starts at its first call and is at most `resolution_ns` wide. Calls drawn on their own are the
-// same either way.
+// With a tile level for the resolution each bin is a tile (between a quarter of `resolution_ns`
+// and all of it wide, starting on a tile edge): it counts the calls starting in it and holds the
+// busy time inside it. Otherwise each bin starts at its first call and is less than
+// `resolution_ns` wide. Calls drawn on their own are the same either way.
 TimelineWindow query_timeline_window(const Database& database, const TimelineLane& lane,
                                      std::int64_t start_ns, std::int64_t end_ns, std::int64_t resolution_ns,
                                      const std::atomic<bool>* cancel = nullptr);
