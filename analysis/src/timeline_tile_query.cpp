@@ -3,6 +3,8 @@
 #include "timeline_bins.hpp"
 #include "timeline_call_rows.hpp"
 
+#include "commlens/profiler/timeline_tiles.hpp"
+
 #include <algorithm>
 #include <optional>
 
@@ -11,11 +13,6 @@ namespace {
 
 // Tiles read between two looks at the cancel flag.
 constexpr std::uint64_t kTilesBetweenCancelChecks = 1 << 10;
-
-std::int64_t floor_div(std::int64_t value, std::int64_t divisor) {
-  const auto quotient = value / divisor;
-  return value % divisor != 0 && value < 0 ? quotient - 1 : quotient;
-}
 
 // Time of `call` inside [start_ns, end_ns).
 std::int64_t overlap(const TimelineCall& call, std::int64_t start_ns, std::int64_t end_ns) {
@@ -33,8 +30,8 @@ TimelineWindow query_tiled_window(const Database& database, const TimelineLane& 
   // the function of the busiest tile (docs/timeline-lod.md). Tiles are at most a pixel wide anyway.
   BinBuilder bins(level.tile_ns);
   CallsById calls_by_id(database);
-  const auto first_tile = floor_div(start_ns, level.tile_ns),
-             last_tile = floor_div(end_ns - 1, level.tile_ns);
+  const auto first_tile = tile_index(start_ns, level.tile_ns),
+             last_tile = tile_index(end_ns - 1, level.tile_ns);
 
   // The call drawn on its own that the scan is inside: its time is in the tiles' busy time but must
   // not be in the bins. Calls on one thread do not overlap, so there is at most one at a time, and

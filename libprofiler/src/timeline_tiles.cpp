@@ -50,11 +50,6 @@ ON CONFLICT (rank, thread, level, tile) DO UPDATE SET
   longest_call_ns = max(longest_call_ns, excluded.longest_call_ns)
 )sql";
 
-std::int64_t floor_div(std::int64_t value, std::int64_t divisor) {
-  const auto quotient = value / divisor;
-  return value % divisor != 0 && value < 0 ? quotient - 1 : quotient;
-}
-
 struct Call {
   std::int64_t id, start_ns, end_ns;
   int function_id;
@@ -137,8 +132,8 @@ public:
   LevelTiles(int level, std::int64_t width_ns) : level_(level), width_ns_(width_ns) {}
 
   void add(const Call& call, TileWriter& out) {
-    const auto first = floor_div(call.start_ns, width_ns_);
-    const auto last = call.end_ns > call.start_ns ? floor_div(call.end_ns - 1, width_ns_) : first;
+    const auto first = tile_index(call.start_ns, width_ns_);
+    const auto last = call.end_ns > call.start_ns ? tile_index(call.end_ns - 1, width_ns_) : first;
     for (auto index = first; index <= last; ++index) {
       move_to(index, out);
       const auto covered =

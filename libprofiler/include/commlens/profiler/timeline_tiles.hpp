@@ -16,6 +16,13 @@ inline constexpr std::int64_t kTileWidthFactor = 4;
 // calls on average; finer tiles would save the viewer little over reading the calls themselves.
 inline constexpr std::int64_t kMinMeanCallsPerFinestTile = 16;
 
+// The tile of width `tile_ns` holding `time_ns`: tile t covers [t * tile_ns, (t + 1) * tile_ns),
+// also before time 0 (a rank's calls can start there once its clock is corrected).
+constexpr std::int64_t tile_index(std::int64_t time_ns, std::int64_t tile_ns) {
+  const auto quotient = time_ns / tile_ns;
+  return time_ns % tile_ns != 0 && time_ns < 0 ? quotient - 1 : quotient;
+}
+
 struct TimelineTileSummary {
   int levels = 0;
   std::int64_t tiles = 0; // rows written
