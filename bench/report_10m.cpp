@@ -127,7 +127,7 @@ void generate(const std::string& path, long long calls) {
   // The merge's own last step, with the merge's connection settings, so the file is what
   // `commlens merge` would have written and its cost is what the merge pays for it.
   fmt::print(stderr, "\nreport_10m: creating the merge's analysis indexes and timeline tiles\n");
-  commlens::SqliteDatabase merged(path, SQLITE_OPEN_READWRITE);
+  commlens::SqliteDatabase merged(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
   merged.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");
   const auto times = commlens::create_analysis_indexes(merged);
   fmt::print("merge's analysis step: indexes {:.2f} s, timeline tiles {:.2f} s ({} levels, {} tiles)\n",

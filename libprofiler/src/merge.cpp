@@ -126,7 +126,10 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
     std::remove((result.output_path + suffix).c_str());
   }
-  SqliteDatabase merged(result.output_path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI);
+  // NOMUTEX: only this thread uses the connection, and the timeline tiles read every call through
+  // it, one sqlite3_column_* call per value (the connection mutex was a tenth of their build time).
+  SqliteDatabase merged(result.output_path,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX);
   merged.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=MEMORY;");
   merged.exec(fmt::format("PRAGMA application_id={}; PRAGMA user_version={};", schema::kApplicationId,
                           schema::kVersion));
