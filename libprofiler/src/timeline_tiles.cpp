@@ -82,10 +82,12 @@ std::vector<std::int64_t> choose_tile_widths(SqliteDatabase& merged) {
     first.reset();
     last.reset();
   }
-  const auto finest = kMinMeanCallsPerFinestTile * total_span / calls;
+  // In floating point: thousands of ranks running for a day overflow the product in 64 bits.
+  const double finest = static_cast<double>(kMinMeanCallsPerFinestTile) * static_cast<double>(total_span) /
+                        static_cast<double>(calls);
   constexpr auto kWidest = std::numeric_limits<std::int64_t>::max() / kTileWidthFactor;
   std::int64_t width = 1;
-  while (width < finest && width < kWidest)
+  while (static_cast<double>(width) < finest && width < kWidest)
     width *= kTileWidthFactor;
   std::vector<std::int64_t> widths{width};
   while (width < longest_span && width < kWidest) {
