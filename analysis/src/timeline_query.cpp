@@ -1,5 +1,9 @@
 #include "commlens/analysis/timeline.hpp"
 
+#include "timeline_bins.hpp"
+#include "timeline_call_rows.hpp"
+#include "timeline_tile_query.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,26 +12,8 @@
 namespace commlens::analysis {
 namespace {
 
-constexpr std::string_view kCallColumns =
-    "id, function_id, start_ns, end_ns, bytes_sent, bytes_recv, peer, tag, comm_id, implementation, phase";
 // Rows read between two looks at the cancel flag: often enough to stop within a moment.
 constexpr std::uint64_t kRowsBetweenCancelChecks = 1 << 14;
-
-TimelineCall read_call(const Statement& row, int first_column) {
-  TimelineCall call;
-  call.id = row.integer(first_column);
-  call.function_id = static_cast<int>(row.integer(first_column + 1));
-  call.start_ns = row.integer(first_column + 2);
-  call.end_ns = row.integer(first_column + 3);
-  call.bytes_sent = row.integer(first_column + 4);
-  call.bytes_recv = row.integer(first_column + 5);
-  call.peer = row.optional_integer(first_column + 6).value_or(-1);
-  call.tag = row.optional_integer(first_column + 7);
-  call.comm_id = row.optional_integer(first_column + 8);
-  call.implementation = static_cast<int>(row.integer(first_column + 9));
-  call.phase = static_cast<int>(row.integer(first_column + 10));
-  return call;
-}
 
 // Statement has no nullable text getter: queries select `column IS NULL` next to the column.
 std::optional<std::string> nullable_text(const Statement& row, int is_null_column, int text_column) {
@@ -50,55 +36,55 @@ std::vector<std::int64_t> threads_of_rank(const Database& database, int rank, st
   return threads;
 }
 
-// Merges sub-resolution calls into bins, keeping per-function busy time to name the dominant one.
-class BinBuilder {
-public:
-  explicit BinBuilder(std::int64_t resolution_ns) : resolution_ns_(resolution_ns) {}
-
-  bool accepts(const TimelineCall& call) const {
-    return open_ && call.start_ns < current_.start_ns + resolution_ns_;
-  }
-  void start(const TimelineCall& call) {
-    current_ = {.start_ns = call.start_ns, .end_ns = call.end_ns};
-    open_ = true;
-  }
-  void add(const TimelineCall& call) {
-    const auto duration = call.end_ns - call.start_ns;
-    current_.end_ns = std::max(current_.end_ns, call.end_ns);
-    current_.busy_ns += duration;
-    ++current_.calls;
-    const auto id = static_cast<std::size_t>(std::max(call.function_id, 0));
-    if (id >= busy_by_function_.size())
-      busy_by_function_.resize(id + 1, -1);
-    if (busy_by_function_[id] < 0) {
-      busy_by_function_[id] = 0;
-      touched_functions_.push_back(static_cast<int>(id));
-    }
-    busy_by_function_[id] += duration + 1; // +1 so zero-length calls still vote
-  }
-  void close_into(std::vector<TimelineBin>& bins) {
-    if (!open_)
+// Every call of the lane in the window: the path for windows a few calls per pixel wide, and for
+// files without level-of-detail tiles.
+TimelineWindow query_window_from_calls(const Database& database, const TimelineLane& lane,
+                                       std::int64_t start_ns, std::int64_t end_ns, std::int64_t resolution_ns,
+                                       const std::atomic<bool>* cancel) {
+  TimelineWindow window;
+  BinBuilder bins(resolution_ns);
+  const auto take = [&](const TimelineCall& call) {
+    if (call.end_ns - call.start_ns >= resolution_ns) {
+      bins.close_into(window.bins);
+      window.calls.push_back(call);
       return;
-    std::int64_t best = -1;
-    for (const int id : touched_functions_) {
-      if (busy_by_function_[id] > best) {
-        best = busy_by_function_[id];
-        current_.dominant_function_id = id;
-      }
-      busy_by_function_[id] = -1;
     }
-    touched_functions_.clear();
-    bins.push_back(current_);
-    open_ = false;
-  }
+    bins.add({call.start_ns, call.end_ns, 1, call.end_ns - call.start_ns, call.function_id}, window.bins);
+  };
 
-private:
-  std::int64_t resolution_ns_;
-  TimelineBin current_;
-  bool open_ = false;
-  std::vector<std::int64_t> busy_by_function_; // -1: not in the current bin
-  std::vector<int> touched_functions_;
-};
+  if (const auto carried_in = call_running_at(database, lane, start_ns))
+    take(*carried_in);
+
+  // Call ids number each thread's calls in order (rank << 46 | thread << 36 | sequence, see
+  // docs/schema.md), and calls on one thread do not overlap: from the window's first call, the
+  // lane's calls follow in rowid order. Reading them by rowid walks the table in storage order;
+  // going through the (rank, start_ns) index instead costs one b-tree descent per call, which at
+  // the whole-trace view of ten million calls is most of the time to the first paint.
+  auto first_in_window = database.prepare("SELECT id FROM mpi_calls WHERE rank = ?1 AND start_ns >= ?3 "
+                                          "AND start_ns < ?4 AND thread = ?2 ORDER BY start_ns LIMIT 1");
+  first_in_window.bind(1, lane.rank).bind(2, lane.thread).bind(3, start_ns).bind(4, end_ns);
+  auto in_window = database.prepare(
+      fmt::format("SELECT rank, thread, {} FROM mpi_calls WHERE id >= ?1 ORDER BY id", kCallColumns));
+  const bool any_in_window = first_in_window.step();
+  in_window.bind(1, any_in_window ? first_in_window.integer(0) : std::numeric_limits<std::int64_t>::max());
+  std::uint64_t rows = 0;
+  while (in_window.step()) {
+    if (in_window.integer(0) != lane.rank || in_window.integer(1) != lane.thread)
+      break; // the next lane's calls
+    // Most calls of a wide window only go into a bin: read the three columns a bin needs and the
+    // rest only for calls drawn on their own.
+    TimelineCall call{.function_id = static_cast<int>(in_window.integer(3)),
+                      .start_ns = in_window.integer(4),
+                      .end_ns = in_window.integer(5)};
+    if (call.start_ns >= end_ns)
+      break;
+    take(call.end_ns - call.start_ns >= resolution_ns ? read_call(in_window, 2) : call);
+    if (cancel && ++rows % kRowsBetweenCancelChecks == 0 && cancel->load(std::memory_order_relaxed))
+      break;
+  }
+  bins.close_into(window.bins);
+  return window;
+}
 
 } // namespace
 
@@ -143,68 +129,27 @@ TimelineExtent query_timeline_extent(const Database& database) {
   return extent;
 }
 
+std::optional<TimelineTileLevel> query_timeline_tile_level(const Database& database,
+                                                           std::int64_t resolution_ns) {
+  if (!database.has_table("timeline_tile_levels"))
+    return std::nullopt;
+  auto query = database.prepare(
+      "SELECT level, tile_ns FROM timeline_tile_levels WHERE tile_ns <= ?1 ORDER BY tile_ns DESC LIMIT 1");
+  query.bind(1, resolution_ns);
+  if (!query.step())
+    return std::nullopt;
+  return TimelineTileLevel{static_cast<int>(query.integer(0)), query.integer(1)};
+}
+
 TimelineWindow query_timeline_window(const Database& database, const TimelineLane& lane,
                                      std::int64_t start_ns, std::int64_t end_ns, std::int64_t resolution_ns,
                                      const std::atomic<bool>* cancel) {
-  TimelineWindow window;
   if (!database.has_table("mpi_calls") || end_ns <= start_ns)
-    return window;
+    return {};
   resolution_ns = std::max<std::int64_t>(resolution_ns, 1);
-  BinBuilder bins(resolution_ns);
-  const auto take = [&](const TimelineCall& call) {
-    if (call.end_ns - call.start_ns >= resolution_ns) {
-      bins.close_into(window.bins);
-      window.calls.push_back(call);
-      return;
-    }
-    if (!bins.accepts(call)) {
-      bins.close_into(window.bins);
-      bins.start(call);
-    }
-    bins.add(call);
-  };
-
-  // Calls on one thread do not overlap, so at most one call that started before the window reaches
-  // into it: the thread's last call before start_ns.
-  auto carried_in = database.prepare(fmt::format("SELECT {} FROM mpi_calls WHERE rank = ?1 AND thread = ?2 "
-                                                 "AND start_ns < ?3 ORDER BY start_ns DESC LIMIT 1",
-                                                 kCallColumns));
-  carried_in.bind(1, lane.rank).bind(2, lane.thread).bind(3, start_ns);
-  if (carried_in.step()) {
-    const auto call = read_call(carried_in, 0);
-    if (call.end_ns > start_ns)
-      take(call);
-  }
-
-  // Call ids number each thread's calls in order (rank << 46 | thread << 36 | sequence, see
-  // docs/schema.md), and calls on one thread do not overlap: from the window's first call, the
-  // lane's calls follow in rowid order. Reading them by rowid walks the table in storage order;
-  // going through the (rank, start_ns) index instead costs one b-tree descent per call, which at
-  // the whole-trace view of ten million calls is most of the time to the first paint.
-  auto first_in_window = database.prepare("SELECT id FROM mpi_calls WHERE rank = ?1 AND start_ns >= ?3 "
-                                          "AND start_ns < ?4 AND thread = ?2 ORDER BY start_ns LIMIT 1");
-  first_in_window.bind(1, lane.rank).bind(2, lane.thread).bind(3, start_ns).bind(4, end_ns);
-  auto in_window = database.prepare(
-      fmt::format("SELECT rank, thread, {} FROM mpi_calls WHERE id >= ?1 ORDER BY id", kCallColumns));
-  const bool any_in_window = first_in_window.step();
-  in_window.bind(1, any_in_window ? first_in_window.integer(0) : std::numeric_limits<std::int64_t>::max());
-  std::uint64_t rows = 0;
-  while (in_window.step()) {
-    if (in_window.integer(0) != lane.rank || in_window.integer(1) != lane.thread)
-      break; // the next lane's calls
-    // Most calls of a wide window only go into a bin: read the three columns a bin needs and the
-    // rest only for calls drawn on their own.
-    TimelineCall call{.function_id = static_cast<int>(in_window.integer(3)),
-                      .start_ns = in_window.integer(4),
-                      .end_ns = in_window.integer(5)};
-    if (call.start_ns >= end_ns)
-      break;
-    take(call.end_ns - call.start_ns >= resolution_ns ? read_call(in_window, 2) : call);
-    if (cancel && ++rows % kRowsBetweenCancelChecks == 0 && cancel->load(std::memory_order_relaxed))
-      break;
-  }
-  bins.close_into(window.bins);
-  return window;
+  if (const auto level = query_timeline_tile_level(database, resolution_ns))
+    return query_tiled_window(database, lane, start_ns, end_ns, resolution_ns, *level, cancel);
+  return query_window_from_calls(database, lane, start_ns, end_ns, resolution_ns, cancel);
 }
 
 std::optional<double> TimelineCopy::gb_per_s() const {

@@ -70,6 +70,11 @@ TEST(Merge, CombinesEveryRankAndShiftsTimesByTheMeasuredOffset) {
       db.query_int64(
           "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'mpi_calls_by_rank_time'"),
       1);
+  // The timeline's level-of-detail tiles (tests/analysis/timeline_tiles_test.cpp checks them in
+  // depth): every level counts every call once.
+  const auto levels = db.query_int64("SELECT count(*) FROM timeline_tile_levels");
+  EXPECT_GE(levels, 1);
+  EXPECT_EQ(db.query_int64("SELECT sum(calls) FROM timeline_tiles"), 30 * levels);
 }
 
 TEST(Merge, ReportsMissingRanksAndSkipsUnreadableFiles) {

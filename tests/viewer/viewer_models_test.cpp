@@ -119,6 +119,29 @@ private slots:
     QCOMPARE(database.timeline.calls, recorded);
   }
 
+  // The merge at MPI_Finalize wrote the level-of-detail tiles: windows as coarse as each level
+  // (read from the tiles) still hold every lane's calls.
+  void timelineAtEveryTileLevelHoldsEveryCallOfEachLane() {
+    MainWindow window;
+    open(window, database_);
+    const auto& loaded = *window.database();
+    const auto& extent = loaded.timeline;
+    std::vector<std::int64_t> tile_widths;
+    for (std::int64_t width = 1; width < 4 * (extent.end_ns - extent.start_ns); width *= 2) // every level
+      if (const auto level = commlens::analysis::query_timeline_tile_level(*loaded.database, width);
+          level && level->tile_ns == width)
+        tile_widths.push_back(width);
+    QVERIFY(!tile_widths.empty());
+    for (const auto width : tile_widths) {
+      std::uint64_t shown = 0;
+      for (const auto& lane : extent.lanes)
+        shown += commlens::analysis::query_timeline_window(*loaded.database, lane, extent.start_ns,
+                                                           extent.end_ns + 1, width)
+                     .total_calls();
+      QCOMPARE(shown, extent.calls);
+    }
+  }
+
   void wheelZoomAndDragPanMoveTheWindow() {
     MainWindow window;
     open(window, database_);

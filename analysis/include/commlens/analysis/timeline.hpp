@@ -2,7 +2,9 @@
 // Timeline queries for the viewer: the lanes (rank x thread) of a trace, and the calls of one lane in
 // a time window at a level of detail. Calls narrower than the requested resolution are merged into
 // bins, so a window over ten million calls comes back as a few thousand items to draw. Reads
-// mpi_calls (trace mode); every function here returns empty results on a summary-mode database.
+// mpi_calls (trace mode), and for windows far wider than a call the merged file's level-of-detail
+// table timeline_tiles (docs/timeline-lod.md); every function here returns empty results on a
+// summary-mode database.
 // CUDA copies, NVTX ranges and MPI_Pcontrol phases come from their own tables (any mode), read per
 // rank and window.
 #include "commlens/analysis/database.hpp"
@@ -98,12 +100,28 @@ struct TimelinePhase {
   std::optional<std::int64_t> end_ns;
 };
 
+// A level of the level-of-detail table: tile t covers [t * tile_ns, (t + 1) * tile_ns).
+struct TimelineTileLevel {
+  int level = 0;
+  std::int64_t tile_ns = 0;
+};
+
+// The level query_timeline_window reads at `resolution_ns`: the coarsest whose tiles are at most
+// that wide. Empty when the resolution is finer than the finest level, or the file has no tiles
+// (merged by an older commlens, or without traced calls): the window is then read from mpi_calls.
+std::optional<TimelineTileLevel> query_timeline_tile_level(const Database& database,
+                                                           std::int64_t resolution_ns);
+
 // Reads the lanes and span with the merged file's (rank, start_ns) index: a few indexed look-ups
 // per rank, never a scan of mpi_calls, so opening stays fast at any size.
 TimelineExtent query_timeline_extent(const Database& database);
 
 // Calls of `lane` overlapping [start_ns, end_ns). Calls shorter than `resolution_ns` go into bins
-// at most `resolution_ns` wide. `cancel`, when set, stops the scan early (the result is partial).
+// about `resolution_ns` wide. `cancel`, when set, stops the scan early (the result is partial).
+// With a tile level for the resolution each bin is a tile (between a quarter of `resolution_ns`
+// and all of it wide, starting on a tile edge): it counts the calls starting in it and holds the
+// busy time inside it. Otherwise each bin starts at its first call and is less than
+// `resolution_ns` wide. Calls drawn on their own are the same either way.
 TimelineWindow query_timeline_window(const Database& database, const TimelineLane& lane,
                                      std::int64_t start_ns, std::int64_t end_ns, std::int64_t resolution_ns,
                                      const std::atomic<bool>* cancel = nullptr);

@@ -1,0 +1,35 @@
+#pragma once
+// The timeline's level-of-detail table (docs/timeline-lod.md, docs/schema.md): for every lane
+// (rank, thread) and level, fixed-width time tiles holding how many calls start in them and how
+// much of them calls cover. A viewer window much wider than a call reads a few rows per pixel
+// from it instead of every call, so the whole trace opens at a cost independent of its size.
+#include <cstdint>
+
+namespace commlens {
+
+class SqliteDatabase;
+
+// Each level's tiles are this many times as wide as the previous level's: a window maps to a
+// level whose tiles are between a quarter of a pixel and one pixel wide.
+inline constexpr std::int64_t kTileWidthFactor = 4;
+// The finest level is the narrowest power of kTileWidthFactor whose tiles hold at least this many
+// calls on average; finer tiles would save the viewer little over reading the calls themselves.
+inline constexpr std::int64_t kMinMeanCallsPerFinestTile = 16;
+
+// The tile of width `tile_ns` holding `time_ns`: tile t covers [t * tile_ns, (t + 1) * tile_ns),
+// also before time 0 (a rank's calls can start there once its clock is corrected).
+constexpr std::int64_t tile_index(std::int64_t time_ns, std::int64_t tile_ns) {
+  const auto quotient = time_ns / tile_ns;
+  return time_ns % tile_ns != 0 && time_ns < 0 ? quotient - 1 : quotient;
+}
+
+struct TimelineTileSummary {
+  int levels = 0;
+  std::int64_t tiles = 0; // rows written
+};
+
+// (Re)creates timeline_tile_levels and timeline_tiles from mpi_calls in one pass in call-id order.
+// Reads the merged file's mpi_calls_by_rank_time index, so it runs after kCreateAnalysisIndexes.
+TimelineTileSummary build_timeline_tiles(SqliteDatabase& merged);
+
+} // namespace commlens
