@@ -2,6 +2,8 @@
 // a grid-stride loop sized to the GPU, loads from all sources issued before they are combined.
 #include "device_kernels.hpp"
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -120,10 +122,10 @@ int launch_typed(const SourceList& sources, const DestinationList& outs, std::si
   return static_cast<int>(cudaGetLastError());
 }
 
+// The arithmetic and min/max ops, the ones every numeric type takes (16-bit floats only these).
 template <typename T>
-int launch_for_op(ReduceOp op, const SourceList& sources, const DestinationList& outs, std::size_t elements,
-                  cudaStream_t stream) {
-  constexpr bool floating = std::is_floating_point_v<T>;
+int launch_arithmetic_op(ReduceOp op, const SourceList& sources, const DestinationList& outs,
+                         std::size_t elements, cudaStream_t stream) {
   switch (op) {
   case ReduceOp::Sum:
     return launch_typed<T, Sum>(sources, outs, elements, stream);
@@ -133,6 +135,16 @@ int launch_for_op(ReduceOp op, const SourceList& sources, const DestinationList&
     return launch_typed<T, Min>(sources, outs, elements, stream);
   case ReduceOp::Max:
     return launch_typed<T, Max>(sources, outs, elements, stream);
+  default:
+    return static_cast<int>(cudaErrorInvalidValue);
+  }
+}
+
+template <typename T>
+int launch_for_op(ReduceOp op, const SourceList& sources, const DestinationList& outs, std::size_t elements,
+                  cudaStream_t stream) {
+  constexpr bool floating = std::is_floating_point_v<T>;
+  switch (op) {
   case ReduceOp::LogicalAnd:
     return launch_typed<T, LogicalAnd>(sources, outs, elements, stream);
   case ReduceOp::LogicalOr:
@@ -154,7 +166,7 @@ int launch_for_op(ReduceOp op, const SourceList& sources, const DestinationList&
       break;
     }
   }
-  return static_cast<int>(cudaErrorInvalidValue);
+  return launch_arithmetic_op<T>(op, sources, outs, elements, stream);
 }
 
 __global__ void copy_kernel(CopySegment segment, bool vectorised) {
@@ -203,6 +215,10 @@ int launch_reduce(Reduction reduction, const SourceList& sources, const Destinat
     return launch_for_op<float>(reduction.op, sources, outs, elements, s);
   case ElementType::Float64:
     return launch_for_op<double>(reduction.op, sources, outs, elements, s);
+  case ElementType::Float16:
+    return launch_arithmetic_op<__half>(reduction.op, sources, outs, elements, s);
+  case ElementType::BFloat16:
+    return launch_arithmetic_op<__nv_bfloat16>(reduction.op, sources, outs, elements, s);
   }
   return static_cast<int>(cudaErrorInvalidValue);
 }

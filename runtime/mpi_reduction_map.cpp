@@ -1,6 +1,7 @@
 #include "mpi_reduction_map.hpp"
 
 #include <array>
+#include <string_view>
 #include <utility>
 
 namespace commlens::runtime {
@@ -55,17 +56,69 @@ std::optional<Value> look_up(const std::pair<Handle, Value>* table, std::size_t 
   return std::nullopt;
 }
 
+constexpr std::string_view kHintPrefix = "commlens:";
+
+// "commlens:float16:sum" -> {Float16, Sum}; empty (and *why set) for anything else.
+std::optional<Reduction> hinted_reduction(MPI_Datatype datatype, const char** why) noexcept {
+  char name[MPI_MAX_OBJECT_NAME] = {};
+  int length = 0;
+  if (PMPI_Type_get_name(datatype, name, &length) != MPI_SUCCESS ||
+      !std::string_view(name, static_cast<std::size_t>(length)).starts_with(kHintPrefix)) {
+    return std::nullopt;
+  }
+  const std::string_view hint =
+      std::string_view(name, static_cast<std::size_t>(length)).substr(kHintPrefix.size());
+  const std::size_t colon = hint.find(':');
+  const std::string_view type_name = hint.substr(0, colon);
+  const std::string_view op_name =
+      colon == std::string_view::npos ? std::string_view{} : hint.substr(colon + 1);
+  std::optional<ElementType> type;
+  if (type_name == "float16") {
+    type = ElementType::Float16;
+  } else if (type_name == "bfloat16") {
+    type = ElementType::BFloat16;
+  }
+  std::optional<ReduceOp> op;
+  if (op_name == "sum") {
+    op = ReduceOp::Sum;
+  } else if (op_name == "prod") {
+    op = ReduceOp::Prod;
+  } else if (op_name == "min") {
+    op = ReduceOp::Min;
+  } else if (op_name == "max") {
+    op = ReduceOp::Max;
+  }
+  int bytes = 0;
+  PMPI_Type_size(datatype, &bytes);
+  if (!type || !op) {
+    *why = "datatype hint not understood (commlens:float16|bfloat16:sum|prod|min|max)";
+    return std::nullopt;
+  }
+  if (bytes != 2) {
+    *why = "datatype hint names a 16-bit float but the datatype is not 2 bytes";
+    return std::nullopt;
+  }
+  return Reduction{*type, *op};
+}
+
 } // namespace
 
 std::optional<Reduction> reduction_for(MPI_Datatype datatype, MPI_Op op, const char** why) noexcept {
   std::size_t size = 0;
   const auto* types = type_table(&size);
   const auto type = look_up(types, size, datatype);
+  const auto* ops = op_table(&size);
+  const char* hint_problem = nullptr;
+  if (!type && !look_up(ops, size, op) && datatype != MPI_DATATYPE_NULL) {
+    if (auto hinted = hinted_reduction(datatype, &hint_problem)) {
+      return hinted;
+    }
+  }
   if (!type) {
-    *why = "datatype not supported (derived, pair or unlisted predefined type)";
+    *why = hint_problem != nullptr ? hint_problem
+                                   : "datatype not supported (derived, pair or unlisted predefined type)";
     return std::nullopt;
   }
-  const auto* ops = op_table(&size);
   const auto reduce = look_up(ops, size, op);
   if (!reduce) {
     *why = "operation not supported (user-defined or MPI_REPLACE/MPI_NO_OP/MPI_MINLOC/MPI_MAXLOC)";

@@ -10,6 +10,8 @@ std::size_t element_size(ElementType type) noexcept {
     return 1;
   case ElementType::Int16:
   case ElementType::UInt16:
+  case ElementType::Float16:
+  case ElementType::BFloat16:
     return 2;
   case ElementType::Int32:
   case ElementType::UInt32:
@@ -24,7 +26,8 @@ std::size_t element_size(ElementType type) noexcept {
 }
 
 bool is_floating(ElementType type) noexcept {
-  return type == ElementType::Float32 || type == ElementType::Float64;
+  return type == ElementType::Float32 || type == ElementType::Float64 || type == ElementType::Float16 ||
+         type == ElementType::BFloat16;
 }
 
 bool op_applies(ReduceOp op, ElementType type) noexcept {

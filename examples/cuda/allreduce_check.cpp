@@ -3,12 +3,18 @@
 // unaligned offsets, MPI_IN_PLACE, freshly allocated buffers each round, and a stress run of
 // random calls. Inputs are a hash of (seed, rank, call, index), so every rank computes the
 // reference for every rank's data itself; the seed is fresh each run.
+// 16-bit floats (half, bfloat16), which MPI has no type for, go through a 2-byte datatype named
+// with the runtime's hint ("commlens:float16:sum", ...) and a user-defined op doing the same on
+// the host (what MPI, and so the baseline, runs).
 // Usage: allreduce_check STRESS_CALLS [LARGE_ELEMENTS]
 // Besides the checked calls it makes exactly 4 calls the runtime must hand to the baseline: host
 // buffers, a user-defined op, MPI_MINLOC on MPI_2INT, managed memory. Each rank prints
 // "runtime_eligible E fallback 4"; rank 0 prints "allreduce_check: ok" when every result matched
 // (integers bitwise, floats within reordering tolerance). Rank r uses GPU r modulo the GPU count.
 #include "cuda_check.hpp"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <cmath>
 #include <cstdint>
@@ -69,6 +75,53 @@ template <typename T> T combine(Op op, T a, T b) {
     }
   }
   return a;
+}
+
+// 16-bit floats as their bits on the host; arithmetic in float, rounded back after every step,
+// as the GPU's __half / __nv_bfloat16 operators do.
+enum class Half { Float16, BFloat16 };
+
+float to_float(Half kind, std::uint16_t bits) {
+  if (kind == Half::Float16) {
+    __half_raw raw;
+    raw.x = bits;
+    return __half2float(__half(raw));
+  }
+  __nv_bfloat16_raw raw;
+  raw.x = bits;
+  return __bfloat162float(__nv_bfloat16(raw));
+}
+
+std::uint16_t from_float(Half kind, float value) {
+  if (kind == Half::Float16) {
+    return static_cast<__half_raw>(__float2half(value)).x;
+  }
+  return static_cast<__nv_bfloat16_raw>(__float2bfloat16(value)).x;
+}
+
+template <Half Kind, Op Operation> void half_op(void* in, void* inout, int* length, MPI_Datatype*) {
+  const auto* a = static_cast<const std::uint16_t*>(in);
+  auto* b = static_cast<std::uint16_t*>(inout);
+  for (int i = 0; i < *length; ++i)
+    b[i] = from_float(Kind, combine(Operation, to_float(Kind, a[i]), to_float(Kind, b[i])));
+}
+
+// The hinted datatype and the host op of one (kind, op); made once, kept for the run.
+struct HalfReduction {
+  MPI_Datatype type;
+  MPI_Op op;
+};
+
+template <Half Kind, Op Operation> HalfReduction half_reduction(const char* name) {
+  static HalfReduction made = [name] {
+    HalfReduction r{};
+    MPI_Type_contiguous(2, MPI_BYTE, &r.type);
+    MPI_Type_set_name(r.type, name);
+    MPI_Type_commit(&r.type);
+    MPI_Op_create(half_op<Kind, Operation>, 1, &r.op);
+    return r;
+  }();
+  return made;
 }
 
 struct Checker {
@@ -134,6 +187,64 @@ struct Checker {
     CUDA_CHECK(cudaFree(recv));
     ++call;
     ++eligible;
+  }
+
+  // One checked call on 16-bit floats through their hinted datatype and host op.
+  void run_half(Half kind, HalfReduction reduction, Op op, std::size_t count, std::size_t offset,
+                bool in_place) {
+    const std::size_t bytes = (count + offset) * 2;
+    std::vector<std::uint16_t> mine(count + offset), result(count + offset);
+    const auto input = [&](int owner, std::size_t i) {
+      return to_float(kind, from_float(kind, value<float>(owner, i, op, false)));
+    };
+    for (std::size_t i = 0; i < count; ++i)
+      mine[offset + i] = from_float(kind, input(rank, i));
+    std::uint16_t *send = nullptr, *recv = nullptr;
+    CUDA_CHECK(cudaMalloc(&send, bytes));
+    CUDA_CHECK(cudaMalloc(&recv, bytes));
+    CUDA_CHECK(cudaMemcpy(in_place ? recv : send, mine.data(), bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(in_place ? send : recv, 0xA5, bytes));
+    const int rc = MPI_Allreduce(in_place ? MPI_IN_PLACE : static_cast<void*>(send + offset), recv + offset,
+                                 static_cast<int>(count), reduction.type, reduction.op, MPI_COMM_WORLD);
+    failures += rc != MPI_SUCCESS;
+    CUDA_CHECK(cudaMemcpy(result.data(), recv, bytes, cudaMemcpyDeviceToHost));
+    // Rounding at every step makes the result depend on the reduction order, which MPI and the
+    // runtime choose differently: a tolerance of a few units in the last place of the sum.
+    const float tolerance = kind == Half::Float16 ? 1e-2f : 5e-2f;
+    for (std::size_t i = 0; i < count; ++i) {
+      float want = input(0, i);
+      for (int r = 1; r < size; ++r)
+        want = to_float(kind, from_float(kind, combine(op, want, input(r, i))));
+      const float got = to_float(kind, result[offset + i]);
+      if (!(std::fabs(got - want) <= tolerance * std::fabs(want))) {
+        if (failures++ < 10)
+          std::fprintf(stderr,
+                       "rank %d call %ld: %s op %d count %zu offset %zu in_place %d: [%zu] = %g, want %g\n",
+                       rank, call, kind == Half::Float16 ? "float16" : "bfloat16", static_cast<int>(op),
+                       count, offset, in_place, i, double(got), double(want));
+        break;
+      }
+    }
+    CUDA_CHECK(cudaFree(send));
+    CUDA_CHECK(cudaFree(recv));
+    ++call;
+    ++eligible;
+  }
+
+  template <Half Kind> void every_half_shape(const char* kind_name, std::size_t large) {
+    const std::string prefix = std::string("commlens:") + kind_name + ":";
+    const HalfReduction reductions[] = {half_reduction<Kind, Op::Sum>((prefix + "sum").c_str()),
+                                        half_reduction<Kind, Op::Prod>((prefix + "prod").c_str()),
+                                        half_reduction<Kind, Op::Min>((prefix + "min").c_str()),
+                                        half_reduction<Kind, Op::Max>((prefix + "max").c_str())};
+    for (const Op op : {Op::Sum, Op::Prod, Op::Min, Op::Max}) {
+      for (const std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{4099}}) {
+        run_half(Kind, reductions[static_cast<int>(op)], op, count, 0, false);
+        run_half(Kind, reductions[static_cast<int>(op)], op, count, 1, false);
+        run_half(Kind, reductions[static_cast<int>(op)], op, count, 0, true);
+      }
+    }
+    run_half(Kind, reductions[0], Op::Sum, large, 0, false);
   }
 
   template <typename T>
@@ -230,6 +341,8 @@ int main(int argc, char** argv) {
   for (const Op op : {Op::Land, Op::Lor, Op::Lxor}) {
     check.run<std::uint8_t>(MPI_C_BOOL, op, 4099, 0, false, true);
   }
+  check.every_half_shape<Half::Float16>("float16", large);
+  check.every_half_shape<Half::BFloat16>("bfloat16", large);
   // Large: vectorised slices, both placements.
   check.run<float>(MPI_FLOAT, Op::Sum, large, 0, false);
   check.run<float>(MPI_FLOAT, Op::Sum, large, 0, true);
