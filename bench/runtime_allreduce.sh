@@ -17,7 +17,7 @@ COMMLENS_RUNTIME=ab "$build/analysis/commlens" run --output "$out" --mode trace 
   mpirun -np "$ranks" --oversubscribe "$build/bench/runtime_allreduce" "$iterations" "$max_bytes" $placement
 # One table per runtime algorithm that ran (which ran depends on size, ranks and placement:
 # docs/runtime.md).
-for algorithm in one_shot two_shot one_shot_striped shared_gpu; do
+for algorithm in one_shot two_shot one_shot_striped shared_gpu hierarchical; do
   "$build/analysis/commlens" compare "$out/commlens.sqlite" --implementations "mpi:host_staged,runtime:$algorithm" \
     2>/dev/null || echo "(no runtime:$algorithm calls in this run)"
 done

@@ -36,6 +36,9 @@ struct AlgorithmChoice {
 // the H200 pair it measured slower, docs/runtime.md).
 AlgorithmChoice choose_algorithm(CommunicatorEngine& engine, MPI_Comm comm, bool in_place,
                                  std::uint64_t bytes, std::uint32_t host_percent) {
+  if (engine.spans_nodes()) {
+    return {IpcAlgorithm::ReduceToNodeLeader, Implementation::Hierarchical, "hierarchical", 3};
+  }
   const int gpus = engine.gpu_count();
   const Implementation one_shot = gpus < engine.size() ? Implementation::SharedGpu : Implementation::OneShot;
   const char* one_shot_name = gpus < engine.size() ? "shared_gpu" : "one_shot";
@@ -51,6 +54,22 @@ AlgorithmChoice choose_algorithm(CommunicatorEngine& engine, MPI_Comm comm, bool
     }
   }
   return {IpcAlgorithm::OneShot, one_shot, one_shot_name, 1};
+}
+
+// A communicator spanning nodes runs its node stages on its node part's engine, votes across the
+// whole communicator, and has the node leaders allreduce between nodes (inter_node_stage.hpp).
+IpcResult run_choice(CommunicatorEngine& engine, IpcHandleCache& cache, const AlgorithmChoice& choice,
+                     AllreduceArguments args, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  if (choice.algorithm != IpcAlgorithm::ReduceToNodeLeader) {
+    return ipc_allreduce(engine, cache, args, choice.algorithm);
+  }
+  args.vote = comm;
+  args.between_nodes = [&engine, count = args.count, datatype, op,
+                        element_bytes = element_size(args.reduction.type)](void* node_result) {
+    return engine.inter_node_stage().allreduce(node_result, count, datatype, op, element_bytes,
+                                               engine.node_leaders());
+  };
+  return ipc_allreduce(engine.node_engine(), cache, args, choice.algorithm);
 }
 
 // The baseline half of a call: host staging for device buffers (unless the MPI is CUDA-aware),
@@ -82,7 +101,8 @@ int allreduce_entry(const void* sendbuf, void* recvbuf, int count, MPI_Datatype 
 
   // Everything up to the engine's agreement is decided from arguments equal on every rank, so all
   // ranks take the same branch without talking to each other.
-  CommunicatorEngine& engine = state.engines.engine_for(comm);
+  CommunicatorEngine& engine =
+      state.engines.engine_for(comm, static_cast<int>(state.host.runtime_ranks_per_node));
   int rc = MPI_SUCCESS;
   if (!engine.usable() || !reduction || count <= 0) {
     record.decision = "fallback";
@@ -95,9 +115,9 @@ int allreduce_entry(const void* sendbuf, void* recvbuf, int count, MPI_Datatype 
     const std::uint32_t host_percent = state.host.runtime_host_percent;
     const AlgorithmChoice choice =
         choose_algorithm(engine, comm, sendbuf == MPI_IN_PLACE, record.bytes, host_percent);
-    const IpcResult result = ipc_allreduce(
-        engine, state.cache, {sendbuf, recvbuf, count, *reduction, choice.stripe, host_percent / 100.0},
-        choice.algorithm);
+    const IpcResult result = run_choice(
+        engine, state.cache, choice,
+        {sendbuf, recvbuf, count, *reduction, choice.stripe, host_percent / 100.0}, datatype, op, comm);
     if (result.ran) {
       record.decision = "runtime";
       record.implementation = choice.implementation;

@@ -5,6 +5,7 @@
 // the node segment for agreement and barriers, a stream, and the A/B alternation counters.
 #include "device_kernels.hpp"
 #include "host_stripe.hpp"
+#include "inter_node_stage.hpp"
 #include "mpi_header.hpp"
 #include "node_segment.hpp"
 
@@ -21,10 +22,20 @@ namespace commlens::runtime {
 class CommunicatorEngine {
 public:
   // Collective over comm. Always returns an engine; usable() says whether the runtime can serve it.
-  static std::unique_ptr<CommunicatorEngine> bootstrap(MPI_Comm comm);
+  // ranks_per_node > 0 treats every so many consecutive ranks of MPI_COMM_WORLD as one node
+  // (COMMLENS_RUNTIME_RANKS_PER_NODE, for testing the hierarchical algorithm on one machine).
+  // A node part (node_part) may have a single rank: its node stages are then a local copy.
+  static std::unique_ptr<CommunicatorEngine> bootstrap(MPI_Comm comm, int ranks_per_node,
+                                                       bool node_part = false);
   ~CommunicatorEngine();
 
   bool usable() const noexcept { return why_unusable_.empty(); }
+  // A communicator spanning several nodes: its calls run hierarchically, through the engine of
+  // this rank's node part and the communicator of the node leaders (null on other ranks).
+  bool spans_nodes() const noexcept { return node_engine_ != nullptr; }
+  CommunicatorEngine& node_engine() noexcept { return *node_engine_; }
+  MPI_Comm node_leaders() const noexcept { return node_leaders_; }
+  InterNodeStage& inter_node_stage() noexcept { return inter_node_stage_; }
   const std::string& why_unusable() const noexcept { return why_unusable_; }
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return size_; }
@@ -53,6 +64,7 @@ public:
 private:
   CommunicatorEngine() = default;
   void learn_gpu_sharing(MPI_Comm comm);
+  void split_into_nodes(MPI_Comm comm, MPI_Comm node, int ranks_per_node);
 
   std::string why_unusable_;
   int rank_ = 0;
@@ -63,6 +75,10 @@ private:
   std::uint64_t barriers_ = 0;
   void* stream_ = nullptr;
   std::unique_ptr<HostStripe> stripe_;
+  std::unique_ptr<CommunicatorEngine> node_engine_;
+  MPI_Comm node_comm_ = MPI_COMM_NULL;
+  MPI_Comm node_leaders_ = MPI_COMM_NULL;
+  InterNodeStage inter_node_stage_;
   bool stripe_tried_ = false;
   std::map<std::tuple<int, MPI_Datatype, MPI_Op>, std::uint64_t> ab_counters_;
 };
@@ -70,7 +86,7 @@ private:
 // Engines by communicator, made on first use and dropped when the communicator is freed.
 class EngineRegistry {
 public:
-  CommunicatorEngine& engine_for(MPI_Comm comm);
+  CommunicatorEngine& engine_for(MPI_Comm comm, int ranks_per_node);
   void forget(MPI_Comm comm);
   void clear();
 

@@ -98,142 +98,191 @@ std::string first_decline(CommunicatorEngine& engine) {
   return {};
 }
 
-} // namespace
+// Every rank's buffers as this rank sees them: its own, and the peers' it mapped (null otherwise).
+struct PeerBuffers {
+  void* inputs[kMaxRanks] = {};
+  void* outputs[kMaxRanks] = {};
+};
 
-IpcResult ipc_allreduce(CommunicatorEngine& engine, IpcHandleCache& cache, const AllreduceArguments& args,
-                        IpcAlgorithm algorithm) {
-  IpcResult result;
+// Whose buffers this rank maps for an algorithm: one-shot needs only the GPU leaders to see
+// buffers (every input, and the outputs of the ranks on the leader's GPU); reduce-to-leader has
+// the node leader load every input and every other rank load the leader's output; two-shot has
+// every rank load every input and output.
+bool maps_input(const CommunicatorEngine& engine, IpcAlgorithm algorithm) {
+  switch (algorithm) {
+  case IpcAlgorithm::TwoShot:
+    return true;
+  case IpcAlgorithm::ReduceToNodeLeader:
+    return engine.rank() == 0;
+  default:
+    return engine.leads_my_gpu();
+  }
+}
+
+bool maps_output(const CommunicatorEngine& engine, IpcAlgorithm algorithm, int peer) {
+  switch (algorithm) {
+  case IpcAlgorithm::TwoShot:
+    return true;
+  case IpcAlgorithm::ReduceToNodeLeader:
+    return engine.rank() != 0 && peer == 0;
+  default:
+    return engine.leads_my_gpu() &&
+           std::ranges::find(engine.ranks_on_my_gpu(), peer) != engine.ranks_on_my_gpu().end();
+  }
+}
+
+// 1. Agreement: every rank publishes its buffers or why it cannot. 2. Mapping of the peers'
+// buffers this rank needs (cached), then agreement again: a failed open on any rank sends the
+// whole call to the baseline instead of leaving peers waiting. With `vote` (ranks on other nodes:
+// the hierarchical algorithm) every rank of the whole communicator then votes, so all nodes go the
+// same way. Every rank of the node takes the same branches, so the barrier numbers agree.
+// Returns whether the call runs here; on false the barriers are done and result.reason says why.
+bool agree_and_map(CommunicatorEngine& engine, IpcHandleCache& cache, const AllreduceArguments& args,
+                   IpcAlgorithm algorithm, PeerBuffers& buffers, IpcResult& result) {
   const int me = engine.rank();
-  const int ranks = engine.size();
   NodeSegment& segment = engine.segment();
   RankSlot& mine = segment.slot(me);
-
-  // 1. Agreement: every rank publishes its buffers or why it cannot.
   const Decline decline = prepare_local(cache, args, mine);
   mine.pid = static_cast<std::int32_t>(getpid());
   mine.device_ok = decline == Decline::None ? 1 : 0;
   mine.decline = static_cast<std::int32_t>(decline);
   segment.barrier(engine.next_barrier());
   result.reason = first_decline(engine);
-  if (!result.reason.empty()) {
+  bool ok = result.reason.empty();
+  if (ok) {
+    bool mapped = true;
+    const auto map = [&](const PublishedBuffer& buffer, std::int32_t pid) {
+      int error = 0;
+      bool opened = false;
+      void* pointer = cache.map(pid, buffer, &opened, &error);
+      result.ipc_opens += opened ? 1 : 0;
+      mapped = mapped && pointer != nullptr;
+      return pointer;
+    };
+    for (int peer = 0; peer < engine.size() && mapped; ++peer) {
+      if (peer == me) {
+        buffers.inputs[peer] = const_cast<void*>(args.sendbuf == MPI_IN_PLACE ? args.recvbuf : args.sendbuf);
+        buffers.outputs[peer] = args.recvbuf;
+        continue;
+      }
+      const RankSlot& slot = segment.slot(peer);
+      if (maps_input(engine, algorithm)) {
+        buffers.inputs[peer] = map(slot.input, slot.pid);
+      }
+      if (maps_output(engine, algorithm, peer)) {
+        buffers.outputs[peer] = map(slot.output, slot.pid);
+      }
+    }
+    mine.mapped_ok = mapped ? 1 : 0;
+    segment.barrier(engine.next_barrier());
+    for (int peer = 0; peer < engine.size() && ok; ++peer) {
+      if (segment.slot(peer).mapped_ok == 0) {
+        result.reason = "rank " + std::to_string(peer) + ": cudaIpcOpenMemHandle failed";
+        ok = false;
+      }
+    }
+  }
+  if (args.vote != MPI_COMM_NULL) {
+    int here = ok ? 1 : 0, everywhere = 0;
+    PMPI_Allreduce(&here, &everywhere, 1, MPI_INT, MPI_MIN, args.vote);
+    if (everywhere == 0 && ok) {
+      result.reason = "a rank on another node cannot take the call";
+      ok = false;
+    }
+  }
+  if (!ok) {
     segment.barrier(engine.next_barrier()); // slots stay readable until everyone has looked
-    return result;
   }
+  return ok;
+}
 
-  // 2. Map every peer's input and output (cached), then agree again: a failed open on any rank
-  //    sends the whole call to the baseline instead of leaving peers waiting.
-  //    One-shot needs only the GPU leaders to see buffers: every input, and the outputs of the
-  //    ranks on the leader's GPU; two-shot has every rank load every input and output.
-  void* inputs[kMaxRanks] = {};
-  void* outputs[kMaxRanks] = {};
-  const bool two_shot = algorithm == IpcAlgorithm::TwoShot;
-  const bool maps_inputs = two_shot || engine.leads_my_gpu();
+int synchronise(int error, void* stream) {
+  return error != 0 ? error : static_cast<int>(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+}
+
+// Each GPU's leader reduces every input, whole, into the outputs of the ranks on its GPU in one
+// kernel (with one rank per GPU: every rank into its own output); the other ranks only wait. Ranks
+// sharing a GPU thus load each input once instead of once per rank, and one process's kernel runs
+// instead of a time slice per process. In place is safe only when a single leader reads and
+// writes (one GPU). Striped: the NVLink kernel takes the first part, the host path the rest, at
+// the same time.
+void one_shot(CommunicatorEngine& engine, const AllreduceArguments& args, IpcAlgorithm algorithm,
+              const PeerBuffers& buffers, IpcResult& result) {
+  NodeSegment& segment = engine.segment();
+  const int me = engine.rank();
+  const int ranks = engine.size();
   const std::vector<int>& my_gpu = engine.ranks_on_my_gpu();
-  bool mapped = true;
-  const auto map = [&](const PublishedBuffer& buffer, std::int32_t pid) {
-    int error = 0;
-    bool opened = false;
-    void* pointer = cache.map(pid, buffer, &opened, &error);
-    result.ipc_opens += opened ? 1 : 0;
-    mapped = mapped && pointer != nullptr;
-    return pointer;
-  };
-  for (int peer = 0; peer < ranks && mapped; ++peer) {
-    if (peer == me) {
-      inputs[peer] = const_cast<void*>(args.sendbuf == MPI_IN_PLACE ? args.recvbuf : args.sendbuf);
-      outputs[peer] = args.recvbuf;
-      continue;
-    }
-    const RankSlot& slot = segment.slot(peer);
-    if (maps_inputs) {
-      inputs[peer] = map(slot.input, slot.pid);
-    }
-    if (two_shot || (engine.leads_my_gpu() && std::ranges::find(my_gpu, peer) != my_gpu.end())) {
-      outputs[peer] = map(slot.output, slot.pid);
-    }
+  if (!engine.leads_my_gpu()) {
+    segment.barrier(engine.next_barrier()); // the leader has written this rank's output
+    result.rc = segment.slot(my_gpu.front()).cuda_error == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
+    return;
   }
-  mine.mapped_ok = mapped ? 1 : 0;
-  segment.barrier(engine.next_barrier());
-  for (int peer = 0; peer < ranks; ++peer) {
-    if (segment.slot(peer).mapped_ok == 0) {
-      result.reason = "rank " + std::to_string(peer) + ": cudaIpcOpenMemHandle failed";
-      segment.barrier(engine.next_barrier());
-      return result;
-    }
-  }
-
   const std::size_t element_bytes = element_size(args.reduction.type);
   const std::size_t elements = static_cast<std::size_t>(args.count);
   void* const stream = engine.stream();
-  if (!two_shot) {
-    // 3'. Each GPU's leader reduces every input, whole, into the outputs of the ranks on its GPU
-    //     in one kernel (with one rank per GPU: every rank into its own output); the other ranks
-    //     only wait. Ranks sharing a GPU thus load each input once instead of once per rank, and
-    //     one process's kernel runs instead of a time slice per process. In place is safe only
-    //     when a single leader reads and writes (one GPU). Striped: the NVLink kernel takes the
-    //     first part, the host path the rest, at the same time.
-    if (!engine.leads_my_gpu()) {
-      segment.barrier(engine.next_barrier()); // the leader has written this rank's output
-      result.ran = true;
-      result.rc = segment.slot(my_gpu.front()).cuda_error == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
-      return result;
-    }
-    const std::size_t over_links =
-        algorithm == IpcAlgorithm::OneShotStriped
-            ? whole_packs(static_cast<std::size_t>(static_cast<double>(elements) * (1.0 - args.host_share)),
-                          element_bytes)
-            : elements;
-    SourceList sources{{}, ranks};
-    std::copy(inputs, inputs + ranks, sources.pointers);
-    DestinationList destinations{{}, 0};
-    for (const int rank : my_gpu) {
-      destinations.pointers[destinations.count++] = outputs[rank];
-    }
-    int error = launch_reduce(args.reduction, sources, destinations, over_links, stream);
-    if (over_links < elements) {
-      // While the kernel runs, the host path brings the peer's remaining input; then one more
-      // reduction, queued behind the NVLink kernel on the same stream.
-      const std::size_t offset = over_links * element_bytes;
-      const HostStripe::Exchange host =
-          args.stripe->exchange(inputs[me], offset, (elements - over_links) * element_bytes);
-      error = error != 0 ? error : host.cuda_error;
-      SourceList rest{{}, ranks};
-      for (int rank = 0; rank < ranks; ++rank) {
-        rest.pointers[rank] = rank == me ? static_cast<const char*>(inputs[me]) + offset : host.peer_data;
-      }
-      if (error == 0) {
-        error = launch_reduce(args.reduction, rest, {{static_cast<char*>(args.recvbuf) + offset}, 1},
-                              elements - over_links, stream);
-      }
-      result.bytes_host = (elements - over_links) * element_bytes;
-      result.chunks = host.chunks;
-    }
-    error = error != 0 ? error : static_cast<int>(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
-    // Loads of other ranks' inputs and stores into other ranks' outputs, all through mappings.
-    result.bytes_peer =
-        over_links * element_bytes * static_cast<std::uint64_t>(ranks - 1 + destinations.count - 1);
-    mine.cuda_error = error;
-    segment.barrier(engine.next_barrier()); // leaders may still be loading this rank's input
-    result.ran = true;
-    result.rc = error == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
-    return result;
+  const std::size_t over_links =
+      algorithm == IpcAlgorithm::OneShotStriped
+          ? whole_packs(static_cast<std::size_t>(static_cast<double>(elements) * (1.0 - args.host_share)),
+                        element_bytes)
+          : elements;
+  SourceList sources{{}, ranks};
+  std::copy(buffers.inputs, buffers.inputs + ranks, sources.pointers);
+  DestinationList destinations{{}, 0};
+  for (const int rank : my_gpu) {
+    destinations.pointers[destinations.count++] = buffers.outputs[rank];
   }
+  int error = launch_reduce(args.reduction, sources, destinations, over_links, stream);
+  if (over_links < elements) {
+    // While the kernel runs, the host path brings the peer's remaining input; then one more
+    // reduction, queued behind the NVLink kernel on the same stream.
+    const std::size_t offset = over_links * element_bytes;
+    const HostStripe::Exchange host =
+        args.stripe->exchange(buffers.inputs[me], offset, (elements - over_links) * element_bytes);
+    error = error != 0 ? error : host.cuda_error;
+    SourceList rest{{}, ranks};
+    for (int rank = 0; rank < ranks; ++rank) {
+      rest.pointers[rank] =
+          rank == me ? static_cast<const char*>(buffers.inputs[me]) + offset : host.peer_data;
+    }
+    if (error == 0) {
+      error = launch_reduce(args.reduction, rest, {{static_cast<char*>(args.recvbuf) + offset}, 1},
+                            elements - over_links, stream);
+    }
+    result.bytes_host = (elements - over_links) * element_bytes;
+    result.chunks = host.chunks;
+  }
+  error = synchronise(error, stream);
+  // Loads of other ranks' inputs and stores into other ranks' outputs, all through mappings.
+  result.bytes_peer =
+      over_links * element_bytes * static_cast<std::uint64_t>(ranks - 1 + destinations.count - 1);
+  segment.slot(me).cuda_error = error;
+  segment.barrier(engine.next_barrier()); // leaders may still be loading this rank's input
+  result.rc = error == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
+}
 
-  // 3. Reduce-scatter: this rank's slice of every input into its own output.
+// Reduce-scatter (this rank's slice of every input into its own output), then allgather (every
+// other slice from its owner's final output).
+void two_shot(CommunicatorEngine& engine, const AllreduceArguments& args, const PeerBuffers& buffers,
+              IpcResult& result) {
+  NodeSegment& segment = engine.segment();
+  const int me = engine.rank();
+  const int ranks = engine.size();
+  const std::size_t element_bytes = element_size(args.reduction.type);
+  const std::size_t elements = static_cast<std::size_t>(args.count);
+  void* const stream = engine.stream();
   const std::size_t first = slice_start(elements, element_bytes, me, ranks);
   const std::size_t last = slice_start(elements, element_bytes, me + 1, ranks);
   SourceList sources{{}, ranks};
   for (int peer = 0; peer < ranks; ++peer) {
-    sources.pointers[peer] = static_cast<const char*>(inputs[peer]) + first * element_bytes;
+    sources.pointers[peer] = static_cast<const char*>(buffers.inputs[peer]) + first * element_bytes;
   }
   int error =
       launch_reduce(args.reduction, sources, {{static_cast<char*>(args.recvbuf) + first * element_bytes}, 1},
                     last - first, stream);
-  error = error != 0 ? error : static_cast<int>(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+  error = synchronise(error, stream);
   result.bytes_peer += (last - first) * element_bytes * static_cast<std::uint64_t>(ranks - 1);
   segment.barrier(engine.next_barrier());
 
-  // 4. Allgather: every other slice from its owner's (now final) output.
   CopySegment copies[kMaxRanks];
   int copy_count = 0;
   for (int peer = 0; peer < ranks; ++peer) {
@@ -243,18 +292,84 @@ IpcResult ipc_allreduce(CommunicatorEngine& engine, IpcHandleCache& cache, const
     const std::size_t peer_first = slice_start(elements, element_bytes, peer, ranks);
     const std::size_t peer_bytes =
         (slice_start(elements, element_bytes, peer + 1, ranks) - peer_first) * element_bytes;
-    copies[copy_count++] = {static_cast<const char*>(outputs[peer]) + peer_first * element_bytes,
+    copies[copy_count++] = {static_cast<const char*>(buffers.outputs[peer]) + peer_first * element_bytes,
                             static_cast<char*>(args.recvbuf) + peer_first * element_bytes, peer_bytes};
     result.bytes_peer += peer_bytes;
   }
   if (error == 0) {
     error = launch_copies(copies, copy_count, stream);
   }
-  error = error != 0 ? error : static_cast<int>(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
-  // 5. Peers may still be loading from this rank's buffers until they pass this barrier.
+  error = synchronise(error, stream);
+  // Peers may still be loading from this rank's buffers until they pass this barrier.
   segment.barrier(engine.next_barrier());
-  result.ran = true;
   result.rc = error == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
+}
+
+// The node's part of the hierarchical algorithm: the node leader (rank 0) reduces every input of
+// the node into its own output, runs the step between nodes (args.between_nodes), and then every
+// other rank copies the result from the leader's output. In place is safe: the leader reads and
+// writes each element in one kernel, the others overwrite their buffers only after the leader
+// has read them.
+void reduce_to_node_leader(CommunicatorEngine& engine, const AllreduceArguments& args,
+                           const PeerBuffers& buffers, IpcResult& result) {
+  NodeSegment& segment = engine.segment();
+  const int ranks = engine.size();
+  const std::size_t bytes = static_cast<std::size_t>(args.count) * element_size(args.reduction.type);
+  void* const stream = engine.stream();
+  int error = 0;
+  if (engine.rank() == 0) {
+    SourceList sources{{}, ranks};
+    std::copy(buffers.inputs, buffers.inputs + ranks, sources.pointers);
+    error = synchronise(launch_reduce(args.reduction, sources, {{args.recvbuf}, 1},
+                                      static_cast<std::size_t>(args.count), stream),
+                        stream);
+    result.bytes_peer = bytes * static_cast<std::uint64_t>(ranks - 1);
+    if (error == 0) {
+      const BetweenNodes between = args.between_nodes(args.recvbuf);
+      error = between.cuda_error;
+      result.rc = between.rc;
+      result.bytes_host = between.bytes_host;
+      result.chunks = between.chunks;
+    }
+    segment.slot(0).cuda_error = error;
+    segment.barrier(engine.next_barrier()); // the result is in the leader's output
+  } else {
+    segment.barrier(engine.next_barrier());
+    error = segment.slot(0).cuda_error;
+    if (error == 0) {
+      const CopySegment copy{buffers.outputs[0], args.recvbuf, bytes};
+      error = synchronise(launch_copies(&copy, 1, stream), stream);
+      result.bytes_peer = bytes;
+    }
+  }
+  segment.barrier(engine.next_barrier()); // the others have read the leader's output
+  if (result.rc == MPI_SUCCESS && error != 0) {
+    result.rc = MPI_ERR_OTHER;
+  }
+}
+
+} // namespace
+
+IpcResult ipc_allreduce(CommunicatorEngine& engine, IpcHandleCache& cache, const AllreduceArguments& args,
+                        IpcAlgorithm algorithm) {
+  IpcResult result;
+  PeerBuffers buffers;
+  if (!agree_and_map(engine, cache, args, algorithm, buffers, result)) {
+    return result;
+  }
+  result.ran = true;
+  switch (algorithm) {
+  case IpcAlgorithm::TwoShot:
+    two_shot(engine, args, buffers, result);
+    break;
+  case IpcAlgorithm::ReduceToNodeLeader:
+    reduce_to_node_leader(engine, args, buffers, result);
+    break;
+  case IpcAlgorithm::OneShot:
+  case IpcAlgorithm::OneShotStriped:
+    one_shot(engine, args, algorithm, buffers, result);
+    break;
+  }
   return result;
 }
 

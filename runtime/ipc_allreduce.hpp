@@ -16,6 +16,7 @@
 #include "reduction_types.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace commlens::runtime {
@@ -27,11 +28,16 @@ struct AllreduceArguments {
   Reduction reduction;
   HostStripe* stripe = nullptr; // OneShotStriped's host path
   double host_share = 0;        // OneShotStriped: the share of the data the host path carries
+  // ReduceToNodeLeader: every rank of the whole communicator votes here after its node agreed,
+  // and the node leader runs between_nodes on its output (the node's partial result).
+  MPI_Comm vote = MPI_COMM_NULL;
+  std::function<BetweenNodes(void* node_result)> between_nodes;
 };
 
 // OneShotStriped (two ranks, large messages): one-shot over NVLink for most of the data while the
-// host path (host_stripe.hpp) carries the rest.
-enum class IpcAlgorithm { OneShot, TwoShot, OneShotStriped };
+// host path (host_stripe.hpp) carries the rest. ReduceToNodeLeader: the node's stages of the
+// hierarchical algorithm (reduce into the node leader, its step between nodes, copy out).
+enum class IpcAlgorithm { OneShot, TwoShot, OneShotStriped, ReduceToNodeLeader };
 
 struct IpcResult {
   bool ran = false; // false: the ranks agreed to hand the call to the baseline (reason says why)

@@ -5,8 +5,9 @@ namespace commlens::runtime {
 namespace {
 constexpr std::size_t kBatchRows = 256;
 constexpr Implementation kImplementations[] = {
-    Implementation::Mpi,     Implementation::MpiHostStaged,  Implementation::TwoShot,
-    Implementation::OneShot, Implementation::OneShotStriped, Implementation::SharedGpu};
+    Implementation::Mpi,         Implementation::MpiHostStaged,  Implementation::TwoShot,
+    Implementation::OneShot,     Implementation::OneShotStriped, Implementation::SharedGpu,
+    Implementation::Hierarchical};
 } // namespace
 
 const char* implementation_name(Implementation implementation) noexcept {
@@ -21,6 +22,8 @@ const char* implementation_name(Implementation implementation) noexcept {
     return "runtime:one_shot_striped";
   case Implementation::SharedGpu:
     return "runtime:shared_gpu";
+  case Implementation::Hierarchical:
+    return "runtime:hierarchical";
   case Implementation::Mpi:
     break;
   }

@@ -17,7 +17,8 @@ enum class Implementation : std::uint8_t {
   TwoShot = 2,
   OneShot = 3,
   OneShotStriped = 4,
-  SharedGpu = 5
+  SharedGpu = 5,
+  Hierarchical = 6
 };
 const char* implementation_name(Implementation implementation) noexcept;
 

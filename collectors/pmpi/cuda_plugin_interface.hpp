@@ -12,7 +12,7 @@
 
 namespace commlens::pmpi {
 
-inline constexpr int kCudaPluginAbiVersion = 2;
+inline constexpr int kCudaPluginAbiVersion = 3;
 inline constexpr const char* kCudaPluginFile = "libcommlens_cuda.so";
 inline constexpr const char* kCudaPluginStartSymbol = "commlens_cuda_plugin_start";
 
@@ -24,6 +24,7 @@ struct CudaPluginHost {
   RuntimeMode runtime = RuntimeMode::Off;       // COMMLENS_RUNTIME
   std::vector<std::string> runtime_collectives; // COMMLENS_RUNTIME_COLLECTIVES
   std::uint32_t runtime_host_percent = 0;       // COMMLENS_RUNTIME_HOST_PERCENT
+  std::uint32_t runtime_ranks_per_node = 0;     // COMMLENS_RUNTIME_RANKS_PER_NODE
   std::uint64_t init_ns = 0;                    // profiler time of MPI_Init; rows store times relative to it
   CollectorHooks* hooks = nullptr;
   // The profiler's clock (CLOCK_MONOTONIC scale), also handed to CUPTI as its timestamp source.

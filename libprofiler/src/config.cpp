@@ -184,7 +184,8 @@ Config Config::from_environment(const Warn& warn, const Lookup& lookup) {
          {"COMMLENS_OUTPUT", "COMMLENS_MODE", "COMMLENS_COLLECTORS", "COMMLENS_BUFFER_EVENTS",
           "COMMLENS_SUMMARY_SLOTS", "COMMLENS_FLUSH_MS", "COMMLENS_MERGE", "COMMLENS_QUIET",
           "COMMLENS_CONFIG", "COMMLENS_PVARS", "COMMLENS_PVAR_PERIOD_MS", "COMMLENS_PVAR_CALLS",
-          "COMMLENS_RUNTIME", "COMMLENS_RUNTIME_COLLECTIVES", "COMMLENS_RUNTIME_HOST_PERCENT"}) {
+          "COMMLENS_RUNTIME", "COMMLENS_RUNTIME_COLLECTIVES", "COMMLENS_RUNTIME_HOST_PERCENT",
+          "COMMLENS_RUNTIME_RANKS_PER_NODE"}) {
       if (const char* value = lookup(key)) {
         values.emplace(key, value);
       }
@@ -280,6 +281,12 @@ Config Config::from_environment(const Warn& warn, const Lookup& lookup) {
         config.runtime_host_percent = static_cast<std::uint32_t>(*percent);
       } else {
         reject(key, value, "an integer from 0 to 50", std::to_string(config.runtime_host_percent));
+      }
+    } else if (key == "COMMLENS_RUNTIME_RANKS_PER_NODE") {
+      if (auto ranks = parse_in_range(value, 0, 1 << 20)) {
+        config.runtime_ranks_per_node = static_cast<std::uint32_t>(*ranks);
+      } else {
+        reject(key, value, "0 (the real nodes) or a number of ranks", "0");
       }
     } else if (key == "COMMLENS_RUNTIME_COLLECTIVES") {
       const auto known = split_names(kRuntimeCollectives);

@@ -134,25 +134,31 @@ TEST(Config, RuntimeIsOffByDefaultForAllreduceWithoutTheHostPath) {
 }
 
 TEST(Config, RuntimeSettingsAreRead) {
-  Environment environment{{{"COMMLENS_RUNTIME", "ab"}, {"COMMLENS_RUNTIME_HOST_PERCENT", "13"}}, {}};
+  Environment environment{{{"COMMLENS_RUNTIME", "ab"},
+                           {"COMMLENS_RUNTIME_HOST_PERCENT", "13"},
+                           {"COMMLENS_RUNTIME_RANKS_PER_NODE", "2"}},
+                          {}};
   const auto config = environment.load();
   EXPECT_EQ(config.runtime, commlens::RuntimeMode::AB);
   EXPECT_EQ(config.runtime_host_percent, 13u);
+  EXPECT_EQ(config.runtime_ranks_per_node, 2u);
   EXPECT_TRUE(environment.warnings.empty());
 }
 
 TEST(Config, BadRuntimeSettingsWarnOnceEachNamingTheVariableAndKeepTheDefaults) {
   Environment environment{{{"COMMLENS_RUNTIME", "yes"},
                            {"COMMLENS_RUNTIME_COLLECTIVES", "allreduce,alltoall"},
-                           {"COMMLENS_RUNTIME_HOST_PERCENT", "60"}},
+                           {"COMMLENS_RUNTIME_HOST_PERCENT", "60"},
+                           {"COMMLENS_RUNTIME_RANKS_PER_NODE", "-1"}},
                           {}};
   const auto config = environment.load();
   EXPECT_EQ(config.runtime, commlens::RuntimeMode::Off);
   EXPECT_EQ(config.runtime_collectives, std::vector<std::string>{"allreduce"});
   EXPECT_EQ(config.runtime_host_percent, 0u);
-  ASSERT_EQ(environment.warnings.size(), 3u);
+  EXPECT_EQ(config.runtime_ranks_per_node, 0u);
+  ASSERT_EQ(environment.warnings.size(), 4u);
   for (const char* variable : {"COMMLENS_RUNTIME=yes", "COMMLENS_RUNTIME_COLLECTIVES=allreduce,alltoall",
-                               "COMMLENS_RUNTIME_HOST_PERCENT=60"}) {
+                               "COMMLENS_RUNTIME_HOST_PERCENT=60", "COMMLENS_RUNTIME_RANKS_PER_NODE=-1"}) {
     EXPECT_EQ(std::count_if(
                   environment.warnings.begin(), environment.warnings.end(),
                   [&](const std::string& warning) { return warning.find(variable) != std::string::npos; }),

@@ -52,7 +52,8 @@ struct CheckedRun {
 };
 
 // Runs allreduce_check under the runtime; null db when skipped (then *skip says why).
-CheckedRun run_check(const std::string& runtime_mode, int ranks, int gpus_needed, std::string* skip) {
+CheckedRun run_check(const std::string& runtime_mode, int ranks, int gpus_needed, std::string* skip,
+                     std::map<std::string, std::string> environment = {}) {
   CheckedRun run;
   if (std::string(COMMLENS_RUNTIME_CHECK).empty()) {
     *skip = "built without CUDA (COMMLENS_WITH_CUDA): skipped the runtime allreduce check";
@@ -64,13 +65,13 @@ CheckedRun run_check(const std::string& runtime_mode, int ranks, int gpus_needed
             std::to_string(ranks) + " ranks";
     return run;
   }
-  run.job = run_profiled_job(
-      {.command = {COMMLENS_RUNTIME_CHECK, std::to_string(kStressCalls)},
-       .mode = "trace",
-       // the host path is off by default; exercise it too
-       .environment = {{"COMMLENS_RUNTIME", runtime_mode}, {"COMMLENS_RUNTIME_HOST_PERCENT", "13"}},
-       .timeout_seconds = 500,
-       .ranks = ranks});
+  environment["COMMLENS_RUNTIME"] = runtime_mode;
+  environment["COMMLENS_RUNTIME_HOST_PERCENT"] = "13"; // the host path is off by default; exercise it too
+  run.job = run_profiled_job({.command = {COMMLENS_RUNTIME_CHECK, std::to_string(kStressCalls)},
+                              .mode = "trace",
+                              .environment = std::move(environment),
+                              .timeout_seconds = 500,
+                              .ranks = ranks});
   std::cout << run.job.standard_output;
   EXPECT_EQ(run.job.exit_code, 0) << run.job.describe();
   EXPECT_NE(run.job.standard_output.find("allreduce_check: ok"), std::string::npos) << run.job.describe();
@@ -151,6 +152,40 @@ TEST(RuntimeAllreduce, EightRanksSharingGpusRunEveryEligibleCallCorrectly) {
     GTEST_SKIP() << skip;
   }
   expect_runtime_ran_every_eligible_call(run);
+}
+
+// Ranks on several nodes: node parts reduce into their leader, the leaders allreduce through host
+// memory in pipelined chunks, the leaders' results are copied out. COMMLENS_RUNTIME_RANKS_PER_NODE
+// makes one machine several nodes.
+void expect_hierarchical_run(int ranks, int ranks_per_node) {
+  std::string skip;
+  const CheckedRun run =
+      run_check("on", ranks, 1, &skip, {{"COMMLENS_RUNTIME_RANKS_PER_NODE", std::to_string(ranks_per_node)}});
+  if (!skip.empty()) {
+    GTEST_SKIP() << skip;
+  }
+  ASSERT_TRUE(run.db);
+  const Database& db = *run.db;
+  ASSERT_EQ(static_cast<int>(run.eligible.size()), ranks);
+  for (const auto& [rank, eligible] : run.eligible) {
+    EXPECT_EQ(ops_of(db, rank, "runtime"), eligible) << "rank " << rank;
+    EXPECT_EQ(calls_by(db, rank, "runtime:hierarchical"), eligible) << "rank " << rank;
+    EXPECT_EQ(ops_of(db, rank, "fallback"), 4) << "rank " << rank;
+    // Node leaders move every byte through host memory (off the GPU and back), in chunks.
+    const bool leader = rank % ranks_per_node == 0;
+    EXPECT_EQ(db.scalar("SELECT count(*) FROM runtime_ops WHERE rank = " + std::to_string(rank) +
+                        " AND decision = 'runtime' AND bytes_host = bytes AND chunks >= 1"),
+              leader ? eligible : 0)
+        << "rank " << rank;
+  }
+}
+
+TEST(RuntimeAllreduce, HierarchicalAcrossTwoNodesOfTwoRanksRunsEveryEligibleCallCorrectly) {
+  expect_hierarchical_run(4, 2);
+}
+
+TEST(RuntimeAllreduce, HierarchicalWithOneRankPerNodeRunsEveryEligibleCallCorrectly) {
+  expect_hierarchical_run(3, 1);
 }
 
 TEST(RuntimeAllreduce, AbModeSplitsEachSignatureBetweenRuntimeAndBaseline) {

@@ -58,6 +58,10 @@ struct Config {
   // Share of a large two-rank allreduce sent over the host path beside NVLink, in percent (0: no
   // striping; docs/runtime.md says why that is the default).
   std::uint32_t runtime_host_percent = 0; // COMMLENS_RUNTIME_HOST_PERCENT, 0..50
+  // Treat every N consecutive ranks of MPI_COMM_WORLD as one node (0: the real nodes), so the
+  // runtime's hierarchical algorithm can be tested on one machine (as MPICH's
+  // MPIR_CVAR_NUM_CLIQUES does for its own).
+  std::uint32_t runtime_ranks_per_node = 0; // COMMLENS_RUNTIME_RANKS_PER_NODE
 
   // Every COMMLENS_* key this run was configured with, as given (stored in the run table).
   std::map<std::string, std::string> raw;

@@ -1,0 +1,45 @@
+#pragma once
+// The step between nodes of the hierarchical allreduce: the node leaders allreduce their node's
+// partial result through MPI on pinned host memory, in chunks, pipelined so that the copy of the
+// next chunk off the GPU and the copy of the previous chunk back run while MPI reduces the
+// current one (research 001, Ch. 5: 3-stage hierarchical pipelined allreduce; the MPI here is not
+// CUDA-aware, so host staging is the one path between nodes).
+#include "mpi_header.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace commlens::runtime {
+
+// What the step between nodes reports.
+struct BetweenNodes {
+  int rc = MPI_SUCCESS; // of the MPI calls between the node leaders
+  int cuda_error = 0;
+  std::uint64_t bytes_host = 0;
+  std::uint32_t chunks = 0;
+};
+
+class InterNodeStage {
+public:
+  InterNodeStage() = default;
+  InterNodeStage(const InterNodeStage&) = delete;
+  InterNodeStage& operator=(const InterNodeStage&) = delete;
+  ~InterNodeStage();
+
+  // Collective over `leaders` (one rank per node). `data` is `count` elements of `datatype` on the
+  // current GPU; on return it holds the allreduce over every node's data.
+  BetweenNodes allreduce(void* data, int count, MPI_Datatype datatype, MPI_Op op, std::size_t element_bytes,
+                         MPI_Comm leaders);
+
+private:
+  static constexpr int kSlots = 2;
+  bool ready();
+
+  void* copy_out_ = nullptr; // cudaStream_t: device -> host
+  void* copy_in_ = nullptr;  // cudaStream_t: host -> device
+  void* staged_[kSlots] = {};
+  void* landed_[kSlots] = {};
+  unsigned char* host_ = nullptr; // kSlots chunks of pinned memory
+};
+
+} // namespace commlens::runtime
