@@ -7,24 +7,27 @@
 #include "commlens/profiler/profiler.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace commlens::pmpi {
 
-inline constexpr int kCudaPluginAbiVersion = 2;
+inline constexpr int kCudaPluginAbiVersion = 3;
 inline constexpr const char* kCudaPluginFile = "libcommlens_cuda.so";
 inline constexpr const char* kCudaPluginStartSymbol = "commlens_cuda_plugin_start";
 
 struct CudaPluginHost {
   int abi_version = kCudaPluginAbiVersion;
   int world_rank = 0;
-  bool cupti = false;                           // COMMLENS_COLLECTORS names cupti
-  bool nvtx = false;                            // COMMLENS_COLLECTORS names nvtx
-  RuntimeMode runtime = RuntimeMode::Off;       // COMMLENS_RUNTIME
-  std::vector<std::string> runtime_collectives; // COMMLENS_RUNTIME_COLLECTIVES
-  std::uint32_t runtime_host_percent = 0;       // COMMLENS_RUNTIME_HOST_PERCENT
-  std::uint64_t init_ns = 0;                    // profiler time of MPI_Init; rows store times relative to it
+  bool cupti = false;                                // COMMLENS_COLLECTORS names cupti
+  bool nvtx = false;                                 // COMMLENS_COLLECTORS names nvtx
+  RuntimeMode runtime = RuntimeMode::Off;            // COMMLENS_RUNTIME
+  std::vector<std::string> runtime_collectives;      // COMMLENS_RUNTIME_COLLECTIVES
+  std::optional<std::uint32_t> runtime_host_percent; // COMMLENS_RUNTIME_HOST_PERCENT (unset: the table's)
+  std::string runtime_algorithm = "auto";            // COMMLENS_RUNTIME_ALGORITHM
+  std::string runtime_tuning_file;                   // COMMLENS_RUNTIME_TUNING
+  std::uint64_t init_ns = 0; // profiler time of MPI_Init; rows store times relative to it
   CollectorHooks* hooks = nullptr;
   // The profiler's clock (CLOCK_MONOTONIC scale), also handed to CUPTI as its timestamp source.
   std::uint64_t (*now_ns)() noexcept = nullptr;
