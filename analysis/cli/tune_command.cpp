@@ -18,7 +18,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <map>
 
 namespace commlens::cli {
 namespace {
@@ -57,27 +56,18 @@ fs::path find_sweep_program() {
                                             kSweepName, fmt::join(candidates, ", ")));
 }
 
-// Per size, the slowest rank's median time of the calls that ran the forced algorithm; calls that
-// opened IPC mappings (the warm-up) are left out.
+// The calls of one sweep that ran the forced algorithm; those that opened IPC mappings (the
+// warm-up) are left out.
 std::vector<Timing> read_timings(const fs::path& database_path, Algorithm algorithm,
                                  std::uint32_t host_percent) {
   const analysis::Database database(database_path);
   auto query = database.prepare(R"sql(
 SELECT bytes, rank, end_ns - start_ns FROM runtime_ops
 WHERE decision = 'runtime' AND decision_source = 'forced' AND ipc_opens = 0)sql");
-  std::map<std::uint64_t, std::map<std::int64_t, std::vector<std::int64_t>>> times;
+  std::vector<CallDuration> calls;
   while (query.step())
-    times[static_cast<std::uint64_t>(query.integer(0))][query.integer(1)].push_back(query.integer(2));
-  std::vector<Timing> timings;
-  for (auto& [bytes, by_rank] : times) {
-    double slowest = 0;
-    for (auto& [rank, durations] : by_rank) {
-      std::nth_element(durations.begin(), durations.begin() + durations.size() / 2, durations.end());
-      slowest = std::max(slowest, static_cast<double>(durations[durations.size() / 2]));
-    }
-    timings.push_back({bytes, algorithm, host_percent, slowest});
-  }
-  return timings;
+    calls.push_back({static_cast<std::uint64_t>(query.integer(0)), query.integer(1), query.integer(2)});
+  return timings_from_calls(calls, algorithm, host_percent);
 }
 
 // One profiled sweep with `algorithm` forced; returns its merged database.

@@ -26,6 +26,25 @@ int rank_in_listing(Algorithm algorithm) {
 
 } // namespace
 
+std::vector<Timing> timings_from_calls(std::span<const CallDuration> calls, Algorithm algorithm,
+                                       std::uint32_t host_percent) {
+  std::map<std::uint64_t, std::map<std::int64_t, std::vector<std::int64_t>>> durations;
+  for (const CallDuration& call : calls) {
+    durations[call.bytes][call.rank].push_back(call.duration_ns);
+  }
+  std::vector<Timing> timings;
+  for (auto& [bytes, by_rank] : durations) {
+    double slowest = 0;
+    for (auto& [rank, values] : by_rank) {
+      const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+      std::nth_element(values.begin(), middle, values.end());
+      slowest = std::max(slowest, static_cast<double>(*middle));
+    }
+    timings.push_back({bytes, algorithm, host_percent, slowest});
+  }
+  return timings;
+}
+
 std::vector<Rule> rules_from_timings(std::span<const Timing> timings, const MeasuredShape& shape) {
   // The winner of each size, sizes in ascending order.
   std::map<std::uint64_t, const Timing*> winners;

@@ -15,6 +15,18 @@ struct Timing {
   double median_ns = 0;
 };
 
+// One call on one rank that ran the measured algorithm, from runtime_ops.
+struct CallDuration {
+  std::uint64_t bytes = 0;
+  std::int64_t rank = 0;
+  std::int64_t duration_ns = 0;
+};
+
+// Per size, the slowest rank's median: a collective is done when its last rank is, and the median
+// leaves out the odd preempted call.
+std::vector<Timing> timings_from_calls(std::span<const CallDuration> calls, Algorithm algorithm,
+                                       std::uint32_t host_percent);
+
 // The calls the measurements were taken on: the rules match exactly this shape.
 struct MeasuredShape {
   GpuCount gpus = GpuCount::Two;

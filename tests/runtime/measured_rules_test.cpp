@@ -56,6 +56,25 @@ TEST(MeasuredRules, StripedRulesKeepTheirShareAndTiesGoToTheFirstListed) {
   EXPECT_EQ(rules[1].host_percent, 13u);
 }
 
+TEST(MeasuredRules, EachSizeTakesTheSlowestRanksMedian) {
+  const std::vector<CallDuration> calls = {// 8 B: rank 0's median 10 (one slow outlier), rank 1's 12.
+                                           {8, 0, 10},
+                                           {8, 0, 9},
+                                           {8, 0, 500},
+                                           {8, 1, 12},
+                                           {8, 1, 11},
+                                           {8, 1, 13},
+                                           // 1 KiB: one rank only.
+                                           {1024, 0, 40}};
+  const std::vector<Timing> timings = timings_from_calls(calls, Algorithm::TwoShot, 0);
+  ASSERT_EQ(timings.size(), 2u);
+  EXPECT_EQ(timings[0].bytes, 8u);
+  EXPECT_EQ(timings[0].median_ns, 12);
+  EXPECT_EQ(timings[0].algorithm, Algorithm::TwoShot);
+  EXPECT_EQ(timings[1].bytes, 1024u);
+  EXPECT_EQ(timings[1].median_ns, 40);
+}
+
 TEST(MeasuredRules, NoTimingsNoRules) {
   EXPECT_TRUE(rules_from_timings({}, kFourGpus).empty());
 }
