@@ -13,47 +13,51 @@ RuntimeState& runtime_state() {
 
 namespace {
 
-constexpr std::uint64_t kOneShotMaxBytes = 256 * 1024;
-// Below this the host path's pipeline start-up costs more than its share saves (about 0.1 ms
-// against 13% of the NVLink time; docs/runtime.md).
-constexpr std::uint64_t kStripeMinBytes = 256u << 20;
-
 struct AlgorithmChoice {
   IpcAlgorithm algorithm;
   Implementation implementation;
   const char* name;
   int streams;
+  std::uint32_t host_percent;
+  std::string source; // runtime_ops.decision_source
   HostStripe* stripe = nullptr;
 };
 
-// From arguments equal on every rank, so every rank chooses alike (the host path's first use is
-// collective). One-shot halves the launches and barriers but loads (P-1) times the data per GPU
-// where two-shot loads 2 (P-1)/P times per rank: equal for two GPUs, so there one-shot wins at
-// every size, for more GPUs up to kOneShotMaxBytes. Its leaders write outputs peers may still be
-// reading as inputs, so not in place, unless every rank shares one GPU: then one leader does all
-// the work in one kernel, in place too (the shared-GPU design). Two ranks on two GPUs with large
-// messages add the host path when COMMLENS_RUNTIME_HOST_PERCENT asks for it (off by default: on
-// the H200 pair it measured slower, docs/runtime.md).
-AlgorithmChoice choose_algorithm(CommunicatorEngine& engine, MPI_Comm comm, bool in_place,
-                                 std::uint64_t bytes, std::uint32_t host_percent) {
+// From arguments equal on every rank (and the table, equal on every rank), so every rank chooses
+// alike: the host path's first use is collective. The table (runtime/tuning/) picks among the
+// algorithms that are safe for the call; which are is code there, not table.
+AlgorithmChoice choose_algorithm(const RuntimeState& state, CommunicatorEngine& engine, MPI_Comm comm,
+                                 bool in_place, std::uint64_t bytes) {
+  // Across nodes the structure is fixed: node stages over IPC, the node leaders between nodes.
   if (engine.spans_nodes()) {
-    return {IpcAlgorithm::ReduceToNodeLeader, Implementation::Hierarchical, "hierarchical", 3};
+    return {IpcAlgorithm::ReduceToNodeLeader, Implementation::Hierarchical, "hierarchical", 3, 0,
+            "rule: communicator spans nodes"};
   }
-  const int gpus = engine.gpu_count();
-  const Implementation one_shot = gpus < engine.size() ? Implementation::SharedGpu : Implementation::OneShot;
-  const char* one_shot_name = gpus < engine.size() ? "shared_gpu" : "one_shot";
-  if (gpus == 1) {
-    return {IpcAlgorithm::OneShot, one_shot, one_shot_name, 1};
+  const tuning::CallShape call{engine.size(), engine.gpu_count(), in_place, bytes};
+  tuning::Choice choice = tuning::choose(state.tuning.table, state.tuning.name, call, state.tuning_settings);
+  if (choice.algorithm == tuning::Algorithm::TwoShot) {
+    return {IpcAlgorithm::TwoShot, Implementation::TwoShot, "two_shot", 1, 0, std::move(choice.source)};
   }
-  if (in_place || (gpus > 2 && bytes > kOneShotMaxBytes)) {
-    return {IpcAlgorithm::TwoShot, Implementation::TwoShot, "two_shot", 1};
-  }
-  if (engine.size() == 2 && bytes >= kStripeMinBytes && host_percent > 0) {
+  if (choice.algorithm == tuning::Algorithm::OneShotStriped) {
     if (HostStripe* stripe = engine.host_stripe(comm)) {
-      return {IpcAlgorithm::OneShotStriped, Implementation::OneShotStriped, "one_shot_striped", 3, stripe};
+      return {IpcAlgorithm::OneShotStriped,
+              Implementation::OneShotStriped,
+              "one_shot_striped",
+              3,
+              choice.host_percent,
+              std::move(choice.source),
+              stripe};
     }
+    choice.source += " (host path unavailable: one_shot)";
   }
-  return {IpcAlgorithm::OneShot, one_shot, one_shot_name, 1};
+  // Ranks sharing GPUs run one-shot as one leader per GPU: the shared-GPU implementation.
+  const bool shared = call.gpus < call.ranks;
+  return {IpcAlgorithm::OneShot,
+          shared ? Implementation::SharedGpu : Implementation::OneShot,
+          shared ? "shared_gpu" : "one_shot",
+          1,
+          0,
+          std::move(choice.source)};
 }
 
 // A communicator spanning nodes runs its node stages on its node part's engine, votes across the
@@ -112,12 +116,12 @@ int allreduce_entry(const void* sendbuf, void* recvbuf, int count, MPI_Datatype 
     record.decision = "ab_baseline";
     rc = run_baseline(state, sendbuf, recvbuf, count, datatype, op, comm, record);
   } else {
-    const std::uint32_t host_percent = state.host.runtime_host_percent;
-    const AlgorithmChoice choice =
-        choose_algorithm(engine, comm, sendbuf == MPI_IN_PLACE, record.bytes, host_percent);
-    const IpcResult result = run_choice(
-        engine, state.cache, choice,
-        {sendbuf, recvbuf, count, *reduction, choice.stripe, host_percent / 100.0}, datatype, op, comm);
+    AlgorithmChoice choice = choose_algorithm(state, engine, comm, sendbuf == MPI_IN_PLACE, record.bytes);
+    const IpcResult result =
+        run_choice(engine, state.cache, choice,
+                   {sendbuf, recvbuf, count, *reduction, choice.stripe, choice.host_percent / 100.0},
+                   datatype, op, comm);
+    record.decision_source = std::move(choice.source);
     if (result.ran) {
       record.decision = "runtime";
       record.implementation = choice.implementation;

@@ -4,6 +4,7 @@
 #include "communicator_engine.hpp"
 #include "ipc_handle_cache.hpp"
 #include "runtime_records.hpp"
+#include "shipped_tables.hpp"
 
 #include "commlens/profiler/config.hpp"
 
@@ -17,6 +18,8 @@ struct RuntimeState {
   IpcHandleCache cache{128};
   std::unique_ptr<RuntimeRecords> records;
   FunctionId allreduce_function = 0;
+  tuning::NamedTable tuning;              // the table the algorithm choice reads (runtime_plugin.cpp)
+  tuning::ChoiceSettings tuning_settings; // COMMLENS_RUNTIME_ALGORITHM, COMMLENS_RUNTIME_HOST_PERCENT
 };
 
 RuntimeState& runtime_state();

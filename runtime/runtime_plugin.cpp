@@ -3,6 +3,7 @@
 #include "allreduce_entry.hpp"
 #include "host_staging.hpp"
 
+#include <cuda_runtime.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -38,6 +39,28 @@ FunctionId function_id(const pmpi::CudaPluginHost& host, const char* name) {
   return static_cast<FunctionId>(found - host.functions.begin());
 }
 
+// The name of the GPU the shipped table is picked for (device 0: the nodes are assumed to hold one
+// kind of GPU, as every rank must pick the same table); empty without one.
+std::string gpu_name() {
+  cudaDeviceProp properties{};
+  return cudaGetDeviceProperties(&properties, 0) == cudaSuccess ? std::string(properties.name)
+                                                                : std::string();
+}
+
+// The tuning table and the settings that override it; a bad COMMLENS_RUNTIME_TUNING file is said
+// once (rank 0) and the shipped table used, and the run table says which table ran either way.
+void load_tuning(RuntimeState& state, const pmpi::CudaPluginHost& host) {
+  tuning::LoadedTable loaded = tuning::load_table(gpu_name(), host.runtime_tuning_file);
+  if (!loaded.problem.empty() && host.world_rank == 0) {
+    fmt::print(stderr, "commlens: COMMLENS_RUNTIME_TUNING={}: {}; using the shipped table ({})\n",
+               host.runtime_tuning_file, loaded.problem, loaded.named.name);
+  }
+  host.set_run_value("runtime_tuning", loaded.description);
+  state.tuning = std::move(loaded.named);
+  // config.cpp accepted only auto or an algorithm's name.
+  state.tuning_settings = {tuning::parse_algorithm(host.runtime_algorithm), host.runtime_host_percent};
+}
+
 } // namespace
 
 const char* start_runtime(const pmpi::CudaPluginHost& host) {
@@ -50,6 +73,7 @@ const char* start_runtime(const pmpi::CudaPluginHost& host) {
   state.cuda_aware = mpi_is_cuda_aware();
   state.allreduce_function = function_id(host, "MPI_Allreduce");
   state.records = std::make_unique<RuntimeRecords>(state.host);
+  load_tuning(state, host);
   const auto& collectives = host.runtime_collectives;
   if (std::find(collectives.begin(), collectives.end(), "allreduce") != collectives.end()) {
     host.hooks->runtime.allreduce = allreduce_entry;

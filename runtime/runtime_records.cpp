@@ -61,7 +61,9 @@ void RuntimeRecords::add(RuntimeOp op) {
                             static_cast<std::int64_t>(op.bytes_host),
                             std::int64_t{op.ipc_opens},
                             std::int64_t{op.chunks},
-                            std::int64_t{op.streams}};
+                            std::int64_t{op.streams},
+                            op.decision_source.empty() ? SqlValue{}
+                                                       : SqlValue{std::move(op.decision_source)}};
   std::lock_guard lock(mutex_);
   rows_.push_back(std::move(row));
   if (rows_.size() >= kBatchRows) {
@@ -78,7 +80,7 @@ void RuntimeRecords::store_locked() {
   if (!rows_.empty()) {
     std::vector<std::vector<SqlValue>> batch;
     batch.swap(rows_);
-    host_.store_rows("INSERT INTO runtime_ops VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    host_.store_rows("INSERT INTO runtime_ops VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                      std::move(batch));
   }
 }

@@ -30,8 +30,9 @@ struct RuntimeOp {
   std::uint64_t end_ns = 0;
   Implementation implementation = Implementation::Mpi;
   const char* algorithm = "";
-  const char* decision = ""; // runtime, ab_baseline, fallback
-  std::string reason;        // empty unless the runtime declined
+  const char* decision = "";   // runtime, ab_baseline, fallback
+  std::string reason;          // empty unless the runtime declined
+  std::string decision_source; // what chose the algorithm (tuning::Choice::source); empty: none was
   std::uint64_t bytes = 0;
   std::uint64_t bytes_peer = 0;
   std::uint64_t bytes_host = 0;

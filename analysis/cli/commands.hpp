@@ -23,6 +23,7 @@ void add_compare_command(CLI::App& app, int& exit_status);
 void add_histogram_command(CLI::App& app, int& exit_status);
 void add_check_command(CLI::App& app, int& exit_status);
 void add_export_command(CLI::App& app, int& exit_status);
+void add_tune_command(CLI::App& app, int& exit_status);
 
 // Merges the rank files of `directory` with a progress line when stderr is a terminal, and prints
 // what was merged. Throws MergeError.

@@ -13,7 +13,7 @@ constexpr const char* kExitStatusHelp = R"(Exit status:
   1  `commlens check`: a regression against the baseline (new function or size bin, a bin or
      function gone, calls or bytes changed beyond --tolerance)
   2  bad input or usage: unknown option, unreadable, truncated, corrupt or too new database, a run
-     with zero events, a bad baseline, failed merge)";
+     with zero events, a bad baseline, failed merge; `commlens tune` without a GPU)";
 
 } // namespace
 
@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   commlens::cli::add_histogram_command(app, exit_status);
   commlens::cli::add_check_command(app, exit_status);
   commlens::cli::add_export_command(app, exit_status);
+  commlens::cli::add_tune_command(app, exit_status);
 
   try {
     app.parse(argc, argv);

@@ -52,4 +52,11 @@ std::filesystem::path find_preload_library() {
                   searched.empty() ? "nowhere" : searched));
 }
 
+void preload_in_child_processes(const std::filesystem::path& library) {
+  const char* existing = std::getenv("LD_PRELOAD");
+  const std::string preload =
+      existing != nullptr && *existing != '\0' ? library.string() + ":" + existing : library.string();
+  setenv("LD_PRELOAD", preload.c_str(), 1);
+}
+
 } // namespace commlens::cli

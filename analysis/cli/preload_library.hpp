@@ -9,4 +9,8 @@ namespace commlens::cli {
 // Throws analysis::AnalysisError listing where it looked.
 std::filesystem::path find_preload_library();
 
+// Puts `library` first in LD_PRELOAD, keeping what is there, so the commands started from here
+// (mpirun passes it on to the ranks on this host) load it.
+void preload_in_child_processes(const std::filesystem::path& library);
+
 } // namespace commlens::cli

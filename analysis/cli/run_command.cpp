@@ -66,10 +66,7 @@ void set_environment(const char* name, const std::string& value) {
 // Exported before the fork so mpirun passes them on to the ranks it starts on this host.
 void export_profiler_environment(const RunArguments& arguments, const fs::path& output,
                                  const fs::path& library) {
-  const char* existing_preload = std::getenv("LD_PRELOAD");
-  set_environment("LD_PRELOAD", existing_preload != nullptr && *existing_preload != '\0'
-                                    ? library.string() + ":" + existing_preload
-                                    : library.string());
+  preload_in_child_processes(library);
   set_environment("COMMLENS_OUTPUT", output.string());
   if (!arguments.mode.empty())
     set_environment("COMMLENS_MODE", arguments.mode);

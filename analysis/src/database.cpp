@@ -95,6 +95,13 @@ bool Database::has_table(std::string_view name) const {
   return query.step();
 }
 
+bool Database::has_column(std::string_view table, std::string_view column) const {
+  auto query = prepare("SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2");
+  query.bind(1, table);
+  query.bind(2, column);
+  return query.step();
+}
+
 bool Database::has_rows(std::string_view name) const {
   if (!has_table(name))
     return false;

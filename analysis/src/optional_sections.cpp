@@ -33,19 +33,24 @@ WHERE ?1 IS NULL OR rank = ?1 GROUP BY path ORDER BY SUM(bytes) DESC)sql");
   return section;
 }
 
-// What the GPU collective runtime ran and what it handed to the baseline, and why: the first thing
-// to read after an A/B run (docs/runtime.md).
+// What the GPU collective runtime ran and what it handed to the baseline, and why, with what chose
+// the algorithm (tuning table rule, forced): the first thing to read after an A/B run
+// (docs/runtime.md).
 OptionalSection query_runtime_decision_section(const Database& database, const ReportFilter& filter) {
   if (!database.has_rows("runtime_ops"))
     return {.absent = "no runtime decisions in this database"};
   OptionalSection section{.headers = {"implementation", "decision", "reason", "calls", "bytes", "mean time",
-                                      "bandwidth", "from peer GPUs", "through host"}};
-  auto query = database.prepare(R"sql(
+                                      "bandwidth", "from peer GPUs", "through host", "chosen by"}};
+  // Files written before decision_source existed have no such column.
+  const char* const source =
+      database.has_column("runtime_ops", "decision_source") ? "COALESCE(o.decision_source, '')" : "''";
+  auto query = database.prepare(fmt::format(R"sql(
 SELECT COALESCE(i.name, CAST(o.implementation AS TEXT)), o.decision, COALESCE(o.reason, ''), COUNT(*),
-       SUM(o.bytes), SUM(o.end_ns - o.start_ns), SUM(o.bytes_peer), SUM(o.bytes_host)
+       SUM(o.bytes), SUM(o.end_ns - o.start_ns), SUM(o.bytes_peer), SUM(o.bytes_host), {}
 FROM runtime_ops o LEFT JOIN implementations i ON i.id = o.implementation
 WHERE ?1 IS NULL OR o.rank = ?1
-GROUP BY 1, 2, 3 ORDER BY SUM(o.end_ns - o.start_ns) DESC)sql");
+GROUP BY 1, 2, 3, 9 ORDER BY SUM(o.end_ns - o.start_ns) DESC)sql",
+                                            source));
   query.bind(1, filter.rank ? std::optional<std::int64_t>(*filter.rank) : std::nullopt);
   while (query.step()) {
     const auto calls = query.integer(3);
@@ -57,7 +62,7 @@ GROUP BY 1, 2, 3 ORDER BY SUM(o.end_ns - o.start_ns) DESC)sql");
                             binary_size(static_cast<std::uint64_t>(bytes)),
                             human_duration(calls > 0 ? double(time_ns) / double(calls) : 0.0), bandwidth,
                             binary_size(static_cast<std::uint64_t>(query.integer(6))),
-                            binary_size(static_cast<std::uint64_t>(query.integer(7)))});
+                            binary_size(static_cast<std::uint64_t>(query.integer(7))), query.text(8)});
   }
   return section;
 }

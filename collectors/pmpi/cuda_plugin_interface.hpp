@@ -7,6 +7,7 @@
 #include "commlens/profiler/profiler.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,13 +20,15 @@ inline constexpr const char* kCudaPluginStartSymbol = "commlens_cuda_plugin_star
 struct CudaPluginHost {
   int abi_version = kCudaPluginAbiVersion;
   int world_rank = 0;
-  bool cupti = false;                           // COMMLENS_COLLECTORS names cupti
-  bool nvtx = false;                            // COMMLENS_COLLECTORS names nvtx
-  RuntimeMode runtime = RuntimeMode::Off;       // COMMLENS_RUNTIME
-  std::vector<std::string> runtime_collectives; // COMMLENS_RUNTIME_COLLECTIVES
-  std::uint32_t runtime_host_percent = 0;       // COMMLENS_RUNTIME_HOST_PERCENT
-  std::uint32_t runtime_ranks_per_node = 0;     // COMMLENS_RUNTIME_RANKS_PER_NODE
-  std::uint64_t init_ns = 0;                    // profiler time of MPI_Init; rows store times relative to it
+  bool cupti = false;                                // COMMLENS_COLLECTORS names cupti
+  bool nvtx = false;                                 // COMMLENS_COLLECTORS names nvtx
+  RuntimeMode runtime = RuntimeMode::Off;            // COMMLENS_RUNTIME
+  std::vector<std::string> runtime_collectives;      // COMMLENS_RUNTIME_COLLECTIVES
+  std::optional<std::uint32_t> runtime_host_percent; // COMMLENS_RUNTIME_HOST_PERCENT (unset: the table's)
+  std::string runtime_algorithm = "auto";            // COMMLENS_RUNTIME_ALGORITHM
+  std::string runtime_tuning_file;                   // COMMLENS_RUNTIME_TUNING
+  std::uint32_t runtime_ranks_per_node = 0;          // COMMLENS_RUNTIME_RANKS_PER_NODE
+  std::uint64_t init_ns = 0; // profiler time of MPI_Init; rows store times relative to it
   CollectorHooks* hooks = nullptr;
   // The profiler's clock (CLOCK_MONOTONIC scale), also handed to CUPTI as its timestamp source.
   std::uint64_t (*now_ns)() noexcept = nullptr;

@@ -68,6 +68,8 @@ std::string load_and_start(Profiler& profiler) {
   host.runtime_collectives = profiler.config().runtime_collectives;
   host.runtime_host_percent = profiler.config().runtime_host_percent;
   host.runtime_ranks_per_node = profiler.config().runtime_ranks_per_node;
+  host.runtime_algorithm = profiler.config().runtime_algorithm;
+  host.runtime_tuning_file = profiler.config().runtime_tuning_file;
   host.init_ns = profiler.init_ns();
   host.hooks = &collector_hooks();
   // A copy of the profiler's clock: CUPTI keeps asking for timestamps after MPI_Finalize stopped

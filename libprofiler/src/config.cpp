@@ -185,7 +185,7 @@ Config Config::from_environment(const Warn& warn, const Lookup& lookup) {
           "COMMLENS_SUMMARY_SLOTS", "COMMLENS_FLUSH_MS", "COMMLENS_MERGE", "COMMLENS_QUIET",
           "COMMLENS_CONFIG", "COMMLENS_PVARS", "COMMLENS_PVAR_PERIOD_MS", "COMMLENS_PVAR_CALLS",
           "COMMLENS_RUNTIME", "COMMLENS_RUNTIME_COLLECTIVES", "COMMLENS_RUNTIME_HOST_PERCENT",
-          "COMMLENS_RUNTIME_RANKS_PER_NODE"}) {
+          "COMMLENS_RUNTIME_ALGORITHM", "COMMLENS_RUNTIME_TUNING", "COMMLENS_RUNTIME_RANKS_PER_NODE"}) {
       if (const char* value = lookup(key)) {
         values.emplace(key, value);
       }
@@ -280,7 +280,21 @@ Config Config::from_environment(const Warn& warn, const Lookup& lookup) {
       if (auto percent = parse_in_range(value, 0, 50)) {
         config.runtime_host_percent = static_cast<std::uint32_t>(*percent);
       } else {
-        reject(key, value, "an integer from 0 to 50", std::to_string(config.runtime_host_percent));
+        reject(key, value, "an integer from 0 to 50", "the tuning table's share");
+      }
+    } else if (key == "COMMLENS_RUNTIME_ALGORITHM") {
+      const auto known = split_names(kRuntimeAlgorithms);
+      if (std::find(known.begin(), known.end(), value) != known.end()) {
+        config.runtime_algorithm = value;
+      } else {
+        reject(key, value, kRuntimeAlgorithms, "auto");
+      }
+    } else if (key == "COMMLENS_RUNTIME_TUNING") {
+      // The runtime reads the file (and says what is wrong with it) when it starts.
+      if (value.empty()) {
+        reject(key, value, "the path of a tuning table (JSON)", "the shipped table");
+      } else {
+        config.runtime_tuning_file = value;
       }
     } else if (key == "COMMLENS_RUNTIME_RANKS_PER_NODE") {
       if (auto ranks = parse_in_range(value, 0, 1 << 20)) {

@@ -275,7 +275,8 @@ CREATE TABLE IF NOT EXISTS runtime_ops (
   bytes_host     INTEGER NOT NULL,     -- bytes this rank copied through host memory (each way)
   ipc_opens      INTEGER NOT NULL,     -- IPC handles this call had to open (cache misses)
   chunks         INTEGER NOT NULL,
-  streams        INTEGER NOT NULL
+  streams        INTEGER NOT NULL,
+  decision_source TEXT                 -- what chose the algorithm: table:h100 rule 2, forced, fallback
 );
 )sql";
 

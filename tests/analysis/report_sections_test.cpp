@@ -82,26 +82,44 @@ TEST_F(ReportSections, RuntimeDecisionsGroupWhatRanAndWhyTheRuntimeDeclined) {
     database.execute(
         "INSERT OR IGNORE INTO implementations VALUES (1, 'mpi:host_staged'), (3, 'runtime:one_shot')");
     // rank, call, function, comm, start, end, implementation, algorithm, decision, reason, bytes,
-    // bytes_peer, bytes_host, ipc_opens, chunks, streams
+    // bytes_peer, bytes_host, ipc_opens, chunks, streams, decision_source
     database.execute(R"sql(INSERT INTO runtime_ops VALUES
-      (0, 1, 0, 0, 0, 1000, 3, 'one_shot', 'runtime', NULL, 4096, 4096, 0, 2, 1, 1),
-      (0, 2, 0, 0, 0, 3000, 3, 'one_shot', 'runtime', NULL, 4096, 4096, 0, 0, 1, 1),
-      (1, 3, 0, 0, 0, 8000, 1, 'host_staged', 'ab_baseline', NULL, 4096, 0, 4096, 0, 1, 0),
-      (1, 4, 0, 0, 0, 500, 0, 'pmpi', 'fallback', 'rank 1: host buffer', 64, 0, 0, 0, 0, 0))sql");
+      (0, 1, 0, 0, 0, 1000, 3, 'one_shot', 'runtime', NULL, 4096, 4096, 0, 2, 1, 1, 'table:h100 rule 5'),
+      (0, 2, 0, 0, 0, 3000, 3, 'one_shot', 'runtime', NULL, 4096, 4096, 0, 0, 1, 1, 'table:h100 rule 5'),
+      (1, 3, 0, 0, 0, 8000, 1, 'host_staged', 'ab_baseline', NULL, 4096, 0, 4096, 0, 1, 0, NULL),
+      (1, 4, 0, 0, 0, 500, 0, 'pmpi', 'fallback', 'rank 1: host buffer', 64, 0, 0, 0, 0, 0, NULL))sql");
   }
   const auto section = report().runtime_decisions;
   ASSERT_TRUE(section.absent.empty());
   ASSERT_EQ(section.rows.size(), 3u); // ordered by total time: staged 8 us, one-shot 4 us, pmpi 0.5 us
   const std::vector<std::string> staged{
-      "mpi:host_staged", "ab_baseline", "",    "1", "4KiB", analysis::human_duration(8000),
-      "0.51 GB/s",       "0B",          "4KiB"};
+      "mpi:host_staged", "ab_baseline", "",     "1", "4KiB", analysis::human_duration(8000),
+      "0.51 GB/s",       "0B",          "4KiB", ""};
   EXPECT_EQ(section.rows[0], staged);
   EXPECT_EQ(section.rows[1][0], "runtime:one_shot");
   EXPECT_EQ(section.rows[1][3], "2");
   EXPECT_EQ(section.rows[1][5], analysis::human_duration(2000));
   EXPECT_EQ(section.rows[1][6], "2.05 GB/s"); // 8192 B in 4000 ns
+  EXPECT_EQ(section.rows[1][9], "table:h100 rule 5");
   EXPECT_EQ(section.rows[2][0], "mpi");
   EXPECT_EQ(section.rows[2][2], "rank 1: host buffer");
+}
+
+TEST_F(ReportSections, RuntimeDecisionsOfFilesWithoutDecisionSourceLeaveItEmpty) {
+  {
+    TestDatabase database(path_);
+    // As written before the column existed.
+    database.execute("DROP TABLE runtime_ops");
+    database.execute(R"sql(CREATE TABLE runtime_ops (rank INTEGER, mpi_call_id INTEGER, function_id INTEGER,
+      comm_id INTEGER, start_ns INTEGER, end_ns INTEGER, implementation INTEGER, algorithm TEXT, decision TEXT,
+      reason TEXT, bytes INTEGER, bytes_peer INTEGER, bytes_host INTEGER, ipc_opens INTEGER, chunks INTEGER,
+      streams INTEGER))sql");
+    database.execute("INSERT INTO runtime_ops VALUES (0, 1, 0, 0, 0, 1000, 3, 'one_shot', 'runtime', NULL, "
+                     "64, 64, 0, 0, 1, 1)");
+  }
+  const auto section = report().runtime_decisions;
+  ASSERT_EQ(section.rows.size(), 1u);
+  EXPECT_EQ(section.rows[0][9], "");
 }
 
 TEST(ReportSectionsSummaryMode, TraceOnlySectionsSayWhyTheyAreEmpty) {

@@ -130,17 +130,23 @@ TEST(Config, RuntimeIsOffByDefaultForAllreduceWithoutTheHostPath) {
   const auto config = environment.load();
   EXPECT_EQ(config.runtime, commlens::RuntimeMode::Off);
   EXPECT_EQ(config.runtime_collectives, std::vector<std::string>{"allreduce"});
-  EXPECT_EQ(config.runtime_host_percent, 0u);
+  EXPECT_EQ(config.runtime_host_percent, std::nullopt); // the tuning table's share
+  EXPECT_EQ(config.runtime_algorithm, "auto");
+  EXPECT_EQ(config.runtime_tuning_file, "");
 }
 
 TEST(Config, RuntimeSettingsAreRead) {
   Environment environment{{{"COMMLENS_RUNTIME", "ab"},
                            {"COMMLENS_RUNTIME_HOST_PERCENT", "13"},
+                           {"COMMLENS_RUNTIME_ALGORITHM", "two_shot"},
+                           {"COMMLENS_RUNTIME_TUNING", "/tmp/table.json"},
                            {"COMMLENS_RUNTIME_RANKS_PER_NODE", "2"}},
                           {}};
   const auto config = environment.load();
   EXPECT_EQ(config.runtime, commlens::RuntimeMode::AB);
   EXPECT_EQ(config.runtime_host_percent, 13u);
+  EXPECT_EQ(config.runtime_algorithm, "two_shot");
+  EXPECT_EQ(config.runtime_tuning_file, "/tmp/table.json");
   EXPECT_EQ(config.runtime_ranks_per_node, 2u);
   EXPECT_TRUE(environment.warnings.empty());
 }
@@ -149,16 +155,21 @@ TEST(Config, BadRuntimeSettingsWarnOnceEachNamingTheVariableAndKeepTheDefaults) 
   Environment environment{{{"COMMLENS_RUNTIME", "yes"},
                            {"COMMLENS_RUNTIME_COLLECTIVES", "allreduce,alltoall"},
                            {"COMMLENS_RUNTIME_HOST_PERCENT", "60"},
+                           {"COMMLENS_RUNTIME_ALGORITHM", "three_shot"},
+                           {"COMMLENS_RUNTIME_TUNING", ""},
                            {"COMMLENS_RUNTIME_RANKS_PER_NODE", "-1"}},
                           {}};
   const auto config = environment.load();
   EXPECT_EQ(config.runtime, commlens::RuntimeMode::Off);
   EXPECT_EQ(config.runtime_collectives, std::vector<std::string>{"allreduce"});
-  EXPECT_EQ(config.runtime_host_percent, 0u);
+  EXPECT_EQ(config.runtime_host_percent, std::nullopt);
+  EXPECT_EQ(config.runtime_algorithm, "auto");
+  EXPECT_EQ(config.runtime_tuning_file, "");
   EXPECT_EQ(config.runtime_ranks_per_node, 0u);
-  ASSERT_EQ(environment.warnings.size(), 4u);
+  ASSERT_EQ(environment.warnings.size(), 6u);
   for (const char* variable : {"COMMLENS_RUNTIME=yes", "COMMLENS_RUNTIME_COLLECTIVES=allreduce,alltoall",
-                               "COMMLENS_RUNTIME_HOST_PERCENT=60", "COMMLENS_RUNTIME_RANKS_PER_NODE=-1"}) {
+                               "COMMLENS_RUNTIME_HOST_PERCENT=60", "COMMLENS_RUNTIME_ALGORITHM=three_shot",
+                               "COMMLENS_RUNTIME_TUNING=", "COMMLENS_RUNTIME_RANKS_PER_NODE=-1"}) {
     EXPECT_EQ(std::count_if(
                   environment.warnings.begin(), environment.warnings.end(),
                   [&](const std::string& warning) { return warning.find(variable) != std::string::npos; }),

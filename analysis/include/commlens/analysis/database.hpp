@@ -20,6 +20,8 @@ public:
 
   Statement prepare(std::string_view sql) const;
   bool has_table(std::string_view name) const;
+  // True when table `table` has column `column` (files written before a column was added lack it).
+  bool has_column(std::string_view table, std::string_view column) const;
   // True when `name` exists and holds at least one row.
   bool has_rows(std::string_view name) const;
   // Throws DatabaseError when the run recorded no MPI call at all: commands that analyse calls

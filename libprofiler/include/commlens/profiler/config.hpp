@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,8 @@ enum class Mode { Summary, Trace };
 enum class RuntimeMode { Off, On, AB };
 // The collectives the runtime implements; COMMLENS_RUNTIME_COLLECTIVES picks among them.
 inline constexpr const char* kRuntimeCollectives = "allreduce";
+// COMMLENS_RUNTIME_ALGORITHM: auto (the tuning table's choice) or one algorithm forced where safe.
+inline constexpr const char* kRuntimeAlgorithms = "auto,one_shot,two_shot,one_shot_striped";
 
 // The pvars sampled unless COMMLENS_PVARS says otherwise: receive-queue lengths, match attempts and
 // matching times (Open MPI ob1 and MPICH names) and Open MPI's monitoring counters (present only with
@@ -56,8 +59,11 @@ struct Config {
   std::vector<std::string> runtime_collectives =
       split_names(kRuntimeCollectives); // COMMLENS_RUNTIME_COLLECTIVES
   // Share of a large two-rank allreduce sent over the host path beside NVLink, in percent (0: no
-  // striping; docs/runtime.md says why that is the default).
-  std::uint32_t runtime_host_percent = 0; // COMMLENS_RUNTIME_HOST_PERCENT, 0..50
+  // striping). Unset: the tuning table's share (0 in the shipped tables; docs/runtime.md says why).
+  std::optional<std::uint32_t> runtime_host_percent; // COMMLENS_RUNTIME_HOST_PERCENT, 0..50
+  std::string runtime_algorithm = "auto";            // COMMLENS_RUNTIME_ALGORITHM, one of kRuntimeAlgorithms
+  // A tuning table (JSON, docs/runtime.md) replacing the shipped one; empty: the shipped one.
+  std::string runtime_tuning_file; // COMMLENS_RUNTIME_TUNING
   // Treat every N consecutive ranks of MPI_COMM_WORLD as one node (0: the real nodes), so the
   // runtime's hierarchical algorithm can be tested on one machine (as MPICH's
   // MPIR_CVAR_NUM_CLIQUES does for its own).

@@ -1,0 +1,235 @@
+#include "tuning_table.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+namespace commlens::runtime::tuning {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<std::pair<GpuCount, const char*>, 4> kGpuCounts{
+    {{GpuCount::One, "one"}, {GpuCount::Two, "two"}, {GpuCount::More, "more"}, {GpuCount::Any, "any"}}};
+constexpr std::uint32_t kMaxHostPercent = 50; // as COMMLENS_RUNTIME_HOST_PERCENT
+constexpr const char* kRuleKeys[] = {"gpus",      "ranks_share_gpu", "in_place", "max_bytes",
+                                     "algorithm", "host_percent",    "why"};
+
+const char* gpu_count_name(GpuCount count) {
+  return std::find_if(kGpuCounts.begin(), kGpuCounts.end(),
+                      [&](const auto& entry) { return entry.first == count; })
+      ->second;
+}
+
+bool gpu_count_matches(GpuCount count, int gpus) {
+  switch (count) {
+  case GpuCount::One:
+    return gpus == 1;
+  case GpuCount::Two:
+    return gpus == 2;
+  case GpuCount::More:
+    return gpus > 2;
+  case GpuCount::Any:
+    break;
+  }
+  return true;
+}
+
+bool matches(const Rule& rule, const CallShape& call) {
+  return gpu_count_matches(rule.gpus, call.gpus) &&
+         (!rule.ranks_share_gpu || *rule.ranks_share_gpu == (call.gpus < call.ranks)) &&
+         (!rule.in_place || *rule.in_place == call.in_place) &&
+         (!rule.max_bytes || call.bytes <= *rule.max_bytes);
+}
+
+[[noreturn]] void fail(const std::string& where, std::string_view what) {
+  throw TableError(fmt::format("{}: {}", where, what));
+}
+
+std::optional<bool> optional_flag(const json& rule, const char* key, const std::string& where) {
+  const auto found = rule.find(key);
+  if (found == rule.end() || found->is_null()) {
+    return std::nullopt;
+  }
+  if (!found->is_boolean()) {
+    fail(where + "." + key, "expected true, false or null");
+  }
+  return found->get<bool>();
+}
+
+Rule parse_rule(const json& object, const std::string& where) {
+  if (!object.is_object()) {
+    fail(where, "expected an object");
+  }
+  for (const auto& [key, value] : object.items()) {
+    if (std::find_if(std::begin(kRuleKeys), std::end(kRuleKeys),
+                     [&](const char* known) { return key == known; }) == std::end(kRuleKeys)) {
+      fail(where, fmt::format("unknown key \"{}\" (accepted: {})", key, fmt::join(kRuleKeys, ", ")));
+    }
+  }
+  Rule rule;
+  if (const auto gpus = object.find("gpus"); gpus != object.end()) {
+    const auto named = std::find_if(kGpuCounts.begin(), kGpuCounts.end(), [&](const auto& entry) {
+      return gpus->is_string() && gpus->get<std::string>() == entry.second;
+    });
+    if (named == kGpuCounts.end()) {
+      fail(where + ".gpus", "expected \"one\", \"two\", \"more\" or \"any\"");
+    }
+    rule.gpus = named->first;
+  }
+  rule.ranks_share_gpu = optional_flag(object, "ranks_share_gpu", where);
+  rule.in_place = optional_flag(object, "in_place", where);
+  if (const auto max_bytes = object.find("max_bytes"); max_bytes != object.end() && !max_bytes->is_null()) {
+    if (!max_bytes->is_number_unsigned()) {
+      fail(where + ".max_bytes", "expected a byte count (an integer >= 0) or null");
+    }
+    rule.max_bytes = max_bytes->get<std::uint64_t>();
+  }
+  const auto algorithm = object.find("algorithm");
+  if (algorithm == object.end()) {
+    fail(where, "no \"algorithm\"");
+  }
+  const auto parsed = algorithm->is_string() ? parse_algorithm(algorithm->get<std::string>()) : std::nullopt;
+  if (!parsed) {
+    fail(where + ".algorithm", "expected \"one_shot\", \"two_shot\" or \"one_shot_striped\"");
+  }
+  rule.algorithm = *parsed;
+  if (const auto percent = object.find("host_percent"); percent != object.end()) {
+    if (!percent->is_number_unsigned() || percent->get<std::uint64_t>() > kMaxHostPercent) {
+      fail(where + ".host_percent", fmt::format("expected an integer from 0 to {}", kMaxHostPercent));
+    }
+    rule.host_percent = percent->get<std::uint32_t>();
+  }
+  if (const auto why = object.find("why"); why != object.end()) {
+    if (!why->is_string()) {
+      fail(where + ".why", "expected a string");
+    }
+    rule.why = why->get<std::string>();
+  }
+  return rule;
+}
+
+// ordered_json keeps the keys in the order a reader expects, not alphabetical.
+nlohmann::ordered_json rule_json(const Rule& rule) {
+  using nlohmann::ordered_json;
+  ordered_json object;
+  object["gpus"] = gpu_count_name(rule.gpus);
+  object["ranks_share_gpu"] = rule.ranks_share_gpu ? ordered_json(*rule.ranks_share_gpu) : ordered_json();
+  object["in_place"] = rule.in_place ? ordered_json(*rule.in_place) : ordered_json();
+  object["max_bytes"] = rule.max_bytes ? ordered_json(*rule.max_bytes) : ordered_json();
+  object["algorithm"] = algorithm_name(rule.algorithm);
+  object["host_percent"] = rule.host_percent;
+  if (!rule.why.empty()) {
+    object["why"] = rule.why;
+  }
+  return object;
+}
+
+} // namespace
+
+const char* algorithm_name(Algorithm algorithm) noexcept {
+  switch (algorithm) {
+  case Algorithm::TwoShot:
+    return "two_shot";
+  case Algorithm::OneShotStriped:
+    return "one_shot_striped";
+  case Algorithm::OneShot:
+    break;
+  }
+  return "one_shot";
+}
+
+std::optional<Algorithm> parse_algorithm(std::string_view name) {
+  for (const Algorithm algorithm : kAlgorithms) {
+    if (name == algorithm_name(algorithm)) {
+      return algorithm;
+    }
+  }
+  return std::nullopt;
+}
+
+Table parse_table(std::string_view json_text) {
+  json document;
+  try {
+    document = json::parse(json_text);
+  } catch (const json::parse_error& error) {
+    throw TableError(fmt::format("not JSON ({})", error.what()));
+  }
+  if (!document.is_object()) {
+    fail("table", "expected an object with \"format\", \"gpu\" and \"rules\"");
+  }
+  const auto format = document.find("format");
+  if (format == document.end() || !format->is_number_integer() || format->get<int>() != kTableFormat) {
+    fail("format", fmt::format("expected {} (the only table format this commlens reads)", kTableFormat));
+  }
+  Table table;
+  if (const auto gpu = document.find("gpu"); gpu != document.end()) {
+    if (!gpu->is_string()) {
+      fail("gpu", "expected a string");
+    }
+    table.gpu = gpu->get<std::string>();
+  }
+  const auto rules = document.find("rules");
+  if (rules == document.end() || !rules->is_array() || rules->empty()) {
+    fail("rules", "expected a non-empty array of rules");
+  }
+  for (std::size_t index = 0; index < rules->size(); ++index) {
+    table.rules.push_back(parse_rule((*rules)[index], fmt::format("rules[{}]", index)));
+  }
+  return table;
+}
+
+std::string table_json(const Table& table) {
+  nlohmann::ordered_json document{
+      {"format", kTableFormat}, {"gpu", table.gpu}, {"rules", nlohmann::ordered_json::array()}};
+  for (const Rule& rule : table.rules) {
+    document["rules"].push_back(rule_json(rule));
+  }
+  return document.dump(2) + "\n";
+}
+
+const char* unsafe_reason(Algorithm algorithm, const CallShape& call, std::uint32_t host_percent) noexcept {
+  if (algorithm == Algorithm::TwoShot) {
+    return nullptr;
+  }
+  if (call.in_place && call.gpus != 1) {
+    return "in place needs two-shot";
+  }
+  if (algorithm == Algorithm::OneShotStriped) {
+    if (call.ranks != 2 || call.gpus != 2) {
+      return "striping needs two ranks on two GPUs";
+    }
+    if (host_percent == 0) {
+      return "striping needs a host share";
+    }
+  }
+  return nullptr;
+}
+
+Choice choose(const Table& table, std::string_view table_name, const CallShape& call,
+              const ChoiceSettings& settings) {
+  const auto share = [&](std::uint32_t rule_percent) { return settings.host_percent.value_or(rule_percent); };
+  const char* forced_unsafe = settings.forced ? unsafe_reason(*settings.forced, call, share(0)) : nullptr;
+  if (settings.forced && forced_unsafe == nullptr) {
+    return {*settings.forced, share(0), "forced"};
+  }
+  // A forced algorithm the call cannot take says so, so a benchmark does not mistake what ran.
+  const std::string overruled =
+      forced_unsafe ? fmt::format(" (forced {}: {})", algorithm_name(*settings.forced), forced_unsafe) : "";
+  for (std::size_t index = 0; index < table.rules.size(); ++index) {
+    const Rule& rule = table.rules[index];
+    if (matches(rule, call) && unsafe_reason(rule.algorithm, call, share(rule.host_percent)) == nullptr) {
+      return {rule.algorithm, share(rule.host_percent),
+              fmt::format("table:{} rule {}{}", table_name, index + 1, overruled)};
+    }
+  }
+  const Algorithm fallback =
+      unsafe_reason(Algorithm::OneShot, call, 0) ? Algorithm::TwoShot : Algorithm::OneShot;
+  return {fallback, 0, "fallback" + overruled};
+}
+
+} // namespace commlens::runtime::tuning

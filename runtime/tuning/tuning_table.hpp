@@ -1,0 +1,82 @@
+#pragma once
+// The allreduce tuning table: which algorithm the runtime runs for a call, from the call's shape
+// (GPUs of the communicator, whether ranks share them, in place, size). Rules are tried in order;
+// the first that matches and is safe for the call wins. Safety is code, not table: a table can
+// only choose among algorithms that compute the right result for the call (docs/runtime.md).
+// Pure C++ (no CUDA), so the CLI's `tune` and CPU-only tests use it too.
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace commlens::runtime::tuning {
+
+enum class Algorithm { OneShot, TwoShot, OneShotStriped };
+inline constexpr Algorithm kAlgorithms[] = {Algorithm::OneShot, Algorithm::TwoShot,
+                                            Algorithm::OneShotStriped};
+const char* algorithm_name(Algorithm algorithm) noexcept; // one_shot, two_shot, one_shot_striped
+std::optional<Algorithm> parse_algorithm(std::string_view name);
+
+// The communicator's distinct GPUs: 1, 2, more than 2, or any count.
+enum class GpuCount { One, Two, More, Any };
+
+struct Rule {
+  GpuCount gpus = GpuCount::Any;
+  std::optional<bool> ranks_share_gpu;    // unset: either
+  std::optional<bool> in_place;           // unset: either
+  std::optional<std::uint64_t> max_bytes; // inclusive; unset: any size
+  Algorithm algorithm = Algorithm::OneShot;
+  std::uint32_t host_percent = 0; // one_shot_striped: the share carried over the host path
+  std::string why;                // free text kept with the rule (measurements, reasons)
+
+  bool operator==(const Rule&) const = default;
+};
+
+struct Table {
+  std::string gpu; // what the table was made for (H100, H200, generic, or what `tune` ran on)
+  std::vector<Rule> rules;
+};
+
+// A table file that cannot be used; what() names the part ("rules[2].gpus: ...").
+class TableError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+inline constexpr int kTableFormat = 1;
+// Throws TableError for bad JSON, an unknown format, unknown keys or values out of range.
+Table parse_table(std::string_view json_text);
+// The JSON text of a table, as parse_table reads it (indented, one rule per object).
+std::string table_json(const Table& table);
+
+struct CallShape {
+  int ranks = 2;
+  int gpus = 2; // distinct GPUs of the communicator's ranks, 1..ranks
+  bool in_place = false;
+  std::uint64_t bytes = 0;
+};
+
+// Why `algorithm` would compute a wrong result for the call (or cannot run), else null:
+// one-shot variants write outputs other ranks may still read as inputs, so in place only when one
+// GPU does all the work; striping exists for exactly two ranks on two GPUs with a host share.
+const char* unsafe_reason(Algorithm algorithm, const CallShape& call, std::uint32_t host_percent) noexcept;
+
+struct ChoiceSettings {
+  std::optional<Algorithm> forced = {};           // COMMLENS_RUNTIME_ALGORITHM (unset: auto)
+  std::optional<std::uint32_t> host_percent = {}; // COMMLENS_RUNTIME_HOST_PERCENT overrides the rules'
+};
+
+struct Choice {
+  Algorithm algorithm = Algorithm::OneShot;
+  std::uint32_t host_percent = 0;
+  std::string source; // runtime_ops.decision_source: forced, table:NAME rule N, fallback
+};
+
+// The forced algorithm when safe, else the first matching safe rule of `table` (labelled
+// `table_name` in the source), else the safe default: one-shot, or two-shot in place.
+Choice choose(const Table& table, std::string_view table_name, const CallShape& call,
+              const ChoiceSettings& settings);
+
+} // namespace commlens::runtime::tuning

@@ -1,0 +1,228 @@
+// The tuning table without a GPU: parsing (and every kind of bad input with its message), rule
+// matching with unsafe choices skipped, and the shipped tables against the fixed rules they
+// replaced.
+#include "shipped_tables.hpp"
+#include "tuning_table.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+using namespace commlens::runtime::tuning;
+
+std::string table_with_rule(const std::string& rule) {
+  return R"({"format": 1, "gpu": "test", "rules": [)" + rule + "]}";
+}
+
+std::string parse_error(const std::string& text) {
+  try {
+    parse_table(text);
+  } catch (const TableError& error) {
+    return error.what();
+  }
+  return "(parsed)";
+}
+
+TEST(TuningTable, ParsesEveryFieldAndDefaultsTheOmittedOnes) {
+  const Table table = parse_table(R"({"format": 1, "gpu": "H100", "rules": [
+    {"gpus": "more", "ranks_share_gpu": false, "in_place": null, "max_bytes": 4096,
+     "algorithm": "two_shot", "host_percent": 7, "why": "measured"},
+    {"algorithm": "one_shot_striped"}]})");
+  EXPECT_EQ(table.gpu, "H100");
+  ASSERT_EQ(table.rules.size(), 2u);
+  EXPECT_EQ(table.rules[0],
+            (Rule{GpuCount::More, false, std::nullopt, 4096, Algorithm::TwoShot, 7, "measured"}));
+  EXPECT_EQ(table.rules[1], (Rule{GpuCount::Any, std::nullopt, std::nullopt, std::nullopt,
+                                  Algorithm::OneShotStriped, 0, ""}));
+}
+
+TEST(TuningTable, WrittenTablesReadBackEqual) {
+  const Table table{
+      "H200",
+      {{GpuCount::Two, true, false, 1024, Algorithm::OneShot, 0, "small"},
+       {GpuCount::Any, std::nullopt, std::nullopt, std::nullopt, Algorithm::OneShotStriped, 13, ""}}};
+  const Table read = parse_table(table_json(table));
+  EXPECT_EQ(read.gpu, table.gpu);
+  EXPECT_EQ(read.rules, table.rules);
+}
+
+TEST(TuningTable, EachKindOfBadInputIsNamedInItsMessage) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"{", "not JSON"},
+      {"[]", "table: expected an object"},
+      {R"({"gpu": "x", "rules": [{"algorithm": "one_shot"}]})", "format: expected 1"},
+      {R"({"format": 2, "rules": [{"algorithm": "one_shot"}]})", "format: expected 1"},
+      {R"({"format": 1, "gpu": 3, "rules": [{"algorithm": "one_shot"}]})", "gpu: expected a string"},
+      {R"({"format": 1, "rules": []})", "rules: expected a non-empty array"},
+      {R"({"format": 1, "rules": {}})", "rules: expected a non-empty array"},
+      {table_with_rule("3"), "rules[0]: expected an object"},
+      {table_with_rule(R"({"gpus": "one"})"), "rules[0]: no \"algorithm\""},
+      {table_with_rule(R"({"algorithm": "three_shot"})"), "rules[0].algorithm: expected \"one_shot\""},
+      {table_with_rule(R"({"gpus": "four", "algorithm": "one_shot"})"), "rules[0].gpus: expected \"one\""},
+      {table_with_rule(R"({"in_place": "yes", "algorithm": "one_shot"})"),
+       "rules[0].in_place: expected true"},
+      {table_with_rule(R"({"ranks_share_gpu": 1, "algorithm": "one_shot"})"),
+       "rules[0].ranks_share_gpu: expected true"},
+      {table_with_rule(R"({"max_bytes": -1, "algorithm": "one_shot"})"),
+       "rules[0].max_bytes: expected a byte"},
+      {table_with_rule(R"({"max_bytes": 1.5, "algorithm": "one_shot"})"),
+       "rules[0].max_bytes: expected a byte"},
+      {table_with_rule(R"({"host_percent": 51, "algorithm": "one_shot"})"),
+       "rules[0].host_percent: expected an integer from 0 to 50"},
+      {table_with_rule(R"({"why": 1, "algorithm": "one_shot"})"), "rules[0].why: expected a string"},
+      {table_with_rule(R"({"algorithm": "one_shot"}, {"max_byte": 4, "algorithm": "one_shot"})"),
+       "rules[1]: unknown key \"max_byte\""},
+  };
+  for (const auto& [text, message] : cases) {
+    EXPECT_NE(parse_error(text).find(message), std::string::npos)
+        << text << "\n  gave: " << parse_error(text) << "\n  expected: " << message;
+  }
+}
+
+TEST(TuningTable, FirstMatchingRuleWinsAndNamesItself) {
+  const Table table = parse_table(table_with_rule(R"(
+    {"gpus": "two", "max_bytes": 1024, "algorithm": "two_shot"},
+    {"ranks_share_gpu": true, "algorithm": "two_shot"},
+    {"algorithm": "one_shot"})"));
+  const auto source = [&](CallShape call) { return choose(table, "t", call, {}).source; };
+  EXPECT_EQ(source({2, 2, false, 1024}), "table:t rule 1");
+  EXPECT_EQ(source({2, 2, false, 1025}), "table:t rule 3");
+  EXPECT_EQ(source({4, 3, false, 1024}), "table:t rule 2"); // gpus "two" does not match 3 GPUs
+  EXPECT_EQ(source({3, 3, false, 1 << 20}), "table:t rule 3");
+}
+
+TEST(TuningTable, UnsafeChoicesAreSkippedForTheNextRule) {
+  const Table table = parse_table(table_with_rule(R"(
+    {"algorithm": "one_shot_striped"},
+    {"algorithm": "one_shot"},
+    {"algorithm": "two_shot"})"));
+  // Striping without a host share, then one-shot in place on two GPUs: both unsafe.
+  const Choice in_place = choose(table, "t", {2, 2, true, 1 << 30}, {});
+  EXPECT_EQ(in_place.algorithm, Algorithm::TwoShot);
+  EXPECT_EQ(in_place.source, "table:t rule 3");
+  // A share from the setting makes striping safe for two ranks on two GPUs only.
+  EXPECT_EQ(choose(table, "t", {2, 2, false, 8}, {.host_percent = 13}).algorithm, Algorithm::OneShotStriped);
+  EXPECT_EQ(choose(table, "t", {4, 2, false, 8}, {.host_percent = 13}).algorithm, Algorithm::OneShot);
+  // In place is one-shot's when every rank is on one GPU.
+  EXPECT_EQ(choose(table, "t", {4, 1, true, 8}, {}).source, "table:t rule 2");
+}
+
+TEST(TuningTable, NoSafeRuleFallsBackToTheSafeDefault) {
+  const Table table = parse_table(table_with_rule(R"({"in_place": true, "algorithm": "one_shot"})"));
+  EXPECT_EQ(choose(table, "t", {2, 2, true, 8}, {}).algorithm, Algorithm::TwoShot);
+  EXPECT_EQ(choose(table, "t", {2, 2, true, 8}, {}).source, "fallback");
+  EXPECT_EQ(choose(table, "t", {2, 2, false, 8}, {}).algorithm, Algorithm::OneShot);
+}
+
+TEST(TuningTable, AForcedAlgorithmRunsWhereSafeElseTheTableSaysWhy) {
+  const Table table = parse_table(table_with_rule(R"({"algorithm": "two_shot"})"));
+  const Choice forced = choose(table, "t", {2, 2, false, 8}, {.forced = Algorithm::OneShot});
+  EXPECT_EQ(forced.algorithm, Algorithm::OneShot);
+  EXPECT_EQ(forced.source, "forced");
+  const Choice overruled = choose(table, "t", {2, 2, true, 8}, {.forced = Algorithm::OneShot});
+  EXPECT_EQ(overruled.algorithm, Algorithm::TwoShot);
+  EXPECT_EQ(overruled.source, "table:t rule 1 (forced one_shot: in place needs two-shot)");
+  const Choice striped =
+      choose(table, "t", {2, 2, false, 8}, {.forced = Algorithm::OneShotStriped, .host_percent = 9});
+  EXPECT_EQ(striped.algorithm, Algorithm::OneShotStriped);
+  EXPECT_EQ(striped.host_percent, 9u);
+  EXPECT_EQ(choose(table, "t", {2, 2, false, 8}, {.forced = Algorithm::OneShotStriped}).source,
+            "table:t rule 1 (forced one_shot_striped: striping needs a host share)");
+}
+
+// The rules choose_algorithm had before the table (allreduce_entry.cpp at a49d1ad).
+Algorithm fixed_rules(const CallShape& call, std::uint32_t host_percent) {
+  if (call.gpus == 1) {
+    return Algorithm::OneShot;
+  }
+  if (call.in_place || (call.gpus > 2 && call.bytes > 256 * 1024)) {
+    return Algorithm::TwoShot;
+  }
+  if (call.ranks == 2 && call.bytes >= (256u << 20) && host_percent > 0) {
+    return Algorithm::OneShotStriped;
+  }
+  return Algorithm::OneShot;
+}
+
+TEST(ShippedTables, ReproduceTheFixedRulesOnEveryShape) {
+  std::vector<std::uint64_t> sizes;
+  for (std::uint64_t bytes = 8; bytes <= (1u << 30); bytes *= 2) {
+    sizes.push_back(bytes);
+  }
+  for (const std::uint64_t edge : {std::uint64_t{256} << 10, std::uint64_t{256} << 20}) {
+    sizes.insert(sizes.end(), {edge - 1, edge + 1});
+  }
+  for (const char* gpu : {"NVIDIA H100 80GB HBM3", "NVIDIA H200", "NVIDIA A100-SXM4-80GB"}) {
+    const NamedTable shipped = shipped_table_for_gpu(gpu);
+    for (int ranks = 2; ranks <= 8; ++ranks) {
+      for (int gpus = 1; gpus <= ranks; ++gpus) {
+        for (const bool in_place : {false, true}) {
+          for (const std::uint64_t bytes : sizes) {
+            for (const std::optional<std::uint32_t> percent : {std::optional<std::uint32_t>{}, {0}, {13}}) {
+              const CallShape call{ranks, gpus, in_place, bytes};
+              const Choice choice = choose(shipped.table, shipped.name, call, {.host_percent = percent});
+              const Algorithm expected = fixed_rules(call, percent.value_or(0));
+              ASSERT_EQ(choice.algorithm, expected)
+                  << gpu << " ranks " << ranks << " gpus " << gpus << " in place " << in_place << " bytes "
+                  << bytes << " host percent " << percent.value_or(0) << " (" << choice.source << ")";
+              if (expected == Algorithm::OneShotStriped) {
+                EXPECT_EQ(choice.host_percent, 13u);
+              }
+              EXPECT_TRUE(choice.source.starts_with("table:" + shipped.name + " rule ")) << choice.source;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(ShippedTables, AreChosenByTheGpuName) {
+  EXPECT_EQ(shipped_table_for_gpu("NVIDIA H100 80GB HBM3").name, "h100");
+  EXPECT_EQ(shipped_table_for_gpu("NVIDIA H200").name, "h200");
+  EXPECT_EQ(shipped_table_for_gpu("NVIDIA A100-SXM4-80GB").name, "generic");
+  EXPECT_EQ(shipped_table_for_gpu("").name, "generic");
+  EXPECT_EQ(shipped_table_for_gpu("NVIDIA H100").table.gpu, "H100");
+}
+
+class TableFile : public ::testing::Test {
+protected:
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("commlens-tuning-" + std::to_string(::getpid()) + ".json");
+  void write(const std::string& text) { std::ofstream(path) << text; }
+  void TearDown() override { std::filesystem::remove(path); }
+};
+
+TEST_F(TableFile, AGoodFileIsUsedAndNamed) {
+  write(table_with_rule(R"({"algorithm": "two_shot"})"));
+  const LoadedTable loaded = load_table("NVIDIA H100", path.string());
+  EXPECT_EQ(loaded.named.name, "file");
+  EXPECT_EQ(loaded.description, "file:" + path.string());
+  EXPECT_TRUE(loaded.problem.empty());
+  EXPECT_EQ(choose(loaded.named.table, loaded.named.name, {2, 2, false, 8}, {}).source, "table:file rule 1");
+}
+
+TEST_F(TableFile, ABadOrMissingFileLeavesTheShippedTableWithTheReason) {
+  write(table_with_rule(R"({"algorithm": "four_shot"})"));
+  const LoadedTable bad = load_table("NVIDIA H200", path.string());
+  EXPECT_EQ(bad.named.name, "h200");
+  EXPECT_NE(bad.problem.find("rules[0].algorithm"), std::string::npos) << bad.problem;
+  EXPECT_EQ(bad.description, "shipped:h200 (file " + path.string() + " rejected: " + bad.problem + ")");
+  std::filesystem::remove(path);
+  const LoadedTable missing = load_table("", path.string());
+  EXPECT_EQ(missing.named.name, "generic");
+  EXPECT_EQ(missing.problem, "cannot be read");
+}
+
+TEST(TableFileless, NoFileMeansTheShippedTable) {
+  const LoadedTable loaded = load_table("NVIDIA H100", "");
+  EXPECT_EQ(loaded.description, "shipped:h100");
+  EXPECT_TRUE(loaded.problem.empty());
+}
+
+} // namespace
