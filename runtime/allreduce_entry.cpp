@@ -117,10 +117,14 @@ int allreduce_entry(const void* sendbuf, void* recvbuf, int count, MPI_Datatype 
     rc = run_baseline(state, sendbuf, recvbuf, count, datatype, op, comm, record);
   } else {
     AlgorithmChoice choice = choose_algorithm(state, engine, comm, sendbuf == MPI_IN_PLACE, record.bytes);
-    const IpcResult result =
-        run_choice(engine, state.cache, choice,
-                   {sendbuf, recvbuf, count, *reduction, choice.stripe, choice.host_percent / 100.0},
-                   datatype, op, comm);
+    const IpcResult result = run_choice(engine, state.cache, choice,
+                                        {.sendbuf = sendbuf,
+                                         .recvbuf = recvbuf,
+                                         .count = count,
+                                         .reduction = *reduction,
+                                         .stripe = choice.stripe,
+                                         .host_share = choice.host_percent / 100.0},
+                                        datatype, op, comm);
     record.decision_source = std::move(choice.source);
     if (result.ran) {
       record.decision = "runtime";
