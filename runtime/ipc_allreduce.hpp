@@ -31,7 +31,7 @@ struct AllreduceArguments {
   // ReduceToNodeLeader: every rank of the whole communicator votes here after its node agreed,
   // and the node leader runs between_nodes on its output (the node's partial result).
   MPI_Comm vote = MPI_COMM_NULL;
-  std::function<BetweenNodes(void* node_result)> between_nodes;
+  std::function<BetweenNodes(void* node_result)> between_nodes = {};
 };
 
 // OneShotStriped (two ranks, large messages): one-shot over NVLink for most of the data while the
