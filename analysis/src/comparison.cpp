@@ -119,7 +119,7 @@ Comparison compare_implementations(const Database& database, const std::string& 
     if (std::find(traced.begin(), traced.end(), name) == traced.end())
       throw AnalysisError(database.path().string() + ": no traced calls ran by implementation '" + name +
                           "' (needs a trace-mode run with COMMLENS_RUNTIME=ab)");
-  Comparison comparison{a, b, true};
+  Comparison comparison{.label_a = a, .label_b = b, .per_call_times = true};
   return join_sides(std::move(comparison), traced_side(database, a), traced_side(database, b));
 }
 
