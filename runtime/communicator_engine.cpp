@@ -22,6 +22,20 @@ MPI_Comm split_by_node(MPI_Comm comm, int ranks_per_node) {
   return node;
 }
 
+// The physical GPU this rank runs on: its PCI domain, bus and device, which name one GPU whatever
+// CUDA_VISIBLE_DEVICES each rank was given (ranks are on one node when the engine is usable).
+std::int64_t current_gpu_key() {
+  int device = 0;
+  int domain = 0, bus = 0, slot = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&domain, cudaDevAttrPciDomainId, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&bus, cudaDevAttrPciBusId, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&slot, cudaDevAttrPciDeviceId, device) != cudaSuccess) {
+    return -1;
+  }
+  return (std::int64_t{domain} << 32) | (std::int64_t{bus} << 8) | slot;
+}
+
 } // namespace
 
 std::unique_ptr<CommunicatorEngine> CommunicatorEngine::bootstrap(MPI_Comm comm, int ranks_per_node,
@@ -42,12 +56,13 @@ std::unique_ptr<CommunicatorEngine> CommunicatorEngine::bootstrap(MPI_Comm comm,
   // only when one node holds the whole communicator, so compare the smallest node part).
   int smallest_node = 0;
   PMPI_Allreduce(&node_size, &smallest_node, 1, MPI_INT, MPI_MIN, comm);
-  engine->learn_gpu_sharing(comm);
   if (smallest_node != engine->size_) {
     engine->split_into_nodes(comm, node, ranks_per_node);
     return engine;
   }
   PMPI_Comm_free(&node);
+  // Only single-node engines run kernels over their ranks, so only they need the GPU sharing.
+  engine->learn_gpu_sharing(comm);
   if (engine->size_ > kMaxRanks) {
     engine->why_unusable_ = "more than " + std::to_string(kMaxRanks) + " ranks on the node";
   } else if (engine->size_ < 2 && !node_part) {
@@ -60,24 +75,6 @@ std::unique_ptr<CommunicatorEngine> CommunicatorEngine::bootstrap(MPI_Comm comm,
   }
   return engine;
 }
-
-namespace {
-
-// The physical GPU this rank runs on: its PCI domain, bus and device, which name one GPU whatever
-// CUDA_VISIBLE_DEVICES each rank was given (ranks are on one node when the engine is usable).
-std::int64_t current_gpu_key() {
-  int device = 0;
-  int domain = 0, bus = 0, slot = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&domain, cudaDevAttrPciDomainId, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&bus, cudaDevAttrPciBusId, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&slot, cudaDevAttrPciDeviceId, device) != cudaSuccess) {
-    return -1;
-  }
-  return (std::int64_t{domain} << 32) | (std::int64_t{bus} << 8) | slot;
-}
-
-} // namespace
 
 // Collective over comm: the node part's own engine (bootstrapped like any single-node
 // communicator) and the communicator of the node leaders (each node part's rank 0). Unusable on
@@ -134,8 +131,7 @@ void* CommunicatorEngine::stream() {
 }
 
 HostStripe* CommunicatorEngine::host_stripe(MPI_Comm comm) {
-  // Two ranks on two GPUs: ranks sharing a GPU have no second link to stripe over.
-  if (!stripe_tried_ && size_ == 2 && gpu_count_ == 2) {
+  if (!stripe_tried_ && size_ == 2) {
     stripe_tried_ = true;
     auto stripe = std::make_unique<HostStripe>();
     if (stripe->open(comm, rank_)) {

@@ -40,8 +40,9 @@ public:
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return size_; }
   NodeSegment& segment() noexcept { return segment_; }
-  // GPUs the ranks run on (ranks on one GPU count it once), and the ranks on this rank's GPU in
-  // ascending order; the first of them leads the GPU (runs the GPU's share of one-shot work).
+  // Single-node engines: GPUs the ranks run on (ranks on one GPU count it once), and the ranks on
+  // this rank's GPU in ascending order; the first of them leads the GPU (runs the GPU's share of
+  // one-shot work).
   int gpu_count() const noexcept { return gpu_count_; }
   const std::vector<int>& ranks_on_my_gpu() const noexcept { return ranks_on_my_gpu_; }
   bool leads_my_gpu() const noexcept {
@@ -53,8 +54,9 @@ public:
   void* stream();
 
   // The host path for striped transfers, opened on first use. Collective over comm: call it only
-  // from decisions every rank makes alike. Null unless the communicator has exactly two ranks on two GPUs,
-  // or when the pinned shared stages could not be made.
+  // from decisions every rank makes alike (the tuning table's safety rules allow striping only for
+  // two ranks on two GPUs). Null unless the communicator has exactly two ranks, or when the pinned
+  // shared stages could not be made.
   HostStripe* host_stripe(MPI_Comm comm);
 
   // COMMLENS_RUNTIME=ab: true for the runtime half. Alternates per call signature (count, type,
