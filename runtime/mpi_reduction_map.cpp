@@ -57,6 +57,10 @@ std::optional<Value> look_up(const std::pair<Handle, Value>* table, std::size_t 
 }
 
 constexpr std::string_view kHintPrefix = "commlens:";
+constexpr std::pair<std::string_view, ElementType> kHintTypes[] = {{"float16", ElementType::Float16},
+                                                                   {"bfloat16", ElementType::BFloat16}};
+constexpr std::pair<std::string_view, ReduceOp> kHintOps[] = {
+    {"sum", ReduceOp::Sum}, {"prod", ReduceOp::Prod}, {"min", ReduceOp::Min}, {"max", ReduceOp::Max}};
 
 // "commlens:float16:sum" -> {Float16, Sum}; empty (and *why set) for anything else.
 std::optional<Reduction> hinted_reduction(MPI_Datatype datatype, const char** why) noexcept {
@@ -69,31 +73,16 @@ std::optional<Reduction> hinted_reduction(MPI_Datatype datatype, const char** wh
   const std::string_view hint =
       std::string_view(name, static_cast<std::size_t>(length)).substr(kHintPrefix.size());
   const std::size_t colon = hint.find(':');
-  const std::string_view type_name = hint.substr(0, colon);
   const std::string_view op_name =
       colon == std::string_view::npos ? std::string_view{} : hint.substr(colon + 1);
-  std::optional<ElementType> type;
-  if (type_name == "float16") {
-    type = ElementType::Float16;
-  } else if (type_name == "bfloat16") {
-    type = ElementType::BFloat16;
-  }
-  std::optional<ReduceOp> op;
-  if (op_name == "sum") {
-    op = ReduceOp::Sum;
-  } else if (op_name == "prod") {
-    op = ReduceOp::Prod;
-  } else if (op_name == "min") {
-    op = ReduceOp::Min;
-  } else if (op_name == "max") {
-    op = ReduceOp::Max;
-  }
-  int bytes = 0;
-  PMPI_Type_size(datatype, &bytes);
+  const auto type = look_up(kHintTypes, std::size(kHintTypes), hint.substr(0, colon));
+  const auto op = look_up(kHintOps, std::size(kHintOps), op_name);
   if (!type || !op) {
     *why = "datatype hint not understood (commlens:float16|bfloat16:sum|prod|min|max)";
     return std::nullopt;
   }
+  int bytes = 0;
+  PMPI_Type_size(datatype, &bytes);
   if (bytes != 2) {
     *why = "datatype hint names a 16-bit float but the datatype is not 2 bytes";
     return std::nullopt;
