@@ -146,21 +146,21 @@ struct Checker {
     return floating ? std::fabs(got - want) <= 1e-5 * std::fabs(want) + 1e-30 : got == want;
   }
 
-  // One checked call: count elements at element offset `offset` of fresh device buffers.
+  // MPI_Allreduce of `mine` (count elements from element `offset`) through freshly allocated
+  // device buffers, the output poisoned first so that unwritten elements show; returns the output
+  // as it came back. A failing call is reported and counted.
   template <typename T>
-  void run(MPI_Datatype type, Op op, std::size_t count, std::size_t offset, bool in_place,
-           bool boolean = false) {
-    const std::size_t bytes = (count + offset) * sizeof(T);
-    std::vector<T> mine(count + offset), result(count + offset);
-    for (std::size_t i = 0; i < count; ++i)
-      mine[offset + i] = value<T>(rank, i, op, boolean);
+  std::vector<T> allreduce_on_device(const std::vector<T>& mine, std::size_t count, std::size_t offset,
+                                     bool in_place, MPI_Datatype type, MPI_Op mpi_operation, Op op) {
+    const std::size_t bytes = mine.size() * sizeof(T);
+    std::vector<T> result(mine.size());
     T *send = nullptr, *recv = nullptr;
     CUDA_CHECK(cudaMalloc(&send, bytes));
     CUDA_CHECK(cudaMalloc(&recv, bytes));
     CUDA_CHECK(cudaMemcpy(in_place ? recv : send, mine.data(), bytes, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemset(in_place ? send : recv, 0xA5, bytes)); // poison: unwritten output shows
+    CUDA_CHECK(cudaMemset(in_place ? send : recv, 0xA5, bytes));
     const int rc = MPI_Allreduce(in_place ? MPI_IN_PLACE : static_cast<void*>(send + offset), recv + offset,
-                                 static_cast<int>(count), type, mpi_op(op), MPI_COMM_WORLD);
+                                 static_cast<int>(count), type, mpi_operation, MPI_COMM_WORLD);
     if (rc != MPI_SUCCESS) {
       char text[MPI_MAX_ERROR_STRING];
       int length = 0;
@@ -170,6 +170,19 @@ struct Checker {
       ++failures;
     }
     CUDA_CHECK(cudaMemcpy(result.data(), recv, bytes, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(send));
+    CUDA_CHECK(cudaFree(recv));
+    return result;
+  }
+
+  // One checked call: count elements at element offset `offset` of fresh device buffers.
+  template <typename T>
+  void run(MPI_Datatype type, Op op, std::size_t count, std::size_t offset, bool in_place,
+           bool boolean = false) {
+    std::vector<T> mine(count + offset);
+    for (std::size_t i = 0; i < count; ++i)
+      mine[offset + i] = value<T>(rank, i, op, boolean);
+    const std::vector<T> result = allreduce_on_device(mine, count, offset, in_place, type, mpi_op(op), op);
     for (std::size_t i = 0; i < count; ++i) {
       T want = value<T>(0, i, op, boolean);
       for (int r = 1; r < size; ++r)
@@ -183,8 +196,6 @@ struct Checker {
         break;
       }
     }
-    CUDA_CHECK(cudaFree(send));
-    CUDA_CHECK(cudaFree(recv));
     ++call;
     ++eligible;
   }
@@ -192,22 +203,14 @@ struct Checker {
   // One checked call on 16-bit floats through their hinted datatype and host op.
   void run_half(Half kind, HalfReduction reduction, Op op, std::size_t count, std::size_t offset,
                 bool in_place) {
-    const std::size_t bytes = (count + offset) * 2;
-    std::vector<std::uint16_t> mine(count + offset), result(count + offset);
+    std::vector<std::uint16_t> mine(count + offset);
     const auto input = [&](int owner, std::size_t i) {
       return to_float(kind, from_float(kind, value<float>(owner, i, op, false)));
     };
     for (std::size_t i = 0; i < count; ++i)
       mine[offset + i] = from_float(kind, input(rank, i));
-    std::uint16_t *send = nullptr, *recv = nullptr;
-    CUDA_CHECK(cudaMalloc(&send, bytes));
-    CUDA_CHECK(cudaMalloc(&recv, bytes));
-    CUDA_CHECK(cudaMemcpy(in_place ? recv : send, mine.data(), bytes, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemset(in_place ? send : recv, 0xA5, bytes));
-    const int rc = MPI_Allreduce(in_place ? MPI_IN_PLACE : static_cast<void*>(send + offset), recv + offset,
-                                 static_cast<int>(count), reduction.type, reduction.op, MPI_COMM_WORLD);
-    failures += rc != MPI_SUCCESS;
-    CUDA_CHECK(cudaMemcpy(result.data(), recv, bytes, cudaMemcpyDeviceToHost));
+    const std::vector<std::uint16_t> result =
+        allreduce_on_device(mine, count, offset, in_place, reduction.type, reduction.op, op);
     // Rounding at every step makes the result depend on the reduction order, which MPI and the
     // runtime choose differently: a tolerance of a few units in the last place of the sum.
     const float tolerance = kind == Half::Float16 ? 1e-2f : 5e-2f;
@@ -225,8 +228,6 @@ struct Checker {
         break;
       }
     }
-    CUDA_CHECK(cudaFree(send));
-    CUDA_CHECK(cudaFree(recv));
     ++call;
     ++eligible;
   }
