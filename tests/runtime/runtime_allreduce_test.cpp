@@ -88,7 +88,14 @@ int gpus_used(int ranks) {
   return std::min(ranks, cuda_tests::gpu_count());
 }
 
-void expect_runtime_ran_every_eligible_call(const CheckedRun& run) {
+// Runs allreduce_check on `ranks` ranks under COMMLENS_RUNTIME=on (skipped with fewer GPUs than
+// gpus_needed) and checks the trace: which implementation ran each eligible call, the fallbacks.
+void expect_runtime_ran_every_eligible_call(int ranks_asked, int gpus_needed) {
+  std::string skip;
+  const CheckedRun run = run_check("on", ranks_asked, gpus_needed, &skip);
+  if (!skip.empty()) {
+    GTEST_SKIP() << skip;
+  }
   ASSERT_TRUE(run.db);
   const Database& db = *run.db;
   EXPECT_EQ(run_value(db, "runtime"), "on");
@@ -128,30 +135,15 @@ void expect_runtime_ran_every_eligible_call(const CheckedRun& run) {
 }
 
 TEST(RuntimeAllreduce, TwoRanksOnTwoGpusRunEveryEligibleCallCorrectly) {
-  std::string skip;
-  const CheckedRun run = run_check("on", 2, 2, &skip);
-  if (!skip.empty()) {
-    GTEST_SKIP() << skip;
-  }
-  expect_runtime_ran_every_eligible_call(run);
+  expect_runtime_ran_every_eligible_call(2, 2);
 }
 
 TEST(RuntimeAllreduce, FourRanksSharingGpusRunEveryEligibleCallCorrectly) {
-  std::string skip;
-  const CheckedRun run = run_check("on", 4, 1, &skip);
-  if (!skip.empty()) {
-    GTEST_SKIP() << skip;
-  }
-  expect_runtime_ran_every_eligible_call(run);
+  expect_runtime_ran_every_eligible_call(4, 1);
 }
 
 TEST(RuntimeAllreduce, EightRanksSharingGpusRunEveryEligibleCallCorrectly) {
-  std::string skip;
-  const CheckedRun run = run_check("on", 8, 1, &skip);
-  if (!skip.empty()) {
-    GTEST_SKIP() << skip;
-  }
-  expect_runtime_ran_every_eligible_call(run);
+  expect_runtime_ran_every_eligible_call(8, 1);
 }
 
 // Ranks on several nodes: node parts reduce into their leader, the leaders allreduce through host
