@@ -5,6 +5,7 @@
 #include "ipc_handle_cache.hpp"
 #include "runtime_records.hpp"
 #include "shipped_tables.hpp"
+#include "point_to_point.hpp"
 
 #include "commlens/profiler/config.hpp"
 
@@ -20,6 +21,8 @@ struct RuntimeState {
   FunctionId allreduce_function = 0;
   tuning::NamedTable tuning;              // the table the algorithm choice reads (runtime_plugin.cpp)
   tuning::ChoiceSettings tuning_settings; // COMMLENS_RUNTIME_ALGORITHM, COMMLENS_RUNTIME_HOST_PERCENT
+  std::unique_ptr<PointToPoint> p2p;      // COMMLENS_RUNTIME_COLLECTIVES names p2p
+  PointToPointFunctions p2p_functions;
 };
 
 RuntimeState& runtime_state();

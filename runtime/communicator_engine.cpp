@@ -1,5 +1,7 @@
 #include "communicator_engine.hpp"
 
+#include "device_buffer.hpp"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -22,18 +24,15 @@ MPI_Comm split_by_node(MPI_Comm comm, int ranks_per_node) {
   return node;
 }
 
-// The physical GPU this rank runs on: its PCI domain, bus and device, which name one GPU whatever
-// CUDA_VISIBLE_DEVICES each rank was given (ranks are on one node when the engine is usable).
+// The physical GPU this rank runs on, which names one GPU whatever CUDA_VISIBLE_DEVICES each rank
+// was given (ranks are on one node when the engine is usable); -1 on a CUDA error.
 std::int64_t current_gpu_key() {
   int device = 0;
-  int domain = 0, bus = 0, slot = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&domain, cudaDevAttrPciDomainId, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&bus, cudaDevAttrPciBusId, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&slot, cudaDevAttrPciDeviceId, device) != cudaSuccess) {
+  if (cudaGetDevice(&device) != cudaSuccess) {
     return -1;
   }
-  return (std::int64_t{domain} << 32) | (std::int64_t{bus} << 8) | slot;
+  const auto gpu = pci_gpu_id(device);
+  return gpu ? static_cast<std::int64_t>(*gpu) : -1;
 }
 
 } // namespace

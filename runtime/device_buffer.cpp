@@ -1,8 +1,22 @@
 #include "device_buffer.hpp"
 
 #include <cuda.h>
+#include <cuda_runtime.h>
 
 namespace commlens::runtime {
+
+std::optional<pmpi::PciGpuId> pci_gpu_id(int device) noexcept {
+  int domain = 0;
+  int bus = 0;
+  int slot = 0;
+  if (cudaDeviceGetAttribute(&domain, cudaDevAttrPciDomainId, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&bus, cudaDevAttrPciBusId, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&slot, cudaDevAttrPciDeviceId, device) != cudaSuccess) {
+    return std::nullopt;
+  }
+  return static_cast<pmpi::PciGpuId>(domain) << 16 | static_cast<pmpi::PciGpuId>(bus) << 8 |
+         static_cast<pmpi::PciGpuId>(slot);
+}
 
 BufferQuery query_buffer(const void* pointer) noexcept {
   unsigned int memory_type = 0;

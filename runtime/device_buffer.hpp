@@ -1,6 +1,8 @@
 #pragma once
 // What the driver knows about a user buffer: whether it is plain device memory (the only kind the
 // runtime maps into other processes), on which GPU, and which allocation it lies in.
+#include "runtime_channel.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -20,6 +22,10 @@ struct BufferQuery {
   BufferKind kind = BufferKind::Host;
   DeviceBuffer device; // valid for Device
 };
+
+// The physical GPU of a device ordinal of this process (runtime_channel.hpp's PciGpuId); empty on a
+// CUDA error.
+std::optional<pmpi::PciGpuId> pci_gpu_id(int device) noexcept;
 
 // One driver call (cuPointerGetAttributes). Host memory, unknown pointers and MPI_IN_PLACE-like
 // sentinels come back as Host.

@@ -2,6 +2,7 @@
 
 #include "allreduce_entry.hpp"
 #include "host_staging.hpp"
+#include "p2p_entries.hpp"
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -15,6 +16,9 @@ namespace {
 
 void forget_communicator(MPI_Comm comm) {
   runtime_state().engines.forget(comm);
+  if (runtime_state().p2p) {
+    runtime_state().p2p->forget(comm);
+  }
 }
 
 void finish() {
@@ -22,6 +26,9 @@ void finish() {
   pmpi::CollectorHooks& hooks = *state.host.hooks;
   hooks.runtime = {};
   hooks.slots[static_cast<int>(pmpi::Collector::Runtime)] = {};
+  if (state.p2p) {
+    state.p2p->finalize(); // waits for its rendezvous replies while the channel is still open
+  }
   state.records->flush();
   const IpcCacheStats stats = state.cache.stats();
   state.host.set_run_value("runtime_ipc_cache",
@@ -77,6 +84,13 @@ const char* start_runtime(const pmpi::CudaPluginHost& host) {
   const auto& collectives = host.runtime_collectives;
   if (std::find(collectives.begin(), collectives.end(), "allreduce") != collectives.end()) {
     host.hooks->runtime.allreduce = allreduce_entry;
+  }
+  if (host.runtime_channel != nullptr) {
+    state.p2p = std::make_unique<PointToPoint>(state.host, state.mode, state.cache, *state.records);
+    state.p2p_functions = {function_id(host, "MPI_Send"),     function_id(host, "MPI_Recv"),
+                           function_id(host, "MPI_Isend"),    function_id(host, "MPI_Irecv"),
+                           function_id(host, "MPI_Sendrecv"), function_id(host, "MPI_Sendrecv_replace")};
+    install_point_to_point_entries(host.hooks->runtime);
   }
   host.hooks->slots[static_cast<int>(pmpi::Collector::Runtime)] = {nullptr, nullptr, nullptr,
                                                                    forget_communicator, finish};

@@ -7,7 +7,7 @@ constexpr std::size_t kBatchRows = 256;
 constexpr Implementation kImplementations[] = {
     Implementation::Mpi,         Implementation::MpiHostStaged,  Implementation::TwoShot,
     Implementation::OneShot,     Implementation::OneShotStriped, Implementation::SharedGpu,
-    Implementation::Hierarchical};
+    Implementation::Hierarchical, Implementation::IpcRendezvous};
 } // namespace
 
 const char* implementation_name(Implementation implementation) noexcept {
@@ -24,6 +24,8 @@ const char* implementation_name(Implementation implementation) noexcept {
     return "runtime:shared_gpu";
   case Implementation::Hierarchical:
     return "runtime:hierarchical";
+  case Implementation::IpcRendezvous:
+    return "runtime:ipc_rendezvous";
   case Implementation::Mpi:
     break;
   }

@@ -18,7 +18,8 @@ enum class Implementation : std::uint8_t {
   OneShot = 3,
   OneShotStriped = 4,
   SharedGpu = 5,
-  Hierarchical = 6
+  Hierarchical = 6,
+  IpcRendezvous = 7
 };
 const char* implementation_name(Implementation implementation) noexcept;
 

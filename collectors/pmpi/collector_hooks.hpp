@@ -32,6 +32,25 @@ inline constexpr int kCollectorSlots = 3;
 struct RuntimeEntries {
   int (*allreduce)(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm, std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
+  // Point-to-point (COMMLENS_RUNTIME_COLLECTIVES names p2p). A status may be MPI_STATUS_IGNORE.
+  int (*send)(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
+  int (*recv)(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Status* status, std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
+  int (*isend)(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
+  int (*irecv)(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+               MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
+  int (*sendrecv)(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                  MPI_Status* status, std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
+  int (*sendrecv_replace)(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                          int recvtag, MPI_Comm comm, MPI_Status* status, std::uint64_t call_id,
+                          std::uint8_t* implementation) = nullptr;
+  // A wait/test call completed the request that had this handle_key: the runtime finishes what it
+  // posted under it (a staged receive's copy to the device, a rendezvous) and may correct the
+  // status. Returns MPI_SUCCESS or the error the request ends with.
+  int (*finish_request)(std::uint64_t request_key, MPI_Status* status) = nullptr;
 };
 
 struct CollectorHooks {

@@ -5,6 +5,7 @@
 // plugin would be a second profiler). Both sides are built from one tree, so C++ types may cross.
 #include "collector_hooks.hpp"
 #include "commlens/profiler/profiler.hpp"
+#include "runtime_channel.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -13,7 +14,7 @@
 
 namespace commlens::pmpi {
 
-inline constexpr int kCudaPluginAbiVersion = 3;
+inline constexpr int kCudaPluginAbiVersion = 4;
 inline constexpr const char* kCudaPluginFile = "libcommlens_cuda.so";
 inline constexpr const char* kCudaPluginStartSymbol = "commlens_cuda_plugin_start";
 
@@ -28,6 +29,7 @@ struct CudaPluginHost {
   std::string runtime_algorithm = "auto";            // COMMLENS_RUNTIME_ALGORITHM
   std::string runtime_tuning_file;                   // COMMLENS_RUNTIME_TUNING
   std::uint32_t runtime_ranks_per_node = 0;          // COMMLENS_RUNTIME_RANKS_PER_NODE
+  const RuntimeChannel* runtime_channel = nullptr;    // open when COMMLENS_RUNTIME_COLLECTIVES names p2p
   std::uint64_t init_ns = 0; // profiler time of MPI_Init; rows store times relative to it
   CollectorHooks* hooks = nullptr;
   // The profiler's clock (CLOCK_MONOTONIC scale), also handed to CUPTI as its timestamp source.

@@ -3,6 +3,9 @@
 #include "communicator_registry.hpp"
 #include "cuda_plugin_interface.hpp"
 #include "function_table.hpp"
+#include "runtime_channel.hpp"
+
+#include <algorithm>
 
 #include <dlfcn.h>
 #include <optional>
@@ -12,12 +15,23 @@ namespace commlens::pmpi {
 
 namespace {
 
+// Open from MPI_Init to MPI_Finalize when the runtime's p2p part was asked for.
+RuntimeChannel runtime_channel;
+
 // The two driver entry points the probe needs, declared here so the core needs no CUDA headers.
 using CuInit = int (*)(unsigned int flags);
 using CuDeviceGetCount = int (*)(int* count);
 
-// Empty when the driver loads and reports at least one device, else why not.
-std::string probe_cuda_driver() {
+using CuDeviceGet = int (*)(int* device, int ordinal);
+using CuDeviceGetAttribute = int (*)(int* value, int attribute, int device);
+// CUdevice_attribute values (cuda.h), stable across CUDA versions.
+constexpr int kPciBusId = 33;
+constexpr int kPciDeviceId = 34;
+constexpr int kPciDomainId = 50;
+
+// Empty when the driver loads and reports at least one device, else why not. *visible gets the
+// PCI ids of the GPUs this process sees.
+std::string probe_cuda_driver(std::vector<PciGpuId>* visible) {
   void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (driver == nullptr) {
     return "no CUDA driver (libcuda.so.1 not loadable)";
@@ -33,6 +47,19 @@ std::string probe_cuda_driver() {
   int count = 0;
   if (device_count(&count) != 0 || count < 1) {
     return "the CUDA driver reports no GPU";
+  }
+  const auto device_get = reinterpret_cast<CuDeviceGet>(dlsym(driver, "cuDeviceGet"));
+  const auto attribute = reinterpret_cast<CuDeviceGetAttribute>(dlsym(driver, "cuDeviceGetAttribute"));
+  for (int ordinal = 0; ordinal < count && device_get != nullptr && attribute != nullptr; ++ordinal) {
+    int device = 0;
+    int domain = 0;
+    int bus = 0;
+    int slot = 0;
+    if (device_get(&device, ordinal) == 0 && attribute(&domain, kPciDomainId, device) == 0 &&
+        attribute(&bus, kPciBusId, device) == 0 && attribute(&slot, kPciDeviceId, device) == 0) {
+      visible->push_back(static_cast<PciGpuId>(domain) << 16 | static_cast<PciGpuId>(bus) << 8 |
+                         static_cast<PciGpuId>(slot));
+    }
   }
   return {}; // the driver stays loaded: the plugin uses it next
 }
@@ -70,6 +97,7 @@ std::string load_and_start(Profiler& profiler) {
   host.runtime_ranks_per_node = profiler.config().runtime_ranks_per_node;
   host.runtime_algorithm = profiler.config().runtime_algorithm;
   host.runtime_tuning_file = profiler.config().runtime_tuning_file;
+  host.runtime_channel = runtime_channel.comm != MPI_COMM_NULL ? &runtime_channel : nullptr;
   host.init_ns = profiler.init_ns();
   host.hooks = &collector_hooks();
   // A copy of the profiler's clock: CUPTI keeps asking for timestamps after MPI_Finalize stopped
@@ -103,8 +131,16 @@ void start_cuda_collectors(Profiler& profiler) {
   const bool collectors_asked = config.collectors.cupti || config.collectors.nvtx;
   const bool runtime_asked = config.runtime != RuntimeMode::Off;
   std::string why_off;
+  std::vector<PciGpuId> visible_gpus;
   if (collectors_asked || runtime_asked) {
-    why_off = probe_cuda_driver();
+    why_off = probe_cuda_driver(&visible_gpus);
+  }
+  // Collective: opened on every rank whatever its probe said, so no rank is left waiting.
+  const auto& collectives = config.runtime_collectives;
+  if (runtime_asked && std::ranges::find(collectives, "p2p") != collectives.end()) {
+    runtime_channel = open_runtime_channel(config.runtime_ranks_per_node, visible_gpus);
+  }
+  if (collectors_asked || runtime_asked) {
     if (why_off.empty()) {
       why_off = load_and_start(profiler);
     }
@@ -124,6 +160,10 @@ void start_cuda_collectors(Profiler& profiler) {
     profiler.set_run_value("runtime", "off");
     profiler.set_run_value("runtime_reason", why_off);
   }
+}
+
+void stop_runtime_channel() {
+  close_runtime_channel(runtime_channel);
 }
 
 } // namespace commlens::pmpi

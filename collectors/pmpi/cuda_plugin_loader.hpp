@@ -7,5 +7,7 @@
 namespace commlens::pmpi {
 
 void start_cuda_collectors(Profiler& profiler);
+// MPI_Finalize, after the plugin's finalize: frees the runtime's channel (collective).
+void stop_runtime_channel();
 
 } // namespace commlens::pmpi

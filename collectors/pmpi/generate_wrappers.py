@@ -207,7 +207,24 @@ def completion_code(function):
     statuses = "statuses.data()" if many else "status_out"
     rest = ", ".join(args[2:-1] if rule not in ("wait", "test") else args[1:-1])
     post = [f"commlens::pmpi::complete_{rule}(call, snapshot, {rest + ', ' if rest else ''}{statuses});"]
-    return pre, call_args, post
+    completed, indices = RUNTIME_FINISH[rule]
+    finish = (f"rc = commlens::pmpi::runtime::finish_completed(rc, snapshot, {completed.format(*args)}, "
+              f"{indices.format(*args)}, {statuses}, {str(many).lower()});")
+    return pre, call_args, post, finish
+
+
+# Per completion rule: how many requests the call completed and where their snapshot indices are
+# (format fields: the rule's arguments), for the runtime's finish_completed.
+RUNTIME_FINISH = {
+    "wait": ("1", "nullptr"),
+    "test": ("*{1} ? 1 : 0", "nullptr"),
+    "waitall": ("{0}", "nullptr"),
+    "testall": ("*{2} ? {0} : 0", "nullptr"),
+    "waitany": ("*{2} == MPI_UNDEFINED ? 0 : 1", "{2}"),
+    "testany": ("*{3} && *{2} != MPI_UNDEFINED ? 1 : 0", "{2}"),
+    "waitsome": ("*{2} == MPI_UNDEFINED ? 0 : *{2}", "{3}"),
+    "testsome": ("*{2} == MPI_UNDEFINED ? 0 : *{2}", "{3}"),
+}
 
 
 # Roles whose argument goes straight to a CallRecording setter, in the order the setters must run:
@@ -233,9 +250,11 @@ def wrapper(function):
         if "source" in roles and roles["source"] != status:
             pre.append(f"status_out->MPI_SOURCE = {roles['source']};")  # iprobe with flag 0 leaves it as posted
         call_args[status] = "status_out"
+    finish = []
     if "complete" in roles:
-        more_pre, call_args, post = completion_code(function)
+        more_pre, call_args, post, finish_statement = completion_code(function)
         pre += more_pre
+        finish = [finish_statement]
     if "free_request" in roles:
         pre.append(f"const std::uint64_t freed_request = commlens::pmpi::handle_key(*{roles['free_request']});")
         post.append("commlens::pmpi::forget_request(freed_request);")
@@ -283,7 +302,8 @@ def wrapper(function):
         recorded = f"commlens::pmpi::runtime::{function.name}({pmpi_args}, &call)"
     else:
         unrecorded, recorded = f"P{function.name}({plain_args})", f"P{function.name}({pmpi_args})"
-    body = "\n".join(f"  {line}" for line in pre + [f"const int rc = {recorded};", "call.finish();"]
+    rc_declaration = "int rc" if finish else "const int rc"
+    body = "\n".join(f"  {line}" for line in pre + [f"{rc_declaration} = {recorded};"] + finish + ["call.finish();"]
                      + ["if (rc == MPI_SUCCESS) {"] + [f"  {line}" for line in post] + ["}", "call.record();", "return rc;"])
     return f"""extern "C" COMMLENS_EXPORT int {function.name}({params}) {{
   commlens::Profiler* const profiler = commlens::Profiler::active();

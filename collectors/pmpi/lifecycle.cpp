@@ -185,6 +185,7 @@ extern "C" COMMLENS_EXPORT int MPI_Finalize() {
       slot.finalize();
     }
   }
+  stop_runtime_channel();
   const commlens::Config config = profiler->config();
   const int world_rank = profiler->identity().world_rank;
   profiler->stop();

@@ -7,17 +7,80 @@
 
 namespace commlens::pmpi::runtime {
 
-inline int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                         MPI_Comm comm, CallRecording* call) noexcept {
-  const auto entry = collector_hooks().runtime.allreduce;
+// Entry: the RuntimeEntries member; Pmpi: the PMPI function taking the same arguments.
+template <auto Entry, auto Pmpi, typename... Args>
+inline int run(CallRecording* call, Args... args) noexcept {
+  const auto entry = collector_hooks().runtime.*Entry;
   if (entry == nullptr) [[likely]] {
-    return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    return Pmpi(args...);
   }
   std::uint8_t implementation = 0;
-  const int rc = entry(sendbuf, recvbuf, count, datatype, op, comm, call != nullptr ? call->call_id() : 0,
-                       &implementation);
+  const int rc = entry(args..., call != nullptr ? call->call_id() : 0, &implementation);
   if (call != nullptr) {
     call->set_implementation(implementation);
+  }
+  return rc;
+}
+
+inline int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                         MPI_Comm comm, CallRecording* call) noexcept {
+  return run<&RuntimeEntries::allreduce, PMPI_Allreduce>(call, sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+inline int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                    CallRecording* call) noexcept {
+  return run<&RuntimeEntries::send, PMPI_Send>(call, buf, count, datatype, dest, tag, comm);
+}
+
+inline int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                    MPI_Status* status, CallRecording* call) noexcept {
+  return run<&RuntimeEntries::recv, PMPI_Recv>(call, buf, count, datatype, source, tag, comm, status);
+}
+
+inline int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                     MPI_Request* request, CallRecording* call) noexcept {
+  return run<&RuntimeEntries::isend, PMPI_Isend>(call, buf, count, datatype, dest, tag, comm, request);
+}
+
+inline int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                     MPI_Request* request, CallRecording* call) noexcept {
+  return run<&RuntimeEntries::irecv, PMPI_Irecv>(call, buf, count, datatype, source, tag, comm, request);
+}
+
+inline int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                        void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                        MPI_Comm comm, MPI_Status* status, CallRecording* call) noexcept {
+  return run<&RuntimeEntries::sendrecv, PMPI_Sendrecv>(call, sendbuf, sendcount, sendtype, dest, sendtag,
+                                                       recvbuf, recvcount, recvtype, source, recvtag, comm,
+                                                       status);
+}
+
+inline int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                                int source, int recvtag, MPI_Comm comm, MPI_Status* status,
+                                CallRecording* call) noexcept {
+  return run<&RuntimeEntries::sendrecv_replace, PMPI_Sendrecv_replace>(
+      call, buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+}
+
+// After a wait/test call: `completed` requests completed, the i-th at snapshot index indices[i]
+// (indices null: i) with its status statuses[i]. The runtime finishes those it posted, inside the
+// call, so the call's time includes that work. `many`: the call reports errors per status
+// (MPI_ERR_IN_STATUS) rather than in its return code.
+inline int finish_completed(int rc, const RequestSnapshot& requests, int completed, const int* indices,
+                            MPI_Status* statuses, bool many) noexcept {
+  const auto finish = collector_hooks().runtime.finish_request;
+  if (finish == nullptr || (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS)) [[likely]] {
+    return rc;
+  }
+  for (int i = 0; i < completed; ++i) {
+    if (rc == MPI_ERR_IN_STATUS && statuses[i].MPI_ERROR != MPI_SUCCESS) {
+      continue; // not completed (MPI_ERR_PENDING) or failed in MPI already
+    }
+    const int finished = finish(requests.key(indices != nullptr ? indices[i] : i), &statuses[i]);
+    if (finished != MPI_SUCCESS) {
+      statuses[i].MPI_ERROR = finished;
+      rc = many ? MPI_ERR_IN_STATUS : finished;
+    }
   }
   return rc;
 }

@@ -311,7 +311,7 @@ Config Config::from_environment(const Warn& warn, const Lookup& lookup) {
       if (all_known) {
         config.runtime_collectives = std::move(*names);
       } else {
-        reject(key, value, fmt::format("a comma list of {}", kRuntimeCollectives), kRuntimeCollectives);
+        reject(key, value, fmt::format("a comma list of {}", kRuntimeCollectives), kRuntimeDefaultCollectives);
       }
     } else if (key == "COMMLENS_MERGE" || key == "COMMLENS_QUIET") {
       bool& target = key == "COMMLENS_MERGE" ? config.merge_at_finalize : config.quiet;

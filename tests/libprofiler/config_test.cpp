@@ -140,10 +140,12 @@ TEST(Config, RuntimeSettingsAreRead) {
                            {"COMMLENS_RUNTIME_HOST_PERCENT", "13"},
                            {"COMMLENS_RUNTIME_ALGORITHM", "two_shot"},
                            {"COMMLENS_RUNTIME_TUNING", "/tmp/table.json"},
-                           {"COMMLENS_RUNTIME_RANKS_PER_NODE", "2"}},
+                           {"COMMLENS_RUNTIME_RANKS_PER_NODE", "2"},
+                           {"COMMLENS_RUNTIME_COLLECTIVES", "p2p,allreduce"}},
                           {}};
   const auto config = environment.load();
   EXPECT_EQ(config.runtime, commlens::RuntimeMode::AB);
+  EXPECT_EQ(config.runtime_collectives, (std::vector<std::string>{"p2p", "allreduce"}));
   EXPECT_EQ(config.runtime_host_percent, 13u);
   EXPECT_EQ(config.runtime_algorithm, "two_shot");
   EXPECT_EQ(config.runtime_tuning_file, "/tmp/table.json");

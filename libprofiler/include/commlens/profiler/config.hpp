@@ -17,8 +17,11 @@ enum class Mode { Summary, Trace };
 // The embedded GPU collective runtime (runtime/): off, on for every eligible call, or ab, which
 // alternates runtime and baseline call by call for each call signature so both land in one trace.
 enum class RuntimeMode { Off, On, AB };
-// The collectives the runtime implements; COMMLENS_RUNTIME_COLLECTIVES picks among them.
-inline constexpr const char* kRuntimeCollectives = "allreduce";
+// What the runtime implements; COMMLENS_RUNTIME_COLLECTIVES picks among them. p2p (device-buffer
+// point-to-point) is not on by default: a probe of a message that went through its rendezvous sees
+// the rendezvous header's size (docs/runtime.md).
+inline constexpr const char* kRuntimeCollectives = "allreduce,p2p";
+inline constexpr const char* kRuntimeDefaultCollectives = "allreduce";
 // COMMLENS_RUNTIME_ALGORITHM: auto (the tuning table's choice) or one algorithm forced where safe.
 inline constexpr const char* kRuntimeAlgorithms = "auto,one_shot,two_shot,one_shot_striped";
 
@@ -57,7 +60,7 @@ struct Config {
   // GPU collective runtime (applies to device buffers only; needs libcommlens_cuda.so and a GPU).
   RuntimeMode runtime = RuntimeMode::Off; // COMMLENS_RUNTIME
   std::vector<std::string> runtime_collectives =
-      split_names(kRuntimeCollectives); // COMMLENS_RUNTIME_COLLECTIVES
+      split_names(kRuntimeDefaultCollectives); // COMMLENS_RUNTIME_COLLECTIVES
   // Share of a large two-rank allreduce sent over the host path beside NVLink, in percent (0: no
   // striping). Unset: the tuning table's share (0 in the shipped tables; docs/runtime.md says why).
   std::optional<std::uint32_t> runtime_host_percent; // COMMLENS_RUNTIME_HOST_PERCENT, 0..50

@@ -1,0 +1,32 @@
+#pragma once
+// The GPU runtime's own channel for device-buffer point-to-point, opened at MPI_Init on every rank
+// (the one place where the core may run collectives without risking a rank that never arrives): a
+// duplicate of MPI_COMM_WORLD for the runtime's protocol messages (rendezvous replies, data that
+// falls back to the host path), the world ranks that share this rank's node (CUDA IPC reaches only
+// those), and a job-wide random key that marks the rendezvous headers the runtime sends in place of
+// a message.
+#include "mpi_header.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace commlens::pmpi {
+
+// A GPU as PCI domain << 16 | bus << 8 | device: the same physical GPU whatever index
+// CUDA_VISIBLE_DEVICES gives it in each process.
+using PciGpuId = std::uint32_t;
+
+struct RuntimeChannel {
+  MPI_Comm comm = MPI_COMM_NULL;
+  std::vector<int> node_world_ranks;                    // ascending, this rank included
+  std::vector<std::vector<PciGpuId>> node_visible_gpus; // per entry of node_world_ranks
+  std::uint64_t key[2] = {0, 0};
+};
+
+// Collective over MPI_COMM_WORLD. ranks_per_node > 0: every so many consecutive world ranks are one
+// node (COMMLENS_RUNTIME_RANKS_PER_NODE), else the ranks sharing memory with this one.
+// visible_gpus: the GPUs this process can see (a CUDA IPC mapping needs the owner's GPU visible).
+RuntimeChannel open_runtime_channel(std::uint32_t ranks_per_node, const std::vector<PciGpuId>& visible_gpus);
+void close_runtime_channel(RuntimeChannel& channel);
+
+} // namespace commlens::pmpi

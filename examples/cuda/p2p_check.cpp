@@ -1,0 +1,413 @@
+// Point-to-point on device buffers, checked byte for byte: what COMMLENS_RUNTIME_COLLECTIVES=p2p
+// must get right whichever path (rendezvous over CUDA IPC, or host staging) each message takes.
+// Ranks work in pairs (0-1, 2-3, ...); an odd last rank only joins the barriers. Per pair:
+//   1. Send/Recv both ways: device to device, device to host, host to device, sizes from 1 byte
+//      to LARGE bytes, unaligned offsets, a fresh allocation each message;
+//   2. Isend/Irecv exchanges completed by Waitall, Waitany and a Testsome loop;
+//   3. MPI_ANY_SOURCE/MPI_ANY_TAG receives whose status must report the sent size, source and tag,
+//      and MPI_Probe-free ordering: three messages on one tag arrive in the order sent;
+//   4. Sendrecv and Sendrecv_replace exchanges;
+//   5. a non-contiguous (vector) send and a contiguous send received through a vector type;
+//   6. a message too large for the receive buffer (MPI_ERR_TRUNCATE, with MPI_ERRORS_RETURN);
+//   7. the pattern a sender that waited for its receiver would hang on: the receiver posts an
+//      Irecv, enters MPI_Barrier, and only then waits, while the sender sends before the barrier;
+//   8. STRESS random exchanges (sizes, directions, buffer kinds).
+// Data are a hash of (seed, message); the seed is fresh each run. Each rank prints
+// "rank R: rendezvous_sends S rendezvous_receives V" (the device messages, contiguous and of at
+// least 64 KiB, that the runtime sends and receives as a rendezvous in `on` mode) and rank 0
+// "p2p_check: ok" when every byte, status and error matched.
+// Usage: p2p_check STRESS [LARGE_BYTES]. Rank r uses GPU r modulo the GPU count.
+#include "cuda_check.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr std::size_t kRendezvousMinBytes = 64 << 10; // runtime/point_to_point/rendezvous_protocol.hpp
+
+std::uint32_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return static_cast<std::uint32_t>(x ^ (x >> 31));
+}
+
+std::vector<unsigned char> pattern(std::uint64_t seed, std::size_t bytes) {
+  std::vector<unsigned char> data(bytes);
+  for (std::size_t i = 0; i < bytes; i += 4) {
+    const std::uint32_t word = mix(seed * 0x100000001b3ull + i);
+    std::memcpy(data.data() + i, &word, std::min<std::size_t>(4, bytes - i));
+  }
+  return data;
+}
+
+// A buffer of one kind with `offset` bytes of slack in front (unaligned starts).
+struct Buffer {
+  bool device = false;
+  unsigned char* base = nullptr;
+  std::size_t offset = 0;
+  std::size_t bytes = 0;
+
+  Buffer(bool on_device, std::size_t size, std::size_t start)
+      : device(on_device), offset(start), bytes(size) {
+    const std::size_t total = size + start + 16;
+    if (device) {
+      CUDA_CHECK(cudaMalloc(&base, total));
+      CUDA_CHECK(cudaMemset(base, 0xEE, total));
+    } else {
+      base = static_cast<unsigned char*>(std::malloc(total));
+      std::memset(base, 0xEE, total);
+    }
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() {
+    if (device) {
+      cudaFree(base);
+    } else {
+      std::free(base);
+    }
+  }
+  unsigned char* data() const { return base + offset; }
+  void write(const std::vector<unsigned char>& bytes_in) const {
+    if (device) {
+      CUDA_CHECK(cudaMemcpy(data(), bytes_in.data(), bytes_in.size(), cudaMemcpyHostToDevice));
+    } else {
+      std::memcpy(data(), bytes_in.data(), bytes_in.size());
+    }
+  }
+  // Everything from the base: the slack and the bytes past the message must be untouched.
+  std::vector<unsigned char> read_all() const {
+    std::vector<unsigned char> all(bytes + offset + 16);
+    if (device) {
+      CUDA_CHECK(cudaMemcpy(all.data(), base, all.size(), cudaMemcpyDeviceToHost));
+    } else {
+      std::memcpy(all.data(), base, all.size());
+    }
+    return all;
+  }
+};
+
+struct Checker {
+  int rank = 0;
+  int failures = 0;
+  int rendezvous_sends = 0;
+  int rendezvous_receives = 0;
+
+  void fail(const std::string& what) {
+    if (failures++ < 20) {
+      std::fprintf(stderr, "rank %d: %s\n", rank, what.c_str());
+    }
+  }
+  // The received buffer holds `expected` at its start, 0xEE elsewhere.
+  void expect_bytes(const Buffer& buffer, const std::vector<unsigned char>& expected, std::size_t filled,
+                    const std::string& what) {
+    const std::vector<unsigned char> all = buffer.read_all();
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const bool in_message = i >= buffer.offset && i < buffer.offset + filled;
+      const unsigned char want = in_message ? expected[i - buffer.offset] : 0xEE;
+      if (all[i] != want) {
+        fail(what + ": byte " + std::to_string(i) + " differs");
+        return;
+      }
+    }
+  }
+  void expect_status(const MPI_Status& status, MPI_Datatype type, int count, int source, int tag,
+                     const std::string& what) {
+    int got = -1;
+    MPI_Get_count(&status, type, &got);
+    if (got != count || status.MPI_SOURCE != source || status.MPI_TAG != tag) {
+      fail(what + ": status count " + std::to_string(got) + " source " + std::to_string(status.MPI_SOURCE) +
+           " tag " + std::to_string(status.MPI_TAG) + ", expected " + std::to_string(count) + " " +
+           std::to_string(source) + " " + std::to_string(tag));
+    }
+  }
+  void count_rendezvous(bool sender_device, std::size_t bytes, bool sending) {
+    if (sender_device && bytes >= kRendezvousMinBytes) {
+      ++(sending ? rendezvous_sends : rendezvous_receives);
+    }
+  }
+};
+
+struct Pair {
+  int me;
+  int partner;
+  bool first; // the lower rank of the pair
+};
+
+// One message from `from` to `to` of `bytes` bytes (MPI_BYTE), kinds given; both ranks call it.
+void one_message(Checker& check, const Pair& pair, bool i_send, bool send_device, bool recv_device,
+                 std::size_t bytes, std::size_t offset, std::uint64_t seed, int tag) {
+  const auto data = pattern(seed, bytes);
+  const int count = static_cast<int>(bytes);
+  if (i_send) {
+    Buffer buffer(send_device, bytes, offset);
+    buffer.write(data);
+    MPI_Send(buffer.data(), count, MPI_BYTE, pair.partner, tag, MPI_COMM_WORLD);
+    check.count_rendezvous(send_device, bytes, true);
+  } else {
+    Buffer buffer(recv_device, bytes, offset);
+    MPI_Status status;
+    MPI_Recv(buffer.data(), count, MPI_BYTE, pair.partner, tag, MPI_COMM_WORLD, &status);
+    const std::string what = "send/recv " + std::to_string(bytes) + " B " + (send_device ? "D" : "H") + "->" +
+                             (recv_device ? "D" : "H");
+    check.expect_bytes(buffer, data, bytes, what);
+    check.expect_status(status, MPI_BYTE, count, pair.partner, tag, what);
+    check.count_rendezvous(send_device, bytes, false);
+  }
+}
+
+void blocking_messages(Checker& check, const Pair& pair, std::size_t large, std::uint64_t seed) {
+  const std::size_t sizes[] = {1,    7, 4099, kRendezvousMinBytes - 1, kRendezvousMinBytes, (1 << 20) + 3,
+                               large};
+  int message = 0;
+  for (const std::size_t bytes : sizes) {
+    for (const auto& [send_device, recv_device] : {std::pair{true, true}, {true, false}, {false, true}}) {
+      for (const bool lower_sends : {true, false}) {
+        const std::size_t offset = static_cast<std::size_t>(message % 3) * 4 + (message % 2);
+        one_message(check, pair, lower_sends == pair.first, send_device, recv_device, bytes, offset,
+                    seed + static_cast<std::uint64_t>(message), 100 + message % 5);
+        ++message;
+      }
+    }
+  }
+}
+
+// Both ranks send to each other at once; `complete` finishes the two requests.
+template <typename Complete>
+void exchange(Checker& check, const Pair& pair, std::size_t bytes, std::uint64_t seed,
+              const std::string& name, Complete complete) {
+  const auto mine = pattern(seed + static_cast<std::uint64_t>(pair.me), bytes);
+  const auto theirs = pattern(seed + static_cast<std::uint64_t>(pair.partner), bytes);
+  Buffer out(true, bytes, 0);
+  Buffer in(true, bytes, 4);
+  out.write(mine);
+  MPI_Request requests[2];
+  MPI_Irecv(in.data(), static_cast<int>(bytes), MPI_BYTE, pair.partner, 7, MPI_COMM_WORLD, &requests[0]);
+  MPI_Isend(out.data(), static_cast<int>(bytes), MPI_BYTE, pair.partner, 7, MPI_COMM_WORLD, &requests[1]);
+  MPI_Status statuses[2];
+  complete(requests, statuses);
+  check.expect_bytes(in, theirs, bytes, name + " " + std::to_string(bytes) + " B");
+  check.expect_status(statuses[0], MPI_BYTE, static_cast<int>(bytes), pair.partner, 7, name);
+  check.count_rendezvous(true, bytes, true);
+  check.count_rendezvous(true, bytes, false);
+}
+
+void nonblocking_exchanges(Checker& check, const Pair& pair, std::size_t large, std::uint64_t seed) {
+  for (const std::size_t bytes : {std::size_t{12}, kRendezvousMinBytes, (std::size_t{3} << 20) + 5, large}) {
+    exchange(check, pair, bytes, seed, "waitall",
+             [](MPI_Request* requests, MPI_Status* statuses) { MPI_Waitall(2, requests, statuses); });
+    exchange(check, pair, bytes, seed + 11, "waitany", [](MPI_Request* requests, MPI_Status* statuses) {
+      for (int done = 0; done < 2; ++done) {
+        int index = -1;
+        MPI_Status status;
+        MPI_Waitany(2, requests, &index, &status);
+        statuses[index] = status;
+      }
+    });
+    exchange(check, pair, bytes, seed + 23, "testsome", [](MPI_Request* requests, MPI_Status* statuses) {
+      int remaining = 2;
+      while (remaining > 0) {
+        int outcount = 0;
+        int indices[2];
+        MPI_Status some[2];
+        MPI_Testsome(2, requests, &outcount, indices, some);
+        for (int i = 0; i < outcount && outcount != MPI_UNDEFINED; ++i) {
+          statuses[indices[i]] = some[i];
+          --remaining;
+        }
+      }
+    });
+  }
+}
+
+// Wildcard receives see the real size, source and tag; three messages on one tag keep their order.
+void wildcards_and_order(Checker& check, const Pair& pair, std::size_t large, std::uint64_t seed) {
+  const std::size_t sizes[] = {large, 100, (1 << 20) + 1};
+  if (pair.first) {
+    for (int i = 0; i < 3; ++i) {
+      Buffer out(true, sizes[i], 0);
+      out.write(pattern(seed + static_cast<std::uint64_t>(i), sizes[i]));
+      MPI_Send(out.data(), static_cast<int>(sizes[i]), MPI_BYTE, pair.partner, 40 + (i == 1 ? 1 : 0),
+               MPI_COMM_WORLD);
+      check.count_rendezvous(true, sizes[i], true);
+    }
+    return;
+  }
+  for (int i = 0; i < 3; ++i) {
+    Buffer in(i % 2 == 0, large, 0);
+    MPI_Status status;
+    MPI_Recv(in.data(), static_cast<int>(large), MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
+             &status);
+    const std::string what = "wildcard message " + std::to_string(i);
+    check.expect_status(status, MPI_BYTE, static_cast<int>(sizes[i]), pair.partner, 40 + (i == 1 ? 1 : 0),
+                        what);
+    check.expect_bytes(in, pattern(seed + static_cast<std::uint64_t>(i), sizes[i]), sizes[i], what);
+    check.count_rendezvous(true, sizes[i], false);
+  }
+}
+
+void sendrecv_exchanges(Checker& check, const Pair& pair, std::size_t large, std::uint64_t seed) {
+  for (const std::size_t bytes : {std::size_t{33}, large}) {
+    const auto mine = pattern(seed + static_cast<std::uint64_t>(pair.me), bytes);
+    const auto theirs = pattern(seed + static_cast<std::uint64_t>(pair.partner), bytes);
+    Buffer out(true, bytes, 0);
+    Buffer in(true, bytes, 8);
+    out.write(mine);
+    MPI_Status status;
+    MPI_Sendrecv(out.data(), static_cast<int>(bytes), MPI_BYTE, pair.partner, 50, in.data(),
+                 static_cast<int>(bytes), MPI_BYTE, pair.partner, 50, MPI_COMM_WORLD, &status);
+    check.expect_bytes(in, theirs, bytes, "sendrecv " + std::to_string(bytes) + " B");
+    check.expect_status(status, MPI_BYTE, static_cast<int>(bytes), pair.partner, 50, "sendrecv");
+    check.count_rendezvous(true, bytes, true);
+    check.count_rendezvous(true, bytes, false);
+
+    Buffer both(true, bytes, 0);
+    both.write(mine);
+    MPI_Sendrecv_replace(both.data(), static_cast<int>(bytes), MPI_BYTE, pair.partner, 51, pair.partner, 51,
+                         MPI_COMM_WORLD, &status);
+    check.expect_bytes(both, theirs, bytes, "sendrecv_replace " + std::to_string(bytes) + " B");
+    check.expect_status(status, MPI_BYTE, static_cast<int>(bytes), pair.partner, 51, "sendrecv_replace");
+  }
+}
+
+// Every other int of 2 * elements (a vector type) against `elements` contiguous ints.
+void strided_messages(Checker& check, const Pair& pair, std::uint64_t seed) {
+  constexpr int kElements = 1 << 16; // 256 KiB of ints: a rendezvous when sent contiguously
+  MPI_Datatype every_other;
+  MPI_Type_vector(kElements, 1, 2, MPI_INT, &every_other);
+  MPI_Type_commit(&every_other);
+  const auto values = pattern(seed, kElements * sizeof(int));
+  std::vector<unsigned char> spread(2 * kElements * sizeof(int), 0xEE);
+  for (int i = 0; i < kElements; ++i) {
+    std::memcpy(&spread[2 * i * sizeof(int)], &values[i * sizeof(int)], sizeof(int));
+  }
+  if (pair.first) {
+    Buffer strided(true, spread.size(), 0);
+    strided.write(spread);
+    MPI_Send(strided.data(), 1, every_other, pair.partner, 60, MPI_COMM_WORLD); // staged: not contiguous
+    Buffer packed(true, values.size(), 0);
+    packed.write(values);
+    MPI_Send(packed.data(), kElements, MPI_INT, pair.partner, 61, MPI_COMM_WORLD);
+    check.count_rendezvous(true, values.size(), true);
+  } else {
+    Buffer packed(true, values.size(), 0);
+    MPI_Status status;
+    MPI_Recv(packed.data(), kElements, MPI_INT, pair.partner, 60, MPI_COMM_WORLD, &status);
+    check.expect_bytes(packed, values, values.size(), "vector send into contiguous");
+    check.expect_status(status, MPI_INT, kElements, pair.partner, 60, "vector send");
+    Buffer strided(true, spread.size(), 0);
+    MPI_Recv(strided.data(), 1, every_other, pair.partner, 61, MPI_COMM_WORLD, &status);
+    check.expect_bytes(strided, spread, spread.size(), "contiguous send into vector");
+    check.expect_status(status, MPI_INT, kElements, pair.partner, 61, "contiguous into vector");
+    check.count_rendezvous(true, values.size(), false);
+  }
+  MPI_Type_free(&every_other);
+}
+
+// returning: a communicator with MPI_ERRORS_RETURN.
+void truncation(Checker& check, const Pair& pair, MPI_Comm returning, std::uint64_t seed) {
+  constexpr int kSent = 1 << 20;
+  if (pair.first) {
+    Buffer out(true, kSent, 0);
+    out.write(pattern(seed, kSent));
+    MPI_Send(out.data(), kSent, MPI_BYTE, pair.partner, 70, returning);
+    check.count_rendezvous(true, kSent, true);
+  } else {
+    Buffer in(true, kSent / 2, 0);
+    MPI_Status status;
+    const int rc = MPI_Recv(in.data(), kSent / 2, MPI_BYTE, pair.partner, 70, returning, &status);
+    int error_class = MPI_SUCCESS;
+    MPI_Error_class(rc, &error_class);
+    if (error_class != MPI_ERR_TRUNCATE) {
+      check.fail("a 1 MiB message into 512 KiB returned error class " + std::to_string(error_class));
+    }
+    check.count_rendezvous(true, kSent, false);
+  }
+}
+
+// MPI's progress rule: a send whose receive is posted completes, whatever the receiver does next.
+void send_while_receiver_in_barrier(Checker& check, const Pair& pair, std::size_t large, std::uint64_t seed) {
+  const auto data = pattern(seed, large);
+  if (pair.first) {
+    Buffer out(true, large, 0);
+    out.write(data);
+    MPI_Send(out.data(), static_cast<int>(large), MPI_BYTE, pair.partner, 80, MPI_COMM_WORLD);
+    check.count_rendezvous(true, large, true);
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else {
+    Buffer in(true, large, 0);
+    MPI_Request request;
+    MPI_Irecv(in.data(), static_cast<int>(large), MPI_BYTE, pair.partner, 80, MPI_COMM_WORLD, &request);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    check.expect_bytes(in, data, large, "send while the receiver is in a barrier");
+    check.count_rendezvous(true, large, false);
+  }
+}
+
+void stress(Checker& check, const Pair& pair, int calls, std::size_t large, std::uint64_t seed) {
+  for (int call = 0; call < calls; ++call) {
+    const std::uint32_t dice = mix(seed ^ (static_cast<std::uint64_t>(call) << 20));
+    const std::size_t bytes = 1 + dice % (dice % 4 == 0 ? large : 200000);
+    const bool send_device = (dice >> 8) % 4 != 0;
+    const bool recv_device = (dice >> 10) % 4 != 0;
+    one_message(check, pair, ((dice >> 12) % 2 == 0) == pair.first, send_device, recv_device, bytes,
+                (dice >> 14) % 8, seed + 1000 + static_cast<std::uint64_t>(call), 90);
+  }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  Checker check;
+  int size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &check.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int stress_calls = parse_count(argc, argv, 1, 200);
+  const std::size_t large = static_cast<std::size_t>(parse_count(argc, argv, 2, 64 << 20));
+  int devices = 0;
+  CUDA_CHECK(cudaGetDeviceCount(&devices));
+  CUDA_CHECK(cudaSetDevice(check.rank % devices));
+
+  std::uint64_t seed = static_cast<std::uint64_t>(std::time(nullptr));
+  MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  const Pair pair{check.rank, check.rank ^ 1, check.rank % 2 == 0};
+  const bool paired = pair.partner < size;
+  MPI_Comm returning;
+  MPI_Comm_dup(MPI_COMM_WORLD, &returning);
+  MPI_Comm_set_errhandler(returning, MPI_ERRORS_RETURN);
+  if (paired) {
+    blocking_messages(check, pair, large, seed);
+    nonblocking_exchanges(check, pair, large, seed + 1);
+    wildcards_and_order(check, pair, large, seed + 2);
+    sendrecv_exchanges(check, pair, large, seed + 3);
+    strided_messages(check, pair, seed + 4);
+    truncation(check, pair, returning, seed + 5);
+  }
+  if (paired) {
+    send_while_receiver_in_barrier(check, pair, large, seed + 6);
+  } else {
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  if (paired) {
+    stress(check, pair, stress_calls, large, seed + 7);
+  }
+  MPI_Comm_free(&returning);
+
+  std::printf("rank %d: rendezvous_sends %d rendezvous_receives %d failures %d\n", check.rank,
+              check.rendezvous_sends, check.rendezvous_receives, check.failures);
+  int failures = 0;
+  MPI_Reduce(&check.failures, &failures, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (check.rank == 0) {
+    std::printf(failures == 0 ? "p2p_check: ok\n" : "p2p_check: %d failures\n", failures);
+  }
+  MPI_Finalize();
+  return failures == 0 ? 0 : 1;
+}

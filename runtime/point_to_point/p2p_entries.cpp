@@ -1,0 +1,71 @@
+#include "p2p_entries.hpp"
+
+#include "allreduce_entry.hpp"
+
+namespace commlens::runtime {
+
+namespace {
+
+PointToPoint& p2p() {
+  return *runtime_state().p2p;
+}
+
+const PointToPointFunctions& functions() {
+  return runtime_state().p2p_functions;
+}
+
+int send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+         std::uint64_t call_id, std::uint8_t* implementation) {
+  return p2p().send(buf, count, datatype, dest, tag, {call_id, functions().send, comm}, nullptr,
+                    implementation);
+}
+
+int isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+          MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) {
+  return p2p().send(buf, count, datatype, dest, tag, {call_id, functions().isend, comm}, request,
+                    implementation);
+}
+
+int recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status* status,
+         std::uint64_t call_id, std::uint8_t* implementation) {
+  return p2p().recv(buf, count, datatype, source, tag, {call_id, functions().recv, comm}, status,
+                    implementation);
+}
+
+int irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+          MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) {
+  return p2p().irecv(buf, count, datatype, source, tag, {call_id, functions().irecv, comm}, request,
+                     implementation);
+}
+
+int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+             int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status,
+             std::uint64_t call_id, std::uint8_t* implementation) {
+  return p2p().sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                        recvtag, {call_id, functions().sendrecv, comm}, status, implementation);
+}
+
+int sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                     int recvtag, MPI_Comm comm, MPI_Status* status, std::uint64_t call_id,
+                     std::uint8_t* implementation) {
+  return p2p().sendrecv(nullptr, count, datatype, dest, sendtag, buf, count, datatype, source, recvtag,
+                        {call_id, functions().sendrecv_replace, comm}, status, implementation);
+}
+
+int finish_request(std::uint64_t request_key, MPI_Status* status) {
+  return p2p().finish_request(request_key, status);
+}
+
+} // namespace
+
+void install_point_to_point_entries(pmpi::RuntimeEntries& entries) {
+  entries.send = send;
+  entries.isend = isend;
+  entries.recv = recv;
+  entries.irecv = irecv;
+  entries.sendrecv = sendrecv;
+  entries.sendrecv_replace = sendrecv_replace;
+  entries.finish_request = finish_request;
+}
+
+} // namespace commlens::runtime

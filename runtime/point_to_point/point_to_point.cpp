@@ -1,0 +1,277 @@
+#include "point_to_point.hpp"
+
+#include "device_buffer.hpp"
+#include "handle_map.hpp"
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+
+namespace commlens::runtime {
+
+namespace {
+
+constexpr std::size_t kCachedPinnedBytes = std::size_t{512} << 20;
+
+bool on_device(const void* buffer) {
+  return query_buffer(buffer).kind == BufferKind::Device;
+}
+
+std::uint8_t implementation_id(Implementation implementation) {
+  return static_cast<std::uint8_t>(implementation);
+}
+
+// An error the runtime found after MPI succeeded (a truncated rendezvous, a failed copy) goes to
+// the communicator's error handler, as MPI's own errors do: fatal unless the program chose
+// MPI_ERRORS_RETURN.
+int report_error(MPI_Comm comm, int rc) {
+  if (rc != MPI_SUCCESS) {
+    PMPI_Comm_call_errhandler(comm, rc);
+  }
+  return rc;
+}
+
+} // namespace
+
+PointToPoint::PointToPoint(const pmpi::CudaPluginHost& host, RuntimeMode mode, IpcHandleCache& cache,
+                           RuntimeRecords& records)
+    : host_(host), mode_(mode), records_(records), pinned_(PoolMemory::PinnedHost, kCachedPinnedBytes),
+      peers_(*host.runtime_channel), sender_(*host.runtime_channel, peers_, cache, pinned_),
+      receiver_(*host.runtime_channel, cache, pinned_) {}
+
+RuntimeOp PointToPoint::start_record(const CallContext& call, std::uint64_t bytes) const {
+  RuntimeOp record;
+  record.call_id = call.call_id;
+  record.function = call.function;
+  record.comm_id = host_.communicator_id(call.comm);
+  record.start_ns = host_.now_ns();
+  record.bytes = bytes;
+  return record;
+}
+
+// COMMLENS_RUNTIME=ab: the rendezvous and the host path take turns per message signature, on the
+// sending side (the receiver handles whichever arrives).
+bool PointToPoint::rendezvous_turn(int count, MPI_Datatype datatype) {
+  if (mode_ != RuntimeMode::AB) {
+    return true;
+  }
+  std::lock_guard lock(mutex_);
+  return ab_counters_[{count, datatype}]++ % 2 == 0;
+}
+
+int PointToPoint::staged_send(const void* buf, int count, MPI_Datatype datatype, const MessageLayout& layout,
+                              int dest, int tag, MPI_Comm comm, MPI_Request* request, RuntimeOp& record) {
+  record.implementation = Implementation::MpiHostStaged;
+  record.algorithm = "host_staged";
+  PooledBuffer image = pinned_.acquire(layout.span);
+  if (!image) {
+    record.reason = "no pinned host memory for the staging copy";
+    return MPI_ERR_NO_MEM;
+  }
+  if (cudaMemcpy(image.data(), static_cast<const char*>(buf) + layout.span_start, layout.span,
+                 cudaMemcpyDeviceToHost) != cudaSuccess) {
+    cudaGetLastError();
+    return MPI_ERR_OTHER;
+  }
+  record.bytes_host = layout.bytes;
+  void* location = static_cast<char*>(image.data()) - layout.span_start;
+  if (request == nullptr) {
+    return PMPI_Send(location, count, datatype, dest, tag, comm);
+  }
+  const int rc = PMPI_Isend(location, count, datatype, dest, tag, comm, request);
+  if (rc == MPI_SUCCESS) {
+    std::lock_guard lock(mutex_);
+    pending_sends_.emplace(pmpi::handle_key(*request), PendingSend{std::move(image)});
+    ++pending_;
+  }
+  return rc;
+}
+
+int PointToPoint::send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                       const CallContext& call, MPI_Request* request, std::uint8_t* implementation) {
+  sender_.progress();
+  const MessageLayout layout = message_layout(count, datatype);
+  if (dest == MPI_PROC_NULL || !layout.supported || layout.span == 0 || !on_device(buf)) {
+    return request == nullptr ? PMPI_Send(buf, count, datatype, dest, tag, call.comm)
+                              : PMPI_Isend(buf, count, datatype, dest, tag, call.comm, request);
+  }
+  RuntimeOp record = start_record(call, layout.bytes);
+  record.decision = "fallback";
+  int rc = MPI_SUCCESS;
+  const RendezvousHeader* header = nullptr;
+  if (!layout.contiguous) {
+    record.reason = "non-contiguous datatype";
+  } else if (layout.bytes < kRendezvousMinBytes) {
+    record.reason = "below 64 KiB: the host path";
+  } else if (!rendezvous_turn(count, datatype)) {
+    record.decision = "ab_baseline";
+  } else if (const int dest_world = peers_.world_rank(call.comm, dest); dest_world < 0) {
+    record.reason = "receiver outside MPI_COMM_WORLD or inter-communicator";
+  } else {
+    header = sender_.offer(buf, layout.bytes, dest_world, &record.reason);
+  }
+  if (header != nullptr) {
+    record.decision = "runtime";
+    record.implementation = Implementation::IpcRendezvous;
+    record.algorithm = "ipc_rendezvous";
+    record.bytes_peer = layout.bytes;
+    rc = request == nullptr ? PMPI_Send(header, sizeof *header, MPI_BYTE, dest, tag, call.comm)
+                            : PMPI_Isend(header, sizeof *header, MPI_BYTE, dest, tag, call.comm, request);
+  } else {
+    rc = staged_send(buf, count, datatype, layout, dest, tag, call.comm, request, record);
+  }
+  record.chunks = 1;
+  record.streams = 1;
+  record.end_ns = host_.now_ns();
+  *implementation = implementation_id(record.implementation);
+  records_.add(std::move(record));
+  return rc;
+}
+
+void PointToPoint::finish_receive_record(RuntimeOp record, const ReceiveOutcome& outcome) {
+  record.implementation = outcome.rendezvous ? Implementation::IpcRendezvous : Implementation::MpiHostStaged;
+  record.algorithm = outcome.rendezvous ? "ipc_rendezvous" : "host_staged";
+  record.decision = outcome.rendezvous ? "runtime" : "fallback";
+  if (!outcome.rendezvous) {
+    record.reason = "the sender sent the message itself";
+  }
+  record.bytes = outcome.bytes;
+  record.bytes_peer = outcome.rendezvous ? outcome.bytes - outcome.bytes_host : 0;
+  record.bytes_host = outcome.bytes_host;
+  record.ipc_opens = outcome.ipc_opens;
+  record.chunks = 1;
+  record.streams = 1;
+  record.end_ns = host_.now_ns();
+  records_.add(std::move(record));
+}
+
+int PointToPoint::recv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
+                       const CallContext& call, MPI_Status* status, std::uint8_t* implementation) {
+  sender_.progress();
+  MPI_Status local_status;
+  MPI_Status* const status_out = status == MPI_STATUS_IGNORE ? &local_status : status;
+  RuntimeOp record = start_record(call, 0);
+  PostedReceive posted;
+  if (source == MPI_PROC_NULL || !receiver_.prepare(posted, buf, count, datatype, on_device(buf))) {
+    return PMPI_Recv(buf, count, datatype, source, tag, call.comm, status_out);
+  }
+  const int rc = PMPI_Recv(posted.location(), count, datatype, source, tag, call.comm, status_out);
+  if (rc != MPI_SUCCESS) {
+    return rc;
+  }
+  const ReceiveOutcome outcome = receiver_.finish(posted, status_out);
+  if (posted.device || outcome.rendezvous) {
+    *implementation =
+        implementation_id(outcome.rendezvous ? Implementation::IpcRendezvous : Implementation::MpiHostStaged);
+    finish_receive_record(std::move(record), outcome);
+  }
+  return report_error(call.comm, outcome.rc);
+}
+
+int PointToPoint::irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
+                        const CallContext& call, MPI_Request* request, std::uint8_t* implementation) {
+  sender_.progress();
+  PostedReceive posted;
+  // Too small for a header and on the host: nothing to finish.
+  const bool device = on_device(buf);
+  const bool small_host = !device && message_layout(count, datatype).bytes < sizeof(RendezvousHeader);
+  if (source == MPI_PROC_NULL || small_host || !receiver_.prepare(posted, buf, count, datatype, device)) {
+    return PMPI_Irecv(buf, count, datatype, source, tag, call.comm, request);
+  }
+  const int rc = PMPI_Irecv(posted.location(), count, datatype, source, tag, call.comm, request);
+  if (rc == MPI_SUCCESS) {
+    if (posted.device) {
+      *implementation = implementation_id(Implementation::MpiHostStaged);
+    }
+    std::lock_guard lock(mutex_);
+    pending_receives_.emplace(pmpi::handle_key(*request),
+                              PendingReceive{std::move(posted), start_record(call, 0), call.comm});
+    ++pending_;
+  }
+  return rc;
+}
+
+// The send half of Sendrecv_replace: from a host copy of the buffer, which the receive then
+// overwrites (a rendezvous would let the receiver read the buffer after that).
+int PointToPoint::send_host_copy(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                                 const CallContext& call, MPI_Request* request) {
+  const MessageLayout layout = message_layout(count, datatype);
+  if (dest == MPI_PROC_NULL || !layout.supported || layout.span == 0) {
+    return PMPI_Isend(buf, count, datatype, dest, tag, call.comm, request);
+  }
+  if (on_device(buf)) {
+    RuntimeOp record = start_record(call, layout.bytes);
+    record.decision = "fallback";
+    record.reason = "Sendrecv_replace: sent from a copy";
+    const int rc = staged_send(buf, count, datatype, layout, dest, tag, call.comm, request, record);
+    record.end_ns = host_.now_ns();
+    records_.add(std::move(record));
+    return rc;
+  }
+  PooledBuffer copy = pinned_.acquire(layout.span);
+  if (!copy) {
+    return MPI_ERR_NO_MEM;
+  }
+  std::memcpy(copy.data(), static_cast<const char*>(buf) + layout.span_start, layout.span);
+  const int rc = PMPI_Isend(static_cast<char*>(copy.data()) - layout.span_start, count, datatype, dest, tag,
+                            call.comm, request);
+  if (rc == MPI_SUCCESS) {
+    std::lock_guard lock(mutex_);
+    pending_sends_.emplace(pmpi::handle_key(*request), PendingSend{std::move(copy)});
+    ++pending_;
+  }
+  return rc;
+}
+
+int PointToPoint::sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                           void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                           const CallContext& call, MPI_Status* status, std::uint8_t* implementation) {
+  MPI_Request send_request = MPI_REQUEST_NULL;
+  std::uint8_t send_implementation = 0;
+  int rc = sendbuf != nullptr
+               ? send(sendbuf, sendcount, sendtype, dest, sendtag, call, &send_request, &send_implementation)
+               : send_host_copy(recvbuf, recvcount, recvtype, dest, sendtag, call, &send_request);
+  if (rc != MPI_SUCCESS) {
+    return rc;
+  }
+  rc = recv(recvbuf, recvcount, recvtype, source, recvtag, call, status, implementation);
+  MPI_Status send_status;
+  const std::uint64_t send_key = pmpi::handle_key(send_request);
+  const int send_rc = PMPI_Wait(&send_request, &send_status);
+  finish_request(send_key, &send_status);
+  if (*implementation == 0) {
+    *implementation = send_implementation;
+  }
+  return rc != MPI_SUCCESS ? rc : send_rc;
+}
+
+int PointToPoint::finish_request(std::uint64_t request_key, MPI_Status* status) {
+  if (pending_.load(std::memory_order_relaxed) == 0) {
+    return MPI_SUCCESS;
+  }
+  std::unique_lock lock(mutex_);
+  if (pending_sends_.erase(request_key) != 0) {
+    --pending_;
+    return MPI_SUCCESS;
+  }
+  const auto found = pending_receives_.find(request_key);
+  if (found == pending_receives_.end()) {
+    return MPI_SUCCESS;
+  }
+  PendingReceive pending = std::move(found->second);
+  pending_receives_.erase(found);
+  --pending_;
+  lock.unlock();
+  const ReceiveOutcome outcome = receiver_.finish(pending.posted, status);
+  if (pending.posted.device || outcome.rendezvous) {
+    finish_receive_record(std::move(pending.record), outcome);
+  }
+  return report_error(pending.comm, outcome.rc);
+}
+
+void PointToPoint::finalize() {
+  sender_.drain();
+  pinned_.trim();
+}
+
+} // namespace commlens::runtime

@@ -1,0 +1,90 @@
+#pragma once
+// Device-buffer point-to-point as the runtime runs it (COMMLENS_RUNTIME_COLLECTIVES names p2p):
+// per call, the choice between the rendezvous (contiguous device messages of at least
+// kRendezvousMinBytes to a rank that can map this GPU) and the host path (staged through pinned
+// memory, the baseline a non-CUDA-aware MPI needs), the requests it posted that a wait/test call
+// must finish, and one runtime_ops row per device-buffer call (per direction for Sendrecv).
+#include "rendezvous_receiver.hpp"
+#include "rendezvous_sender.hpp"
+#include "runtime_records.hpp"
+
+#include "commlens/profiler/config.hpp"
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <unordered_map>
+
+namespace commlens::runtime {
+
+// The FunctionIds runtime_ops rows name.
+struct PointToPointFunctions {
+  FunctionId send = 0;
+  FunctionId recv = 0;
+  FunctionId isend = 0;
+  FunctionId irecv = 0;
+  FunctionId sendrecv = 0;
+  FunctionId sendrecv_replace = 0;
+};
+
+// The recorded call a runtime_ops row belongs to.
+struct CallContext {
+  std::uint64_t call_id;
+  FunctionId function;
+  MPI_Comm comm;
+};
+
+class PointToPoint {
+public:
+  PointToPoint(const pmpi::CudaPluginHost& host, RuntimeMode mode, IpcHandleCache& cache,
+               RuntimeRecords& records);
+
+  // request null: blocking. *implementation: what the call ran (mpi_calls.implementation).
+  int send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, const CallContext& call,
+           MPI_Request* request, std::uint8_t* implementation);
+  int recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, const CallContext& call,
+           MPI_Status* status, std::uint8_t* implementation);
+  int irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, const CallContext& call,
+            MPI_Request* request, std::uint8_t* implementation);
+  // Sendrecv and, with sendbuf null, Sendrecv_replace (the send goes from a host copy of recvbuf).
+  int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+               void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+               const CallContext& call, MPI_Status* status, std::uint8_t* implementation);
+  int finish_request(std::uint64_t request_key, MPI_Status* status);
+  void forget(MPI_Comm comm) { peers_.forget(comm); }
+  void finalize();
+
+private:
+  struct PendingSend {
+    PooledBuffer image;
+  };
+  struct PendingReceive {
+    PostedReceive posted;
+    RuntimeOp record;
+    MPI_Comm comm; // whose error handler hears of errors found at completion
+  };
+
+  RuntimeOp start_record(const CallContext& call, std::uint64_t bytes) const;
+  bool rendezvous_turn(int count, MPI_Datatype datatype);
+  int staged_send(const void* buf, int count, MPI_Datatype datatype, const MessageLayout& layout, int dest,
+                  int tag, MPI_Comm comm, MPI_Request* request, RuntimeOp& record);
+  int send_host_copy(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                     const CallContext& call, MPI_Request* request);
+  void finish_receive_record(RuntimeOp record, const ReceiveOutcome& outcome);
+
+  const pmpi::CudaPluginHost& host_;
+  RuntimeMode mode_;
+  RuntimeRecords& records_;
+  BufferPool pinned_;
+  PeerDirectory peers_;
+  RendezvousSender sender_;
+  RendezvousReceiver receiver_;
+  std::mutex mutex_;
+  std::unordered_map<std::uint64_t, PendingSend> pending_sends_;
+  std::unordered_map<std::uint64_t, PendingReceive> pending_receives_;
+  std::atomic<std::size_t> pending_{0}; // both maps' sizes: wait/test calls skip the lock when 0
+  std::map<std::tuple<int, MPI_Datatype>, std::uint64_t> ab_counters_;
+};
+
+} // namespace commlens::runtime

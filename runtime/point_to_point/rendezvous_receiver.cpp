@@ -1,0 +1,160 @@
+#include "rendezvous_receiver.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace commlens::runtime {
+
+namespace {
+
+int copy(void* destination, const void* source, std::size_t bytes) {
+  // Ordered on the legacy default stream after the application's work on the buffer, and finished
+  // before the receive is reported complete.
+  if (cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDefault, cudaStreamLegacy) != cudaSuccess ||
+      cudaStreamSynchronize(cudaStreamLegacy) != cudaSuccess) {
+    cudaGetLastError();
+    return MPI_ERR_OTHER;
+  }
+  return MPI_SUCCESS;
+}
+
+} // namespace
+
+RendezvousReceiver::RendezvousReceiver(const pmpi::RuntimeChannel& channel, IpcHandleCache& cache,
+                                       BufferPool& pinned)
+    : channel_(channel.comm), key_{channel.key[0], channel.key[1]}, cache_(cache), pinned_(pinned) {}
+
+bool RendezvousReceiver::prepare(PostedReceive& posted, void* buf, int count, MPI_Datatype datatype,
+                                 bool device) {
+  posted.buf = buf;
+  posted.count = count;
+  posted.datatype = datatype;
+  posted.layout = message_layout(count, datatype);
+  posted.device = device;
+  if (!device || posted.layout.span == 0) {
+    posted.device = false; // nothing to stage: MPI may take the pointer as it is
+    return true;
+  }
+  posted.image = pinned_.acquire(posted.layout.span);
+  if (!posted.image) {
+    return false;
+  }
+  if (!posted.layout.contiguous) {
+    return copy(posted.image.data(), static_cast<char*>(buf) + posted.layout.span_start,
+                posted.layout.span) == MPI_SUCCESS;
+  }
+  return true;
+}
+
+// The first bytes of the message as sent: where MPI put them, packed again when the receive's
+// datatype scattered them.
+bool RendezvousReceiver::read_header(const PostedReceive& posted, RendezvousHeader* header) const {
+  if (posted.layout.contiguous) {
+    std::memcpy(header, posted.location(), sizeof *header);
+  } else {
+    int type_size = 0;
+    PMPI_Type_size(posted.datatype, &type_size);
+    if (type_size <= 0) {
+      return false;
+    }
+    const int elements =
+        std::min(posted.count, static_cast<int>((sizeof *header + type_size - 1) / type_size));
+    std::vector<unsigned char> packed(static_cast<std::size_t>(elements) *
+                                      static_cast<std::size_t>(type_size));
+    int position = 0;
+    PMPI_Pack(posted.location(), elements, posted.datatype, packed.data(), static_cast<int>(packed.size()),
+              &position, MPI_COMM_SELF);
+    if (packed.size() < sizeof *header) {
+      return false;
+    }
+    std::memcpy(header, packed.data(), sizeof *header);
+  }
+  return header->key[0] == key_[0] && header->key[1] == key_[1];
+}
+
+// The data, wherever it is (a peer's block through IPC, or pinned host memory), into the user's
+// buffer: directly when contiguous, else unpacked into the host buffer or the image.
+int RendezvousReceiver::deliver(PostedReceive& posted, const void* source, std::size_t bytes) {
+  if (posted.layout.contiguous) {
+    return copy(posted.buf, source, bytes);
+  }
+  PooledBuffer packed = pinned_.acquire(bytes);
+  if (!packed || copy(packed.data(), source, bytes) != MPI_SUCCESS) {
+    return MPI_ERR_NO_MEM;
+  }
+  int type_size = 1;
+  PMPI_Type_size(posted.datatype, &type_size);
+  int position = 0;
+  PMPI_Unpack(packed.data(), static_cast<int>(bytes), &position, posted.location(),
+              static_cast<int>(bytes / static_cast<std::size_t>(type_size)), posted.datatype, MPI_COMM_SELF);
+  if (posted.device) {
+    return copy(static_cast<char*>(posted.buf) + posted.layout.span_start, posted.image.data(),
+                posted.layout.span);
+  }
+  return MPI_SUCCESS;
+}
+
+ReceiveOutcome RendezvousReceiver::take_rendezvous(PostedReceive& posted, const RendezvousHeader& header,
+                                                   MPI_Status* status) {
+  ReceiveOutcome outcome;
+  outcome.rendezvous = true;
+  const std::size_t bytes = std::min<std::size_t>(header.bytes, posted.layout.bytes);
+  bool opened = false;
+  int error = 0;
+  const void* source = cache_.map(header.sender_pid, header.block, &opened, &error);
+  outcome.ipc_opens = opened ? 1 : 0;
+  PooledBuffer through_host;
+  std::int32_t reply = kCopied;
+  if (source == nullptr) {
+    reply = kSendThroughHost;
+    PMPI_Send(&reply, 1, MPI_INT32_T, header.sender_world_rank, reply_tag(header.sequence), channel_);
+    through_host = pinned_.acquire(header.bytes);
+    MPI_Status data_status;
+    PMPI_Recv(through_host ? through_host.data() : nullptr, through_host ? static_cast<int>(header.bytes) : 0,
+              MPI_BYTE, header.sender_world_rank, data_tag(header.sequence), channel_, &data_status);
+    int arrived = 0;
+    PMPI_Get_count(&data_status, MPI_BYTE, &arrived);
+    source = through_host.data();
+    outcome.bytes_host = static_cast<std::uint64_t>(arrived);
+    if (!through_host || static_cast<std::size_t>(arrived) != header.bytes) {
+      outcome.rc = MPI_ERR_NO_MEM;
+    }
+  }
+  if (outcome.rc == MPI_SUCCESS) {
+    outcome.rc = deliver(posted, source, bytes);
+  }
+  if (reply == kCopied) {
+    PMPI_Send(&reply, 1, MPI_INT32_T, header.sender_world_rank, reply_tag(header.sequence), channel_);
+  }
+  PMPI_Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(bytes));
+  if (outcome.rc == MPI_SUCCESS && header.bytes > posted.layout.bytes) {
+    outcome.rc = MPI_ERR_TRUNCATE;
+  }
+  status->MPI_ERROR = outcome.rc;
+  outcome.bytes = bytes;
+  return outcome;
+}
+
+ReceiveOutcome RendezvousReceiver::finish(PostedReceive& posted, MPI_Status* status) {
+  int received = 0;
+  PMPI_Get_count(status, MPI_BYTE, &received);
+  RendezvousHeader header;
+  if (received == static_cast<int>(sizeof header) && posted.layout.bytes >= sizeof header &&
+      read_header(posted, &header)) {
+    return take_rendezvous(posted, header, status);
+  }
+  ReceiveOutcome outcome;
+  outcome.bytes = static_cast<std::uint64_t>(std::max(received, 0));
+  if (posted.device && received > 0) {
+    outcome.bytes_host = outcome.bytes;
+    outcome.rc = posted.layout.contiguous ? copy(posted.buf, posted.image.data(), outcome.bytes)
+                                          : copy(static_cast<char*>(posted.buf) + posted.layout.span_start,
+                                                 posted.image.data(), posted.layout.span);
+  }
+  return outcome;
+}
+
+} // namespace commlens::runtime

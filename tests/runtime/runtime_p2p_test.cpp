@@ -1,0 +1,164 @@
+// The runtime's device-buffer point-to-point (COMMLENS_RUNTIME_COLLECTIVES=p2p) against real Open
+// MPI: examples/cuda/p2p_check verifies every byte, status and error itself; these tests add what
+// the trace must say (one ipc_rendezvous row per message the runtime sent or received as a
+// rendezvous, exactly the ones p2p_check counted) and that host-only programs are profiled exactly
+// as without the runtime. Without a GPU the GPU cases skip, naming what they skipped.
+#include "gpu_probe.hpp"
+#include "harness/database.hpp"
+#include "harness/job.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+
+namespace commlens::integration {
+namespace {
+
+constexpr int kStressCalls = 150;
+
+struct Counted {
+  std::int64_t sends = 0;
+  std::int64_t receives = 0;
+};
+
+// "rank R: rendezvous_sends S rendezvous_receives V failures 0" lines, by rank.
+std::map<int, Counted> counted_per_rank(const std::string& output) {
+  std::map<int, Counted> counted;
+  const std::regex line(R"(rank (\d+): rendezvous_sends (\d+) rendezvous_receives (\d+) failures 0)");
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), line); it != std::sregex_iterator();
+       ++it) {
+    counted[std::stoi((*it)[1])] = {std::stoll((*it)[2]), std::stoll((*it)[3])};
+  }
+  return counted;
+}
+
+std::int64_t rows(const Database& db, int rank, const std::string& condition) {
+  return db.scalar("SELECT count(*) FROM runtime_ops WHERE rank = " + std::to_string(rank) + " AND " +
+                   condition);
+}
+
+struct CheckedRun {
+  JobResult job;
+  std::unique_ptr<Database> db;
+  std::map<int, Counted> counted;
+};
+
+CheckedRun run_check(const std::string& runtime_mode, int ranks, std::string* skip) {
+  CheckedRun run;
+  if (std::string(COMMLENS_P2P_CHECK).empty()) {
+    *skip = "built without CUDA (COMMLENS_WITH_CUDA): skipped the runtime point-to-point check";
+    return run;
+  }
+  if (cuda_tests::gpu_count() < 1) {
+    *skip = "needs a GPU, found none: skipped the runtime point-to-point check with " +
+            std::to_string(ranks) + " ranks";
+    return run;
+  }
+  run.job = run_profiled_job(
+      {.command = {COMMLENS_P2P_CHECK, std::to_string(kStressCalls)},
+       .mode = "trace",
+       .environment = {{"COMMLENS_RUNTIME", runtime_mode}, {"COMMLENS_RUNTIME_COLLECTIVES", "allreduce,p2p"}},
+       .timeout_seconds = 400,
+       .ranks = ranks});
+  std::cout << run.job.standard_output;
+  EXPECT_EQ(run.job.exit_code, 0) << run.job.describe();
+  EXPECT_NE(run.job.standard_output.find("p2p_check: ok"), std::string::npos) << run.job.describe();
+  run.counted = counted_per_rank(run.job.standard_output);
+  EXPECT_EQ(static_cast<int>(run.counted.size()), ranks) << run.job.describe();
+  if (run.job.exit_code == 0) {
+    run.db = std::make_unique<Database>(run.job.merged_database());
+  }
+  return run;
+}
+
+void expect_every_large_device_message_went_as_rendezvous(int ranks) {
+  std::string skip;
+  const CheckedRun run = run_check("on", ranks, &skip);
+  if (!skip.empty()) {
+    GTEST_SKIP() << skip;
+  }
+  ASSERT_TRUE(run.db);
+  const Database& db = *run.db;
+  for (const auto& [rank, counted] : run.counted) {
+    // A rank pairs with rank ^ 1; an unpaired last rank sends nothing.
+    EXPECT_EQ(rows(db, rank, "algorithm = 'ipc_rendezvous'"), counted.sends + counted.receives)
+        << "rank " << rank;
+    EXPECT_EQ(rows(db, rank, "algorithm = 'ipc_rendezvous' AND bytes_peer = bytes AND bytes >= 65536"),
+              counted.sends + counted.receives)
+        << "rank " << rank;
+    // Small and strided device messages took the host path, each with its reason.
+    EXPECT_GT(rows(db, rank, "algorithm = 'host_staged' AND reason LIKE 'below 64 KiB%'"), 0)
+        << "rank " << rank;
+    EXPECT_EQ(rows(db, rank, "algorithm = 'host_staged' AND reason = 'non-contiguous datatype'"),
+              rank % 2 == 0 ? 1 : 0)
+        << "rank " << rank;
+    // mpi_calls says which implementation ran each call, as runtime_ops does.
+    EXPECT_EQ(db.scalar("SELECT count(*) FROM mpi_calls c JOIN functions f ON f.id = c.function_id "
+                        "JOIN implementations i ON i.id = c.implementation WHERE c.rank = " +
+                        std::to_string(rank) +
+                        " AND f.name = 'MPI_Send' AND i.name = 'runtime:ipc_rendezvous'"),
+              rows(db, rank,
+                   "algorithm = 'ipc_rendezvous' AND function_id = (SELECT id FROM functions WHERE name = "
+                   "'MPI_Send')"))
+        << "rank " << rank;
+  }
+}
+
+TEST(RuntimePointToPoint, TwoRanksSharingAGpuSendEveryLargeDeviceMessageAsARendezvous) {
+  expect_every_large_device_message_went_as_rendezvous(2);
+}
+
+TEST(RuntimePointToPoint, FourRanksSendEveryLargeDeviceMessageAsARendezvous) {
+  expect_every_large_device_message_went_as_rendezvous(4);
+}
+
+TEST(RuntimePointToPoint, AbModeAlternatesRendezvousAndHostPathWithCorrectData) {
+  std::string skip;
+  const CheckedRun run = run_check("ab", 2, &skip);
+  if (!skip.empty()) {
+    GTEST_SKIP() << skip;
+  }
+  ASSERT_TRUE(run.db);
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_GT(rows(*run.db, rank, "decision = 'ab_baseline'"), 0) << "rank " << rank;
+    EXPECT_GT(rows(*run.db, rank, "algorithm = 'ipc_rendezvous'"), 0) << "rank " << rank;
+  }
+}
+
+// Per rank and function: calls and bytes, Testsome left out (its count varies between runs).
+std::vector<std::vector<std::int64_t>> call_totals(const Database& db) {
+  std::vector<std::vector<std::int64_t>> totals;
+  for (const auto& row :
+       db.query("SELECT c.rank, f.name, count(*), sum(c.bytes_sent), sum(c.bytes_recv) FROM mpi_calls c "
+                "JOIN functions f ON f.id = c.function_id WHERE f.name <> 'MPI_Testsome' "
+                "GROUP BY c.rank, f.name ORDER BY c.rank, f.name")) {
+    totals.push_back({row[0].as_int(),
+                      static_cast<std::int64_t>(std::hash<std::string>{}(row[1].text.value_or(""))),
+                      row[2].as_int(), row[3].as_int(), row[4].as_int()});
+  }
+  return totals;
+}
+
+// The runtime channel is opened and closed at MPI_Init and MPI_Finalize on every rank, GPU or not;
+// host-buffer programs (on a GPU machine, every receive now passes the runtime's header check) must
+// record exactly what they record without the runtime.
+TEST(RuntimePointToPoint, HostBufferProgramsAreProfiledExactlyAsWithoutTheRuntime) {
+  const std::vector<std::string> command = {example_program("nonblocking_mix"), "20"};
+  const JobResult plain = run_profiled_job({.command = command, .mode = "trace"});
+  const JobResult with_p2p = run_profiled_job(
+      {.command = command,
+       .mode = "trace",
+       .environment = {{"COMMLENS_RUNTIME", "on"}, {"COMMLENS_RUNTIME_COLLECTIVES", "allreduce,p2p"}}});
+  ASSERT_EQ(plain.exit_code, 0) << plain.describe();
+  ASSERT_EQ(with_p2p.exit_code, 0) << with_p2p.describe();
+  const Database plain_db(plain.merged_database());
+  const Database p2p_db(with_p2p.merged_database());
+  const auto expected = call_totals(plain_db);
+  ASSERT_GT(expected.size(), 8u);
+  EXPECT_EQ(call_totals(p2p_db), expected);
+  EXPECT_EQ(p2p_db.scalar("SELECT count(*) FROM runtime_ops"), 0);
+}
+
+} // namespace
+} // namespace commlens::integration
