@@ -23,6 +23,13 @@ const std::pair<MPI_Datatype, ElementType>* type_table(std::size_t* size) noexce
       {MPI_UNSIGNED_LONG, ElementType::UInt64}, {MPI_UNSIGNED_LONG_LONG, ElementType::UInt64},
       {MPI_UINT64_T, ElementType::UInt64},      {MPI_FLOAT, ElementType::Float32},
       {MPI_DOUBLE, ElementType::Float64},       {MPI_C_BOOL, ElementType::Bool},
+  // MPICH 4 names the 16-bit floats; Open MPI 4.1 does not (there the datatype-name hint below).
+#ifdef MPIX_C_FLOAT16
+      {MPIX_C_FLOAT16, ElementType::Float16},
+#endif
+#ifdef MPIX_BFLOAT16
+      {MPIX_BFLOAT16, ElementType::BFloat16},
+#endif
   });
   *size = kTypes.size();
   return kTypes.data();

@@ -2,11 +2,11 @@
 // Reused buffers for point-to-point: pinned host memory for staged messages and device memory for
 // rendezvous send copies. Allocating either costs far more than the copy it serves (cudaMallocHost
 // pins page by page; cudaMalloc of a large block takes milliseconds), so released buffers are kept
-// by size class, up to a bound, for the next message of that size.
+// by size class, up to a bound (the least recently released go first), for the next message of
+// that size.
 #include <cstddef>
-#include <map>
+#include <list>
 #include <mutex>
-#include <utility>
 
 namespace commlens::runtime {
 
@@ -59,8 +59,12 @@ private:
   PoolMemory memory_;
   std::size_t max_cached_;
   std::mutex mutex_;
-  // By (device, capacity); the device is -1 for pinned host memory.
-  std::multimap<std::pair<int, std::size_t>, void*> cached_;
+  struct Cached {
+    int device; // -1 for pinned host memory
+    std::size_t capacity;
+    void* data;
+  };
+  std::list<Cached> cached_; // most recently released first
   std::size_t cached_bytes_ = 0;
 };
 

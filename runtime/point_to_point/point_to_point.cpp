@@ -11,7 +11,8 @@ namespace commlens::runtime {
 
 namespace {
 
-constexpr std::size_t kCachedPinnedBytes = std::size_t{512} << 20;
+// Enough for a 1 GiB message's image: staging that pins anew per message measures cudaMallocHost.
+constexpr std::size_t kCachedPinnedBytes = std::size_t{1} << 30;
 
 bool on_device(const void* buffer) {
   return query_buffer(buffer).kind == BufferKind::Device;

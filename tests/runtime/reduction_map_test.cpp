@@ -109,11 +109,3 @@ TEST_F(HalfPrecisionHint, WrongHintsAndPredefinedOpsAreDeclinedWithTheirReason) 
 
 } // namespace
 } // namespace commlens::runtime
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  MPI_Init(&argc, &argv);
-  const int failed = RUN_ALL_TESTS();
-  MPI_Finalize();
-  return failed;
-}
