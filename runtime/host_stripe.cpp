@@ -32,7 +32,7 @@ char* HostStripe::stage(int rank, std::uint64_t chunk) const noexcept {
 bool HostStripe::open(MPI_Comm comm, int rank) {
   rank_ = rank;
   region_bytes_ = kCountersBytes + 2 * kRingBytes;
-  region_ = map_node_shared_memory(comm, rank, region_bytes_);
+  region_ = pmpi::map_node_shared_memory(comm, rank, region_bytes_);
   int ok = region_ != nullptr ? 1 : 0;
   if (ok != 0) {
     registered_ = cudaHostRegister(region_, region_bytes_, cudaHostRegisterPortable) == cudaSuccess;

@@ -5,6 +5,7 @@
 // barriers between the phases of a collective: spinning on shared memory costs well under a
 // microsecond, where a PMPI barrier costs several.
 #include "mpi_header.hpp"
+#include "node_shared_memory.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -33,11 +34,6 @@ struct alignas(64) RankSlot {
   PublishedBuffer output;  // recvbuf
 };
 
-// Collective over comm (all ranks on one node): rank 0 creates a zeroed POSIX shared-memory
-// segment of `bytes`, the others map it; its name is unlinked once all mapped, so nothing outlives
-// the job. Null on every rank when any rank failed.
-void* map_node_shared_memory(MPI_Comm comm, int rank, std::size_t bytes);
-
 class NodeSegment {
 public:
   NodeSegment() = default;
@@ -45,7 +41,7 @@ public:
   NodeSegment& operator=(const NodeSegment&) = delete;
   ~NodeSegment();
 
-  // Collective over comm (map_node_shared_memory). False on every rank when any failed; *error
+  // Collective over comm (pmpi::map_node_shared_memory). False on every rank when any failed; *error
   // says why.
   bool open(MPI_Comm comm, int rank, int size, std::string* error);
 

@@ -51,6 +51,8 @@ struct RuntimeEntries {
   // posted under it (a staged receive's copy to the device, a rendezvous) and may correct the
   // status. Returns MPI_SUCCESS or the error the request ends with.
   int (*finish_request)(std::uint64_t request_key, MPI_Status* status) = nullptr;
+  // MPI_Request_free of such a request, before PMPI frees it.
+  void (*request_freed)(std::uint64_t request_key) = nullptr;
 };
 
 struct CollectorHooks {

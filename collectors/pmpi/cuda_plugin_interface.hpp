@@ -29,7 +29,7 @@ struct CudaPluginHost {
   std::string runtime_algorithm = "auto";            // COMMLENS_RUNTIME_ALGORITHM
   std::string runtime_tuning_file;                   // COMMLENS_RUNTIME_TUNING
   std::uint32_t runtime_ranks_per_node = 0;          // COMMLENS_RUNTIME_RANKS_PER_NODE
-  const RuntimeChannel* runtime_channel = nullptr;    // open when COMMLENS_RUNTIME_COLLECTIVES names p2p
+  const RuntimeChannel* runtime_channel = nullptr;   // open when COMMLENS_RUNTIME_COLLECTIVES names p2p
   std::uint64_t init_ns = 0; // profiler time of MPI_Init; rows store times relative to it
   CollectorHooks* hooks = nullptr;
   // The profiler's clock (CLOCK_MONOTONIC scale), also handed to CUPTI as its timestamp source.

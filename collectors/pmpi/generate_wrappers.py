@@ -257,6 +257,7 @@ def wrapper(function):
         finish = [finish_statement]
     if "free_request" in roles:
         pre.append(f"const std::uint64_t freed_request = commlens::pmpi::handle_key(*{roles['free_request']});")
+        pre.append("commlens::pmpi::runtime::request_freed(freed_request);")
         post.append("commlens::pmpi::forget_request(freed_request);")
     for role, forget in (("free_comm", "forget_communicator"), ("free_win", "forget_window"), ("close_file", "forget_file")):
         if role in roles:

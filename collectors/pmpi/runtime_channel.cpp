@@ -1,5 +1,9 @@
 #include "runtime_channel.hpp"
 
+#include "node_shared_memory.hpp"
+
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <random>
 
@@ -15,25 +19,15 @@ struct VisibleGpus {
   PciGpuId ids[kMaxVisibleGpus];
 };
 
-std::vector<int> node_world_ranks(std::uint32_t ranks_per_node, int world_rank, int world_size) {
-  std::vector<int> ranks;
-  if (ranks_per_node > 0) {
-    const int per_node = static_cast<int>(ranks_per_node);
-    const int first = world_rank / per_node * per_node;
-    for (int rank = first; rank < std::min(world_size, first + per_node); ++rank) {
-      ranks.push_back(rank);
-    }
-    return ranks;
-  }
+// The ranks of this rank's node, in world-rank order (the split's key).
+MPI_Comm split_node(std::uint32_t ranks_per_node, int world_rank) {
   MPI_Comm node = MPI_COMM_NULL;
-  PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &node);
-  int node_size = 0;
-  PMPI_Comm_size(node, &node_size);
-  ranks.resize(static_cast<std::size_t>(node_size));
-  PMPI_Allgather(&world_rank, 1, MPI_INT, ranks.data(), 1, MPI_INT, node);
-  PMPI_Comm_free(&node);
-  std::ranges::sort(ranks);
-  return ranks;
+  if (ranks_per_node > 0) {
+    PMPI_Comm_split(MPI_COMM_WORLD, world_rank / static_cast<int>(ranks_per_node), world_rank, &node);
+  } else {
+    PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &node);
+  }
+  return node;
 }
 
 } // namespace
@@ -45,7 +39,15 @@ RuntimeChannel open_runtime_channel(std::uint32_t ranks_per_node, const std::vec
   PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
   RuntimeChannel channel;
   PMPI_Comm_dup(MPI_COMM_WORLD, &channel.comm);
-  channel.node_world_ranks = node_world_ranks(ranks_per_node, world_rank, world_size);
+  MPI_Comm node = split_node(ranks_per_node, world_rank);
+  int node_size = 0;
+  PMPI_Comm_rank(node, &channel.node_rank);
+  PMPI_Comm_size(node, &node_size);
+  channel.node_world_ranks.resize(static_cast<std::size_t>(node_size));
+  PMPI_Allgather(&world_rank, 1, MPI_INT, channel.node_world_ranks.data(), 1, MPI_INT, node);
+  channel.node_memory = map_node_shared_memory(node, channel.node_rank,
+                                               kChannelBytesPerRank * static_cast<std::size_t>(node_size));
+  PMPI_Comm_free(&node);
 
   VisibleGpus mine{};
   mine.count = static_cast<std::int32_t>(std::min<std::size_t>(visible_gpus.size(), kMaxVisibleGpus));
@@ -70,6 +72,9 @@ RuntimeChannel open_runtime_channel(std::uint32_t ranks_per_node, const std::vec
 void close_runtime_channel(RuntimeChannel& channel) {
   if (channel.comm != MPI_COMM_NULL) {
     PMPI_Comm_free(&channel.comm);
+  }
+  if (channel.node_memory != nullptr) {
+    munmap(channel.node_memory, kChannelBytesPerRank * channel.node_world_ranks.size());
   }
   channel = {};
 }

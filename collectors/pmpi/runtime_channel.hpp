@@ -7,6 +7,7 @@
 // a message.
 #include "mpi_header.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -16,10 +17,16 @@ namespace commlens::pmpi {
 // CUDA_VISIBLE_DEVICES gives it in each process.
 using PciGpuId = std::uint32_t;
 
+// The node segment's share of each rank.
+inline constexpr std::size_t kChannelBytesPerRank = std::size_t{256} << 10;
+
 struct RuntimeChannel {
   MPI_Comm comm = MPI_COMM_NULL;
   std::vector<int> node_world_ranks;                    // ascending, this rank included
   std::vector<std::vector<PciGpuId>> node_visible_gpus; // per entry of node_world_ranks
+  // kChannelBytesPerRank per entry of node_world_ranks, zeroed; null when it could not be made.
+  void* node_memory = nullptr;
+  int node_rank = 0; // this rank's entry
   std::uint64_t key[2] = {0, 0};
 };
 

@@ -85,4 +85,12 @@ inline int finish_completed(int rc, const RequestSnapshot& requests, int complet
   return rc;
 }
 
+// MPI_Request_free: the runtime settles what it posted under the request (a send's buffer is
+// released only when the runtime no longer reads it).
+inline void request_freed(std::uint64_t request_key) noexcept {
+  if (const auto release = collector_hooks().runtime.request_freed) [[unlikely]] {
+    release(request_key);
+  }
+}
+
 } // namespace commlens::pmpi::runtime

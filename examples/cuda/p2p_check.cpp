@@ -11,7 +11,8 @@
 //   6. a message too large for the receive buffer (MPI_ERR_TRUNCATE, with MPI_ERRORS_RETURN);
 //   7. the pattern a sender that waited for its receiver would hang on: the receiver posts an
 //      Irecv, enters MPI_Barrier, and only then waits, while the sender sends before the barrier;
-//   8. STRESS random exchanges (sizes, directions, buffer kinds).
+//   8. an Isend whose request is freed (MPI_Request_free) before the receiver receives;
+//   9. STRESS random exchanges (sizes, directions, buffer kinds).
 // Data are a hash of (seed, message); the seed is fresh each run. Each rank prints
 // "rank R: rendezvous_sends S rendezvous_receives V" (the device messages, contiguous and of at
 // least 64 KiB, that the runtime sends and receives as a rendezvous in `on` mode) and rank 0
@@ -351,6 +352,25 @@ void send_while_receiver_in_barrier(Checker& check, const Pair& pair, std::size_
   }
 }
 
+// MPI_Request_free on an active send: the message must still arrive whole.
+void freed_send_request(Checker& check, const Pair& pair, std::size_t large, std::uint64_t seed) {
+  const auto data = pattern(seed, large);
+  Buffer buffer(true, large, 0);
+  if (pair.first) {
+    buffer.write(data);
+    MPI_Request request;
+    MPI_Isend(buffer.data(), static_cast<int>(large), MPI_BYTE, pair.partner, 85, MPI_COMM_WORLD, &request);
+    MPI_Request_free(&request);
+    check.count_rendezvous(true, large, true);
+  } else {
+    MPI_Recv(buffer.data(), static_cast<int>(large), MPI_BYTE, pair.partner, 85, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+    check.expect_bytes(buffer, data, large, "freed send request");
+    check.count_rendezvous(true, large, false);
+  }
+  MPI_Barrier(MPI_COMM_WORLD); // the sender's buffer lives until the receiver has the message
+}
+
 void stress(Checker& check, const Pair& pair, int calls, std::size_t large, std::uint64_t seed) {
   for (int call = 0; call < calls; ++call) {
     const std::uint32_t dice = mix(seed ^ (static_cast<std::uint64_t>(call) << 20));
@@ -393,6 +413,11 @@ int main(int argc, char** argv) {
   }
   if (paired) {
     send_while_receiver_in_barrier(check, pair, large, seed + 6);
+  } else {
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  if (paired) {
+    freed_send_request(check, pair, large, seed + 8);
   } else {
     MPI_Barrier(MPI_COMM_WORLD);
   }

@@ -48,8 +48,9 @@ PooledBuffer BufferPool::acquire(std::size_t bytes) {
   {
     std::lock_guard lock(mutex_);
     const int device = current_device();
-    const auto found = std::ranges::find_if(
-        cached_, [&](const Cached& cached) { return cached.device == device && cached.capacity == capacity; });
+    const auto found = std::ranges::find_if(cached_, [&](const Cached& cached) {
+      return cached.device == device && cached.capacity == capacity;
+    });
     if (found != cached_.end()) {
       void* data = found->data;
       cached_.erase(found);

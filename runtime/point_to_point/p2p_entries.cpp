@@ -56,6 +56,10 @@ int finish_request(std::uint64_t request_key, MPI_Status* status) {
   return p2p().finish_request(request_key, status);
 }
 
+void request_freed(std::uint64_t request_key) {
+  p2p().request_freed(request_key);
+}
+
 } // namespace
 
 void install_point_to_point_entries(pmpi::RuntimeEntries& entries) {
@@ -66,6 +70,7 @@ void install_point_to_point_entries(pmpi::RuntimeEntries& entries) {
   entries.sendrecv = sendrecv;
   entries.sendrecv_replace = sendrecv_replace;
   entries.finish_request = finish_request;
+  entries.request_freed = request_freed;
 }
 
 } // namespace commlens::runtime

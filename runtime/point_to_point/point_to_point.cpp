@@ -82,7 +82,7 @@ int PointToPoint::staged_send(const void* buf, int count, MPI_Datatype datatype,
   const int rc = PMPI_Isend(location, count, datatype, dest, tag, comm, request);
   if (rc == MPI_SUCCESS) {
     std::lock_guard lock(mutex_);
-    pending_sends_.emplace(pmpi::handle_key(*request), PendingSend{std::move(image)});
+    pending_sends_.emplace(pmpi::handle_key(*request), PendingSend{.image = std::move(image)});
     ++pending_;
   }
   return rc;
@@ -99,7 +99,8 @@ int PointToPoint::send(const void* buf, int count, MPI_Datatype datatype, int de
   RuntimeOp record = start_record(call, layout.bytes);
   record.decision = "fallback";
   int rc = MPI_SUCCESS;
-  const RendezvousHeader* header = nullptr;
+  RendezvousHeader header;
+  bool rendezvous = false;
   if (!layout.contiguous) {
     record.reason = "non-contiguous datatype";
   } else if (layout.bytes < kRendezvousMinBytes) {
@@ -109,15 +110,15 @@ int PointToPoint::send(const void* buf, int count, MPI_Datatype datatype, int de
   } else if (const int dest_world = peers_.world_rank(call.comm, dest); dest_world < 0) {
     record.reason = "receiver outside MPI_COMM_WORLD or inter-communicator";
   } else {
-    header = sender_.offer(buf, layout.bytes, dest_world, &record.reason);
+    rendezvous = sender_.offer(buf, layout.bytes, dest_world, &header, &record.reason);
   }
-  if (header != nullptr) {
+  if (rendezvous) {
     record.decision = "runtime";
     record.implementation = Implementation::IpcRendezvous;
     record.algorithm = "ipc_rendezvous";
     record.bytes_peer = layout.bytes;
-    rc = request == nullptr ? PMPI_Send(header, sizeof *header, MPI_BYTE, dest, tag, call.comm)
-                            : PMPI_Isend(header, sizeof *header, MPI_BYTE, dest, tag, call.comm, request);
+    rc = request == nullptr ? send_rendezvous(header, dest, tag, call.comm)
+                            : isend_rendezvous(header, dest, tag, call.comm, request);
   } else {
     rc = staged_send(buf, count, datatype, layout, dest, tag, call.comm, request, record);
   }
@@ -126,6 +127,31 @@ int PointToPoint::send(const void* buf, int count, MPI_Datatype datatype, int de
   record.end_ns = host_.now_ns();
   *implementation = implementation_id(record.implementation);
   records_.add(std::move(record));
+  return rc;
+}
+
+int PointToPoint::send_rendezvous(const RendezvousHeader& header, int dest, int tag, MPI_Comm comm) {
+  const int rc = PMPI_Send(&header, sizeof header, MPI_BYTE, dest, tag, comm);
+  if (rc != MPI_SUCCESS) {
+    sender_.cancel(header.slot);
+    return rc;
+  }
+  return sender_.settle(header.slot, RendezvousSender::patience_for(header.bytes));
+}
+
+// The request MPI returns for the header is the user's; its completion settles the hand-over.
+int PointToPoint::isend_rendezvous(const RendezvousHeader& header, int dest, int tag, MPI_Comm comm,
+                                   MPI_Request* request) {
+  auto stored = std::make_unique<RendezvousHeader>(header);
+  const int rc = PMPI_Isend(stored.get(), sizeof header, MPI_BYTE, dest, tag, comm, request);
+  if (rc != MPI_SUCCESS) {
+    sender_.cancel(header.slot);
+    return rc;
+  }
+  std::lock_guard lock(mutex_);
+  pending_sends_.emplace(pmpi::handle_key(*request),
+                         PendingSend{{}, std::move(stored), header.slot, header.bytes});
+  ++pending_;
   return rc;
 }
 
@@ -218,7 +244,7 @@ int PointToPoint::send_host_copy(const void* buf, int count, MPI_Datatype dataty
                             call.comm, request);
   if (rc == MPI_SUCCESS) {
     std::lock_guard lock(mutex_);
-    pending_sends_.emplace(pmpi::handle_key(*request), PendingSend{std::move(copy)});
+    pending_sends_.emplace(pmpi::handle_key(*request), PendingSend{.image = std::move(copy)});
     ++pending_;
   }
   return rc;
@@ -251,9 +277,13 @@ int PointToPoint::finish_request(std::uint64_t request_key, MPI_Status* status) 
     return MPI_SUCCESS;
   }
   std::unique_lock lock(mutex_);
-  if (pending_sends_.erase(request_key) != 0) {
+  if (const auto sent = pending_sends_.find(request_key); sent != pending_sends_.end()) {
+    const PendingSend finished = std::move(sent->second);
+    pending_sends_.erase(sent);
     --pending_;
-    return MPI_SUCCESS;
+    lock.unlock();
+    return finished.slot < 0 ? MPI_SUCCESS
+                             : sender_.settle(finished.slot, RendezvousSender::patience_for(finished.bytes));
   }
   const auto found = pending_receives_.find(request_key);
   if (found == pending_receives_.end()) {
@@ -268,6 +298,24 @@ int PointToPoint::finish_request(std::uint64_t request_key, MPI_Status* status) 
     finish_receive_record(std::move(pending.record), outcome);
   }
   return report_error(pending.comm, outcome.rc);
+}
+
+void PointToPoint::request_freed(std::uint64_t request_key) {
+  std::unique_lock lock(mutex_);
+  if (const auto sent = pending_sends_.find(request_key); sent != pending_sends_.end()) {
+    PendingSend freed = std::move(sent->second);
+    pending_sends_.erase(sent);
+    --pending_;
+    retired_.push_back(std::move(freed.image));
+    lock.unlock();
+    if (freed.slot >= 0) {
+      sender_.settle(freed.slot, std::chrono::nanoseconds(0)); // the user may reuse the buffer now
+    }
+  } else if (const auto received = pending_receives_.find(request_key); received != pending_receives_.end()) {
+    retired_.push_back(std::move(received->second.posted.image)); // MPI may still write into it
+    pending_receives_.erase(received);
+    --pending_;
+  }
 }
 
 void PointToPoint::finalize() {

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 
 namespace commlens::runtime {
 
@@ -52,12 +53,16 @@ public:
                void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                const CallContext& call, MPI_Status* status, std::uint8_t* implementation);
   int finish_request(std::uint64_t request_key, MPI_Status* status);
+  void request_freed(std::uint64_t request_key);
   void forget(MPI_Comm comm) { peers_.forget(comm); }
   void finalize();
 
 private:
   struct PendingSend {
-    PooledBuffer image;
+    PooledBuffer image{};                       // a staged send's host copy
+    std::unique_ptr<RendezvousHeader> header{}; // a rendezvous: the header MPI sends
+    std::int32_t slot = -1;                     // and its hand-over slot
+    std::size_t bytes = 0;
   };
   struct PendingReceive {
     PostedReceive posted;
@@ -67,6 +72,9 @@ private:
 
   RuntimeOp start_record(const CallContext& call, std::uint64_t bytes) const;
   bool rendezvous_turn(int count, MPI_Datatype datatype);
+  int send_rendezvous(const RendezvousHeader& header, int dest, int tag, MPI_Comm comm);
+  int isend_rendezvous(const RendezvousHeader& header, int dest, int tag, MPI_Comm comm,
+                       MPI_Request* request);
   int staged_send(const void* buf, int count, MPI_Datatype datatype, const MessageLayout& layout, int dest,
                   int tag, MPI_Comm comm, MPI_Request* request, RuntimeOp& record);
   int send_host_copy(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
@@ -85,6 +93,8 @@ private:
   std::unordered_map<std::uint64_t, PendingReceive> pending_receives_;
   std::atomic<std::size_t> pending_{0}; // both maps' sizes: wait/test calls skip the lock when 0
   std::map<std::tuple<int, MPI_Datatype>, std::uint64_t> ab_counters_;
+  // Host buffers of freed requests MPI may still be using: kept to the end of the process.
+  std::vector<PooledBuffer> retired_;
 };
 
 } // namespace commlens::runtime

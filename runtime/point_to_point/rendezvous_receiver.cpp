@@ -1,6 +1,7 @@
 #include "rendezvous_receiver.hpp"
 
 #include <cuda_runtime.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cstring>
@@ -25,7 +26,7 @@ int copy(void* destination, const void* source, std::size_t bytes) {
 
 RendezvousReceiver::RendezvousReceiver(const pmpi::RuntimeChannel& channel, IpcHandleCache& cache,
                                        BufferPool& pinned)
-    : channel_(channel.comm), key_{channel.key[0], channel.key[1]}, cache_(cache), pinned_(pinned) {}
+    : channel_(channel), cache_(cache), pinned_(pinned) {}
 
 bool RendezvousReceiver::prepare(PostedReceive& posted, void* buf, int count, MPI_Datatype datatype,
                                  bool device) {
@@ -72,7 +73,10 @@ bool RendezvousReceiver::read_header(const PostedReceive& posted, RendezvousHead
     }
     std::memcpy(header, packed.data(), sizeof *header);
   }
-  return header->key[0] == key_[0] && header->key[1] == key_[1];
+  return header->key[0] == channel_.key[0] && header->key[1] == channel_.key[1] &&
+         channel_.node_memory != nullptr && header->sender_node_rank >= 0 &&
+         static_cast<std::size_t>(header->sender_node_rank) < channel_.node_world_ranks.size() &&
+         header->slot >= 0 && header->slot < kSlots;
 }
 
 // The data, wherever it is (a peer's block through IPC, or pinned host memory), into the user's
@@ -97,28 +101,53 @@ int RendezvousReceiver::deliver(PostedReceive& posted, const void* source, std::
   return MPI_SUCCESS;
 }
 
+// Claims the message (zero-copy from the sender's buffer) or, once the sender withdrew it, copies
+// it from the sender's block; through the host when neither can be mapped.
 ReceiveOutcome RendezvousReceiver::take_rendezvous(PostedReceive& posted, const RendezvousHeader& header,
                                                    MPI_Status* status) {
   ReceiveOutcome outcome;
   outcome.rendezvous = true;
   const std::size_t bytes = std::min<std::size_t>(header.bytes, posted.layout.bytes);
+  HandoffSlot& slot = handoff_slots(channel_, header.sender_node_rank)[header.slot];
   bool opened = false;
   int error = 0;
-  const void* source = cache_.map(header.sender_pid, header.block, &opened, &error);
-  outcome.ipc_opens = opened ? 1 : 0;
+  // Mapped before claiming: a first mapping takes milliseconds, which the sender need not wait.
+  const void* source = cache_.map(header.sender_pid, header.buffer, &opened, &error);
+  outcome.ipc_opens += opened ? 1 : 0;
+  std::uint32_t expected = kOffered;
+  const bool claimed =
+      source != nullptr && slot.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acq_rel);
+  if (!claimed) {
+    source = nullptr;
+    expected = kOffered;
+    if (slot.state.compare_exchange_strong(expected, kHostRequested, std::memory_order_acq_rel)) {
+      expected = kHostRequested; // the buffer could not be mapped
+    }
+    for (int spins = 0; expected != kHostRequested; ++spins) {
+      expected = slot.state.load(std::memory_order_acquire);
+      if (expected == kInBlock) {
+        source = cache_.map(header.sender_pid, slot.block, &opened, &error);
+        outcome.ipc_opens += opened ? 1 : 0;
+        if (source != nullptr ||
+            slot.state.compare_exchange_strong(expected, kHostRequested, std::memory_order_acq_rel)) {
+          break;
+        }
+      }
+      if (spins > 1000) {
+        sched_yield(); // the sender is copying into the block
+      }
+    }
+  }
   PooledBuffer through_host;
-  std::int32_t reply = kCopied;
   if (source == nullptr) {
-    reply = kSendThroughHost;
-    PMPI_Send(&reply, 1, MPI_INT32_T, header.sender_world_rank, reply_tag(header.sequence), channel_);
     through_host = pinned_.acquire(header.bytes);
     MPI_Status data_status;
     PMPI_Recv(through_host ? through_host.data() : nullptr, through_host ? static_cast<int>(header.bytes) : 0,
-              MPI_BYTE, header.sender_world_rank, data_tag(header.sequence), channel_, &data_status);
+              MPI_BYTE, header.sender_world_rank, data_tag(header.slot), channel_.comm, &data_status);
     int arrived = 0;
     PMPI_Get_count(&data_status, MPI_BYTE, &arrived);
-    source = through_host.data();
     outcome.bytes_host = static_cast<std::uint64_t>(arrived);
+    source = through_host.data();
     if (!through_host || static_cast<std::size_t>(arrived) != header.bytes) {
       outcome.rc = MPI_ERR_NO_MEM;
     }
@@ -126,9 +155,7 @@ ReceiveOutcome RendezvousReceiver::take_rendezvous(PostedReceive& posted, const 
   if (outcome.rc == MPI_SUCCESS) {
     outcome.rc = deliver(posted, source, bytes);
   }
-  if (reply == kCopied) {
-    PMPI_Send(&reply, 1, MPI_INT32_T, header.sender_world_rank, reply_tag(header.sequence), channel_);
-  }
+  slot.state.store(kCopied, std::memory_order_release);
   PMPI_Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(bytes));
   if (outcome.rc == MPI_SUCCESS && header.bytes > posted.layout.bytes) {
     outcome.rc = MPI_ERR_TRUNCATE;

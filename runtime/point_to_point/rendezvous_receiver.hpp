@@ -1,10 +1,10 @@
 #pragma once
 // The receiving side of device-buffer point-to-point: where a receive is posted (a device buffer
 // receives into a pinned image of its span), and what completing it takes: a rendezvous header
-// (rendezvous_protocol.hpp) is replaced by the sender's data, copied over CUDA IPC, and the status
-// corrected to the data's size; anything else is a plain message, copied to the device if staged.
-// Every receive of a process whose peers may send rendezvous goes through here, host buffers too:
-// a header can match any receive.
+// (rendezvous_protocol.hpp) is replaced by the sender's data, copied over CUDA IPC from the sender's
+// buffer or block, and the status corrected to the data's size; anything else is a plain message, copied to
+// the device if staged. Every receive of a process whose peers may send rendezvous goes through here, host
+// buffers too: a header can match any receive.
 #include "buffer_pool.hpp"
 #include "ipc_handle_cache.hpp"
 #include "message_layout.hpp"
@@ -51,8 +51,7 @@ private:
   ReceiveOutcome take_rendezvous(PostedReceive& posted, const RendezvousHeader& header, MPI_Status* status);
   int deliver(PostedReceive& posted, const void* source, std::size_t bytes);
 
-  MPI_Comm channel_;
-  std::uint64_t key_[2];
+  const pmpi::RuntimeChannel& channel_;
   IpcHandleCache& cache_;
   BufferPool& pinned_;
 };

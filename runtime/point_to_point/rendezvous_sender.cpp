@@ -3,33 +3,65 @@
 #include "device_buffer.hpp"
 
 #include <cuda_runtime.h>
+#include <sched.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <climits>
 
 namespace commlens::runtime {
 
 namespace {
+
 // Blocks kept for reuse: a few large messages' worth, so steady exchanges allocate nothing.
 constexpr std::size_t kCachedBlockBytes = std::size_t{2} << 30;
+
+// Device to device on the legacy default stream: after the buffer's producers there (and on the
+// streams that synchronise with it), as any CUDA-aware MPI reads a send buffer.
+bool copy_and_wait(void* destination, const void* source, std::size_t bytes, cudaMemcpyKind kind) {
+  if (cudaMemcpyAsync(destination, source, bytes, kind, cudaStreamLegacy) != cudaSuccess ||
+      cudaStreamSynchronize(cudaStreamLegacy) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return true;
+}
+
+void pause(int spins) {
+  if (spins > 1000) {
+    sched_yield(); // ranks may outnumber cores (several ranks sharing one GPU)
+  }
+}
+
 } // namespace
 
 RendezvousSender::RendezvousSender(const pmpi::RuntimeChannel& channel, PeerDirectory& peers,
                                    IpcHandleCache& cache, BufferPool& pinned)
-    : channel_(channel.comm), key_{channel.key[0], channel.key[1]}, peers_(peers), cache_(cache),
-      pinned_(pinned), blocks_(PoolMemory::Device, kCachedBlockBytes) {
+    : channel_(channel.comm), key_{channel.key[0], channel.key[1]}, node_rank_(channel.node_rank),
+      slots_(channel.node_memory != nullptr ? handoff_slots(channel, channel.node_rank) : nullptr),
+      peers_(peers), cache_(cache), pinned_(pinned), blocks_(PoolMemory::Device, kCachedBlockBytes) {
   PMPI_Comm_rank(channel_, &world_rank_);
   pid_ = static_cast<int>(getpid());
 }
 
-RendezvousSender::~RendezvousSender() = default;
+std::chrono::nanoseconds RendezvousSender::patience_for(std::size_t bytes) noexcept {
+  // 20 us, plus the time of a device-to-device copy at about 1 TB/s.
+  return std::chrono::nanoseconds(20000 + static_cast<std::int64_t>(bytes / 1000));
+}
 
-const RendezvousHeader* RendezvousSender::offer(const void* buf, std::size_t bytes, int dest_world,
-                                                std::string* why) {
+bool RendezvousSender::offer(const void* buf, std::size_t bytes, int dest_world, RendezvousHeader* header,
+                             std::string* why) {
+  if (slots_ == nullptr) {
+    *why = "no node segment for the hand-over";
+    return false;
+  }
   if (bytes > static_cast<std::size_t>(INT_MAX)) {
     *why = "over 2 GiB (the host path's fallback counts bytes in an int)";
-    return nullptr;
+    return false;
+  }
+  if (dest_world == world_rank_) {
+    // A receive of its own would have to wait for the send that waits for it.
+    *why = "sent to itself: the host path";
+    return false;
   }
   const BufferQuery query = query_buffer(buf);
   int current = -1;
@@ -37,91 +69,174 @@ const RendezvousHeader* RendezvousSender::offer(const void* buf, std::size_t byt
   const auto gpu = pci_gpu_id(current);
   if (query.kind != BufferKind::Device || query.device.device != current || !gpu) {
     *why = "buffer not on the current GPU";
-    return nullptr;
-  }
-  if (dest_world == world_rank_) {
-    // The receive may run while this process is the only one that could serve the block.
-    *why = "sent to itself: the host path";
-    return nullptr;
+    return false;
   }
   if (!peers_.can_map(dest_world, *gpu)) {
     *why = "receiver cannot map this GPU's memory (another node, GPU not visible, or refused before)";
-    return nullptr;
+    return false;
   }
-  auto sent = std::make_unique<Outstanding>();
-  sent->block = blocks_.acquire(bytes);
-  if (!sent->block) {
-    *why = "no device memory for the send copy";
-    return nullptr;
-  }
-  const BufferQuery block = query_buffer(sent->block.data());
+  *header = RendezvousHeader{};
   int error = 0;
-  if (!cache_.export_handle(sent->block.data(), block.device.buffer_id, &sent->header.block, &error)) {
-    *why = "send copy not exportable through CUDA IPC";
-    return nullptr;
+  if (!cache_.export_handle(query.device.base, query.device.buffer_id, &header->buffer, &error)) {
+    *why = "buffer not exportable through CUDA IPC (e.g. a stream-ordered pool allocation)";
+    return false;
   }
-  // On the legacy default stream: after the buffer's producers there (and on the streams that
-  // synchronise with it), as any CUDA-aware MPI reads a send buffer.
-  if (cudaMemcpyAsync(sent->block.data(), buf, bytes, cudaMemcpyDeviceToDevice, cudaStreamLegacy) !=
-          cudaSuccess ||
-      cudaStreamSynchronize(cudaStreamLegacy) != cudaSuccess) {
+  if (cudaStreamSynchronize(cudaStreamLegacy) != cudaSuccess) {
     cudaGetLastError();
-    *why = "CUDA error copying the message";
-    return nullptr;
+    *why = "CUDA error while waiting for the buffer's producers";
+    return false;
   }
-  RendezvousHeader& header = sent->header;
-  header.key[0] = key_[0];
-  header.key[1] = key_[1];
-  header.bytes = bytes;
-  header.block.buffer_id = block.device.buffer_id;
-  header.block.offset = 0;
-  header.sender_pid = pid_;
-  header.sender_world_rank = world_rank_;
-  header.sequence = static_cast<std::int32_t>(next_sequence_.fetch_add(1) % kSequences);
-  sent->dest_world = dest_world;
-  PMPI_Irecv(&sent->reply, 1, MPI_INT32_T, dest_world, reply_tag(header.sequence), channel_,
-             &sent->reply_request);
   std::lock_guard lock(mutex_);
-  outstanding_.push_back(std::move(sent));
-  return &outstanding_.back()->header;
+  const std::int32_t slot = next_slot_;
+  if (slots_[slot].state.load(std::memory_order_acquire) != kFree) {
+    *why = "every hand-over slot busy (receivers have not copied): the host path";
+    return false;
+  }
+  next_slot_ = (next_slot_ + 1) % kSlots;
+  header->key[0] = key_[0];
+  header->key[1] = key_[1];
+  header->bytes = bytes;
+  header->buffer.buffer_id = query.device.buffer_id;
+  header->buffer.offset =
+      static_cast<std::uint64_t>(static_cast<const char*>(buf) - static_cast<const char*>(query.device.base));
+  header->sender_pid = pid_;
+  header->sender_world_rank = world_rank_;
+  header->sender_node_rank = node_rank_;
+  header->slot = slot;
+  outstanding_.push_back({slot, buf, bytes, dest_world, {}});
+  slots_[slot].state.store(kOffered, std::memory_order_release);
+  return true;
 }
 
-// The receiver could not map the block (only a failed cudaIpcOpenMemHandle gets here; the checks
-// in offer() keep the usual causes away): the bytes go through pinned host memory on the channel.
-void RendezvousSender::complete(Outstanding& sent) {
-  if (sent.reply != kSendThroughHost) {
+RendezvousSender::Outstanding* RendezvousSender::find(std::int32_t slot) {
+  for (Outstanding& sent : outstanding_) {
+    if (sent.slot == slot && !sent.settled) {
+      return &sent;
+    }
+  }
+  return nullptr;
+}
+
+// Takes the message back from a receiver that has not claimed it: into a block, named in the slot.
+// False when the receiver claimed it meanwhile (or no block could be had: then keep waiting).
+bool RendezvousSender::withdraw(Outstanding& sent) {
+  PooledBuffer block = blocks_.acquire(sent.bytes);
+  if (!block) {
+    return false;
+  }
+  HandoffSlot& slot = slots_[sent.slot];
+  std::uint32_t expected = kOffered;
+  if (!slot.state.compare_exchange_strong(expected, kWithdrawn, std::memory_order_acq_rel)) {
+    return false;
+  }
+  const BufferQuery query = query_buffer(block.data());
+  int error = 0;
+  if (!copy_and_wait(block.data(), sent.source, sent.bytes, cudaMemcpyDeviceToDevice) ||
+      !cache_.export_handle(block.data(), query.device.buffer_id, &slot.block, &error)) {
+    // The receiver waits for kInBlock; the host path still serves it from the user's buffer,
+    // which the send has not released.
+    slot.state.store(kHostRequested, std::memory_order_release);
+    return false;
+  }
+  slot.block.buffer_id = query.device.buffer_id;
+  slot.block.offset = 0;
+  sent.block = std::move(block);
+  sent.source = sent.block.data();
+  slot.state.store(kInBlock, std::memory_order_release);
+  return true;
+}
+
+// The receiver could not map the buffer or the block (only a failed cudaIpcOpenMemHandle gets
+// here; offer() keeps the usual causes away): the bytes go through pinned host memory.
+void RendezvousSender::serve_host_request(Outstanding& sent) {
+  if (sent.sent_by_host) {
     return;
   }
+  sent.sent_by_host = true;
   peers_.mark_unmappable(sent.dest_world);
-  const std::size_t bytes = sent.header.bytes;
-  PooledBuffer host = pinned_.acquire(bytes);
-  if (host) {
-    cudaMemcpy(host.data(), sent.block.data(), bytes, cudaMemcpyDeviceToHost);
+  PooledBuffer host = pinned_.acquire(sent.bytes);
+  const bool copied = host && copy_and_wait(host.data(), sent.source, sent.bytes, cudaMemcpyDeviceToHost);
+  // Without the data, an empty message tells the receiver to fail the receive, not to hang.
+  PMPI_Send(copied ? host.data() : nullptr, copied ? static_cast<int>(sent.bytes) : 0, MPI_BYTE,
+            sent.dest_world, data_tag(sent.slot), channel_);
+}
+
+int RendezvousSender::settle(std::int32_t slot_index, std::chrono::nanoseconds patience) {
+  Outstanding* sent = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    sent = find(slot_index);
   }
-  // Without pinned memory, an empty message tells the receiver to fail the receive, not to hang.
-  PMPI_Send(host ? host.data() : nullptr, host ? static_cast<int>(bytes) : 0, MPI_BYTE, sent.dest_world,
-            data_tag(sent.header.sequence), channel_);
+  if (sent == nullptr) {
+    return MPI_SUCCESS;
+  }
+  HandoffSlot& slot = slots_[slot_index];
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  for (int spins = 0;; ++spins) {
+    const std::uint32_t state = slot.state.load(std::memory_order_acquire);
+    if (state == kCopied) {
+      break;
+    }
+    if (state == kHostRequested) {
+      std::lock_guard lock(mutex_);
+      serve_host_request(*sent);
+    } else if (state == kOffered && std::chrono::steady_clock::now() >= deadline && withdraw(*sent)) {
+      std::lock_guard lock(mutex_);
+      sent->settled = true; // the receiver copies from the block; progress() frees both later
+      return MPI_SUCCESS;
+    }
+    pause(spins);
+  }
+  std::lock_guard lock(mutex_);
+  slot.state.store(kFree, std::memory_order_release);
+  std::erase_if(outstanding_, [sent](const Outstanding& entry) { return &entry == sent; });
+  return MPI_SUCCESS;
+}
+
+void RendezvousSender::cancel(std::int32_t slot) {
+  std::lock_guard lock(mutex_);
+  Outstanding* sent = find(slot);
+  std::erase_if(outstanding_, [sent](const Outstanding& entry) { return &entry == sent; });
+  slots_[slot].state.store(kFree, std::memory_order_release);
 }
 
 void RendezvousSender::progress() {
   std::lock_guard lock(mutex_);
-  std::erase_if(outstanding_, [this](const std::unique_ptr<Outstanding>& sent) {
-    int arrived = 0;
-    PMPI_Test(&sent->reply_request, &arrived, MPI_STATUS_IGNORE);
-    if (arrived != 0) {
-      complete(*sent);
+  std::erase_if(outstanding_, [this](Outstanding& sent) {
+    HandoffSlot& slot = slots_[sent.slot];
+    const std::uint32_t state = slot.state.load(std::memory_order_acquire);
+    if (state == kHostRequested) {
+      serve_host_request(sent);
     }
-    return arrived != 0;
+    if (state != kCopied || !sent.settled) {
+      return false; // an unsettled entry is settle()'s to free
+    }
+    slot.state.store(kFree, std::memory_order_release);
+    return true;
   });
 }
 
 void RendezvousSender::drain() {
-  std::lock_guard lock(mutex_);
-  for (const auto& sent : outstanding_) {
-    PMPI_Wait(&sent->reply_request, MPI_STATUS_IGNORE);
-    complete(*sent);
+  std::vector<std::int32_t> unsettled;
+  {
+    std::lock_guard lock(mutex_);
+    for (const Outstanding& sent : outstanding_) {
+      if (!sent.settled) {
+        unsettled.push_back(sent.slot);
+      }
+    }
   }
-  outstanding_.clear();
+  for (const std::int32_t slot : unsettled) {
+    settle(slot, std::chrono::nanoseconds(0));
+  }
+  for (int spins = 0;; ++spins) {
+    progress();
+    std::lock_guard lock(mutex_);
+    if (outstanding_.empty()) {
+      break;
+    }
+    pause(spins);
+  }
   blocks_.trim();
 }
 

@@ -1,19 +1,17 @@
 #pragma once
-// The sending side of the rendezvous (rendezvous_protocol.hpp): the copy of a message into a device
-// block, the header that replaces the message, and the replies that release the blocks. The send
-// itself never waits for the receiver: a layer above PMPI cannot move the receiver's side of the
-// transfer forward while that process sits in an unrelated blocking MPI call, and MPI's progress
-// rule says a send whose receive is posted completes anyway. The block copy buys that guarantee.
+// The sending side of the rendezvous (rendezvous_protocol.hpp): the offer of a buffer, waiting
+// while the receiver copies or taking the message back into a block of its own, and the
+// bookkeeping of slots and blocks until every receiver has its data.
 #include "buffer_pool.hpp"
 #include "ipc_handle_cache.hpp"
 #include "peer_directory.hpp"
 #include "rendezvous_protocol.hpp"
 
 #include <atomic>
-#include <memory>
+#include <chrono>
+#include <list>
 #include <mutex>
 #include <string>
-#include <vector>
 
 namespace commlens::runtime {
 
@@ -22,39 +20,51 @@ public:
   // pinned: where data goes through the host when a receiver asks for it.
   RendezvousSender(const pmpi::RuntimeChannel& channel, PeerDirectory& peers, IpcHandleCache& cache,
                    BufferPool& pinned);
-  ~RendezvousSender();
 
-  // A header to send in place of `bytes` of device memory at buf (contiguous) to dest_world, valid
-  // until its reply arrives; null with *why set when this message cannot go as a rendezvous (the
-  // caller takes the host path). The copy into the block has finished when this returns.
-  const RendezvousHeader* offer(const void* buf, std::size_t bytes, int dest_world, std::string* why);
-  // Handles the replies that have arrived: blocks released, data sent through the host where a
-  // receiver asked for it. Every runtime point-to-point call starts with this.
+  // Offers `bytes` of device memory at buf (contiguous) to dest_world: fills *header, to be sent in
+  // place of the message; false with *why set when this message cannot go as a rendezvous (the
+  // caller takes the host path).
+  bool offer(const void* buf, std::size_t bytes, int dest_world, RendezvousHeader* header, std::string* why);
+  // After the header went out: returns once buf may be reused, either because the receiver copied
+  // it or because the receiver had not claimed it after `patience` and it was copied into a block.
+  int settle(std::int32_t slot, std::chrono::nanoseconds patience);
+  // The header could not be sent: the offer is void.
+  void cancel(std::int32_t slot);
+  // How long a send waits for its receiver before copying: about as long as the copy would take.
+  static std::chrono::nanoseconds patience_for(std::size_t bytes) noexcept;
+  // Frees the slots and blocks of messages their receivers have copied and sends through the host
+  // what receivers asked for. Every runtime point-to-point call starts with this.
   void progress();
-  // Waits for every reply (MPI_Finalize: receivers have finished every matched receive by then).
+  // Settles every offer and waits until every receiver has its data (MPI_Finalize).
   void drain();
 
 private:
   struct Outstanding {
-    RendezvousHeader header;
+    std::int32_t slot;
+    const void* source; // the user's buffer while offered, then the block
+    std::size_t bytes;
+    int dest_world;
     PooledBuffer block;
-    std::int32_t reply = 0;
-    MPI_Request reply_request = MPI_REQUEST_NULL;
-    int dest_world = -1;
+    bool settled = false;      // the send completed (the user's buffer is no longer read)
+    bool sent_by_host = false; // the bytes went on the channel
   };
-  void complete(Outstanding& sent);
+  Outstanding* find(std::int32_t slot);
+  bool withdraw(Outstanding& sent);
+  void serve_host_request(Outstanding& sent);
 
   MPI_Comm channel_;
   std::uint64_t key_[2];
   int world_rank_ = 0;
   int pid_ = 0;
+  int node_rank_ = 0;
+  HandoffSlot* slots_ = nullptr; // this rank's, in the node segment
   PeerDirectory& peers_;
   IpcHandleCache& cache_;
   BufferPool& pinned_;
   BufferPool blocks_;
   std::mutex mutex_; // MPI_THREAD_MULTIPLE: threads send concurrently
-  std::atomic<std::uint32_t> next_sequence_{0};
-  std::vector<std::unique_ptr<Outstanding>> outstanding_;
+  std::int32_t next_slot_ = 0;
+  std::list<Outstanding> outstanding_; // stable addresses: settle() works on its entry unlocked
 };
 
 } // namespace commlens::runtime
