@@ -37,7 +37,10 @@ void* IpcHandleCache::map(int owner_pid, const PublishedBuffer& buffer, bool* op
   std::memcpy(&handle, buffer.handle, sizeof handle);
   void* base = nullptr;
   const auto start = std::chrono::steady_clock::now();
-  const cudaError_t result = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess);
+  cudaError_t result = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess);
+  if (result != cudaSuccess && close_stale(owner_pid, buffer.owner_base)) {
+    result = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess);
+  }
   stats_.open_ns += static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
   ++stats_.misses;
@@ -46,13 +49,30 @@ void* IpcHandleCache::map(int owner_pid, const PublishedBuffer& buffer, bool* op
     return nullptr;
   }
   *opened = true;
-  mappings_.push_back({owner_pid, buffer.buffer_id, base, ++clock_});
+  mappings_.push_back({owner_pid, buffer.buffer_id, buffer.owner_base, base, ++clock_});
   return static_cast<char*>(base) + buffer.offset;
+}
+
+// The owner freed an allocation this process still maps and made a new one at the same address:
+// the driver refuses to map the new one (CUDA_ERROR_ALREADY_MAPPED) until the old mapping, which
+// also keeps the freed memory alive, is closed. True when one was.
+bool IpcHandleCache::close_stale(int owner_pid, std::uint64_t owner_base) {
+  const auto stale = std::ranges::find_if(mappings_, [&](const Mapping& mapping) {
+    return mapping.owner_pid == owner_pid && mapping.owner_base == owner_base;
+  });
+  if (stale == mappings_.end()) {
+    return false;
+  }
+  cudaIpcCloseMemHandle(stale->base);
+  mappings_.erase(stale);
+  ++stats_.evictions;
+  return true;
 }
 
 bool IpcHandleCache::export_handle(void* base, std::uint64_t buffer_id, PublishedBuffer* buffer, int* error) {
   std::lock_guard lock(mutex_);
   buffer->buffer_id = buffer_id;
+  buffer->owner_base = reinterpret_cast<std::uint64_t>(base);
   for (Export& exported : exports_) {
     if (exported.buffer_id == buffer_id) {
       exported.last_use = ++clock_;
