@@ -38,7 +38,7 @@ void* IpcHandleCache::map(int owner_pid, const PublishedBuffer& buffer, bool* op
   void* base = nullptr;
   const auto start = std::chrono::steady_clock::now();
   cudaError_t result = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess);
-  if (result != cudaSuccess && close_stale(owner_pid, buffer.owner_base)) {
+  if (result != cudaSuccess && close_owner_mappings(owner_pid)) {
     result = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess);
   }
   stats_.open_ns += static_cast<std::uint64_t>(
@@ -49,30 +49,30 @@ void* IpcHandleCache::map(int owner_pid, const PublishedBuffer& buffer, bool* op
     return nullptr;
   }
   *opened = true;
-  mappings_.push_back({owner_pid, buffer.buffer_id, buffer.owner_base, base, ++clock_});
+  mappings_.push_back({owner_pid, buffer.buffer_id, base, ++clock_});
   return static_cast<char*>(base) + buffer.offset;
 }
 
-// The owner freed an allocation this process still maps and made a new one at the same address:
-// the driver refuses to map the new one (CUDA_ERROR_ALREADY_MAPPED) until the old mapping, which
-// also keeps the freed memory alive, is closed. True when one was.
-bool IpcHandleCache::close_stale(int owner_pid, std::uint64_t owner_base) {
-  const auto stale = std::ranges::find_if(mappings_, [&](const Mapping& mapping) {
-    return mapping.owner_pid == owner_pid && mapping.owner_base == owner_base;
+// The owner freed allocations this process still maps and made a new one over their addresses:
+// the driver refuses to map it (CUDA_ERROR_ALREADY_MAPPED) while an old mapping overlaps, and the
+// old mappings also keep the freed memory alive. Which old allocation overlaps is unknown (their
+// sizes are not published), so every mapping of that owner is closed; they reopen on next use.
+// True when any was.
+bool IpcHandleCache::close_owner_mappings(int owner_pid) {
+  const auto closed = std::erase_if(mappings_, [owner_pid](const Mapping& mapping) {
+    if (mapping.owner_pid != owner_pid) {
+      return false;
+    }
+    cudaIpcCloseMemHandle(mapping.base);
+    return true;
   });
-  if (stale == mappings_.end()) {
-    return false;
-  }
-  cudaIpcCloseMemHandle(stale->base);
-  mappings_.erase(stale);
-  ++stats_.evictions;
-  return true;
+  stats_.evictions += closed;
+  return closed > 0;
 }
 
 bool IpcHandleCache::export_handle(void* base, std::uint64_t buffer_id, PublishedBuffer* buffer, int* error) {
   std::lock_guard lock(mutex_);
   buffer->buffer_id = buffer_id;
-  buffer->owner_base = reinterpret_cast<std::uint64_t>(base);
   for (Export& exported : exports_) {
     if (exported.buffer_id == buffer_id) {
       exported.last_use = ++clock_;

@@ -28,20 +28,18 @@ public:
   // The local address of the peer's buffer (mapping base + offset); null on failure (*error set
   // to the CUDA error). *opened is true when this call had to open the handle.
   void* map(int owner_pid, const PublishedBuffer& buffer, bool* opened, int* error);
-  // Fills buffer->handle and ->owner_base for an allocation of this process (base given), cached
-  // per buffer id.
+  // Fills buffer->handle for an allocation of this process (base given), cached per buffer id.
   bool export_handle(void* base, std::uint64_t buffer_id, PublishedBuffer* buffer, int* error);
   // Closes every mapping (MPI_Finalize).
   void close_all();
   IpcCacheStats stats() const;
 
 private:
-  bool close_stale(int owner_pid, std::uint64_t owner_base);
+  bool close_owner_mappings(int owner_pid);
 
   struct Mapping {
     int owner_pid;
     std::uint64_t buffer_id;
-    std::uint64_t owner_base;
     void* base;
     std::uint64_t last_use;
   };

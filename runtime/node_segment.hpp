@@ -19,9 +19,8 @@ inline constexpr int kHandleBytes = 64; // sizeof(cudaIpcMemHandle_t)
 // the cache) and locate the buffer inside the allocation.
 struct PublishedBuffer {
   unsigned char handle[kHandleBytes];
-  std::uint64_t buffer_id;  // CU_POINTER_ATTRIBUTE_BUFFER_ID: unique per allocation in its process
-  std::uint64_t offset;     // of the buffer from the allocation's base
-  std::uint64_t owner_base; // the allocation's address in its owner (a new one may reuse it)
+  std::uint64_t buffer_id; // CU_POINTER_ATTRIBUTE_BUFFER_ID: unique per allocation in its process
+  std::uint64_t offset;    // of the buffer from the allocation's base
 };
 
 struct alignas(64) RankSlot {

@@ -38,6 +38,16 @@ std::int64_t rows(const Database& db, int rank, const std::string& condition) {
                    condition);
 }
 
+// "reason: count; ..." of the rank's host-path rows, for failure messages.
+std::string host_path_reasons(const Database& db, int rank) {
+  std::string reasons;
+  for (const auto& row : db.query("SELECT coalesce(reason, ''), count(*) FROM runtime_ops WHERE rank = " +
+                                  std::to_string(rank) + " AND algorithm = 'host_staged' GROUP BY 1")) {
+    reasons += row[0].text.value_or("") + ": " + std::to_string(row[1].as_int()) + "; ";
+  }
+  return reasons;
+}
+
 struct CheckedRun {
   JobResult job;
   std::unique_ptr<Database> db;
@@ -83,7 +93,7 @@ void expect_every_large_device_message_went_as_rendezvous(int ranks) {
   for (const auto& [rank, counted] : run.counted) {
     // A rank pairs with rank ^ 1; an unpaired last rank sends nothing.
     EXPECT_EQ(rows(db, rank, "algorithm = 'ipc_rendezvous'"), counted.sends + counted.receives)
-        << "rank " << rank;
+        << "rank " << rank << ", host-path reasons: " << host_path_reasons(db, rank);
     EXPECT_EQ(rows(db, rank, "algorithm = 'ipc_rendezvous' AND bytes_peer = bytes AND bytes >= 65536"),
               counted.sends + counted.receives)
         << "rank " << rank;
