@@ -75,6 +75,14 @@ int PointToPoint::staged_send(const void* buf, int count, MPI_Datatype datatype,
     return MPI_ERR_OTHER;
   }
   record.bytes_host = layout.bytes;
+  return send_from_copy(std::move(image), layout, count, datatype, dest, tag, comm, request);
+}
+
+// The message laid out as `layout` in its host copy `image`; a nonblocking send keeps the copy
+// until its request completes.
+int PointToPoint::send_from_copy(PooledBuffer image, const MessageLayout& layout, int count,
+                                 MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                                 MPI_Request* request) {
   void* location = static_cast<char*>(image.data()) - layout.span_start;
   if (request == nullptr) {
     return PMPI_Send(location, count, datatype, dest, tag, comm);
@@ -240,14 +248,7 @@ int PointToPoint::send_host_copy(const void* buf, int count, MPI_Datatype dataty
     return MPI_ERR_NO_MEM;
   }
   std::memcpy(copy.data(), static_cast<const char*>(buf) + layout.span_start, layout.span);
-  const int rc = PMPI_Isend(static_cast<char*>(copy.data()) - layout.span_start, count, datatype, dest, tag,
-                            call.comm, request);
-  if (rc == MPI_SUCCESS) {
-    std::lock_guard lock(mutex_);
-    pending_sends_.emplace(pmpi::handle_key(*request), PendingSend{.image = std::move(copy)});
-    ++pending_;
-  }
-  return rc;
+  return send_from_copy(std::move(copy), layout, count, datatype, dest, tag, call.comm, request);
 }
 
 int PointToPoint::sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,

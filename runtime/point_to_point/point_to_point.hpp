@@ -77,6 +77,8 @@ private:
                        MPI_Request* request);
   int staged_send(const void* buf, int count, MPI_Datatype datatype, const MessageLayout& layout, int dest,
                   int tag, MPI_Comm comm, MPI_Request* request, RuntimeOp& record);
+  int send_from_copy(PooledBuffer image, const MessageLayout& layout, int count, MPI_Datatype datatype,
+                     int dest, int tag, MPI_Comm comm, MPI_Request* request);
   int send_host_copy(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                      const CallContext& call, MPI_Request* request);
   void finish_receive_record(RuntimeOp record, const ReceiveOutcome& outcome);

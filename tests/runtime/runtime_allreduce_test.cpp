@@ -55,7 +55,7 @@ struct CheckedRun {
 CheckedRun run_check(const std::string& runtime_mode, int ranks, int gpus_needed, std::string* skip,
                      std::map<std::string, std::string> environment = {}) {
   CheckedRun run;
-  if (std::string(COMMLENS_RUNTIME_CHECK).empty()) {
+  if (std::string(COMMLENS_CHECK_PROGRAM).empty()) {
     *skip = "built without CUDA (COMMLENS_WITH_CUDA): skipped the runtime allreduce check";
     return run;
   }
@@ -67,7 +67,7 @@ CheckedRun run_check(const std::string& runtime_mode, int ranks, int gpus_needed
   }
   environment["COMMLENS_RUNTIME"] = runtime_mode;
   environment["COMMLENS_RUNTIME_HOST_PERCENT"] = "13"; // the host path is off by default; exercise it too
-  run.job = run_profiled_job({.command = {COMMLENS_RUNTIME_CHECK, std::to_string(kStressCalls)},
+  run.job = run_profiled_job({.command = {COMMLENS_CHECK_PROGRAM, std::to_string(kStressCalls)},
                               .mode = "trace",
                               .environment = std::move(environment),
                               .timeout_seconds = 500,

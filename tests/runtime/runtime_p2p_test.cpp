@@ -56,7 +56,7 @@ struct CheckedRun {
 
 CheckedRun run_check(const std::string& runtime_mode, int ranks, std::string* skip) {
   CheckedRun run;
-  if (std::string(COMMLENS_P2P_CHECK).empty()) {
+  if (std::string(COMMLENS_CHECK_PROGRAM).empty()) {
     *skip = "built without CUDA (COMMLENS_WITH_CUDA): skipped the runtime point-to-point check";
     return run;
   }
@@ -66,7 +66,7 @@ CheckedRun run_check(const std::string& runtime_mode, int ranks, std::string* sk
     return run;
   }
   run.job = run_profiled_job(
-      {.command = {COMMLENS_P2P_CHECK, std::to_string(kStressCalls)},
+      {.command = {COMMLENS_CHECK_PROGRAM, std::to_string(kStressCalls)},
        .mode = "trace",
        .environment = {{"COMMLENS_RUNTIME", runtime_mode}, {"COMMLENS_RUNTIME_COLLECTIVES", "allreduce,p2p"}},
        .timeout_seconds = 400,
