@@ -34,22 +34,25 @@ WHERE ?1 IS NULL OR rank = ?1 GROUP BY path ORDER BY SUM(bytes) DESC)sql");
 }
 
 // What the GPU collective runtime ran and what it handed to the baseline, and why, with what chose
-// the algorithm (tuning table rule, forced): the first thing to read after an A/B run
-// (docs/runtime.md).
+// the algorithm (tuning table rule, forced), per MPI function (allreduce and, with p2p, the
+// point-to-point calls): the first thing to read after an A/B run (docs/runtime.md).
 OptionalSection query_runtime_decision_section(const Database& database, const ReportFilter& filter) {
   if (!database.has_rows("runtime_ops"))
     return {.absent = "no runtime decisions in this database"};
-  OptionalSection section{.headers = {"implementation", "decision", "reason", "calls", "bytes", "mean time",
-                                      "bandwidth", "from peer GPUs", "through host", "chosen by"}};
+  OptionalSection section{.headers = {"function", "implementation", "decision", "reason", "calls", "bytes",
+                                      "mean time", "bandwidth", "from peer GPUs", "through host",
+                                      "chosen by"}};
   // Files written before decision_source existed have no such column.
   const char* const source =
       database.has_column("runtime_ops", "decision_source") ? "COALESCE(o.decision_source, '')" : "''";
   auto query = database.prepare(fmt::format(R"sql(
 SELECT COALESCE(i.name, CAST(o.implementation AS TEXT)), o.decision, COALESCE(o.reason, ''), COUNT(*),
-       SUM(o.bytes), SUM(o.end_ns - o.start_ns), SUM(o.bytes_peer), SUM(o.bytes_host), {}
+       SUM(o.bytes), SUM(o.end_ns - o.start_ns), SUM(o.bytes_peer), SUM(o.bytes_host), {},
+       COALESCE(f.name, CAST(o.function_id AS TEXT))
 FROM runtime_ops o LEFT JOIN implementations i ON i.id = o.implementation
+     LEFT JOIN functions f ON f.id = o.function_id
 WHERE ?1 IS NULL OR o.rank = ?1
-GROUP BY 1, 2, 3, 9 ORDER BY SUM(o.end_ns - o.start_ns) DESC)sql",
+GROUP BY 10, 1, 2, 3, 9 ORDER BY SUM(o.end_ns - o.start_ns) DESC)sql",
                                             source));
   query.bind(1, filter.rank ? std::optional<std::int64_t>(*filter.rank) : std::nullopt);
   while (query.step()) {
@@ -58,7 +61,7 @@ GROUP BY 1, 2, 3, 9 ORDER BY SUM(o.end_ns - o.start_ns) DESC)sql",
     const auto time_ns = query.integer(5);
     // bytes per ns is GB/s: the call's data over its time (algorithm bandwidth).
     const auto bandwidth = time_ns > 0 ? fmt::format("{:.2f} GB/s", double(bytes) / double(time_ns)) : "-";
-    section.rows.push_back({query.text(0), query.text(1), query.text(2), query.text(3),
+    section.rows.push_back({query.text(9), query.text(0), query.text(1), query.text(2), query.text(3),
                             binary_size(static_cast<std::uint64_t>(bytes)),
                             human_duration(calls > 0 ? double(time_ns) / double(calls) : 0.0), bandwidth,
                             binary_size(static_cast<std::uint64_t>(query.integer(6))),

@@ -76,33 +76,53 @@ TEST_F(ReportSections, TablesOtherCollectorsAddAreAbsentInOneLine) {
   EXPECT_NE(text.find("\nCUDA copy paths: no CUDA data in this database.\n"), std::string::npos);
 }
 
-TEST_F(ReportSections, RuntimeDecisionsGroupWhatRanAndWhyTheRuntimeDeclined) {
+TEST_F(ReportSections, RuntimeDecisionsGroupWhatRanAndWhyTheRuntimeDeclinedPerFunction) {
   {
     TestDatabase database(path_);
     database.execute(
-        "INSERT OR IGNORE INTO implementations VALUES (1, 'mpi:host_staged'), (3, 'runtime:one_shot')");
+        "INSERT OR IGNORE INTO implementations VALUES (1, 'mpi:host_staged'), (3, 'runtime:one_shot'), "
+        "(7, 'runtime:ipc_rendezvous')");
     // rank, call, function, comm, start, end, implementation, algorithm, decision, reason, bytes,
-    // bytes_peer, bytes_host, ipc_opens, chunks, streams, decision_source
+    // bytes_peer, bytes_host, ipc_opens, chunks, streams, decision_source. Function 3 is
+    // MPI_Allreduce, 1 MPI_Send.
     database.execute(R"sql(INSERT INTO runtime_ops VALUES
-      (0, 1, 0, 0, 0, 1000, 3, 'one_shot', 'runtime', NULL, 4096, 4096, 0, 2, 1, 1, 'table:h100 rule 5'),
-      (0, 2, 0, 0, 0, 3000, 3, 'one_shot', 'runtime', NULL, 4096, 4096, 0, 0, 1, 1, 'table:h100 rule 5'),
-      (1, 3, 0, 0, 0, 8000, 1, 'host_staged', 'ab_baseline', NULL, 4096, 0, 4096, 0, 1, 0, NULL),
-      (1, 4, 0, 0, 0, 500, 0, 'pmpi', 'fallback', 'rank 1: host buffer', 64, 0, 0, 0, 0, 0, NULL))sql");
+      (0, 1, 3, 0, 0, 1000, 3, 'one_shot', 'runtime', NULL, 4096, 4096, 0, 2, 1, 1, 'table:h100 rule 5'),
+      (0, 2, 3, 0, 0, 3000, 3, 'one_shot', 'runtime', NULL, 4096, 4096, 0, 0, 1, 1, 'table:h100 rule 5'),
+      (1, 3, 3, 0, 0, 8000, 1, 'host_staged', 'ab_baseline', NULL, 4096, 0, 4096, 0, 1, 0, NULL),
+      (1, 4, 3, 0, 0, 500, 0, 'pmpi', 'fallback', 'rank 1: host buffer', 64, 0, 0, 0, 0, 0, NULL),
+      (0, 5, 1, 0, 0, 600, 7, 'ipc_rendezvous', 'runtime', NULL, 65536, 65536, 0, 1, 1, 1, NULL),
+      (1, 6, 1, 0, 0, 700, 1, 'host_staged', 'fallback', 'below 64 KiB: the host path', 100, 0, 100, 0, 1, 1,
+       NULL))sql");
   }
   const auto section = report().runtime_decisions;
   ASSERT_TRUE(section.absent.empty());
-  ASSERT_EQ(section.rows.size(), 3u); // ordered by total time: staged 8 us, one-shot 4 us, pmpi 0.5 us
-  const std::vector<std::string> staged{
-      "mpi:host_staged", "ab_baseline", "",     "1", "4KiB", analysis::human_duration(8000),
-      "0.51 GB/s",       "0B",          "4KiB", ""};
+  ASSERT_EQ(section.headers.front(), "function");
+  // Ordered by total time: staged 8 us, one-shot 4 us, Send staged 0.7 us, rendezvous 0.6 us, pmpi 0.5 us.
+  ASSERT_EQ(section.rows.size(), 5u);
+  const std::vector<std::string> staged{"MPI_Allreduce",
+                                        "mpi:host_staged",
+                                        "ab_baseline",
+                                        "",
+                                        "1",
+                                        "4KiB",
+                                        analysis::human_duration(8000),
+                                        "0.51 GB/s",
+                                        "0B",
+                                        "4KiB",
+                                        ""};
   EXPECT_EQ(section.rows[0], staged);
-  EXPECT_EQ(section.rows[1][0], "runtime:one_shot");
-  EXPECT_EQ(section.rows[1][3], "2");
-  EXPECT_EQ(section.rows[1][5], analysis::human_duration(2000));
-  EXPECT_EQ(section.rows[1][6], "2.05 GB/s"); // 8192 B in 4000 ns
-  EXPECT_EQ(section.rows[1][9], "table:h100 rule 5");
-  EXPECT_EQ(section.rows[2][0], "mpi");
-  EXPECT_EQ(section.rows[2][2], "rank 1: host buffer");
+  EXPECT_EQ(section.rows[1][1], "runtime:one_shot");
+  EXPECT_EQ(section.rows[1][4], "2");
+  EXPECT_EQ(section.rows[1][6], analysis::human_duration(2000));
+  EXPECT_EQ(section.rows[1][7], "2.05 GB/s"); // 8192 B in 4000 ns
+  EXPECT_EQ(section.rows[1][10], "table:h100 rule 5");
+  EXPECT_EQ(section.rows[2][0], "MPI_Send");
+  EXPECT_EQ(section.rows[2][3], "below 64 KiB: the host path");
+  EXPECT_EQ(section.rows[3][0], "MPI_Send");
+  EXPECT_EQ(section.rows[3][1], "runtime:ipc_rendezvous");
+  EXPECT_EQ(section.rows[3][8], "64KiB");
+  EXPECT_EQ(section.rows[4][1], "mpi");
+  EXPECT_EQ(section.rows[4][3], "rank 1: host buffer");
 }
 
 TEST_F(ReportSections, RuntimeDecisionsOfFilesWithoutDecisionSourceLeaveItEmpty) {
@@ -119,7 +139,7 @@ TEST_F(ReportSections, RuntimeDecisionsOfFilesWithoutDecisionSourceLeaveItEmpty)
   }
   const auto section = report().runtime_decisions;
   ASSERT_EQ(section.rows.size(), 1u);
-  EXPECT_EQ(section.rows[0][9], "");
+  EXPECT_EQ(section.rows[0][10], "");
 }
 
 TEST(ReportSectionsSummaryMode, TraceOnlySectionsSayWhyTheyAreEmpty) {
