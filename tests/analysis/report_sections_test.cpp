@@ -83,13 +83,13 @@ TEST_F(ReportSections, RuntimeDecisionsGroupWhatRanAndWhyTheRuntimeDeclinedPerFu
         "INSERT OR IGNORE INTO implementations VALUES (1, 'mpi:host_staged'), (3, 'runtime:one_shot'), "
         "(7, 'runtime:ipc_rendezvous')");
     // rank, call, function, comm, start, end, implementation, algorithm, decision, reason, bytes,
-    // bytes_peer, bytes_host, ipc_opens, chunks, streams, decision_source. Function 3 is
-    // MPI_Allreduce, 1 MPI_Send.
+    // bytes_peer, bytes_host, ipc_opens, chunks, streams, decision_source. Function 4 is
+    // MPI_Allreduce, 1 MPI_Send (trace_database.cpp).
     database.execute(R"sql(INSERT INTO runtime_ops VALUES
-      (0, 1, 3, 0, 0, 1000, 3, 'one_shot', 'runtime', NULL, 4096, 4096, 0, 2, 1, 1, 'table:h100 rule 5'),
-      (0, 2, 3, 0, 0, 3000, 3, 'one_shot', 'runtime', NULL, 4096, 4096, 0, 0, 1, 1, 'table:h100 rule 5'),
-      (1, 3, 3, 0, 0, 8000, 1, 'host_staged', 'ab_baseline', NULL, 4096, 0, 4096, 0, 1, 0, NULL),
-      (1, 4, 3, 0, 0, 500, 0, 'pmpi', 'fallback', 'rank 1: host buffer', 64, 0, 0, 0, 0, 0, NULL),
+      (0, 1, 4, 0, 0, 1000, 3, 'one_shot', 'runtime', NULL, 4096, 4096, 0, 2, 1, 1, 'table:h100 rule 5'),
+      (0, 2, 4, 0, 0, 3000, 3, 'one_shot', 'runtime', NULL, 4096, 4096, 0, 0, 1, 1, 'table:h100 rule 5'),
+      (1, 3, 4, 0, 0, 8000, 1, 'host_staged', 'ab_baseline', NULL, 4096, 0, 4096, 0, 1, 0, NULL),
+      (1, 4, 4, 0, 0, 500, 0, 'pmpi', 'fallback', 'rank 1: host buffer', 64, 0, 0, 0, 0, 0, NULL),
       (0, 5, 1, 0, 0, 600, 7, 'ipc_rendezvous', 'runtime', NULL, 65536, 65536, 0, 1, 1, 1, NULL),
       (1, 6, 1, 0, 0, 700, 1, 'host_staged', 'fallback', 'below 64 KiB: the host path', 100, 0, 100, 0, 1, 1,
        NULL))sql");
