@@ -22,8 +22,8 @@ std::uint8_t implementation_id(Implementation implementation) {
   return static_cast<std::uint8_t>(implementation);
 }
 
-// An error the runtime found after MPI succeeded (a truncated rendezvous, a failed copy) goes to
-// the communicator's error handler, as MPI's own errors do: fatal unless the program chose
+// An error the runtime itself finds (no pinned memory, a failed copy, a truncated rendezvous) goes
+// to the communicator's error handler, as MPI's own errors do: fatal unless the program chose
 // MPI_ERRORS_RETURN.
 int report_error(MPI_Comm comm, int rc) {
   if (rc != MPI_SUCCESS) {
@@ -67,12 +67,13 @@ int PointToPoint::staged_send(const void* buf, int count, MPI_Datatype datatype,
   PooledBuffer image = pinned_.acquire(layout.span);
   if (!image) {
     record.reason = "no pinned host memory for the staging copy";
-    return MPI_ERR_NO_MEM;
+    return report_error(comm, MPI_ERR_NO_MEM);
   }
   if (cudaMemcpy(image.data(), static_cast<const char*>(buf) + layout.span_start, layout.span,
                  cudaMemcpyDeviceToHost) != cudaSuccess) {
     cudaGetLastError();
-    return MPI_ERR_OTHER;
+    record.reason = "CUDA error copying the message to the host";
+    return report_error(comm, MPI_ERR_OTHER);
   }
   record.bytes_host = layout.bytes;
   return send_from_copy(std::move(image), layout, count, datatype, dest, tag, comm, request);
@@ -187,8 +188,12 @@ int PointToPoint::recv(void* buf, int count, MPI_Datatype datatype, int source, 
   MPI_Status* const status_out = status == MPI_STATUS_IGNORE ? &local_status : status;
   RuntimeOp record = start_record(call, 0);
   PostedReceive posted;
-  if (source == MPI_PROC_NULL || !receiver_.prepare(posted, buf, count, datatype, on_device(buf))) {
+  const bool device = on_device(buf);
+  if (source == MPI_PROC_NULL) {
     return PMPI_Recv(buf, count, datatype, source, tag, call.comm, status_out);
+  }
+  if (!receiver_.prepare(posted, buf, count, datatype, device)) {
+    return report_error(call.comm, MPI_ERR_NO_MEM); // MPI cannot read a device pointer
   }
   const int rc = PMPI_Recv(posted.location(), count, datatype, source, tag, call.comm, status_out);
   if (rc != MPI_SUCCESS) {
@@ -210,8 +215,11 @@ int PointToPoint::irecv(void* buf, int count, MPI_Datatype datatype, int source,
   // Too small for a header and on the host: nothing to finish.
   const bool device = on_device(buf);
   const bool small_host = !device && message_layout(count, datatype).bytes < sizeof(RendezvousHeader);
-  if (source == MPI_PROC_NULL || small_host || !receiver_.prepare(posted, buf, count, datatype, device)) {
+  if (source == MPI_PROC_NULL || small_host) {
     return PMPI_Irecv(buf, count, datatype, source, tag, call.comm, request);
+  }
+  if (!receiver_.prepare(posted, buf, count, datatype, device)) {
+    return report_error(call.comm, MPI_ERR_NO_MEM); // MPI cannot read a device pointer
   }
   const int rc = PMPI_Irecv(posted.location(), count, datatype, source, tag, call.comm, request);
   if (rc == MPI_SUCCESS) {
@@ -245,7 +253,7 @@ int PointToPoint::send_host_copy(const void* buf, int count, MPI_Datatype dataty
   }
   PooledBuffer copy = pinned_.acquire(layout.span);
   if (!copy) {
-    return MPI_ERR_NO_MEM;
+    return report_error(call.comm, MPI_ERR_NO_MEM);
   }
   std::memcpy(copy.data(), static_cast<const char*>(buf) + layout.span_start, layout.span);
   return send_from_copy(std::move(copy), layout, count, datatype, dest, tag, call.comm, request);
