@@ -18,6 +18,19 @@ std::optional<pmpi::PciGpuId> pci_gpu_id(int device) noexcept {
          static_cast<pmpi::PciGpuId>(slot);
 }
 
+bool on_device(const void* pointer) noexcept {
+  return pointer != MPI_IN_PLACE && query_buffer(pointer).kind == BufferKind::Device;
+}
+
+bool copy_on_legacy_stream(void* destination, const void* source, std::size_t bytes) noexcept {
+  if (cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDefault, cudaStreamLegacy) != cudaSuccess ||
+      cudaStreamSynchronize(cudaStreamLegacy) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return true;
+}
+
 BufferQuery query_buffer(const void* pointer) noexcept {
   unsigned int memory_type = 0;
   int is_managed = 0;

@@ -27,6 +27,14 @@ struct BufferQuery {
 // CUDA error.
 std::optional<pmpi::PciGpuId> pci_gpu_id(int device) noexcept;
 
+// Plain device memory (not managed, not MPI_IN_PLACE, not host): what the runtime stages or maps.
+bool on_device(const void* pointer) noexcept;
+
+// A copy ordered on the legacy default stream (after the application's work there and on the
+// streams that synchronise with it, as any CUDA-aware MPI reads and writes user buffers) and
+// finished when this returns; false on a CUDA error, which is cleared.
+bool copy_on_legacy_stream(void* destination, const void* source, std::size_t bytes) noexcept;
+
 // One driver call (cuPointerGetAttributes). Host memory, unknown pointers and MPI_IN_PLACE-like
 // sentinels come back as Host.
 BufferQuery query_buffer(const void* pointer) noexcept;

@@ -40,10 +40,6 @@ PinnedStagingBuffer& staging_buffer() {
   return buffer;
 }
 
-bool on_device(const void* pointer) {
-  return pointer != MPI_IN_PLACE && query_buffer(pointer).kind == BufferKind::Device;
-}
-
 } // namespace
 
 bool mpi_is_cuda_aware() noexcept {

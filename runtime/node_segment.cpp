@@ -23,14 +23,17 @@ NodeSegment::~NodeSegment() {
   }
 }
 
+void pause_spinning(int spins) noexcept {
+  if (spins > 1000) {
+    sched_yield();
+  }
+}
+
 void NodeSegment::barrier(std::uint64_t number) noexcept {
   slots_[rank_].arrived.store(number, std::memory_order_release);
   for (int peer = 0; peer < size_; ++peer) {
-    // Spin briefly, then yield: ranks may outnumber cores (several ranks sharing one GPU).
     for (int spins = 0; slots_[peer].arrived.load(std::memory_order_acquire) < number; ++spins) {
-      if (spins > 1000) {
-        sched_yield();
-      }
+      pause_spinning(spins);
     }
   }
 }

@@ -34,6 +34,10 @@ struct alignas(64) RankSlot {
   PublishedBuffer output;  // recvbuf
 };
 
+// Waiting on another rank through shared memory: spin briefly, then yield, since ranks may
+// outnumber cores (several ranks sharing one GPU).
+void pause_spinning(int spins) noexcept;
+
 class NodeSegment {
 public:
   NodeSegment() = default;

@@ -14,10 +14,6 @@ namespace {
 // Enough for a 1 GiB message's image: staging that pins anew per message measures cudaMallocHost.
 constexpr std::size_t kCachedPinnedBytes = std::size_t{1} << 30;
 
-bool on_device(const void* buffer) {
-  return query_buffer(buffer).kind == BufferKind::Device;
-}
-
 std::uint8_t implementation_id(Implementation implementation) {
   return static_cast<std::uint8_t>(implementation);
 }
@@ -40,12 +36,13 @@ PointToPoint::PointToPoint(const pmpi::CudaPluginHost& host, RuntimeMode mode, I
       peers_(*host.runtime_channel), sender_(*host.runtime_channel, peers_, cache, pinned_),
       receiver_(*host.runtime_channel, cache, pinned_) {}
 
-RuntimeOp PointToPoint::start_record(const CallContext& call, std::uint64_t bytes) const {
+RuntimeOp PointToPoint::start_record(const CallContext& call, std::uint64_t bytes,
+                                     std::uint64_t start_ns) const {
   RuntimeOp record;
   record.call_id = call.call_id;
   record.function = call.function;
   record.comm_id = host_.communicator_id(call.comm);
-  record.start_ns = host_.now_ns();
+  record.start_ns = start_ns;
   record.bytes = bytes;
   return record;
 }
@@ -99,13 +96,16 @@ int PointToPoint::send_from_copy(PooledBuffer image, const MessageLayout& layout
 
 int PointToPoint::send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                        const CallContext& call, MPI_Request* request, std::uint8_t* implementation) {
+  const std::uint64_t start_ns = host_.now_ns();
   sender_.progress();
-  const MessageLayout layout = message_layout(count, datatype);
-  if (dest == MPI_PROC_NULL || !layout.supported || layout.span == 0 || !on_device(buf)) {
+  // Host buffers go to MPI untouched: one driver query, no datatype queries.
+  const bool to_mpi = dest == MPI_PROC_NULL || !on_device(buf);
+  const MessageLayout layout = to_mpi ? MessageLayout{} : message_layout(count, datatype);
+  if (to_mpi || !layout.supported || layout.span == 0) {
     return request == nullptr ? PMPI_Send(buf, count, datatype, dest, tag, call.comm)
                               : PMPI_Isend(buf, count, datatype, dest, tag, call.comm, request);
   }
-  RuntimeOp record = start_record(call, layout.bytes);
+  RuntimeOp record = start_record(call, layout.bytes, start_ns);
   record.decision = "fallback";
   int rc = MPI_SUCCESS;
   RendezvousHeader header;
@@ -183,16 +183,15 @@ void PointToPoint::finish_receive_record(RuntimeOp record, const ReceiveOutcome&
 
 int PointToPoint::recv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
                        const CallContext& call, MPI_Status* status, std::uint8_t* implementation) {
+  const std::uint64_t start_ns = host_.now_ns();
   sender_.progress();
   MPI_Status local_status;
   MPI_Status* const status_out = status == MPI_STATUS_IGNORE ? &local_status : status;
-  RuntimeOp record = start_record(call, 0);
-  PostedReceive posted;
-  const bool device = on_device(buf);
   if (source == MPI_PROC_NULL) {
     return PMPI_Recv(buf, count, datatype, source, tag, call.comm, status_out);
   }
-  if (!receiver_.prepare(posted, buf, count, datatype, device)) {
+  PostedReceive posted;
+  if (!receiver_.prepare(posted, buf, count, datatype, on_device(buf))) {
     return report_error(call.comm, MPI_ERR_NO_MEM); // MPI cannot read a device pointer
   }
   const int rc = PMPI_Recv(posted.location(), count, datatype, source, tag, call.comm, status_out);
@@ -203,23 +202,25 @@ int PointToPoint::recv(void* buf, int count, MPI_Datatype datatype, int source, 
   if (posted.device || outcome.rendezvous) {
     *implementation =
         implementation_id(outcome.rendezvous ? Implementation::IpcRendezvous : Implementation::MpiHostStaged);
-    finish_receive_record(std::move(record), outcome);
+    finish_receive_record(start_record(call, 0, start_ns), outcome);
   }
   return report_error(call.comm, outcome.rc);
 }
 
 int PointToPoint::irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
                         const CallContext& call, MPI_Request* request, std::uint8_t* implementation) {
+  const std::uint64_t start_ns = host_.now_ns();
   sender_.progress();
-  PostedReceive posted;
-  // Too small for a header and on the host: nothing to finish.
-  const bool device = on_device(buf);
-  const bool small_host = !device && message_layout(count, datatype).bytes < sizeof(RendezvousHeader);
-  if (source == MPI_PROC_NULL || small_host) {
+  if (source == MPI_PROC_NULL) {
     return PMPI_Irecv(buf, count, datatype, source, tag, call.comm, request);
   }
-  if (!receiver_.prepare(posted, buf, count, datatype, device)) {
+  PostedReceive posted;
+  if (!receiver_.prepare(posted, buf, count, datatype, on_device(buf))) {
     return report_error(call.comm, MPI_ERR_NO_MEM); // MPI cannot read a device pointer
+  }
+  // Too small for a header and on the host: nothing to finish.
+  if (!posted.device && posted.layout.bytes < sizeof(RendezvousHeader)) {
+    return PMPI_Irecv(buf, count, datatype, source, tag, call.comm, request);
   }
   const int rc = PMPI_Irecv(posted.location(), count, datatype, source, tag, call.comm, request);
   if (rc == MPI_SUCCESS) {
@@ -228,7 +229,7 @@ int PointToPoint::irecv(void* buf, int count, MPI_Datatype datatype, int source,
     }
     std::lock_guard lock(mutex_);
     pending_receives_.emplace(pmpi::handle_key(*request),
-                              PendingReceive{std::move(posted), start_record(call, 0), call.comm});
+                              PendingReceive{std::move(posted), start_record(call, 0, start_ns), call.comm});
     ++pending_;
   }
   return rc;
@@ -243,7 +244,7 @@ int PointToPoint::send_host_copy(const void* buf, int count, MPI_Datatype dataty
     return PMPI_Isend(buf, count, datatype, dest, tag, call.comm, request);
   }
   if (on_device(buf)) {
-    RuntimeOp record = start_record(call, layout.bytes);
+    RuntimeOp record = start_record(call, layout.bytes, host_.now_ns());
     record.decision = "fallback";
     record.reason = "Sendrecv_replace: sent from a copy";
     const int rc = staged_send(buf, count, datatype, layout, dest, tag, call.comm, request, record);

@@ -70,7 +70,7 @@ private:
     MPI_Comm comm; // whose error handler hears of errors found at completion
   };
 
-  RuntimeOp start_record(const CallContext& call, std::uint64_t bytes) const;
+  RuntimeOp start_record(const CallContext& call, std::uint64_t bytes, std::uint64_t start_ns) const;
   bool rendezvous_turn(int count, MPI_Datatype datatype);
   int send_rendezvous(const RendezvousHeader& header, int dest, int tag, MPI_Comm comm);
   int isend_rendezvous(const RendezvousHeader& header, int dest, int tag, MPI_Comm comm,

@@ -1,7 +1,8 @@
 #include "rendezvous_receiver.hpp"
 
+#include "device_buffer.hpp"
+
 #include <cuda_runtime.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <cstring>
@@ -11,15 +12,9 @@ namespace commlens::runtime {
 
 namespace {
 
+// The copies of a receive, as MPI return codes.
 int copy(void* destination, const void* source, std::size_t bytes) {
-  // Ordered on the legacy default stream after the application's work on the buffer, and finished
-  // before the receive is reported complete.
-  if (cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDefault, cudaStreamLegacy) != cudaSuccess ||
-      cudaStreamSynchronize(cudaStreamLegacy) != cudaSuccess) {
-    cudaGetLastError();
-    return MPI_ERR_OTHER;
-  }
-  return MPI_SUCCESS;
+  return copy_on_legacy_stream(destination, source, bytes) ? MPI_SUCCESS : MPI_ERR_OTHER;
 }
 
 } // namespace
@@ -133,9 +128,7 @@ ReceiveOutcome RendezvousReceiver::take_rendezvous(PostedReceive& posted, const 
           break;
         }
       }
-      if (spins > 1000) {
-        sched_yield(); // the sender is copying into the block
-      }
+      pause_spinning(spins); // the sender is copying into the block
     }
   }
   PooledBuffer through_host;

@@ -3,7 +3,6 @@
 #include "device_buffer.hpp"
 
 #include <cuda_runtime.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <climits>
@@ -14,23 +13,6 @@ namespace {
 
 // Blocks kept for reuse: a few large messages' worth, so steady exchanges allocate nothing.
 constexpr std::size_t kCachedBlockBytes = std::size_t{2} << 30;
-
-// Device to device on the legacy default stream: after the buffer's producers there (and on the
-// streams that synchronise with it), as any CUDA-aware MPI reads a send buffer.
-bool copy_and_wait(void* destination, const void* source, std::size_t bytes, cudaMemcpyKind kind) {
-  if (cudaMemcpyAsync(destination, source, bytes, kind, cudaStreamLegacy) != cudaSuccess ||
-      cudaStreamSynchronize(cudaStreamLegacy) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return true;
-}
-
-void pause(int spins) {
-  if (spins > 1000) {
-    sched_yield(); // ranks may outnumber cores (several ranks sharing one GPU)
-  }
-}
 
 } // namespace
 
@@ -131,7 +113,7 @@ bool RendezvousSender::withdraw(Outstanding& sent) {
   }
   const BufferQuery query = query_buffer(block.data());
   int error = 0;
-  if (!copy_and_wait(block.data(), sent.source, sent.bytes, cudaMemcpyDeviceToDevice) ||
+  if (!copy_on_legacy_stream(block.data(), sent.source, sent.bytes) ||
       !cache_.export_handle(block.data(), query.device.buffer_id, &slot.block, &error)) {
     // The receiver waits for kInBlock; the host path still serves it from the user's buffer,
     // which the send has not released.
@@ -155,7 +137,7 @@ void RendezvousSender::serve_host_request(Outstanding& sent) {
   sent.sent_by_host = true;
   peers_.mark_unmappable(sent.dest_world);
   PooledBuffer host = pinned_.acquire(sent.bytes);
-  const bool copied = host && copy_and_wait(host.data(), sent.source, sent.bytes, cudaMemcpyDeviceToHost);
+  const bool copied = host && copy_on_legacy_stream(host.data(), sent.source, sent.bytes);
   // Without the data, an empty message tells the receiver to fail the receive, not to hang.
   PMPI_Send(copied ? host.data() : nullptr, copied ? static_cast<int>(sent.bytes) : 0, MPI_BYTE,
             sent.dest_world, data_tag(sent.slot), channel_);
@@ -185,7 +167,7 @@ int RendezvousSender::settle(std::int32_t slot_index, std::chrono::nanoseconds p
       sent->settled = true; // the receiver copies from the block; progress() frees both later
       return MPI_SUCCESS;
     }
-    pause(spins);
+    pause_spinning(spins);
   }
   std::lock_guard lock(mutex_);
   slot.state.store(kFree, std::memory_order_release);
@@ -235,7 +217,7 @@ void RendezvousSender::drain() {
     if (outstanding_.empty()) {
       break;
     }
-    pause(spins);
+    pause_spinning(spins);
   }
   blocks_.trim();
 }
