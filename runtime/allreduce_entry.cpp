@@ -3,6 +3,7 @@
 #include "host_staging.hpp"
 #include "ipc_allreduce.hpp"
 #include "mpi_reduction_map.hpp"
+#include "path_probe.hpp"
 
 namespace commlens::runtime {
 
@@ -88,6 +89,23 @@ int run_baseline(RuntimeState& state, const void* sendbuf, void* recvbuf, int co
   return staged.rc;
 }
 
+// The engine's first call: its GPUs' copy paths, read from the node's file or measured, go into
+// the run table (one key per GPU, from the rank that leads it).
+void learn_copy_paths(RuntimeState& state, CommunicatorEngine& engine, MPI_Comm comm) {
+  if (!engine.first_call() || engine.spans_nodes() || state.host.runtime_paths == "off") {
+    return;
+  }
+  std::string problem;
+  if (const std::optional<KnownPaths> known = probe_paths(comm, engine, state.host.runtime_paths, &problem)) {
+    state.host.set_run_value("runtime_paths." + known->paths.pci,
+                             (known->measured ? "measured, stored in " : "read from ") + known->file + ": " +
+                                 topology::describe(known->paths));
+  }
+  if (!problem.empty()) {
+    state.host.set_run_value("runtime_paths_problem", problem);
+  }
+}
+
 } // namespace
 
 int allreduce_entry(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -107,6 +125,9 @@ int allreduce_entry(const void* sendbuf, void* recvbuf, int count, MPI_Datatype 
   // ranks take the same branch without talking to each other.
   CommunicatorEngine& engine =
       state.engines.engine_for(comm, static_cast<int>(state.host.runtime_ranks_per_node));
+  if (engine.usable()) {
+    learn_copy_paths(state, engine, comm);
+  }
   int rc = MPI_SUCCESS;
   if (!engine.usable() || !reduction || count <= 0) {
     record.decision = "fallback";

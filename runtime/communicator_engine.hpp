@@ -50,6 +50,8 @@ public:
   }
   // The next barrier number (every rank counts the same barriers, so the numbers agree).
   std::uint64_t next_barrier() noexcept { return ++barriers_; }
+  // True on the engine's first call only (every rank of it makes the same calls).
+  bool first_call() noexcept { return calls_++ == 0; }
   // A blocking stream on the current device (it orders after work on the legacy default stream).
   void* stream();
 
@@ -75,6 +77,7 @@ private:
   int gpu_count_ = 0;
   std::vector<int> ranks_on_my_gpu_;
   std::uint64_t barriers_ = 0;
+  std::uint64_t calls_ = 0;
   void* stream_ = nullptr;
   std::unique_ptr<HostStripe> stripe_;
   std::unique_ptr<CommunicatorEngine> node_engine_;

@@ -18,8 +18,20 @@ std::optional<pmpi::PciGpuId> pci_gpu_id(int device) noexcept {
          static_cast<pmpi::PciGpuId>(slot);
 }
 
+namespace {
+BufferLocation (*location_cache)(const void* buffer) noexcept = nullptr;
+} // namespace
+
+void use_location_cache(BufferLocation (*cached_location)(const void* buffer) noexcept) noexcept {
+  location_cache = cached_location;
+}
+
 bool on_device(const void* pointer) noexcept {
-  return pointer != MPI_IN_PLACE && query_buffer(pointer).kind == BufferKind::Device;
+  if (pointer == MPI_IN_PLACE) {
+    return false;
+  }
+  return location_cache != nullptr ? location_cache(pointer) == BufferLocation::Device
+                                   : query_buffer(pointer).kind == BufferKind::Device;
 }
 
 bool copy_on_legacy_stream(void* destination, const void* source, std::size_t bytes) noexcept {

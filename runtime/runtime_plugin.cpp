@@ -1,6 +1,7 @@
 #include "runtime_plugin.hpp"
 
 #include "allreduce_entry.hpp"
+#include "device_buffer.hpp"
 #include "host_staging.hpp"
 #include "p2p_entries.hpp"
 
@@ -80,6 +81,7 @@ const char* start_runtime(const pmpi::CudaPluginHost& host) {
   state.cuda_aware = mpi_is_cuda_aware();
   state.allreduce_function = function_id(host, "MPI_Allreduce");
   state.records = std::make_unique<RuntimeRecords>(state.host);
+  use_location_cache(host.hooks->buffer_location); // set by the CUDA collector, which starts first
   load_tuning(state, host);
   const auto& collectives = host.runtime_collectives;
   if (std::find(collectives.begin(), collectives.end(), "allreduce") != collectives.end()) {

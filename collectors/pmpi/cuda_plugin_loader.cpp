@@ -97,6 +97,7 @@ std::string load_and_start(Profiler& profiler) {
   host.runtime_ranks_per_node = profiler.config().runtime_ranks_per_node;
   host.runtime_algorithm = profiler.config().runtime_algorithm;
   host.runtime_tuning_file = profiler.config().runtime_tuning_file;
+  host.runtime_paths = profiler.config().runtime_paths;
   host.runtime_channel = runtime_channel.comm != MPI_COMM_NULL ? &runtime_channel : nullptr;
   host.init_ns = profiler.init_ns();
   host.hooks = &collector_hooks();

@@ -17,6 +17,7 @@
 #include <ctime>
 #include <fstream>
 #include <iterator>
+#include <ranges>
 #include <string>
 #include <unistd.h>
 
@@ -180,7 +181,9 @@ extern "C" COMMLENS_EXPORT int MPI_Finalize() {
   PMPI_Comm_free(&clock_comm);
   profiler->set_clock_alignment({init_clock.offset_ns, drift_ppb(init_clock, final_clock)});
   profiler->add_overhead("finalize", 1, commlens::monotonic_ns() - began);
-  for (const CollectorSlot& slot : collector_hooks().slots) {
+  // Last started, first finished: the runtime's last copies and its IPC closes happen while the
+  // CUDA collector still records them (ipc_events then shows every mapping closed).
+  for (const CollectorSlot& slot : std::views::reverse(collector_hooks().slots)) {
     if (slot.finalize != nullptr) {
       slot.finalize();
     }

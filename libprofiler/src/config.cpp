@@ -185,7 +185,8 @@ Config Config::from_environment(const Warn& warn, const Lookup& lookup) {
           "COMMLENS_SUMMARY_SLOTS", "COMMLENS_FLUSH_MS", "COMMLENS_MERGE", "COMMLENS_QUIET",
           "COMMLENS_CONFIG", "COMMLENS_PVARS", "COMMLENS_PVAR_PERIOD_MS", "COMMLENS_PVAR_CALLS",
           "COMMLENS_RUNTIME", "COMMLENS_RUNTIME_COLLECTIVES", "COMMLENS_RUNTIME_HOST_PERCENT",
-          "COMMLENS_RUNTIME_ALGORITHM", "COMMLENS_RUNTIME_TUNING", "COMMLENS_RUNTIME_RANKS_PER_NODE"}) {
+          "COMMLENS_RUNTIME_ALGORITHM", "COMMLENS_RUNTIME_TUNING", "COMMLENS_RUNTIME_RANKS_PER_NODE",
+          "COMMLENS_RUNTIME_PATHS"}) {
       if (const char* value = lookup(key)) {
         values.emplace(key, value);
       }
@@ -296,6 +297,13 @@ Config Config::from_environment(const Warn& warn, const Lookup& lookup) {
       } else {
         config.runtime_tuning_file = value;
       }
+    } else if (key == "COMMLENS_RUNTIME_PATHS") {
+      if (value.empty()) {
+        reject(key, value, "off, or the path of the node's copy-path file",
+               "the file in the cache directory");
+      } else {
+        config.runtime_paths = value;
+      }
     } else if (key == "COMMLENS_RUNTIME_RANKS_PER_NODE") {
       if (auto ranks = parse_in_range(value, 0, 1 << 20)) {
         config.runtime_ranks_per_node = static_cast<std::uint32_t>(*ranks);
@@ -311,7 +319,8 @@ Config Config::from_environment(const Warn& warn, const Lookup& lookup) {
       if (all_known) {
         config.runtime_collectives = std::move(*names);
       } else {
-        reject(key, value, fmt::format("a comma list of {}", kRuntimeCollectives), kRuntimeDefaultCollectives);
+        reject(key, value, fmt::format("a comma list of {}", kRuntimeCollectives),
+               kRuntimeDefaultCollectives);
       }
     } else if (key == "COMMLENS_MERGE" || key == "COMMLENS_QUIET") {
       bool& target = key == "COMMLENS_MERGE" ? config.merge_at_finalize : config.quiet;

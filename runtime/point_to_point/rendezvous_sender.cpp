@@ -86,6 +86,7 @@ bool RendezvousSender::offer(const void* buf, std::size_t bytes, int dest_world,
   header->sender_node_rank = node_rank_;
   header->slot = slot;
   outstanding_.push_back({slot, buf, bytes, dest_world, {}});
+  any_outstanding_.store(true, std::memory_order_relaxed);
   slots_[slot].state.store(kOffered, std::memory_order_release);
   return true;
 }
@@ -171,18 +172,27 @@ int RendezvousSender::settle(std::int32_t slot_index, std::chrono::nanoseconds p
   }
   std::lock_guard lock(mutex_);
   slot.state.store(kFree, std::memory_order_release);
-  std::erase_if(outstanding_, [sent](const Outstanding& entry) { return &entry == sent; });
+  drop(sent);
   return MPI_SUCCESS;
 }
 
 void RendezvousSender::cancel(std::int32_t slot) {
   std::lock_guard lock(mutex_);
-  Outstanding* sent = find(slot);
-  std::erase_if(outstanding_, [sent](const Outstanding& entry) { return &entry == sent; });
+  drop(find(slot));
   slots_[slot].state.store(kFree, std::memory_order_release);
 }
 
+void RendezvousSender::drop(const Outstanding* sent) {
+  std::erase_if(outstanding_, [sent](const Outstanding& entry) { return &entry == sent; });
+  any_outstanding_.store(!outstanding_.empty(), std::memory_order_relaxed);
+}
+
 void RendezvousSender::progress() {
+  // Called by every point-to-point call: with nothing outstanding (every host-buffer program), no
+  // lock is taken.
+  if (!any_outstanding_.load(std::memory_order_relaxed)) {
+    return;
+  }
   std::lock_guard lock(mutex_);
   std::erase_if(outstanding_, [this](Outstanding& sent) {
     HandoffSlot& slot = slots_[sent.slot];
@@ -196,6 +206,7 @@ void RendezvousSender::progress() {
     slot.state.store(kFree, std::memory_order_release);
     return true;
   });
+  any_outstanding_.store(!outstanding_.empty(), std::memory_order_relaxed);
 }
 
 void RendezvousSender::drain() {

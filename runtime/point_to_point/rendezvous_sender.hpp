@@ -49,6 +49,8 @@ private:
     bool sent_by_host = false; // the bytes went on the channel
   };
   Outstanding* find(std::int32_t slot);
+  // Under mutex_: removes the entry (null: none).
+  void drop(const Outstanding* sent);
   bool withdraw(Outstanding& sent);
   void serve_host_request(Outstanding& sent);
 
@@ -64,7 +66,8 @@ private:
   BufferPool blocks_;
   std::mutex mutex_; // MPI_THREAD_MULTIPLE: threads send concurrently
   std::int32_t next_slot_ = 0;
-  std::list<Outstanding> outstanding_; // stable addresses: settle() works on its entry unlocked
+  std::list<Outstanding> outstanding_;       // stable addresses: settle() works on its entry unlocked
+  std::atomic<bool> any_outstanding_{false}; // !outstanding_.empty(), read without the lock
 };
 
 } // namespace commlens::runtime

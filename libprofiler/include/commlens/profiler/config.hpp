@@ -67,6 +67,9 @@ struct Config {
   std::string runtime_algorithm = "auto";            // COMMLENS_RUNTIME_ALGORITHM, one of kRuntimeAlgorithms
   // A tuning table (JSON, docs/runtime.md) replacing the shipped one; empty: the shipped one.
   std::string runtime_tuning_file; // COMMLENS_RUNTIME_TUNING
+  // The node's file of measured copy paths (docs/runtime.md); empty: paths-HOST.json in the user's
+  // cache directory; "off": neither measured nor read.
+  std::string runtime_paths; // COMMLENS_RUNTIME_PATHS
   // Treat every N consecutive ranks of MPI_COMM_WORLD as one node (0: the real nodes), so the
   // runtime's hierarchical algorithm can be tested on one machine (as MPICH's
   // MPIR_CVAR_NUM_CLIQUES does for its own).
