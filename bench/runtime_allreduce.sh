@@ -13,7 +13,9 @@ placement=${5:-}
 out=$(mktemp -d)
 # NVLink multicast (NVLS) stays off: the lent GPU hosts forbid it.
 export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-COMMLENS_RUNTIME=ab "$build/analysis/commlens" run --output "$out" --mode trace -- \
+# Steady state (first uses: bench/runtime_first_use.sh): the buffers are allocated once, and the
+# first sizes' runtime turns would otherwise go to the host path while the handles open.
+COMMLENS_RUNTIME=ab COMMLENS_RUNTIME_BACKGROUND_OPENS=0 "$build/analysis/commlens" run --output "$out" --mode trace -- \
   mpirun -np "$ranks" --oversubscribe "$build/bench/runtime_allreduce" "$iterations" "$max_bytes" $placement
 # One table per runtime algorithm that ran (which ran depends on size, ranks and placement:
 # docs/runtime.md).

@@ -144,7 +144,8 @@ int allreduce_entry(const void* sendbuf, void* recvbuf, int count, MPI_Datatype 
                                          .count = count,
                                          .reduction = *reduction,
                                          .stripe = choice.stripe,
-                                         .host_share = choice.host_percent / 100.0},
+                                         .host_share = choice.host_percent / 100.0,
+                                         .background_opens = state.host.runtime_background_opens},
                                         datatype, op, comm);
     record.decision_source = std::move(choice.source);
     if (result.ran) {

@@ -3,9 +3,9 @@
 // a reason), the algorithm or the baseline, and one runtime_ops record.
 #include "communicator_engine.hpp"
 #include "ipc_handle_cache.hpp"
+#include "point_to_point.hpp"
 #include "runtime_records.hpp"
 #include "shipped_tables.hpp"
-#include "point_to_point.hpp"
 
 #include "commlens/profiler/config.hpp"
 

@@ -28,6 +28,10 @@ struct AllreduceArguments {
   Reduction reduction;
   HostStripe* stripe = nullptr; // OneShotStriped's host path
   double host_share = 0;        // OneShotStriped: the share of the data the host path carries
+  // COMMLENS_RUNTIME_BACKGROUND_OPENS: a rank whose peer buffers are not mapped yet, on a call the
+  // host path runs faster than the opens would take, hands the call to the baseline (every rank
+  // agrees) and has the handles opened in the background for the next call.
+  bool background_opens = false;
   // ReduceToNodeLeader: every rank of the whole communicator votes here after its node agreed,
   // and the node leader runs between_nodes on its output (the node's partial result).
   MPI_Comm vote = MPI_COMM_NULL;

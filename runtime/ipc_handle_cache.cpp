@@ -17,8 +17,106 @@ template <typename Entry> typename std::vector<Entry>::iterator least_recent(std
 
 } // namespace
 
-void* IpcHandleCache::map(int owner_pid, const PublishedBuffer& buffer, bool* opened, int* error) {
+bool IpcHandleCache::mapped_locked(int owner_pid, std::uint64_t buffer_id) const {
+  return std::ranges::any_of(mappings_, [&](const Mapping& mapping) {
+    return mapping.owner_pid == owner_pid && mapping.buffer_id == buffer_id;
+  });
+}
+
+bool IpcHandleCache::in_flight_locked(int owner_pid, std::uint64_t buffer_id) const {
+  return std::ranges::any_of(requests_, [&](const Request& request) {
+    return request.owner_pid == owner_pid && request.buffer.buffer_id == buffer_id;
+  });
+}
+
+IpcHandleCache::Readiness IpcHandleCache::readiness(int owner_pid, const PublishedBuffer& buffer) const {
   std::lock_guard lock(mutex_);
+  if (mapped_locked(owner_pid, buffer.buffer_id)) {
+    return Readiness::Mapped;
+  }
+  if (in_flight_locked(owner_pid, buffer.buffer_id)) {
+    return Readiness::Opening;
+  }
+  return std::ranges::find(refused_, std::pair{owner_pid, buffer.buffer_id}) != refused_.end()
+             ? Readiness::RefusedInBackground
+             : Readiness::Unmapped;
+}
+
+std::uint64_t IpcHandleCache::mean_open_ns(std::uint64_t fallback) const {
+  std::lock_guard lock(mutex_);
+  return stats_.misses == 0 ? fallback : stats_.open_ns / stats_.misses;
+}
+
+void IpcHandleCache::open_later(int owner_pid, const PublishedBuffer& buffer, int device) {
+  std::lock_guard lock(mutex_);
+  if (stopping_ || mapped_locked(owner_pid, buffer.buffer_id) ||
+      in_flight_locked(owner_pid, buffer.buffer_id) ||
+      std::ranges::find(refused_, std::pair{owner_pid, buffer.buffer_id}) != refused_.end() ||
+      mappings_.size() + requests_.size() >= capacity_) {
+    return;
+  }
+  requests_.push_back({owner_pid, buffer, device});
+  if (!worker_.joinable()) {
+    worker_ = std::thread([this] { work(); });
+  }
+  work_ready_.notify_one();
+}
+
+// The worker: opens queued handles one at a time, without the lock (an open takes milliseconds,
+// and calls keep using the cache meanwhile). A refused open is left to map(), which may close the
+// owner's old mappings and retry, something only the calling thread may do.
+void IpcHandleCache::work() {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    work_ready_.wait(lock, [this] { return stopping_ || !requests_.empty(); });
+    if (stopping_) {
+      requests_.clear(); // never opened: nobody waits for them any more
+      opened_.notify_all();
+      return;
+    }
+    const Request request = requests_.front();
+    lock.unlock();
+    cudaSetDevice(request.device);
+    cudaIpcMemHandle_t handle;
+    std::memcpy(&handle, request.buffer.handle, sizeof handle);
+    void* base = nullptr;
+    const auto start = std::chrono::steady_clock::now();
+    const cudaError_t result = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess);
+    const auto took = std::chrono::steady_clock::now() - start;
+    if (result != cudaSuccess) {
+      cudaGetLastError();
+    }
+    lock.lock();
+    if (result == cudaSuccess) {
+      mappings_.push_back({request.owner_pid, request.buffer.buffer_id, base, ++clock_});
+      stats_.open_ns += static_cast<std::uint64_t>(std::chrono::nanoseconds(took).count());
+      ++stats_.misses;
+      ++stats_.background_opens;
+    } else {
+      if (refused_.size() >= capacity_) {
+        refused_.clear(); // old entries are of buffers long gone
+      }
+      refused_.emplace_back(request.owner_pid, request.buffer.buffer_id);
+    }
+    requests_.pop_front();
+    opened_.notify_all();
+  }
+}
+
+void IpcHandleCache::stop_worker() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true; // the worker finishes the open it is in, then leaves
+    work_ready_.notify_all();
+  }
+  if (worker_.joinable()) {
+    worker_.join();
+  }
+}
+
+void* IpcHandleCache::map(int owner_pid, const PublishedBuffer& buffer, bool* opened, int* error) {
+  std::unique_lock lock(mutex_);
+  opened_.wait(lock, [&] { return !in_flight_locked(owner_pid, buffer.buffer_id); });
   *opened = false;
   for (Mapping& mapping : mappings_) {
     if (mapping.owner_pid == owner_pid && mapping.buffer_id == buffer.buffer_id) {
@@ -49,6 +147,7 @@ void* IpcHandleCache::map(int owner_pid, const PublishedBuffer& buffer, bool* op
     return nullptr;
   }
   *opened = true;
+  std::erase(refused_, std::pair{owner_pid, buffer.buffer_id});
   mappings_.push_back({owner_pid, buffer.buffer_id, base, ++clock_});
   return static_cast<char*>(base) + buffer.offset;
 }
@@ -96,6 +195,7 @@ bool IpcHandleCache::export_handle(void* base, std::uint64_t buffer_id, Publishe
 }
 
 void IpcHandleCache::close_all() {
+  stop_worker(); // its last open lands in mappings_ before they are closed
   std::lock_guard lock(mutex_);
   for (const Mapping& mapping : mappings_) {
     cudaIpcCloseMemHandle(mapping.base);

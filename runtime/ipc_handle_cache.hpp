@@ -4,10 +4,15 @@
 // allocation's buffer id, so an allocation freed and another made at the same address is a new key
 // (never a stale mapping). Bounded: the least recently used mapping is closed when full.
 // Also caches this process's own exported handles (cudaIpcGetMemHandle per allocation once).
+// Handles can also be opened on a worker thread (open_later), so that a call need not wait for
+// them: research 000's Dynamic copy-type selection, the host path serving meanwhile.
 #include "node_segment.hpp"
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace commlens::runtime {
@@ -16,7 +21,8 @@ struct IpcCacheStats {
   std::uint64_t hits = 0;
   std::uint64_t misses = 0;
   std::uint64_t evictions = 0;
-  std::uint64_t open_ns = 0; // time spent in cudaIpcOpenMemHandle
+  std::uint64_t open_ns = 0;          // time spent in cudaIpcOpenMemHandle, both threads
+  std::uint64_t background_opens = 0; // of the misses, those the worker opened
 };
 
 class IpcHandleCache {
@@ -24,10 +30,23 @@ public:
   explicit IpcHandleCache(std::size_t capacity) : capacity_(capacity) {}
   IpcHandleCache(const IpcHandleCache&) = delete;
   IpcHandleCache& operator=(const IpcHandleCache&) = delete;
+  ~IpcHandleCache() { stop_worker(); }
 
   // The local address of the peer's buffer (mapping base + offset); null on failure (*error set
-  // to the CUDA error). *opened is true when this call had to open the handle.
+  // to the CUDA error). *opened is true when this call had to open the handle. Waits for the
+  // worker when it is opening this very handle.
   void* map(int owner_pid, const PublishedBuffer& buffer, bool* opened, int* error);
+  // What map() would find: the buffer mapped (no open, no wait), queued for the worker (map()
+  // would wait), not mapped, or refused by the worker's open (map() may close the owner's stale
+  // mappings and retry; the worker may not). Counts nothing.
+  enum class Readiness { Mapped, Opening, Unmapped, RefusedInBackground };
+  Readiness readiness(int owner_pid, const PublishedBuffer& buffer) const;
+  // Opens the handle on the worker thread (with `device` current), so that a later map() hits.
+  // Only while the cache has room: the worker never closes a mapping, because the caller's kernels
+  // may be reading through any of them. A handle mapped or queued already is skipped.
+  void open_later(int owner_pid, const PublishedBuffer& buffer, int device);
+  // The mean time one open has taken in this process; `fallback` before the first.
+  std::uint64_t mean_open_ns(std::uint64_t fallback) const;
   // Fills buffer->handle for an allocation of this process (base given), cached per buffer id.
   bool export_handle(void* base, std::uint64_t buffer_id, PublishedBuffer* buffer, int* error);
   // Closes every mapping (MPI_Finalize).
@@ -36,6 +55,10 @@ public:
 
 private:
   bool close_owner_mappings(int owner_pid);
+  bool mapped_locked(int owner_pid, std::uint64_t buffer_id) const;
+  bool in_flight_locked(int owner_pid, std::uint64_t buffer_id) const;
+  void work();
+  void stop_worker();
 
   struct Mapping {
     int owner_pid;
@@ -49,12 +72,24 @@ private:
     std::uint64_t last_use;
   };
 
+  struct Request {
+    int owner_pid;
+    PublishedBuffer buffer;
+    int device;
+  };
+
   mutable std::mutex mutex_;
   std::size_t capacity_;
   std::uint64_t clock_ = 0;
   std::vector<Mapping> mappings_;
   std::vector<Export> exports_;
   IpcCacheStats stats_;
+  std::deque<Request> requests_; // queued or being opened (the front, while the worker opens it)
+  std::vector<std::pair<int, std::uint64_t>> refused_; // (owner, buffer id) the worker could not open
+  std::condition_variable work_ready_;
+  std::condition_variable opened_; // the worker finished a request
+  std::thread worker_;             // started by the first open_later
+  bool stopping_ = false;
 };
 
 } // namespace commlens::runtime

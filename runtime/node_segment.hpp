@@ -23,12 +23,18 @@ struct PublishedBuffer {
   std::uint64_t offset;    // of the buffer from the allocation's base
 };
 
+enum MapState : std::int32_t {
+  kMapFailed = 0,
+  kMapped = 1,
+  kMapDeferred = 2, // a first use: the host path while the worker opens the handles
+};
+
 struct alignas(64) RankSlot {
   std::atomic<std::uint64_t> arrived; // the last barrier number this rank reached
   std::int32_t pid;
   std::int32_t device_ok;  // 1: this rank can run the call on the runtime path
   std::int32_t decline;    // otherwise why not (a Decline value)
-  std::int32_t mapped_ok;  // 1: this rank mapped every peer buffer it needs
+  std::int32_t mapped_ok;  // a MapState: whether this rank mapped every peer buffer it needs
   std::int32_t cuda_error; // the CUDA error of the kernels this rank ran for others (0: none)
   PublishedBuffer input;   // sendbuf (recvbuf for MPI_IN_PLACE)
   PublishedBuffer output;  // recvbuf

@@ -33,8 +33,9 @@ void finish() {
   state.records->flush();
   const IpcCacheStats stats = state.cache.stats();
   state.host.set_run_value("runtime_ipc_cache",
-                           fmt::format("hits={} misses={} evictions={} open_ms={:.3f}", stats.hits,
-                                       stats.misses, stats.evictions, stats.open_ns / 1e6));
+                           fmt::format("hits={} misses={} evictions={} open_ms={:.3f} background_opens={}",
+                                       stats.hits, stats.misses, stats.evictions, stats.open_ns / 1e6,
+                                       stats.background_opens));
   state.engines.clear();
   state.cache.close_all();
 }

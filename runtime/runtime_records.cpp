@@ -5,8 +5,8 @@ namespace commlens::runtime {
 namespace {
 constexpr std::size_t kBatchRows = 256;
 constexpr Implementation kImplementations[] = {
-    Implementation::Mpi,         Implementation::MpiHostStaged,  Implementation::TwoShot,
-    Implementation::OneShot,     Implementation::OneShotStriped, Implementation::SharedGpu,
+    Implementation::Mpi,          Implementation::MpiHostStaged,  Implementation::TwoShot,
+    Implementation::OneShot,      Implementation::OneShotStriped, Implementation::SharedGpu,
     Implementation::Hierarchical, Implementation::IpcRendezvous};
 } // namespace
 

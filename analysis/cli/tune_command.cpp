@@ -119,6 +119,9 @@ int tune(TuneArguments arguments) {
   setenv("COMMLENS_COLLECTORS", "pmpi", 1); // the runtime needs no CUDA collector, and they cost time
   setenv("COMMLENS_QUIET", "1", 1);
   setenv("COMMLENS_RUNTIME", "on", 1);
+  // Steady state: every call runs the forced algorithm, none goes to the host path while a first
+  // use's handles open in the background.
+  setenv("COMMLENS_RUNTIME_BACKGROUND_OPENS", "0", 1);
   std::string runs_template = (fs::temp_directory_path() / "commlens-tune-XXXXXX").string();
   if (mkdtemp(runs_template.data()) == nullptr)
     throw analysis::AnalysisError("cannot create a directory for the sweeps' profiles");

@@ -53,6 +53,13 @@ void on_ipc_call(const CUpti_CallbackData& data, CUpti_CallbackDomain domain, CU
   } else if (runtime_ipc_depth > 0) {
     return;
   }
+  // A refused call made no handle and no mapping (and left its output unset): not an event.
+  const bool succeeded = data.functionReturnValue == nullptr ||
+                         (runtime ? *static_cast<const cudaError_t*>(data.functionReturnValue) == cudaSuccess
+                                  : *static_cast<const CUresult*>(data.functionReturnValue) == CUDA_SUCCESS);
+  if (!succeeded) {
+    return;
+  }
   if (runtime && id == CUPTI_RUNTIME_TRACE_CBID_cudaIpcGetMemHandle_v4010) {
     const auto* p = static_cast<const cudaIpcGetMemHandle_v4010_params*>(data.functionParams);
     tracker->handle_exported(finished_call(reinterpret_cast<std::uint64_t>(p->devPtr)), p->handle);

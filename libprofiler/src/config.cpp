@@ -180,13 +180,26 @@ Config Config::from_environment(const Warn& warn, const Lookup& lookup) {
   Config config;
   std::map<std::string, std::string>& values = config.raw;
   if (lookup) {
-    for (const char* key :
-         {"COMMLENS_OUTPUT", "COMMLENS_MODE", "COMMLENS_COLLECTORS", "COMMLENS_BUFFER_EVENTS",
-          "COMMLENS_SUMMARY_SLOTS", "COMMLENS_FLUSH_MS", "COMMLENS_MERGE", "COMMLENS_QUIET",
-          "COMMLENS_CONFIG", "COMMLENS_PVARS", "COMMLENS_PVAR_PERIOD_MS", "COMMLENS_PVAR_CALLS",
-          "COMMLENS_RUNTIME", "COMMLENS_RUNTIME_COLLECTIVES", "COMMLENS_RUNTIME_HOST_PERCENT",
-          "COMMLENS_RUNTIME_ALGORITHM", "COMMLENS_RUNTIME_TUNING", "COMMLENS_RUNTIME_RANKS_PER_NODE",
-          "COMMLENS_RUNTIME_PATHS"}) {
+    for (const char* key : {"COMMLENS_OUTPUT",
+                            "COMMLENS_MODE",
+                            "COMMLENS_COLLECTORS",
+                            "COMMLENS_BUFFER_EVENTS",
+                            "COMMLENS_SUMMARY_SLOTS",
+                            "COMMLENS_FLUSH_MS",
+                            "COMMLENS_MERGE",
+                            "COMMLENS_QUIET",
+                            "COMMLENS_CONFIG",
+                            "COMMLENS_PVARS",
+                            "COMMLENS_PVAR_PERIOD_MS",
+                            "COMMLENS_PVAR_CALLS",
+                            "COMMLENS_RUNTIME",
+                            "COMMLENS_RUNTIME_COLLECTIVES",
+                            "COMMLENS_RUNTIME_HOST_PERCENT",
+                            "COMMLENS_RUNTIME_ALGORITHM",
+                            "COMMLENS_RUNTIME_TUNING",
+                            "COMMLENS_RUNTIME_RANKS_PER_NODE",
+                            "COMMLENS_RUNTIME_PATHS",
+                            "COMMLENS_RUNTIME_BACKGROUND_OPENS"}) {
       if (const char* value = lookup(key)) {
         values.emplace(key, value);
       }
@@ -322,8 +335,11 @@ Config Config::from_environment(const Warn& warn, const Lookup& lookup) {
         reject(key, value, fmt::format("a comma list of {}", kRuntimeCollectives),
                kRuntimeDefaultCollectives);
       }
-    } else if (key == "COMMLENS_MERGE" || key == "COMMLENS_QUIET") {
-      bool& target = key == "COMMLENS_MERGE" ? config.merge_at_finalize : config.quiet;
+    } else if (key == "COMMLENS_MERGE" || key == "COMMLENS_QUIET" ||
+               key == "COMMLENS_RUNTIME_BACKGROUND_OPENS") {
+      bool& target = key == "COMMLENS_MERGE"   ? config.merge_at_finalize
+                     : key == "COMMLENS_QUIET" ? config.quiet
+                                               : config.runtime_background_opens;
       if (auto flag = parse_bool(value)) {
         target = *flag;
       } else {

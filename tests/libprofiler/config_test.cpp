@@ -142,6 +142,7 @@ TEST(Config, RuntimeSettingsAreRead) {
                            {"COMMLENS_RUNTIME_TUNING", "/tmp/table.json"},
                            {"COMMLENS_RUNTIME_RANKS_PER_NODE", "2"},
                            {"COMMLENS_RUNTIME_PATHS", "off"},
+                           {"COMMLENS_RUNTIME_BACKGROUND_OPENS", "1"},
                            {"COMMLENS_RUNTIME_COLLECTIVES", "p2p,allreduce"}},
                           {}};
   const auto config = environment.load();
@@ -152,6 +153,7 @@ TEST(Config, RuntimeSettingsAreRead) {
   EXPECT_EQ(config.runtime_tuning_file, "/tmp/table.json");
   EXPECT_EQ(config.runtime_ranks_per_node, 2u);
   EXPECT_EQ(config.runtime_paths, "off");
+  EXPECT_TRUE(config.runtime_background_opens);
   EXPECT_TRUE(environment.warnings.empty());
 }
 
@@ -162,7 +164,8 @@ TEST(Config, BadRuntimeSettingsWarnOnceEachNamingTheVariableAndKeepTheDefaults) 
                            {"COMMLENS_RUNTIME_ALGORITHM", "three_shot"},
                            {"COMMLENS_RUNTIME_TUNING", ""},
                            {"COMMLENS_RUNTIME_RANKS_PER_NODE", "-1"},
-                           {"COMMLENS_RUNTIME_PATHS", ""}},
+                           {"COMMLENS_RUNTIME_PATHS", ""},
+                           {"COMMLENS_RUNTIME_BACKGROUND_OPENS", "later"}},
                           {}};
   const auto config = environment.load();
   EXPECT_EQ(config.runtime, commlens::RuntimeMode::Off);
@@ -172,11 +175,12 @@ TEST(Config, BadRuntimeSettingsWarnOnceEachNamingTheVariableAndKeepTheDefaults) 
   EXPECT_EQ(config.runtime_tuning_file, "");
   EXPECT_EQ(config.runtime_ranks_per_node, 0u);
   EXPECT_EQ(config.runtime_paths, "");
-  ASSERT_EQ(environment.warnings.size(), 7u);
-  for (const char* variable :
-       {"COMMLENS_RUNTIME=yes", "COMMLENS_RUNTIME_COLLECTIVES=allreduce,alltoall",
-        "COMMLENS_RUNTIME_HOST_PERCENT=60", "COMMLENS_RUNTIME_ALGORITHM=three_shot",
-        "COMMLENS_RUNTIME_TUNING=", "COMMLENS_RUNTIME_RANKS_PER_NODE=-1", "COMMLENS_RUNTIME_PATHS="}) {
+  EXPECT_FALSE(config.runtime_background_opens);
+  ASSERT_EQ(environment.warnings.size(), 8u);
+  for (const char* variable : {"COMMLENS_RUNTIME=yes", "COMMLENS_RUNTIME_COLLECTIVES=allreduce,alltoall",
+                               "COMMLENS_RUNTIME_HOST_PERCENT=60", "COMMLENS_RUNTIME_ALGORITHM=three_shot",
+                               "COMMLENS_RUNTIME_TUNING=", "COMMLENS_RUNTIME_RANKS_PER_NODE=-1",
+                               "COMMLENS_RUNTIME_PATHS=", "COMMLENS_RUNTIME_BACKGROUND_OPENS=later"}) {
     EXPECT_EQ(std::count_if(
                   environment.warnings.begin(), environment.warnings.end(),
                   [&](const std::string& warning) { return warning.find(variable) != std::string::npos; }),

@@ -67,6 +67,10 @@ CheckedRun run_check(const std::string& runtime_mode, int ranks, int gpus_needed
   }
   environment["COMMLENS_RUNTIME"] = runtime_mode;
   environment["COMMLENS_RUNTIME_HOST_PERCENT"] = "13"; // the host path is off by default; exercise it too
+  // The check allocates fresh buffers for most calls: with background opens their small first uses
+  // would go to the host path, and the kernels under test would rarely run (that path is tested
+  // on its own below). Off is the default; said here so that the test keeps its meaning.
+  environment["COMMLENS_RUNTIME_BACKGROUND_OPENS"] = "0";
   run.job = run_profiled_job({.command = {COMMLENS_CHECK_PROGRAM, std::to_string(kStressCalls)},
                               .mode = "trace",
                               .environment = std::move(environment),
@@ -202,6 +206,54 @@ TEST(RuntimeAllreduce, AbModeSplitsEachSignatureBetweenRuntimeAndBaseline) {
               db.scalar("SELECT count(*) FROM runtime_ops WHERE rank = " + std::to_string(rank) +
                         " AND implementation = 1"));
   }
+}
+
+// examples/cuda/first_use_check: per size and round, a first call on fresh buffers and a second
+// one after a pause. Small first uses run on the host path while the worker opens the peers' handles, and the
+// second call finds them mapped (no open in the call); a large first use opens them itself.
+TEST(RuntimeAllreduce, SmallFirstUsesRunOnTheHostPathWhileTheHandlesOpenInTheBackground) {
+  constexpr int kRanks = 4;
+  if (std::string(COMMLENS_FIRST_USE_PROGRAM).empty() || cuda_tests::gpu_count() < 1) {
+    GTEST_SKIP() << "needs a GPU and a CUDA build: skipped the first-use check";
+  }
+  const JobResult job = run_profiled_job({.command = {COMMLENS_FIRST_USE_PROGRAM, "64", "65536", "67108864"},
+                                          .mode = "trace",
+                                          .environment = {{"COMMLENS_RUNTIME", "on"},
+                                                          {"COMMLENS_RUNTIME_BACKGROUND_OPENS", "1"}},
+                                          .timeout_seconds = 300,
+                                          .ranks = kRanks});
+  std::cout << job.standard_output;
+  ASSERT_EQ(job.exit_code, 0) << job.describe();
+  ASSERT_NE(job.standard_output.find("first_use_check: ok"), std::string::npos) << job.describe();
+  const Database db(job.merged_database());
+  const auto calls = [&](int rank, std::uint64_t bytes) {
+    std::vector<std::string> seen;
+    for (const auto& row :
+         db.query("SELECT decision, coalesce(reason, ''), ipc_opens FROM runtime_ops WHERE rank = " +
+                  std::to_string(rank) + " AND bytes = " + std::to_string(bytes) + " ORDER BY start_ns")) {
+      const std::string reason = row[1].text.value_or("");
+      seen.push_back(row[0].text.value_or("") +
+                     (reason.starts_with("first use of a peer's buffer") ? " first-use" : reason) +
+                     (row[2].as_int() > 0 ? " opened" : ""));
+    }
+    return seen;
+  };
+  // Two rounds (warm-up, timed) of a first and a second call per size.
+  for (int rank = 0; rank < kRanks; ++rank) {
+    for (const std::uint64_t small : {64u, 65536u}) {
+      EXPECT_EQ(calls(rank, small),
+                (std::vector<std::string>{"fallback first-use", "runtime", "fallback first-use", "runtime"}))
+          << "rank " << rank << ", " << small << " bytes";
+    }
+  }
+  // Every rank shares GPU 0 when there is one GPU: rank 0 leads it and alone maps peers' buffers.
+  if (cuda_tests::gpu_count() == 1) {
+    EXPECT_EQ(calls(0, 67108864),
+              (std::vector<std::string>{"runtime opened", "runtime", "runtime opened", "runtime"}));
+  }
+  EXPECT_NE(run_value(db, "runtime_ipc_cache").find("background_opens="), std::string::npos);
+  EXPECT_EQ(run_value(db, "runtime_ipc_cache").find("background_opens=0"), std::string::npos)
+      << run_value(db, "runtime_ipc_cache");
 }
 
 TEST(RuntimeAllreduce, WithoutAGpuTheRuntimeIsOffWithAReasonAndMpiIsProfiledAsUsual) {

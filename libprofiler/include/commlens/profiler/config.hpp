@@ -70,6 +70,10 @@ struct Config {
   // The node's file of measured copy paths (docs/runtime.md); empty: paths-HOST.json in the user's
   // cache directory; "off": neither measured nor read.
   std::string runtime_paths; // COMMLENS_RUNTIME_PATHS
+  // A call that would first have to open a peer's buffer (about 2.3 ms per CUDA IPC handle between
+  // GPUs) and would take less on the host path runs there while the handle opens in the
+  // background. Off by default: on one GPU opens cost far less and it measured no gain.
+  bool runtime_background_opens = false; // COMMLENS_RUNTIME_BACKGROUND_OPENS
   // Treat every N consecutive ranks of MPI_COMM_WORLD as one node (0: the real nodes), so the
   // runtime's hierarchical algorithm can be tested on one machine (as MPICH's
   // MPIR_CVAR_NUM_CLIQUES does for its own).
