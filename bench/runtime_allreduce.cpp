@@ -26,13 +26,6 @@ double median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
-// The slowest rank's time of one call: a collective is done when its last rank is.
-double slowest(double seconds) {
-  double worst = 0;
-  MPI_Allreduce(&seconds, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return worst;
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
@@ -73,7 +66,7 @@ int main(int argc, char** argv) {
       MPI_Barrier(MPI_COMM_WORLD);
       const double start = MPI_Wtime();
       MPI_Allreduce(in_place ? MPI_IN_PLACE : send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-      const double took = slowest(MPI_Wtime() - start);
+      const double took = slowest_rank(MPI_Wtime() - start);
       if (i >= 4)
         (i % 2 == 0 ? runtime : baseline).push_back(took);
     }
@@ -82,7 +75,7 @@ int main(int argc, char** argv) {
       const double start = MPI_Wtime();
       ncclAllReduce(in_place ? recv : send, recv, count, ncclFloat, ncclSum, nccl, stream);
       CUDA_CHECK(cudaStreamSynchronize(stream));
-      const double took = slowest(MPI_Wtime() - start);
+      const double took = slowest_rank(MPI_Wtime() - start);
       if (i >= 2)
         nccl_times.push_back(took);
     }

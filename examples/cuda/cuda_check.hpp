@@ -18,6 +18,13 @@
     }                                                                                                        \
   } while (0)
 
+// The slowest rank's time of one collective call (it is done when its last rank is).
+inline double slowest_rank(double seconds) {
+  double worst = 0;
+  MPI_Allreduce(&seconds, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return worst;
+}
+
 inline int parse_count(int argc, char** argv, int index, int fallback) {
   return argc > index ? std::atoi(argv[index]) : fallback;
 }

@@ -20,12 +20,6 @@
 
 namespace {
 
-double slowest(double seconds) {
-  double worst = 0;
-  MPI_Allreduce(&seconds, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return worst;
-}
-
 // One checked call: element i of rank r is (r + 1) * (i % 13), so the sum is known everywhere.
 double timed_call(const std::int32_t* send, std::int32_t* recv, int count, int size, long* failures) {
   MPI_Barrier(MPI_COMM_WORLD);
@@ -39,7 +33,7 @@ double timed_call(const std::int32_t* send, std::int32_t* recv, int count, int s
     *failures += got[static_cast<std::size_t>(i)] != ranks_sum * (i % 13);
   }
   *failures += rc != MPI_SUCCESS;
-  return slowest(took);
+  return slowest_rank(took);
 }
 
 // Fresh buffers of `bytes`, a first call, a pause, a second call; rank 0 prints the times when
