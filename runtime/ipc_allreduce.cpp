@@ -182,10 +182,11 @@ MapState map_peer_buffers(CommunicatorEngine& engine, IpcHandleCache& cache, con
       return kMapDeferred;
     }
   }
+  const std::uint64_t epoch = cache.call_epoch();
   for (const Needed& need : needed) {
     int error = 0;
     bool opened = false;
-    *need.local = cache.map(need.pid, *need.buffer, &opened, &error);
+    *need.local = cache.map(need.pid, *need.buffer, epoch, &opened, &error);
     result.ipc_opens += opened ? 1 : 0;
     if (*need.local == nullptr) {
       return kMapFailed;

@@ -1,5 +1,6 @@
 #include "ipc_handle_cache.hpp"
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -15,7 +16,66 @@ template <typename Entry> typename std::vector<Entry>::iterator least_recent(std
                           [](const Entry& a, const Entry& b) { return a.last_use < b.last_use; });
 }
 
+// The size of the allocation a mapping maps (IPC maps whole allocations); 0 when the driver says
+// nothing.
+std::size_t allocation_bytes(void* base) {
+  CUdeviceptr start = 0;
+  std::size_t bytes = 0;
+  return cuMemGetAddressRange(&start, &bytes, reinterpret_cast<CUdeviceptr>(base)) == CUDA_SUCCESS ? bytes
+                                                                                                   : 0;
+}
+
 } // namespace
+
+void IpcHandleCache::insert_locked(int owner_pid, const PublishedBuffer& buffer, void* base) {
+  if (mapped_bytes_limit_ == 0) {
+    std::size_t free = 0;
+    std::size_t total = 0;
+    cudaMemGetInfo(&free, &total);
+    mapped_bytes_limit_ = total > 0 ? total / 4 : SIZE_MAX;
+  }
+  const std::size_t bytes = allocation_bytes(base);
+  mappings_.push_back({owner_pid, buffer.buffer_id, buffer.allocation_address, bytes, base, ++clock_});
+  mapped_bytes_ += bytes;
+}
+
+// The owner made a new allocation at an address inside one this process maps: that one was freed,
+// and only this mapping still keeps its memory allocated (and the driver would refuse to map the new
+// one over it). No call in progress uses it: the owner's live allocations do not overlap.
+void IpcHandleCache::close_replaced_locked(int owner_pid, const PublishedBuffer& buffer) {
+  for (auto mapping = mappings_.begin(); mapping != mappings_.end();) {
+    const bool replaced =
+        mapping->owner_pid == owner_pid && mapping->buffer_id != buffer.buffer_id &&
+        buffer.allocation_address >= mapping->owner_address &&
+        buffer.allocation_address < mapping->owner_address + std::max<std::size_t>(mapping->bytes, 1);
+    if (replaced) {
+      cudaIpcCloseMemHandle(mapping->base);
+      mapped_bytes_ -= mapping->bytes;
+      mapping = mappings_.erase(mapping);
+      ++stats_.evictions;
+    } else {
+      ++mapping;
+    }
+  }
+}
+
+void IpcHandleCache::evict_locked(std::size_t count_limit, std::uint64_t epoch) {
+  while (mappings_.size() > count_limit || mapped_bytes_ > mapped_bytes_limit_) {
+    const auto victim = least_recent(mappings_);
+    if (victim == mappings_.end() || victim->last_use > epoch) {
+      return; // what is left, the call in progress uses
+    }
+    cudaIpcCloseMemHandle(victim->base);
+    mapped_bytes_ -= victim->bytes;
+    mappings_.erase(victim);
+    ++stats_.evictions;
+  }
+}
+
+std::uint64_t IpcHandleCache::call_epoch() const {
+  std::lock_guard lock(mutex_);
+  return clock_;
+}
 
 bool IpcHandleCache::mapped_locked(int owner_pid, std::uint64_t buffer_id) const {
   return std::ranges::any_of(mappings_, [&](const Mapping& mapping) {
@@ -52,7 +112,8 @@ void IpcHandleCache::open_later(int owner_pid, const PublishedBuffer& buffer, in
   if (stopping_ || mapped_locked(owner_pid, buffer.buffer_id) ||
       in_flight_locked(owner_pid, buffer.buffer_id) ||
       std::ranges::find(refused_, std::pair{owner_pid, buffer.buffer_id}) != refused_.end() ||
-      mappings_.size() + requests_.size() >= capacity_) {
+      mappings_.size() + requests_.size() >= capacity_ ||
+      (mapped_bytes_limit_ != 0 && mapped_bytes_ >= mapped_bytes_limit_)) {
     return;
   }
   requests_.push_back({owner_pid, buffer, device});
@@ -88,7 +149,7 @@ void IpcHandleCache::work() {
     }
     lock.lock();
     if (result == cudaSuccess) {
-      mappings_.push_back({request.owner_pid, request.buffer.buffer_id, base, ++clock_});
+      insert_locked(request.owner_pid, request.buffer, base);
       stats_.open_ns += static_cast<std::uint64_t>(std::chrono::nanoseconds(took).count());
       ++stats_.misses;
       ++stats_.background_opens;
@@ -114,7 +175,8 @@ void IpcHandleCache::stop_worker() {
   }
 }
 
-void* IpcHandleCache::map(int owner_pid, const PublishedBuffer& buffer, bool* opened, int* error) {
+void* IpcHandleCache::map(int owner_pid, const PublishedBuffer& buffer, std::uint64_t epoch, bool* opened,
+                          int* error) {
   std::unique_lock lock(mutex_);
   opened_.wait(lock, [&] { return !in_flight_locked(owner_pid, buffer.buffer_id); });
   *opened = false;
@@ -125,18 +187,14 @@ void* IpcHandleCache::map(int owner_pid, const PublishedBuffer& buffer, bool* op
       return static_cast<char*>(mapping.base) + buffer.offset;
     }
   }
-  if (mappings_.size() >= capacity_) {
-    const auto victim = least_recent(mappings_);
-    cudaIpcCloseMemHandle(victim->base);
-    mappings_.erase(victim);
-    ++stats_.evictions;
-  }
+  close_replaced_locked(owner_pid, buffer);
+  evict_locked(capacity_ - 1, epoch);
   cudaIpcMemHandle_t handle;
   std::memcpy(&handle, buffer.handle, sizeof handle);
   void* base = nullptr;
   const auto start = std::chrono::steady_clock::now();
   cudaError_t result = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess);
-  if (result != cudaSuccess && close_owner_mappings(owner_pid)) {
+  if (result != cudaSuccess && close_owner_mappings(owner_pid, epoch)) {
     result = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess);
   }
   stats_.open_ns += static_cast<std::uint64_t>(
@@ -148,21 +206,23 @@ void* IpcHandleCache::map(int owner_pid, const PublishedBuffer& buffer, bool* op
   }
   *opened = true;
   std::erase(refused_, std::pair{owner_pid, buffer.buffer_id});
-  mappings_.push_back({owner_pid, buffer.buffer_id, base, ++clock_});
+  insert_locked(owner_pid, buffer, base);
+  evict_locked(capacity_, epoch); // by bytes, now that this allocation's size is known
   return static_cast<char*>(base) + buffer.offset;
 }
 
 // The owner freed allocations this process still maps and made a new one over their addresses:
 // the driver refuses to map it (CUDA_ERROR_ALREADY_MAPPED) while an old mapping overlaps, and the
-// old mappings also keep the freed memory alive. Which old allocation overlaps is unknown (their
-// sizes are not published), so every mapping of that owner is closed; they reopen on next use.
-// True when any was.
-bool IpcHandleCache::close_owner_mappings(int owner_pid) {
-  const auto closed = std::erase_if(mappings_, [owner_pid](const Mapping& mapping) {
-    if (mapping.owner_pid != owner_pid) {
-      return false;
+// old mappings also keep the freed memory alive. Which old allocation overlaps is known only when
+// the new one starts inside it (close_replaced_locked); otherwise every mapping of that owner the
+// call in progress does not use is closed, and they reopen on next use. True when any was.
+bool IpcHandleCache::close_owner_mappings(int owner_pid, std::uint64_t epoch) {
+  const auto closed = std::erase_if(mappings_, [this, owner_pid, epoch](const Mapping& mapping) {
+    if (mapping.owner_pid != owner_pid || mapping.last_use > epoch) {
+      return false; // another owner's, or in use by the call in progress
     }
     cudaIpcCloseMemHandle(mapping.base);
+    mapped_bytes_ -= mapping.bytes;
     return true;
   });
   stats_.evictions += closed;
@@ -172,6 +232,7 @@ bool IpcHandleCache::close_owner_mappings(int owner_pid) {
 bool IpcHandleCache::export_handle(void* base, std::uint64_t buffer_id, PublishedBuffer* buffer, int* error) {
   std::lock_guard lock(mutex_);
   buffer->buffer_id = buffer_id;
+  buffer->allocation_address = reinterpret_cast<std::uint64_t>(base);
   for (Export& exported : exports_) {
     if (exported.buffer_id == buffer_id) {
       exported.last_use = ++clock_;
@@ -201,6 +262,7 @@ void IpcHandleCache::close_all() {
     cudaIpcCloseMemHandle(mapping.base);
   }
   mappings_.clear();
+  mapped_bytes_ = 0;
   exports_.clear();
 }
 

@@ -2,7 +2,11 @@
 // CUDA IPC mappings of other processes' allocations, kept open across calls: opening a handle costs
 // about 2.3 ms on an H100/H200 node, a cache hit nothing. Keyed by the owner's pid and the
 // allocation's buffer id, so an allocation freed and another made at the same address is a new key
-// (never a stale mapping). Bounded: the least recently used mapping is closed when full.
+// (never a stale mapping). A mapping keeps its allocation allocated after the owner frees it, so
+// stale mappings are closed as soon as the owner publishes a new allocation at an address inside
+// one, and the mappings are bounded in count and in bytes (a quarter of the GPU's memory), least
+// recently used closed first. Measured without these bounds: 16 calls on fresh 512 MiB buffers
+// with four ranks sharing an H100 left 49 GB allocated.
 // Also caches this process's own exported handles (cudaIpcGetMemHandle per allocation once).
 // Handles can also be opened on a worker thread (open_later), so that a call need not wait for
 // them: research 000's Dynamic copy-type selection, the host path serving meanwhile.
@@ -32,10 +36,13 @@ public:
   IpcHandleCache& operator=(const IpcHandleCache&) = delete;
   ~IpcHandleCache() { stop_worker(); }
 
+  // A mark taken before a call's first map(): the mappings the call gets after it are in use until
+  // the call ends, so its later map()s never close them (eviction, a refused open's retry).
+  std::uint64_t call_epoch() const;
   // The local address of the peer's buffer (mapping base + offset); null on failure (*error set
   // to the CUDA error). *opened is true when this call had to open the handle. Waits for the
   // worker when it is opening this very handle.
-  void* map(int owner_pid, const PublishedBuffer& buffer, bool* opened, int* error);
+  void* map(int owner_pid, const PublishedBuffer& buffer, std::uint64_t epoch, bool* opened, int* error);
   // What map() would find: the buffer mapped (no open, no wait), queued for the worker (map()
   // would wait), not mapped, or refused by the worker's open (map() may close the owner's stale
   // mappings and retry; the worker may not). Counts nothing.
@@ -54,7 +61,7 @@ public:
   IpcCacheStats stats() const;
 
 private:
-  bool close_owner_mappings(int owner_pid);
+  bool close_owner_mappings(int owner_pid, std::uint64_t epoch);
   bool mapped_locked(int owner_pid, std::uint64_t buffer_id) const;
   bool in_flight_locked(int owner_pid, std::uint64_t buffer_id) const;
   void work();
@@ -63,9 +70,16 @@ private:
   struct Mapping {
     int owner_pid;
     std::uint64_t buffer_id;
+    std::uint64_t owner_address; // the allocation's base in its owner
+    std::size_t bytes;           // the allocation's size: what the mapping keeps allocated
     void* base;
     std::uint64_t last_use;
   };
+  void insert_locked(int owner_pid, const PublishedBuffer& buffer, void* base);
+  void close_replaced_locked(int owner_pid, const PublishedBuffer& buffer);
+  // Closes least recently used mappings not in use since `epoch` until within count_limit and the
+  // byte limit, or none is left to close.
+  void evict_locked(std::size_t count_limit, std::uint64_t epoch);
   struct Export {
     std::uint64_t buffer_id;
     unsigned char handle[kHandleBytes];
@@ -82,6 +96,8 @@ private:
   std::size_t capacity_;
   std::uint64_t clock_ = 0;
   std::vector<Mapping> mappings_;
+  std::size_t mapped_bytes_ = 0;
+  std::size_t mapped_bytes_limit_ = 0; // a quarter of the GPU's memory, set at the first open
   std::vector<Export> exports_;
   IpcCacheStats stats_;
   std::deque<Request> requests_; // queued or being opened (the front, while the worker opens it)

@@ -19,8 +19,9 @@ inline constexpr int kHandleBytes = 64; // sizeof(cudaIpcMemHandle_t)
 // the cache) and locate the buffer inside the allocation.
 struct PublishedBuffer {
   unsigned char handle[kHandleBytes];
-  std::uint64_t buffer_id; // CU_POINTER_ATTRIBUTE_BUFFER_ID: unique per allocation in its process
-  std::uint64_t offset;    // of the buffer from the allocation's base
+  std::uint64_t buffer_id;          // CU_POINTER_ATTRIBUTE_BUFFER_ID: unique per allocation in its process
+  std::uint64_t offset;             // of the buffer from the allocation's base
+  std::uint64_t allocation_address; // the allocation's base in its owner (importers spot reuse by it)
 };
 
 enum MapState : std::int32_t {

@@ -62,7 +62,6 @@ struct RendezvousHeader {
   std::int32_t sender_world_rank;
   std::int32_t sender_node_rank; // whose slots
   std::int32_t slot;
-  std::uint64_t padding = 0;
 };
 static_assert(sizeof(RendezvousHeader) == 128, "a fixed size: receivers recognise headers by it");
 

@@ -107,7 +107,8 @@ ReceiveOutcome RendezvousReceiver::take_rendezvous(PostedReceive& posted, const 
   bool opened = false;
   int error = 0;
   // Mapped before claiming: a first mapping takes milliseconds, which the sender need not wait.
-  const void* source = cache_.map(header.sender_pid, header.buffer, &opened, &error);
+  const std::uint64_t epoch = cache_.call_epoch();
+  const void* source = cache_.map(header.sender_pid, header.buffer, epoch, &opened, &error);
   outcome.ipc_opens += opened ? 1 : 0;
   std::uint32_t expected = kOffered;
   const bool claimed =
@@ -121,7 +122,7 @@ ReceiveOutcome RendezvousReceiver::take_rendezvous(PostedReceive& posted, const 
     for (int spins = 0; expected != kHostRequested; ++spins) {
       expected = slot.state.load(std::memory_order_acquire);
       if (expected == kInBlock) {
-        source = cache_.map(header.sender_pid, slot.block, &opened, &error);
+        source = cache_.map(header.sender_pid, slot.block, epoch, &opened, &error);
         outcome.ipc_opens += opened ? 1 : 0;
         if (source != nullptr ||
             slot.state.compare_exchange_strong(expected, kHostRequested, std::memory_order_acq_rel)) {

@@ -112,6 +112,30 @@ TEST(RuntimeStress, TheLeakCheckReportsGpuMemoryKeptPastFinalize) {
   EXPECT_NE(job.standard_output.find("runtime_stress: FAILED"), std::string::npos) << job.describe();
 }
 
+// Buffers allocated for every call and freed after it (examples/cuda/realloc_check, 16 calls of
+// 512 MiB): the runtime's mappings of freed buffers must not keep their memory allocated. Without
+// the cache's bounds this held 49 GB on an H100 with four ranks.
+TEST(RuntimeStress, FreshBuffersEveryCallLeaveNoFreedMemoryHeldByMappings) {
+  constexpr int kRanks = 4;
+  std::string skip;
+  if (!can_run(kRanks, &skip) || std::string(COMMLENS_REALLOC_PROGRAM).empty()) {
+    GTEST_SKIP() << skip;
+  }
+  const JobResult job = run_profiled_job({.command = {COMMLENS_REALLOC_PROGRAM, "16", "536870912"},
+                                          .environment = {{"COMMLENS_RUNTIME", "on"}},
+                                          .timeout_seconds = 300,
+                                          .ranks = kRanks});
+  std::cout << job.standard_output;
+  ASSERT_EQ(job.exit_code, 0) << job.describe();
+  ASSERT_NE(job.standard_output.find("realloc_check: ok"), std::string::npos) << job.describe();
+  std::smatch memory;
+  ASSERT_TRUE(std::regex_search(job.standard_output, memory,
+                                std::regex(R"(gpu_memory: start ([0-9.]+) MiB peak ([0-9.]+) MiB)")));
+  // Sampled after each call's buffers were freed: what the runtime holds then (its pools and
+  // scratch), not 6 mappings of 512 MiB per call.
+  EXPECT_LT(std::stod(memory[2]) - std::stod(memory[1]), 4096.0) << memory[0];
+}
+
 // One value per GPU the ranks lead.
 std::vector<std::string> path_values(const JobResult& job) {
   std::vector<std::string> values;
