@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <span>
 #include <string>
 
 namespace commlens::runtime {
@@ -153,16 +155,18 @@ MapState map_peer_buffers(CommunicatorEngine& engine, IpcHandleCache& cache, con
     const PublishedBuffer* buffer;
     std::int32_t pid;
   };
-  std::vector<Needed> needed;
+  std::array<Needed, 2 * kMaxRanks> needs{}; // every call runs this: no allocation
+  std::size_t count = 0;
   for (int peer = 0; peer < engine.size(); ++peer) {
     const RankSlot& slot = engine.segment().slot(peer);
     if (peer != me && maps_input(engine, algorithm)) {
-      needed.push_back({&buffers.inputs[peer], &slot.input, slot.pid});
+      needs[count++] = {&buffers.inputs[peer], &slot.input, slot.pid};
     }
     if (peer != me && maps_output(engine, algorithm, peer)) {
-      needed.push_back({&buffers.outputs[peer], &slot.output, slot.pid});
+      needs[count++] = {&buffers.outputs[peer], &slot.output, slot.pid};
     }
   }
+  const std::span<const Needed> needed(needs.data(), count);
   if (args.background_opens) {
     using Readiness = IpcHandleCache::Readiness;
     std::size_t unmapped = 0;

@@ -42,21 +42,25 @@ void IpcHandleCache::insert_locked(int owner_pid, const PublishedBuffer& buffer,
 // The owner made a new allocation at an address inside one this process maps: that one was freed,
 // and only this mapping still keeps its memory allocated (and the driver would refuse to map the new
 // one over it). No call in progress uses it: the owner's live allocations do not overlap.
-void IpcHandleCache::close_replaced_locked(int owner_pid, const PublishedBuffer& buffer) {
-  for (auto mapping = mappings_.begin(); mapping != mappings_.end();) {
-    const bool replaced =
-        mapping->owner_pid == owner_pid && mapping->buffer_id != buffer.buffer_id &&
-        buffer.allocation_address >= mapping->owner_address &&
-        buffer.allocation_address < mapping->owner_address + std::max<std::size_t>(mapping->bytes, 1);
-    if (replaced) {
-      cudaIpcCloseMemHandle(mapping->base);
-      mapped_bytes_ -= mapping->bytes;
-      mapping = mappings_.erase(mapping);
-      ++stats_.evictions;
-    } else {
-      ++mapping;
+template <typename Doomed> std::size_t IpcHandleCache::close_where_locked(Doomed doomed) {
+  const auto closed = std::erase_if(mappings_, [&](const Mapping& mapping) {
+    if (!doomed(mapping)) {
+      return false;
     }
-  }
+    cudaIpcCloseMemHandle(mapping.base);
+    mapped_bytes_ -= mapping.bytes;
+    return true;
+  });
+  stats_.evictions += closed;
+  return closed;
+}
+
+void IpcHandleCache::close_replaced_locked(int owner_pid, const PublishedBuffer& buffer) {
+  close_where_locked([&](const Mapping& mapping) {
+    return mapping.owner_pid == owner_pid && mapping.buffer_id != buffer.buffer_id &&
+           buffer.allocation_address >= mapping.owner_address &&
+           buffer.allocation_address < mapping.owner_address + std::max<std::size_t>(mapping.bytes, 1);
+  });
 }
 
 void IpcHandleCache::evict_locked(std::size_t count_limit, std::uint64_t epoch) {
@@ -65,10 +69,10 @@ void IpcHandleCache::evict_locked(std::size_t count_limit, std::uint64_t epoch) 
     if (victim == mappings_.end() || victim->last_use > epoch) {
       return; // what is left, the call in progress uses
     }
-    cudaIpcCloseMemHandle(victim->base);
-    mapped_bytes_ -= victim->bytes;
-    mappings_.erase(victim);
-    ++stats_.evictions;
+    const int owner = victim->owner_pid;
+    const std::uint64_t id = victim->buffer_id;
+    close_where_locked(
+        [&](const Mapping& mapping) { return mapping.owner_pid == owner && mapping.buffer_id == id; });
   }
 }
 
@@ -217,16 +221,10 @@ void* IpcHandleCache::map(int owner_pid, const PublishedBuffer& buffer, std::uin
 // the new one starts inside it (close_replaced_locked); otherwise every mapping of that owner the
 // call in progress does not use is closed, and they reopen on next use. True when any was.
 bool IpcHandleCache::close_owner_mappings(int owner_pid, std::uint64_t epoch) {
-  const auto closed = std::erase_if(mappings_, [this, owner_pid, epoch](const Mapping& mapping) {
-    if (mapping.owner_pid != owner_pid || mapping.last_use > epoch) {
-      return false; // another owner's, or in use by the call in progress
-    }
-    cudaIpcCloseMemHandle(mapping.base);
-    mapped_bytes_ -= mapping.bytes;
-    return true;
-  });
-  stats_.evictions += closed;
-  return closed > 0;
+  // Not another owner's, nor one the call in progress uses.
+  return close_where_locked([&](const Mapping& mapping) {
+           return mapping.owner_pid == owner_pid && mapping.last_use <= epoch;
+         }) > 0;
 }
 
 bool IpcHandleCache::export_handle(void* base, std::uint64_t buffer_id, PublishedBuffer* buffer, int* error) {

@@ -76,6 +76,8 @@ private:
     std::uint64_t last_use;
   };
   void insert_locked(int owner_pid, const PublishedBuffer& buffer, void* base);
+  // Closes the mappings `doomed` picks (counted as evictions); how many.
+  template <typename Doomed> std::size_t close_where_locked(Doomed doomed);
   void close_replaced_locked(int owner_pid, const PublishedBuffer& buffer);
   // Closes least recently used mappings not in use since `epoch` until within count_limit and the
   // byte limit, or none is left to close.
