@@ -29,14 +29,10 @@ double median(std::vector<double> values) {
 } // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0, size = 1, devices = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const auto [rank, size, devices] = join_gpu_job(&argc, &argv);
   const int iterations = argc > 1 ? std::atoi(argv[1]) : 20;
   const std::size_t max_bytes = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : (std::size_t{1} << 30);
   const bool in_place = argc > 3 && std::string(argv[3]) == "in-place";
-  CUDA_CHECK(cudaGetDeviceCount(&devices));
   CUDA_CHECK(cudaSetDevice(rank % devices));
 
   const bool with_nccl = size <= devices;

@@ -29,6 +29,22 @@ inline int parse_count(int argc, char** argv, int index, int fallback) {
   return argc > index ? std::atoi(argv[index]) : fallback;
 }
 
+// MPI initialised, this rank, the job size and the GPUs this process sees.
+struct GpuJob {
+  int rank = 0;
+  int size = 1;
+  int devices = 0;
+};
+
+inline GpuJob join_gpu_job(int* argc, char*** argv) {
+  MPI_Init(argc, argv);
+  GpuJob job;
+  MPI_Comm_rank(MPI_COMM_WORLD, &job.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &job.size);
+  CUDA_CHECK(cudaGetDeviceCount(&job.devices));
+  return job;
+}
+
 // What every GPU example starts with: MPI initialised, this rank and the job size, the two numbers
 // on its command line (iterations, then a size: bytes or elements) and the visible GPUs.
 struct ExampleStart {
@@ -40,12 +56,12 @@ struct ExampleStart {
 };
 
 inline ExampleStart start_example(int* argc, char*** argv) {
-  MPI_Init(argc, argv);
+  const GpuJob job = join_gpu_job(argc, argv);
   ExampleStart start;
-  MPI_Comm_rank(MPI_COMM_WORLD, &start.rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &start.size);
+  start.rank = job.rank;
+  start.size = job.size;
+  start.devices = job.devices;
   start.iterations = parse_count(*argc, *argv, 1, start.iterations);
   start.amount = static_cast<std::size_t>(parse_count(*argc, *argv, 2, static_cast<int>(start.amount)));
-  CUDA_CHECK(cudaGetDeviceCount(&start.devices));
   return start;
 }

@@ -63,11 +63,7 @@ void first_and_second_call(std::size_t bytes, int rank, int size, bool timed, lo
 } // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0, size = 1, devices = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  CUDA_CHECK(cudaGetDeviceCount(&devices));
+  const auto [rank, size, devices] = join_gpu_job(&argc, &argv);
   CUDA_CHECK(cudaSetDevice(rank % devices));
   std::vector<std::size_t> sizes;
   for (int i = 1; i < argc; ++i) {
