@@ -2,7 +2,10 @@
 // allreduce and point-to-point calls on reused and recycled device buffers, every result checked
 // by the program), then what must hold after MPI_Finalize: GPU memory back to its start level, and
 // every CUDA IPC mapping the runtime opened closed again (ipc_events). The trace must also hold one
-// runtime_ops row per device call the program counted. Without a GPU the cases skip, saying so.
+// runtime_ops row per device call the program counted. Also the engine's other resources: GPU
+// memory stays bounded when every call brings fresh buffers (examples/cuda/realloc_check), and the
+// copy paths are measured once per node, then read from the node's file. Without a GPU the cases
+// skip, saying so.
 #include "gpu_probe.hpp"
 #include "harness/database.hpp"
 #include "harness/job.hpp"
