@@ -3,6 +3,8 @@
 // the tests build and skip cleanly where there is no CUDA driver at all.
 #include <dlfcn.h>
 
+#include <string>
+
 namespace commlens::cuda_tests {
 
 inline int gpu_count() {
@@ -17,6 +19,21 @@ inline int gpu_count() {
     return 0;
   }
   return devices;
+}
+
+// Why a GPU check cannot run here, empty when it can: a build without CUDA (its program's path
+// empty) or fewer GPUs than it needs. `what` names the check in the skip message.
+inline std::string why_gpu_check_cannot_run(const std::string& program, int gpus_needed,
+                                            const std::string& what) {
+  if (program.empty()) {
+    return "built without CUDA (COMMLENS_WITH_CUDA): skipped " + what;
+  }
+  const int found = gpu_count();
+  if (found < gpus_needed) {
+    return "needs " + std::to_string(gpus_needed) + " GPU(s), found " + std::to_string(found) + ": skipped " +
+           what;
+  }
+  return {};
 }
 
 } // namespace commlens::cuda_tests

@@ -55,14 +55,10 @@ struct CheckedRun {
 CheckedRun run_check(const std::string& runtime_mode, int ranks, int gpus_needed, std::string* skip,
                      std::map<std::string, std::string> environment = {}) {
   CheckedRun run;
-  if (std::string(COMMLENS_CHECK_PROGRAM).empty()) {
-    *skip = "built without CUDA (COMMLENS_WITH_CUDA): skipped the runtime allreduce check";
-    return run;
-  }
-  if (cuda_tests::gpu_count() < gpus_needed) {
-    *skip = "needs " + std::to_string(gpus_needed) + " GPU(s), found " +
-            std::to_string(cuda_tests::gpu_count()) + ": skipped the runtime allreduce check with " +
-            std::to_string(ranks) + " ranks";
+  *skip = cuda_tests::why_gpu_check_cannot_run(COMMLENS_CHECK_PROGRAM, gpus_needed,
+                                               "the runtime allreduce check with " + std::to_string(ranks) +
+                                                   " ranks");
+  if (!skip->empty()) {
     return run;
   }
   environment["COMMLENS_RUNTIME"] = runtime_mode;
@@ -213,15 +209,17 @@ TEST(RuntimeAllreduce, AbModeSplitsEachSignatureBetweenRuntimeAndBaseline) {
 // second call finds them mapped (no open in the call); a large first use opens them itself.
 TEST(RuntimeAllreduce, SmallFirstUsesRunOnTheHostPathWhileTheHandlesOpenInTheBackground) {
   constexpr int kRanks = 4;
-  if (std::string(COMMLENS_FIRST_USE_PROGRAM).empty() || cuda_tests::gpu_count() < 1) {
-    GTEST_SKIP() << "needs a GPU and a CUDA build: skipped the first-use check";
+  if (const std::string skip =
+          cuda_tests::why_gpu_check_cannot_run(COMMLENS_FIRST_USE_PROGRAM, 1, "the first-use check");
+      !skip.empty()) {
+    GTEST_SKIP() << skip;
   }
-  const JobResult job = run_profiled_job({.command = {COMMLENS_FIRST_USE_PROGRAM, "64", "65536", "67108864"},
-                                          .mode = "trace",
-                                          .environment = {{"COMMLENS_RUNTIME", "on"},
-                                                          {"COMMLENS_RUNTIME_BACKGROUND_OPENS", "1"}},
-                                          .timeout_seconds = 300,
-                                          .ranks = kRanks});
+  const JobResult job = run_profiled_job(
+      {.command = {COMMLENS_FIRST_USE_PROGRAM, "64", "65536", "67108864"},
+       .mode = "trace",
+       .environment = {{"COMMLENS_RUNTIME", "on"}, {"COMMLENS_RUNTIME_BACKGROUND_OPENS", "1"}},
+       .timeout_seconds = 300,
+       .ranks = kRanks});
   std::cout << job.standard_output;
   ASSERT_EQ(job.exit_code, 0) << job.describe();
   ASSERT_NE(job.standard_output.find("first_use_check: ok"), std::string::npos) << job.describe();

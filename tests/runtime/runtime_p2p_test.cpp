@@ -56,13 +56,9 @@ struct CheckedRun {
 
 CheckedRun run_check(const std::string& runtime_mode, int ranks, std::string* skip) {
   CheckedRun run;
-  if (std::string(COMMLENS_CHECK_PROGRAM).empty()) {
-    *skip = "built without CUDA (COMMLENS_WITH_CUDA): skipped the runtime point-to-point check";
-    return run;
-  }
-  if (cuda_tests::gpu_count() < 1) {
-    *skip = "needs a GPU, found none: skipped the runtime point-to-point check with " +
-            std::to_string(ranks) + " ranks";
+  *skip = cuda_tests::why_gpu_check_cannot_run(
+      COMMLENS_CHECK_PROGRAM, 1, "the runtime point-to-point check with " + std::to_string(ranks) + " ranks");
+  if (!skip->empty()) {
     return run;
   }
   run.job = run_profiled_job(

@@ -41,16 +41,9 @@ std::map<int, Counted> counted_per_rank(const std::string& output) {
 
 // Skips (returns false with *skip set) where there is nothing to run on.
 bool can_run(int ranks, std::string* skip) {
-  if (std::string(COMMLENS_CHECK_PROGRAM).empty()) {
-    *skip = "built without CUDA (COMMLENS_WITH_CUDA): skipped the runtime stress run";
-    return false;
-  }
-  if (cuda_tests::gpu_count() < 1) {
-    *skip =
-        "needs a GPU, found none: skipped the runtime stress run with " + std::to_string(ranks) + " ranks";
-    return false;
-  }
-  return true;
+  *skip = cuda_tests::why_gpu_check_cannot_run(
+      COMMLENS_CHECK_PROGRAM, 1, "the runtime stress run with " + std::to_string(ranks) + " ranks");
+  return skip->empty();
 }
 
 // path_file: the node's file of measured copy paths (default: one in the job's fresh directory).
@@ -120,8 +113,9 @@ TEST(RuntimeStress, TheLeakCheckReportsGpuMemoryKeptPastFinalize) {
 // the cache's bounds this held 49 GB on an H100 with four ranks.
 TEST(RuntimeStress, FreshBuffersEveryCallLeaveNoFreedMemoryHeldByMappings) {
   constexpr int kRanks = 4;
-  std::string skip;
-  if (!can_run(kRanks, &skip) || std::string(COMMLENS_REALLOC_PROGRAM).empty()) {
+  if (const std::string skip =
+          cuda_tests::why_gpu_check_cannot_run(COMMLENS_REALLOC_PROGRAM, 1, "the fresh-buffers run");
+      !skip.empty()) {
     GTEST_SKIP() << skip;
   }
   const JobResult job = run_profiled_job({.command = {COMMLENS_REALLOC_PROGRAM, "16", "536870912"},
