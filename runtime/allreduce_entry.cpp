@@ -70,9 +70,10 @@ IpcResult run_choice(CommunicatorEngine& engine, IpcHandleCache& cache, const Al
   }
   args.vote = comm;
   args.between_nodes = [&engine, count = args.count, datatype, op,
-                        element_bytes = element_size(args.reduction.type)](void* node_result) {
+                        element_bytes = element_size(args.reduction.type)](void* node_result,
+                                                                           const NodeStages& node) {
     return engine.inter_node_stage().allreduce(node_result, count, datatype, op, element_bytes,
-                                               engine.node_leaders());
+                                               engine.node_leaders(), node);
   };
   return ipc_allreduce(engine.node_engine(), cache, args, choice.algorithm);
 }

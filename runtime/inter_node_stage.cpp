@@ -53,11 +53,12 @@ bool InterNodeStage::ready() {
   return made;
 }
 
-// Per chunk c in slot c % 2: copy off the GPU (copy_out_), MPI_Allreduce in place on the host, copy
-// back (copy_in_). Chunk c + 1's copy off starts before chunk c's MPI call, once the copy back of
-// chunk c - 1 (same slot) has left the slot.
+// Per chunk c in slot c % 2: the node's reduction into the leader and the copy off the GPU
+// (copy_out_), MPI_Allreduce in place on the host, copy back (copy_in_). Chunk c + 1 is reduced and
+// copied off before chunk c's MPI call, once the copy back of chunk c - 1 (same slot) has left the
+// slot; that copy back, and every one before it on copy_in_, is then announced.
 BetweenNodes InterNodeStage::allreduce(void* data, int count, MPI_Datatype datatype, MPI_Op op,
-                                       std::size_t element_bytes, MPI_Comm leaders) {
+                                       std::size_t element_bytes, MPI_Comm leaders, const NodeStages& node) {
   BetweenNodes result;
   // Every leader calls with the same count, so all take the same number of MPI calls even when one
   // could not set up: it still joins each call (with its unreduced data) and reports the error.
@@ -73,10 +74,16 @@ BetweenNodes InterNodeStage::allreduce(void* data, int count, MPI_Datatype datat
   };
   const auto stage = [&](std::size_t chunk) {
     const int slot = static_cast<int>(chunk % kSlots);
-    cudaEventSynchronize(static_cast<cudaEvent_t>(landed_[slot])); // the slot's last copy back left
-    const int error =
-        cudaMemcpyAsync(host_ + slot * kChunkBytes, device + chunk * chunk_elements * element_bytes,
-                        chunk_size(chunk) * element_bytes, cudaMemcpyDeviceToHost, out);
+    int error = static_cast<int>(cudaEventSynchronize(static_cast<cudaEvent_t>(landed_[slot])));
+    if (error == 0 && chunk >= kSlots) {
+      node.announce((chunk - kSlots + 1) * chunk_elements);
+    }
+    const std::size_t first = chunk * chunk_elements;
+    error = error != 0 ? error : node.reduce_into_leader(first, chunk_size(chunk), out);
+    if (error == 0) {
+      error = cudaMemcpyAsync(host_ + slot * kChunkBytes, device + first * element_bytes,
+                              chunk_size(chunk) * element_bytes, cudaMemcpyDeviceToHost, out);
+    }
     cudaEventRecord(static_cast<cudaEvent_t>(staged_[slot]), out);
     return error;
   };

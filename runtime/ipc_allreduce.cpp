@@ -357,42 +357,78 @@ void two_shot(CommunicatorEngine& engine, const AllreduceArguments& args, const 
   result.rc = error == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
 }
 
-// The node's part of the hierarchical algorithm: the node leader (rank 0) reduces every input of
-// the node into its own output, runs the step between nodes (args.between_nodes), and then every
-// other rank copies the result from the leader's output. In place is safe: the leader reads and
-// writes each element in one kernel, the others overwrite their buffers only after the leader
-// has read them.
+constexpr std::uint64_t kElementsMask = 0xffffffffu;
+
+// A non-leader's last stage of the hierarchical algorithm: copies the node's result out of the
+// leader's output, in the pieces the leader announces, until it has all of it. Returns the CUDA
+// error of these copies or of the leader.
+int copy_announced_result(const RankSlot& leader, std::uint64_t call_tag, const void* leader_output,
+                          void* output, std::size_t elements, std::size_t element_bytes, void* stream) {
+  std::size_t copied = 0;
+  int error = 0;
+  while (copied < elements && error == 0) {
+    std::uint64_t seen = leader.announced.load(std::memory_order_acquire);
+    for (int spins = 0; (seen & ~kElementsMask) != call_tag || (seen & kElementsMask) <= copied; ++spins) {
+      pause_spinning(spins);
+      seen = leader.announced.load(std::memory_order_acquire);
+    }
+    const std::size_t ready = seen & kElementsMask;
+    if (ready == elements && leader.cuda_error != 0) { // published before the last announcement
+      return leader.cuda_error;
+    }
+    const CopySegment copy{static_cast<const char*>(leader_output) + copied * element_bytes,
+                           static_cast<char*>(output) + copied * element_bytes,
+                           (ready - copied) * element_bytes};
+    error = launch_copies(&copy, 1, stream);
+    copied = ready;
+  }
+  return synchronise(error, stream);
+}
+
+// The node's part of the hierarchical algorithm, pipelined in the chunks of the step between
+// nodes: the node leader (rank 0) reduces a chunk of every input of the node into its own output
+// just before the chunk goes between nodes (args.between_nodes), and announces each chunk once the
+// final result is back in its output; every other rank copies announced chunks out meanwhile. In
+// place is safe: the leader reads and writes each element in one kernel, and the others overwrite
+// a chunk of their buffers only after the leader has reduced it.
 void reduce_to_node_leader(CommunicatorEngine& engine, const AllreduceArguments& args,
                            const PeerBuffers& buffers, IpcResult& result) {
   NodeSegment& segment = engine.segment();
   const int ranks = engine.size();
-  const std::size_t bytes = static_cast<std::size_t>(args.count) * element_size(args.reduction.type);
-  void* const stream = engine.stream();
+  const std::size_t element_bytes = element_size(args.reduction.type);
+  const std::size_t elements = static_cast<std::size_t>(args.count);
+  // Every rank draws the same number, so the leader's announcements of this call are told apart
+  // from the last call's.
+  const std::uint64_t call_tag = (engine.next_barrier() & kElementsMask) << 32;
+  RankSlot& leader = segment.slot(0);
   int error = 0;
   if (engine.rank() == 0) {
-    SourceList sources{{}, ranks};
-    std::copy(buffers.inputs, buffers.inputs + ranks, sources.pointers);
-    error = synchronise(launch_reduce(args.reduction, sources, {{args.recvbuf}, 1},
-                                      static_cast<std::size_t>(args.count), stream),
-                        stream);
-    result.bytes_peer = bytes * static_cast<std::uint64_t>(ranks - 1);
-    if (error == 0) {
-      const BetweenNodes between = args.between_nodes(args.recvbuf);
-      error = between.cuda_error;
-      result.rc = between.rc;
-      result.bytes_host = between.bytes_host;
-      result.chunks = between.chunks;
-    }
-    segment.slot(0).cuda_error = error;
-    segment.barrier(engine.next_barrier()); // the result is in the leader's output
+    const NodeStages node{
+        .reduce_into_leader =
+            [&](std::size_t first, std::size_t count, void* stream) {
+              SourceList sources{{}, ranks};
+              for (int rank = 0; rank < ranks; ++rank) {
+                sources.pointers[rank] =
+                    static_cast<const char*>(buffers.inputs[rank]) + first * element_bytes;
+              }
+              return launch_reduce(args.reduction, sources,
+                                   {{static_cast<char*>(args.recvbuf) + first * element_bytes}, 1}, count,
+                                   stream);
+            },
+        .announce =
+            [&](std::size_t ready) { leader.announced.store(call_tag | ready, std::memory_order_release); }};
+    const BetweenNodes between = args.between_nodes(args.recvbuf, node);
+    error = between.cuda_error;
+    result.rc = between.rc;
+    result.bytes_peer = elements * element_bytes * static_cast<std::uint64_t>(ranks - 1);
+    result.bytes_host = between.bytes_host;
+    result.chunks = between.chunks;
+    leader.cuda_error = error;
+    node.announce(elements); // the whole result, or (with the error above) the end of waiting
   } else {
-    segment.barrier(engine.next_barrier());
-    error = segment.slot(0).cuda_error;
-    if (error == 0) {
-      const CopySegment copy{buffers.outputs[0], args.recvbuf, bytes};
-      error = synchronise(launch_copies(&copy, 1, stream), stream);
-      result.bytes_peer = bytes;
-    }
+    error = copy_announced_result(leader, call_tag, buffers.outputs[0], args.recvbuf, elements, element_bytes,
+                                  engine.stream());
+    result.bytes_peer = elements * element_bytes;
   }
   segment.barrier(engine.next_barrier()); // the others have read the leader's output
   if (result.rc == MPI_SUCCESS && error != 0) {

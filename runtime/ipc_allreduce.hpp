@@ -33,9 +33,9 @@ struct AllreduceArguments {
   // agrees) and has the handles opened in the background for the next call.
   bool background_opens = false;
   // ReduceToNodeLeader: every rank of the whole communicator votes here after its node agreed,
-  // and the node leader runs between_nodes on its output (the node's partial result).
+  // and the node leader runs between_nodes on its output, which the node stages fill and empty.
   MPI_Comm vote = MPI_COMM_NULL;
-  std::function<BetweenNodes(void* node_result)> between_nodes = {};
+  std::function<BetweenNodes(void* node_result, const NodeStages& node)> between_nodes = {};
 };
 
 // OneShotStriped (two ranks, large messages): one-shot over NVLink for most of the data while the

@@ -39,6 +39,9 @@ struct alignas(64) RankSlot {
   std::int32_t cuda_error; // the CUDA error of the kernels this rank ran for others (0: none)
   PublishedBuffer input;   // sendbuf (recvbuf for MPI_IN_PLACE)
   PublishedBuffer output;  // recvbuf
+  // The hierarchical algorithm's leader: how much of its output holds the final result, as the
+  // call's tag (high 32 bits) and a count of elements from the start (low 32 bits).
+  std::atomic<std::uint64_t> announced;
 };
 
 // Waiting on another rank through shared memory: spin briefly, then yield, since ranks may
