@@ -92,7 +92,8 @@ const char* start_runtime(const pmpi::CudaPluginHost& host) {
     state.p2p = std::make_unique<PointToPoint>(state.host, state.mode, state.cache, *state.records);
     state.p2p_functions = {function_id(host, "MPI_Send"),     function_id(host, "MPI_Recv"),
                            function_id(host, "MPI_Isend"),    function_id(host, "MPI_Irecv"),
-                           function_id(host, "MPI_Sendrecv"), function_id(host, "MPI_Sendrecv_replace")};
+                           function_id(host, "MPI_Sendrecv"), function_id(host, "MPI_Sendrecv_replace"),
+                           function_id(host, "MPI_Mrecv"),    function_id(host, "MPI_Imrecv")};
     install_point_to_point_entries(host.hooks->runtime);
   }
   host.hooks->slots[static_cast<int>(pmpi::Collector::Runtime)] = {nullptr, nullptr, nullptr,

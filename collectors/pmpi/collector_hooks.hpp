@@ -47,6 +47,20 @@ struct RuntimeEntries {
   int (*sendrecv_replace)(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
                           int recvtag, MPI_Comm comm, MPI_Status* status, std::uint64_t call_id,
                           std::uint8_t* implementation) = nullptr;
+  // Probes report a rendezvous message's data size (runtime/point_to_point/probed_messages.hpp);
+  // the flag of the nonblocking ones may not be null.
+  int (*probe)(int source, int tag, MPI_Comm comm, MPI_Status* status, std::uint64_t call_id,
+               std::uint8_t* implementation) = nullptr;
+  int (*iprobe)(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status, std::uint64_t call_id,
+                std::uint8_t* implementation) = nullptr;
+  int (*mprobe)(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status,
+                std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
+  int (*improbe)(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status,
+                 std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
+  int (*mrecv)(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status,
+               std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
+  int (*imrecv)(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request,
+                std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
   // A wait/test call completed the request that had this handle_key: the runtime finishes what it
   // posted under it (a staged receive's copy to the device, a rendezvous) and may correct the
   // status. Returns MPI_SUCCESS or the error the request ends with.

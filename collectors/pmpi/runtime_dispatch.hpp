@@ -62,6 +62,35 @@ inline int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int
       call, buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
 }
 
+inline int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status, CallRecording* call) noexcept {
+  return run<&RuntimeEntries::probe, PMPI_Probe>(call, source, tag, comm, status);
+}
+
+inline int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status,
+                      CallRecording* call) noexcept {
+  return run<&RuntimeEntries::iprobe, PMPI_Iprobe>(call, source, tag, comm, flag, status);
+}
+
+inline int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status,
+                      CallRecording* call) noexcept {
+  return run<&RuntimeEntries::mprobe, PMPI_Mprobe>(call, source, tag, comm, message, status);
+}
+
+inline int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+                       MPI_Status* status, CallRecording* call) noexcept {
+  return run<&RuntimeEntries::improbe, PMPI_Improbe>(call, source, tag, comm, flag, message, status);
+}
+
+inline int MPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status,
+                     CallRecording* call) noexcept {
+  return run<&RuntimeEntries::mrecv, PMPI_Mrecv>(call, buf, count, datatype, message, status);
+}
+
+inline int MPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request,
+                      CallRecording* call) noexcept {
+  return run<&RuntimeEntries::imrecv, PMPI_Imrecv>(call, buf, count, datatype, message, request);
+}
+
 // After a wait/test call: `completed` requests completed, the i-th at snapshot index indices[i]
 // (indices null: i) with its status statuses[i]. The runtime finishes those it posted, inside the
 // call, so the call's time includes that work. `many`: the call reports errors per status

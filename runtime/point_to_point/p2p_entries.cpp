@@ -52,6 +52,38 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int 
                         {call_id, functions().sendrecv_replace, comm}, status, implementation);
 }
 
+int probe(int source, int tag, MPI_Comm comm, MPI_Status* status, std::uint64_t /*call_id*/,
+          std::uint8_t* /*implementation*/) {
+  return p2p().probe(source, tag, comm, nullptr, status);
+}
+
+int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status, std::uint64_t /*call_id*/,
+           std::uint8_t* /*implementation*/) {
+  return p2p().probe(source, tag, comm, flag, status);
+}
+
+int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status,
+           std::uint64_t /*call_id*/, std::uint8_t* /*implementation*/) {
+  return p2p().mprobe(source, tag, comm, nullptr, message, status);
+}
+
+int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status,
+            std::uint64_t /*call_id*/, std::uint8_t* /*implementation*/) {
+  return p2p().mprobe(source, tag, comm, flag, message, status);
+}
+
+int mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status,
+          std::uint64_t call_id, std::uint8_t* implementation) {
+  return p2p().mrecv(buf, count, datatype, message, {call_id, functions().mrecv, MPI_COMM_NULL}, status,
+                     implementation);
+}
+
+int imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request,
+           std::uint64_t call_id, std::uint8_t* implementation) {
+  return p2p().imrecv(buf, count, datatype, message, {call_id, functions().imrecv, MPI_COMM_NULL}, request,
+                      implementation);
+}
+
 int finish_request(std::uint64_t request_key, MPI_Status* status) {
   return p2p().finish_request(request_key, status);
 }
@@ -69,6 +101,12 @@ void install_point_to_point_entries(pmpi::RuntimeEntries& entries) {
   entries.irecv = irecv;
   entries.sendrecv = sendrecv;
   entries.sendrecv_replace = sendrecv_replace;
+  entries.probe = probe;
+  entries.iprobe = iprobe;
+  entries.mprobe = mprobe;
+  entries.improbe = improbe;
+  entries.mrecv = mrecv;
+  entries.imrecv = imrecv;
   entries.finish_request = finish_request;
   entries.request_freed = request_freed;
 }

@@ -1,5 +1,6 @@
 #include "point_to_point.hpp"
 
+#include "completed_request.hpp"
 #include "device_buffer.hpp"
 #include "handle_map.hpp"
 
@@ -34,7 +35,9 @@ PointToPoint::PointToPoint(const pmpi::CudaPluginHost& host, RuntimeMode mode, I
                            RuntimeRecords& records)
     : host_(host), mode_(mode), records_(records), pinned_(PoolMemory::PinnedHost, kCachedPinnedBytes),
       peers_(*host.runtime_channel), sender_(*host.runtime_channel, peers_, cache, pinned_),
-      receiver_(*host.runtime_channel, cache, pinned_) {}
+      receiver_(*host.runtime_channel, cache, pinned_),
+      probed_([this](std::span<const unsigned char> bytes) { return receiver_.recognise(bytes); },
+              sizeof(RendezvousHeader)) {}
 
 RuntimeOp PointToPoint::start_record(const CallContext& call, std::uint64_t bytes,
                                      std::uint64_t start_ns) const {
@@ -181,24 +184,23 @@ void PointToPoint::finish_receive_record(RuntimeOp record, const ReceiveOutcome&
   records_.add(std::move(record));
 }
 
-int PointToPoint::recv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
-                       const CallContext& call, MPI_Status* status, std::uint8_t* implementation) {
-  const std::uint64_t start_ns = host_.now_ns();
-  sender_.progress();
-  MPI_Status local_status;
-  MPI_Status* const status_out = status == MPI_STATUS_IGNORE ? &local_status : status;
-  if (source == MPI_PROC_NULL) {
-    return PMPI_Recv(buf, count, datatype, source, tag, call.comm, status_out);
-  }
+int PointToPoint::receive_now(void* buf, int count, MPI_Datatype datatype, const ProbedMessage* kept,
+                              const std::function<int(void*, MPI_Status*)>& from_mpi, const CallContext& call,
+                              std::uint64_t start_ns, MPI_Status* status, std::uint8_t* implementation) {
   PostedReceive posted;
   if (!receiver_.prepare(posted, buf, count, datatype, on_device(buf))) {
     return report_error(call.comm, MPI_ERR_NO_MEM); // MPI cannot read a device pointer
   }
-  const int rc = PMPI_Recv(posted.location(), count, datatype, source, tag, call.comm, status_out);
-  if (rc != MPI_SUCCESS) {
-    return rc;
+  ReceiveOutcome outcome;
+  if (kept != nullptr) {
+    outcome = receiver_.finish_probed(posted, *kept, status);
+  } else {
+    const int rc = from_mpi(posted.location(), status);
+    if (rc != MPI_SUCCESS) {
+      return rc;
+    }
+    outcome = receiver_.finish(posted, status);
   }
-  const ReceiveOutcome outcome = receiver_.finish(posted, status_out);
   if (posted.device || outcome.rendezvous) {
     *implementation =
         implementation_id(outcome.rendezvous ? Implementation::IpcRendezvous : Implementation::MpiHostStaged);
@@ -207,12 +209,14 @@ int PointToPoint::recv(void* buf, int count, MPI_Datatype datatype, int source, 
   return report_error(call.comm, outcome.rc);
 }
 
-int PointToPoint::irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
-                        const CallContext& call, MPI_Request* request, std::uint8_t* implementation) {
-  const std::uint64_t start_ns = host_.now_ns();
-  sender_.progress();
-  if (source == MPI_PROC_NULL) {
-    return PMPI_Irecv(buf, count, datatype, source, tag, call.comm, request);
+int PointToPoint::receive_later(void* buf, int count, MPI_Datatype datatype, const ProbedMessage* kept,
+                                const std::function<int(void*, MPI_Request*)>& post, const CallContext& call,
+                                std::uint64_t start_ns, MPI_Request* request, std::uint8_t* implementation) {
+  if (kept != nullptr) {
+    MPI_Status status;
+    kept->report(&status);
+    status.MPI_ERROR = receive_now(buf, count, datatype, kept, {}, call, start_ns, &status, implementation);
+    return completed_request(status, request); // a wait on it returns the receive's error
   }
   PostedReceive posted;
   if (!receiver_.prepare(posted, buf, count, datatype, on_device(buf))) {
@@ -220,9 +224,9 @@ int PointToPoint::irecv(void* buf, int count, MPI_Datatype datatype, int source,
   }
   // Too small for a header and on the host: nothing to finish.
   if (!posted.device && posted.layout.bytes < sizeof(RendezvousHeader)) {
-    return PMPI_Irecv(buf, count, datatype, source, tag, call.comm, request);
+    return post(buf, request);
   }
-  const int rc = PMPI_Irecv(posted.location(), count, datatype, source, tag, call.comm, request);
+  const int rc = post(posted.location(), request);
   if (rc == MPI_SUCCESS) {
     if (posted.device) {
       *implementation = implementation_id(Implementation::MpiHostStaged);
@@ -233,6 +237,90 @@ int PointToPoint::irecv(void* buf, int count, MPI_Datatype datatype, int source,
     ++pending_;
   }
   return rc;
+}
+
+int PointToPoint::recv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
+                       const CallContext& call, MPI_Status* status, std::uint8_t* implementation) {
+  const std::uint64_t start_ns = host_.now_ns();
+  sender_.progress();
+  MPI_Status local_status;
+  MPI_Status* const status_out = status == MPI_STATUS_IGNORE ? &local_status : status;
+  if (source == MPI_PROC_NULL) {
+    return PMPI_Recv(buf, count, datatype, source, tag, call.comm, status_out);
+  }
+  const std::optional<ProbedMessage> kept = probed_.take(source, tag, call.comm);
+  return receive_now(
+      buf, count, datatype, kept ? &*kept : nullptr,
+      [&](void* location, MPI_Status* out) {
+        return PMPI_Recv(location, count, datatype, source, tag, call.comm, out);
+      },
+      call, start_ns, status_out, implementation);
+}
+
+int PointToPoint::irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
+                        const CallContext& call, MPI_Request* request, std::uint8_t* implementation) {
+  const std::uint64_t start_ns = host_.now_ns();
+  sender_.progress();
+  if (source == MPI_PROC_NULL) {
+    return PMPI_Irecv(buf, count, datatype, source, tag, call.comm, request);
+  }
+  const std::optional<ProbedMessage> kept = probed_.take(source, tag, call.comm);
+  return receive_later(
+      buf, count, datatype, kept ? &*kept : nullptr,
+      [&](void* location, MPI_Request* posted) {
+        return PMPI_Irecv(location, count, datatype, source, tag, call.comm, posted);
+      },
+      call, start_ns, request, implementation);
+}
+
+int PointToPoint::probe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  sender_.progress();
+  MPI_Status local_status;
+  return probed_.probe(source, tag, comm, flag, status == MPI_STATUS_IGNORE ? &local_status : status);
+}
+
+int PointToPoint::mprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+                         MPI_Status* status) {
+  sender_.progress();
+  MPI_Status local_status;
+  return probed_.mprobe(source, tag, comm, flag, message,
+                        status == MPI_STATUS_IGNORE ? &local_status : status);
+}
+
+int PointToPoint::mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+                        const CallContext& call, MPI_Status* status, std::uint8_t* implementation) {
+  const std::uint64_t start_ns = host_.now_ns();
+  sender_.progress();
+  MPI_Status local_status;
+  MPI_Status* const status_out = status == MPI_STATUS_IGNORE ? &local_status : status;
+  if (*message == MPI_MESSAGE_NO_PROC || *message == MPI_MESSAGE_NULL) {
+    return PMPI_Mrecv(buf, count, datatype, message, status_out);
+  }
+  const RedeemedMessage redeemed = probed_.redeem(message);
+  const CallContext context{call.call_id, call.function,
+                            redeemed.comm != MPI_COMM_NULL ? redeemed.comm : MPI_COMM_WORLD};
+  return receive_now(
+      buf, count, datatype, redeemed.message ? &*redeemed.message : nullptr,
+      [&](void* location, MPI_Status* out) { return PMPI_Mrecv(location, count, datatype, message, out); },
+      context, start_ns, status_out, implementation);
+}
+
+int PointToPoint::imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+                         const CallContext& call, MPI_Request* request, std::uint8_t* implementation) {
+  const std::uint64_t start_ns = host_.now_ns();
+  sender_.progress();
+  if (*message == MPI_MESSAGE_NO_PROC || *message == MPI_MESSAGE_NULL) {
+    return PMPI_Imrecv(buf, count, datatype, message, request);
+  }
+  const RedeemedMessage redeemed = probed_.redeem(message);
+  const CallContext context{call.call_id, call.function,
+                            redeemed.comm != MPI_COMM_NULL ? redeemed.comm : MPI_COMM_WORLD};
+  return receive_later(
+      buf, count, datatype, redeemed.message ? &*redeemed.message : nullptr,
+      [&](void* location, MPI_Request* posted) {
+        return PMPI_Imrecv(location, count, datatype, message, posted);
+      },
+      context, start_ns, request, implementation);
 }
 
 // The send half of Sendrecv_replace: from a host copy of the buffer, which the receive then

@@ -4,6 +4,7 @@
 // kRendezvousMinBytes to a rank that can map this GPU) and the host path (staged through pinned
 // memory, the baseline a non-CUDA-aware MPI needs), the requests it posted that a wait/test call
 // must finish, and one runtime_ops row per device-buffer call (per direction for Sendrecv).
+// Probes see the data's size, not a header's (probed_messages.hpp).
 #include "rendezvous_receiver.hpp"
 #include "rendezvous_sender.hpp"
 #include "runtime_records.hpp"
@@ -11,6 +12,7 @@
 #include "commlens/profiler/config.hpp"
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -27,6 +29,8 @@ struct PointToPointFunctions {
   FunctionId irecv = 0;
   FunctionId sendrecv = 0;
   FunctionId sendrecv_replace = 0;
+  FunctionId mrecv = 0;
+  FunctionId imrecv = 0;
 };
 
 // The recorded call a runtime_ops row belongs to.
@@ -52,9 +56,20 @@ public:
   int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                const CallContext& call, MPI_Status* status, std::uint8_t* implementation);
+  // MPI_Probe (flag null) / MPI_Iprobe and MPI_Mprobe (flag null) / MPI_Improbe.
+  int probe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status);
+  int mprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status);
+  // call.comm is unused: a message knows its communicator.
+  int mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, const CallContext& call,
+            MPI_Status* status, std::uint8_t* implementation);
+  int imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, const CallContext& call,
+             MPI_Request* request, std::uint8_t* implementation);
   int finish_request(std::uint64_t request_key, MPI_Status* status);
   void request_freed(std::uint64_t request_key);
-  void forget(MPI_Comm comm) { peers_.forget(comm); }
+  void forget(MPI_Comm comm) {
+    peers_.forget(comm);
+    probed_.forget(comm);
+  }
   void finalize();
 
 private:
@@ -82,6 +97,16 @@ private:
   int send_host_copy(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                      const CallContext& call, MPI_Request* request);
   void finish_receive_record(RuntimeOp record, const ReceiveOutcome& outcome);
+  // A receive the call completes itself: from `kept` (a message a probe received) when not null,
+  // else through from_mpi(the location MPI receives into, the status).
+  int receive_now(void* buf, int count, MPI_Datatype datatype, const ProbedMessage* kept,
+                  const std::function<int(void*, MPI_Status*)>& from_mpi, const CallContext& call,
+                  std::uint64_t start_ns, MPI_Status* status, std::uint8_t* implementation);
+  // A nonblocking receive: from `kept` at once (the request is complete from the start), else
+  // posted through post(location, request) and finished by the wait/test call that completes it.
+  int receive_later(void* buf, int count, MPI_Datatype datatype, const ProbedMessage* kept,
+                    const std::function<int(void*, MPI_Request*)>& post, const CallContext& call,
+                    std::uint64_t start_ns, MPI_Request* request, std::uint8_t* implementation);
 
   const pmpi::CudaPluginHost& host_;
   RuntimeMode mode_;
@@ -90,6 +115,7 @@ private:
   PeerDirectory peers_;
   RendezvousSender sender_;
   RendezvousReceiver receiver_;
+  ProbedMessages probed_;
   std::mutex mutex_;
   std::unordered_map<std::uint64_t, PendingSend> pending_sends_;
   std::unordered_map<std::uint64_t, PendingReceive> pending_receives_;

@@ -68,10 +68,24 @@ bool RendezvousReceiver::read_header(const PostedReceive& posted, RendezvousHead
     }
     std::memcpy(header, packed.data(), sizeof *header);
   }
-  return header->key[0] == channel_.key[0] && header->key[1] == channel_.key[1] &&
-         channel_.node_memory != nullptr && header->sender_node_rank >= 0 &&
-         static_cast<std::size_t>(header->sender_node_rank) < channel_.node_world_ranks.size() &&
-         header->slot >= 0 && header->slot < kSlots;
+  return valid(*header);
+}
+
+// This job's key, and a slot that exists.
+bool RendezvousReceiver::valid(const RendezvousHeader& header) const {
+  return header.key[0] == channel_.key[0] && header.key[1] == channel_.key[1] &&
+         channel_.node_memory != nullptr && header.sender_node_rank >= 0 &&
+         static_cast<std::size_t>(header.sender_node_rank) < channel_.node_world_ranks.size() &&
+         header.slot >= 0 && header.slot < kSlots;
+}
+
+std::optional<std::uint64_t> RendezvousReceiver::recognise(std::span<const unsigned char> bytes) const {
+  RendezvousHeader header;
+  if (bytes.size() != sizeof header) {
+    return std::nullopt;
+  }
+  std::memcpy(&header, bytes.data(), sizeof header);
+  return valid(header) ? std::optional<std::uint64_t>(header.bytes) : std::nullopt;
 }
 
 // The data, wherever it is (a peer's block through IPC, or pinned host memory), into the user's
@@ -156,6 +170,28 @@ ReceiveOutcome RendezvousReceiver::take_rendezvous(PostedReceive& posted, const 
   }
   status->MPI_ERROR = outcome.rc;
   outcome.bytes = bytes;
+  return outcome;
+}
+
+ReceiveOutcome RendezvousReceiver::finish_probed(PostedReceive& posted, const ProbedMessage& message,
+                                                 MPI_Status* status) {
+  message.report(status);
+  if (message.rendezvous) {
+    RendezvousHeader header;
+    std::memcpy(&header, message.contents.data(), sizeof header);
+    return take_rendezvous(posted, header, status);
+  }
+  ReceiveOutcome outcome;
+  outcome.bytes = std::min<std::uint64_t>(message.bytes, posted.layout.bytes);
+  outcome.bytes_host = posted.device ? outcome.bytes : 0;
+  if (outcome.bytes > 0) {
+    outcome.rc = deliver(posted, message.contents.data(), outcome.bytes);
+  }
+  PMPI_Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(outcome.bytes));
+  if (outcome.rc == MPI_SUCCESS && message.bytes > posted.layout.bytes) {
+    outcome.rc = MPI_ERR_TRUNCATE;
+  }
+  status->MPI_ERROR = outcome.rc;
   return outcome;
 }
 

@@ -8,6 +8,7 @@
 #include "buffer_pool.hpp"
 #include "ipc_handle_cache.hpp"
 #include "message_layout.hpp"
+#include "probed_messages.hpp"
 #include "rendezvous_protocol.hpp"
 #include "runtime_channel.hpp"
 
@@ -45,9 +46,14 @@ public:
   bool prepare(PostedReceive& posted, void* buf, int count, MPI_Datatype datatype, bool device);
   // After MPI completed the receive successfully (status filled).
   ReceiveOutcome finish(PostedReceive& posted, MPI_Status* status);
+  // The receive of a message a probe received already (status filled here).
+  ReceiveOutcome finish_probed(PostedReceive& posted, const ProbedMessage& message, MPI_Status* status);
+  // The data's size when `bytes` are a header of this job's; nullopt otherwise.
+  std::optional<std::uint64_t> recognise(std::span<const unsigned char> bytes) const;
 
 private:
   bool read_header(const PostedReceive& posted, RendezvousHeader* header) const;
+  bool valid(const RendezvousHeader& header) const;
   ReceiveOutcome take_rendezvous(PostedReceive& posted, const RendezvousHeader& header, MPI_Status* status);
   int deliver(PostedReceive& posted, const void* source, std::size_t bytes);
 
