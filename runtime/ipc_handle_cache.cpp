@@ -11,11 +11,6 @@ namespace commlens::runtime {
 
 namespace {
 
-template <typename Entry> typename std::vector<Entry>::iterator least_recent(std::vector<Entry>& entries) {
-  return std::min_element(entries.begin(), entries.end(),
-                          [](const Entry& a, const Entry& b) { return a.last_use < b.last_use; });
-}
-
 // The size of the allocation a mapping maps (IPC maps whole allocations); 0 when the driver says
 // nothing.
 std::size_t allocation_bytes(void* base) {
@@ -28,63 +23,26 @@ std::size_t allocation_bytes(void* base) {
 } // namespace
 
 void IpcHandleCache::insert_locked(int owner_pid, const PublishedBuffer& buffer, void* base) {
-  if (mapped_bytes_limit_ == 0) {
+  if (!table_.byte_limit_known()) {
     std::size_t free = 0;
     std::size_t total = 0;
-    cudaMemGetInfo(&free, &total);
-    mapped_bytes_limit_ = total > 0 ? total / 4 : SIZE_MAX;
-  }
-  const std::size_t bytes = allocation_bytes(base);
-  mappings_.push_back({owner_pid, buffer.buffer_id, buffer.allocation_address, bytes, base, ++clock_});
-  mapped_bytes_ += bytes;
-}
-
-// The owner made a new allocation at an address inside one this process maps: that one was freed,
-// and only this mapping still keeps its memory allocated (and the driver would refuse to map the new
-// one over it). No call in progress uses it: the owner's live allocations do not overlap.
-template <typename Doomed> std::size_t IpcHandleCache::close_where_locked(Doomed doomed) {
-  const auto closed = std::erase_if(mappings_, [&](const Mapping& mapping) {
-    if (!doomed(mapping)) {
-      return false;
+    if (cudaMemGetInfo(&free, &total) == cudaSuccess && total > 0) {
+      table_.set_byte_limit(total / 4);
     }
-    cudaIpcCloseMemHandle(mapping.base);
-    mapped_bytes_ -= mapping.bytes;
-    return true;
-  });
-  stats_.evictions += closed;
-  return closed;
-}
-
-void IpcHandleCache::close_replaced_locked(int owner_pid, const PublishedBuffer& buffer) {
-  close_where_locked([&](const Mapping& mapping) {
-    return mapping.owner_pid == owner_pid && mapping.buffer_id != buffer.buffer_id &&
-           buffer.allocation_address >= mapping.owner_address &&
-           buffer.allocation_address < mapping.owner_address + std::max<std::size_t>(mapping.bytes, 1);
-  });
-}
-
-void IpcHandleCache::evict_locked(std::size_t count_limit, std::uint64_t epoch) {
-  while (mappings_.size() > count_limit || mapped_bytes_ > mapped_bytes_limit_) {
-    const auto victim = least_recent(mappings_);
-    if (victim == mappings_.end() || victim->last_use > epoch) {
-      return; // what is left, the call in progress uses
-    }
-    const int owner = victim->owner_pid;
-    const std::uint64_t id = victim->buffer_id;
-    close_where_locked(
-        [&](const Mapping& mapping) { return mapping.owner_pid == owner && mapping.buffer_id == id; });
   }
+  table_.add(owner_pid, buffer, base, allocation_bytes(base));
+}
+
+bool IpcHandleCache::close(const std::vector<void*>& bases) {
+  for (void* base : bases) {
+    cudaIpcCloseMemHandle(base);
+  }
+  return !bases.empty();
 }
 
 std::uint64_t IpcHandleCache::call_epoch() const {
   std::lock_guard lock(mutex_);
-  return clock_;
-}
-
-bool IpcHandleCache::mapped_locked(int owner_pid, std::uint64_t buffer_id) const {
-  return std::ranges::any_of(mappings_, [&](const Mapping& mapping) {
-    return mapping.owner_pid == owner_pid && mapping.buffer_id == buffer_id;
-  });
+  return table_.epoch();
 }
 
 bool IpcHandleCache::in_flight_locked(int owner_pid, std::uint64_t buffer_id) const {
@@ -95,7 +53,7 @@ bool IpcHandleCache::in_flight_locked(int owner_pid, std::uint64_t buffer_id) co
 
 IpcHandleCache::Readiness IpcHandleCache::readiness(int owner_pid, const PublishedBuffer& buffer) const {
   std::lock_guard lock(mutex_);
-  if (mapped_locked(owner_pid, buffer.buffer_id)) {
+  if (table_.contains(owner_pid, buffer.buffer_id)) {
     return Readiness::Mapped;
   }
   if (in_flight_locked(owner_pid, buffer.buffer_id)) {
@@ -113,11 +71,10 @@ std::uint64_t IpcHandleCache::mean_open_ns(std::uint64_t fallback) const {
 
 void IpcHandleCache::open_later(int owner_pid, const PublishedBuffer& buffer, int device) {
   std::lock_guard lock(mutex_);
-  if (stopping_ || mapped_locked(owner_pid, buffer.buffer_id) ||
+  if (stopping_ || table_.contains(owner_pid, buffer.buffer_id) ||
       in_flight_locked(owner_pid, buffer.buffer_id) ||
       std::ranges::find(refused_, std::pair{owner_pid, buffer.buffer_id}) != refused_.end() ||
-      mappings_.size() + requests_.size() >= capacity_ ||
-      (mapped_bytes_limit_ != 0 && mapped_bytes_ >= mapped_bytes_limit_)) {
+      !table_.has_room(requests_.size())) {
     return;
   }
   requests_.push_back({owner_pid, buffer, device});
@@ -184,21 +141,21 @@ void* IpcHandleCache::map(int owner_pid, const PublishedBuffer& buffer, std::uin
   std::unique_lock lock(mutex_);
   opened_.wait(lock, [&] { return !in_flight_locked(owner_pid, buffer.buffer_id); });
   *opened = false;
-  for (Mapping& mapping : mappings_) {
-    if (mapping.owner_pid == owner_pid && mapping.buffer_id == buffer.buffer_id) {
-      mapping.last_use = ++clock_;
-      ++stats_.hits;
-      return static_cast<char*>(mapping.base) + buffer.offset;
-    }
+  if (void* base = table_.use(owner_pid, buffer.buffer_id)) {
+    ++stats_.hits;
+    return static_cast<char*>(base) + buffer.offset;
   }
-  close_replaced_locked(owner_pid, buffer);
-  evict_locked(capacity_ - 1, epoch);
+  close(table_.close_replaced(owner_pid, buffer));
+  close(table_.evict(capacity_ - 1, epoch));
   cudaIpcMemHandle_t handle;
   std::memcpy(&handle, buffer.handle, sizeof handle);
   void* base = nullptr;
   const auto start = std::chrono::steady_clock::now();
   cudaError_t result = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess);
-  if (result != cudaSuccess && close_owner_mappings(owner_pid, epoch)) {
+  // Refused: the owner freed allocations this process still maps and made this one over their
+  // addresses, starting outside them (else close_replaced had found them), so which one is
+  // unknown: every mapping of the owner not in use goes, to reopen on next use.
+  if (result != cudaSuccess && close(table_.close_owner(owner_pid, epoch))) {
     result = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess);
   }
   stats_.open_ns += static_cast<std::uint64_t>(
@@ -211,20 +168,8 @@ void* IpcHandleCache::map(int owner_pid, const PublishedBuffer& buffer, std::uin
   *opened = true;
   std::erase(refused_, std::pair{owner_pid, buffer.buffer_id});
   insert_locked(owner_pid, buffer, base);
-  evict_locked(capacity_, epoch); // by bytes, now that this allocation's size is known
+  close(table_.evict(capacity_, epoch)); // by bytes, now that this allocation's size is known
   return static_cast<char*>(base) + buffer.offset;
-}
-
-// The owner freed allocations this process still maps and made a new one over their addresses:
-// the driver refuses to map it (CUDA_ERROR_ALREADY_MAPPED) while an old mapping overlaps, and the
-// old mappings also keep the freed memory alive. Which old allocation overlaps is known only when
-// the new one starts inside it (close_replaced_locked); otherwise every mapping of that owner the
-// call in progress does not use is closed, and they reopen on next use. True when any was.
-bool IpcHandleCache::close_owner_mappings(int owner_pid, std::uint64_t epoch) {
-  // Not another owner's, nor one the call in progress uses.
-  return close_where_locked([&](const Mapping& mapping) {
-           return mapping.owner_pid == owner_pid && mapping.last_use <= epoch;
-         }) > 0;
 }
 
 bool IpcHandleCache::export_handle(void* base, std::uint64_t buffer_id, PublishedBuffer* buffer, int* error) {
@@ -233,7 +178,7 @@ bool IpcHandleCache::export_handle(void* base, std::uint64_t buffer_id, Publishe
   buffer->allocation_address = reinterpret_cast<std::uint64_t>(base);
   for (Export& exported : exports_) {
     if (exported.buffer_id == buffer_id) {
-      exported.last_use = ++clock_;
+      exported.last_use = ++export_clock_;
       std::memcpy(buffer->handle, exported.handle, kHandleBytes);
       return true;
     }
@@ -244,9 +189,11 @@ bool IpcHandleCache::export_handle(void* base, std::uint64_t buffer_id, Publishe
     return false;
   }
   if (exports_.size() >= capacity_) {
-    exports_.erase(least_recent(exports_)); // nothing to release: a handle is plain bytes
+    // Nothing to release: a handle is plain bytes.
+    exports_.erase(std::ranges::min_element(
+        exports_, [](const Export& a, const Export& b) { return a.last_use < b.last_use; }));
   }
-  Export exported{buffer_id, {}, ++clock_};
+  Export exported{buffer_id, {}, ++export_clock_};
   std::memcpy(exported.handle, &handle, kHandleBytes);
   exports_.push_back(exported);
   std::memcpy(buffer->handle, &handle, kHandleBytes);
@@ -254,19 +201,17 @@ bool IpcHandleCache::export_handle(void* base, std::uint64_t buffer_id, Publishe
 }
 
 void IpcHandleCache::close_all() {
-  stop_worker(); // its last open lands in mappings_ before they are closed
+  stop_worker(); // its last open lands in the table before the mappings are closed
   std::lock_guard lock(mutex_);
-  for (const Mapping& mapping : mappings_) {
-    cudaIpcCloseMemHandle(mapping.base);
-  }
-  mappings_.clear();
-  mapped_bytes_ = 0;
+  close(table_.close_all());
   exports_.clear();
 }
 
 IpcCacheStats IpcHandleCache::stats() const {
   std::lock_guard lock(mutex_);
-  return stats_;
+  IpcCacheStats stats = stats_;
+  stats.evictions = table_.closed();
+  return stats;
 }
 
 } // namespace commlens::runtime

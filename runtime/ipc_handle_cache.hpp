@@ -2,14 +2,14 @@
 // CUDA IPC mappings of other processes' allocations, kept open across calls: opening a handle costs
 // about 2.3 ms on an H100/H200 node, a cache hit nothing. Keyed by the owner's pid and the
 // allocation's buffer id, so an allocation freed and another made at the same address is a new key
-// (never a stale mapping). A mapping keeps its allocation allocated after the owner frees it, so
-// stale mappings are closed as soon as the owner publishes a new allocation at an address inside
-// one, and the mappings are bounded in count and in bytes (a quarter of the GPU's memory), least
-// recently used closed first. Measured without these bounds: 16 calls on fresh 512 MiB buffers
-// with four ranks sharing an H100 left 49 GB allocated.
+// (never a stale mapping). Which mappings to close when (replaced allocations, bounds in count and
+// in bytes, a quarter of the GPU's memory) is ipc_mapping_table.hpp's; this class makes the CUDA
+// calls. Measured without those rules: 16 calls on fresh 512 MiB buffers with four ranks sharing
+// an H100 left 49 GB allocated.
 // Also caches this process's own exported handles (cudaIpcGetMemHandle per allocation once).
 // Handles can also be opened on a worker thread (open_later), so that a call need not wait for
 // them: research 000's Dynamic copy-type selection, the host path serving meanwhile.
+#include "ipc_mapping_table.hpp"
 #include "node_segment.hpp"
 
 #include <condition_variable>
@@ -31,7 +31,7 @@ struct IpcCacheStats {
 
 class IpcHandleCache {
 public:
-  explicit IpcHandleCache(std::size_t capacity) : capacity_(capacity) {}
+  explicit IpcHandleCache(std::size_t capacity) : capacity_(capacity), table_(capacity) {}
   IpcHandleCache(const IpcHandleCache&) = delete;
   IpcHandleCache& operator=(const IpcHandleCache&) = delete;
   ~IpcHandleCache() { stop_worker(); }
@@ -61,27 +61,13 @@ public:
   IpcCacheStats stats() const;
 
 private:
-  bool close_owner_mappings(int owner_pid, std::uint64_t epoch);
-  bool mapped_locked(int owner_pid, std::uint64_t buffer_id) const;
   bool in_flight_locked(int owner_pid, std::uint64_t buffer_id) const;
   void work();
   void stop_worker();
-
-  struct Mapping {
-    int owner_pid;
-    std::uint64_t buffer_id;
-    std::uint64_t owner_address; // the allocation's base in its owner
-    std::size_t bytes;           // the allocation's size: what the mapping keeps allocated
-    void* base;
-    std::uint64_t last_use;
-  };
   void insert_locked(int owner_pid, const PublishedBuffer& buffer, void* base);
-  // Closes the mappings `doomed` picks (counted as evictions); how many.
-  template <typename Doomed> std::size_t close_where_locked(Doomed doomed);
-  void close_replaced_locked(int owner_pid, const PublishedBuffer& buffer);
-  // Closes least recently used mappings not in use since `epoch` until within count_limit and the
-  // byte limit, or none is left to close.
-  void evict_locked(std::size_t count_limit, std::uint64_t epoch);
+  // Closes what the table decided to close; whether there was any.
+  static bool close(const std::vector<void*>& bases);
+
   struct Export {
     std::uint64_t buffer_id;
     unsigned char handle[kHandleBytes];
@@ -96,11 +82,9 @@ private:
 
   mutable std::mutex mutex_;
   std::size_t capacity_;
-  std::uint64_t clock_ = 0;
-  std::vector<Mapping> mappings_;
-  std::size_t mapped_bytes_ = 0;
-  std::size_t mapped_bytes_limit_ = 0; // a quarter of the GPU's memory, set at the first open
+  MappingTable table_; // its byte bound is set at the first open
   std::vector<Export> exports_;
+  std::uint64_t export_clock_ = 0;
   IpcCacheStats stats_;
   std::deque<Request> requests_; // queued or being opened (the front, while the worker opens it)
   std::vector<std::pair<int, std::uint64_t>> refused_; // (owner, buffer id) the worker could not open
