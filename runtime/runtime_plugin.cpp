@@ -93,7 +93,8 @@ const char* start_runtime(const pmpi::CudaPluginHost& host) {
     state.p2p_functions = {function_id(host, "MPI_Send"),     function_id(host, "MPI_Recv"),
                            function_id(host, "MPI_Isend"),    function_id(host, "MPI_Irecv"),
                            function_id(host, "MPI_Sendrecv"), function_id(host, "MPI_Sendrecv_replace"),
-                           function_id(host, "MPI_Mrecv"),    function_id(host, "MPI_Imrecv")};
+                           function_id(host, "MPI_Mrecv"),    function_id(host, "MPI_Imrecv"),
+                           function_id(host, "MPI_Recv_init")};
     install_point_to_point_entries(host.hooks->runtime);
   }
   host.hooks->slots[static_cast<int>(pmpi::Collector::Runtime)] = {nullptr, nullptr, nullptr,

@@ -47,6 +47,9 @@ struct RuntimeEntries {
   int (*sendrecv_replace)(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
                           int recvtag, MPI_Comm comm, MPI_Status* status, std::uint64_t call_id,
                           std::uint8_t* implementation) = nullptr;
+  // A persistent receive: every completion is finished as an MPI_Irecv's.
+  int (*recv_init)(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                   MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
   // Probes report a rendezvous message's data size (runtime/point_to_point/probed_messages.hpp);
   // the flag of the nonblocking ones may not be null.
   int (*probe)(int source, int tag, MPI_Comm comm, MPI_Status* status, std::uint64_t call_id,

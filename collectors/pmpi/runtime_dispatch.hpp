@@ -62,6 +62,12 @@ inline int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int
       call, buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
 }
 
+inline int MPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                         MPI_Request* request, CallRecording* call) noexcept {
+  return run<&RuntimeEntries::recv_init, PMPI_Recv_init>(call, buf, count, datatype, source, tag, comm,
+                                                         request);
+}
+
 inline int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status, CallRecording* call) noexcept {
   return run<&RuntimeEntries::probe, PMPI_Probe>(call, source, tag, comm, status);
 }

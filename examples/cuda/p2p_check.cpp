@@ -14,7 +14,8 @@
 //   8. an Isend whose request is freed (MPI_Request_free) before the receiver receives;
 //   9. receives sized by MPI_Probe, MPI_Iprobe, MPI_Mprobe and MPI_Improbe (with MPI_Mrecv and
 //      MPI_Imrecv), and MPI's order from one sender around a probe;
-//  10. STRESS random exchanges (sizes, directions, buffer kinds).
+//  10. a persistent receive (MPI_Recv_init) started three times;
+//  11. STRESS random exchanges (sizes, directions, buffer kinds).
 // Data are a hash of (seed, message); the seed is fresh each run. Each rank prints
 // "rank R: rendezvous_sends S rendezvous_receives V" (the device messages, contiguous and of at
 // least 64 KiB, that the runtime sends and receives as a rendezvous in `on` mode) and rank 0
@@ -479,6 +480,34 @@ void probed_receives(Checker& check, const Pair& pair, std::size_t large, std::u
   }
 }
 
+// A persistent receive started three times: each message must arrive whole, rendezvous or not.
+void persistent_receive(Checker& check, const Pair& pair, std::size_t large, std::uint64_t seed) {
+  const std::size_t sizes[] = {large, 100, (std::size_t{1} << 20) + 7};
+  if (pair.first) {
+    for (int i = 0; i < 3; ++i) {
+      Buffer out(true, sizes[i], 0);
+      out.write(pattern(seed + static_cast<std::uint64_t>(i), sizes[i]));
+      MPI_Send(out.data(), static_cast<int>(sizes[i]), MPI_BYTE, pair.partner, 160, MPI_COMM_WORLD);
+      check.count_rendezvous(true, sizes[i], true);
+    }
+    return;
+  }
+  Buffer in(true, large, 0);
+  MPI_Request request;
+  MPI_Recv_init(in.data(), static_cast<int>(large), MPI_BYTE, pair.partner, 160, MPI_COMM_WORLD, &request);
+  for (int i = 0; i < 3; ++i) {
+    CUDA_CHECK(cudaMemset(in.base, 0xEE, large + 16));
+    MPI_Start(&request);
+    MPI_Status status;
+    MPI_Wait(&request, &status);
+    const std::string what = "persistent receive " + std::to_string(i);
+    check.expect_bytes(in, pattern(seed + static_cast<std::uint64_t>(i), sizes[i]), sizes[i], what);
+    check.expect_status(status, MPI_BYTE, static_cast<int>(sizes[i]), pair.partner, 160, what);
+    check.count_rendezvous(true, sizes[i], false);
+  }
+  MPI_Request_free(&request);
+}
+
 void stress(Checker& check, const Pair& pair, int calls, std::size_t large, std::uint64_t seed) {
   for (int call = 0; call < calls; ++call) {
     const std::uint32_t dice = mix(seed ^ (static_cast<std::uint64_t>(call) << 20));
@@ -519,6 +548,7 @@ int main(int argc, char** argv) {
     strided_messages(check, pair, seed + 4);
     truncation(check, pair, returning, seed + 5);
     probed_receives(check, pair, large, seed + 9);
+    persistent_receive(check, pair, large, seed + 10);
   }
   if (paired) {
     send_while_receiver_in_barrier(check, pair, large, seed + 6);

@@ -52,6 +52,12 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int 
                         {call_id, functions().sendrecv_replace, comm}, status, implementation);
 }
 
+int recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) {
+  return p2p().recv_init(buf, count, datatype, source, tag, {call_id, functions().recv_init, comm}, request,
+                         implementation);
+}
+
 int probe(int source, int tag, MPI_Comm comm, MPI_Status* status, std::uint64_t /*call_id*/,
           std::uint8_t* /*implementation*/) {
   return p2p().probe(source, tag, comm, nullptr, status);
@@ -101,6 +107,7 @@ void install_point_to_point_entries(pmpi::RuntimeEntries& entries) {
   entries.irecv = irecv;
   entries.sendrecv = sendrecv;
   entries.sendrecv_replace = sendrecv_replace;
+  entries.recv_init = recv_init;
   entries.probe = probe;
   entries.iprobe = iprobe;
   entries.mprobe = mprobe;

@@ -211,7 +211,8 @@ int PointToPoint::receive_now(void* buf, int count, MPI_Datatype datatype, const
 
 int PointToPoint::receive_later(void* buf, int count, MPI_Datatype datatype, const ProbedMessage* kept,
                                 const std::function<int(void*, MPI_Request*)>& post, const CallContext& call,
-                                std::uint64_t start_ns, MPI_Request* request, std::uint8_t* implementation) {
+                                std::uint64_t start_ns, MPI_Request* request, std::uint8_t* implementation,
+                                bool persistent) {
   if (kept != nullptr) {
     MPI_Status status;
     kept->report(&status);
@@ -232,8 +233,9 @@ int PointToPoint::receive_later(void* buf, int count, MPI_Datatype datatype, con
       *implementation = implementation_id(Implementation::MpiHostStaged);
     }
     std::lock_guard lock(mutex_);
-    pending_receives_.emplace(pmpi::handle_key(*request),
-                              PendingReceive{std::move(posted), start_record(call, 0, start_ns), call.comm});
+    pending_receives_.emplace(
+        pmpi::handle_key(*request),
+        PendingReceive{std::move(posted), start_record(call, 0, start_ns), call.comm, persistent});
     ++pending_;
   }
   return rc;
@@ -271,6 +273,21 @@ int PointToPoint::irecv(void* buf, int count, MPI_Datatype datatype, int source,
         return PMPI_Irecv(location, count, datatype, source, tag, call.comm, posted);
       },
       call, start_ns, request, implementation);
+}
+
+// Not for a kept message: a persistent receive matches only once started, which the runtime does not
+// see (a probe before MPI_Start of the same envelope may keep the message it should get).
+int PointToPoint::recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag,
+                            const CallContext& call, MPI_Request* request, std::uint8_t* implementation) {
+  if (source == MPI_PROC_NULL) {
+    return PMPI_Recv_init(buf, count, datatype, source, tag, call.comm, request);
+  }
+  return receive_later(
+      buf, count, datatype, nullptr,
+      [&](void* location, MPI_Request* posted) {
+        return PMPI_Recv_init(location, count, datatype, source, tag, call.comm, posted);
+      },
+      call, host_.now_ns(), request, implementation, true);
 }
 
 int PointToPoint::probe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
@@ -387,13 +404,28 @@ int PointToPoint::finish_request(std::uint64_t request_key, MPI_Status* status) 
   if (found == pending_receives_.end()) {
     return MPI_SUCCESS;
   }
+  if (found->second.persistent) {
+    // Stays for the next MPI_Start; only MPI_Request_free (not concurrent with a completion of the
+    // same request) erases it, and map nodes do not move.
+    PendingReceive& armed = found->second;
+    lock.unlock();
+    return finish_receive(armed, status);
+  }
   PendingReceive pending = std::move(found->second);
   pending_receives_.erase(found);
   --pending_;
   lock.unlock();
+  return finish_receive(pending, status);
+}
+
+int PointToPoint::finish_receive(PendingReceive& pending, MPI_Status* status) {
   const ReceiveOutcome outcome = receiver_.finish(pending.posted, status);
   if (pending.posted.device || outcome.rendezvous) {
-    finish_receive_record(std::move(pending.record), outcome);
+    RuntimeOp record = pending.persistent ? pending.record : std::move(pending.record);
+    if (pending.persistent) {
+      record.start_ns = host_.now_ns(); // the MPI_Start is not seen: the row times the completion
+    }
+    finish_receive_record(std::move(record), outcome);
   }
   return report_error(pending.comm, outcome.rc);
 }

@@ -31,6 +31,7 @@ struct PointToPointFunctions {
   FunctionId sendrecv_replace = 0;
   FunctionId mrecv = 0;
   FunctionId imrecv = 0;
+  FunctionId recv_init = 0;
 };
 
 // The recorded call a runtime_ops row belongs to.
@@ -56,6 +57,9 @@ public:
   int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                const CallContext& call, MPI_Status* status, std::uint8_t* implementation);
+  // A persistent receive stays registered until MPI_Request_free: each completion is finished.
+  int recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, const CallContext& call,
+                MPI_Request* request, std::uint8_t* implementation);
   // MPI_Probe (flag null) / MPI_Iprobe and MPI_Mprobe (flag null) / MPI_Improbe.
   int probe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status);
   int mprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status);
@@ -82,7 +86,8 @@ private:
   struct PendingReceive {
     PostedReceive posted;
     RuntimeOp record;
-    MPI_Comm comm; // whose error handler hears of errors found at completion
+    MPI_Comm comm;           // whose error handler hears of errors found at completion
+    bool persistent = false; // MPI_Recv_init: stays for the next MPI_Start
   };
 
   RuntimeOp start_record(const CallContext& call, std::uint64_t bytes, std::uint64_t start_ns) const;
@@ -106,7 +111,9 @@ private:
   // posted through post(location, request) and finished by the wait/test call that completes it.
   int receive_later(void* buf, int count, MPI_Datatype datatype, const ProbedMessage* kept,
                     const std::function<int(void*, MPI_Request*)>& post, const CallContext& call,
-                    std::uint64_t start_ns, MPI_Request* request, std::uint8_t* implementation);
+                    std::uint64_t start_ns, MPI_Request* request, std::uint8_t* implementation,
+                    bool persistent = false);
+  int finish_receive(PendingReceive& pending, MPI_Status* status);
 
   const pmpi::CudaPluginHost& host_;
   RuntimeMode mode_;
