@@ -35,9 +35,11 @@ private:
   std::size_t capacity_ = 0;
 };
 
-PinnedStagingBuffer& staging_buffer() {
-  thread_local PinnedStagingBuffer buffer;
-  return buffer;
+// The receive side's staging buffer, and the send side's for calls that are not in place.
+PinnedStagingBuffer& staging_buffer(bool send_side) {
+  thread_local PinnedStagingBuffer receive;
+  thread_local PinnedStagingBuffer send;
+  return send_side ? send : receive;
 }
 
 } // namespace
@@ -59,14 +61,16 @@ StagedCall baseline_allreduce(const void* sendbuf, void* recvbuf, int count, MPI
   MPI_Aint extent = 0;
   PMPI_Type_get_extent(datatype, &lower_bound, &extent);
   const std::size_t bytes = static_cast<std::size_t>(count) * static_cast<std::size_t>(extent);
-  void* host = staging_buffer().reserve(bytes);
-  if (host == nullptr) {
+  // The call as the program made it, on pinned host copies: in place stays in place, otherwise the
+  // send buffer is staged apart (an inter-communicator allows nothing else).
+  void* received = staging_buffer(false).reserve(bytes);
+  void* sent = in_place ? MPI_IN_PLACE : staging_buffer(true).reserve(bytes);
+  if (received == nullptr || sent == nullptr) {
     return {MPI_ERR_NO_MEM, true, 0};
   }
-  // The whole buffer goes through the host copy in place, whichever of the two is on the device.
-  cudaMemcpy(host, in_place ? recvbuf : sendbuf, bytes, cudaMemcpyDefault);
-  const int rc = PMPI_Allreduce(MPI_IN_PLACE, host, count, datatype, op, comm);
-  cudaMemcpy(recvbuf, host, bytes, cudaMemcpyDefault);
+  cudaMemcpy(in_place ? received : sent, in_place ? recvbuf : sendbuf, bytes, cudaMemcpyDefault);
+  const int rc = PMPI_Allreduce(sent, received, count, datatype, op, comm);
+  cudaMemcpy(recvbuf, received, bytes, cudaMemcpyDefault);
   return {rc, true, bytes};
 }
 

@@ -7,9 +7,10 @@
 // with the runtime's hint ("commlens:float16:sum", ...) and a user-defined op doing the same on
 // the host (what MPI, and so the baseline, runs).
 // Usage: allreduce_check STRESS_CALLS [LARGE_ELEMENTS]
-// Besides the checked calls it makes exactly 4 calls the runtime must hand to the baseline: host
-// buffers, a user-defined op, MPI_MINLOC on MPI_2INT, managed memory. Each rank prints
-// "runtime_eligible E fallback 4"; rank 0 prints "allreduce_check: ok" when every result matched
+// Besides the checked calls it makes exactly 6 calls the runtime must hand to the baseline: host
+// buffers, a user-defined op, MPI_MINLOC on MPI_2INT, managed memory, a host send buffer with a
+// device receive buffer, an inter-communicator. Each rank prints "runtime_eligible E fallback 6";
+// rank 0 prints "allreduce_check: ok" when every result matched
 // (integers bitwise, floats within reordering tolerance). Rank r uses GPU r modulo the GPU count.
 #include "cuda_check.hpp"
 
@@ -273,7 +274,7 @@ void user_sum(void* in, void* inout, int* length, MPI_Datatype*) {
     static_cast<int*>(inout)[i] += static_cast<int*>(in)[i];
 }
 
-// The four calls the runtime must decline; each result is checked too.
+// The six calls the runtime must decline; each result is checked too.
 void fallback_calls(Checker& check) {
   const int n = 1000;
   std::vector<int> host_in(n, check.rank + 1), host_out(n);
@@ -309,7 +310,33 @@ void fallback_calls(Checker& check) {
   MPI_Allreduce(MPI_IN_PLACE, managed, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   check.failures += managed[n - 1] != sum;
   CUDA_CHECK(cudaFree(managed));
-  check.call += 4;
+
+  // A host send buffer into a device receive buffer: the runtime needs both on the device.
+  CUDA_CHECK(cudaMalloc(&device_in, n * sizeof(int)));
+  CUDA_CHECK(cudaMalloc(&device_out, n * sizeof(int)));
+  CUDA_CHECK(cudaMemset(device_out, 0, n * sizeof(int)));
+  MPI_Allreduce(host_in.data(), device_out, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  CUDA_CHECK(cudaMemcpy(host_out.data(), device_out, n * sizeof(int), cudaMemcpyDeviceToHost));
+  check.failures += host_out[n - 1] != sum;
+
+  // Even ranks against odd ranks through an inter-communicator: each side gets the other's sum.
+  MPI_Comm half = MPI_COMM_NULL;
+  MPI_Comm inter = MPI_COMM_NULL;
+  const int side = check.rank % 2;
+  MPI_Comm_split(MPI_COMM_WORLD, side, check.rank, &half);
+  MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - side, 99, &inter);
+  CUDA_CHECK(cudaMemcpy(device_in, host_in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+  MPI_Allreduce(device_in, device_out, n, MPI_INT, MPI_SUM, inter);
+  CUDA_CHECK(cudaMemcpy(host_out.data(), device_out, n * sizeof(int), cudaMemcpyDeviceToHost));
+  int other_side = 0;
+  for (int rank = 1 - side; rank < check.size; rank += 2)
+    other_side += rank + 1;
+  check.failures += host_out[n - 1] != other_side;
+  MPI_Comm_free(&inter);
+  MPI_Comm_free(&half);
+  CUDA_CHECK(cudaFree(device_in));
+  CUDA_CHECK(cudaFree(device_out));
+  check.call += 6;
 }
 
 } // namespace
@@ -373,7 +400,7 @@ int main(int argc, char** argv) {
   }
   fallback_calls(check);
 
-  std::printf("rank %d: runtime_eligible %ld fallback 4 failures %ld\n", check.rank, check.eligible,
+  std::printf("rank %d: runtime_eligible %ld fallback 6 failures %ld\n", check.rank, check.eligible,
               check.failures);
   long failures = 0;
   MPI_Reduce(&check.failures, &failures, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
