@@ -34,6 +34,19 @@ bool on_device(const void* pointer) noexcept {
                                    : query_buffer(pointer).kind == BufferKind::Device;
 }
 
+// An idle stream is answered by a query, cheaper than cudaStreamSynchronize: under MPS, with four
+// ranks sharing an H100, the 64 KiB allreduce took 22.0 instead of 24.3 µs (medians of five
+// alternated runs; docs/performance.md).
+bool wait_for_legacy_stream() noexcept {
+  const cudaError_t state = cudaStreamQuery(cudaStreamLegacy);
+  if (state == cudaSuccess ||
+      (state == cudaErrorNotReady && cudaStreamSynchronize(cudaStreamLegacy) == cudaSuccess)) {
+    return true;
+  }
+  cudaGetLastError();
+  return false;
+}
+
 bool copy_on_legacy_stream(void* destination, const void* source, std::size_t bytes) noexcept {
   if (cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDefault, cudaStreamLegacy) != cudaSuccess ||
       cudaStreamSynchronize(cudaStreamLegacy) != cudaSuccess) {

@@ -37,6 +37,10 @@ bool on_device(const void* pointer) noexcept;
 // ranges whenever the process allocates or frees GPU memory; null: ask the driver every time.
 void use_location_cache(BufferLocation (*cached_location)(const void* buffer) noexcept) noexcept;
 
+// Waits for the work queued on the legacy default stream: the user buffers' producers, there or on
+// streams that synchronise with it. False on a CUDA error, which is cleared.
+bool wait_for_legacy_stream() noexcept;
+
 // A copy ordered on the legacy default stream (after the application's work there and on the
 // streams that synchronise with it, as any CUDA-aware MPI reads and writes user buffers) and
 // finished when this returns; false on a CUDA error, which is cleared.

@@ -70,7 +70,7 @@ Decline prepare_local(IpcHandleCache& cache, const AllreduceArguments& args, Ran
   }
   // The buffers' producers may still run on the legacy default stream (or streams synchronising
   // with it): peers read this memory directly, so wait for them first.
-  if (decline == Decline::None && cudaStreamSynchronize(cudaStreamLegacy) != cudaSuccess) {
+  if (decline == Decline::None && !wait_for_legacy_stream()) {
     decline = Decline::StreamError;
   }
   return decline;

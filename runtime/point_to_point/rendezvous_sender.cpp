@@ -63,8 +63,7 @@ bool RendezvousSender::offer(const void* buf, std::size_t bytes, int dest_world,
     *why = "buffer not exportable through CUDA IPC (e.g. a stream-ordered pool allocation)";
     return false;
   }
-  if (cudaStreamSynchronize(cudaStreamLegacy) != cudaSuccess) {
-    cudaGetLastError();
+  if (!wait_for_legacy_stream()) {
     *why = "CUDA error while waiting for the buffer's producers";
     return false;
   }
