@@ -23,6 +23,14 @@ void* base(std::uintptr_t n) {
   return reinterpret_cast<void*>(n << 20);
 }
 
+// kOwner's allocations 1 to count, allocation i at i MiB in the owner and mapped at base(i).
+void add_owned(MappingTable& table, int count, std::size_t bytes) {
+  for (int i = 1; i <= count; ++i) {
+    table.add(kOwner, allocation(static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(i) << 20),
+              base(static_cast<std::uintptr_t>(i)), bytes);
+  }
+}
+
 TEST(MappingTable, AMappingIsFoundByOwnerAndBufferIdOnly) {
   MappingTable table(8);
   table.add(kOwner, allocation(1, 0x10000), base(1), 4096);
@@ -38,8 +46,7 @@ TEST(MappingTable, AMappingIsFoundByOwnerAndBufferIdOnly) {
 // means that one was freed.
 TEST(MappingTable, ANewAllocationOfTheOwnerInsideAMappedOneClosesIt) {
   MappingTable table(8);
-  table.add(kOwner, allocation(1, 0x100000), base(1), 0x10000);
-  table.add(kOwner, allocation(2, 0x200000), base(2), 0x10000);
+  add_owned(table, 2, 0x10000);
   table.add(kOtherOwner, allocation(3, 0x100000), base(3), 0x10000);
   EXPECT_TRUE(table.close_replaced(kOwner, allocation(1, 0x100000)).empty()) << "the same allocation";
   EXPECT_TRUE(table.close_replaced(kOwner, allocation(9, 0x110000)).empty()) << "just past its end";
@@ -52,9 +59,7 @@ TEST(MappingTable, ANewAllocationOfTheOwnerInsideAMappedOneClosesIt) {
 
 TEST(MappingTable, TheCountBoundClosesTheLeastRecentlyUsedFirst) {
   MappingTable table(3);
-  table.add(kOwner, allocation(1, 0x100000), base(1), 1);
-  table.add(kOwner, allocation(2, 0x200000), base(2), 1);
-  table.add(kOwner, allocation(3, 0x300000), base(3), 1);
+  add_owned(table, 3, 1);
   table.use(kOwner, 1);
   EXPECT_FALSE(table.has_room(0));
   EXPECT_EQ(table.evict(2, table.epoch()), std::vector<void*>{base(2)});
@@ -64,9 +69,7 @@ TEST(MappingTable, TheCountBoundClosesTheLeastRecentlyUsedFirst) {
 
 TEST(MappingTable, TheByteBoundClosesUntilTheBytesFit) {
   MappingTable table(8);
-  table.add(kOwner, allocation(1, 0x100000), base(1), 300);
-  table.add(kOwner, allocation(2, 0x200000), base(2), 300);
-  table.add(kOwner, allocation(3, 0x300000), base(3), 300);
+  add_owned(table, 3, 300);
   EXPECT_TRUE(table.evict(8, table.epoch()).empty()) << "no byte bound known yet";
   table.set_byte_limit(700);
   EXPECT_FALSE(table.has_room(0));
@@ -80,8 +83,7 @@ TEST(MappingTable, TheByteBoundClosesUntilTheBytesFit) {
 // over the bounds.
 TEST(MappingTable, MappingsUsedSinceTheCallsEpochAreNeverClosedByIt) {
   MappingTable table(2);
-  table.add(kOwner, allocation(1, 0x100000), base(1), 10);
-  table.add(kOwner, allocation(2, 0x200000), base(2), 10);
+  add_owned(table, 2, 10);
   const std::uint64_t epoch = table.epoch();
   table.use(kOwner, 1);
   table.add(kOwner, allocation(3, 0x300000), base(3), 10);

@@ -211,12 +211,17 @@ TEST_F(ProbedMessagesTest, KeptMessagesMatchOnlyTheirCommunicatorAndGoWhenItIsFr
   EXPECT_FALSE(probed_.take(0, 12, comm_));
 }
 
+MPI_Status status_of(int source, int tag, int error, int bytes) {
+  MPI_Status status;
+  status.MPI_SOURCE = source;
+  status.MPI_TAG = tag;
+  status.MPI_ERROR = error;
+  MPI_Status_set_elements(&status, MPI_BYTE, bytes);
+  return status;
+}
+
 TEST(CompletedRequest, WaitAndTestReportTheStatusItWasMadeWith) {
-  MPI_Status made;
-  made.MPI_SOURCE = 3;
-  made.MPI_TAG = 4;
-  made.MPI_ERROR = MPI_SUCCESS;
-  MPI_Status_set_elements(&made, MPI_BYTE, 77);
+  const MPI_Status made = status_of(3, 4, MPI_SUCCESS, 77);
   MPI_Request request = MPI_REQUEST_NULL;
   ASSERT_EQ(completed_request(made, &request), MPI_SUCCESS);
   int flag = 0;
@@ -236,11 +241,7 @@ TEST(CompletedRequest, WaitAndTestReportTheStatusItWasMadeWith) {
 TEST(CompletedRequest, AWaitReturnsTheErrorOfTheReceive) {
   MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  MPI_Status made;
-  made.MPI_SOURCE = 0;
-  made.MPI_TAG = 1;
-  made.MPI_ERROR = MPI_ERR_TRUNCATE;
-  MPI_Status_set_elements(&made, MPI_BYTE, 8);
+  const MPI_Status made = status_of(0, 1, MPI_ERR_TRUNCATE, 8);
   MPI_Request request = MPI_REQUEST_NULL;
   ASSERT_EQ(completed_request(made, &request), MPI_SUCCESS);
   MPI_Status status;
