@@ -40,6 +40,11 @@ int PeerDirectory::world_rank(MPI_Comm comm, int rank) {
   return ranks[static_cast<std::size_t>(rank)];
 }
 
+bool PeerDirectory::on_this_node(MPI_Comm comm, int rank) {
+  const int world = world_rank(comm, rank);
+  return world >= 0 && std::ranges::find(node_ranks_, world) != node_ranks_.end();
+}
+
 bool PeerDirectory::can_map(int world_rank, pmpi::PciGpuId gpu) {
   const auto on_node = std::ranges::find(node_ranks_, world_rank);
   if (on_node == node_ranks_.end()) {

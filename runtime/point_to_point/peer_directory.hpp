@@ -19,6 +19,8 @@ public:
 
   // The world rank of `rank` in comm; -1 for inter-communicators and ranks outside MPI_COMM_WORLD.
   int world_rank(MPI_Comm comm, int rank);
+  // Whether `rank` of comm is a rank of this node (only those send rendezvous headers here).
+  bool on_this_node(MPI_Comm comm, int rank);
   // True when world_rank is on this node, sees `gpu`, and has not refused a mapping before.
   bool can_map(int world_rank, pmpi::PciGpuId gpu);
   // world_rank could not map a block of ours: later messages to it take the host path.

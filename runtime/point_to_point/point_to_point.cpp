@@ -37,7 +37,8 @@ PointToPoint::PointToPoint(const pmpi::CudaPluginHost& host, RuntimeMode mode, I
       peers_(*host.runtime_channel), sender_(*host.runtime_channel, peers_, cache, pinned_),
       receiver_(*host.runtime_channel, cache, pinned_),
       probed_([this](std::span<const unsigned char> bytes) { return receiver_.recognise(bytes); },
-              sizeof(RendezvousHeader)) {}
+              sizeof(RendezvousHeader),
+              [this](MPI_Comm comm, int source) { return peers_.on_this_node(comm, source); }) {}
 
 RuntimeOp PointToPoint::start_record(const CallContext& call, std::uint64_t bytes,
                                      std::uint64_t start_ns) const {
@@ -304,6 +305,12 @@ int PointToPoint::mprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Mess
                         status == MPI_STATUS_IGNORE ? &local_status : status);
 }
 
+// A matched message's receive reports to the message's communicator (MPI_COMM_WORLD for a handle the
+// runtime never saw).
+CallContext PointToPoint::in_message_comm(const CallContext& call, const RedeemedMessage& redeemed) {
+  return {call.call_id, call.function, redeemed.comm != MPI_COMM_NULL ? redeemed.comm : MPI_COMM_WORLD};
+}
+
 int PointToPoint::mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
                         const CallContext& call, MPI_Status* status, std::uint8_t* implementation) {
   const std::uint64_t start_ns = host_.now_ns();
@@ -314,8 +321,7 @@ int PointToPoint::mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message
     return PMPI_Mrecv(buf, count, datatype, message, status_out);
   }
   const RedeemedMessage redeemed = probed_.redeem(message);
-  const CallContext context{call.call_id, call.function,
-                            redeemed.comm != MPI_COMM_NULL ? redeemed.comm : MPI_COMM_WORLD};
+  const CallContext context = in_message_comm(call, redeemed);
   return receive_now(
       buf, count, datatype, redeemed.message ? &*redeemed.message : nullptr,
       [&](void* location, MPI_Status* out) { return PMPI_Mrecv(location, count, datatype, message, out); },
@@ -330,8 +336,7 @@ int PointToPoint::imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Messag
     return PMPI_Imrecv(buf, count, datatype, message, request);
   }
   const RedeemedMessage redeemed = probed_.redeem(message);
-  const CallContext context{call.call_id, call.function,
-                            redeemed.comm != MPI_COMM_NULL ? redeemed.comm : MPI_COMM_WORLD};
+  const CallContext context = in_message_comm(call, redeemed);
   return receive_later(
       buf, count, datatype, redeemed.message ? &*redeemed.message : nullptr,
       [&](void* location, MPI_Request* posted) {

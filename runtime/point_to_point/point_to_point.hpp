@@ -114,6 +114,7 @@ private:
                     std::uint64_t start_ns, MPI_Request* request, std::uint8_t* implementation,
                     bool persistent = false);
   int finish_receive(PendingReceive& pending, MPI_Status* status);
+  static CallContext in_message_comm(const CallContext& call, const RedeemedMessage& redeemed);
 
   const pmpi::CudaPluginHost& host_;
   RuntimeMode mode_;

@@ -42,11 +42,14 @@ void ProbedMessage::report(MPI_Status* status) const {
   PMPI_Status_set_cancelled(status, 0);
 }
 
-ProbedMessages::ProbedMessages(RecogniseHeader recognise, std::size_t header_bytes)
-    : recognise_(std::move(recognise)), header_bytes_(header_bytes) {}
+ProbedMessages::ProbedMessages(RecogniseHeader recognise, std::size_t header_bytes,
+                               MaySendHeaders may_send_headers)
+    : recognise_(std::move(recognise)), header_bytes_(header_bytes),
+      may_send_headers_(std::move(may_send_headers)) {}
 
-bool ProbedMessages::may_be_header(const MPI_Status& status) const {
-  return status.MPI_SOURCE != MPI_PROC_NULL && status_bytes(status) == header_bytes_;
+bool ProbedMessages::may_be_header(const MPI_Status& status, MPI_Comm comm) const {
+  return status.MPI_SOURCE != MPI_PROC_NULL && status_bytes(status) == header_bytes_ &&
+         may_send_headers_(comm, status.MPI_SOURCE);
 }
 
 // The whole message, as bytes; a header is told by its size and contents.
@@ -113,7 +116,7 @@ int ProbedMessages::probe(int source, int tag, MPI_Comm comm, int* flag, MPI_Sta
   }
   const int rc =
       flag == nullptr ? PMPI_Probe(source, tag, comm, status) : PMPI_Iprobe(source, tag, comm, flag, status);
-  if (rc != MPI_SUCCESS || (flag != nullptr && *flag == 0) || !may_be_header(*status)) {
+  if (rc != MPI_SUCCESS || (flag != nullptr && *flag == 0) || !may_be_header(*status, comm)) {
     return rc;
   }
   const int kept = keep_through(status->MPI_SOURCE, status->MPI_TAG, comm);
@@ -138,7 +141,7 @@ int ProbedMessages::mprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Me
   if (rc != MPI_SUCCESS || (flag != nullptr && *flag == 0) || *message == MPI_MESSAGE_NO_PROC) {
     return rc;
   }
-  if (!may_be_header(*status)) {
+  if (!may_be_header(*status, comm)) {
     note_handle(*message, comm);
     return rc;
   }

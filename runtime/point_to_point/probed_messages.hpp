@@ -10,8 +10,8 @@
 //   delivers messages from one sender in the order sent, so every older message from that sender
 //   (other tags) is received and kept too, and every receive and probe of the process looks among
 //   the kept messages before it asks MPI.
-// Which bytes are a header is the caller's to say (RecogniseHeader); the rest needs no GPU and is
-// tested on the host.
+// Which senders may send headers (ranks of this node) and which bytes are one is the caller's to
+// say; the rest needs no GPU and is tested on the host.
 #include "mpi_header.hpp"
 
 #include <atomic>
@@ -51,7 +51,9 @@ class ProbedMessages {
 public:
   // The data's size when `contents` is a rendezvous header; nullopt for any other message.
   using RecogniseHeader = std::function<std::optional<std::uint64_t>(std::span<const unsigned char>)>;
-  ProbedMessages(RecogniseHeader recognise, std::size_t header_bytes);
+  // Whether `source` of comm may send headers at all; messages from others are left to MPI.
+  using MaySendHeaders = std::function<bool(MPI_Comm comm, int source)>;
+  ProbedMessages(RecogniseHeader recognise, std::size_t header_bytes, MaySendHeaders may_send_headers);
 
   // MPI_Probe (flag null) and MPI_Iprobe.
   int probe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status);
@@ -78,10 +80,11 @@ private:
   bool report_kept(int source, int tag, MPI_Comm comm, MPI_Status* status);
   MPI_Message hand_out(ProbedMessage message);
   void note_handle(MPI_Message handle, MPI_Comm comm);
-  bool may_be_header(const MPI_Status& status) const;
+  bool may_be_header(const MPI_Status& status, MPI_Comm comm) const;
 
   RecogniseHeader recognise_;
   std::size_t header_bytes_;
+  MaySendHeaders may_send_headers_;
   std::mutex mutex_;
   std::deque<ProbedMessage> kept_;                          // in the order received
   std::unordered_map<std::uint64_t, HandedOut> handed_out_; // by handle_key

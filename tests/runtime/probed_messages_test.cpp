@@ -70,7 +70,7 @@ protected:
   }
 
   MPI_Comm comm_ = MPI_COMM_NULL;
-  ProbedMessages probed_{recognise, kHeaderBytes};
+  ProbedMessages probed_{recognise, kHeaderBytes, [](MPI_Comm, int) { return true; }};
   std::vector<std::vector<unsigned char>> buffers_{};
   std::vector<MPI_Request> sends_{};
 };
@@ -142,6 +142,24 @@ TEST_F(ProbedMessagesTest, OlderMessagesOfTheSenderAreKeptInOrderAndNewerOnesSta
   const std::optional<ProbedMessage> header = probed_.take(0, 2, comm_);
   ASSERT_TRUE(header);
   EXPECT_EQ(header->bytes, 4096u);
+}
+
+// Only ranks of this node send rendezvous headers: a probe of another's message of a header's size
+// leaves it to MPI.
+TEST_F(ProbedMessagesTest, MessagesOfSendersThatCannotSendHeadersAreLeftToMpi) {
+  ProbedMessages elsewhere{recognise, kHeaderBytes, [](MPI_Comm, int) { return false; }};
+  send(header_for(1'000'000), 13);
+  MPI_Status status;
+  ASSERT_EQ(elsewhere.probe(0, 13, comm_, nullptr, &status), MPI_SUCCESS);
+  EXPECT_EQ(count_of(status), static_cast<int>(kHeaderBytes));
+  EXPECT_FALSE(elsewhere.take(0, 13, comm_));
+  MPI_Message message = MPI_MESSAGE_NULL;
+  ASSERT_EQ(elsewhere.mprobe(0, 13, comm_, nullptr, &message, &status), MPI_SUCCESS);
+  EXPECT_FALSE(elsewhere.redeem(&message).message) << "MPI's own handle";
+  std::vector<unsigned char> received(kHeaderBytes);
+  ASSERT_EQ(MPI_Mrecv(received.data(), static_cast<int>(kHeaderBytes), MPI_BYTE, &message, MPI_STATUS_IGNORE),
+            MPI_SUCCESS);
+  EXPECT_EQ(received, header_for(1'000'000));
 }
 
 TEST_F(ProbedMessagesTest, AnIprobeThatFindsNothingKeepsNothing) {
