@@ -251,11 +251,13 @@ int PointToPoint::recv(void* buf, int count, MPI_Datatype datatype, int source, 
   if (source == MPI_PROC_NULL) {
     return PMPI_Recv(buf, count, datatype, source, tag, call.comm, status_out);
   }
-  const std::optional<ProbedMessage> kept = probed_.take(source, tag, call.comm);
+  // A kept message is in hand, or still in MPI behind its handle.
+  std::optional<ProbedMessage> kept = probed_.take(source, tag, call.comm);
   return receive_now(
-      buf, count, datatype, kept ? &*kept : nullptr,
+      buf, count, datatype, kept && kept->received() ? &*kept : nullptr,
       [&](void* location, MPI_Status* out) {
-        return PMPI_Recv(location, count, datatype, source, tag, call.comm, out);
+        return kept ? PMPI_Mrecv(location, count, datatype, &kept->in_mpi, out)
+                    : PMPI_Recv(location, count, datatype, source, tag, call.comm, out);
       },
       call, start_ns, status_out, implementation);
 }
@@ -267,11 +269,12 @@ int PointToPoint::irecv(void* buf, int count, MPI_Datatype datatype, int source,
   if (source == MPI_PROC_NULL) {
     return PMPI_Irecv(buf, count, datatype, source, tag, call.comm, request);
   }
-  const std::optional<ProbedMessage> kept = probed_.take(source, tag, call.comm);
+  std::optional<ProbedMessage> kept = probed_.take(source, tag, call.comm);
   return receive_later(
-      buf, count, datatype, kept ? &*kept : nullptr,
+      buf, count, datatype, kept && kept->received() ? &*kept : nullptr,
       [&](void* location, MPI_Request* posted) {
-        return PMPI_Irecv(location, count, datatype, source, tag, call.comm, posted);
+        return kept ? PMPI_Imrecv(location, count, datatype, &kept->in_mpi, posted)
+                    : PMPI_Irecv(location, count, datatype, source, tag, call.comm, posted);
       },
       call, start_ns, request, implementation);
 }

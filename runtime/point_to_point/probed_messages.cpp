@@ -3,7 +3,6 @@
 #include "handle_map.hpp"
 
 #include <algorithm>
-#include <climits>
 #include <type_traits>
 
 namespace commlens::runtime {
@@ -52,16 +51,13 @@ bool ProbedMessages::may_be_header(const MPI_Status& status, MPI_Comm comm) cons
          may_send_headers_(comm, status.MPI_SOURCE);
 }
 
-// The whole message, as bytes; a header is told by its size and contents.
+// A message of a header's size, as bytes; a header is told by its contents.
 int ProbedMessages::receive(MPI_Message* message, const MPI_Status& status, MPI_Comm comm,
                             ProbedMessage* received) const {
   received->comm = comm;
   received->source = status.MPI_SOURCE;
   received->tag = status.MPI_TAG;
   const std::uint64_t bytes = status_bytes(status);
-  if (bytes > static_cast<std::uint64_t>(INT_MAX)) {
-    return MPI_ERR_COUNT; // MPI_Mrecv takes an int count (Open MPI 4.1 has no MPI_Mrecv_c)
-  }
   received->contents.resize(bytes);
   MPI_Status ignored;
   const int rc = PMPI_Mrecv(received->contents.data(), static_cast<int>(bytes), MPI_BYTE, message, &ignored);
@@ -72,21 +68,27 @@ int ProbedMessages::receive(MPI_Message* message, const MPI_Status& status, MPI_
   return rc;
 }
 
-// Receives and keeps the messages from `source`, oldest first, through the first one with `tag`:
-// the one a probe of (source, tag) just saw, and every older one a later receive might have to get
-// before it.
+// Keeps the messages from `source`, oldest first, through the first one with `tag`: the one a
+// probe of (source, tag) just saw, and every older one a later receive might have to get before
+// it. Those of a header's size are received to see what they are; the others stay in MPI.
 int ProbedMessages::keep_through(int source, int tag, MPI_Comm comm) {
   for (;;) {
     MPI_Message message = MPI_MESSAGE_NULL;
     MPI_Status status;
     int rc = PMPI_Mprobe(source, MPI_ANY_TAG, comm, &message, &status);
-    ProbedMessage received;
-    rc = rc != MPI_SUCCESS ? rc : receive(&message, status, comm, &received);
     if (rc != MPI_SUCCESS) {
       return rc;
     }
-    const bool seen = received.tag == tag;
-    keep(std::move(received));
+    ProbedMessage kept{comm, status.MPI_SOURCE, status.MPI_TAG, {}, false, status_bytes(status), message};
+    if (may_be_header(status, comm)) {
+      kept.in_mpi = MPI_MESSAGE_NULL;
+      rc = receive(&message, status, comm, &kept);
+      if (rc != MPI_SUCCESS) {
+        return rc;
+      }
+    }
+    const bool seen = kept.tag == tag;
+    keep(std::move(kept));
     if (seen) {
       return MPI_SUCCESS;
     }
@@ -130,7 +132,12 @@ int ProbedMessages::mprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Me
                            MPI_Status* status) {
   if (std::optional<ProbedMessage> kept = take(source, tag, comm)) {
     kept->report(status);
-    *message = hand_out(std::move(*kept));
+    if (kept->received()) {
+      *message = hand_out(std::move(*kept));
+    } else {
+      *message = kept->in_mpi;
+      note_handle(*message, comm);
+    }
     if (flag != nullptr) {
       *flag = 1;
     }
@@ -145,11 +152,11 @@ int ProbedMessages::mprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Me
     note_handle(*message, comm);
     return rc;
   }
-  ProbedMessage received;
-  rc = receive(message, *status, comm, &received);
+  ProbedMessage probed;
+  rc = receive(message, *status, comm, &probed);
   if (rc == MPI_SUCCESS) {
-    received.report(status);
-    *message = hand_out(std::move(received));
+    probed.report(status);
+    *message = hand_out(std::move(probed));
   }
   return rc;
 }

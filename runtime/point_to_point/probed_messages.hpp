@@ -8,8 +8,9 @@
 //   its place, which MPI_Mrecv and MPI_Imrecv redeem.
 // - MPI_Probe and MPI_Iprobe leave the message to a later receive, so the process keeps it. MPI
 //   delivers messages from one sender in the order sent, so every older message from that sender
-//   (other tags) is received and kept too, and every receive and probe of the process looks among
-//   the kept messages before it asks MPI.
+//   (other tags) is kept too, and every receive and probe of the process looks among the kept
+//   messages before it asks MPI. An older message that cannot be a header stays in MPI, taken out
+//   of matching by MPI_Mprobe: a receive gets it through that handle, with its own datatype.
 // Which senders may send headers (ranks of this node) and which bytes are one is the caller's to
 // say; the rest needs no GPU and is tested on the host.
 #include "mpi_header.hpp"
@@ -34,8 +35,11 @@ struct ProbedMessage {
   int tag = MPI_ANY_TAG;
   std::vector<unsigned char> contents; // as sent (MPI_BYTE): a rendezvous header, or the message
   bool rendezvous = false;
-  std::uint64_t bytes = 0; // what a receive gets: for a header the data's size, else the contents'
+  std::uint64_t bytes = 0; // what a receive gets: for a header the data's size, else the message's
+  // A message still in MPI (contents empty): receive it with MPI_Mrecv/MPI_Imrecv on this handle.
+  MPI_Message in_mpi = MPI_MESSAGE_NULL;
 
+  bool received() const noexcept { return in_mpi == MPI_MESSAGE_NULL; }
   bool matches(int source_wanted, int tag_wanted, MPI_Comm in) const noexcept;
   // The status a probe or receive of the whole message reports.
   void report(MPI_Status* status) const;
@@ -57,10 +61,10 @@ public:
 
   // MPI_Probe (flag null) and MPI_Iprobe.
   int probe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status);
-  // MPI_Mprobe (flag null) and MPI_Improbe.
+  // MPI_Mprobe (flag null) and MPI_Improbe. A kept message still in MPI comes back as MPI's handle.
   int mprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status);
-  // The kept message a receive of (source, tag, comm) matches first, taken out; nullopt: the
-  // receive is MPI's.
+  // The kept message a receive of (source, tag, comm) matches first, taken out (one still in MPI
+  // is the caller's to receive through in_mpi); nullopt: the receive is MPI's.
   std::optional<ProbedMessage> take(int source, int tag, MPI_Comm comm);
   // What a handle mprobe returned stands for; for the runtime's own handles *message becomes
   // MPI_MESSAGE_NULL, as MPI_Mrecv leaves it.

@@ -119,7 +119,8 @@ TEST_F(ProbedMessagesTest, OtherSizesAreLeftToMpi) {
 }
 
 // MPI delivers a sender's messages in the order sent: a receive of any tag after the probe must
-// still get the older message first, so the probe keeps it too; a newer one stays in MPI.
+// still get the older message first, so the probe keeps it too (still in MPI, behind the handle
+// MPI_Mprobe gave: it cannot be a header); a newer one stays in MPI's matching.
 TEST_F(ProbedMessagesTest, OlderMessagesOfTheSenderAreKeptInOrderAndNewerOnesStayInMpi) {
   send(plain(100, 10), 1);
   send(header_for(4096), 2);
@@ -133,7 +134,11 @@ TEST_F(ProbedMessagesTest, OlderMessagesOfTheSenderAreKeptInOrderAndNewerOnesSta
   EXPECT_EQ(count_of(status), 100);
   std::optional<ProbedMessage> first = probed_.take(0, MPI_ANY_TAG, comm_);
   ASSERT_TRUE(first);
-  EXPECT_EQ(first->contents, plain(100, 10));
+  ASSERT_FALSE(first->received());
+  EXPECT_EQ(first->bytes, 100u);
+  std::vector<unsigned char> older(100);
+  ASSERT_EQ(MPI_Mrecv(older.data(), 100, MPI_BYTE, &first->in_mpi, MPI_STATUS_IGNORE), MPI_SUCCESS);
+  EXPECT_EQ(older, plain(100, 10));
   // Tag 1 again: nothing kept matches, the receive is MPI's and gets the newer message.
   EXPECT_FALSE(probed_.take(0, 1, comm_));
   std::vector<unsigned char> newer(50);
@@ -218,6 +223,30 @@ TEST_F(ProbedMessagesTest, MprobeTakesAMessageAProbeKeptBeforeAskingMpi) {
   ASSERT_EQ(probed_.mprobe(0, 11, comm_, nullptr, &message, &status), MPI_SUCCESS);
   EXPECT_EQ(count_of(status), 10);
   EXPECT_EQ(probed_.redeem(&message).message->bytes, 10u);
+}
+
+// An older message a probe kept in MPI is MPI's to hand to MPI_Mprobe: its own handle, received
+// with the receive's datatype.
+TEST_F(ProbedMessagesTest, MprobeOfAMessageKeptInMpiReturnsMpisHandle) {
+  send(plain(64, 30), 14);
+  send(header_for(8), 15);
+  MPI_Status status;
+  ASSERT_EQ(probed_.probe(0, 15, comm_, nullptr, &status), MPI_SUCCESS);
+  MPI_Message message = MPI_MESSAGE_NULL;
+  ASSERT_EQ(probed_.mprobe(0, MPI_ANY_TAG, comm_, nullptr, &message, &status), MPI_SUCCESS);
+  EXPECT_EQ(status.MPI_TAG, 14);
+  EXPECT_EQ(count_of(status), 64);
+  const RedeemedMessage redeemed = probed_.redeem(&message);
+  EXPECT_EQ(redeemed.comm, comm_);
+  EXPECT_FALSE(redeemed.message);
+  std::vector<int> ints(16);
+  ASSERT_EQ(MPI_Mrecv(ints.data(), 16, MPI_INT, &message, &status), MPI_SUCCESS);
+  int count = 0;
+  MPI_Get_count(&status, MPI_INT, &count);
+  EXPECT_EQ(count, 16);
+  const auto bytes = plain(64, 30);
+  EXPECT_EQ(std::memcmp(ints.data(), bytes.data(), 64), 0);
+  EXPECT_TRUE(probed_.take(0, 15, comm_));
 }
 
 TEST_F(ProbedMessagesTest, KeptMessagesMatchOnlyTheirCommunicatorAndGoWhenItIsFreed) {
