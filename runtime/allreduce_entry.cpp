@@ -3,6 +3,7 @@
 #include "host_staging.hpp"
 #include "ipc_allreduce.hpp"
 #include "mpi_reduction_map.hpp"
+#include "numa_placement.hpp"
 #include "path_probe.hpp"
 
 namespace commlens::runtime {
@@ -90,8 +91,8 @@ int run_baseline(RuntimeState& state, const void* sendbuf, void* recvbuf, int co
   return staged.rc;
 }
 
-// The engine's first call: its GPUs' copy paths, read from the node's file or measured, go into
-// the run table (one key per GPU, from the rank that leads it).
+// The engine's first call: its GPUs' copy paths, read from the node's file or measured, and where
+// each GPU sits against the CPUs of the rank that leads it go into the run table (one key per GPU).
 void learn_copy_paths(RuntimeState& state, CommunicatorEngine& engine, MPI_Comm comm) {
   if (!engine.first_call() || engine.spans_nodes() || state.host.runtime_paths == "off") {
     return;
@@ -100,7 +101,9 @@ void learn_copy_paths(RuntimeState& state, CommunicatorEngine& engine, MPI_Comm 
   if (const std::optional<KnownPaths> known = probe_paths(comm, engine, state.host.runtime_paths, &problem)) {
     state.host.set_run_value("runtime_paths." + known->paths.pci,
                              (known->measured ? "measured, stored in " : "read from ") + known->file + ": " +
-                                 topology::describe(known->paths));
+                                 topology::describe(known->paths) + "; " +
+                                 topology::describe_placement(topology::numa_placement(known->paths.pci),
+                                                              topology::process_cpus()));
   }
   if (!problem.empty()) {
     state.host.set_run_value("runtime_paths_problem", problem);
