@@ -53,6 +53,11 @@ bool IpcHandleCache::in_flight_locked(int owner_pid, std::uint64_t buffer_id) co
 
 IpcHandleCache::Readiness IpcHandleCache::readiness(int owner_pid, const PublishedBuffer& buffer) const {
   std::lock_guard lock(mutex_);
+  return readiness_locked(owner_pid, buffer);
+}
+
+IpcHandleCache::Readiness IpcHandleCache::readiness_locked(int owner_pid,
+                                                           const PublishedBuffer& buffer) const {
   if (table_.contains(owner_pid, buffer.buffer_id)) {
     return Readiness::Mapped;
   }
@@ -71,9 +76,7 @@ std::uint64_t IpcHandleCache::mean_open_ns(std::uint64_t fallback) const {
 
 void IpcHandleCache::open_later(int owner_pid, const PublishedBuffer& buffer, int device) {
   std::lock_guard lock(mutex_);
-  if (stopping_ || table_.contains(owner_pid, buffer.buffer_id) ||
-      in_flight_locked(owner_pid, buffer.buffer_id) ||
-      std::ranges::find(refused_, std::pair{owner_pid, buffer.buffer_id}) != refused_.end() ||
+  if (stopping_ || readiness_locked(owner_pid, buffer) != Readiness::Unmapped ||
       !table_.has_room(requests_.size())) {
     return;
   }

@@ -62,6 +62,7 @@ public:
 
 private:
   bool in_flight_locked(int owner_pid, std::uint64_t buffer_id) const;
+  Readiness readiness_locked(int owner_pid, const PublishedBuffer& buffer) const;
   void work();
   void stop_worker();
   void insert_locked(int owner_pid, const PublishedBuffer& buffer, void* base);

@@ -95,13 +95,17 @@ int ProbedMessages::keep_through(int source, int tag, MPI_Comm comm) {
   }
 }
 
+std::deque<ProbedMessage>::iterator ProbedMessages::first_kept_locked(int source, int tag, MPI_Comm comm) {
+  return std::ranges::find_if(kept_,
+                              [&](const ProbedMessage& kept) { return kept.matches(source, tag, comm); });
+}
+
 bool ProbedMessages::report_kept(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   if (kept_count_.load(std::memory_order_relaxed) == 0) {
     return false;
   }
   std::lock_guard lock(mutex_);
-  const auto found =
-      std::ranges::find_if(kept_, [&](const ProbedMessage& kept) { return kept.matches(source, tag, comm); });
+  const auto found = first_kept_locked(source, tag, comm);
   if (found == kept_.end()) {
     return false;
   }
@@ -166,8 +170,7 @@ std::optional<ProbedMessage> ProbedMessages::take(int source, int tag, MPI_Comm 
     return std::nullopt;
   }
   std::lock_guard lock(mutex_);
-  const auto found =
-      std::ranges::find_if(kept_, [&](const ProbedMessage& kept) { return kept.matches(source, tag, comm); });
+  const auto found = first_kept_locked(source, tag, comm);
   if (found == kept_.end()) {
     return std::nullopt;
   }

@@ -82,6 +82,8 @@ private:
   int keep_through(int source, int tag, MPI_Comm comm);
   void keep(ProbedMessage message);
   bool report_kept(int source, int tag, MPI_Comm comm, MPI_Status* status);
+  // The oldest kept message a receive or probe of (source, tag, comm) matches; kept_.end() if none.
+  std::deque<ProbedMessage>::iterator first_kept_locked(int source, int tag, MPI_Comm comm);
   MPI_Message hand_out(ProbedMessage message);
   void note_handle(MPI_Message handle, MPI_Comm comm);
   bool may_be_header(const MPI_Status& status, MPI_Comm comm) const;

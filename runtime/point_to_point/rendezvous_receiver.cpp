@@ -110,6 +110,19 @@ int RendezvousReceiver::deliver(PostedReceive& posted, const void* source, std::
   return MPI_SUCCESS;
 }
 
+// A message of `sent` bytes into the receive: the bytes that fit were delivered (outcome.rc says
+// how that went), the status counts them, and a message too large for the buffer is
+// MPI_ERR_TRUNCATE.
+void RendezvousReceiver::report_delivery(const PostedReceive& posted, std::uint64_t sent, MPI_Status* status,
+                                         ReceiveOutcome& outcome) {
+  outcome.bytes = std::min<std::uint64_t>(sent, posted.layout.bytes);
+  PMPI_Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(outcome.bytes));
+  if (outcome.rc == MPI_SUCCESS && sent > posted.layout.bytes) {
+    outcome.rc = MPI_ERR_TRUNCATE;
+  }
+  status->MPI_ERROR = outcome.rc;
+}
+
 // Claims the message (zero-copy from the sender's buffer) or, once the sender withdrew it, copies
 // it from the sender's block; through the host when neither can be mapped.
 ReceiveOutcome RendezvousReceiver::take_rendezvous(PostedReceive& posted, const RendezvousHeader& header,
@@ -164,12 +177,7 @@ ReceiveOutcome RendezvousReceiver::take_rendezvous(PostedReceive& posted, const 
     outcome.rc = deliver(posted, source, bytes);
   }
   slot.state.store(kCopied, std::memory_order_release);
-  PMPI_Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(bytes));
-  if (outcome.rc == MPI_SUCCESS && header.bytes > posted.layout.bytes) {
-    outcome.rc = MPI_ERR_TRUNCATE;
-  }
-  status->MPI_ERROR = outcome.rc;
-  outcome.bytes = bytes;
+  report_delivery(posted, header.bytes, status, outcome);
   return outcome;
 }
 
@@ -182,16 +190,12 @@ ReceiveOutcome RendezvousReceiver::finish_probed(PostedReceive& posted, const Pr
     return take_rendezvous(posted, header, status);
   }
   ReceiveOutcome outcome;
-  outcome.bytes = std::min<std::uint64_t>(message.bytes, posted.layout.bytes);
-  outcome.bytes_host = posted.device ? outcome.bytes : 0;
-  if (outcome.bytes > 0) {
-    outcome.rc = deliver(posted, message.contents.data(), outcome.bytes);
+  const std::uint64_t fits = std::min<std::uint64_t>(message.bytes, posted.layout.bytes);
+  outcome.bytes_host = posted.device ? fits : 0;
+  if (fits > 0) {
+    outcome.rc = deliver(posted, message.contents.data(), fits);
   }
-  PMPI_Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(outcome.bytes));
-  if (outcome.rc == MPI_SUCCESS && message.bytes > posted.layout.bytes) {
-    outcome.rc = MPI_ERR_TRUNCATE;
-  }
-  status->MPI_ERROR = outcome.rc;
+  report_delivery(posted, message.bytes, status, outcome);
   return outcome;
 }
 

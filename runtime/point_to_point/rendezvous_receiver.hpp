@@ -56,6 +56,8 @@ private:
   bool valid(const RendezvousHeader& header) const;
   ReceiveOutcome take_rendezvous(PostedReceive& posted, const RendezvousHeader& header, MPI_Status* status);
   int deliver(PostedReceive& posted, const void* source, std::size_t bytes);
+  static void report_delivery(const PostedReceive& posted, std::uint64_t sent, MPI_Status* status,
+                              ReceiveOutcome& outcome);
 
   const pmpi::RuntimeChannel& channel_;
   IpcHandleCache& cache_;
