@@ -89,7 +89,9 @@ const char* start_runtime(const pmpi::CudaPluginHost& host) {
     host.hooks->runtime.allreduce = allreduce_entry;
   }
   if (host.runtime_channel != nullptr) {
-    state.p2p = std::make_unique<PointToPoint>(state.host, state.mode, state.cache, *state.records);
+    state.p2p = std::make_unique<PointToPoint>(
+        state.host, state.mode, state.cache, *state.records,
+        StripeSettings{state.tuning.table.point_to_point, state.tuning_settings.host_percent});
     state.p2p_functions = {function_id(host, "MPI_Send"),     function_id(host, "MPI_Recv"),
                            function_id(host, "MPI_Isend"),    function_id(host, "MPI_Irecv"),
                            function_id(host, "MPI_Sendrecv"), function_id(host, "MPI_Sendrecv_replace"),

@@ -17,8 +17,10 @@ namespace commlens::pmpi {
 // CUDA_VISIBLE_DEVICES gives it in each process.
 using PciGpuId = std::uint32_t;
 
-// The node segment's share of each rank.
-inline constexpr std::size_t kChannelBytesPerRank = std::size_t{256} << 10;
+// The node segment's share of each rank: 256 KiB for the runtime's hand-over slots, then 32 MiB for
+// its ring of host stages for striped messages (runtime/point_to_point/rendezvous_protocol.hpp).
+// The ring's pages are committed only when the runtime first pins them, which only striping does.
+inline constexpr std::size_t kChannelBytesPerRank = (std::size_t{256} << 10) + (std::size_t{32} << 20);
 
 struct RuntimeChannel {
   MPI_Comm comm = MPI_COMM_NULL;

@@ -15,7 +15,9 @@
 //   9. receives sized by MPI_Probe, MPI_Iprobe, MPI_Mprobe and MPI_Improbe (with MPI_Mrecv and
 //      MPI_Imrecv), and MPI's order from one sender around a probe;
 //  10. a persistent receive (MPI_Recv_init) started three times;
-//  11. STRESS random exchanges (sizes, directions, buffer kinds).
+//  11. STRESS random exchanges (sizes, directions, buffer kinds);
+//  12. LARGE blocking sends to a receiver already waiting in MPI_Recv, both ways, into one reused
+//      buffer: the messages a striped rendezvous serves (COMMLENS_RUNTIME_HOST_PERCENT).
 // Data are a hash of (seed, message); the seed is fresh each run. Each rank prints
 // "rank R: rendezvous_sends S rendezvous_receives V" (the device messages, contiguous and of at
 // least 64 KiB, that the runtime sends and receives as a rendezvous in `on` mode) and rank 0
@@ -508,6 +510,31 @@ void persistent_receive(Checker& check, const Pair& pair, std::size_t large, std
   MPI_Request_free(&request);
 }
 
+void waiting_receiver(Checker& check, const Pair& pair, std::size_t large, std::uint64_t seed) {
+  Buffer out(true, large, 0);
+  Buffer in(true, large, 8);
+  const int count = static_cast<int>(large);
+  for (int message = 0; message < 8; ++message) {
+    const bool i_send = (message % 2 == 0) == pair.first;
+    const auto data = pattern(seed + static_cast<std::uint64_t>(message), large);
+    if (i_send) {
+      out.write(data);
+    }
+    // The pair's barrier: the receiver enters MPI_Recv as the sender sends.
+    MPI_Sendrecv(nullptr, 0, MPI_BYTE, pair.partner, 170, nullptr, 0, MPI_BYTE, pair.partner, 170,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (i_send) {
+      MPI_Send(out.data(), count, MPI_BYTE, pair.partner, 171, MPI_COMM_WORLD);
+    } else {
+      MPI_Status status;
+      MPI_Recv(in.data(), count, MPI_BYTE, pair.partner, 171, MPI_COMM_WORLD, &status);
+      check.expect_bytes(in, data, large, "waiting receiver, message " + std::to_string(message));
+      check.expect_status(status, MPI_BYTE, count, pair.partner, 171, "waiting receiver");
+    }
+    check.count_rendezvous(true, large, i_send);
+  }
+}
+
 void stress(Checker& check, const Pair& pair, int calls, std::size_t large, std::uint64_t seed) {
   for (int call = 0; call < calls; ++call) {
     const std::uint32_t dice = mix(seed ^ (static_cast<std::uint64_t>(call) << 20));
@@ -562,6 +589,7 @@ int main(int argc, char** argv) {
   }
   if (paired) {
     stress(check, pair, stress_calls, large, seed + 7);
+    waiting_receiver(check, pair, large, seed + 12);
   }
   MPI_Comm_free(&returning);
 

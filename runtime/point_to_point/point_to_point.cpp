@@ -5,6 +5,7 @@
 #include "handle_map.hpp"
 
 #include <cuda_runtime.h>
+#include <fmt/format.h>
 
 #include <cstring>
 
@@ -29,13 +30,20 @@ int report_error(MPI_Comm comm, int rc) {
   return rc;
 }
 
+// The size from which a waiting sender offers its messages for striping: none when the share is 0.
+std::uint64_t stripe_from(const StripeSettings& stripe) {
+  return stripe.forced_percent.value_or(stripe.table.host_percent) > 0 ? stripe.table.min_bytes : 0;
+}
+
 } // namespace
 
 PointToPoint::PointToPoint(const pmpi::CudaPluginHost& host, RuntimeMode mode, IpcHandleCache& cache,
-                           RuntimeRecords& records)
-    : host_(host), mode_(mode), records_(records), pinned_(PoolMemory::PinnedHost, kCachedPinnedBytes),
-      peers_(*host.runtime_channel), sender_(*host.runtime_channel, peers_, cache, pinned_),
-      receiver_(*host.runtime_channel, cache, pinned_),
+                           RuntimeRecords& records, const StripeSettings& stripe)
+    : host_(host), mode_(mode), stripe_(stripe), records_(records),
+      pinned_(PoolMemory::PinnedHost, kCachedPinnedBytes), peers_(*host.runtime_channel),
+      rings_(*host.runtime_channel),
+      sender_(*host.runtime_channel, peers_, cache, pinned_, rings_, stripe_from(stripe)),
+      receiver_(*host.runtime_channel, cache, pinned_, rings_, stripe),
       probed_([this](std::span<const unsigned char> bytes) { return receiver_.recognise(bytes); },
               sizeof(RendezvousHeader),
               [this](MPI_Comm comm, int source) { return peers_.on_this_node(comm, source); }) {}
@@ -123,15 +131,19 @@ int PointToPoint::send(const void* buf, int count, MPI_Datatype datatype, int de
   } else if (const int dest_world = peers_.world_rank(call.comm, dest); dest_world < 0) {
     record.reason = "receiver outside MPI_COMM_WORLD or inter-communicator";
   } else {
-    rendezvous = sender_.offer(buf, layout.bytes, dest_world, &header, &record.reason);
+    rendezvous = sender_.offer(buf, layout.bytes, dest_world, request == nullptr, &header, &record.reason);
   }
   if (rendezvous) {
     record.decision = "runtime";
     record.implementation = Implementation::IpcRendezvous;
-    record.algorithm = "ipc_rendezvous";
-    record.bytes_peer = layout.bytes;
-    rc = request == nullptr ? send_rendezvous(header, dest, tag, call.comm)
+    // A nonblocking send's row is written before its wait settles it: as offered, one peer copy.
+    std::uint64_t host_bytes = 0;
+    rc = request == nullptr ? send_rendezvous(header, dest, tag, call.comm, &host_bytes)
                             : isend_rendezvous(header, dest, tag, call.comm, request);
+    record.algorithm = host_bytes > 0 ? "ipc_rendezvous_striped" : "ipc_rendezvous";
+    striped_sends_ += host_bytes > 0 ? 1 : 0;
+    record.bytes_peer = layout.bytes - host_bytes;
+    record.bytes_host = host_bytes;
   } else {
     rc = staged_send(buf, count, datatype, layout, dest, tag, call.comm, request, record);
   }
@@ -143,13 +155,14 @@ int PointToPoint::send(const void* buf, int count, MPI_Datatype datatype, int de
   return rc;
 }
 
-int PointToPoint::send_rendezvous(const RendezvousHeader& header, int dest, int tag, MPI_Comm comm) {
+int PointToPoint::send_rendezvous(const RendezvousHeader& header, int dest, int tag, MPI_Comm comm,
+                                  std::uint64_t* host_bytes) {
   const int rc = PMPI_Send(&header, sizeof header, MPI_BYTE, dest, tag, comm);
   if (rc != MPI_SUCCESS) {
     sender_.cancel(header.slot);
     return rc;
   }
-  return sender_.settle(header.slot, RendezvousSender::patience_for(header.bytes));
+  return sender_.settle(header.slot, RendezvousSender::patience_for(header.bytes), host_bytes);
 }
 
 // The request MPI returns for the header is the user's; its completion settles the hand-over.
@@ -170,17 +183,20 @@ int PointToPoint::isend_rendezvous(const RendezvousHeader& header, int dest, int
 
 void PointToPoint::finish_receive_record(RuntimeOp record, const ReceiveOutcome& outcome) {
   record.implementation = outcome.rendezvous ? Implementation::IpcRendezvous : Implementation::MpiHostStaged;
-  record.algorithm = outcome.rendezvous ? "ipc_rendezvous" : "host_staged";
+  record.algorithm = outcome.striped      ? "ipc_rendezvous_striped"
+                     : outcome.rendezvous ? "ipc_rendezvous"
+                                          : "host_staged";
   record.decision = outcome.rendezvous ? "runtime" : "fallback";
   if (!outcome.rendezvous) {
     record.reason = "the sender sent the message itself";
   }
+  striped_receives_ += outcome.striped ? 1 : 0;
   record.bytes = outcome.bytes;
   record.bytes_peer = outcome.rendezvous ? outcome.bytes - outcome.bytes_host : 0;
   record.bytes_host = outcome.bytes_host;
   record.ipc_opens = outcome.ipc_opens;
-  record.chunks = 1;
-  record.streams = 1;
+  record.chunks = outcome.chunks;
+  record.streams = outcome.streams;
   record.end_ns = host_.now_ns();
   records_.add(std::move(record));
 }
@@ -456,8 +472,25 @@ void PointToPoint::request_freed(std::uint64_t request_key) {
   }
 }
 
+std::string PointToPoint::striping_summary() {
+  const std::uint32_t percent = stripe_.forced_percent.value_or(stripe_.table.host_percent);
+  if (percent == 0) {
+    return "off (host share 0 in the tuning table; COMMLENS_RUNTIME_HOST_PERCENT sets one)";
+  }
+  const std::string problem = rings_.problem();
+  return fmt::format(
+      "{}% over the host path from {} B ({}); rank {} striped {} blocking sends, {} receives{}{}", percent,
+      stripe_.table.min_bytes,
+      stripe_.forced_percent ? "COMMLENS_RUNTIME_HOST_PERCENT, any two ranks"
+                             : "tuning table, ranks on two GPUs",
+      host_.world_rank, striped_sends_.load(), striped_receives_.load(), problem.empty() ? "" : "; ",
+      problem);
+}
+
 void PointToPoint::finalize() {
   sender_.drain();
+  host_.set_run_value("runtime_p2p_striping", striping_summary());
+  rings_.unpin_all();
   pinned_.trim();
 }
 

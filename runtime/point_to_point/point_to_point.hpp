@@ -44,7 +44,7 @@ struct CallContext {
 class PointToPoint {
 public:
   PointToPoint(const pmpi::CudaPluginHost& host, RuntimeMode mode, IpcHandleCache& cache,
-               RuntimeRecords& records);
+               RuntimeRecords& records, const StripeSettings& stripe);
 
   // request null: blocking. *implementation: what the call ran (mpi_calls.implementation).
   int send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, const CallContext& call,
@@ -92,7 +92,9 @@ private:
 
   RuntimeOp start_record(const CallContext& call, std::uint64_t bytes, std::uint64_t start_ns) const;
   bool rendezvous_turn(int count, MPI_Datatype datatype);
-  int send_rendezvous(const RendezvousHeader& header, int dest, int tag, MPI_Comm comm);
+  // *host_bytes: how much of the message the host path carried (striped).
+  int send_rendezvous(const RendezvousHeader& header, int dest, int tag, MPI_Comm comm,
+                      std::uint64_t* host_bytes);
   int isend_rendezvous(const RendezvousHeader& header, int dest, int tag, MPI_Comm comm,
                        MPI_Request* request);
   int staged_send(const void* buf, int count, MPI_Datatype datatype, const MessageLayout& layout, int dest,
@@ -116,11 +118,18 @@ private:
   int finish_receive(PendingReceive& pending, MPI_Status* status);
   static CallContext in_message_comm(const CallContext& call, const RedeemedMessage& redeemed);
 
+  // The run table's runtime_p2p_striping: the share, what this rank striped, any problem.
+  std::string striping_summary();
+
   const pmpi::CudaPluginHost& host_;
   RuntimeMode mode_;
+  StripeSettings stripe_;
+  std::atomic<std::uint64_t> striped_sends_{0}; // blocking sends whose rows say striped
+  std::atomic<std::uint64_t> striped_receives_{0};
   RuntimeRecords& records_;
   BufferPool pinned_;
   PeerDirectory peers_;
+  StripeRings rings_;
   RendezvousSender sender_;
   RendezvousReceiver receiver_;
   ProbedMessages probed_;

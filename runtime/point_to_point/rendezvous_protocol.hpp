@@ -18,8 +18,19 @@
 // whose receive is posted completes whatever the receiver does next (an unrelated blocking MPI
 // call, for one), and a layer above PMPI cannot move the receiver's side forward. So a claimed
 // message costs one copy, a withdrawn one two.
+//
+// Striping (research 001, Ch. 4): a large message may travel over two paths at once, the peer
+// copy for its head and the host path (sender's GPU -> the sender's pinned ring of stages ->
+// receiver's GPU, over both PCIe links) for its tail. The host path needs the sender's copies, so
+// it runs only while the sender is waiting for this very message:
+//   kOfferedWaiting  as kOffered, and the sender is in its wait with its ring free (a blocking
+//                    send from the start, a nonblocking one once its wait/test call settles it).
+//   kClaimedStriped  the receiver claimed it striped: bytes [host_from, bytes) go through the
+//                    sender's ring (stage_ring.hpp), the rest as a peer copy; the sender writes its
+//                    share into the ring, then reports its CUDA error in writer_error.
 #include "node_segment.hpp"
 #include "runtime_channel.hpp"
+#include "stage_ring.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -35,23 +46,44 @@ enum HandoffState : std::uint32_t {
   kCopied,
   kWithdrawn,
   kInBlock,
-  kHostRequested
+  kHostRequested,
+  kOfferedWaiting,
+  kClaimedStriped
 };
 
 struct alignas(128) HandoffSlot {
   std::atomic<std::uint32_t> state;
-  PublishedBuffer block; // valid from kInBlock
+  std::int32_t writer_error; // kClaimedStriped: the sender's CUDA error (valid once the ring is full)
+  PublishedBuffer block;     // valid from kInBlock
+  std::uint64_t host_from;   // kClaimedStriped: where the host path's share starts
 };
 
 // Slots per sender, used in turn: a slot still in use (its receiver has not copied yet) sends that
 // message through the host instead.
 inline constexpr std::int32_t kSlots = 1024;
-static_assert(kSlots * sizeof(HandoffSlot) <= pmpi::kChannelBytesPerRank,
-              "the slots fit the channel's share");
+
+inline char* channel_share(const pmpi::RuntimeChannel& channel, int node_rank) noexcept {
+  return static_cast<char*>(channel.node_memory) +
+         pmpi::kChannelBytesPerRank * static_cast<std::size_t>(node_rank);
+}
 
 inline HandoffSlot* handoff_slots(const pmpi::RuntimeChannel& channel, int node_rank) noexcept {
-  return reinterpret_cast<HandoffSlot*>(static_cast<char*>(channel.node_memory) +
-                                        pmpi::kChannelBytesPerRank * static_cast<std::size_t>(node_rank));
+  return reinterpret_cast<HandoffSlot*>(channel_share(channel, node_rank));
+}
+
+// A rank's share: its slots, the counters of its ring, and from kRingStagesOffset (page aligned,
+// so it can be pinned alone) the ring's stages.
+inline constexpr std::size_t kRingCountersOffset = kSlots * sizeof(HandoffSlot);
+inline constexpr std::size_t kRingStagesOffset = std::size_t{256} << 10;
+static_assert(kRingCountersOffset + sizeof(StageRingCounters) <= kRingStagesOffset &&
+                  kRingStagesOffset + kStageRingBytes <= pmpi::kChannelBytesPerRank,
+              "the ring fits the channel's share");
+
+// The ring of node rank `node_rank`; its stages must be pinned in this process before a copy
+// (StripeRings).
+inline StageRing stripe_ring(const pmpi::RuntimeChannel& channel, int node_rank) noexcept {
+  char* const share = channel_share(channel, node_rank);
+  return {reinterpret_cast<StageRingCounters*>(share + kRingCountersOffset), share + kRingStagesOffset};
 }
 
 struct RendezvousHeader {

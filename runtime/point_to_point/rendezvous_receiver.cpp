@@ -20,8 +20,8 @@ int copy(void* destination, const void* source, std::size_t bytes) {
 } // namespace
 
 RendezvousReceiver::RendezvousReceiver(const pmpi::RuntimeChannel& channel, IpcHandleCache& cache,
-                                       BufferPool& pinned)
-    : channel_(channel), cache_(cache), pinned_(pinned) {}
+                                       BufferPool& pinned, StripeRings& rings, StripeSettings stripe)
+    : channel_(channel), cache_(cache), pinned_(pinned), rings_(rings), stripe_(std::move(stripe)) {}
 
 bool RendezvousReceiver::prepare(PostedReceive& posted, void* buf, int count, MPI_Datatype datatype,
                                  bool device) {
@@ -123,8 +123,61 @@ void RendezvousReceiver::report_delivery(const PostedReceive& posted, std::uint6
   status->MPI_ERROR = outcome.rc;
 }
 
-// Claims the message (zero-copy from the sender's buffer) or, once the sender withdrew it, copies
-// it from the sender's block; through the host when neither can be mapped.
+std::uint64_t RendezvousReceiver::striped_share(const PostedReceive& posted, const RendezvousHeader& header,
+                                                const void* source, std::unique_lock<std::mutex>* lanes) {
+  // Straight into the receive buffer only: contiguous, on a GPU, and the whole message fits.
+  if (!posted.device || !posted.layout.contiguous || header.bytes > posted.layout.bytes) {
+    return 0;
+  }
+  cudaPointerAttributes from{};
+  cudaPointerAttributes to{};
+  if (cudaPointerGetAttributes(&from, source) != cudaSuccess ||
+      cudaPointerGetAttributes(&to, posted.buf) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  const std::uint64_t host_bytes =
+      tuning::p2p_host_bytes(stripe_.table, stripe_.forced_percent, header.bytes, from.device == to.device);
+  *lanes = std::unique_lock(lanes_mutex_, std::try_to_lock);
+  if (host_bytes == 0 || !lanes->owns_lock() || !(ring_lane_.is_open() || ring_lane_.open()) ||
+      !(peer_lane_.is_open() || peer_lane_.open()) || !rings_.ring(header.sender_node_rank)) {
+    return 0;
+  }
+  return host_bytes;
+}
+
+int RendezvousReceiver::copy_striped(const PostedReceive& posted, const RendezvousHeader& header,
+                                     const void* source, std::uint64_t host_from, ReceiveOutcome& outcome) {
+  char* const destination = static_cast<char*>(posted.buf);
+  // The program's work on the legacy stream may still use the buffer; the lanes do not wait for it.
+  const bool ready = wait_for_legacy_stream();
+  const auto peer_stream = static_cast<cudaStream_t>(peer_lane_.stream());
+  const bool peer_issued =
+      ready && cudaMemcpyAsync(destination, source, host_from, cudaMemcpyDefault, peer_stream) == cudaSuccess;
+  // Read every chunk even after an error: the sender waits until its ring is empty.
+  StageTransfer reader =
+      StageTransfer::reader(*rings_.ring(header.sender_node_rank), ring_lane_,
+                            peer_issued ? destination + host_from : nullptr, header.bytes - host_from);
+  for (int spins = 0; !reader.done(); ++spins) {
+    if (!reader.step()) {
+      pause_spinning(spins);
+    }
+  }
+  const bool peer_copied = peer_issued && cudaStreamSynchronize(peer_stream) == cudaSuccess;
+  outcome.striped = true;
+  outcome.bytes_host = header.bytes - host_from;
+  outcome.chunks = 1 + reader.chunks();
+  outcome.streams = 2;
+  if (!peer_copied || reader.cuda_error() != 0) {
+    cudaGetLastError();
+    return MPI_ERR_OTHER;
+  }
+  return MPI_SUCCESS;
+}
+
+// Claims the message (zero-copy from the sender's buffer, striped when the sender offers it and
+// the settings give the host path a share) or, once the sender withdrew it, copies it from the
+// sender's block; through the host when neither can be mapped.
 ReceiveOutcome RendezvousReceiver::take_rendezvous(PostedReceive& posted, const RendezvousHeader& header,
                                                    MPI_Status* status) {
   ReceiveOutcome outcome;
@@ -137,26 +190,36 @@ ReceiveOutcome RendezvousReceiver::take_rendezvous(PostedReceive& posted, const 
   const std::uint64_t epoch = cache_.call_epoch();
   const void* source = cache_.map(header.sender_pid, header.buffer, epoch, &opened, &error);
   outcome.ipc_opens += opened ? 1 : 0;
-  std::uint32_t expected = kOffered;
-  const bool claimed =
-      source != nullptr && slot.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acq_rel);
-  if (!claimed) {
-    source = nullptr;
-    expected = kOffered;
-    if (slot.state.compare_exchange_strong(expected, kHostRequested, std::memory_order_acq_rel)) {
-      expected = kHostRequested; // the buffer could not be mapped
+  std::unique_lock<std::mutex> lanes;
+  std::uint32_t state = slot.state.load(std::memory_order_acquire);
+  const std::uint64_t host_bytes =
+      source != nullptr && state == kOfferedWaiting ? striped_share(posted, header, source, &lanes) : 0;
+  // Claimed (striped only while the sender waits), or asked for the host path when unmappable;
+  // the sender may move from kOffered to kOfferedWaiting meanwhile, or withdraw.
+  while (state == kOffered || state == kOfferedWaiting) {
+    const std::uint32_t claim = source == nullptr                            ? kHostRequested
+                                : state == kOfferedWaiting && host_bytes > 0 ? kClaimedStriped
+                                                                             : kClaimed;
+    if (claim == kClaimedStriped) {
+      slot.host_from = header.bytes - host_bytes; // published by the exchange
     }
-    for (int spins = 0; expected != kHostRequested; ++spins) {
-      expected = slot.state.load(std::memory_order_acquire);
-      if (expected == kInBlock) {
+    if (slot.state.compare_exchange_weak(state, claim, std::memory_order_acq_rel)) {
+      state = claim;
+    }
+  }
+  if (state != kClaimed && state != kClaimedStriped) {
+    source = nullptr;
+    for (int spins = 0; state != kHostRequested; ++spins) {
+      if (state == kInBlock) {
         source = cache_.map(header.sender_pid, slot.block, epoch, &opened, &error);
         outcome.ipc_opens += opened ? 1 : 0;
         if (source != nullptr ||
-            slot.state.compare_exchange_strong(expected, kHostRequested, std::memory_order_acq_rel)) {
+            slot.state.compare_exchange_strong(state, kHostRequested, std::memory_order_acq_rel)) {
           break;
         }
       }
       pause_spinning(spins); // the sender is copying into the block
+      state = slot.state.load(std::memory_order_acquire);
     }
   }
   PooledBuffer through_host;
@@ -173,7 +236,9 @@ ReceiveOutcome RendezvousReceiver::take_rendezvous(PostedReceive& posted, const 
       outcome.rc = MPI_ERR_NO_MEM;
     }
   }
-  if (outcome.rc == MPI_SUCCESS) {
+  if (state == kClaimedStriped) {
+    outcome.rc = copy_striped(posted, header, source, header.bytes - host_bytes, outcome);
+  } else if (outcome.rc == MPI_SUCCESS) {
     outcome.rc = deliver(posted, source, bytes);
   }
   slot.state.store(kCopied, std::memory_order_release);

@@ -11,6 +11,10 @@
 #include "probed_messages.hpp"
 #include "rendezvous_protocol.hpp"
 #include "runtime_channel.hpp"
+#include "stripe_rings.hpp"
+#include "tuning_table.hpp"
+
+#include <mutex>
 
 namespace commlens::runtime {
 
@@ -31,14 +35,24 @@ struct PostedReceive {
 struct ReceiveOutcome {
   int rc = MPI_SUCCESS;
   bool rendezvous = false;
+  bool striped = false; // the peer copy and the host path together
   std::uint32_t ipc_opens = 0;
+  std::uint32_t chunks = 1;
+  std::uint32_t streams = 1;
   std::uint64_t bytes = 0;      // received
   std::uint64_t bytes_host = 0; // through host memory
 };
 
+// How much of a rendezvous message goes over the host path (tuning::p2p_host_bytes).
+struct StripeSettings {
+  tuning::PointToPointStripe table;
+  std::optional<std::uint32_t> forced_percent; // COMMLENS_RUNTIME_HOST_PERCENT
+};
+
 class RendezvousReceiver {
 public:
-  RendezvousReceiver(const pmpi::RuntimeChannel& channel, IpcHandleCache& cache, BufferPool& pinned);
+  RendezvousReceiver(const pmpi::RuntimeChannel& channel, IpcHandleCache& cache, BufferPool& pinned,
+                     StripeRings& rings, StripeSettings stripe);
 
   // Sets up a receive into buf. A device buffer gets its image (a non-contiguous span is filled
   // from the device first, so the gaps between elements survive the copy back); false when no
@@ -55,6 +69,14 @@ private:
   bool read_header(const PostedReceive& posted, RendezvousHeader* header) const;
   bool valid(const RendezvousHeader& header) const;
   ReceiveOutcome take_rendezvous(PostedReceive& posted, const RendezvousHeader& header, MPI_Status* status);
+  // The bytes of the message to take over the host path when the sender offers striping, with
+  // the sender's ring and this rank's lanes ready (*lanes locked); 0: a plain peer copy.
+  std::uint64_t striped_share(const PostedReceive& posted, const RendezvousHeader& header, const void* source,
+                              std::unique_lock<std::mutex>* lanes);
+  // Bytes [0, host_from) as a peer copy from source while [host_from, bytes) arrive through the
+  // sender's ring, both straight into the (contiguous, device) receive buffer.
+  int copy_striped(const PostedReceive& posted, const RendezvousHeader& header, const void* source,
+                   std::uint64_t host_from, ReceiveOutcome& outcome);
   int deliver(PostedReceive& posted, const void* source, std::size_t bytes);
   static void report_delivery(const PostedReceive& posted, std::uint64_t sent, MPI_Status* status,
                               ReceiveOutcome& outcome);
@@ -62,6 +84,11 @@ private:
   const pmpi::RuntimeChannel& channel_;
   IpcHandleCache& cache_;
   BufferPool& pinned_;
+  StripeRings& rings_;
+  StripeSettings stripe_;
+  std::mutex lanes_mutex_; // one striped receive at a time uses the lanes
+  CopyLane ring_lane_;     // the sender's ring -> the receive buffer
+  CopyLane peer_lane_;     // the peer copy beside it
 };
 
 } // namespace commlens::runtime

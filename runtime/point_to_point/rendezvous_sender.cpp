@@ -17,10 +17,12 @@ constexpr std::size_t kCachedBlockBytes = std::size_t{2} << 30;
 } // namespace
 
 RendezvousSender::RendezvousSender(const pmpi::RuntimeChannel& channel, PeerDirectory& peers,
-                                   IpcHandleCache& cache, BufferPool& pinned)
+                                   IpcHandleCache& cache, BufferPool& pinned, StripeRings& rings,
+                                   std::uint64_t stripe_from)
     : channel_(channel.comm), key_{channel.key[0], channel.key[1]}, node_rank_(channel.node_rank),
       slots_(channel.node_memory != nullptr ? handoff_slots(channel, channel.node_rank) : nullptr),
-      peers_(peers), cache_(cache), pinned_(pinned), blocks_(PoolMemory::Device, kCachedBlockBytes) {
+      peers_(peers), cache_(cache), pinned_(pinned), blocks_(PoolMemory::Device, kCachedBlockBytes),
+      rings_(rings), stripe_from_(stripe_from) {
   PMPI_Comm_rank(channel_, &world_rank_);
   pid_ = static_cast<int>(getpid());
 }
@@ -30,8 +32,26 @@ std::chrono::nanoseconds RendezvousSender::patience_for(std::size_t bytes) noexc
   return std::chrono::nanoseconds(20000 + static_cast<std::int64_t>(bytes / 1000));
 }
 
-bool RendezvousSender::offer(const void* buf, std::size_t bytes, int dest_world, RendezvousHeader* header,
-                             std::string* why) {
+bool RendezvousSender::take_ring(std::size_t bytes) {
+  if (stripe_from_ == 0 || bytes < stripe_from_ || ring_taken_.exchange(true, std::memory_order_acquire)) {
+    return false;
+  }
+  if ((ring_lane_.is_open() || ring_lane_.open()) && rings_.ring(node_rank_)) {
+    return true;
+  }
+  ring_taken_.store(false, std::memory_order_release);
+  return false;
+}
+
+void RendezvousSender::release_ring(Outstanding& sent) {
+  if (sent.holds_ring) {
+    sent.holds_ring = false;
+    ring_taken_.store(false, std::memory_order_release);
+  }
+}
+
+bool RendezvousSender::offer(const void* buf, std::size_t bytes, int dest_world, bool waits,
+                             RendezvousHeader* header, std::string* why) {
   if (slots_ == nullptr) {
     *why = "no node segment for the hand-over";
     return false;
@@ -84,9 +104,10 @@ bool RendezvousSender::offer(const void* buf, std::size_t bytes, int dest_world,
   header->sender_world_rank = world_rank_;
   header->sender_node_rank = node_rank_;
   header->slot = slot;
-  outstanding_.push_back({slot, buf, bytes, dest_world, {}});
+  Outstanding& sent = outstanding_.emplace_back(Outstanding{slot, buf, bytes, dest_world, {}});
+  sent.holds_ring = waits && take_ring(bytes);
   any_outstanding_.store(true, std::memory_order_relaxed);
-  slots_[slot].state.store(kOffered, std::memory_order_release);
+  slots_[slot].state.store(sent.holds_ring ? kOfferedWaiting : kOffered, std::memory_order_release);
   return true;
 }
 
@@ -101,13 +122,13 @@ RendezvousSender::Outstanding* RendezvousSender::find(std::int32_t slot) {
 
 // Takes the message back from a receiver that has not claimed it: into a block, named in the slot.
 // False when the receiver claimed it meanwhile (or no block could be had: then keep waiting).
-bool RendezvousSender::withdraw(Outstanding& sent) {
+bool RendezvousSender::withdraw(Outstanding& sent, std::uint32_t offered_state) {
   PooledBuffer block = blocks_.acquire(sent.bytes);
   if (!block) {
     return false;
   }
   HandoffSlot& slot = slots_[sent.slot];
-  std::uint32_t expected = kOffered;
+  std::uint32_t expected = offered_state;
   if (!slot.state.compare_exchange_strong(expected, kWithdrawn, std::memory_order_acq_rel)) {
     return false;
   }
@@ -143,33 +164,66 @@ void RendezvousSender::serve_host_request(Outstanding& sent) {
             sent.dest_world, data_tag(sent.slot), channel_);
 }
 
-int RendezvousSender::settle(std::int32_t slot_index, std::chrono::nanoseconds patience) {
+std::uint64_t RendezvousSender::write_host_share(const Outstanding& sent) {
+  const std::uint64_t host_from = slots_[sent.slot].host_from;
+  const std::optional<StageRing> ring = rings_.ring(node_rank_); // pinned by take_ring()
+  StageTransfer writer = StageTransfer::writer(
+      *ring, ring_lane_, static_cast<const char*>(sent.source) + host_from, sent.bytes - host_from);
+  for (int spins = 0; !writer.done(); ++spins) {
+    if (!writer.step()) {
+      pause_spinning(spins);
+    }
+  }
+  return sent.bytes - host_from;
+}
+
+int RendezvousSender::settle(std::int32_t slot_index, std::chrono::nanoseconds patience,
+                             std::uint64_t* host_bytes) {
   Outstanding* sent = nullptr;
+  HandoffSlot& slot = slots_[slot_index];
   {
     std::lock_guard lock(mutex_);
     sent = find(slot_index);
+    // A nonblocking send's wait: offered for striping from now on, if the receiver has not claimed.
+    if (sent != nullptr && !sent->holds_ring && patience.count() > 0 && take_ring(sent->bytes)) {
+      std::uint32_t expected = kOffered;
+      sent->holds_ring =
+          slot.state.compare_exchange_strong(expected, kOfferedWaiting, std::memory_order_acq_rel);
+      if (!sent->holds_ring) {
+        ring_taken_.store(false, std::memory_order_release);
+      }
+    }
   }
   if (sent == nullptr) {
     return MPI_SUCCESS;
   }
-  HandoffSlot& slot = slots_[slot_index];
   const auto deadline = std::chrono::steady_clock::now() + patience;
+  bool host_share_written = false;
   for (int spins = 0;; ++spins) {
     const std::uint32_t state = slot.state.load(std::memory_order_acquire);
     if (state == kCopied) {
-      break;
+      break; // and the receiver has read every stage: the ring is free
     }
-    if (state == kHostRequested) {
+    if (state == kClaimedStriped && !host_share_written) {
+      host_share_written = true;
+      const std::uint64_t written = write_host_share(*sent);
+      if (host_bytes != nullptr) {
+        *host_bytes = written;
+      }
+    } else if (state == kHostRequested) {
       std::lock_guard lock(mutex_);
       serve_host_request(*sent);
-    } else if (state == kOffered && std::chrono::steady_clock::now() >= deadline && withdraw(*sent)) {
+    } else if ((state == kOffered || state == kOfferedWaiting) &&
+               std::chrono::steady_clock::now() >= deadline && withdraw(*sent, state)) {
       std::lock_guard lock(mutex_);
+      release_ring(*sent);
       sent->settled = true; // the receiver copies from the block; progress() frees both later
       return MPI_SUCCESS;
     }
     pause_spinning(spins);
   }
   std::lock_guard lock(mutex_);
+  release_ring(*sent);
   slot.state.store(kFree, std::memory_order_release);
   drop(sent);
   return MPI_SUCCESS;
@@ -177,7 +231,10 @@ int RendezvousSender::settle(std::int32_t slot_index, std::chrono::nanoseconds p
 
 void RendezvousSender::cancel(std::int32_t slot) {
   std::lock_guard lock(mutex_);
-  drop(find(slot));
+  if (Outstanding* sent = find(slot)) {
+    release_ring(*sent);
+    drop(sent);
+  }
   slots_[slot].state.store(kFree, std::memory_order_release);
 }
 

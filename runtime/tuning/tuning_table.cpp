@@ -18,6 +18,9 @@ constexpr std::array<std::pair<GpuCount, const char*>, 4> kGpuCounts{
 constexpr std::uint32_t kMaxHostPercent = 50; // as COMMLENS_RUNTIME_HOST_PERCENT
 constexpr const char* kRuleKeys[] = {"gpus",      "ranks_share_gpu", "in_place", "max_bytes",
                                      "algorithm", "host_percent",    "why"};
+constexpr const char* kPointToPointKeys[] = {"min_bytes", "host_percent", "why"};
+// A striped message's host share is at least one stage chunk's worth at the smallest share.
+constexpr std::uint64_t kMinStripedBytes = std::uint64_t{1} << 20;
 
 const char* gpu_count_name(GpuCount count) {
   return std::find_if(kGpuCounts.begin(), kGpuCounts.end(),
@@ -61,16 +64,52 @@ std::optional<bool> optional_flag(const json& rule, const char* key, const std::
   return found->get<bool>();
 }
 
-Rule parse_rule(const json& object, const std::string& where) {
+// An object whose keys are all among `known`.
+template <std::size_t N>
+void expect_object_with(const json& object, const char* const (&known)[N], const std::string& where) {
   if (!object.is_object()) {
     fail(where, "expected an object");
   }
   for (const auto& [key, value] : object.items()) {
-    if (std::find_if(std::begin(kRuleKeys), std::end(kRuleKeys),
-                     [&](const char* known) { return key == known; }) == std::end(kRuleKeys)) {
-      fail(where, fmt::format("unknown key \"{}\" (accepted: {})", key, fmt::join(kRuleKeys, ", ")));
+    if (std::find_if(std::begin(known), std::end(known), [&](const char* name) { return key == name; }) ==
+        std::end(known)) {
+      fail(where, fmt::format("unknown key \"{}\" (accepted: {})", key, fmt::join(known, ", ")));
     }
   }
+}
+
+// "host_percent" and "why", optional in rules and in "point_to_point" alike.
+void parse_share_and_why(const json& object, const std::string& where, std::uint32_t* host_percent,
+                         std::string* why) {
+  if (const auto percent = object.find("host_percent"); percent != object.end()) {
+    if (!percent->is_number_unsigned() || percent->get<std::uint64_t>() > kMaxHostPercent) {
+      fail(where + ".host_percent", fmt::format("expected an integer from 0 to {}", kMaxHostPercent));
+    }
+    *host_percent = percent->get<std::uint32_t>();
+  }
+  if (const auto text = object.find("why"); text != object.end()) {
+    if (!text->is_string()) {
+      fail(where + ".why", "expected a string");
+    }
+    *why = text->get<std::string>();
+  }
+}
+
+PointToPointStripe parse_point_to_point(const json& object) {
+  expect_object_with(object, kPointToPointKeys, "point_to_point");
+  PointToPointStripe stripe;
+  if (const auto min_bytes = object.find("min_bytes"); min_bytes != object.end()) {
+    if (!min_bytes->is_number_unsigned() || min_bytes->get<std::uint64_t>() < kMinStripedBytes) {
+      fail("point_to_point.min_bytes", fmt::format("expected a byte count of at least {}", kMinStripedBytes));
+    }
+    stripe.min_bytes = min_bytes->get<std::uint64_t>();
+  }
+  parse_share_and_why(object, "point_to_point", &stripe.host_percent, &stripe.why);
+  return stripe;
+}
+
+Rule parse_rule(const json& object, const std::string& where) {
+  expect_object_with(object, kRuleKeys, where);
   Rule rule;
   if (const auto gpus = object.find("gpus"); gpus != object.end()) {
     const auto named = std::find_if(kGpuCounts.begin(), kGpuCounts.end(), [&](const auto& entry) {
@@ -98,18 +137,7 @@ Rule parse_rule(const json& object, const std::string& where) {
     fail(where + ".algorithm", "expected \"one_shot\", \"two_shot\" or \"one_shot_striped\"");
   }
   rule.algorithm = *parsed;
-  if (const auto percent = object.find("host_percent"); percent != object.end()) {
-    if (!percent->is_number_unsigned() || percent->get<std::uint64_t>() > kMaxHostPercent) {
-      fail(where + ".host_percent", fmt::format("expected an integer from 0 to {}", kMaxHostPercent));
-    }
-    rule.host_percent = percent->get<std::uint32_t>();
-  }
-  if (const auto why = object.find("why"); why != object.end()) {
-    if (!why->is_string()) {
-      fail(where + ".why", "expected a string");
-    }
-    rule.why = why->get<std::string>();
-  }
+  parse_share_and_why(object, where, &rule.host_percent, &rule.why);
   return rule;
 }
 
@@ -180,6 +208,9 @@ Table parse_table(std::string_view json_text) {
   for (std::size_t index = 0; index < rules->size(); ++index) {
     table.rules.push_back(parse_rule((*rules)[index], fmt::format("rules[{}]", index)));
   }
+  if (const auto p2p = document.find("point_to_point"); p2p != document.end()) {
+    table.point_to_point = parse_point_to_point(*p2p);
+  }
   return table;
 }
 
@@ -188,6 +219,11 @@ std::string table_json(const Table& table) {
       {"format", kTableFormat}, {"gpu", table.gpu}, {"rules", nlohmann::ordered_json::array()}};
   for (const Rule& rule : table.rules) {
     document["rules"].push_back(rule_json(rule));
+  }
+  const PointToPointStripe& p2p = table.point_to_point;
+  document["point_to_point"] = {{"min_bytes", p2p.min_bytes}, {"host_percent", p2p.host_percent}};
+  if (!p2p.why.empty()) {
+    document["point_to_point"]["why"] = p2p.why;
   }
   return document.dump(2) + "\n";
 }
@@ -230,6 +266,20 @@ Choice choose(const Table& table, std::string_view table_name, const CallShape& 
   const Algorithm fallback =
       unsafe_reason(Algorithm::OneShot, call, 0) ? Algorithm::TwoShot : Algorithm::OneShot;
   return {fallback, 0, "fallback" + overruled};
+}
+
+} // namespace commlens::runtime::tuning
+
+namespace commlens::runtime::tuning {
+
+std::uint64_t p2p_host_bytes(const PointToPointStripe& stripe, std::optional<std::uint32_t> forced_percent,
+                             std::uint64_t bytes, bool same_gpu) {
+  if (bytes < stripe.min_bytes || (same_gpu && !forced_percent)) {
+    return 0;
+  }
+  const std::uint64_t percent = forced_percent.value_or(stripe.host_percent);
+  constexpr std::uint64_t kGranule = 4096; // the peer copy's share ends on a page of the message
+  return bytes * percent / 100 / kGranule * kGranule;
 }
 
 } // namespace commlens::runtime::tuning

@@ -34,9 +34,20 @@ struct Rule {
   bool operator==(const Rule&) const = default;
 };
 
+// Device point-to-point: a rendezvous message of at least min_bytes between two GPUs sends
+// host_percent of its bytes over the host path beside the peer copy (rendezvous_protocol.hpp).
+struct PointToPointStripe {
+  std::uint64_t min_bytes = std::uint64_t{16} << 20;
+  std::uint32_t host_percent = 0;
+  std::string why;
+
+  bool operator==(const PointToPointStripe&) const = default;
+};
+
 struct Table {
   std::string gpu; // what the table was made for (H100, H200, generic, or what `tune` ran on)
   std::vector<Rule> rules;
+  PointToPointStripe point_to_point; // "point_to_point" (optional: these defaults, no striping)
 };
 
 // A table file that cannot be used; what() names the part ("rules[2].gpus: ...").
@@ -78,5 +89,12 @@ struct Choice {
 // `table_name` in the source), else the safe default: one-shot, or two-shot in place.
 Choice choose(const Table& table, std::string_view table_name, const CallShape& call,
               const ChoiceSettings& settings);
+
+// The bytes at the end of a rendezvous message of `bytes` to carry over the host path (0: no
+// striping), a multiple of 4 KiB. The table's share applies between two GPUs; forced_percent
+// (COMMLENS_RUNTIME_HOST_PERCENT) overrides it and applies between ranks sharing a GPU too (where
+// the host path only adds work: for tests and measurements).
+std::uint64_t p2p_host_bytes(const PointToPointStripe& stripe, std::optional<std::uint32_t> forced_percent,
+                             std::uint64_t bytes, bool same_gpu);
 
 } // namespace commlens::runtime::tuning

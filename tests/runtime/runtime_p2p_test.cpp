@@ -54,19 +54,21 @@ struct CheckedRun {
   std::map<int, Counted> counted;
 };
 
-CheckedRun run_check(const std::string& runtime_mode, int ranks, std::string* skip) {
+CheckedRun run_check(const std::string& runtime_mode, int ranks, std::string* skip,
+                     const std::map<std::string, std::string>& more_environment = {}) {
   CheckedRun run;
   *skip = cuda_tests::why_gpu_check_cannot_run(
       COMMLENS_CHECK_PROGRAM, 1, "the runtime point-to-point check with " + std::to_string(ranks) + " ranks");
   if (!skip->empty()) {
     return run;
   }
-  run.job = run_profiled_job(
-      {.command = {COMMLENS_CHECK_PROGRAM, std::to_string(kStressCalls)},
-       .mode = "trace",
-       .environment = {{"COMMLENS_RUNTIME", runtime_mode}, {"COMMLENS_RUNTIME_COLLECTIVES", "allreduce,p2p"}},
-       .timeout_seconds = 400,
-       .ranks = ranks});
+  std::map<std::string, std::string> environment = more_environment;
+  environment.insert({{"COMMLENS_RUNTIME", runtime_mode}, {"COMMLENS_RUNTIME_COLLECTIVES", "allreduce,p2p"}});
+  run.job = run_profiled_job({.command = {COMMLENS_CHECK_PROGRAM, std::to_string(kStressCalls)},
+                              .mode = "trace",
+                              .environment = environment,
+                              .timeout_seconds = 400,
+                              .ranks = ranks});
   std::cout << run.job.standard_output;
   EXPECT_EQ(run.job.exit_code, 0) << run.job.describe();
   EXPECT_NE(run.job.standard_output.find("p2p_check: ok"), std::string::npos) << run.job.describe();
@@ -129,6 +131,52 @@ TEST(RuntimePointToPoint, AbModeAlternatesRendezvousAndHostPathWithCorrectData) 
   for (int rank = 0; rank < 2; ++rank) {
     EXPECT_GT(rows(*run.db, rank, "decision = 'ab_baseline'"), 0) << "rank " << rank;
     EXPECT_GT(rows(*run.db, rank, "algorithm = 'ipc_rendezvous'"), 0) << "rank " << rank;
+  }
+}
+
+// COMMLENS_RUNTIME_HOST_PERCENT=25 stripes rendezvous messages of 16 MiB and up (the shipped
+// tables' min_bytes) that a waiting receiver claims while their sender waits, between ranks
+// sharing a GPU too: p2p_check's 64 MiB messages to a receiver already in MPI_Recv (its section
+// 12) arrive intact with a quarter of their bytes through the sender's ring, the rows say so
+// exactly, and the run table says what striping did.
+TEST(RuntimePointToPoint, StripedMessagesCarryTheForcedHostShareAndArriveIntact) {
+  std::string skip;
+  const CheckedRun run = run_check("on", 2, &skip, {{"COMMLENS_RUNTIME_HOST_PERCENT", "25"}});
+  if (!skip.empty()) {
+    GTEST_SKIP() << skip;
+  }
+  ASSERT_TRUE(run.db);
+  const Database& db = *run.db;
+  const auto found = db.query("SELECT value FROM run WHERE key = 'runtime_p2p_striping'");
+  const std::string summary = found.empty() ? "(none)" : found[0][0].text.value_or("");
+  std::cout << "runtime_p2p_striping: " << summary << "\n";
+  EXPECT_TRUE(summary.starts_with("25% over the host path from 16777216 B (COMMLENS_RUNTIME_HOST_PERCENT"))
+      << summary;
+  const std::string striped = "algorithm = 'ipc_rendezvous_striped'";
+  const std::string receive = "function_id IN (SELECT id FROM functions WHERE name IN ('MPI_Recv', "
+                              "'MPI_Irecv', 'MPI_Sendrecv', 'MPI_Mrecv', 'MPI_Imrecv', 'MPI_Recv_init'))";
+  for (const auto& [rank, counted] : run.counted) {
+    EXPECT_EQ(rows(db, rank, "algorithm LIKE 'ipc_rendezvous%'"), counted.sends + counted.receives)
+        << "rank " << rank << ", host-path reasons: " << host_path_reasons(db, rank);
+    const std::int64_t striped_rows = rows(db, rank, striped);
+    std::cout << "rank " << rank << ": " << striped_rows << " striped rows, "
+              << rows(db, rank, striped + " AND " + receive) << " of them receives\n";
+    EXPECT_GT(rows(db, rank, striped + " AND " + receive), 0) << "rank " << rank;
+    EXPECT_GT(
+        rows(db, rank, striped + " AND function_id = (SELECT id FROM functions WHERE name = 'MPI_Send')"), 0)
+        << "rank " << rank << ": a blocking send's row says it was striped";
+    // Exactly a quarter, rounded down to 4 KiB, over the host path; the rest as the peer copy.
+    EXPECT_EQ(rows(db, rank,
+                   striped + " AND bytes >= 16777216 AND bytes_host = bytes * 25 / 100 / 4096 * 4096 AND "
+                             "bytes_peer = bytes - bytes_host"),
+              striped_rows)
+        << "rank " << rank;
+    // A receive's row counts the ring's 4 MiB chunks beside the one peer copy, on two streams.
+    EXPECT_EQ(rows(db, rank,
+                   striped + " AND " + receive +
+                       " AND streams = 2 AND chunks = 1 + (bytes_host + 4194303) / 4194304"),
+              rows(db, rank, striped + " AND " + receive))
+        << "rank " << rank;
   }
 }
 

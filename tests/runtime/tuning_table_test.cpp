@@ -49,6 +49,30 @@ TEST(TuningTable, WrittenTablesReadBackEqual) {
   const Table read = parse_table(table_json(table));
   EXPECT_EQ(read.gpu, table.gpu);
   EXPECT_EQ(read.rules, table.rules);
+  EXPECT_EQ(read.point_to_point, PointToPointStripe{});
+}
+
+TEST(TuningTable, PointToPointStripingIsOptionalAndReadsBackEqual) {
+  EXPECT_EQ(parse_table(table_with_rule(R"({"algorithm": "one_shot"})")).point_to_point,
+            (PointToPointStripe{std::uint64_t{16} << 20, 0, ""}));
+  const Table table = parse_table(R"({"format": 1, "rules": [{"algorithm": "one_shot"}],
+    "point_to_point": {"min_bytes": 33554432, "host_percent": 12, "why": "396 + 55 GB/s"}})");
+  EXPECT_EQ(table.point_to_point, (PointToPointStripe{std::uint64_t{32} << 20, 12, "396 + 55 GB/s"}));
+  EXPECT_EQ(parse_table(table_json(table)).point_to_point, table.point_to_point);
+}
+
+TEST(TuningTable, PointToPointHostShareFollowsSizeGpusAndOverride) {
+  const PointToPointStripe stripe{std::uint64_t{16} << 20, 12, ""};
+  const std::uint64_t gib = std::uint64_t{1} << 30;
+  // 12 % of 1 GiB, rounded down to 4 KiB: 128,849,018 -> 128,847,872.
+  EXPECT_EQ(p2p_host_bytes(stripe, std::nullopt, gib, false), 128847872u);
+  EXPECT_EQ(p2p_host_bytes(stripe, std::nullopt, gib, true), 0u) << "the table's share needs two GPUs";
+  EXPECT_EQ(p2p_host_bytes(stripe, std::nullopt, (std::uint64_t{16} << 20) - 1, false), 0u)
+      << "below min_bytes";
+  EXPECT_EQ(p2p_host_bytes(stripe, 25u, gib, true), gib / 4) << "a forced share applies on one GPU too";
+  EXPECT_EQ(p2p_host_bytes(stripe, 0u, gib, false), 0u) << "a forced 0 turns striping off";
+  EXPECT_EQ(p2p_host_bytes(PointToPointStripe{}, std::nullopt, gib, false), 0u) << "the default share is 0";
+  EXPECT_EQ(p2p_host_bytes(stripe, 25u, (std::uint64_t{64} << 20) + 5, true), std::uint64_t{16} << 20);
 }
 
 TEST(TuningTable, EachKindOfBadInputIsNamedInItsMessage) {
@@ -77,6 +101,14 @@ TEST(TuningTable, EachKindOfBadInputIsNamedInItsMessage) {
       {table_with_rule(R"({"why": 1, "algorithm": "one_shot"})"), "rules[0].why: expected a string"},
       {table_with_rule(R"({"algorithm": "one_shot"}, {"max_byte": 4, "algorithm": "one_shot"})"),
        "rules[1]: unknown key \"max_byte\""},
+      {R"({"format": 1, "rules": [{"algorithm": "one_shot"}], "point_to_point": 3})",
+       "point_to_point: expected an object"},
+      {R"({"format": 1, "rules": [{"algorithm": "one_shot"}], "point_to_point": {"min_bytes": 1024}})",
+       "point_to_point.min_bytes: expected a byte count of at least 1048576"},
+      {R"({"format": 1, "rules": [{"algorithm": "one_shot"}], "point_to_point": {"host_percent": 60}})",
+       "point_to_point.host_percent: expected an integer from 0 to 50"},
+      {R"({"format": 1, "rules": [{"algorithm": "one_shot"}], "point_to_point": {"share": 1}})",
+       "point_to_point: unknown key \"share\""},
   };
   for (const auto& [text, message] : cases) {
     EXPECT_NE(parse_error(text).find(message), std::string::npos)
