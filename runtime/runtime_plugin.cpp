@@ -92,11 +92,21 @@ const char* start_runtime(const pmpi::CudaPluginHost& host) {
     state.p2p = std::make_unique<PointToPoint>(
         state.host, state.mode, state.cache, *state.records,
         StripeSettings{state.tuning.table.point_to_point, state.tuning_settings.host_percent});
-    state.p2p_functions = {function_id(host, "MPI_Send"),     function_id(host, "MPI_Recv"),
-                           function_id(host, "MPI_Isend"),    function_id(host, "MPI_Irecv"),
-                           function_id(host, "MPI_Sendrecv"), function_id(host, "MPI_Sendrecv_replace"),
-                           function_id(host, "MPI_Mrecv"),    function_id(host, "MPI_Imrecv"),
-                           function_id(host, "MPI_Recv_init")};
+    state.p2p_functions = {.send = function_id(host, "MPI_Send"),
+                           .ssend = function_id(host, "MPI_Ssend"),
+                           .rsend = function_id(host, "MPI_Rsend"),
+                           .bsend = function_id(host, "MPI_Bsend"),
+                           .issend = function_id(host, "MPI_Issend"),
+                           .irsend = function_id(host, "MPI_Irsend"),
+                           .ibsend = function_id(host, "MPI_Ibsend"),
+                           .recv = function_id(host, "MPI_Recv"),
+                           .isend = function_id(host, "MPI_Isend"),
+                           .irecv = function_id(host, "MPI_Irecv"),
+                           .sendrecv = function_id(host, "MPI_Sendrecv"),
+                           .sendrecv_replace = function_id(host, "MPI_Sendrecv_replace"),
+                           .mrecv = function_id(host, "MPI_Mrecv"),
+                           .imrecv = function_id(host, "MPI_Imrecv"),
+                           .recv_init = function_id(host, "MPI_Recv_init")};
     install_point_to_point_entries(host.hooks->runtime);
   }
   host.hooks->slots[static_cast<int>(pmpi::Collector::Runtime)] = {nullptr, nullptr, nullptr,

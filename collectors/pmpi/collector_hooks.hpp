@@ -39,6 +39,13 @@ struct RuntimeEntries {
               MPI_Status* status, std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
   int (*isend)(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
+  // The synchronous, ready and buffered modes, as send and isend.
+  decltype(send) ssend = nullptr;
+  decltype(send) rsend = nullptr;
+  decltype(send) bsend = nullptr;
+  decltype(isend) issend = nullptr;
+  decltype(isend) irsend = nullptr;
+  decltype(isend) ibsend = nullptr;
   int (*irecv)(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
   int (*sendrecv)(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,

@@ -32,6 +32,21 @@ inline int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest,
   return run<&RuntimeEntries::send, PMPI_Send>(call, buf, count, datatype, dest, tag, comm);
 }
 
+inline int MPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                     CallRecording* call) noexcept {
+  return run<&RuntimeEntries::ssend, PMPI_Ssend>(call, buf, count, datatype, dest, tag, comm);
+}
+
+inline int MPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                     CallRecording* call) noexcept {
+  return run<&RuntimeEntries::rsend, PMPI_Rsend>(call, buf, count, datatype, dest, tag, comm);
+}
+
+inline int MPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                     CallRecording* call) noexcept {
+  return run<&RuntimeEntries::bsend, PMPI_Bsend>(call, buf, count, datatype, dest, tag, comm);
+}
+
 inline int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                     MPI_Status* status, CallRecording* call) noexcept {
   return run<&RuntimeEntries::recv, PMPI_Recv>(call, buf, count, datatype, source, tag, comm, status);
@@ -40,6 +55,21 @@ inline int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int
 inline int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                      MPI_Request* request, CallRecording* call) noexcept {
   return run<&RuntimeEntries::isend, PMPI_Isend>(call, buf, count, datatype, dest, tag, comm, request);
+}
+
+inline int MPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                      MPI_Request* request, CallRecording* call) noexcept {
+  return run<&RuntimeEntries::issend, PMPI_Issend>(call, buf, count, datatype, dest, tag, comm, request);
+}
+
+inline int MPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                      MPI_Request* request, CallRecording* call) noexcept {
+  return run<&RuntimeEntries::irsend, PMPI_Irsend>(call, buf, count, datatype, dest, tag, comm, request);
+}
+
+inline int MPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                      MPI_Request* request, CallRecording* call) noexcept {
+  return run<&RuntimeEntries::ibsend, PMPI_Ibsend>(call, buf, count, datatype, dest, tag, comm, request);
 }
 
 inline int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,

@@ -17,13 +17,19 @@
 //  10. a persistent receive (MPI_Recv_init) started three times;
 //  11. STRESS random exchanges (sizes, directions, buffer kinds);
 //  12. LARGE blocking sends to a receiver already waiting in MPI_Recv, both ways, into one reused
-//      buffer: the messages a striped rendezvous serves (COMMLENS_RUNTIME_HOST_PERCENT).
+//      buffer: the messages a striped rendezvous serves (COMMLENS_RUNTIME_HOST_PERCENT);
+//  13. the other send modes from device buffers, 1000 bytes and LARGE: MPI_Ssend and MPI_Issend
+//      (which must not complete before the receive is posted: the receiver posts it 200 ms late),
+//      MPI_Rsend and MPI_Irsend to a receive posted before, MPI_Bsend and MPI_Ibsend with an
+//      attached buffer.
 // Data are a hash of (seed, message); the seed is fresh each run. Each rank prints
 // "rank R: rendezvous_sends S rendezvous_receives V" (the device messages, contiguous and of at
 // least 64 KiB, that the runtime sends and receives as a rendezvous in `on` mode) and rank 0
 // "p2p_check: ok" when every byte, status and error matched.
 // Usage: p2p_check STRESS [LARGE_BYTES]. Rank r uses GPU r modulo the GPU count.
 #include "cuda_check.hpp"
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -510,6 +516,12 @@ void persistent_receive(Checker& check, const Pair& pair, std::size_t large, std
   MPI_Request_free(&request);
 }
 
+// Both ranks of the pair are here.
+void pair_barrier(const Pair& pair) {
+  MPI_Sendrecv(nullptr, 0, MPI_BYTE, pair.partner, 170, nullptr, 0, MPI_BYTE, pair.partner, 170,
+               MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
 void waiting_receiver(Checker& check, const Pair& pair, std::size_t large, std::uint64_t seed) {
   Buffer out(true, large, 0);
   Buffer in(true, large, 8);
@@ -520,9 +532,7 @@ void waiting_receiver(Checker& check, const Pair& pair, std::size_t large, std::
     if (i_send) {
       out.write(data);
     }
-    // The pair's barrier: the receiver enters MPI_Recv as the sender sends.
-    MPI_Sendrecv(nullptr, 0, MPI_BYTE, pair.partner, 170, nullptr, 0, MPI_BYTE, pair.partner, 170,
-                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    pair_barrier(pair); // the receiver enters MPI_Recv as the sender sends
     if (i_send) {
       MPI_Send(out.data(), count, MPI_BYTE, pair.partner, 171, MPI_COMM_WORLD);
     } else {
@@ -533,6 +543,77 @@ void waiting_receiver(Checker& check, const Pair& pair, std::size_t large, std::
     }
     check.count_rendezvous(true, large, i_send);
   }
+}
+
+struct SendMode {
+  const char* name;
+  int (*blocking)(const void*, int, MPI_Datatype, int, int, MPI_Comm);
+  int (*nonblocking)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);
+  bool synchronous;
+  bool ready;
+};
+
+void send_in_mode(const SendMode& mode, const Buffer& buffer, int count, int dest, int tag) {
+  if (mode.blocking != nullptr) {
+    mode.blocking(buffer.data(), count, MPI_BYTE, dest, tag, MPI_COMM_WORLD);
+    return;
+  }
+  MPI_Request request;
+  mode.nonblocking(buffer.data(), count, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &request);
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
+}
+
+void send_modes(Checker& check, const Pair& pair, std::size_t large, std::uint64_t seed) {
+  const SendMode modes[] = {
+      {"MPI_Ssend", MPI_Ssend, nullptr, true, false},  {"MPI_Issend", nullptr, MPI_Issend, true, false},
+      {"MPI_Rsend", MPI_Rsend, nullptr, false, true},  {"MPI_Irsend", nullptr, MPI_Irsend, false, true},
+      {"MPI_Bsend", MPI_Bsend, nullptr, false, false}, {"MPI_Ibsend", nullptr, MPI_Ibsend, false, false}};
+  // Room for two messages: a buffered send's copy may stay until MPI has delivered it.
+  std::vector<char> attached(2 * (large + MPI_BSEND_OVERHEAD) + (1 << 20));
+  MPI_Buffer_attach(attached.data(), static_cast<int>(attached.size()));
+  int message = 0;
+  for (const std::size_t bytes : {std::size_t{1000}, large}) {
+    const int count = static_cast<int>(bytes);
+    for (const SendMode& mode : modes) {
+      for (const bool lower_sends : {true, false}) {
+        const bool i_send = lower_sends == pair.first;
+        const auto data = pattern(seed + static_cast<std::uint64_t>(message), bytes);
+        const int tag = 180 + message % 7;
+        const std::string what = std::string(mode.name) + " " + std::to_string(bytes) + " B";
+        Buffer buffer(true, bytes, static_cast<std::size_t>(message % 4));
+        if (i_send) {
+          buffer.write(data);
+          pair_barrier(pair);
+          const double start = MPI_Wtime();
+          send_in_mode(mode, buffer, count, pair.partner, tag);
+          if (mode.synchronous && MPI_Wtime() - start < 0.1) {
+            check.fail(what + ": completed before the receive was posted");
+          }
+        } else {
+          MPI_Request request = MPI_REQUEST_NULL;
+          if (mode.ready) { // a ready send needs its receive posted
+            MPI_Irecv(buffer.data(), count, MPI_BYTE, pair.partner, tag, MPI_COMM_WORLD, &request);
+          }
+          pair_barrier(pair);
+          if (mode.synchronous) {
+            usleep(200000);
+          }
+          if (!mode.ready) {
+            MPI_Irecv(buffer.data(), count, MPI_BYTE, pair.partner, tag, MPI_COMM_WORLD, &request);
+          }
+          MPI_Status status;
+          MPI_Wait(&request, &status);
+          check.expect_bytes(buffer, data, bytes, what);
+          check.expect_status(status, MPI_BYTE, count, pair.partner, tag, what);
+        }
+        check.count_rendezvous(true, bytes, i_send);
+        ++message;
+      }
+    }
+  }
+  void* detached = nullptr;
+  int detached_bytes = 0;
+  MPI_Buffer_detach(&detached, &detached_bytes);
 }
 
 void stress(Checker& check, const Pair& pair, int calls, std::size_t large, std::uint64_t seed) {
@@ -590,6 +671,7 @@ int main(int argc, char** argv) {
   if (paired) {
     stress(check, pair, stress_calls, large, seed + 7);
     waiting_receiver(check, pair, large, seed + 12);
+    send_modes(check, pair, large, seed + 13);
   }
   MPI_Comm_free(&returning);
 

@@ -26,6 +26,22 @@ int isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, 
                     implementation);
 }
 
+// The other send modes, one entry each: Function names the row, Mode the PMPI call.
+template <FunctionId PointToPointFunctions::*Function, SendMode Mode>
+int blocking_send_in_mode(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                          std::uint64_t call_id, std::uint8_t* implementation) {
+  return p2p().send(buf, count, datatype, dest, tag, {call_id, functions().*Function, comm}, nullptr,
+                    implementation, Mode);
+}
+
+template <FunctionId PointToPointFunctions::*Function, SendMode Mode>
+int nonblocking_send_in_mode(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                             MPI_Comm comm, MPI_Request* request, std::uint64_t call_id,
+                             std::uint8_t* implementation) {
+  return p2p().send(buf, count, datatype, dest, tag, {call_id, functions().*Function, comm}, request,
+                    implementation, Mode);
+}
+
 int recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status* status,
          std::uint64_t call_id, std::uint8_t* implementation) {
   return p2p().recv(buf, count, datatype, source, tag, {call_id, functions().recv, comm}, status,
@@ -103,6 +119,12 @@ void request_freed(std::uint64_t request_key) {
 void install_point_to_point_entries(pmpi::RuntimeEntries& entries) {
   entries.send = send;
   entries.isend = isend;
+  entries.ssend = blocking_send_in_mode<&PointToPointFunctions::ssend, SendMode::Synchronous>;
+  entries.rsend = blocking_send_in_mode<&PointToPointFunctions::rsend, SendMode::Ready>;
+  entries.bsend = blocking_send_in_mode<&PointToPointFunctions::bsend, SendMode::Buffered>;
+  entries.issend = nonblocking_send_in_mode<&PointToPointFunctions::issend, SendMode::Synchronous>;
+  entries.irsend = nonblocking_send_in_mode<&PointToPointFunctions::irsend, SendMode::Ready>;
+  entries.ibsend = nonblocking_send_in_mode<&PointToPointFunctions::ibsend, SendMode::Buffered>;
   entries.recv = recv;
   entries.irecv = irecv;
   entries.sendrecv = sendrecv;

@@ -69,8 +69,19 @@ bool PointToPoint::rendezvous_turn(int count, MPI_Datatype datatype) {
   return ab_counters_[{count, datatype}]++ % 2 == 0;
 }
 
+int SendTarget::pmpi_send(const void* buf, int count, MPI_Datatype datatype, MPI_Request* request) const {
+  using Blocking = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm);
+  using Nonblocking = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);
+  static constexpr Blocking kBlocking[] = {PMPI_Send, PMPI_Ssend, PMPI_Rsend, PMPI_Bsend};
+  static constexpr Nonblocking kNonblocking[] = {PMPI_Isend, PMPI_Issend, PMPI_Irsend, PMPI_Ibsend};
+  const auto index = static_cast<std::size_t>(mode);
+  return request == nullptr ? kBlocking[index](buf, count, datatype, dest, tag, comm)
+                            : kNonblocking[index](buf, count, datatype, dest, tag, comm, request);
+}
+
 int PointToPoint::staged_send(const void* buf, int count, MPI_Datatype datatype, const MessageLayout& layout,
-                              int dest, int tag, MPI_Comm comm, MPI_Request* request, RuntimeOp& record) {
+                              const SendTarget& target, MPI_Request* request, RuntimeOp& record) {
+  const MPI_Comm comm = target.comm;
   record.implementation = Implementation::MpiHostStaged;
   record.algorithm = "host_staged";
   PooledBuffer image = pinned_.acquire(layout.span);
@@ -85,20 +96,16 @@ int PointToPoint::staged_send(const void* buf, int count, MPI_Datatype datatype,
     return report_error(comm, MPI_ERR_OTHER);
   }
   record.bytes_host = layout.bytes;
-  return send_from_copy(std::move(image), layout, count, datatype, dest, tag, comm, request);
+  return send_from_copy(std::move(image), layout, count, datatype, target, request);
 }
 
 // The message laid out as `layout` in its host copy `image`; a nonblocking send keeps the copy
 // until its request completes.
 int PointToPoint::send_from_copy(PooledBuffer image, const MessageLayout& layout, int count,
-                                 MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                                 MPI_Request* request) {
+                                 MPI_Datatype datatype, const SendTarget& target, MPI_Request* request) {
   void* location = static_cast<char*>(image.data()) - layout.span_start;
-  if (request == nullptr) {
-    return PMPI_Send(location, count, datatype, dest, tag, comm);
-  }
-  const int rc = PMPI_Isend(location, count, datatype, dest, tag, comm, request);
-  if (rc == MPI_SUCCESS) {
+  const int rc = target.pmpi_send(location, count, datatype, request);
+  if (rc == MPI_SUCCESS && request != nullptr) {
     std::lock_guard lock(mutex_);
     pending_sends_.emplace(pmpi::handle_key(*request), PendingSend{.image = std::move(image)});
     ++pending_;
@@ -107,15 +114,16 @@ int PointToPoint::send_from_copy(PooledBuffer image, const MessageLayout& layout
 }
 
 int PointToPoint::send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-                       const CallContext& call, MPI_Request* request, std::uint8_t* implementation) {
+                       const CallContext& call, MPI_Request* request, std::uint8_t* implementation,
+                       SendMode mode) {
   const std::uint64_t start_ns = host_.now_ns();
   sender_.progress();
+  const SendTarget target{dest, tag, call.comm, mode};
   // Host buffers go to MPI untouched: one driver query, no datatype queries.
   const bool to_mpi = dest == MPI_PROC_NULL || !on_device(buf);
   const MessageLayout layout = to_mpi ? MessageLayout{} : message_layout(count, datatype);
   if (to_mpi || !layout.supported || layout.span == 0) {
-    return request == nullptr ? PMPI_Send(buf, count, datatype, dest, tag, call.comm)
-                              : PMPI_Isend(buf, count, datatype, dest, tag, call.comm, request);
+    return target.pmpi_send(buf, count, datatype, request);
   }
   RuntimeOp record = start_record(call, layout.bytes, start_ns);
   record.decision = "fallback";
@@ -131,21 +139,24 @@ int PointToPoint::send(const void* buf, int count, MPI_Datatype datatype, int de
   } else if (const int dest_world = peers_.world_rank(call.comm, dest); dest_world < 0) {
     record.reason = "receiver outside MPI_COMM_WORLD or inter-communicator";
   } else {
-    rendezvous = sender_.offer(buf, layout.bytes, dest_world, request == nullptr, &header, &record.reason);
+    // Striping from the start needs the sender in settle() right after the header: not so while
+    // PMPI_Ssend waits for the receiver's match (settle() offers it later).
+    const bool settles_next = request == nullptr && mode != SendMode::Synchronous;
+    rendezvous = sender_.offer(buf, layout.bytes, dest_world, settles_next, &header, &record.reason);
   }
   if (rendezvous) {
     record.decision = "runtime";
     record.implementation = Implementation::IpcRendezvous;
     // A nonblocking send's row is written before its wait settles it: as offered, one peer copy.
     std::uint64_t host_bytes = 0;
-    rc = request == nullptr ? send_rendezvous(header, dest, tag, call.comm, &host_bytes)
-                            : isend_rendezvous(header, dest, tag, call.comm, request);
+    rc = request == nullptr ? send_rendezvous(header, target, &host_bytes)
+                            : isend_rendezvous(header, target, request);
     record.algorithm = host_bytes > 0 ? "ipc_rendezvous_striped" : "ipc_rendezvous";
     striped_sends_ += host_bytes > 0 ? 1 : 0;
     record.bytes_peer = layout.bytes - host_bytes;
     record.bytes_host = host_bytes;
   } else {
-    rc = staged_send(buf, count, datatype, layout, dest, tag, call.comm, request, record);
+    rc = staged_send(buf, count, datatype, layout, target, request, record);
   }
   record.chunks = 1;
   record.streams = 1;
@@ -155,9 +166,9 @@ int PointToPoint::send(const void* buf, int count, MPI_Datatype datatype, int de
   return rc;
 }
 
-int PointToPoint::send_rendezvous(const RendezvousHeader& header, int dest, int tag, MPI_Comm comm,
+int PointToPoint::send_rendezvous(const RendezvousHeader& header, const SendTarget& target,
                                   std::uint64_t* host_bytes) {
-  const int rc = PMPI_Send(&header, sizeof header, MPI_BYTE, dest, tag, comm);
+  const int rc = target.pmpi_send(&header, sizeof header, MPI_BYTE, nullptr);
   if (rc != MPI_SUCCESS) {
     sender_.cancel(header.slot);
     return rc;
@@ -166,10 +177,10 @@ int PointToPoint::send_rendezvous(const RendezvousHeader& header, int dest, int 
 }
 
 // The request MPI returns for the header is the user's; its completion settles the hand-over.
-int PointToPoint::isend_rendezvous(const RendezvousHeader& header, int dest, int tag, MPI_Comm comm,
+int PointToPoint::isend_rendezvous(const RendezvousHeader& header, const SendTarget& target,
                                    MPI_Request* request) {
   auto stored = std::make_unique<RendezvousHeader>(header);
-  const int rc = PMPI_Isend(stored.get(), sizeof header, MPI_BYTE, dest, tag, comm, request);
+  const int rc = target.pmpi_send(stored.get(), sizeof header, MPI_BYTE, request);
   if (rc != MPI_SUCCESS) {
     sender_.cancel(header.slot);
     return rc;
@@ -369,14 +380,15 @@ int PointToPoint::imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Messag
 int PointToPoint::send_host_copy(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                                  const CallContext& call, MPI_Request* request) {
   const MessageLayout layout = message_layout(count, datatype);
+  const SendTarget target{dest, tag, call.comm, SendMode::Standard};
   if (dest == MPI_PROC_NULL || !layout.supported || layout.span == 0) {
-    return PMPI_Isend(buf, count, datatype, dest, tag, call.comm, request);
+    return target.pmpi_send(buf, count, datatype, request);
   }
   if (on_device(buf)) {
     RuntimeOp record = start_record(call, layout.bytes, host_.now_ns());
     record.decision = "fallback";
     record.reason = "Sendrecv_replace: sent from a copy";
-    const int rc = staged_send(buf, count, datatype, layout, dest, tag, call.comm, request, record);
+    const int rc = staged_send(buf, count, datatype, layout, target, request, record);
     record.end_ns = host_.now_ns();
     records_.add(std::move(record));
     return rc;
@@ -386,7 +398,7 @@ int PointToPoint::send_host_copy(const void* buf, int count, MPI_Datatype dataty
     return report_error(call.comm, MPI_ERR_NO_MEM);
   }
   std::memcpy(copy.data(), static_cast<const char*>(buf) + layout.span_start, layout.span);
-  return send_from_copy(std::move(copy), layout, count, datatype, dest, tag, call.comm, request);
+  return send_from_copy(std::move(copy), layout, count, datatype, target, request);
 }
 
 int PointToPoint::sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,

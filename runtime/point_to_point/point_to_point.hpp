@@ -21,9 +21,30 @@
 
 namespace commlens::runtime {
 
+// MPI's four send modes; each has its blocking and its nonblocking PMPI call.
+enum class SendMode { Standard, Synchronous, Ready, Buffered };
+
+// Where a send goes and how: what it hands to PMPI, whatever it sends (the message, its staged
+// copy, or a rendezvous header).
+struct SendTarget {
+  int dest;
+  int tag;
+  MPI_Comm comm;
+  SendMode mode;
+
+  // The mode's PMPI call (request null: the blocking one).
+  int pmpi_send(const void* buf, int count, MPI_Datatype datatype, MPI_Request* request) const;
+};
+
 // The FunctionIds runtime_ops rows name.
 struct PointToPointFunctions {
   FunctionId send = 0;
+  FunctionId ssend = 0;
+  FunctionId rsend = 0;
+  FunctionId bsend = 0;
+  FunctionId issend = 0;
+  FunctionId irsend = 0;
+  FunctionId ibsend = 0;
   FunctionId recv = 0;
   FunctionId isend = 0;
   FunctionId irecv = 0;
@@ -46,9 +67,13 @@ public:
   PointToPoint(const pmpi::CudaPluginHost& host, RuntimeMode mode, IpcHandleCache& cache,
                RuntimeRecords& records, const StripeSettings& stripe);
 
-  // request null: blocking. *implementation: what the call ran (mpi_calls.implementation).
+  // request null: blocking. *implementation: what the call ran (mpi_calls.implementation). The
+  // mode's PMPI call sends what goes on the wire, so the mode's meaning holds: a synchronous send
+  // completes once the receive has matched (the header, for a rendezvous), a ready one needs the
+  // receive posted, a buffered one uses the attached buffer (for the header only, for a rendezvous,
+  // which then completes locally: the message is copied into a block of the sender's if not claimed).
   int send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, const CallContext& call,
-           MPI_Request* request, std::uint8_t* implementation);
+           MPI_Request* request, std::uint8_t* implementation, SendMode mode = SendMode::Standard);
   int recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, const CallContext& call,
            MPI_Status* status, std::uint8_t* implementation);
   int irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, const CallContext& call,
@@ -93,14 +118,12 @@ private:
   RuntimeOp start_record(const CallContext& call, std::uint64_t bytes, std::uint64_t start_ns) const;
   bool rendezvous_turn(int count, MPI_Datatype datatype);
   // *host_bytes: how much of the message the host path carried (striped).
-  int send_rendezvous(const RendezvousHeader& header, int dest, int tag, MPI_Comm comm,
-                      std::uint64_t* host_bytes);
-  int isend_rendezvous(const RendezvousHeader& header, int dest, int tag, MPI_Comm comm,
-                       MPI_Request* request);
-  int staged_send(const void* buf, int count, MPI_Datatype datatype, const MessageLayout& layout, int dest,
-                  int tag, MPI_Comm comm, MPI_Request* request, RuntimeOp& record);
+  int send_rendezvous(const RendezvousHeader& header, const SendTarget& target, std::uint64_t* host_bytes);
+  int isend_rendezvous(const RendezvousHeader& header, const SendTarget& target, MPI_Request* request);
+  int staged_send(const void* buf, int count, MPI_Datatype datatype, const MessageLayout& layout,
+                  const SendTarget& target, MPI_Request* request, RuntimeOp& record);
   int send_from_copy(PooledBuffer image, const MessageLayout& layout, int count, MPI_Datatype datatype,
-                     int dest, int tag, MPI_Comm comm, MPI_Request* request);
+                     const SendTarget& target, MPI_Request* request);
   int send_host_copy(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                      const CallContext& call, MPI_Request* request);
   void finish_receive_record(RuntimeOp record, const ReceiveOutcome& outcome);

@@ -101,6 +101,17 @@ void expect_every_large_device_message_went_as_rendezvous(int ranks) {
     EXPECT_EQ(rows(db, rank, "algorithm = 'host_staged' AND reason = 'non-contiguous datatype'"),
               rank % 2 == 0 ? 1 : 0)
         << "rank " << rank;
+    // Each rank sent one 1000-byte and one LARGE message in each other send mode (p2p_check's
+    // section 13): the runtime took every one, the large one as a rendezvous.
+    for (const std::string function :
+         {"MPI_Ssend", "MPI_Issend", "MPI_Rsend", "MPI_Irsend", "MPI_Bsend", "MPI_Ibsend"}) {
+      const std::string is_function =
+          " AND function_id = (SELECT id FROM functions WHERE name = '" + function + "')";
+      EXPECT_EQ(rows(db, rank, "algorithm = 'ipc_rendezvous'" + is_function), 1)
+          << "rank " << rank << " " << function;
+      EXPECT_EQ(rows(db, rank, "algorithm = 'host_staged' AND bytes = 1000" + is_function), 1)
+          << "rank " << rank << " " << function;
+    }
     // mpi_calls says which implementation ran each call, as runtime_ops does.
     EXPECT_EQ(db.scalar("SELECT count(*) FROM mpi_calls c JOIN functions f ON f.id = c.function_id "
                         "JOIN implementations i ON i.id = c.implementation WHERE c.rank = " +
