@@ -56,6 +56,32 @@ bool copy_on_legacy_stream(void* destination, const void* source, std::size_t by
   return true;
 }
 
+bool copy_runs_on_legacy_stream(char* destination_base, const char* source_base,
+                                const std::vector<ByteRun>& runs) noexcept {
+  bool issued = true;
+  for (std::size_t first = 0; first < runs.size() && issued;) {
+    // The longest stretch of runs of the first one's length at one stride (as a vector type gives).
+    const ByteRun& run = runs[first];
+    std::size_t next = first + 1;
+    const std::ptrdiff_t stride = next < runs.size() ? runs[next].offset - run.offset : 0;
+    while (next < runs.size() && runs[next].length == run.length &&
+           stride >= static_cast<std::ptrdiff_t>(run.length) &&
+           runs[next].offset - runs[next - 1].offset == stride) {
+      ++next;
+    }
+    const std::size_t height = next - first;
+    const std::size_t pitch = height > 1 ? static_cast<std::size_t>(stride) : run.length;
+    issued = cudaMemcpy2DAsync(destination_base + run.offset, pitch, source_base + run.offset, pitch,
+                               run.length, height, cudaMemcpyDefault, cudaStreamLegacy) == cudaSuccess;
+    first = next;
+  }
+  if (!issued || cudaStreamSynchronize(cudaStreamLegacy) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return true;
+}
+
 BufferQuery query_buffer(const void* pointer) noexcept {
   unsigned int memory_type = 0;
   int is_managed = 0;

@@ -2,6 +2,7 @@
 // What the driver knows about a user buffer: whether it is plain device memory (the only kind the
 // runtime maps into other processes), on which GPU, and which allocation it lies in.
 #include "commlens/profiler/event_record.hpp"
+#include "datatype_runs.hpp"
 #include "runtime_channel.hpp"
 
 #include <cstddef>
@@ -45,6 +46,11 @@ bool wait_for_legacy_stream() noexcept;
 // streams that synchronise with it, as any CUDA-aware MPI reads and writes user buffers) and
 // finished when this returns; false on a CUDA error, which is cleared.
 bool copy_on_legacy_stream(void* destination, const void* source, std::size_t bytes) noexcept;
+
+// copy_on_legacy_stream of only the runs (offsets from both bases): a run of equally long runs at
+// a constant stride goes as one 2D copy.
+bool copy_runs_on_legacy_stream(char* destination_base, const char* source_base,
+                                const std::vector<ByteRun>& runs) noexcept;
 
 // One driver call (cuPointerGetAttributes). Host memory, unknown pointers and MPI_IN_PLACE-like
 // sentinels come back as Host.

@@ -7,7 +7,9 @@
 //   3. MPI_ANY_SOURCE/MPI_ANY_TAG receives whose status must report the sent size, source and tag,
 //      and MPI_Probe-free ordering: three messages on one tag arrive in the order sent;
 //   4. Sendrecv and Sendrecv_replace exchanges;
-//   5. a non-contiguous (vector) send and a contiguous send received through a vector type;
+//   5. a non-contiguous (vector) send and a contiguous send received through a vector type, and
+//      receives through that vector type (MPI_Irecv, a persistent receive) while the program
+//      writes the ints between its elements;
 //   6. a message too large for the receive buffer (MPI_ERR_TRUNCATE, with MPI_ERRORS_RETURN);
 //   7. the pattern a sender that waited for its receiver would hang on: the receiver posts an
 //      Irecv, enters MPI_Barrier, and only then waits, while the sender sends before the barrier;
@@ -16,7 +18,7 @@
 //      MPI_Imrecv), and MPI's order from one sender around a probe;
 //  10. a persistent receive (MPI_Recv_init) started three times;
 //  11. STRESS random exchanges (sizes, directions, buffer kinds);
-//  12. LARGE blocking sends to a receiver already waiting in MPI_Recv, both ways, into one reused
+//  12. 16 LARGE blocking sends to a receiver already waiting in MPI_Recv, alternating ways, into one reused
 //      buffer: the messages a striped rendezvous serves (COMMLENS_RUNTIME_HOST_PERCENT);
 //  13. the other send modes from device buffers, 1000 bytes and LARGE: MPI_Ssend and MPI_Issend
 //      (which must not complete before the receive is posted: the receiver posts it 200 ms late),
@@ -289,6 +291,50 @@ void sendrecv_exchanges(Checker& check, const Pair& pair, std::size_t large, std
 }
 
 // Every other int of 2 * elements (a vector type) against `elements` contiguous ints.
+// Receives into every other int (`every_other`) while the program writes the ints between them,
+// which are not part of the receive buffer: after the wait both must be there. Through an
+// MPI_Irecv, then a persistent receive started twice, each message sent contiguously.
+void gaps_written_while_receiving(Checker& check, const Pair& pair, MPI_Datatype every_other, int elements,
+                                  std::uint64_t seed) {
+  const std::size_t bytes = static_cast<std::size_t>(elements) * sizeof(int);
+  if (pair.first) {
+    for (int message = 0; message < 3; ++message) {
+      Buffer packed(true, bytes, 0);
+      packed.write(pattern(seed + static_cast<std::uint64_t>(message), bytes));
+      MPI_Send(packed.data(), elements, MPI_INT, pair.partner, 62, MPI_COMM_WORLD);
+      check.count_rendezvous(true, bytes, true);
+    }
+    return;
+  }
+  Buffer strided(true, 2 * bytes, 0);
+  MPI_Request persistent;
+  MPI_Recv_init(strided.data(), 1, every_other, pair.partner, 62, MPI_COMM_WORLD, &persistent);
+  for (int message = 0; message < 3; ++message) {
+    MPI_Request request = persistent;
+    if (message == 0) {
+      MPI_Irecv(strided.data(), 1, every_other, pair.partner, 62, MPI_COMM_WORLD, &request);
+    } else {
+      MPI_Start(&persistent);
+    }
+    const auto values = pattern(seed + static_cast<std::uint64_t>(message), bytes);
+    const auto between = pattern(seed + 100 + static_cast<std::uint64_t>(message), bytes);
+    CUDA_CHECK(cudaMemcpy2D(strided.data() + sizeof(int), 2 * sizeof(int), between.data(), sizeof(int),
+                            sizeof(int), static_cast<std::size_t>(elements), cudaMemcpyHostToDevice));
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    std::vector<unsigned char> expected(2 * bytes);
+    for (int i = 0; i < elements; ++i) {
+      std::memcpy(&expected[2 * i * sizeof(int)], &values[i * sizeof(int)], sizeof(int));
+      std::memcpy(&expected[(2 * i + 1) * sizeof(int)], &between[i * sizeof(int)], sizeof(int));
+    }
+    check.expect_bytes(strided, expected, expected.size(),
+                       std::string(message == 0 ? "irecv" : "persistent receive") +
+                           " into a vector with the gaps written meanwhile, message " +
+                           std::to_string(message));
+    check.count_rendezvous(true, bytes, false);
+  }
+  MPI_Request_free(&persistent);
+}
+
 void strided_messages(Checker& check, const Pair& pair, std::uint64_t seed) {
   constexpr int kElements = 1 << 16; // 256 KiB of ints: a rendezvous when sent contiguously
   MPI_Datatype every_other;
@@ -319,6 +365,7 @@ void strided_messages(Checker& check, const Pair& pair, std::uint64_t seed) {
     check.expect_status(status, MPI_INT, kElements, pair.partner, 61, "contiguous into vector");
     check.count_rendezvous(true, values.size(), false);
   }
+  gaps_written_while_receiving(check, pair, every_other, kElements, seed + 1);
   MPI_Type_free(&every_other);
 }
 
@@ -526,7 +573,7 @@ void waiting_receiver(Checker& check, const Pair& pair, std::size_t large, std::
   Buffer out(true, large, 0);
   Buffer in(true, large, 8);
   const int count = static_cast<int>(large);
-  for (int message = 0; message < 8; ++message) {
+  for (int message = 0; message < 16; ++message) {
     const bool i_send = (message % 2 == 0) == pair.first;
     const auto data = pattern(seed + static_cast<std::uint64_t>(message), large);
     if (i_send) {

@@ -12,6 +12,10 @@ namespace commlens::runtime {
 
 namespace {
 
+// Decoded at most so many runs per receive (16 bytes each); a datatype with more is written back
+// whole, its span read from the device first.
+constexpr std::size_t kMaxWrittenBackRuns = std::size_t{1} << 20;
+
 // The copies of a receive, as MPI return codes.
 int copy(void* destination, const void* source, std::size_t bytes) {
   return copy_on_legacy_stream(destination, source, bytes) ? MPI_SUCCESS : MPI_ERR_OTHER;
@@ -39,10 +43,28 @@ bool RendezvousReceiver::prepare(PostedReceive& posted, void* buf, int count, MP
     return false;
   }
   if (!posted.layout.contiguous) {
-    return copy(posted.image.data(), static_cast<char*>(buf) + posted.layout.span_start,
-                posted.layout.span) == MPI_SUCCESS;
+    posted.runs = datatype_runs(count, datatype, kMaxWrittenBackRuns);
+    if (!posted.runs) {
+      return copy(posted.image.data(), static_cast<char*>(buf) + posted.layout.span_start,
+                  posted.layout.span) == MPI_SUCCESS;
+    }
   }
   return true;
+}
+
+int RendezvousReceiver::write_back(const PostedReceive& posted, std::size_t bytes) {
+  if (posted.layout.contiguous) {
+    return copy(posted.buf, posted.image.data(), bytes);
+  }
+  char* const span = static_cast<char*>(posted.buf) + posted.layout.span_start;
+  if (!posted.runs) {
+    return copy(span, posted.image.data(), posted.layout.span);
+  }
+  // The runs' offsets are from the buffer; the image holds the span.
+  return copy_runs_on_legacy_stream(static_cast<char*>(posted.buf), static_cast<char*>(posted.location()),
+                                    first_bytes(*posted.runs, bytes))
+             ? MPI_SUCCESS
+             : MPI_ERR_OTHER;
 }
 
 // The first bytes of the message as sent: where MPI put them, packed again when the receive's
@@ -103,11 +125,7 @@ int RendezvousReceiver::deliver(PostedReceive& posted, const void* source, std::
   int position = 0;
   PMPI_Unpack(packed.data(), static_cast<int>(bytes), &position, posted.location(),
               static_cast<int>(bytes / static_cast<std::size_t>(type_size)), posted.datatype, MPI_COMM_SELF);
-  if (posted.device) {
-    return copy(static_cast<char*>(posted.buf) + posted.layout.span_start, posted.image.data(),
-                posted.layout.span);
-  }
-  return MPI_SUCCESS;
+  return posted.device ? write_back(posted, bytes) : MPI_SUCCESS;
 }
 
 // A message of `sent` bytes into the receive: the bytes that fit were delivered (outcome.rc says
@@ -276,9 +294,7 @@ ReceiveOutcome RendezvousReceiver::finish(PostedReceive& posted, MPI_Status* sta
   outcome.bytes = static_cast<std::uint64_t>(std::max(received, 0));
   if (posted.device && received > 0) {
     outcome.bytes_host = outcome.bytes;
-    outcome.rc = posted.layout.contiguous ? copy(posted.buf, posted.image.data(), outcome.bytes)
-                                          : copy(static_cast<char*>(posted.buf) + posted.layout.span_start,
-                                                 posted.image.data(), posted.layout.span);
+    outcome.rc = write_back(posted, outcome.bytes);
   }
   return outcome;
 }

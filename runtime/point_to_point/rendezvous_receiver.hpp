@@ -6,6 +6,7 @@
 // the device if staged. Every receive of a process whose peers may send rendezvous goes through here, host
 // buffers too: a header can match any receive.
 #include "buffer_pool.hpp"
+#include "datatype_runs.hpp"
 #include "ipc_handle_cache.hpp"
 #include "message_layout.hpp"
 #include "probed_messages.hpp"
@@ -25,6 +26,9 @@ struct PostedReceive {
   MessageLayout layout;
   bool device = false;
   PooledBuffer image; // device buffers: their span in pinned host memory
+  // A non-contiguous device buffer: the bytes its elements take, written back to the device from
+  // the image (nullopt: not decoded, the image holds the whole span as it was, written back whole).
+  std::optional<std::vector<ByteRun>> runs;
 
   // The buffer MPI receives into (with count and datatype as the user gave them).
   void* location() const noexcept {
@@ -54,9 +58,10 @@ public:
   RendezvousReceiver(const pmpi::RuntimeChannel& channel, IpcHandleCache& cache, BufferPool& pinned,
                      StripeRings& rings, StripeSettings stripe);
 
-  // Sets up a receive into buf. A device buffer gets its image (a non-contiguous span is filled
-  // from the device first, so the gaps between elements survive the copy back); false when no
-  // pinned memory could be had.
+  // Sets up a receive into buf. A device buffer gets its image; only its elements are written
+  // back, so what the program writes between them meanwhile stays (a datatype that cannot be
+  // decoded has its span filled from the device now and written back whole); false when no pinned
+  // memory could be had.
   bool prepare(PostedReceive& posted, void* buf, int count, MPI_Datatype datatype, bool device);
   // After MPI completed the receive successfully (status filled).
   ReceiveOutcome finish(PostedReceive& posted, MPI_Status* status);
@@ -78,6 +83,8 @@ private:
   int copy_striped(const PostedReceive& posted, const RendezvousHeader& header, const void* source,
                    std::uint64_t host_from, ReceiveOutcome& outcome);
   int deliver(PostedReceive& posted, const void* source, std::size_t bytes);
+  // A device receive's first `bytes` (as packed) from its image to the device.
+  static int write_back(const PostedReceive& posted, std::size_t bytes);
   static void report_delivery(const PostedReceive& posted, std::uint64_t sent, MPI_Status* status,
                               ReceiveOutcome& outcome);
 
