@@ -46,6 +46,14 @@ struct RuntimeEntries {
   decltype(isend) issend = nullptr;
   decltype(isend) irsend = nullptr;
   decltype(isend) ibsend = nullptr;
+  // Persistent sends in each mode (a device buffer's is staged at each MPI_Start), and the starts.
+  decltype(isend) send_init = nullptr;
+  decltype(isend) ssend_init = nullptr;
+  decltype(isend) rsend_init = nullptr;
+  decltype(isend) bsend_init = nullptr;
+  int (*start)(MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
+  int (*startall)(int count, MPI_Request requests[], std::uint64_t call_id,
+                  std::uint8_t* implementation) = nullptr;
   int (*irecv)(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
   int (*sendrecv)(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,

@@ -72,6 +72,38 @@ inline int MPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int des
   return run<&RuntimeEntries::ibsend, PMPI_Ibsend>(call, buf, count, datatype, dest, tag, comm, request);
 }
 
+inline int MPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                         MPI_Request* request, CallRecording* call) noexcept {
+  return run<&RuntimeEntries::send_init, PMPI_Send_init>(call, buf, count, datatype, dest, tag, comm,
+                                                         request);
+}
+
+inline int MPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                          MPI_Request* request, CallRecording* call) noexcept {
+  return run<&RuntimeEntries::ssend_init, PMPI_Ssend_init>(call, buf, count, datatype, dest, tag, comm,
+                                                           request);
+}
+
+inline int MPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                          MPI_Request* request, CallRecording* call) noexcept {
+  return run<&RuntimeEntries::rsend_init, PMPI_Rsend_init>(call, buf, count, datatype, dest, tag, comm,
+                                                           request);
+}
+
+inline int MPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                          MPI_Request* request, CallRecording* call) noexcept {
+  return run<&RuntimeEntries::bsend_init, PMPI_Bsend_init>(call, buf, count, datatype, dest, tag, comm,
+                                                           request);
+}
+
+inline int MPI_Start(MPI_Request* request, CallRecording* call) noexcept {
+  return run<&RuntimeEntries::start, PMPI_Start>(call, request);
+}
+
+inline int MPI_Startall(int count, MPI_Request requests[], CallRecording* call) noexcept {
+  return run<&RuntimeEntries::startall, PMPI_Startall>(call, count, requests);
+}
+
 inline int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                      MPI_Request* request, CallRecording* call) noexcept {
   return run<&RuntimeEntries::irecv, PMPI_Irecv>(call, buf, count, datatype, source, tag, comm, request);

@@ -23,7 +23,10 @@
 //  13. the other send modes from device buffers, 1000 bytes and LARGE: MPI_Ssend and MPI_Issend
 //      (which must not complete before the receive is posted: the receiver posts it 200 ms late),
 //      MPI_Rsend and MPI_Irsend to a receive posted before, MPI_Bsend and MPI_Ibsend with an
-//      attached buffer.
+//      attached buffer;
+//  14. persistent sends from device buffers in each mode (MPI_Send_init, MPI_Ssend_init,
+//      MPI_Rsend_init, MPI_Bsend_init), 1000 bytes and LARGE, each started three times (MPI_Start
+//      twice, then MPI_Startall) with new data in the buffer each time (the buffered one once).
 // Data are a hash of (seed, message); the seed is fresh each run. Each rank prints
 // "rank R: rendezvous_sends S rendezvous_receives V" (the device messages, contiguous and of at
 // least 64 KiB, that the runtime sends and receives as a rendezvous in `on` mode) and rank 0
@@ -663,6 +666,67 @@ void send_modes(Checker& check, const Pair& pair, std::size_t large, std::uint64
   MPI_Buffer_detach(&detached, &detached_bytes);
 }
 
+void persistent_sends(Checker& check, const Pair& pair, std::size_t large, std::uint64_t seed) {
+  struct PersistentMode {
+    const char* name;
+    int (*init)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);
+    int starts;
+  };
+  // A persistent buffered send is started once: Open MPI 4.1 before its fix (open-mpi/ompi#14366)
+  // sends the first start's data again at every later start of a large one.
+  const PersistentMode modes[] = {{"MPI_Send_init", MPI_Send_init, 3},
+                                  {"MPI_Ssend_init", MPI_Ssend_init, 3},
+                                  {"MPI_Rsend_init", MPI_Rsend_init, 3},
+                                  {"MPI_Bsend_init", MPI_Bsend_init, 1}};
+  std::vector<char> attached(2 * (large + MPI_BSEND_OVERHEAD) + (1 << 20));
+  MPI_Buffer_attach(attached.data(), static_cast<int>(attached.size()));
+  int message = 0;
+  for (const std::size_t bytes : {std::size_t{1000}, large}) {
+    const int count = static_cast<int>(bytes);
+    for (const auto& [name, init, starts] : modes) {
+      for (const bool lower_sends : {true, false}) {
+        const bool i_send = lower_sends == pair.first;
+        const int tag = 190 + message % 7;
+        Buffer buffer(true, bytes, static_cast<std::size_t>(message % 4));
+        MPI_Request request;
+        if (i_send) {
+          init(buffer.data(), count, MPI_BYTE, pair.partner, tag, MPI_COMM_WORLD, &request);
+        }
+        for (int start = 0; start < starts; ++start) {
+          const auto data = pattern(seed + static_cast<std::uint64_t>(message * 3 + start), bytes);
+          const std::string what =
+              std::string(name) + " " + std::to_string(bytes) + " B, start " + std::to_string(start);
+          if (i_send) {
+            buffer.write(data);
+            pair_barrier(pair); // the receive is posted (as a ready send needs)
+            if (start < 2) {
+              MPI_Start(&request);
+            } else {
+              MPI_Startall(1, &request);
+            }
+            MPI_Wait(&request, MPI_STATUS_IGNORE);
+          } else {
+            MPI_Request receive;
+            MPI_Irecv(buffer.data(), count, MPI_BYTE, pair.partner, tag, MPI_COMM_WORLD, &receive);
+            pair_barrier(pair);
+            MPI_Status status;
+            MPI_Wait(&receive, &status);
+            check.expect_bytes(buffer, data, bytes, what);
+            check.expect_status(status, MPI_BYTE, count, pair.partner, tag, what);
+          }
+        }
+        if (i_send) {
+          MPI_Request_free(&request);
+        }
+        ++message;
+      }
+    }
+  }
+  void* detached = nullptr;
+  int detached_bytes = 0;
+  MPI_Buffer_detach(&detached, &detached_bytes);
+}
+
 void stress(Checker& check, const Pair& pair, int calls, std::size_t large, std::uint64_t seed) {
   for (int call = 0; call < calls; ++call) {
     const std::uint32_t dice = mix(seed ^ (static_cast<std::uint64_t>(call) << 20));
@@ -719,6 +783,7 @@ int main(int argc, char** argv) {
     stress(check, pair, stress_calls, large, seed + 7);
     waiting_receiver(check, pair, large, seed + 12);
     send_modes(check, pair, large, seed + 13);
+    persistent_sends(check, pair, large, seed + 14);
   }
   MPI_Comm_free(&returning);
 

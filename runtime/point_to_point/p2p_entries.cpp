@@ -42,6 +42,21 @@ int nonblocking_send_in_mode(const void* buf, int count, MPI_Datatype datatype, 
                     implementation, Mode);
 }
 
+template <FunctionId PointToPointFunctions::*Function, SendMode Mode>
+int send_init_in_mode(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                      MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) {
+  return p2p().send_init(buf, count, datatype, dest, tag, {call_id, functions().*Function, comm}, request,
+                         implementation, Mode);
+}
+
+int start(MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) {
+  return p2p().start(false, 1, request, {call_id, functions().start, MPI_COMM_NULL}, implementation);
+}
+
+int startall(int count, MPI_Request requests[], std::uint64_t call_id, std::uint8_t* implementation) {
+  return p2p().start(true, count, requests, {call_id, functions().startall, MPI_COMM_NULL}, implementation);
+}
+
 int recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status* status,
          std::uint64_t call_id, std::uint8_t* implementation) {
   return p2p().recv(buf, count, datatype, source, tag, {call_id, functions().recv, comm}, status,
@@ -125,6 +140,12 @@ void install_point_to_point_entries(pmpi::RuntimeEntries& entries) {
   entries.issend = nonblocking_send_in_mode<&PointToPointFunctions::issend, SendMode::Synchronous>;
   entries.irsend = nonblocking_send_in_mode<&PointToPointFunctions::irsend, SendMode::Ready>;
   entries.ibsend = nonblocking_send_in_mode<&PointToPointFunctions::ibsend, SendMode::Buffered>;
+  entries.send_init = send_init_in_mode<&PointToPointFunctions::send_init, SendMode::Standard>;
+  entries.ssend_init = send_init_in_mode<&PointToPointFunctions::ssend_init, SendMode::Synchronous>;
+  entries.rsend_init = send_init_in_mode<&PointToPointFunctions::rsend_init, SendMode::Ready>;
+  entries.bsend_init = send_init_in_mode<&PointToPointFunctions::bsend_init, SendMode::Buffered>;
+  entries.start = start;
+  entries.startall = startall;
   entries.recv = recv;
   entries.irecv = irecv;
   entries.sendrecv = sendrecv;

@@ -79,6 +79,13 @@ int SendTarget::pmpi_send(const void* buf, int count, MPI_Datatype datatype, MPI
                             : kNonblocking[index](buf, count, datatype, dest, tag, comm, request);
 }
 
+int SendTarget::pmpi_send_init(const void* buf, int count, MPI_Datatype datatype,
+                               MPI_Request* request) const {
+  using Init = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);
+  static constexpr Init kInit[] = {PMPI_Send_init, PMPI_Ssend_init, PMPI_Rsend_init, PMPI_Bsend_init};
+  return kInit[static_cast<std::size_t>(mode)](buf, count, datatype, dest, tag, comm, request);
+}
+
 int PointToPoint::staged_send(const void* buf, int count, MPI_Datatype datatype, const MessageLayout& layout,
                               const SendTarget& target, MPI_Request* request, RuntimeOp& record) {
   const MPI_Comm comm = target.comm;
@@ -306,6 +313,71 @@ int PointToPoint::irecv(void* buf, int count, MPI_Datatype datatype, int source,
       call, start_ns, request, implementation);
 }
 
+int PointToPoint::send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                            const CallContext& call, MPI_Request* request, std::uint8_t* implementation,
+                            SendMode mode) {
+  const SendTarget target{dest, tag, call.comm, mode};
+  const MessageLayout layout =
+      dest == MPI_PROC_NULL || !on_device(buf) ? MessageLayout{} : message_layout(count, datatype);
+  if (!layout.supported || layout.span == 0) {
+    return target.pmpi_send_init(buf, count, datatype, request);
+  }
+  PooledBuffer image = pinned_.acquire(layout.span);
+  if (!image) {
+    return report_error(call.comm, MPI_ERR_NO_MEM); // MPI cannot read a device pointer
+  }
+  const int rc =
+      target.pmpi_send_init(static_cast<char*>(image.data()) - layout.span_start, count, datatype, request);
+  if (rc == MPI_SUCCESS) {
+    *implementation = implementation_id(Implementation::MpiHostStaged);
+    std::lock_guard lock(mutex_);
+    persistent_sends_.emplace(pmpi::handle_key(*request),
+                              PersistentSend{buf, layout, std::move(image), call.comm});
+    ++pending_;
+  }
+  return rc;
+}
+
+int PointToPoint::start(bool startall, int count, MPI_Request* requests, const CallContext& call,
+                        std::uint8_t* implementation) {
+  const auto pmpi_start = [&] { return startall ? PMPI_Startall(count, requests) : PMPI_Start(requests); };
+  if (pending_.load(std::memory_order_relaxed) == 0) {
+    return pmpi_start();
+  }
+  for (int index = 0; index < count; ++index) {
+    const std::uint64_t start_ns = host_.now_ns();
+    PersistentSend* staged = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      const auto found = persistent_sends_.find(pmpi::handle_key(requests[index]));
+      staged = found != persistent_sends_.end() ? &found->second : nullptr;
+    }
+    if (staged == nullptr) {
+      continue;
+    }
+    // The node stays: only MPI_Request_free removes it, which may not race a start of the request.
+    RuntimeOp record =
+        start_record({call.call_id, call.function, staged->comm}, staged->layout.bytes, start_ns);
+    record.implementation = Implementation::MpiHostStaged;
+    record.algorithm = "host_staged";
+    record.decision = "fallback";
+    record.reason = "persistent send: the host path";
+    record.bytes_host = staged->layout.bytes;
+    record.chunks = 1;
+    record.streams = 1;
+    const bool copied = copy_on_legacy_stream(
+        staged->image.data(), static_cast<const char*>(staged->buf) + staged->layout.span_start,
+        staged->layout.span);
+    record.end_ns = host_.now_ns();
+    records_.add(std::move(record));
+    *implementation = implementation_id(Implementation::MpiHostStaged);
+    if (!copied) {
+      return report_error(staged->comm, MPI_ERR_OTHER);
+    }
+  }
+  return pmpi_start();
+}
+
 // Not for a kept message: a persistent receive matches only once started, which the runtime does not
 // see (a probe before MPI_Start of the same envelope may keep the message it should get).
 int PointToPoint::recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag,
@@ -438,7 +510,7 @@ int PointToPoint::finish_request(std::uint64_t request_key, MPI_Status* status) 
   }
   const auto found = pending_receives_.find(request_key);
   if (found == pending_receives_.end()) {
-    return MPI_SUCCESS;
+    return MPI_SUCCESS; // a persistent send too: staged at its start, nothing to finish
   }
   if (found->second.persistent) {
     // Stays for the next MPI_Start; only MPI_Request_free (not concurrent with a completion of the
@@ -480,6 +552,11 @@ void PointToPoint::request_freed(std::uint64_t request_key) {
   } else if (const auto received = pending_receives_.find(request_key); received != pending_receives_.end()) {
     retired_.push_back(std::move(received->second.posted.image)); // MPI may still write into it
     pending_receives_.erase(received);
+    --pending_;
+  } else if (const auto persistent = persistent_sends_.find(request_key);
+             persistent != persistent_sends_.end()) {
+    retired_.push_back(std::move(persistent->second.image)); // MPI may still be sending from it
+    persistent_sends_.erase(persistent);
     --pending_;
   }
 }

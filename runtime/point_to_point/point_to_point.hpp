@@ -34,6 +34,8 @@ struct SendTarget {
 
   // The mode's PMPI call (request null: the blocking one).
   int pmpi_send(const void* buf, int count, MPI_Datatype datatype, MPI_Request* request) const;
+  // The mode's persistent send (MPI_Send_init, MPI_Ssend_init, ...).
+  int pmpi_send_init(const void* buf, int count, MPI_Datatype datatype, MPI_Request* request) const;
 };
 
 // The FunctionIds runtime_ops rows name.
@@ -45,6 +47,12 @@ struct PointToPointFunctions {
   FunctionId issend = 0;
   FunctionId irsend = 0;
   FunctionId ibsend = 0;
+  FunctionId send_init = 0;
+  FunctionId ssend_init = 0;
+  FunctionId rsend_init = 0;
+  FunctionId bsend_init = 0;
+  FunctionId start = 0;
+  FunctionId startall = 0;
   FunctionId recv = 0;
   FunctionId isend = 0;
   FunctionId irecv = 0;
@@ -82,6 +90,15 @@ public:
   int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                const CallContext& call, MPI_Status* status, std::uint8_t* implementation);
+  // A persistent send from a device buffer is bound to a pinned image of the buffer's span, which
+  // each MPI_Start fills from the device before MPI sends it (the host path: what a program must
+  // do itself with this MPI); it stays registered until MPI_Request_free.
+  int send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, const CallContext& call,
+                MPI_Request* request, std::uint8_t* implementation, SendMode mode);
+  // MPI_Start (startall false, count 1) and MPI_Startall: stages the registered persistent sends
+  // among the requests, then starts them all; call.function names the call in the rows.
+  int start(bool startall, int count, MPI_Request* requests, const CallContext& call,
+            std::uint8_t* implementation);
   // A persistent receive stays registered until MPI_Request_free: each completion is finished.
   int recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, const CallContext& call,
                 MPI_Request* request, std::uint8_t* implementation);
@@ -107,6 +124,12 @@ private:
     std::unique_ptr<RendezvousHeader> header{}; // a rendezvous: the header MPI sends
     std::int32_t slot = -1;                     // and its hand-over slot
     std::size_t bytes = 0;
+  };
+  struct PersistentSend {
+    const void* buf;
+    MessageLayout layout;
+    PooledBuffer image; // what MPI sends from
+    MPI_Comm comm;
   };
   struct PendingReceive {
     PostedReceive posted;
@@ -159,7 +182,8 @@ private:
   std::mutex mutex_;
   std::unordered_map<std::uint64_t, PendingSend> pending_sends_;
   std::unordered_map<std::uint64_t, PendingReceive> pending_receives_;
-  std::atomic<std::size_t> pending_{0}; // both maps' sizes: wait/test calls skip the lock when 0
+  std::unordered_map<std::uint64_t, PersistentSend> persistent_sends_;
+  std::atomic<std::size_t> pending_{0}; // the three maps' sizes: wait/test calls skip the lock when 0
   std::map<std::tuple<int, MPI_Datatype>, std::uint64_t> ab_counters_;
   // Host buffers of freed requests MPI may still be using: kept to the end of the process.
   std::vector<PooledBuffer> retired_;

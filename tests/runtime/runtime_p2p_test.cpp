@@ -112,6 +112,19 @@ void expect_every_large_device_message_went_as_rendezvous(int ranks) {
       EXPECT_EQ(rows(db, rank, "algorithm = 'host_staged' AND bytes = 1000" + is_function), 1)
           << "rank " << rank << " " << function;
     }
+    // And the starts of a persistent send in each mode and size (section 14), each staged through
+    // the host: three (MPI_Start twice, then MPI_Startall) for the standard, synchronous and ready
+    // modes, one (MPI_Start) for the buffered mode.
+    for (const auto& [function, starts] :
+         {std::pair<std::string, int>{"MPI_Start", 14}, {"MPI_Startall", 6}}) {
+      EXPECT_EQ(rows(db, rank,
+                     "algorithm = 'host_staged' AND reason = 'persistent send: the host path' AND bytes_host "
+                     "= bytes "
+                     "AND function_id = (SELECT id FROM functions WHERE name = '" +
+                         function + "')"),
+                starts)
+          << "rank " << rank << " " << function;
+    }
     // mpi_calls says which implementation ran each call, as runtime_ops does.
     EXPECT_EQ(db.scalar("SELECT count(*) FROM mpi_calls c JOIN functions f ON f.id = c.function_id "
                         "JOIN implementations i ON i.id = c.implementation WHERE c.rank = " +
