@@ -92,12 +92,10 @@ std::size_t slice_start(std::size_t elements, std::size_t element_bytes, int ind
 
 // What a first use of peer buffers would cost, against the host path. The host path's figure is
 // the shared-GPU baseline measured on the H100 machine (about 1 ms per MiB with four ranks, plus
-// its fixed cost); an open's is this process's mean (about 2.3 ms on the target machines).
+// its fixed cost).
 bool host_path_is_faster(std::size_t unmapped, std::uint64_t bytes, const IpcHandleCache& cache) {
   constexpr std::uint64_t kHostFixedNs = 50'000;
-  constexpr std::uint64_t kTypicalOpenNs = 2'300'000;
-  const std::uint64_t host_ns = kHostFixedNs + bytes; // 1 ns per byte
-  return unmapped * cache.mean_open_ns(kTypicalOpenNs) > host_ns;
+  return cache.opening_costs_more(unmapped, kHostFixedNs + bytes); // 1 ns per byte
 }
 
 std::string first_decline(CommunicatorEngine& engine) {
@@ -228,8 +226,7 @@ bool agree_and_map(CommunicatorEngine& engine, IpcHandleCache& cache, const Allr
     }
     for (int peer = 0; peer < engine.size() && ok; ++peer) {
       if (segment.slot(peer).mapped_ok == kMapDeferred) {
-        result.reason = "first use of a peer's buffer: the host path while its CUDA IPC handle opens in the "
-                        "background";
+        result.reason = kFirstUseReason;
         ok = false;
       }
     }

@@ -69,9 +69,11 @@ IpcHandleCache::Readiness IpcHandleCache::readiness_locked(int owner_pid,
              : Readiness::Unmapped;
 }
 
-std::uint64_t IpcHandleCache::mean_open_ns(std::uint64_t fallback) const {
+bool IpcHandleCache::opening_costs_more(std::size_t unmapped, std::uint64_t host_path_ns) const {
+  constexpr std::uint64_t kTypicalOpenNs = 2'300'000;
   std::lock_guard lock(mutex_);
-  return stats_.misses == 0 ? fallback : stats_.open_ns / stats_.misses;
+  const std::uint64_t mean_open_ns = stats_.misses == 0 ? kTypicalOpenNs : stats_.open_ns / stats_.misses;
+  return unmapped * mean_open_ns > host_path_ns;
 }
 
 void IpcHandleCache::open_later(int owner_pid, const PublishedBuffer& buffer, int device) {

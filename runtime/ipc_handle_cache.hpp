@@ -21,6 +21,11 @@
 
 namespace commlens::runtime {
 
+// The reason a call's row gives when a first use took the host path while the worker opened the
+// peer's handle (allreduce and point-to-point alike, so one query finds both).
+inline constexpr const char* kFirstUseReason =
+    "first use of a peer's buffer: the host path while its CUDA IPC handle opens in the background";
+
 struct IpcCacheStats {
   std::uint64_t hits = 0;
   std::uint64_t misses = 0;
@@ -52,8 +57,10 @@ public:
   // Only while the cache has room: the worker never closes a mapping, because the caller's kernels
   // may be reading through any of them. A handle mapped or queued already is skipped.
   void open_later(int owner_pid, const PublishedBuffer& buffer, int device);
-  // The mean time one open has taken in this process; `fallback` before the first.
-  std::uint64_t mean_open_ns(std::uint64_t fallback) const;
+  // Whether opening `unmapped` handles would take longer than `host_path_ns`, the host path's
+  // estimate for the same data: this process's mean open time, about 2.3 ms on the target
+  // machines before the first (research 000's Dynamic copy-type selection).
+  bool opening_costs_more(std::size_t unmapped, std::uint64_t host_path_ns) const;
   // Fills buffer->handle for an allocation of this process (base given), cached per buffer id.
   bool export_handle(void* base, std::uint64_t buffer_id, PublishedBuffer* buffer, int* error);
   // Closes every mapping (MPI_Finalize).

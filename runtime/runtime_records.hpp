@@ -32,7 +32,7 @@ struct RuntimeOp {
   Implementation implementation = Implementation::Mpi;
   const char* algorithm = "";
   const char* decision = "";   // runtime, ab_baseline, fallback
-  std::string reason;          // empty unless the runtime declined
+  std::string reason;          // empty unless the runtime declined or chose the host path
   std::string decision_source; // what chose the algorithm (tuning::Choice::source); empty: none was
   std::uint64_t bytes = 0;
   std::uint64_t bytes_peer = 0;

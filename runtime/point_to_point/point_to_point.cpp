@@ -43,7 +43,7 @@ PointToPoint::PointToPoint(const pmpi::CudaPluginHost& host, RuntimeMode mode, I
       pinned_(PoolMemory::PinnedHost, kCachedPinnedBytes), peers_(*host.runtime_channel),
       rings_(*host.runtime_channel),
       sender_(*host.runtime_channel, peers_, cache, pinned_, rings_, stripe_from(stripe)),
-      receiver_(*host.runtime_channel, cache, pinned_, rings_, stripe),
+      receiver_(*host.runtime_channel, cache, pinned_, rings_, stripe, host.runtime_background_opens),
       probed_([this](std::span<const unsigned char> bytes) { return receiver_.recognise(bytes); },
               sizeof(RendezvousHeader),
               [this](MPI_Comm comm, int source) { return peers_.on_this_node(comm, source); }) {}
@@ -205,9 +205,7 @@ void PointToPoint::finish_receive_record(RuntimeOp record, const ReceiveOutcome&
                      : outcome.rendezvous ? "ipc_rendezvous"
                                           : "host_staged";
   record.decision = outcome.rendezvous ? "runtime" : "fallback";
-  if (!outcome.rendezvous) {
-    record.reason = "the sender sent the message itself";
-  }
+  record.reason = outcome.rendezvous ? outcome.reason : "the sender sent the message itself";
   striped_receives_ += outcome.striped ? 1 : 0;
   record.bytes = outcome.bytes;
   record.bytes_peer = outcome.rendezvous ? outcome.bytes - outcome.bytes_host : 0;

@@ -13,21 +13,25 @@
 //   kInBlock     block of its own, named in the slot, and completes the send; the receiver copies
 //                from the block whenever it gets to the message.
 //   kHostRequested  the receiver cannot map either: the sender sends the bytes on the channel.
+//   kHostOnce    the same for this message only, asked of a waiting sender (kOfferedWaiting): a
+//                first use whose mapping would take longer than the host path; the receiver opens
+//                the handle in the background for the next message.
 //   kCopied      the receiver has the data; the sender frees the slot (kFree) and any block.
 // The sender never waits for a receiver that has not claimed: MPI's progress rule says a send
 // whose receive is posted completes whatever the receiver does next (an unrelated blocking MPI
 // call, for one), and a layer above PMPI cannot move the receiver's side forward. So a claimed
 // message costs one copy, a withdrawn one two.
 //
+// What needs the sender's own work runs only while the sender is waiting for this very message:
+//   kOfferedWaiting  as kOffered, and the sender is in its wait (a blocking send from the start,
+//                    a nonblocking one once its wait/test call settles it), serving kHostOnce and,
+//                    when stripe_ring says its ring is reserved for the message, kClaimedStriped.
 // Striping (research 001, Ch. 4): a large message may travel over two paths at once, the peer
 // copy for its head and the host path (sender's GPU -> the sender's pinned ring of stages ->
-// receiver's GPU, over both PCIe links) for its tail. The host path needs the sender's copies, so
-// it runs only while the sender is waiting for this very message:
-//   kOfferedWaiting  as kOffered, and the sender is in its wait with its ring free (a blocking
-//                    send from the start, a nonblocking one once its wait/test call settles it).
+// receiver's GPU, over both PCIe links) for its tail:
 //   kClaimedStriped  the receiver claimed it striped: bytes [host_from, bytes) go through the
 //                    sender's ring (stage_ring.hpp), the rest as a peer copy; the sender writes its
-//                    share into the ring, then reports its CUDA error in writer_error.
+//                    share into the ring (its CUDA error travels with the ring's counters).
 #include "node_segment.hpp"
 #include "runtime_channel.hpp"
 #include "stage_ring.hpp"
@@ -48,12 +52,13 @@ enum HandoffState : std::uint32_t {
   kInBlock,
   kHostRequested,
   kOfferedWaiting,
-  kClaimedStriped
+  kClaimedStriped,
+  kHostOnce
 };
 
 struct alignas(128) HandoffSlot {
   std::atomic<std::uint32_t> state;
-  std::int32_t writer_error; // kClaimedStriped: the sender's CUDA error (valid once the ring is full)
+  std::uint32_t stripe_ring; // 1: the sender's ring is reserved for the message (valid from kOfferedWaiting)
   PublishedBuffer block;     // valid from kInBlock
   std::uint64_t host_from;   // kClaimedStriped: where the host path's share starts
 };

@@ -24,8 +24,10 @@ int copy(void* destination, const void* source, std::size_t bytes) {
 } // namespace
 
 RendezvousReceiver::RendezvousReceiver(const pmpi::RuntimeChannel& channel, IpcHandleCache& cache,
-                                       BufferPool& pinned, StripeRings& rings, StripeSettings stripe)
-    : channel_(channel), cache_(cache), pinned_(pinned), rings_(rings), stripe_(std::move(stripe)) {}
+                                       BufferPool& pinned, StripeRings& rings, StripeSettings stripe,
+                                       bool background_opens)
+    : channel_(channel), cache_(cache), pinned_(pinned), rings_(rings), stripe_(std::move(stripe)),
+      background_opens_(background_opens) {}
 
 bool RendezvousReceiver::prepare(PostedReceive& posted, void* buf, int count, MPI_Datatype datatype,
                                  bool device) {
@@ -193,6 +195,20 @@ int RendezvousReceiver::copy_striped(const PostedReceive& posted, const Rendezvo
   return MPI_SUCCESS;
 }
 
+bool RendezvousReceiver::first_use_through_host(int owner_pid, const PublishedBuffer& buffer,
+                                                std::uint64_t bytes) const {
+  using Readiness = IpcHandleCache::Readiness;
+  if (!background_opens_) {
+    return false;
+  }
+  // The host path's estimate: 25 us plus 0.16 ns per byte, as measured with two ranks on the H100
+  // machine from 2 to 8 MiB (docs/performance.md). A refused open is map()'s to retry.
+  const std::uint64_t host_path_ns = 25'000 + bytes * 16 / 100;
+  const Readiness readiness = cache_.readiness(owner_pid, buffer);
+  return (readiness == Readiness::Unmapped || readiness == Readiness::Opening) &&
+         cache_.opening_costs_more(1, host_path_ns);
+}
+
 // Claims the message (zero-copy from the sender's buffer, striped when the sender offers it and
 // the settings give the host path a share) or, once the sender withdrew it, copies it from the
 // sender's block; through the host when neither can be mapped.
@@ -204,14 +220,34 @@ ReceiveOutcome RendezvousReceiver::take_rendezvous(PostedReceive& posted, const 
   HandoffSlot& slot = handoff_slots(channel_, header.sender_node_rank)[header.slot];
   bool opened = false;
   int error = 0;
-  // Mapped before claiming: a first mapping takes milliseconds, which the sender need not wait.
   const std::uint64_t epoch = cache_.call_epoch();
-  const void* source = cache_.map(header.sender_pid, header.buffer, epoch, &opened, &error);
+  std::uint32_t state = slot.state.load(std::memory_order_acquire);
+  // A first use through the host needs the sender's copy now: only a waiting sender serves it at
+  // once (kOfferedWaiting never goes back to kOffered). The message is claimed before the open is
+  // queued: woken on this rank's core (MPI binds a rank to one), the worker ran its open first,
+  // and the claim came after the sender's 20 us of patience (34 to 150 us later on the H100
+  // machine), so the sender had withdrawn the message.
+  bool deferred = false;
+  if (state == kOfferedWaiting && first_use_through_host(header.sender_pid, header.buffer, header.bytes)) {
+    deferred = slot.state.compare_exchange_strong(state, kHostOnce, std::memory_order_acq_rel);
+    if (deferred) {
+      state = kHostOnce;
+      int device = 0;
+      cudaGetDevice(&device);
+      cache_.open_later(header.sender_pid, header.buffer, device);
+    }
+  }
+  // Mapped before claiming: a first mapping takes milliseconds, which the sender need not wait;
+  // not at all once the sender has withdrawn the message or it goes through the host.
+  const bool offered = state == kOffered || state == kOfferedWaiting;
+  const void* source =
+      offered ? cache_.map(header.sender_pid, header.buffer, epoch, &opened, &error) : nullptr;
   outcome.ipc_opens += opened ? 1 : 0;
   std::unique_lock<std::mutex> lanes;
-  std::uint32_t state = slot.state.load(std::memory_order_acquire);
-  const std::uint64_t host_bytes =
-      source != nullptr && state == kOfferedWaiting ? striped_share(posted, header, source, &lanes) : 0;
+  state = slot.state.load(std::memory_order_acquire);
+  const std::uint64_t host_bytes = source != nullptr && state == kOfferedWaiting && slot.stripe_ring != 0
+                                       ? striped_share(posted, header, source, &lanes)
+                                       : 0;
   // Claimed (striped only while the sender waits), or asked for the host path when unmappable;
   // the sender may move from kOffered to kOfferedWaiting meanwhile, or withdraw.
   while (state == kOffered || state == kOfferedWaiting) {
@@ -227,7 +263,7 @@ ReceiveOutcome RendezvousReceiver::take_rendezvous(PostedReceive& posted, const 
   }
   if (state != kClaimed && state != kClaimedStriped) {
     source = nullptr;
-    for (int spins = 0; state != kHostRequested; ++spins) {
+    for (int spins = 0; state != kHostRequested && state != kHostOnce; ++spins) {
       if (state == kInBlock) {
         source = cache_.map(header.sender_pid, slot.block, epoch, &opened, &error);
         outcome.ipc_opens += opened ? 1 : 0;
@@ -242,6 +278,7 @@ ReceiveOutcome RendezvousReceiver::take_rendezvous(PostedReceive& posted, const 
   }
   PooledBuffer through_host;
   if (source == nullptr) {
+    outcome.reason = deferred ? kFirstUseReason : "";
     through_host = pinned_.acquire(header.bytes);
     MPI_Status data_status;
     PMPI_Recv(through_host ? through_host.data() : nullptr, through_host ? static_cast<int>(header.bytes) : 0,

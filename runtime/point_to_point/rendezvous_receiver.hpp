@@ -45,6 +45,7 @@ struct ReceiveOutcome {
   std::uint32_t streams = 1;
   std::uint64_t bytes = 0;      // received
   std::uint64_t bytes_host = 0; // through host memory
+  const char* reason = "";      // why a rendezvous went through the host, when it was a choice
 };
 
 // How much of a rendezvous message goes over the host path (tuning::p2p_host_bytes).
@@ -55,8 +56,9 @@ struct StripeSettings {
 
 class RendezvousReceiver {
 public:
+  // background_opens: COMMLENS_RUNTIME_BACKGROUND_OPENS (open_in_background below).
   RendezvousReceiver(const pmpi::RuntimeChannel& channel, IpcHandleCache& cache, BufferPool& pinned,
-                     StripeRings& rings, StripeSettings stripe);
+                     StripeRings& rings, StripeSettings stripe, bool background_opens);
 
   // Sets up a receive into buf. A device buffer gets its image; only its elements are written
   // back, so what the program writes between them meanwhile stays (a datatype that cannot be
@@ -74,6 +76,11 @@ private:
   bool read_header(const PostedReceive& posted, RendezvousHeader* header) const;
   bool valid(const RendezvousHeader& header) const;
   ReceiveOutcome take_rendezvous(PostedReceive& posted, const RendezvousHeader& header, MPI_Status* status);
+  // Research 000's Dynamic copy-type selection, with COMMLENS_RUNTIME_BACKGROUND_OPENS on: whether
+  // a buffer not mapped yet, whose opening would take longer than the host path takes for `bytes`,
+  // should go through the host this time while the cache's worker opens its handle for the
+  // messages after it.
+  bool first_use_through_host(int owner_pid, const PublishedBuffer& buffer, std::uint64_t bytes) const;
   // The bytes of the message to take over the host path when the sender offers striping, with
   // the sender's ring and this rank's lanes ready (*lanes locked); 0: a plain peer copy.
   std::uint64_t striped_share(const PostedReceive& posted, const RendezvousHeader& header, const void* source,
@@ -93,6 +100,7 @@ private:
   BufferPool& pinned_;
   StripeRings& rings_;
   StripeSettings stripe_;
+  bool background_opens_;
   std::mutex lanes_mutex_; // one striped receive at a time uses the lanes
   CopyLane ring_lane_;     // the sender's ring -> the receive buffer
   CopyLane peer_lane_;     // the peer copy beside it

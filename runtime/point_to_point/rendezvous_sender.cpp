@@ -107,7 +107,8 @@ bool RendezvousSender::offer(const void* buf, std::size_t bytes, int dest_world,
   Outstanding& sent = outstanding_.emplace_back(Outstanding{slot, buf, bytes, dest_world, {}});
   sent.holds_ring = waits && take_ring(bytes);
   any_outstanding_.store(true, std::memory_order_relaxed);
-  slots_[slot].state.store(sent.holds_ring ? kOfferedWaiting : kOffered, std::memory_order_release);
+  slots_[slot].stripe_ring = sent.holds_ring ? 1 : 0;
+  slots_[slot].state.store(waits ? kOfferedWaiting : kOffered, std::memory_order_release);
   return true;
 }
 
@@ -150,13 +151,16 @@ bool RendezvousSender::withdraw(Outstanding& sent, std::uint32_t offered_state) 
 }
 
 // The receiver could not map the buffer or the block (only a failed cudaIpcOpenMemHandle gets
-// here; offer() keeps the usual causes away): the bytes go through pinned host memory.
-void RendezvousSender::serve_host_request(Outstanding& sent) {
+// here; offer() keeps the usual causes away), or chose not to wait for a first mapping
+// (kHostOnce): the bytes go through pinned host memory.
+void RendezvousSender::serve_host_request(Outstanding& sent, bool receiver_cannot_map) {
   if (sent.sent_by_host) {
     return;
   }
   sent.sent_by_host = true;
-  peers_.mark_unmappable(sent.dest_world);
+  if (receiver_cannot_map) {
+    peers_.mark_unmappable(sent.dest_world);
+  }
   PooledBuffer host = pinned_.acquire(sent.bytes);
   const bool copied = host && copy_on_legacy_stream(host.data(), sent.source, sent.bytes);
   // Without the data, an empty message tells the receiver to fail the receive, not to hang.
@@ -184,13 +188,14 @@ int RendezvousSender::settle(std::int32_t slot_index, std::chrono::nanoseconds p
   {
     std::lock_guard lock(mutex_);
     sent = find(slot_index);
-    // A nonblocking send's wait: offered for striping from now on, if the receiver has not claimed.
-    if (sent != nullptr && !sent->holds_ring && patience.count() > 0 && take_ring(sent->bytes)) {
+    // A nonblocking send's wait: the sender waits from now on (and offers striping when its ring
+    // is free), if the receiver has not claimed yet.
+    if (sent != nullptr && patience.count() > 0 && slot.state.load(std::memory_order_acquire) == kOffered) {
+      sent->holds_ring = take_ring(sent->bytes);
+      slot.stripe_ring = sent->holds_ring ? 1 : 0;
       std::uint32_t expected = kOffered;
-      sent->holds_ring =
-          slot.state.compare_exchange_strong(expected, kOfferedWaiting, std::memory_order_acq_rel);
-      if (!sent->holds_ring) {
-        ring_taken_.store(false, std::memory_order_release);
+      if (!slot.state.compare_exchange_strong(expected, kOfferedWaiting, std::memory_order_acq_rel)) {
+        release_ring(*sent);
       }
     }
   }
@@ -210,9 +215,9 @@ int RendezvousSender::settle(std::int32_t slot_index, std::chrono::nanoseconds p
       if (host_bytes != nullptr) {
         *host_bytes = written;
       }
-    } else if (state == kHostRequested) {
+    } else if (state == kHostRequested || state == kHostOnce) {
       std::lock_guard lock(mutex_);
-      serve_host_request(*sent);
+      serve_host_request(*sent, state == kHostRequested);
     } else if ((state == kOffered || state == kOfferedWaiting) &&
                std::chrono::steady_clock::now() >= deadline && withdraw(*sent, state)) {
       std::lock_guard lock(mutex_);
@@ -253,8 +258,8 @@ void RendezvousSender::progress() {
   std::erase_if(outstanding_, [this](Outstanding& sent) {
     HandoffSlot& slot = slots_[sent.slot];
     const std::uint32_t state = slot.state.load(std::memory_order_acquire);
-    if (state == kHostRequested) {
-      serve_host_request(sent);
+    if (state == kHostRequested || state == kHostOnce) {
+      serve_host_request(sent, state == kHostRequested);
     }
     if (state != kCopied || !sent.settled) {
       return false; // an unsettled entry is settle()'s to free

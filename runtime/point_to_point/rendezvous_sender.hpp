@@ -58,7 +58,7 @@ private:
   // Under mutex_: removes the entry (null: none).
   void drop(const Outstanding* sent);
   bool withdraw(Outstanding& sent, std::uint32_t offered_state);
-  void serve_host_request(Outstanding& sent);
+  void serve_host_request(Outstanding& sent, bool receiver_cannot_map);
   // Under mutex_: reserves this rank's ring (pinned, with a copy lane) for a message of `bytes`.
   bool take_ring(std::size_t bytes);
   void release_ring(Outstanding& sent);

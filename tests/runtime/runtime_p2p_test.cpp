@@ -16,6 +16,9 @@ namespace commlens::integration {
 namespace {
 
 constexpr int kStressCalls = 150;
+// A receive that went through the host while its sender's handle opened in the background.
+constexpr const char* kFirstUse = "reason = 'first use of a peer''s buffer: the host path while its CUDA IPC "
+                                  "handle opens in the background'";
 
 struct Counted {
   std::int64_t sends = 0;
@@ -205,6 +208,86 @@ TEST(RuntimePointToPoint, StripedMessagesCarryTheForcedHostShareAndArriveIntact)
               rows(db, rank, striped + " AND " + receive))
         << "rank " << rank;
   }
+}
+
+// COMMLENS_RUNTIME_BACKGROUND_OPENS=1 (research 000's Dynamic copy-type selection): a receiver
+// whose sender waits, and whose mapping of the sender's buffer would take longer than the host path
+// (before its first open, a typical open's 2.3 ms; then this process's mean), takes that message
+// through the host while the cache's worker opens the handle. p2p_check allocates a buffer per
+// message, so its first rendezvous receive at least is such a first use. Every byte still arrives
+// (p2p_check), each such receive says so in its row, and every other rendezvous used the peer copy.
+TEST(RuntimePointToPoint, FirstUsesGoThroughTheHostWhileTheirHandlesOpenInTheBackground) {
+  std::string skip;
+  const CheckedRun run = run_check("on", 2, &skip, {{"COMMLENS_RUNTIME_BACKGROUND_OPENS", "1"}});
+  if (!skip.empty()) {
+    GTEST_SKIP() << skip;
+  }
+  ASSERT_TRUE(run.db);
+  const Database& db = *run.db;
+  const std::string first_use = std::string("algorithm = 'ipc_rendezvous' AND ") + kFirstUse;
+  std::int64_t first_uses = 0;
+  for (const auto& [rank, counted] : run.counted) {
+    EXPECT_EQ(rows(db, rank, "algorithm = 'ipc_rendezvous'"), counted.sends + counted.receives)
+        << "rank " << rank << ", host-path reasons: " << host_path_reasons(db, rank);
+    const std::int64_t through_host = rows(db, rank, first_use);
+    std::cout << "rank " << rank << ": " << through_host << " first-use receives through the host\n";
+    EXPECT_EQ(rows(db, rank, first_use + " AND bytes_host = bytes AND bytes_peer = 0"), through_host)
+        << "rank " << rank;
+    EXPECT_EQ(rows(db, rank, "algorithm = 'ipc_rendezvous' AND bytes_peer = bytes"),
+              counted.sends + counted.receives - through_host)
+        << "rank " << rank;
+    first_uses += through_host;
+  }
+  EXPECT_GT(first_uses, 0);
+  // The worker's opens are counted in the run table (rank 0's, in the merged file).
+  const auto cache = db.query("SELECT value FROM run WHERE key = 'runtime_ipc_cache'");
+  ASSERT_FALSE(cache.empty());
+  const std::string cache_summary = cache[0][0].text.value_or("");
+  std::cout << "runtime_ipc_cache: " << cache_summary << "\n";
+  if (rows(db, 0, first_use) > 0) {
+    EXPECT_EQ(cache_summary.find("background_opens=0"), std::string::npos) << cache_summary;
+  }
+}
+
+// examples/cuda/first_use_check p2p with COMMLENS_RUNTIME_BACKGROUND_OPENS=1: per size and round
+// (warm-up, timed), a first message from rank 0 to a waiting rank 1 on fresh buffers, then a second
+// on the same buffers after a pause. A small first use goes through the host while the worker opens
+// rank 0's handle, and the second message finds it mapped (a peer copy, no open); a large one,
+// whose host path would take longer than an open, opens the handle itself.
+TEST(RuntimePointToPoint, SmallFirstUsesGoThroughTheHostAndTheNextMessageFindsTheHandleOpen) {
+  if (const std::string skip = cuda_tests::why_gpu_check_cannot_run(COMMLENS_FIRST_USE_PROGRAM, 1,
+                                                                    "the point-to-point first-use check");
+      !skip.empty()) {
+    GTEST_SKIP() << skip;
+  }
+  const JobResult job = run_profiled_job({.command = {COMMLENS_FIRST_USE_PROGRAM, "p2p", "65536", "67108864"},
+                                          .mode = "trace",
+                                          .environment = {{"COMMLENS_RUNTIME", "on"},
+                                                          {"COMMLENS_RUNTIME_COLLECTIVES", "allreduce,p2p"},
+                                                          {"COMMLENS_RUNTIME_BACKGROUND_OPENS", "1"}},
+                                          .timeout_seconds = 300,
+                                          .ranks = 2});
+  std::cout << job.standard_output;
+  ASSERT_EQ(job.exit_code, 0) << job.describe();
+  ASSERT_NE(job.standard_output.find("first_use_check: ok"), std::string::npos) << job.describe();
+  const Database db(job.merged_database());
+  // Rank 1 only receives: its rows of one size, in order, as "host" (a first use through the host)
+  // or "peer" (the peer copy), with " opened" when the receive had to open a handle.
+  const auto receives = [&](std::uint64_t bytes) {
+    std::vector<std::string> seen;
+    for (const auto& row : db.query(std::string("SELECT bytes_host = bytes AND ") + kFirstUse +
+                                    ", bytes_peer = bytes, ipc_opens FROM runtime_ops WHERE rank = 1 AND "
+                                    "algorithm = 'ipc_rendezvous' AND bytes = " +
+                                    std::to_string(bytes) + " ORDER BY start_ns")) {
+      seen.push_back(std::string(row[0].as_int()   ? "host"
+                                 : row[1].as_int() ? "peer"
+                                                   : "neither") +
+                     (row[2].as_int() > 0 ? " opened" : ""));
+    }
+    return seen;
+  };
+  EXPECT_EQ(receives(65536), (std::vector<std::string>{"host", "peer", "host", "peer"}));
+  EXPECT_EQ(receives(67108864), (std::vector<std::string>{"peer opened", "peer", "peer opened", "peer"}));
 }
 
 // Per rank and function: calls and bytes, Testsome left out (its count varies between runs).

@@ -162,6 +162,7 @@ TEST(RuntimeStress, CopyPathsAreMeasuredOnceThenReadFromTheNodesFile) {
   ASSERT_GE(measured.size(), 1u);
   const std::regex figures(R"(host->GPU ([0-9.]+) GB/s, GPU->host ([0-9.]+) GB/s)");
   for (const std::string& value : measured) {
+    std::cout << "runtime_paths: " << value << "\n";
     EXPECT_EQ(value.rfind("measured, stored in " + file + ": host->GPU ", 0), 0u) << value;
     std::smatch match;
     ASSERT_TRUE(std::regex_search(value, match, figures)) << value;
