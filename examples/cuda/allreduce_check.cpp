@@ -1,5 +1,5 @@
 // MPI_Allreduce on device buffers, checked against a host reference: every predefined op on every
-// integer, floating-point and C_BOOL type the GPU runtime reduces, counts from 1 element up,
+// integer, floating-point and C_BOOL type the GPU runtime reduces, counts from 1 element to 1 GiB,
 // unaligned offsets, MPI_IN_PLACE, freshly allocated buffers each round, and a stress run of
 // random calls. Inputs are a hash of (seed, rank, call, index), so every rank computes the
 // reference for every rank's data itself; the seed is fresh each run.
@@ -201,6 +201,31 @@ struct Checker {
     ++eligible;
   }
 
+  // The largest call: exactly 1 GiB (2^28 int32 sums), in place, one element past the allocation's
+  // start. Element i of rank r is (r + 1) * ((i ^ seed) % 13), so the reference costs one pass
+  // instead of a hash per rank and element (seconds at this size).
+  void run_one_gib() {
+    constexpr std::size_t kCount = std::size_t{1} << 28;
+    constexpr std::size_t kOffset = 1;
+    const auto pattern = [this](std::size_t i) { return static_cast<std::int32_t>((i ^ seed) % 13); };
+    std::vector<std::int32_t> mine(kCount + kOffset);
+    for (std::size_t i = 0; i < kCount; ++i)
+      mine[kOffset + i] = (rank + 1) * pattern(i);
+    const std::vector<std::int32_t> result =
+        allreduce_on_device(mine, kCount, kOffset, true, MPI_INT32_T, MPI_SUM, Op::Sum);
+    const std::int32_t ranks_sum = size * (size + 1) / 2;
+    for (std::size_t i = 0; i < kCount; ++i) {
+      if (result[kOffset + i] != ranks_sum * pattern(i)) {
+        std::fprintf(stderr, "rank %d call %ld: 1 GiB in place: [%zu] = %d, want %d\n", rank, call, i,
+                     result[kOffset + i], ranks_sum * pattern(i));
+        ++failures;
+        break;
+      }
+    }
+    ++call;
+    ++eligible;
+  }
+
   // One checked call on 16-bit floats through their hinted datatype and host op.
   void run_half(Half kind, HalfReduction reduction, Op op, std::size_t count, std::size_t offset,
                 bool in_place) {
@@ -379,6 +404,7 @@ int main(int argc, char** argv) {
   // Striped (two ranks, 256 MiB and up, not in place): NVLink and the host path share the data.
   check.run<float>(MPI_FLOAT, Op::Sum, std::size_t{64} << 20, 0, false);
   check.run<double>(MPI_DOUBLE, Op::Min, (std::size_t{32} << 20) + 5, 1, false);
+  check.run_one_gib();
   // Stress: random ops, types and sizes; every buffer is new, so freed-and-reallocated addresses
   // are met again and again (a stale IPC mapping would return the old data).
   for (long i = 0; i < stress_calls; ++i) {
