@@ -56,7 +56,7 @@ struct StripeSettings {
 
 class RendezvousReceiver {
 public:
-  // background_opens: COMMLENS_RUNTIME_BACKGROUND_OPENS (open_in_background below).
+  // background_opens: COMMLENS_RUNTIME_BACKGROUND_OPENS (first_use_through_host below).
   RendezvousReceiver(const pmpi::RuntimeChannel& channel, IpcHandleCache& cache, BufferPool& pinned,
                      StripeRings& rings, StripeSettings stripe, bool background_opens);
 
