@@ -176,24 +176,23 @@ struct Checker {
     return result;
   }
 
-  // One checked call: count elements at element offset `offset` of fresh device buffers.
-  template <typename T>
-  void run(MPI_Datatype type, Op op, std::size_t count, std::size_t offset, bool in_place,
-           bool boolean = false) {
-    std::vector<T> mine(count + offset);
+  // One checked call: count elements at element offset `offset` of fresh device buffers, this
+  // rank's element i being mine(i) and the result's want(i).
+  template <typename T, typename Mine, typename Want>
+  void run_checked(MPI_Datatype type, Op op, std::size_t count, std::size_t offset, bool in_place, Mine mine,
+                   Want want) {
+    std::vector<T> input(count + offset);
     for (std::size_t i = 0; i < count; ++i)
-      mine[offset + i] = value<T>(rank, i, op, boolean);
-    const std::vector<T> result = allreduce_on_device(mine, count, offset, in_place, type, mpi_op(op), op);
+      input[offset + i] = mine(i);
+    const std::vector<T> result = allreduce_on_device(input, count, offset, in_place, type, mpi_op(op), op);
     for (std::size_t i = 0; i < count; ++i) {
-      T want = value<T>(0, i, op, boolean);
-      for (int r = 1; r < size; ++r)
-        want = combine(op, want, value<T>(r, i, op, boolean));
-      if (!close(double(result[offset + i]), double(want), std::is_floating_point_v<T>)) {
+      const T wanted = want(i);
+      if (!close(double(result[offset + i]), double(wanted), std::is_floating_point_v<T>)) {
         if (failures++ < 10)
           std::fprintf(stderr,
                        "rank %d call %ld: op %d count %zu offset %zu in_place %d: [%zu] = %g, want %g\n",
                        rank, call, static_cast<int>(op), count, offset, in_place, i,
-                       double(result[offset + i]), double(want));
+                       double(result[offset + i]), double(wanted));
         break;
       }
     }
@@ -201,29 +200,30 @@ struct Checker {
     ++eligible;
   }
 
+  // One checked call on hashed inputs: every rank computes every rank's elements for the reference.
+  template <typename T>
+  void run(MPI_Datatype type, Op op, std::size_t count, std::size_t offset, bool in_place,
+           bool boolean = false) {
+    run_checked<T>(
+        type, op, count, offset, in_place, [&](std::size_t i) { return value<T>(rank, i, op, boolean); },
+        [&](std::size_t i) {
+          T want = value<T>(0, i, op, boolean);
+          for (int r = 1; r < size; ++r)
+            want = combine(op, want, value<T>(r, i, op, boolean));
+          return want;
+        });
+  }
+
   // The largest call: exactly 1 GiB (2^28 int32 sums), in place, one element past the allocation's
   // start. Element i of rank r is (r + 1) * ((i ^ seed) % 13), so the reference costs one pass
   // instead of a hash per rank and element (seconds at this size).
   void run_one_gib() {
-    constexpr std::size_t kCount = std::size_t{1} << 28;
-    constexpr std::size_t kOffset = 1;
     const auto pattern = [this](std::size_t i) { return static_cast<std::int32_t>((i ^ seed) % 13); };
-    std::vector<std::int32_t> mine(kCount + kOffset);
-    for (std::size_t i = 0; i < kCount; ++i)
-      mine[kOffset + i] = (rank + 1) * pattern(i);
-    const std::vector<std::int32_t> result =
-        allreduce_on_device(mine, kCount, kOffset, true, MPI_INT32_T, MPI_SUM, Op::Sum);
     const std::int32_t ranks_sum = size * (size + 1) / 2;
-    for (std::size_t i = 0; i < kCount; ++i) {
-      if (result[kOffset + i] != ranks_sum * pattern(i)) {
-        std::fprintf(stderr, "rank %d call %ld: 1 GiB in place: [%zu] = %d, want %d\n", rank, call, i,
-                     result[kOffset + i], ranks_sum * pattern(i));
-        ++failures;
-        break;
-      }
-    }
-    ++call;
-    ++eligible;
+    run_checked<std::int32_t>(
+        MPI_INT32_T, Op::Sum, std::size_t{1} << 28, 1, true,
+        [&](std::size_t i) { return (rank + 1) * pattern(i); },
+        [&](std::size_t i) { return ranks_sum * pattern(i); });
   }
 
   // One checked call on 16-bit floats through their hinted datatype and host op.
