@@ -122,8 +122,10 @@ int allreduce_entry(const void* sendbuf, void* recvbuf, int count, MPI_Datatype 
   record.comm_id = state.host.communicator_id(comm);
   const char* why = nullptr;
   const auto reduction = reduction_for(datatype, op, &why);
-  record.bytes =
-      reduction && count > 0 ? static_cast<std::uint64_t>(count) * element_size(reduction->type) : 0;
+  int type_bytes = 0; // the call's bytes whether or not the runtime reduces this type
+  record.bytes = count > 0 && PMPI_Type_size(datatype, &type_bytes) == MPI_SUCCESS && type_bytes > 0
+                     ? static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(type_bytes)
+                     : 0;
 
   // Everything up to the engine's agreement is decided from arguments equal on every rank, so all
   // ranks take the same branch without talking to each other.

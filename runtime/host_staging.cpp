@@ -2,6 +2,7 @@
 
 #include "device_buffer.hpp"
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 
@@ -43,6 +44,31 @@ PinnedStagingBuffer& staging_buffer(bool send_side) {
 }
 
 } // namespace
+
+pmpi::DeviceStagingOps device_staging_ops() noexcept {
+  return {
+      .on_device = on_device,
+      .allocation =
+          [](const void* buffer, const void** base, std::size_t* bytes) noexcept {
+            CUdeviceptr start = 0;
+            if (cuMemGetAddressRange(&start, bytes, reinterpret_cast<CUdeviceptr>(buffer)) != CUDA_SUCCESS) {
+              return false;
+            }
+            *base = reinterpret_cast<const void*>(start);
+            return true;
+          },
+      .allocate_pinned = [](std::size_t bytes) noexcept -> void* {
+        void* memory = nullptr;
+        if (cudaHostAlloc(&memory, bytes, cudaHostAllocPortable) != cudaSuccess) {
+          cudaGetLastError();
+          return nullptr;
+        }
+        return memory;
+      },
+      .free_pinned = [](void* memory) noexcept { cudaFreeHost(memory); },
+      .copy = copy_on_legacy_stream,
+  };
+}
 
 bool mpi_is_cuda_aware() noexcept {
   using Query = int (*)();

@@ -2,6 +2,7 @@
 // The baseline the runtime is compared against, for device buffers: PMPI directly when the MPI
 // library is CUDA-aware, otherwise what Open MPI's coll/accelerator does: copy the device buffers
 // to pinned host memory, run PMPI on the host copy, copy the result back.
+#include "collector_hooks.hpp"
 #include "mpi_header.hpp"
 
 #include <cstdint>
@@ -16,6 +17,10 @@ struct StagedCall {
   bool staged;              // false: PMPI ran on the user's buffers directly
   std::uint64_t bytes_host; // bytes copied each way through host memory
 };
+
+// What the wrappers' host staging of the calls without a runtime algorithm needs from CUDA
+// (collectors/pmpi/device_staging.hpp).
+pmpi::DeviceStagingOps device_staging_ops() noexcept;
 
 StagedCall baseline_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                               MPI_Comm comm, bool cuda_aware) noexcept;

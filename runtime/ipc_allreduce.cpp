@@ -68,6 +68,7 @@ Decline prepare_local(IpcHandleCache& cache, const AllreduceArguments& args, Ran
   if (decline == Decline::None) {
     decline = publish(cache, args.recvbuf, &mine.output, &device);
   }
+  cache.publish_freed_exports(&mine.freed);
   // The buffers' producers may still run on the legacy default stream (or streams synchronising
   // with it): peers read this memory directly, so wait for them first.
   if (decline == Decline::None && !wait_for_legacy_stream()) {
@@ -213,6 +214,11 @@ bool agree_and_map(CommunicatorEngine& engine, IpcHandleCache& cache, const Allr
   mine.device_ok = decline == Decline::None ? 1 : 0;
   mine.decline = static_cast<std::int32_t>(decline);
   segment.barrier(engine.next_barrier());
+  for (int peer = 0; peer < engine.size(); ++peer) {
+    if (peer != me) {
+      cache.close_freed(segment.slot(peer).pid, segment.slot(peer).freed);
+    }
+  }
   result.reason = first_decline(engine);
   bool ok = result.reason.empty();
   if (ok) {

@@ -161,12 +161,14 @@ void* IpcHandleCache::map(int owner_pid, const PublishedBuffer& buffer, std::uin
   // addresses, starting outside them (else close_replaced had found them), so which one is
   // unknown: every mapping of the owner not in use goes, to reopen on next use.
   if (result != cudaSuccess && close(table_.close_owner(owner_pid, epoch))) {
+    cudaGetLastError();
     result = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess);
   }
   stats_.open_ns += static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
   ++stats_.misses;
   if (result != cudaSuccess) {
+    cudaGetLastError(); // the runtime's next kernel launch must not report it as its own
     *error = static_cast<int>(result);
     return nullptr;
   }
@@ -190,6 +192,7 @@ bool IpcHandleCache::export_handle(void* base, std::uint64_t buffer_id, Publishe
   }
   cudaIpcMemHandle_t handle;
   if (const cudaError_t result = cudaIpcGetMemHandle(&handle, base); result != cudaSuccess) {
+    cudaGetLastError(); // pool memory is refused every time: the refusal must not stick
     *error = static_cast<int>(result);
     return false;
   }
@@ -198,11 +201,46 @@ bool IpcHandleCache::export_handle(void* base, std::uint64_t buffer_id, Publishe
     exports_.erase(std::ranges::min_element(
         exports_, [](const Export& a, const Export& b) { return a.last_use < b.last_use; }));
   }
-  Export exported{buffer_id, {}, ++export_clock_};
+  Export exported{base, buffer_id, {}, ++export_clock_};
   std::memcpy(exported.handle, &handle, kHandleBytes);
   exports_.push_back(exported);
   std::memcpy(buffer->handle, &handle, kHandleBytes);
   return true;
+}
+
+void IpcHandleCache::publish_freed_exports(FreedExports* freed) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(exports_, [this](const Export& exported) {
+    unsigned long long current = 0;
+    const bool alive = cuPointerGetAttribute(&current, CU_POINTER_ATTRIBUTE_BUFFER_ID,
+                                             reinterpret_cast<CUdeviceptr>(exported.base)) == CUDA_SUCCESS &&
+                       current == exported.buffer_id;
+    if (!alive) {
+      freed_exports_.ids[freed_exports_.generation++ % kFreedRing] = exported.buffer_id;
+    }
+    return !alive;
+  });
+  *freed = freed_exports_;
+}
+
+void IpcHandleCache::close_freed(int owner_pid, const FreedExports& freed) {
+  std::lock_guard lock(mutex_);
+  auto seen = std::ranges::find(seen_, owner_pid, &std::pair<int, std::uint64_t>::first);
+  if (seen == seen_.end()) {
+    seen_.emplace_back(owner_pid, 0);
+    seen = std::prev(seen_.end());
+  }
+  if (freed.generation == seen->second) {
+    return;
+  }
+  if (freed.generation - seen->second > kFreedRing) {
+    close(table_.close_owner(owner_pid, table_.epoch())); // fell behind: which ones is unknown
+  } else {
+    for (std::uint64_t g = seen->second; g < freed.generation; ++g) {
+      close(table_.close_buffer(owner_pid, freed.ids[g % kFreedRing]));
+    }
+  }
+  seen->second = freed.generation;
 }
 
 void IpcHandleCache::close_all() {

@@ -63,6 +63,12 @@ public:
   bool opening_costs_more(std::size_t unmapped, std::uint64_t host_path_ns) const;
   // Fills buffer->handle for an allocation of this process (base given), cached per buffer id.
   bool export_handle(void* base, std::uint64_t buffer_id, PublishedBuffer* buffer, int* error);
+  // The owner's half of a two-phase free: finds the exported allocations the program freed since
+  // (their address no longer holds their buffer id) and fills *freed with the recent ones.
+  void publish_freed_exports(FreedExports* freed);
+  // The importer's half: closes its mappings of the owner's allocations freed since it last looked
+  // (all of the owner's, when more were freed than the ring holds). Before a call maps anything.
+  void close_freed(int owner_pid, const FreedExports& freed);
   // Closes every mapping (MPI_Finalize).
   void close_all();
   IpcCacheStats stats() const;
@@ -77,6 +83,7 @@ private:
   static bool close(const std::vector<void*>& bases);
 
   struct Export {
+    void* base;
     std::uint64_t buffer_id;
     unsigned char handle[kHandleBytes];
     std::uint64_t last_use;
@@ -92,6 +99,8 @@ private:
   std::size_t capacity_;
   MappingTable table_; // its byte bound is set at the first open
   std::vector<Export> exports_;
+  FreedExports freed_exports_{};                    // this process's, as publish_freed_exports found them
+  std::vector<std::pair<int, std::uint64_t>> seen_; // (owner, generation) close_freed has handled
   std::uint64_t export_clock_ = 0;
   IpcCacheStats stats_;
   std::deque<Request> requests_; // queued or being opened (the front, while the worker opens it)

@@ -74,6 +74,12 @@ std::vector<void*> MappingTable::close_owner(int owner_pid, std::uint64_t epoch)
   });
 }
 
+std::vector<void*> MappingTable::close_buffer(int owner_pid, std::uint64_t buffer_id) {
+  return close_where([&](const PeerMapping& mapping) {
+    return mapping.owner_pid == owner_pid && mapping.buffer_id == buffer_id;
+  });
+}
+
 std::vector<void*> MappingTable::close_all() {
   std::vector<void*> closing;
   for (const PeerMapping& mapping : mappings_) {

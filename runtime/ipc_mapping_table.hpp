@@ -52,6 +52,8 @@ public:
   // Every mapping of the owner not used since `epoch` (the driver refused a new one: some old one
   // overlaps it, which one is unknown).
   std::vector<void*> close_owner(int owner_pid, std::uint64_t epoch);
+  // The mapping of the owner's allocation with this buffer id (the owner freed it).
+  std::vector<void*> close_buffer(int owner_pid, std::uint64_t buffer_id);
   std::vector<void*> close_all();
 
   std::size_t count_limit() const noexcept { return count_limit_; }

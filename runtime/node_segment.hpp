@@ -24,6 +24,15 @@ struct PublishedBuffer {
   std::uint64_t allocation_address; // the allocation's base in its owner (importers spot reuse by it)
 };
 
+// The buffer ids of a rank's exported allocations it found freed, in the order found: importers
+// close their mappings of them, which otherwise keep the freed memory allocated (the owner's half
+// of a two-phase free, detected with buffer ids so the program need not say anything).
+inline constexpr int kFreedRing = 64;
+struct FreedExports {
+  std::uint64_t generation;      // how many were ever found
+  std::uint64_t ids[kFreedRing]; // the one found as number g is ids[g % kFreedRing]
+};
+
 enum MapState : std::int32_t {
   kMapFailed = 0,
   kMapped = 1,
@@ -39,6 +48,7 @@ struct alignas(64) RankSlot {
   std::int32_t cuda_error; // the CUDA error of the kernels this rank ran for others (0: none)
   PublishedBuffer input;   // sendbuf (recvbuf for MPI_IN_PLACE)
   PublishedBuffer output;  // recvbuf
+  FreedExports freed;      // as of this call
   // The hierarchical algorithm's leader: how much of its output holds the final result, as the
   // call's tag (high 32 bits) and a count of elements from the start (low 32 bits).
   std::atomic<std::uint64_t> announced;

@@ -26,6 +26,7 @@ void finish() {
   RuntimeState& state = runtime_state();
   pmpi::CollectorHooks& hooks = *state.host.hooks;
   hooks.runtime = {};
+  hooks.staging = {};
   hooks.slots[static_cast<int>(pmpi::Collector::Runtime)] = {};
   if (state.p2p) {
     state.p2p->finalize(); // waits for its rendezvous replies while the channel is still open
@@ -114,6 +115,11 @@ const char* start_runtime(const pmpi::CudaPluginHost& host) {
                            .imrecv = function_id(host, "MPI_Imrecv"),
                            .recv_init = function_id(host, "MPI_Recv_init")};
     install_point_to_point_entries(host.hooks->runtime);
+  }
+  // Every other call that takes a buffer stages its device buffers through host memory
+  // (collectors/pmpi/device_staging.hpp): a library that is not CUDA-aware would crash on them.
+  if (!state.cuda_aware) {
+    host.hooks->staging = device_staging_ops();
   }
   host.hooks->slots[static_cast<int>(pmpi::Collector::Runtime)] = {nullptr, nullptr, nullptr,
                                                                    forget_communicator, finish};

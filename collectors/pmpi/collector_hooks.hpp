@@ -5,6 +5,7 @@
 #include "commlens/profiler/event_record.hpp"
 #include "mpi_header.hpp"
 
+#include <cstddef>
 #include <cstdint>
 
 namespace commlens::pmpi {
@@ -24,6 +25,8 @@ struct CollectorSlot {
 
 enum class Collector { Mpit = 0, Cuda = 1, Runtime = 2 };
 inline constexpr int kCollectorSlots = 3;
+
+enum class RequestWork : std::uint8_t { None, Nonblocking, Persistent };
 
 // The GPU collective runtime (runtime/, inside libcommlens_cuda.so) fills these when COMMLENS_RUNTIME
 // is on or ab. Each entry runs the call (through the runtime or the baseline), returns the MPI
@@ -83,13 +86,31 @@ struct RuntimeEntries {
   // posted under it (a staged receive's copy to the device, a rendezvous) and may correct the
   // status. Returns MPI_SUCCESS or the error the request ends with.
   int (*finish_request)(std::uint64_t request_key, MPI_Status* status) = nullptr;
-  // MPI_Request_free of such a request, before PMPI frees it.
+  // MPI_Request_free of such a request, once MPI no longer uses what the runtime posted under it.
   void (*request_freed)(std::uint64_t request_key) = nullptr;
+  // What the runtime posted under the request that its completion must finish (detached_requests.hpp
+  // keeps such a request when the program frees it in flight).
+  RequestWork (*tracks)(std::uint64_t request_key) = nullptr;
+};
+
+// What host staging of device buffers needs from CUDA (device_staging.hpp), filled by the runtime
+// when it is on and the MPI library is not CUDA-aware; copy null: no staging. Every function is
+// safe to call from any thread.
+struct DeviceStagingOps {
+  // Whether the buffer is plain device memory that a host-only MPI cannot read.
+  bool (*on_device)(const void* buffer) noexcept = nullptr;
+  // The device allocation holding the buffer: its start and size.
+  bool (*allocation)(const void* buffer, const void** base, std::size_t* bytes) noexcept = nullptr;
+  void* (*allocate_pinned)(std::size_t bytes) noexcept = nullptr;
+  void (*free_pinned)(void* memory) noexcept = nullptr;
+  // A copy ordered after the program's work on the legacy default stream, done when it returns.
+  bool (*copy)(void* destination, const void* source, std::size_t bytes) noexcept = nullptr;
 };
 
 struct CollectorHooks {
   CollectorSlot slots[kCollectorSlots];
   RuntimeEntries runtime;
+  DeviceStagingOps staging;
   // Where a user buffer lives; null means host memory (no CUDA collector).
   BufferLocation (*buffer_location)(const void* buffer) noexcept = nullptr;
 };

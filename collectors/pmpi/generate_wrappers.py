@@ -18,7 +18,10 @@ from pathlib import Path
 COMPLETION_RULES = {"wait", "test", "waitall", "testall", "waitany", "testany", "waitsome", "testsome"}
 # Roles that change the collector's own state: the wrapper must run them even while MPI_Pcontrol
 # has collection switched off, or later calls would meet unknown handles.
-STATEFUL_ROLES = {"newcomm", "free_comm", "name", "newwin", "free_win", "newfile", "close_file", "free_request"}
+# Roles whose wrappers run their bookkeeping while collection is off too (a completion finishes
+# what the runtime or the staging posted under the request).
+STATEFUL_ROLES = {"newcomm", "free_comm", "name", "newwin", "free_win", "newfile", "close_file", "free_request",
+                  "complete"}
 
 
 class SpecError(Exception):
@@ -98,7 +101,7 @@ def parse_spec(text):
             else:
                 function.flags.add(key)
         for key, value in function.roles.items():
-            arguments = re.findall(r"[A-Za-z_]\w*", value) if key not in ("send", "recv", "send_inplace", "recv_inplace", "complete") else []
+            arguments = re.findall(r"[A-Za-z_]\w*", value) if key not in ("send", "recv", "send_inplace", "recv_inplace", "inplace_span", "complete") else []
             for argument in arguments:
                 if argument not in names:
                     raise SpecError(f"spec line {number}: {name}: role {key} names unknown parameter {argument}")
@@ -185,6 +188,91 @@ def byte_statements(function):
     return lines
 
 
+# ---- host staging of device buffers (device_staging.hpp) ----------------------------------------
+
+# Families whose device buffers are staged through pinned host memory while the runtime is on and
+# the MPI library is not CUDA-aware; and those refused, with the kind of refusal.
+STAGED_FAMILIES = ("p2p", "collective", "neighborhood")
+REFUSED_FAMILIES = {"rma": "OneSided", "io": "FileIo", "partitioned": "Partitioned"}
+WHOLE_ALLOCATION = "commlens::pmpi::kWholeAllocation"
+
+
+def staging_span(function, expression):
+    """C++ for the bytes a buffer spans: the byte expression where it has only scalar factors and
+    the call has no displacements (dense types checked at run time), else the whole allocation."""
+    if expression is None or any("displs" in name for name in function.param_names):
+        return WHOLE_ALLOCATION
+    declarations = dict(zip(function.param_names, function.param_decls))
+    parts, types = [], []
+    for factor in expression.partition("@")[0].split("*"):
+        declaration = declarations.get(factor, "")
+        if factor.isdigit():
+            parts.append(f"std::uint64_t{{{factor}}}")
+        elif factor == "n" and "comm" in function.roles:
+            parts.append("staging.group_size()")
+        elif re.fullmatch(r"(const\s+)?MPI_Datatype\s+\w+", declaration):
+            types.append(factor)
+            parts.append(f"commlens::pmpi::DeviceStaging::size_of({factor})")
+        elif re.fullmatch(r"(const\s+)?(int|MPI_Count|MPI_Aint)\s+\w+", declaration):
+            parts.append(f"commlens::pmpi::count_of({factor})")
+        else:
+            return WHOLE_ALLOCATION
+    dense = " && ".join(f"commlens::pmpi::DeviceStaging::dense({t})" for t in types) or "true"
+    return f"({dense} ? {' * '.join(parts)} : {WHOLE_ALLOCATION})"
+
+
+def staging_code(function, buffers):
+    """Lines before the call (also before the fast exit), the arguments the call passes instead,
+    and the statement that finishes the staging after it."""
+    roles = function.roles
+    declarations = dict(zip(function.param_names, function.param_decls))
+    if function.family in REFUSED_FAMILIES and buffers:
+        refusal = f"commlens::pmpi::Refusal::{REFUSED_FAMILIES[function.family]}"
+        handle = next((f"refuse_on_{kind}({roles[role]}, {refusal})" for role, kind in
+                       (("win", "window"), ("file", "file"), ("comm", "communicator")) if role in roles), None)
+        if handle is None:
+            return [], {}, []
+        return ([f"if (commlens::pmpi::staging_on() && commlens::pmpi::any_on_device({{{', '.join(buffers)}}})) [[unlikely]] {{",
+                 f"  return commlens::pmpi::{handle};", "}"], {}, [])
+    if function.family not in STAGED_FAMILIES:
+        return [], {}, []
+    starts = [("start", "1"), ("startall", None)]
+    for role, count in starts:
+        if role in roles:
+            requests, count = (roles[role], count) if count else reversed(roles[role].split(","))
+            return ([f"if (commlens::pmpi::staged_requests::any()) [[unlikely]] {{",
+                     f"  commlens::pmpi::staged_requests::starting({requests}, {count});", "}"], {}, [])
+    if not buffers:
+        return [], {}, []
+    kind = "Persistent" if "persistent" in function.flags else "Nonblocking" if "request" in roles else "Blocking"
+    condition = "commlens::pmpi::staging_on()"
+    if "runtime" in function.flags:
+        entry = function.name.removeprefix("MPI_").lower()
+        condition += f" && commlens::pmpi::collector_hooks().runtime.{entry} == nullptr"
+    inputs = [b for b in buffers if "const" in declarations[b]]
+    lines = [f"commlens::pmpi::DeviceStaging staging({roles.get('comm', 'MPI_COMM_NULL')}, "
+             f"commlens::pmpi::DeviceStaging::Kind::{kind});",
+             f"const bool stage_here = {condition};"]
+    replaced = {}
+    for buffer in buffers:
+        output = buffer not in inputs
+        expression = roles.get("recv" if output else "send") or roles.get("send" if output else "recv")
+        span = staging_span(function, expression)
+        if not output:
+            fill = "false"
+        elif inputs:
+            fill = f"{inputs[0]} == MPI_IN_PLACE"  # in place: the output holds the input too
+            if "inplace_span" in roles:  # MPI_Reduce_scatter_block: the whole input, not one block
+                span = f"{fill} ? {staging_span(function, roles['inplace_span'])} : {span}"
+        else:
+            fill = "true" if "send" in roles else "false"  # MPI_Bcast's buffer, not MPI_Recv's
+        lines.append(f"auto* const staged_{buffer} = stage_here ? staging.stage({buffer}, "
+                     f"{span}, {str(output).lower()}, {fill}) : {buffer};")
+        replaced[buffer] = f"staged_{buffer}"
+    finish = f"rc = staging.finish(rc, {roles['request']});" if "request" in roles else "rc = staging.finish(rc);"
+    return lines, replaced, [finish]
+
+
 # ---- wrappers -----------------------------------------------------------------------------------
 
 
@@ -238,6 +326,17 @@ def setter_calls(roles, setters):
     return [f"call.{setter}({roles[role]});" for role, setter in setters if role in roles]
 
 
+def location_expression(buffers):
+    """The buffer the call really uses: the first, or the second where the first is MPI_IN_PLACE."""
+    if len(buffers) > 1:
+        return f"{buffers[0]} == MPI_IN_PLACE ? static_cast<const void*>({buffers[1]}) : {buffers[0]}"
+    return buffers[0]
+
+
+def success_block(lines):
+    return ["if (rc == MPI_SUCCESS) {"] + [f"  {line}" for line in lines] + ["}"] if lines else []
+
+
 def wrapper(function):
     roles, names = function.roles, function.param_names
     pre, post, call_args = [], [], {}
@@ -257,7 +356,6 @@ def wrapper(function):
         finish = [finish_statement]
     if "free_request" in roles:
         pre.append(f"const std::uint64_t freed_request = commlens::pmpi::handle_key(*{roles['free_request']});")
-        pre.append("commlens::pmpi::runtime::request_freed(freed_request);")
         post.append("commlens::pmpi::forget_request(freed_request);")
     for role, forget in (("free_comm", "forget_communicator"), ("free_win", "forget_window"), ("close_file", "forget_file")):
         if role in roles:
@@ -265,16 +363,21 @@ def wrapper(function):
     if "message" in roles:
         pre.append(f"call.set_communicator(commlens::pmpi::take_message({roles['message']}));")
 
-    post += setter_calls(roles, SETTERS_BEFORE_SOURCE)
+    # What the program passed is recorded whatever the call returns (a failed call is still a call
+    # of those bytes on that communicator); what the call produced (statuses, new handles,
+    # requests) only when it succeeded.
+    arguments = setter_calls(roles, SETTERS_BEFORE_SOURCE)
     if "source" in roles:
-        source = "status_out->MPI_SOURCE" if roles["source"] == roles.get("status") else roles["source"]
-        status = "status_out" if "status" in roles else "nullptr"
-        post.append(f"call.set_source({source}, {status});")
-    post += setter_calls(roles, SETTERS_AFTER_SOURCE)
-    post += byte_statements(function)
+        if roles["source"] == roles.get("status"):
+            arguments.append("if (rc == MPI_SUCCESS) { call.set_source(status_out->MPI_SOURCE, status_out); }")
+        else:
+            status = "rc == MPI_SUCCESS ? status_out : nullptr" if "status" in roles else "nullptr"
+            arguments.append(f"call.set_source({roles['source']}, {status});")
+    arguments += setter_calls(roles, SETTERS_AFTER_SOURCE)
+    arguments += byte_statements(function)
     buffers = [n for n, d in zip(names, function.param_decls) if re.search(r"void\s*\*\s*\w+$", d)]
     if buffers:
-        post.append(f"call.set_location({buffers[0]});")
+        arguments.append(f"call.set_location({location_expression(buffers)});")
     if "newcomm" in roles:
         defer = "request" in roles  # MPI_Comm_idup: the new communicator is not usable yet
         post.append(f"commlens::pmpi::register_communicator(call, *{roles['newcomm']}, {roles['parent']}, {str(defer).lower()});")
@@ -292,25 +395,36 @@ def wrapper(function):
         count, array = roles["startall"].split(",")
         post.append(f"call.start_requests({array}, {count});")
 
+    staging_lines, staged, staging_finish = staging_code(function, buffers)
+    if staged:
+        arguments.append("if (staging.staged()) { call.set_implementation(commlens::pmpi::kHostStagedImplementation); }")
     params = ", ".join(function.param_decls)
-    plain_args = ", ".join(names)
-    pmpi_args = ", ".join(call_args.get(n, n) for n in names)
+    plain_args = ", ".join(staged.get(n, n) for n in names)
+    pmpi_args = ", ".join(call_args.get(n, staged.get(n, n)) for n in names)
     fast_exit = "profiler == nullptr" if stateful else "profiler == nullptr || !profiler->collecting()"
     # `runtime` functions go through runtime_dispatch.hpp, which hands them to the GPU collective
     # runtime when it is loaded and otherwise calls PMPI.
     if "runtime" in function.flags:
         unrecorded = f"commlens::pmpi::runtime::{function.name}({plain_args}, nullptr)"
         recorded = f"commlens::pmpi::runtime::{function.name}({pmpi_args}, &call)"
+    elif "free_request" in roles:  # the runtime and the staging may keep the request (runtime_dispatch.hpp)
+        unrecorded = recorded = f"commlens::pmpi::runtime::free_request({roles['free_request']})"
     else:
         unrecorded, recorded = f"P{function.name}({plain_args})", f"P{function.name}({pmpi_args})"
+    finish += staging_finish
     rc_declaration = "int rc" if finish else "const int rc"
+    if staging_finish:
+        unrecorded_lines = [f"int rc = {unrecorded};", *staging_finish, "return rc;"]
+    else:
+        unrecorded_lines = [f"return {unrecorded};"]
     body = "\n".join(f"  {line}" for line in pre + [f"{rc_declaration} = {recorded};"] + finish + ["call.finish();"]
-                     + ["if (rc == MPI_SUCCESS) {"] + [f"  {line}" for line in post] + ["}", "call.record();", "return rc;"])
+                     + arguments + success_block(post) + ["call.record();", "return rc;"])
+    prologue = "".join(f"  {line}\n" for line in staging_lines)
+    fast = "".join(f"    {line}\n" for line in unrecorded_lines)
     return f"""extern "C" COMMLENS_EXPORT int {function.name}({params}) {{
-  commlens::Profiler* const profiler = commlens::Profiler::active();
+{prologue}  commlens::Profiler* const profiler = commlens::Profiler::active();
   if ({fast_exit}) [[unlikely]] {{
-    return {unrecorded};
-  }}
+{fast}  }}
   commlens::pmpi::CallRecording call(*profiler, commlens::pmpi::fn::{function.name});
 {body}
 }}
@@ -362,7 +476,7 @@ def write_outputs(functions, families_in_spec, output_dir):
             families.setdefault(function.family, []).append(wrapper(function))
     for family, wrappers in families.items():
         (output_dir / f"wrappers_{family}.cpp").write_text(
-            f"{HEADER}#include \"call_recording.hpp\"\n#include \"function_ids.hpp\"\n#include \"runtime_dispatch.hpp\"\n\n" + "\n".join(wrappers))
+            f"{HEADER}#include \"call_recording.hpp\"\n#include \"device_staging.hpp\"\n#include \"function_ids.hpp\"\n#include \"runtime_dispatch.hpp\"\n\n" + "\n".join(wrappers))
     return list(families)
 
 

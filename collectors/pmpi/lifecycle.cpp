@@ -6,6 +6,8 @@
 #include "collector_hooks.hpp"
 #include "cuda_plugin_loader.hpp"
 #include "datatype_catalog.hpp"
+#include "detached_requests.hpp"
+#include "device_staging.hpp"
 #include "function_ids.hpp"
 #include "function_table.hpp"
 #include "mpit_collector.hpp"
@@ -181,6 +183,8 @@ extern "C" COMMLENS_EXPORT int MPI_Finalize() {
   PMPI_Comm_free(&clock_comm);
   profiler->set_clock_alignment({init_clock.offset_ns, drift_ppb(init_clock, final_clock)});
   profiler->add_overhead("finalize", 1, commlens::monotonic_ns() - began);
+  detached_requests::finish_all(); // freed requests still in flight: MPI completes them now
+  staged_requests::release_all();  // pinned images, while the runtime's CUDA calls still serve
   // Last started, first finished: the runtime's last copies and its IPC closes happen while the
   // CUDA collector still records them (ipc_events then shows every mapping closed).
   for (const CollectorSlot& slot : std::views::reverse(collector_hooks().slots)) {

@@ -4,6 +4,8 @@
 // null while collection is off; the runtime still runs then, it is only not recorded.
 #include "call_recording.hpp"
 #include "collector_hooks.hpp"
+#include "detached_requests.hpp"
+#include "device_staging.hpp"
 
 namespace commlens::pmpi::runtime {
 
@@ -162,18 +164,27 @@ inline int MPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* 
 // After a wait/test call: `completed` requests completed, the i-th at snapshot index indices[i]
 // (indices null: i) with its status statuses[i]. The runtime finishes those it posted, inside the
 // call, so the call's time includes that work. `many`: the call reports errors per status
-// (MPI_ERR_IN_STATUS) rather than in its return code.
+// (MPI_ERR_IN_STATUS) rather than in its return code. Requests whose buffers the wrappers staged
+// through host memory (device_staging.hpp) are finished first: their outputs copied to the device.
 inline int finish_completed(int rc, const RequestSnapshot& requests, int completed, const int* indices,
                             MPI_Status* statuses, bool many) noexcept {
+  if (detached_requests::any()) [[unlikely]] {
+    detached_requests::progress();
+  }
   const auto finish = collector_hooks().runtime.finish_request;
-  if (finish == nullptr || (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS)) [[likely]] {
+  const bool staged = staged_requests::any();
+  if ((finish == nullptr && !staged) || (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS)) [[likely]] {
     return rc;
   }
   for (int i = 0; i < completed; ++i) {
     if (rc == MPI_ERR_IN_STATUS && statuses[i].MPI_ERROR != MPI_SUCCESS) {
       continue; // not completed (MPI_ERR_PENDING) or failed in MPI already
     }
-    const int finished = finish(requests.key(indices != nullptr ? indices[i] : i), &statuses[i]);
+    const std::uint64_t key = requests.key(indices != nullptr ? indices[i] : i);
+    int finished = staged ? staged_requests::completed(key) : MPI_SUCCESS;
+    if (finish != nullptr && finished == MPI_SUCCESS) {
+      finished = finish(key, &statuses[i]);
+    }
     if (finished != MPI_SUCCESS) {
       statuses[i].MPI_ERROR = finished;
       rc = many ? MPI_ERR_IN_STATUS : finished;
@@ -182,12 +193,23 @@ inline int finish_completed(int rc, const RequestSnapshot& requests, int complet
   return rc;
 }
 
-// MPI_Request_free: the runtime settles what it posted under the request (a send's buffer is
-// released only when the runtime no longer reads it).
-inline void request_freed(std::uint64_t request_key) noexcept {
+// MPI_Request_free: a request the runtime or the staging still has work under is kept until MPI
+// completes it (detached_requests.hpp); any other is freed after they released what they posted.
+inline int free_request(MPI_Request* request) noexcept {
+  if (detached_requests::any()) [[unlikely]] {
+    detached_requests::progress();
+  }
+  const std::uint64_t request_key = handle_key(*request);
+  if (detached_requests::detach(request)) {
+    return MPI_SUCCESS;
+  }
+  if (staged_requests::any()) [[unlikely]] {
+    staged_requests::freed(request_key);
+  }
   if (const auto release = collector_hooks().runtime.request_freed) [[unlikely]] {
     release(request_key);
   }
+  return PMPI_Request_free(request);
 }
 
 } // namespace commlens::pmpi::runtime

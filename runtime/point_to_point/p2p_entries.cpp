@@ -129,6 +129,10 @@ void request_freed(std::uint64_t request_key) {
   p2p().request_freed(request_key);
 }
 
+pmpi::RequestWork tracks(std::uint64_t request_key) {
+  return p2p().tracks(request_key);
+}
+
 } // namespace
 
 void install_point_to_point_entries(pmpi::RuntimeEntries& entries) {
@@ -159,6 +163,7 @@ void install_point_to_point_entries(pmpi::RuntimeEntries& entries) {
   entries.imrecv = imrecv;
   entries.finish_request = finish_request;
   entries.request_freed = request_freed;
+  entries.tracks = tracks;
 }
 
 } // namespace commlens::runtime

@@ -536,27 +536,40 @@ int PointToPoint::finish_receive(PendingReceive& pending, MPI_Status* status) {
   return report_error(pending.comm, outcome.rc);
 }
 
+// MPI no longer uses what was posted under the request: the wrappers keep a request freed in flight
+// until MPI completes it (collectors/pmpi/detached_requests.hpp), so images go back to their pools.
 void PointToPoint::request_freed(std::uint64_t request_key) {
   std::unique_lock lock(mutex_);
   if (const auto sent = pending_sends_.find(request_key); sent != pending_sends_.end()) {
     PendingSend freed = std::move(sent->second);
     pending_sends_.erase(sent);
     --pending_;
-    retired_.push_back(std::move(freed.image));
     lock.unlock();
     if (freed.slot >= 0) {
       sender_.settle(freed.slot, std::chrono::nanoseconds(0)); // the user may reuse the buffer now
     }
   } else if (const auto received = pending_receives_.find(request_key); received != pending_receives_.end()) {
-    retired_.push_back(std::move(received->second.posted.image)); // MPI may still write into it
     pending_receives_.erase(received);
     --pending_;
   } else if (const auto persistent = persistent_sends_.find(request_key);
              persistent != persistent_sends_.end()) {
-    retired_.push_back(std::move(persistent->second.image)); // MPI may still be sending from it
     persistent_sends_.erase(persistent);
     --pending_;
   }
+}
+
+pmpi::RequestWork PointToPoint::tracks(std::uint64_t request_key) {
+  if (pending_.load(std::memory_order_relaxed) == 0) {
+    return pmpi::RequestWork::None;
+  }
+  std::lock_guard lock(mutex_);
+  if (pending_sends_.contains(request_key)) {
+    return pmpi::RequestWork::Nonblocking;
+  }
+  if (const auto received = pending_receives_.find(request_key); received != pending_receives_.end()) {
+    return received->second.persistent ? pmpi::RequestWork::Persistent : pmpi::RequestWork::Nonblocking;
+  }
+  return persistent_sends_.contains(request_key) ? pmpi::RequestWork::Persistent : pmpi::RequestWork::None;
 }
 
 std::string PointToPoint::striping_summary() {

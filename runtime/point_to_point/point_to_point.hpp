@@ -111,7 +111,9 @@ public:
   int imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, const CallContext& call,
              MPI_Request* request, std::uint8_t* implementation);
   int finish_request(std::uint64_t request_key, MPI_Status* status);
+  // MPI_Request_free of a request that is not in flight (detached_requests.hpp waits for those).
   void request_freed(std::uint64_t request_key);
+  pmpi::RequestWork tracks(std::uint64_t request_key);
   void forget(MPI_Comm comm) {
     peers_.forget(comm);
     probed_.forget(comm);
@@ -185,8 +187,6 @@ private:
   std::unordered_map<std::uint64_t, PersistentSend> persistent_sends_;
   std::atomic<std::size_t> pending_{0}; // the three maps' sizes: wait/test calls skip the lock when 0
   std::map<std::tuple<int, MPI_Datatype>, std::uint64_t> ab_counters_;
-  // Host buffers of freed requests MPI may still be using: kept to the end of the process.
-  std::vector<PooledBuffer> retired_;
 };
 
 } // namespace commlens::runtime

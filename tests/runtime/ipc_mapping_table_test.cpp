@@ -103,6 +103,18 @@ TEST(MappingTable, ARefusedOpenClosesTheOwnersIdleMappingsOnly) {
   EXPECT_TRUE(table.contains(kOwner, 3));
 }
 
+TEST(MappingTable, AnAllocationTheOwnerFreedIsClosedByItsBufferIdAlone) {
+  MappingTable table(8);
+  add_owned(table, 3, 1 << 20);
+  table.add(kOtherOwner, allocation(2, 2 << 20), base(9), 1 << 20);
+  EXPECT_EQ(table.close_buffer(kOwner, 2), std::vector<void*>{base(2)});
+  EXPECT_FALSE(table.contains(kOwner, 2));
+  EXPECT_TRUE(table.contains(kOtherOwner, 2)) << "another owner's allocation 2 is another allocation";
+  EXPECT_EQ(table.size(), 3u);
+  EXPECT_EQ(table.bytes(), 3u << 20);
+  EXPECT_TRUE(table.close_buffer(kOwner, 2).empty());
+}
+
 TEST(MappingTable, CloseAllEmptiesTheTable) {
   MappingTable table(8);
   table.add(kOwner, allocation(1, 0x100000), base(1), 10);

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Differential fuzzing of the GPU collective runtime: runs tests/runtime/fuzz/runtime_fuzz under
+# the runtime, one seed after another, for SECONDS in all, cycling through rank counts, runtime
+# modes and runtime collectives. Each run is traced: the program checks every result against its
+# host reference, check_rows.py checks every stored row against what the program passed. Any
+# failure (a mismatch, a wrong row, a crash or a hang) prints one command that reproduces it.
+#
+# usage: scripts/runtime-fuzz.sh [BUILD_DIR [SECONDS [STEPS [MAX_LOG2_COUNT]]]]
+# environment: FUZZ_RANKS ("2 4 8"), FUZZ_MODES ("on ab"), FUZZ_COLLECTIVES ("allreduce
+# allreduce,p2p"), FUZZ_SEED (the first seed; default: the time), FUZZ_TIMEOUT (seconds a run may
+# take, 600).
+set -uo pipefail
+build=$(realpath "${1:-build}")
+seconds=${2:-60}
+steps=${3:-200}
+max_log2=${4:-20}
+here=$(cd "$(dirname "$0")/.." && pwd)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+program=$build/tests/runtime/runtime_fuzz
+commlens=$build/analysis/commlens
+for needed in "$program" "$commlens"; do
+  [[ -x $needed ]] || { echo "runtime-fuzz: $needed not built (a CUDA build has it)" >&2; exit 2; }
+done
+
+seed=${FUZZ_SEED:-$(date +%s)}
+end=$((SECONDS + seconds))
+runs=0 failures=0 calls=0
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+echo "runtime-fuzz: first seed $seed, $steps steps a run, counts up to 2^$max_log2, ${seconds}s"
+while ((SECONDS < end)); do
+  for ranks in ${FUZZ_RANKS:-2 4 8}; do
+    for mode in ${FUZZ_MODES:-on ab}; do
+      for collectives in ${FUZZ_COLLECTIVES:-allreduce allreduce,p2p}; do
+        ((SECONDS < end)) || break 3
+        run=$work/$seed
+        mkdir -p "$run/log"
+        settings="COMMLENS_RUNTIME=$mode COMMLENS_RUNTIME_COLLECTIVES=$collectives"
+        env $settings COMMLENS_FUZZ_LOG="$run/log" timeout "${FUZZ_TIMEOUT:-600}" \
+          "$commlens" run --mode trace --output "$run/trace" -- \
+          mpirun -np "$ranks" --oversubscribe "$program" "$seed" "$steps" "$max_log2" >"$run/out" 2>&1
+        status=$?
+        summary=$(grep -m1 "^runtime_fuzz: seed" "$run/out")
+        rows=$(python3 "$here/tests/runtime/fuzz/check_rows.py" "$run/trace/commlens.sqlite" "$run/log" 2>&1)
+        rows_status=$?
+        runs=$((runs + 1))
+        calls=$((calls + $(cat "$run"/log/rank-*.tsv 2>/dev/null | wc -l)))
+        if ((status != 0 || rows_status != 0)) || [[ -z $summary ]]; then
+          failures=$((failures + 1))
+          echo "runtime-fuzz: FAILED ranks $ranks $settings seed $seed (exit $status)"
+          grep -E "MISMATCH|rror|signal|failed|Abort|abort" "$run/out" | head -20
+          echo "$rows" | tail -21
+          echo "  reproduce: $settings COMMLENS_MODE=trace COMMLENS_FUZZ_LOG=DIR $commlens run --output OUT -- mpirun -np $ranks --oversubscribe $program $seed $steps $max_log2"
+        else
+          echo "$summary ${settings} rows ok ($(echo "$rows" | tail -1 | cut -d' ' -f2-))"
+        fi
+        rm -rf "$run"
+        seed=$((seed + 1))
+      done
+    done
+  done
+done
+echo "runtime-fuzz: $runs runs, $calls logged calls, $failures failed"
+((failures == 0))

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Checks a runtime_fuzz trace: every mpi_calls row against the row the program logged for its call
+(function, bytes sent and received, buffer location, datatype, peer; -2 or * in the log: not
+checked), and every runtime_ops row against its call: same function, an allreduce's bytes equal
+to the call's, and the call's implementation one of its rows' (a MPI_Sendrecv has a row for each
+half). A nonblocking or persistent receive's row is written when it is posted, before the runtime
+knows how the message will come, so only its runtime_ops rows say that.
+
+usage: check_rows.py DATABASE LOG_DIR
+Prints one line per difference (at most 20 per rank) and a summary; exit status 1 on any."""
+import sqlite3
+import sys
+from pathlib import Path
+
+COLUMNS = ("function", "bytes_sent", "bytes_recv", "buffer_location", "datatype", "peer")
+
+
+def logged_rows(path, problems):
+    rows = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        fields = line.split("\t")
+        try:
+            rows.append((fields[0], int(fields[1]), int(fields[2]), int(fields[3]), fields[4], int(fields[5])))
+        except (IndexError, ValueError):
+            problems.append(f"{path.name} line {number} unreadable ({line!r}): the rank died while writing it?")
+            break
+    return rows
+
+
+def stored_rows(db, rank):
+    return db.execute(
+        """SELECT f.name, c.bytes_sent, c.bytes_recv, c.buffer_location, COALESCE(d.name, '-'), c.peer, c.id
+           FROM mpi_calls c JOIN functions f ON f.id = c.function_id
+           LEFT JOIN datatypes d ON d.id = c.datatype
+           WHERE c.rank = ? AND c.thread = 0 ORDER BY c.id""", (rank,)).fetchall()
+
+
+def compare_rank(db, rank, expected):
+    logged_functions = {row[0] for row in expected}
+    stored = [row for row in stored_rows(db, rank) if row[0] in logged_functions]
+    problems = []
+    if len(stored) != len(expected):
+        problems.append(f"rank {rank}: {len(stored)} stored calls of the logged functions, {len(expected)} logged")
+    for index, (want, got) in enumerate(zip(expected, stored)):
+        for column, wanted, value in zip(COLUMNS, want, got):
+            if wanted in (-2, "*") or wanted == value:
+                continue
+            problems.append(f"rank {rank} call {index} ({want[0]}, stored id {got[6]}): {column} {value!r}, "
+                            f"expected {wanted!r}")
+        if want[0] != got[0]:
+            break  # out of step: the rest would only repeat it
+    return problems
+
+
+POSTED_RECEIVES = {"MPI_Irecv", "MPI_Imrecv", "MPI_Recv_init"}
+
+
+def runtime_ops_problems(db):
+    rows = db.execute(
+        """SELECT r.rank, r.mpi_call_id, r.bytes, r.implementation, c.id, c.bytes_sent, c.implementation,
+                  fr.name, fc.name
+           FROM runtime_ops r LEFT JOIN mpi_calls c ON c.id = r.mpi_call_id
+           JOIN functions fr ON fr.id = r.function_id LEFT JOIN functions fc ON fc.id = c.function_id""").fetchall()
+    implementations = {}
+    for rank, call_id, _, implementation, *_ in rows:
+        implementations.setdefault((rank, call_id), set()).add(implementation)
+    problems = []
+    for rank, call_id, bytes_, implementation, found, sent, call_implementation, function, call_function in rows:
+        if found is None:
+            problems.append(f"rank {rank}: runtime_ops row of call {call_id} ({function}) has no mpi_calls row")
+        elif function != call_function:
+            problems.append(f"rank {rank}: runtime_ops row of call {call_id} is {function}, the call {call_function}")
+        elif call_implementation not in implementations[(rank, call_id)] and function not in POSTED_RECEIVES:
+            problems.append(f"rank {rank}: call {call_id} ({function}) stored implementation {call_implementation}, "
+                            f"its runtime_ops rows {sorted(implementations[(rank, call_id)])}")
+        elif function == "MPI_Allreduce" and bytes_ != sent:
+            problems.append(f"rank {rank}: runtime_ops row of call {call_id}: bytes {bytes_}, the call {sent}")
+    return problems, len(rows)
+
+
+def main(argv):
+    if len(argv) != 3:
+        sys.exit(__doc__)
+    db = sqlite3.connect(argv[1])
+    logs = sorted(Path(argv[2]).glob("rank-*.tsv"))
+    if not logs:
+        sys.exit(f"check_rows.py: no rank-*.tsv in {argv[2]}")
+    problems, calls = [], 0
+    for log in logs:
+        rank = int(log.stem.split("-")[1])
+        expected = logged_rows(log, problems)
+        calls += len(expected)
+        problems += compare_rank(db, rank, expected)[:20]
+    ops_problems, ops_rows = runtime_ops_problems(db)
+    problems += ops_problems[:20]
+    for problem in problems:
+        print(f"check_rows: {problem}")
+    print(f"check_rows: {calls} logged calls on {len(logs)} ranks, {ops_rows} runtime_ops rows, "
+          f"{len(problems)} differences")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,166 @@
+// The reductions: MPI_Allreduce (the runtime's own algorithms), MPI_Iallreduce, MPI_Reduce,
+// MPI_Scan and MPI_Reduce_scatter_block, each with a random type, op, count, root, in-place choice
+// and memory per buffer, checked against the host reference on every rank.
+#include "fuzz_operations.hpp"
+
+namespace fuzz {
+
+namespace {
+
+// The call's inputs and output, filled and described the same way for every reduction.
+struct Reduction {
+  const TypeInfo& type;
+  const OpInfo& op;
+  std::size_t count;
+  bool in_place;
+  std::uint64_t salt;
+  Buffer send;
+  Buffer recv;
+};
+
+Reduction prepare(Context& context, const Communicator& c, std::size_t elements_in, std::size_t elements_out,
+                  bool in_place) {
+  const TypeInfo& type = context.draw_type();
+  const OpInfo& op = context.draw_op(type);
+  Reduction r{type, op, elements_in, in_place, context.sequence(), {}, {}};
+  const std::size_t size = static_cast<std::size_t>(type.size);
+  r.recv =
+      context.buffers.make(std::max(elements_in, elements_out) * size, size, context.buffers.draw_memory());
+  const std::vector<char> mine = host_fill(type, op.op, r.salt, c.rank, 0, elements_in);
+  if (in_place) {
+    BufferFactory::write(r.recv, 0, mine.data(), mine.size());
+  } else {
+    r.send = context.buffers.make(elements_in * size, size, context.buffers.draw_memory());
+    BufferFactory::write(r.send, 0, mine.data(), mine.size());
+    const std::vector<char> garbage(elements_out * size, static_cast<char>(0xA5));
+    BufferFactory::write(r.recv, 0, garbage.data(), garbage.size());
+  }
+  return r;
+}
+
+std::string describe(const char* function, const Reduction& r, const Communicator& c) {
+  return std::string(function) + " " + r.type.name + " " + r.op.name + " count " + std::to_string(r.count) +
+         (r.in_place ? " in place" : "") + " send=" + (r.in_place ? "-" : memory_name(r.send.memory)) +
+         " recv=" + memory_name(r.recv.memory) + " comm=" + c.name;
+}
+
+int location(const Reduction& r) {
+  return recorded_location(r.in_place ? r.recv.memory : r.send.memory);
+}
+
+void release(Context& context, Reduction& r) {
+  if (!r.in_place) {
+    context.buffers.release(r.send);
+  }
+  context.buffers.release(r.recv);
+}
+
+const void* send_pointer(const Reduction& r) {
+  return r.in_place ? MPI_IN_PLACE : r.send.data;
+}
+
+std::vector<char> reference(const Reduction& r, int ranks, std::size_t first, std::size_t count) {
+  std::vector<char> expected(count * static_cast<std::size_t>(r.type.size));
+  reduce_reference(r.type, r.op.op, r.salt, ranks, first, count, expected.data());
+  return expected;
+}
+
+long long bytes(const Reduction& r, std::size_t elements) {
+  return static_cast<long long>(elements) * r.type.size;
+}
+
+void check_call(Context& context, int rc, const std::string& what) {
+  if (rc != MPI_SUCCESS) {
+    context.mismatch(what + ": returned " + std::to_string(rc), -1);
+  }
+}
+
+void allreduce(Context& context, const Communicator& c) {
+  const std::size_t count = context.fit(context.draw_count(), types().back(), 1);
+  Reduction r = prepare(context, c, count, count, context.draw(3) == 0);
+  const std::string what = describe("MPI_Allreduce", r, c);
+  check_call(
+      context,
+      MPI_Allreduce(send_pointer(r), r.recv.data, static_cast<int>(count), r.type.type, r.op.op, c.comm),
+      what);
+  context.log.call("MPI_Allreduce", bytes(r, count), bytes(r, count), location(r), r.type.name, -1);
+  expect_elements(context, r.recv, 0, count, r.type, reference(r, c.size, 0, count), what);
+  release(context, r);
+}
+
+void iallreduce(Context& context, const Communicator& c) {
+  const std::size_t count = context.fit(context.draw_count(), types().back(), 1);
+  Reduction r = prepare(context, c, count, count, context.draw(3) == 0);
+  const std::string what = describe("MPI_Iallreduce", r, c);
+  MPI_Request request;
+  check_call(context,
+             MPI_Iallreduce(send_pointer(r), r.recv.data, static_cast<int>(count), r.type.type, r.op.op,
+                            c.comm, &request),
+             what);
+  context.log.call("MPI_Iallreduce", bytes(r, count), bytes(r, count), location(r), r.type.name, -1);
+  check_call(context, MPI_Wait(&request, MPI_STATUS_IGNORE), what + " (wait)");
+  context.log.call("MPI_Wait");
+  expect_elements(context, r.recv, 0, count, r.type, reference(r, c.size, 0, count), what);
+  release(context, r);
+}
+
+void reduce(Context& context, const Communicator& c) {
+  const std::size_t count = context.fit(context.draw_count(), types().back(), 1);
+  const int root = static_cast<int>(context.draw(static_cast<std::uint64_t>(c.size)));
+  const bool in_place = context.draw(3) == 0 && c.rank == root;
+  Reduction r = prepare(context, c, count, count, in_place);
+  const std::string what = describe("MPI_Reduce", r, c) + " root " + std::to_string(root);
+  check_call(
+      context,
+      MPI_Reduce(send_pointer(r), r.recv.data, static_cast<int>(count), r.type.type, r.op.op, root, c.comm),
+      what);
+  context.log.call("MPI_Reduce", bytes(r, count), c.rank == root ? bytes(r, count) : 0, location(r),
+                   r.type.name, -1);
+  if (c.rank == root) {
+    expect_elements(context, r.recv, 0, count, r.type, reference(r, c.size, 0, count), what);
+  }
+  release(context, r);
+}
+
+void scan(Context& context, const Communicator& c) {
+  const std::size_t count = context.fit(context.draw_count(), types().back(), 1);
+  Reduction r = prepare(context, c, count, count, context.draw(3) == 0);
+  const std::string what = describe("MPI_Scan", r, c);
+  check_call(context,
+             MPI_Scan(send_pointer(r), r.recv.data, static_cast<int>(count), r.type.type, r.op.op, c.comm),
+             what);
+  context.log.call("MPI_Scan", bytes(r, count), bytes(r, count), location(r), r.type.name, -1);
+  expect_elements(context, r.recv, 0, count, r.type, reference(r, c.rank + 1, 0, count), what);
+  release(context, r);
+}
+
+void reduce_scatter_block(Context& context, const Communicator& c) {
+  const std::size_t block =
+      context.fit(context.draw_count(), types().back(), static_cast<std::size_t>(c.size));
+  const std::size_t total = block * static_cast<std::size_t>(c.size);
+  Reduction r = prepare(context, c, total, total, context.draw(3) == 0);
+  const std::string what = describe("MPI_Reduce_scatter_block", r, c) + " block " + std::to_string(block);
+  check_call(context,
+             MPI_Reduce_scatter_block(send_pointer(r), r.recv.data, static_cast<int>(block), r.type.type,
+                                      r.op.op, c.comm),
+             what);
+  context.log.call("MPI_Reduce_scatter_block", bytes(r, total), bytes(r, block), location(r), r.type.name,
+                   -1);
+  const std::size_t first = block * static_cast<std::size_t>(c.rank);
+  expect_elements(context, r.recv, 0, block, r.type, reference(r, c.size, first, block), what);
+  release(context, r);
+}
+
+} // namespace
+
+void add_reductions(std::vector<NamedOperation>& list) {
+  list.insert(list.end(), {{"allreduce", allreduce},
+                           {"allreduce", allreduce},
+                           {"allreduce", allreduce},
+                           {"iallreduce", iallreduce},
+                           {"reduce", reduce},
+                           {"scan", scan},
+                           {"reduce_scatter_block", reduce_scatter_block}});
+}
+
+} // namespace fuzz
