@@ -21,7 +21,8 @@ enum class Decline : std::int32_t {
   ManagedBuffer,
   OtherDevice,
   NotExportable,
-  StreamError
+  StreamError,
+  Misaligned
 };
 
 const char* decline_text(Decline decline) {
@@ -36,16 +37,22 @@ const char* decline_text(Decline decline) {
     return "buffer not exportable through CUDA IPC (e.g. a stream-ordered pool allocation)";
   case Decline::StreamError:
     return "CUDA error while waiting for the buffer's producers";
+  case Decline::Misaligned:
+    return "buffer not aligned to its element type (the kernels load whole elements)";
   case Decline::None:
     break;
   }
   return "";
 }
 
-Decline publish(IpcHandleCache& cache, const void* pointer, PublishedBuffer* published, int* device) {
+Decline publish(IpcHandleCache& cache, const void* pointer, std::size_t element_bytes,
+                PublishedBuffer* published, int* device) {
   const BufferQuery query = query_buffer(pointer);
   if (query.kind != BufferKind::Device) {
     return query.kind == BufferKind::Managed ? Decline::ManagedBuffer : Decline::HostBuffer;
+  }
+  if (reinterpret_cast<std::uintptr_t>(pointer) % element_bytes != 0) {
+    return Decline::Misaligned;
   }
   int current = -1;
   cudaGetDevice(&current);
@@ -64,9 +71,10 @@ Decline publish(IpcHandleCache& cache, const void* pointer, PublishedBuffer* pub
 Decline prepare_local(IpcHandleCache& cache, const AllreduceArguments& args, RankSlot& mine) {
   int device = -1;
   const void* input = args.sendbuf == MPI_IN_PLACE ? args.recvbuf : args.sendbuf;
-  Decline decline = publish(cache, input, &mine.input, &device);
+  const std::size_t element_bytes = element_size(args.reduction.type);
+  Decline decline = publish(cache, input, element_bytes, &mine.input, &device);
   if (decline == Decline::None) {
-    decline = publish(cache, args.recvbuf, &mine.output, &device);
+    decline = publish(cache, args.recvbuf, element_bytes, &mine.output, &device);
   }
   cache.publish_freed_exports(&mine.freed);
   // The buffers' producers may still run on the legacy default stream (or streams synchronising

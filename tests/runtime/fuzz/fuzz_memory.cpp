@@ -89,7 +89,10 @@ Buffer BufferFactory::make(std::size_t bytes, std::size_t alignment, Memory memo
     check(cudaMalloc(&buffer.data, buffer.bytes), "cudaMalloc");
     break;
   case Memory::SubBuffer: {
-    const std::size_t offset = (random_() % 64) * alignment;
+    // Aligned to the element, as allocators and tensor views give them, not to 16 bytes; now and
+    // then one byte off, which the runtime's kernels cannot load and must decline.
+    arena_cursor_ = (arena_cursor_ + alignment - 1) / alignment * alignment;
+    const std::size_t offset = (random_() % 64) * alignment + (alignment > 1 && random_() % 16 == 0 ? 1 : 0);
     if (arena_cursor_ + offset + buffer.bytes > arena_bytes_) {
       arena_cursor_ = 0;
     }
