@@ -5,18 +5,40 @@
 #include "report_queries.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <functional>
 
 namespace commlens::analysis {
 namespace detail {
+namespace {
+
+// "0: ranks 0-1 (launched); 1: ranks 2-3 (spawned)" for a run whose program spawned jobs; empty
+// for a run of one job, whose ranks are its MPI_COMM_WORLD ranks.
+std::string describe_jobs(const Database& database) {
+  if (!database.has_table("jobs"))
+    return {};
+  auto query =
+      database.prepare("SELECT job, first_rank, first_rank + size - 1, spawned FROM jobs ORDER BY job");
+  std::vector<std::string> jobs;
+  while (query.step())
+    jobs.push_back(fmt::format("{}: ranks {}-{} ({})", query.integer(0), query.integer(1), query.integer(2),
+                               query.integer(3) != 0 ? "spawned" : "launched"));
+  return jobs.size() > 1 ? fmt::format("{}", fmt::join(jobs, "; ")) : std::string();
+}
+
+} // namespace
 
 std::vector<std::pair<std::string, std::string>> query_run_metadata(const Database& database) {
   auto query = database.prepare("SELECT key, value FROM run ORDER BY key");
   std::vector<std::pair<std::string, std::string>> entries;
   while (query.step())
     entries.emplace_back(query.text(0), query.text(1));
+  if (auto jobs = describe_jobs(database); !jobs.empty()) {
+    entries.emplace_back("jobs", std::move(jobs));
+    std::sort(entries.begin(), entries.end());
+  }
   return entries;
 }
 

@@ -18,7 +18,8 @@ from pathlib import Path
 COMPLETION_RULES = {"wait", "test", "waitall", "testall", "waitany", "testany", "waitsome", "testsome"}
 # Roles that change the collector's own state: the wrapper must run them even while MPI_Pcontrol
 # has collection switched off, or later calls would meet unknown handles.
-STATEFUL_ROLES = {"newcomm", "free_comm", "name", "newwin", "free_win", "newfile", "close_file", "free_request"}
+STATEFUL_ROLES = {"newcomm", "joined", "free_comm", "name", "newwin", "free_win", "newfile", "close_file",
+                  "free_request"}
 
 
 class SpecError(Exception):
@@ -76,11 +77,16 @@ def rename_parameter(declaration, new_name):
     return f"{match['type'].rstrip()} {new_name}{match['suffix']}".replace("  ", " ")
 
 
+def unwrapped_patterns(text):
+    """The spec's `unwrapped` patterns: declared functions deliberately left without a wrapper."""
+    return [pattern for line in text.splitlines() if line.startswith("unwrapped ") for pattern in line.split()[1:]]
+
+
 def parse_spec(text):
     functions, family = [], None
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
-        if not line or line.startswith("#"):
+        if not line or line.startswith(("#", "unwrapped ")):
             continue
         if line.startswith("family "):
             family = line.split()[1]
@@ -277,7 +283,11 @@ def wrapper(function):
         post.append(f"call.set_location({buffers[0]});")
     if "newcomm" in roles:
         defer = "request" in roles  # MPI_Comm_idup: the new communicator is not usable yet
-        post.append(f"commlens::pmpi::register_communicator(call, *{roles['newcomm']}, {roles['parent']}, {str(defer).lower()});")
+        parent = roles.get("parent", "MPI_COMM_NULL")
+        post.append(f"commlens::pmpi::register_communicator(call, *{roles['newcomm']}, {parent}, {str(defer).lower()});")
+    if "joined" in roles:
+        this_side = roles.get("comm", "MPI_COMM_SELF")  # MPI_Comm_join: one process on each side
+        post.append(f"commlens::pmpi::register_joined_communicator(call.function(), *{roles['joined']}, {this_side});")
     if "name" in roles:
         post.append(f"commlens::pmpi::name_communicator({roles['comm']}, {roles['name']});")
     for role, register in (("newwin", "register_window"), ("newfile", "register_file"),
