@@ -12,7 +12,6 @@
 
 namespace commlens::analysis {
 namespace detail {
-namespace {
 
 // "0: ranks 0-1 (launched); 1: ranks 2-3 (spawned)" for a run whose program spawned jobs; empty
 // for a run of one job, whose ranks are its MPI_COMM_WORLD ranks.
@@ -28,17 +27,11 @@ std::string describe_jobs(const Database& database) {
   return jobs.size() > 1 ? fmt::format("{}", fmt::join(jobs, "; ")) : std::string();
 }
 
-} // namespace
-
 std::vector<std::pair<std::string, std::string>> query_run_metadata(const Database& database) {
   auto query = database.prepare("SELECT key, value FROM run ORDER BY key");
   std::vector<std::pair<std::string, std::string>> entries;
   while (query.step())
     entries.emplace_back(query.text(0), query.text(1));
-  if (auto jobs = describe_jobs(database); !jobs.empty()) {
-    entries.emplace_back("jobs", std::move(jobs));
-    std::sort(entries.begin(), entries.end());
-  }
   return entries;
 }
 
@@ -100,6 +93,7 @@ Report build_report(const Database& database, const ReportFilter& filter, const 
   report.schema_version = database.schema_version();
   report.filter = filter;
   report.missing_ranks = database.missing_ranks();
+  report.jobs = detail::describe_jobs(database);
 
   const bool traced = database.has_rows("mpi_calls");
   const bool has_requests = database.has_rows("mpi_requests");

@@ -2,7 +2,10 @@
 // processes from 0 in their own MPI_COMM_WORLD and write into one output folder; every process
 // must keep its own rank file and appear in the merged database with exactly its own calls.
 // Expected values mirror the pattern documented in examples/spawn_jobs.c.
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -96,6 +99,19 @@ TEST_P(SpawnJobs, StoresExactlyEveryProcesssOwnCalls) {
   if (std::get<0>(GetParam()) == "trace")
     EXPECT_EQ(count_difference(expected, read_traced_calls(*db)), "")
         << "mpi_calls (right) differs from the calls of spawn_jobs.c (left)";
+}
+
+TEST_P(SpawnJobs, ReportsListTheJobsAndTheirRanks) {
+  const JobResult& result = run();
+  const std::string report = result.work_directory / "report.txt";
+  const std::string command = std::string(COMMLENS_TEST_CLI) + " report " +
+                              result.merged_database().string() + " > " + report + " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::ifstream file(report);
+  const std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  const std::string jobs = "jobs: 0: ranks 0-" + std::to_string(parents() - 1) + " (launched); 1: ranks " +
+                           std::to_string(parents()) + "-" + std::to_string(parents() + 1) + " (spawned)";
+  EXPECT_NE(text.find(jobs), std::string::npos) << "expected '" << jobs << "' in\n" << text;
 }
 
 TEST_P(SpawnJobs, GivesEachJobsWorldItsOwnCommunicatorId) {
