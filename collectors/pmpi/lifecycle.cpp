@@ -162,27 +162,7 @@ void start_profiling(int thread_level, FunctionId init_function, std::uint64_t i
   profiler->add_overhead("init", 1, monotonic_ns() - began);
 }
 
-// On each job's rank 0, once the job's rank files are closed. Only the last job of the run to
-// finish merges: the others' files may still be open.
-void merge_if_run_ended(const Config& config, const ProcessIdentity& identity) {
-  if (identity.world_rank != 0) {
-    return;
-  }
-  bool last_job = true;
-  try {
-    last_job = finish_job(config.output_directory, identity.job);
-  } catch (const std::runtime_error& error) {
-    std::fprintf(stderr, "commlens: cannot mark job %d finished in %s\n", identity.job, error.what());
-  }
-  if (!config.merge_at_finalize) {
-    return;
-  }
-  if (!last_job) {
-    if (!config.quiet) {
-      std::fprintf(stderr, "commlens: job %d finished; the run's last job to finish merges\n", identity.job);
-    }
-    return;
-  }
+void merge_rank_files(const Config& config) {
   try {
     const MergeResult result = merge_rank_databases({config.output_directory, "", nullptr});
     if (!config.quiet) {
@@ -197,8 +177,31 @@ void merge_if_run_ended(const Config& config, const ProcessIdentity& identity) {
       }
       std::fprintf(stderr, "commlens: warning: no rank file for ranks %s\n", missing.c_str());
     }
-  } catch (const MergeError& error) {
+  } catch (const std::exception& error) {
     std::fprintf(stderr, "commlens: merging the rank databases failed: %s\n", error.what());
+  }
+}
+
+// On each job's rank 0, once the job's rank files are closed. Only the last job of the run to
+// finish merges: the others' files may still be open.
+void finish_job_and_merge_if_last(const Config& config, const ProcessIdentity& identity) {
+  if (identity.world_rank != 0) {
+    return;
+  }
+  const auto merge = [&config] {
+    if (config.merge_at_finalize) {
+      merge_rank_files(config);
+    }
+  };
+  try {
+    if (!finish_job(config.output_directory, identity.job, merge) && config.merge_at_finalize &&
+        !config.quiet) {
+      std::fprintf(stderr, "commlens: job %d finished; the run's last job to finish merges\n", identity.job);
+    }
+  } catch (const std::runtime_error& error) {
+    std::fprintf(stderr, "commlens: cannot mark job %d finished in %s; merging now\n", identity.job,
+                 error.what());
+    merge();
   }
 }
 
@@ -257,7 +260,7 @@ extern "C" COMMLENS_EXPORT int MPI_Finalize() {
   const commlens::ProcessIdentity identity = profiler->identity();
   profiler->stop();
   PMPI_Barrier(MPI_COMM_WORLD); // every rank file of the job is closed before rank 0 goes on
-  merge_if_run_ended(config, identity);
+  finish_job_and_merge_if_last(config, identity);
   return PMPI_Finalize();
 }
 

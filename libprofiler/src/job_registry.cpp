@@ -122,14 +122,18 @@ JobEntry claim_job(const std::string& directory, int size, bool spawned, const s
   return entry;
 }
 
-bool finish_job(const std::string& directory, int job) {
+bool finish_job(const std::string& directory, int job, const std::function<void()>& when_last) {
   const LockedRegistry registry(directory);
   std::vector<JobEntry> jobs = registry.read();
   for (JobEntry& e : jobs) {
     e.finished = e.finished || e.job == job;
   }
   registry.write(jobs);
-  return std::all_of(jobs.begin(), jobs.end(), [](const JobEntry& e) { return e.finished; });
+  const bool last = std::all_of(jobs.begin(), jobs.end(), [](const JobEntry& e) { return e.finished; });
+  if (last) {
+    when_last();
+  }
+  return last;
 }
 
 std::vector<JobEntry> read_jobs(const std::string& directory) {

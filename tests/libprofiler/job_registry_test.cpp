@@ -45,15 +45,19 @@ TEST_F(JobRegistry, GivesSpawnedJobsTheRanksAfterEveryEarlierJob) {
 TEST_F(JobRegistry, TellsOnlyTheLastJobToFinishToMerge) {
   claim_job(directory(), 2, false, host(), getpid());
   claim_job(directory(), 2, true, host(), getpid());
-  EXPECT_FALSE(finish_job(directory(), 0)) << "the spawned job still runs";
-  EXPECT_TRUE(finish_job(directory(), 1));
+  int merges = 0;
+  const auto merge = [&merges] { ++merges; };
+  EXPECT_FALSE(finish_job(directory(), 0, merge)) << "the spawned job still runs";
+  EXPECT_EQ(merges, 0);
+  EXPECT_TRUE(finish_job(directory(), 1, merge));
+  EXPECT_EQ(merges, 1);
 }
 
 TEST_F(JobRegistry, StartsANewRunWhenTheListedJobsEndedAndRemovesTheirRankFiles) {
   claim_job(directory(), 1, false, host(), getpid());
   claim_job(directory(), 2, true, host(), getpid());
-  finish_job(directory(), 0);
-  finish_job(directory(), 1);
+  finish_job(directory(), 0, [] {});
+  finish_job(directory(), 1, [] {});
   std::ofstream(fs::path(directory()) / rank_database_name(2)) << "a spawned rank of the earlier run";
   const JobEntry next_run = claim_job(directory(), 4, false, host(), getpid());
   EXPECT_EQ(next_run.job, 0);

@@ -6,6 +6,7 @@
 // first_rank .. first_rank + size - 1, in claim order. The file also says which jobs have
 // finished, so that only the last one to finish merges, and `commlens merge` knows jobs whose
 // rank files never arrived.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,9 +30,10 @@ inline constexpr const char* kJobRegistryName = "commlens-jobs";
 // std::runtime_error naming the file when it cannot be read or written.
 JobEntry claim_job(const std::string& directory, int size, bool spawned, const std::string& host, long pid);
 
-// Called by a job's rank 0 at MPI_Finalize once every rank file of the job is closed. Returns true
-// when every job of the run has now finished: the caller is the last and should merge.
-bool finish_job(const std::string& directory, int job);
+// Called by a job's rank 0 at MPI_Finalize once every rank file of the job is closed. When every
+// job of the run has now finished, runs when_last (the merge) and returns true; the registry stays
+// locked meanwhile, so a job spawned late waits for that merge instead of merging over it.
+bool finish_job(const std::string& directory, int job, const std::function<void()>& when_last);
 
 // The entries of <directory>/commlens-jobs; empty when there is none (a run of an older commlens,
 // rank files copied elsewhere).
