@@ -85,6 +85,15 @@ void store_run_values(Profiler& profiler, int thread_level) {
   profiler.set_run_value("start_time_utc", utc_now());
 }
 
+// MPI_Init, MPI_Finalize and MPI_Abort, timed where the collectors cannot take part (call_recording.hpp).
+// Init and finalize are collective over MPI_COMM_WORLD, so reports place their time there.
+void record_lifecycle_call(Profiler& profiler, FunctionId function, MPI_Comm comm, std::uint64_t start_ticks,
+                           std::uint64_t end_ticks) {
+  CallRecording call(profiler, function, start_ticks, end_ticks);
+  call.set_communicator(comm);
+  call.record();
+}
+
 // Rank 0 claims this job's block of run ranks (job_registry.hpp) and tells the others. Without a
 // claim (unwritable folder) no rank profiles: a spawned job would overwrite its parent's files.
 bool take_place_in_run(const std::string& output_directory, ProcessIdentity& identity) {
@@ -149,9 +158,9 @@ void start_profiling(int thread_level, FunctionId init_function, std::uint64_t i
   if (profiler == nullptr) {
     return;
   }
-  CallRecording(*profiler, init_function, init_began, init_ended).record();
   start_request_tracker();
   start_communicator_registry(*profiler);
+  record_lifecycle_call(*profiler, init_function, MPI_COMM_WORLD, init_began, init_ended);
   register_joined_communicator(fn::MPI_Comm_get_parent, parent, MPI_COMM_WORLD);
   store_run_values(*profiler, thread_level);
   commlens::mpit::start_mpit_collector(*profiler, thread_level, function_descriptions());
@@ -247,7 +256,7 @@ extern "C" COMMLENS_EXPORT int MPI_Finalize() {
   profiler->set_clock_alignment({init_clock.offset_ns, drift_ppb(init_clock, final_clock)});
   profiler->add_overhead("finalize", 1, commlens::monotonic_ns() - began);
   // The call as far as commlens can store it: PMPI_Finalize itself runs after the rank file closed.
-  CallRecording(*profiler, fn::MPI_Finalize, entered, commlens::now_ticks()).record();
+  record_lifecycle_call(*profiler, fn::MPI_Finalize, MPI_COMM_WORLD, entered, commlens::now_ticks());
   // Last started, first finished: the runtime's last copies and its IPC closes happen while the
   // CUDA collector still records them (ipc_events then shows every mapping closed).
   for (const CollectorSlot& slot : std::views::reverse(collector_hooks().slots)) {
@@ -267,9 +276,7 @@ extern "C" COMMLENS_EXPORT int MPI_Finalize() {
 extern "C" COMMLENS_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode) {
   if (Profiler* const profiler = Profiler::active()) {
     const std::uint64_t now = commlens::now_ticks(); // the call does not return
-    CallRecording call(*profiler, commlens::pmpi::fn::MPI_Abort, now, now);
-    call.set_communicator(comm);
-    call.record();
+    commlens::pmpi::record_lifecycle_call(*profiler, commlens::pmpi::fn::MPI_Abort, comm, now, now);
     profiler->flush();
   }
   return PMPI_Abort(comm, errorcode);
