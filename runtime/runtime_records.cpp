@@ -48,7 +48,7 @@ void RuntimeRecords::add(RuntimeOp op) {
   const auto relative = [&](std::uint64_t ns) {
     return static_cast<std::int64_t>(ns) - static_cast<std::int64_t>(host_.init_ns);
   };
-  std::vector<SqlValue> row{std::int64_t{host_.world_rank},
+  std::vector<SqlValue> row{std::int64_t{host_.run_rank},
                             static_cast<std::int64_t>(op.call_id),
                             std::int64_t{op.function},
                             op.comm_id >= 0 ? SqlValue{op.comm_id} : SqlValue{},

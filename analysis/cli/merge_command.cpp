@@ -21,8 +21,10 @@ MergeResult merge_with_progress(const std::string& directory, const std::string&
         fmt::print(stderr, "\n");
     };
   const auto result = merge_rank_databases(options);
-  fmt::print(stderr, "commlens: merged {} of {} ranks into {} ({} traced calls)\n",
-             result.merged_ranks.size(), result.world_size, result.output_path, result.calls);
+  fmt::print(stderr, "commlens: merged {} of {} ranks{} into {} ({} traced calls)\n",
+             result.merged_ranks.size(), result.world_size,
+             result.jobs > 1 ? fmt::format(" of {} jobs", result.jobs) : "", result.output_path,
+             result.calls);
   if (!result.missing_ranks.empty())
     fmt::print(stderr, "commlens: warning: no readable file for ranks {}\n",
                fmt::join(result.missing_ranks, ", "));

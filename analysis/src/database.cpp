@@ -120,7 +120,8 @@ std::vector<int> Database::missing_ranks() const {
 WITH RECURSIVE expected(rank) AS (
   SELECT 0 WHERE EXISTS (SELECT 1 FROM run WHERE key = 'merged_ranks')
   UNION ALL
-  SELECT rank + 1 FROM expected WHERE rank + 1 < CAST((SELECT value FROM run WHERE key = 'world_size') AS INTEGER))
+  SELECT rank + 1 FROM expected WHERE rank + 1 < CAST(COALESCE((SELECT value FROM run WHERE key = 'processes'),
+                                                                  (SELECT value FROM run WHERE key = 'world_size')) AS INTEGER))
 SELECT rank FROM expected WHERE rank NOT IN (SELECT rank FROM ranks) ORDER BY rank)sql");
   std::vector<int> missing;
   while (query.step())
@@ -129,7 +130,8 @@ SELECT rank FROM expected WHERE rank NOT IN (SELECT rank FROM ranks) ORDER BY ra
 }
 
 int Database::world_size() const {
-  auto query = prepare("SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM run WHERE key = 'world_size'), "
+  auto query = prepare("SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM run WHERE key = 'processes'), "
+                       "(SELECT CAST(value AS INTEGER) FROM run WHERE key = 'world_size'), "
                        "(SELECT COUNT(*) FROM ranks))");
   query.step();
   return static_cast<int>(query.integer(0));

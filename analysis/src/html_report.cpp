@@ -60,6 +60,8 @@ std::string render_html_report(const Report& report) {
   if (const auto warning = detail::missing_ranks_warning(report); !warning.empty())
     fmt::format_to(std::back_inserter(out), "<p><strong>Warning:</strong> {}</p>\n",
                    detail::html_escape(warning));
+  if (!report.jobs.empty())
+    fmt::format_to(std::back_inserter(out), "<p>Jobs: {}</p>\n", detail::html_escape(report.jobs));
   write_plots(out, report);
   for (const auto& table : detail::summary_tables(report))
     write_table(out, table);

@@ -167,6 +167,8 @@ std::string render_json_report(const Report& report) {
       {"functions", std::move(functions)},
       {"dropped", {{"events", report.dropped_events}, {"summary_overflow", report.summary_overflow}}}};
   document.update(detail_sections_json(report));
+  if (!report.jobs.empty())
+    document["jobs"] = report.jobs;
   // Strings come from the database and may hold invalid UTF-8: replaced, never an exception.
   return document.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

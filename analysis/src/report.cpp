@@ -5,12 +5,27 @@
 #include "report_queries.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <functional>
 
 namespace commlens::analysis {
 namespace detail {
+
+// "0: ranks 0-1 (launched); 1: ranks 2-3 (spawned)" for a run whose program spawned jobs; empty
+// for a run of one job, whose ranks are its MPI_COMM_WORLD ranks.
+std::string describe_jobs(const Database& database) {
+  if (!database.has_table("jobs"))
+    return {};
+  auto query =
+      database.prepare("SELECT job, first_rank, first_rank + size - 1, spawned FROM jobs ORDER BY job");
+  std::vector<std::string> jobs;
+  while (query.step())
+    jobs.push_back(fmt::format("{}: ranks {}-{} ({})", query.integer(0), query.integer(1), query.integer(2),
+                               query.integer(3) != 0 ? "spawned" : "launched"));
+  return jobs.size() > 1 ? fmt::format("{}", fmt::join(jobs, "; ")) : std::string();
+}
 
 std::vector<std::pair<std::string, std::string>> query_run_metadata(const Database& database) {
   auto query = database.prepare("SELECT key, value FROM run ORDER BY key");
@@ -78,6 +93,7 @@ Report build_report(const Database& database, const ReportFilter& filter, const 
   report.schema_version = database.schema_version();
   report.filter = filter;
   report.missing_ranks = database.missing_ranks();
+  report.jobs = detail::describe_jobs(database);
 
   const bool traced = database.has_rows("mpi_calls");
   const bool has_requests = database.has_rows("mpi_requests");

@@ -49,7 +49,7 @@ std::vector<SqlValue> copy_row(const CudaCopy& copy) {
       correlations.is_ipc_copy(copy.correlation_id) || correlations.is_ipc_copy(copy.runtime_correlation_id);
   const CopyClassification classified = classifier->classify(marked);
   const char* link = peer_link_name(classified.link);
-  return {std::int64_t{host().world_rank},
+  return {std::int64_t{host().run_rank},
           relative_ns(copy.start_ns),
           relative_ns(copy.end_ns),
           std::int64_t{copy.device},
@@ -67,7 +67,7 @@ std::vector<SqlValue> copy_row(const CudaCopy& copy) {
 }
 
 std::vector<SqlValue> kernel_row(const CudaKernel& kernel) {
-  return {std::int64_t{host().world_rank},
+  return {std::int64_t{host().run_rank},
           relative_ns(kernel.start_ns),
           relative_ns(kernel.end_ns),
           std::int64_t{kernel.device},
@@ -78,7 +78,7 @@ std::vector<SqlValue> kernel_row(const CudaKernel& kernel) {
 }
 
 std::vector<SqlValue> memset_row(const CudaMemset& memset) {
-  return {std::int64_t{host().world_rank},
+  return {std::int64_t{host().run_rank},
           relative_ns(memset.start_ns),
           relative_ns(memset.end_ns),
           std::int64_t{memset.device},
@@ -95,7 +95,7 @@ SqlValue optional_id(const std::optional<std::uint32_t>& id) {
 }
 
 std::vector<SqlValue> synchronization_row(const CudaSynchronization& sync) {
-  return {std::int64_t{host().world_rank},  relative_ns(sync.start_ns),
+  return {std::int64_t{host().run_rank},    relative_ns(sync.start_ns),
           relative_ns(sync.end_ns),         std::string(sync_kind_name(sync.kind)),
           std::int64_t{sync.context},       optional_id(sync.stream),
           optional_id(sync.event),          call_id_value(correlations.mpi_call(sync.correlation_id)),
@@ -103,7 +103,7 @@ std::vector<SqlValue> synchronization_row(const CudaSynchronization& sync) {
 }
 
 std::vector<SqlValue> nvtx_row(const NvtxRange& range) {
-  return {std::int64_t{host().world_rank}, relative_ns(range.start_ns), relative_ns(range.end_ns),
+  return {std::int64_t{host().run_rank}, relative_ns(range.start_ns), relative_ns(range.end_ns),
           range.domain ? SqlValue{*range.domain} : SqlValue{}, range.name};
 }
 

@@ -28,7 +28,7 @@ SqlValue optional_int(std::int64_t value, bool present) {
 
 void IpcTracker::add_row(const char* event, const IpcCall& call, std::uint64_t bytes,
                          const std::string& handle, std::int64_t open_number) {
-  rows_.push_back({std::int64_t{host().world_rank}, std::string(event), relative_ns(call.start_ns),
+  rows_.push_back({std::int64_t{host().run_rank}, std::string(event), relative_ns(call.start_ns),
                    relative_ns(call.end_ns), optional_int(call.device, call.device >= 0),
                    optional_int(static_cast<std::int64_t>(call.address), call.address != 0),
                    optional_int(static_cast<std::int64_t>(bytes), bytes != 0),

@@ -36,7 +36,7 @@ int store_cvar_snapshot(Profiler& profiler) {
     return 0;
   }
   std::vector<std::vector<SqlValue>> rows;
-  const std::int64_t rank = profiler.identity().world_rank;
+  const std::int64_t rank = profiler.identity().run_rank;
   for (int index = 0; index < count; ++index) {
     char name[256] = {};
     char description[1024] = {};

@@ -112,7 +112,7 @@ void PvarSampler::sample(Trigger trigger, std::optional<std::uint64_t> call_id) 
     return;
   }
   std::vector<std::vector<SqlValue>> rows;
-  const std::int64_t rank = profiler_.identity().world_rank;
+  const std::int64_t rank = profiler_.identity().run_rank;
   const auto call = call_id ? std::optional<std::int64_t>(static_cast<std::int64_t>(*call_id)) : std::nullopt;
   for (Handle& handle : handles_) {
     if (const int rc = MPI_T_pvar_read(session_, handle.handle, handle.buffer.data()); rc != MPI_SUCCESS) {
@@ -153,7 +153,7 @@ int PvarSampler::handle_count() const {
 void PvarSampler::record_handle(const PvarDescription& pvar, std::optional<std::int64_t> comm_id,
                                 SqlValue elements, const std::string& status, std::int64_t created_ns,
                                 SqlValue freed_ns) {
-  handle_rows_.push_back({std::int64_t{profiler_.identity().world_rank}, std::int64_t{pvar.index},
+  handle_rows_.push_back({std::int64_t{profiler_.identity().run_rank}, std::int64_t{pvar.index},
                           optional_value(comm_id), std::move(elements), status, created_ns,
                           std::move(freed_ns)});
 }

@@ -35,6 +35,10 @@ inline std::uint64_t count_of(long long count) noexcept {
 class CallRecording {
 public:
   CallRecording(Profiler& profiler, FunctionId function) noexcept;
+  // A call timed where the collectors cannot take part (MPI_Init ran before the profiler existed,
+  // MPI_Finalize ends after they stopped): no collector hooks, finish() is not called.
+  CallRecording(Profiler& profiler, FunctionId function, std::uint64_t start_ticks,
+                std::uint64_t end_ticks) noexcept;
 
   void finish() noexcept {
     record_.end_ticks = now_ticks();
@@ -96,6 +100,7 @@ public:
 
 private:
   enum class RootRole : std::uint8_t { None, Root, NonRoot, Idle };
+  void describe(FunctionId function) noexcept;
   std::int32_t resolve_source(int source, const MPI_Status* status) const noexcept;
   void count_neighbours() noexcept;
 
@@ -157,8 +162,7 @@ void complete_waitsome(CallRecording& call, const RequestSnapshot& requests, con
 void complete_testsome(CallRecording& call, const RequestSnapshot& requests, const int* outcount,
                        const int* indices, const MPI_Status* statuses) noexcept;
 
-inline CallRecording::CallRecording(Profiler& profiler, FunctionId function) noexcept
-    : profiler_(profiler), recorder_(profiler.thread_recorder()), record_{} {
+inline void CallRecording::describe(FunctionId function) noexcept {
   record_.function = function;
   record_.kind = RecordKind::Call;
   record_.communicator_index = kNoCommunicator;
@@ -166,6 +170,19 @@ inline CallRecording::CallRecording(Profiler& profiler, FunctionId function) noe
   record_.tag_or_root = kNoTagOrRoot;
   record_.location = BufferLocation::Unknown;
   record_.call_id = recorder_ != nullptr ? recorder_->next_call_id() : 0;
+}
+
+inline CallRecording::CallRecording(Profiler& profiler, FunctionId function, std::uint64_t start_ticks,
+                                    std::uint64_t end_ticks) noexcept
+    : profiler_(profiler), recorder_(profiler.thread_recorder()), record_{} {
+  describe(function);
+  record_.start_ticks = start_ticks;
+  record_.end_ticks = end_ticks;
+}
+
+inline CallRecording::CallRecording(Profiler& profiler, FunctionId function) noexcept
+    : profiler_(profiler), recorder_(profiler.thread_recorder()), record_{} {
+  describe(function);
   for (const CollectorSlot& slot : collector_hooks().slots) {
     if (slot.call_enter != nullptr) {
       slot.call_enter(record_.call_id, function);

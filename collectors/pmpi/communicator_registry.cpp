@@ -28,7 +28,11 @@ struct Registry {
 };
 std::unique_ptr<Registry> registry;
 
+// Run ranks (ProcessIdentity::run_rank) of a group's members; -1 for members outside this job's
+// MPI_COMM_WORLD (the other side of a spawn or connect), whose run ranks this process cannot know.
 std::vector<int> world_ranks_of(MPI_Group group) {
+  const ProcessIdentity& identity = registry->profiler->identity();
+  const int first_rank = identity.run_rank - identity.world_rank;
   MPI_Group world_group = MPI_GROUP_NULL;
   int size = 0;
   PMPI_Group_size(group, &size);
@@ -40,6 +44,9 @@ std::vector<int> world_ranks_of(MPI_Group group) {
   PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
   PMPI_Group_translate_ranks(group, size, ranks.data(), world_group, world_ranks.data());
   PMPI_Group_free(&world_group);
+  for (int& rank : world_ranks) {
+    rank = rank == MPI_UNDEFINED ? -1 : first_rank + rank;
+  }
   return world_ranks;
 }
 
@@ -62,7 +69,7 @@ void describe_groups(MPI_Comm comm, CommunicatorEntry& entry) {
 // Every member takes a number from its own counter; the leader's (rank 0's) wins. An
 // inter-communicator has no single rank 0, so its two groups agree through a merged copy.
 std::int64_t agree_on_id(MPI_Comm comm) {
-  std::int64_t proposal[2] = {registry->profiler->identity().world_rank,
+  std::int64_t proposal[2] = {registry->profiler->identity().run_rank,
                               registry->creation_counter.fetch_add(1, std::memory_order_relaxed)};
   int is_inter = 0;
   PMPI_Comm_test_inter(comm, &is_inter);
@@ -89,6 +96,14 @@ const CommunicatorEntry* publish(MPI_Comm comm, CommunicatorEntry* entry, Commun
   return entry;
 }
 
+void announce_created(MPI_Comm comm, std::int64_t id) {
+  for (const CollectorSlot& slot : collector_hooks().slots) {
+    if (slot.communicator_created != nullptr) {
+      slot.communicator_created(comm, id);
+    }
+  }
+}
+
 const CommunicatorEntry* find_in(EntryMap& map, std::uint64_t key) noexcept {
   EntryMap::Slot* slot = map.find(key);
   return slot != nullptr ? slot->value : nullptr;
@@ -111,11 +126,12 @@ void start_communicator_registry(Profiler& profiler) {
   registry->profiler = &profiler;
   registry->world = MPI_COMM_WORLD;
   registry->self = MPI_COMM_SELF;
-  const std::int64_t world_rank = profiler.identity().world_rank;
+  const std::int64_t run_rank = profiler.identity().run_rank;
+  const std::int64_t first_rank = run_rank - profiler.identity().world_rank;
   for (MPI_Comm comm : {MPI_COMM_WORLD, MPI_COMM_SELF}) {
     auto* entry = new CommunicatorEntry{}; // lives as long as the process
     describe_groups(comm, *entry);
-    entry->id = comm == MPI_COMM_WORLD ? 0 : (world_rank << 32) + 1;
+    entry->id = comm == MPI_COMM_WORLD ? first_rank << 32 : (run_rank << 32) + 1;
     CommunicatorInfo info;
     info.name = comm == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "MPI_COMM_SELF";
     (comm == MPI_COMM_WORLD ? registry->world_entry : registry->self_entry) =
@@ -152,11 +168,21 @@ void register_communicator(CallRecording& call, MPI_Comm newcomm, MPI_Comm paren
   info.parent_id = parent_entry != nullptr ? parent_entry->id : -1;
   info.created_by = call.function();
   publish(newcomm, entry, std::move(info));
-  for (const CollectorSlot& slot : collector_hooks().slots) {
-    if (slot.communicator_created != nullptr) {
-      slot.communicator_created(newcomm, entry->id);
-    }
+  announce_created(newcomm, entry->id);
+}
+
+void register_joined_communicator(FunctionId created_by, MPI_Comm intercomm, MPI_Comm this_side) {
+  if (intercomm == MPI_COMM_NULL) {
+    return;
   }
+  auto* entry = new CommunicatorEntry{};
+  describe_groups(intercomm, *entry);
+  entry->id = agree_on_id(this_side);
+  CommunicatorInfo info;
+  info.parent_id = -1;
+  info.created_by = created_by;
+  publish(intercomm, entry, std::move(info));
+  announce_created(intercomm, entry->id);
 }
 
 void forget_communicator(CallRecording& call, MPI_Comm comm) {

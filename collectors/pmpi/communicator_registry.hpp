@@ -3,9 +3,16 @@
 // belongs to, and how its ranks map to world ranks. Lookups are lock-free (MPI_COMM_WORLD and
 // MPI_COMM_SELF are compared first); registration runs on communicator-creating calls only.
 //
-// Ids are equal on every member: after creation the communicator's rank 0 broadcasts its world
-// rank and its per-process creation counter, id = leader_world_rank * 2^32 + counter.
-// MPI_COMM_WORLD is 0, MPI_COMM_SELF of world rank r is r * 2^32 + 1; counters start at 2.
+// Ids are equal on every member: after creation the communicator's rank 0 broadcasts its run
+// rank and its per-process creation counter, id = leader_run_rank * 2^32 + counter.
+// MPI_COMM_WORLD is first_rank * 2^32 (0 for the job mpirun started), MPI_COMM_SELF of run rank r
+// is r * 2^32 + 1; counters start at 2. "World ranks" stored for members and peers are run ranks
+// (ProcessIdentity::run_rank), so the processes of spawned jobs never share numbers.
+//
+// Inter-communicators to another job (spawn, connect/accept, join, the parent of a spawned job)
+// are registered by each side alone, agreeing over its own group: a collective over them would
+// leave this side waiting for ever if the other program runs without commlens. Each side then has
+// its own id for them and their remote members are stored as -1.
 #include "commlens/profiler/profiler.hpp"
 #include "mpi_header.hpp"
 
@@ -42,6 +49,9 @@ const CommunicatorEntry* find_communicator(MPI_Comm comm) noexcept;
 // After a creating call returned newcomm (nothing happens for MPI_COMM_NULL). Collective over the
 // new communicator, or over the parent when the new one is not usable yet (MPI_Comm_idup).
 void register_communicator(CallRecording& call, MPI_Comm newcomm, MPI_Comm parent, bool not_usable_yet);
+// After a call that connected this job to another (nothing happens for MPI_COMM_NULL). Collective
+// over this_side only: the processes of this job that made the call (MPI_COMM_SELF for a join).
+void register_joined_communicator(FunctionId created_by, MPI_Comm intercomm, MPI_Comm this_side);
 // Before MPI_Comm_free / MPI_Comm_disconnect: records the communicator on the call, marks it freed.
 void forget_communicator(CallRecording& call, MPI_Comm comm);
 void name_communicator(MPI_Comm comm, const char* name);

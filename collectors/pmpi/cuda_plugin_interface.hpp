@@ -14,16 +14,17 @@
 
 namespace commlens::pmpi {
 
-inline constexpr int kCudaPluginAbiVersion = 9;
+inline constexpr int kCudaPluginAbiVersion = 10;
 inline constexpr const char* kCudaPluginFile = "libcommlens_cuda.so";
 inline constexpr const char* kCudaPluginStartSymbol = "commlens_cuda_plugin_start";
 
 struct CudaPluginHost {
   int abi_version = kCudaPluginAbiVersion;
-  int world_rank = 0;
-  bool cupti = false;                                // COMMLENS_COLLECTORS names cupti
-  bool nvtx = false;                                 // COMMLENS_COLLECTORS names nvtx
-  RuntimeMode runtime = RuntimeMode::Off;            // COMMLENS_RUNTIME
+  int world_rank = 0;                     // in this job's MPI_COMM_WORLD (what the runtime's MPI calls use)
+  int run_rank = 0;                       // what rows store in their rank column (ProcessIdentity::run_rank)
+  bool cupti = false;                     // COMMLENS_COLLECTORS names cupti
+  bool nvtx = false;                      // COMMLENS_COLLECTORS names nvtx
+  RuntimeMode runtime = RuntimeMode::Off; // COMMLENS_RUNTIME
   std::vector<std::string> runtime_collectives;      // COMMLENS_RUNTIME_COLLECTIVES
   std::optional<std::uint32_t> runtime_host_percent; // COMMLENS_RUNTIME_HOST_PERCENT (unset: the table's)
   std::string runtime_algorithm = "auto";            // COMMLENS_RUNTIME_ALGORITHM

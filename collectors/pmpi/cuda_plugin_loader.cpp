@@ -89,6 +89,7 @@ std::string load_and_start(Profiler& profiler) {
   }
   CudaPluginHost host;
   host.world_rank = profiler.identity().world_rank;
+  host.run_rank = profiler.identity().run_rank;
   host.cupti = profiler.config().collectors.cupti;
   host.nvtx = profiler.config().collectors.nvtx;
   host.runtime = profiler.config().runtime;

@@ -17,11 +17,10 @@ from pathlib import Path
 
 COMPLETION_RULES = {"wait", "test", "waitall", "testall", "waitany", "testany", "waitsome", "testsome"}
 # Roles that change the collector's own state: the wrapper must run them even while MPI_Pcontrol
-# has collection switched off, or later calls would meet unknown handles.
-# Roles whose wrappers run their bookkeeping while collection is off too (a completion finishes
-# what the runtime or the staging posted under the request).
-STATEFUL_ROLES = {"newcomm", "free_comm", "name", "newwin", "free_win", "newfile", "close_file", "free_request",
-                  "complete"}
+# has collection switched off, or later calls would meet unknown handles. A completion too: it
+# finishes what the runtime or the host staging posted under the request.
+STATEFUL_ROLES = {"newcomm", "joined", "free_comm", "name", "newwin", "free_win", "newfile", "close_file",
+                  "free_request", "complete"}
 
 
 class SpecError(Exception):
@@ -79,11 +78,16 @@ def rename_parameter(declaration, new_name):
     return f"{match['type'].rstrip()} {new_name}{match['suffix']}".replace("  ", " ")
 
 
+def unwrapped_patterns(text):
+    """The spec's `unwrapped` patterns: declared functions deliberately left without a wrapper."""
+    return [pattern for line in text.splitlines() if line.startswith("unwrapped ") for pattern in line.split()[1:]]
+
+
 def parse_spec(text):
     functions, family = [], None
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
-        if not line or line.startswith("#"):
+        if not line or line.startswith(("#", "unwrapped ")):
             continue
         if line.startswith("family "):
             family = line.split()[1]
@@ -234,7 +238,7 @@ def staging_code(function, buffers):
             return [], {}, []
         return ([f"if (commlens::pmpi::staging_on() && commlens::pmpi::any_on_device({{{', '.join(buffers)}}})) [[unlikely]] {{",
                  f"  return commlens::pmpi::{handle};", "}"], {}, [])
-    if function.family not in STAGED_FAMILIES:
+    if function.family not in STAGED_FAMILIES and "stage" not in function.flags:
         return [], {}, []
     starts = [("start", "1"), ("startall", None)]
     for role, count in starts:
@@ -380,7 +384,11 @@ def wrapper(function):
         arguments.append(f"call.set_location({location_expression(buffers)});")
     if "newcomm" in roles:
         defer = "request" in roles  # MPI_Comm_idup: the new communicator is not usable yet
-        post.append(f"commlens::pmpi::register_communicator(call, *{roles['newcomm']}, {roles['parent']}, {str(defer).lower()});")
+        parent = roles.get("parent", "MPI_COMM_NULL")
+        post.append(f"commlens::pmpi::register_communicator(call, *{roles['newcomm']}, {parent}, {str(defer).lower()});")
+    if "joined" in roles:
+        this_side = roles.get("comm", "MPI_COMM_SELF")  # MPI_Comm_join: one process on each side
+        post.append(f"commlens::pmpi::register_joined_communicator(call.function(), *{roles['joined']}, {this_side});")
     if "name" in roles:
         post.append(f"commlens::pmpi::name_communicator({roles['comm']}, {roles['name']});")
     for role, register in (("newwin", "register_window"), ("newfile", "register_file"),

@@ -12,6 +12,7 @@
 #include "function_table.hpp"
 #include "mpit_collector.hpp"
 
+#include "commlens/profiler/job_registry.hpp"
 #include "commlens/profiler/merge.hpp"
 
 #include <chrono>
@@ -86,9 +87,38 @@ void store_run_values(Profiler& profiler, int thread_level) {
   profiler.set_run_value("start_time_utc", utc_now());
 }
 
+// MPI_Init, MPI_Finalize and MPI_Abort, timed where the collectors cannot take part (call_recording.hpp).
+// Init and finalize are collective over MPI_COMM_WORLD, so reports place their time there.
+void record_lifecycle_call(Profiler& profiler, FunctionId function, MPI_Comm comm, std::uint64_t start_ticks,
+                           std::uint64_t end_ticks) {
+  CallRecording call(profiler, function, start_ticks, end_ticks);
+  call.set_communicator(comm);
+  call.record();
+}
+
+// Rank 0 claims this job's block of run ranks (job_registry.hpp) and tells the others. Without a
+// claim (unwritable folder) no rank profiles: a spawned job would overwrite its parent's files.
+bool take_place_in_run(const std::string& output_directory, ProcessIdentity& identity) {
+  int place[2] = {-1, 0}; // job, first run rank
+  if (identity.world_rank == 0) {
+    try {
+      const JobEntry entry =
+          claim_job(output_directory, identity.world_size, identity.spawned, identity.host, identity.pid);
+      place[0] = entry.job;
+      place[1] = entry.first_rank;
+    } catch (const std::runtime_error& error) {
+      std::fprintf(stderr, "commlens: cannot register the job in %s; running unprofiled\n", error.what());
+    }
+  }
+  PMPI_Bcast(place, 2, MPI_INT, 0, MPI_COMM_WORLD);
+  identity.job = place[0];
+  identity.run_rank = place[1] + identity.world_rank;
+  return identity.job >= 0;
+}
+
 // Every rank must profile or none: communicator ids are agreed by collectives that only profiled
 // ranks issue, so one rank that failed to open its file (unwritable directory) stops all of them.
-Profiler* start_on_every_rank(const ProcessIdentity& identity) {
+Profiler* start_on_every_rank(ProcessIdentity identity) {
   Config config = Config::from_environment([&identity](const std::string& message) {
     if (identity.world_rank == 0) { // every rank sees the same environment: say it once
       std::fprintf(stderr, "%s%s\n", message.rfind("commlens:", 0) == 0 ? "" : "commlens: ", message.c_str());
@@ -96,6 +126,9 @@ Profiler* start_on_every_rank(const ProcessIdentity& identity) {
   });
   if (!config.collectors.pmpi) {
     return nullptr; // the same environment on every rank: all of them skip profiling together
+  }
+  if (!take_place_in_run(config.output_directory, identity)) {
+    return nullptr; // every rank got the same answer
   }
   start_datatype_catalog();
   Profiler* profiler =
@@ -110,19 +143,27 @@ Profiler* start_on_every_rank(const ProcessIdentity& identity) {
   return everywhere != 0 ? profiler : nullptr;
 }
 
-void start_profiling(int thread_level) {
+// init_began/init_ended: ticks around PMPI_Init(_thread), stored as the MPI_Init call.
+void start_profiling(int thread_level, FunctionId init_function, std::uint64_t init_began,
+                     std::uint64_t init_ended) {
   const std::uint64_t began = monotonic_ns();
   ProcessIdentity identity;
   PMPI_Comm_rank(MPI_COMM_WORLD, &identity.world_rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &identity.world_size);
+  MPI_Comm parent = MPI_COMM_NULL;
+  PMPI_Comm_get_parent(&parent);
+  identity.spawned = parent != MPI_COMM_NULL;
   identity.host = host_name();
   identity.pid = static_cast<long>(getpid());
+  identity.mpi_init_ticks = init_began;
   Profiler* profiler = start_on_every_rank(identity);
   if (profiler == nullptr) {
     return;
   }
   start_request_tracker();
   start_communicator_registry(*profiler);
+  record_lifecycle_call(*profiler, init_function, MPI_COMM_WORLD, init_began, init_ended);
+  register_joined_communicator(fn::MPI_Comm_get_parent, parent, MPI_COMM_WORLD);
   store_run_values(*profiler, thread_level);
   commlens::mpit::start_mpit_collector(*profiler, thread_level, function_descriptions());
   PMPI_Comm_dup(MPI_COMM_WORLD, &clock_comm);
@@ -132,18 +173,46 @@ void start_profiling(int thread_level) {
   profiler->add_overhead("init", 1, monotonic_ns() - began);
 }
 
-void merge_on_rank_zero(const Config& config, int world_rank) {
-  if (world_rank != 0 || !config.merge_at_finalize) {
-    return;
-  }
+void merge_rank_files(const Config& config) {
   try {
     const MergeResult result = merge_rank_databases({config.output_directory, "", nullptr});
     if (!config.quiet) {
-      std::fprintf(stderr, "commlens: %zu ranks profiled -> %s\n", result.merged_ranks.size(),
+      const std::string jobs = result.jobs > 1 ? " in " + std::to_string(result.jobs) + " jobs" : "";
+      std::fprintf(stderr, "commlens: %zu ranks profiled%s -> %s\n", result.merged_ranks.size(), jobs.c_str(),
                    result.output_path.c_str());
     }
-  } catch (const MergeError& error) {
+    if (!result.missing_ranks.empty()) {
+      std::string missing;
+      for (const int rank : result.missing_ranks) {
+        missing += (missing.empty() ? "" : ",") + std::to_string(rank);
+      }
+      std::fprintf(stderr, "commlens: warning: no rank file for ranks %s\n", missing.c_str());
+    }
+  } catch (const std::exception& error) {
     std::fprintf(stderr, "commlens: merging the rank databases failed: %s\n", error.what());
+  }
+}
+
+// On each job's rank 0, once the job's rank files are closed. Only the last job of the run to
+// finish merges: the others' files may still be open.
+void finish_job_and_merge_if_last(const Config& config, const ProcessIdentity& identity) {
+  if (identity.world_rank != 0) {
+    return;
+  }
+  const auto merge = [&config] {
+    if (config.merge_at_finalize) {
+      merge_rank_files(config);
+    }
+  };
+  try {
+    if (!finish_job(config.output_directory, identity.job, merge) && config.merge_at_finalize &&
+        !config.quiet) {
+      std::fprintf(stderr, "commlens: job %d finished; the run's last job to finish merges\n", identity.job);
+    }
+  } catch (const std::runtime_error& error) {
+    std::fprintf(stderr, "commlens: cannot mark job %d finished in %s; merging now\n", identity.job,
+                 error.what());
+    merge();
   }
 }
 
@@ -155,19 +224,23 @@ using commlens::Profiler;
 using commlens::pmpi::CallRecording;
 
 extern "C" COMMLENS_EXPORT int MPI_Init(int* argc, char*** argv) {
+  const std::uint64_t began = commlens::now_ticks();
   const int rc = PMPI_Init(argc, argv);
+  const std::uint64_t ended = commlens::now_ticks();
   if (rc == MPI_SUCCESS) {
     int provided = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&provided);
-    commlens::pmpi::start_profiling(provided);
+    commlens::pmpi::start_profiling(provided, commlens::pmpi::fn::MPI_Init, began, ended);
   }
   return rc;
 }
 
 extern "C" COMMLENS_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  const std::uint64_t began = commlens::now_ticks();
   const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  const std::uint64_t ended = commlens::now_ticks();
   if (rc == MPI_SUCCESS) {
-    commlens::pmpi::start_profiling(*provided);
+    commlens::pmpi::start_profiling(*provided, commlens::pmpi::fn::MPI_Init_thread, began, ended);
   }
   return rc;
 }
@@ -178,6 +251,7 @@ extern "C" COMMLENS_EXPORT int MPI_Finalize() {
     return PMPI_Finalize();
   }
   using namespace commlens::pmpi;
+  const std::uint64_t entered = commlens::now_ticks();
   const std::uint64_t began = commlens::monotonic_ns();
   const ClockSample final_clock = measure_clock_offset(clock_comm, profiler->clock());
   PMPI_Comm_free(&clock_comm);
@@ -185,6 +259,8 @@ extern "C" COMMLENS_EXPORT int MPI_Finalize() {
   profiler->add_overhead("finalize", 1, commlens::monotonic_ns() - began);
   detached_requests::finish_all(); // freed requests still in flight: MPI completes them now
   staged_requests::release_all();  // pinned images, while the runtime's CUDA calls still serve
+  // The call as far as commlens can store it: PMPI_Finalize itself runs after the rank file closed.
+  record_lifecycle_call(*profiler, fn::MPI_Finalize, MPI_COMM_WORLD, entered, commlens::now_ticks());
   // Last started, first finished: the runtime's last copies and its IPC closes happen while the
   // CUDA collector still records them (ipc_events then shows every mapping closed).
   for (const CollectorSlot& slot : std::views::reverse(collector_hooks().slots)) {
@@ -194,15 +270,17 @@ extern "C" COMMLENS_EXPORT int MPI_Finalize() {
   }
   stop_runtime_channel();
   const commlens::Config config = profiler->config();
-  const int world_rank = profiler->identity().world_rank;
+  const commlens::ProcessIdentity identity = profiler->identity();
   profiler->stop();
-  PMPI_Barrier(MPI_COMM_WORLD); // every rank file is closed before rank 0 reads them
-  merge_on_rank_zero(config, world_rank);
+  PMPI_Barrier(MPI_COMM_WORLD); // every rank file of the job is closed before rank 0 goes on
+  finish_job_and_merge_if_last(config, identity);
   return PMPI_Finalize();
 }
 
 extern "C" COMMLENS_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode) {
   if (Profiler* const profiler = Profiler::active()) {
+    const std::uint64_t now = commlens::now_ticks(); // the call does not return
+    commlens::pmpi::record_lifecycle_call(*profiler, commlens::pmpi::fn::MPI_Abort, comm, now, now);
     profiler->flush();
   }
   return PMPI_Abort(comm, errorcode);

@@ -1,6 +1,7 @@
 #include "commlens/profiler/merge.hpp"
 
 #include "commlens/profiler/analysis_indexes.hpp"
+#include "commlens/profiler/job_registry.hpp"
 #include "commlens/profiler/schema.hpp"
 #include "commlens/profiler/sqlite.hpp"
 #include "trace_materializer.hpp"
@@ -115,6 +116,22 @@ RankClock read_rank_clock(SqliteDatabase& merged, int rank) {
   return RankClock{query.column_int64(0), query.column_int64(1), query.column_double(2)};
 }
 
+// Processes the run should have: every job the registry lists (even one whose rank files all
+// failed to arrive), else the jobs the rank files describe, else run.world_size.
+int expected_processes(SqliteDatabase& merged, const std::vector<JobEntry>& registered, int fallback) {
+  auto add_job =
+      merged.prepare("INSERT OR IGNORE INTO jobs (job, first_rank, size, spawned) VALUES (?,?,?,?)");
+  for (const JobEntry& job : registered) {
+    add_job.bind(1, std::int64_t{job.job})
+        .bind(2, std::int64_t{job.first_rank})
+        .bind(3, std::int64_t{job.size})
+        .bind(4, std::int64_t{job.spawned})
+        .run();
+  }
+  const std::int64_t in_jobs = merged.query_int64("SELECT COALESCE(MAX(first_rank + size), 0) FROM jobs");
+  return in_jobs > 0 ? static_cast<int>(in_jobs) : fallback;
+}
+
 } // namespace
 
 MergeResult merge_rank_databases(const MergeOptions& options) {
@@ -182,7 +199,9 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
     auto query = merged.prepare("SELECT value FROM run WHERE key = 'world_size'");
     return query.step() ? query.column_text(0) : std::string();
   }();
-  result.world_size = world_size.empty() ? result.merged_ranks.back() + 1 : std::stoi(world_size);
+  result.world_size =
+      expected_processes(merged, read_jobs(options.directory),
+                         world_size.empty() ? result.merged_ranks.back() + 1 : std::stoi(world_size));
   for (int rank = 0; rank < result.world_size; ++rank) {
     const bool present = std::binary_search(result.merged_ranks.begin(), result.merged_ranks.end(), rank);
     const bool listed = std::find(result.missing_ranks.begin(), result.missing_ranks.end(), rank) !=
@@ -203,6 +222,8 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
     missing += (missing.empty() ? "" : ",") + std::to_string(rank);
   }
   set_value.bind(1, std::string_view("missing_ranks")).bind(2, missing).run();
+  set_value.bind(1, std::string_view("processes")).bind(2, std::to_string(result.world_size)).run();
+  result.jobs = static_cast<int>(merged.query_int64("SELECT COUNT(*) FROM jobs"));
   result.calls = static_cast<std::uint64_t>(merged.query_int64("SELECT count(*) FROM mpi_calls"));
   return result;
 }

@@ -16,8 +16,9 @@ std::atomic<Profiler*> Profiler::active_{nullptr};
 Profiler::Profiler(Config config, ProcessIdentity identity, std::vector<FunctionDescription> functions,
                    std::vector<std::string> datatypes)
     : config_(std::move(config)), identity_(std::move(identity)), functions_(std::move(functions)),
-      datatypes_(std::move(datatypes)), init_ns_(clock_.now_ns()) {
-  phases_.push_back(Phase{0, now_ticks(), 0, -1});
+      datatypes_(std::move(datatypes)),
+      init_ns_(clock_.to_ns(identity_.mpi_init_ticks != 0 ? identity_.mpi_init_ticks : now_ticks())) {
+  phases_.push_back(Phase{0, identity_.mpi_init_ticks != 0 ? identity_.mpi_init_ticks : now_ticks(), 0, -1});
 }
 
 Profiler::~Profiler() = default;
@@ -36,7 +37,7 @@ Profiler* Profiler::start(Config config, ProcessIdentity identity, std::vector<F
       new Profiler(std::move(config), std::move(identity), std::move(functions), std::move(datatypes));
   const std::string path = profiler->rank_database_path();
   try {
-    auto store = std::make_unique<RankStore>(path, profiler->identity_.world_rank);
+    auto store = std::make_unique<RankStore>(path, profiler->identity_.run_rank);
     store->write_catalog(profiler->functions_, profiler->datatypes_, profiler->identity_, profiler->init_ns_,
                          profiler->clock_);
     profiler->writer_ = std::make_unique<WriterThread>(*profiler, std::move(store));
@@ -81,7 +82,7 @@ ThreadRecorder* Profiler::register_thread() noexcept {
   } while (!thread_count_.compare_exchange_weak(index, static_cast<std::uint16_t>(index + 1),
                                                 std::memory_order_acq_rel));
   try {
-    auto* recorder = new ThreadRecorder(identity_.world_rank, index, config_.mode == Mode::Trace,
+    auto* recorder = new ThreadRecorder(identity_.run_rank, index, config_.mode == Mode::Trace,
                                         config_.buffer_events, config_.summary_slots);
     threads_[index].store(recorder, std::memory_order_release);
     return recorder;
@@ -102,8 +103,7 @@ std::uint16_t Profiler::begin_next_phase(int pcontrol_level) {
 }
 
 std::string Profiler::rank_database_path() const {
-  return (std::filesystem::path(config_.output_directory) / rank_database_name(identity_.world_rank))
-      .string();
+  return (std::filesystem::path(config_.output_directory) / rank_database_name(identity_.run_rank)).string();
 }
 
 std::string Profiler::merged_database_path() const {

@@ -127,15 +127,23 @@ void RankStore::write_catalog(const std::vector<FunctionDescription>& functions,
     }
   }
   db_.prepare(
-         "INSERT OR REPLACE INTO ranks (rank, host, pid, init_ns, tick_origin, tick_origin_ns, ns_per_tick) "
-         "VALUES (?,?,?,?,?,?,?)")
-      .bind(1, std::int64_t{identity.world_rank})
+         "INSERT OR REPLACE INTO ranks (rank, host, pid, init_ns, tick_origin, tick_origin_ns, ns_per_tick, "
+         "job, job_rank) VALUES (?,?,?,?,?,?,?,?,?)")
+      .bind(1, std::int64_t{identity.run_rank})
       .bind(2, identity.host)
       .bind(3, std::int64_t{identity.pid})
       .bind(4, as_int(init_ns))
       .bind(5, as_int(clock.origin_ticks()))
       .bind(6, as_int(clock.origin_ns()))
       .bind(7, clock.ns_per_tick())
+      .bind(8, std::int64_t{identity.job})
+      .bind(9, std::int64_t{identity.world_rank})
+      .run();
+  db_.prepare("INSERT OR REPLACE INTO jobs (job, first_rank, size, spawned) VALUES (?,?,?,?)")
+      .bind(1, std::int64_t{identity.job})
+      .bind(2, std::int64_t{identity.run_rank - identity.world_rank})
+      .bind(3, std::int64_t{identity.world_size})
+      .bind(4, std::int64_t{identity.spawned})
       .run();
   commit();
 }

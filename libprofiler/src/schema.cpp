@@ -26,7 +26,17 @@ CREATE TABLE IF NOT EXISTS ranks (
   -- The rank's tick scale: ns = tick_origin_ns + (ticks - tick_origin) * ns_per_tick (CLOCK_MONOTONIC).
   tick_origin      INTEGER,
   tick_origin_ns   INTEGER,
-  ns_per_tick      REAL
+  ns_per_tick      REAL,
+  job              INTEGER NOT NULL DEFAULT 0, -- jobs.job: 0 for the job mpirun started
+  job_rank         INTEGER                     -- rank in that job's MPI_COMM_WORLD
+);
+-- The jobs of the run: the one mpirun started and every job spawned from it (MPI_Comm_spawn).
+-- Job k's processes are ranks first_rank .. first_rank + size - 1.
+CREATE TABLE IF NOT EXISTS jobs (
+  job        INTEGER PRIMARY KEY,
+  first_rank INTEGER NOT NULL,
+  size       INTEGER NOT NULL,       -- its MPI_COMM_WORLD size
+  spawned    INTEGER NOT NULL        -- 1: started by MPI_Comm_spawn(_multiple)
 );
 CREATE TABLE IF NOT EXISTS strings (
   id    INTEGER PRIMARY KEY,
@@ -289,6 +299,7 @@ const TableMerge kMerges[] = {
     {"implementations", true, ""},
     {"strings", true, ""},
     {"ranks", false, ""},
+    {"jobs", true, ""},
     {"communicators", false, "created_ns,freed_ns"},
     {"phases", false, "start_ns,end_ns"},
     {"mpi_calls", false, "start_ns,end_ns"},

@@ -1,5 +1,6 @@
 // Merging rank files: one database, every rank on rank 0's timeline, clear errors on bad input.
 #include "commlens/profiler/event_codec.hpp"
+#include "commlens/profiler/job_registry.hpp"
 #include "commlens/profiler/merge.hpp"
 #include "commlens/profiler/profiler.hpp"
 #include "commlens/profiler/sqlite.hpp"
@@ -75,6 +76,21 @@ TEST(Merge, CombinesEveryRankAndShiftsTimesByTheMeasuredOffset) {
   const auto levels = db.query_int64("SELECT count(*) FROM timeline_tile_levels");
   EXPECT_GE(levels, 1);
   EXPECT_EQ(db.query_int64("SELECT sum(calls) FROM timeline_tiles"), 30 * levels);
+}
+
+TEST(Merge, CountsTheRanksOfARegisteredJobWithoutRankFilesAsMissing) {
+  const fs::path directory = fs::path(testing::TempDir()) / "merge-spawned";
+  fs::remove_all(directory);
+  run_rank(directory, 0, 1, 0);
+  run_rank(directory, 1, 1, 0);
+  claim_job(directory.string(), 2, false, "host", 10);
+  claim_job(directory.string(), 3, true, "host", 12); // spawned, never wrote a file
+  const MergeResult result = merge_rank_databases(MergeOptions{directory.string(), "", nullptr});
+  EXPECT_EQ(result.world_size, 5);
+  EXPECT_EQ(result.jobs, 2);
+  EXPECT_EQ(result.missing_ranks, (std::vector<int>{2, 3, 4}));
+  SqliteDatabase db(result.output_path, SQLITE_OPEN_READONLY);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM jobs WHERE job = 1 AND first_rank = 2 AND size = 3"), 1);
 }
 
 TEST(Merge, ReportsMissingRanksAndSkipsUnreadableFiles) {

@@ -71,6 +71,19 @@ class GeneratorTest(unittest.TestCase):
         with self.assertRaises(generator.SpecError):
             generator.expand(generator.parse_spec(SPEC), generator.declared_prototypes("int PMPI_Send(const void *buf);"))
 
+    def test_unwrapped_lines_give_patterns_and_no_functions(self):
+        text = "unwrapped MPI_Wtime MPI_*_c2f\nfamily p2p\nMPI_Cancel(MPI_Request* request)\n"
+        self.assertEqual(generator.unwrapped_patterns(text), ["MPI_Wtime", "MPI_*_c2f"])
+        self.assertEqual([f.name for f in generator.parse_spec(text)], ["MPI_Cancel"])
+
+    def test_joined_communicators_are_registered_on_this_side_even_while_collection_is_off(self):
+        spec = "family process\nMPI_Comm_join(int fd, MPI_Comm* intercomm)  joined=intercomm\n"
+        header = "int PMPI_Comm_join(int fd, MPI_Comm *intercomm);"
+        functions = generator.expand(generator.parse_spec(spec), generator.declared_prototypes(header))
+        text = generator.wrapper(functions[0])
+        self.assertIn("register_joined_communicator(call.function(), *intercomm, MPI_COMM_SELF);", text)
+        self.assertIn("if (profiler == nullptr) [[unlikely]]", text)
+
 
 if __name__ == "__main__":
     unittest.main()

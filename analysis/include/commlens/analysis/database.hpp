@@ -27,11 +27,12 @@ public:
   // Throws DatabaseError when the run recorded no MPI call at all: commands that analyse calls
   // refuse such a file rather than print an empty result that looks like success.
   void require_events() const;
-  // The world ranks a merged database lacks: `commlens merge` records the job's world_size and
-  // merged_ranks, and a rank whose file never arrived (or could not be read) has no `ranks` row.
+  // The ranks a merged database lacks: `commlens merge` records the run's processes (every job's
+  // world, spawned jobs included) and merged_ranks, and a rank whose file never arrived (or could
+  // not be read) has no `ranks` row.
   // Empty for a complete run and for a single rank file, which promises only itself.
   std::vector<int> missing_ranks() const;
-  int world_size() const; // run.world_size, else the number of ranks rows
+  int world_size() const; // run.processes, else run.world_size, else the number of ranks rows
   // Throws DatabaseError naming the missing ranks: a report of part of a job must be asked for.
   void require_all_ranks() const;
 

@@ -154,6 +154,9 @@ struct Report {
   std::uint64_t summary_overflow = 0;
   // World ranks a merged run lacks (their files never arrived): every table covers the rest only.
   std::vector<int> missing_ranks;
+  // The jobs of a run whose program spawned some ("0: ranks 0-1 (launched); 1: ranks 2-3
+  // (spawned)"); empty for a run of one job.
+  std::string jobs;
 
   std::vector<CommunicatorStats> communicators; // most time first
   std::vector<PartnerTraffic> partners;         // ascending (from, to)

@@ -15,7 +15,8 @@ struct MergeError : std::runtime_error {
 
 struct MergeResult {
   std::string output_path;
-  int world_size = 0; // from the run table of the rank files
+  int world_size = 0; // processes of the run: every job's MPI_COMM_WORLD (job_registry.hpp)
+  int jobs = 1;       // the job mpirun started and those it spawned
   std::vector<int> merged_ranks;
   std::vector<int> missing_ranks; // ranks of the run with no readable file
   std::uint64_t calls = 0;        // rows in mpi_calls

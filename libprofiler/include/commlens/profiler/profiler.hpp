@@ -22,10 +22,16 @@ namespace commlens {
 class WriterThread;
 
 struct ProcessIdentity {
-  int world_rank = 0;
+  int world_rank = 0; // in this job's MPI_COMM_WORLD
   int world_size = 1;
   std::string host;
   long pid = 0;
+  // What the `rank` columns, rank file names and call ids hold: unique among the processes of
+  // every job of the run (job_registry.hpp); equal to world_rank in the job mpirun started.
+  int run_rank = world_rank;
+  int job = 0;
+  bool spawned = false;
+  std::uint64_t mpi_init_ticks = 0; // now_ticks() on entering MPI_Init: time zero; 0 = at start()
 };
 
 // Offset of this rank's clock from rank 0's, measured at init and at finalize (drift is linear).

@@ -1,0 +1,147 @@
+#include "commlens/profiler/job_registry.hpp"
+
+#include "commlens/profiler/merge.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <sys/file.h>
+#include <unistd.h>
+
+namespace commlens {
+
+namespace {
+
+// The registry file, open and flock'ed for as long as the object lives.
+class LockedRegistry {
+public:
+  explicit LockedRegistry(const std::string& directory)
+      : path_((std::filesystem::path(directory) / kJobRegistryName).string()),
+        fd_(open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (fd_ < 0 || flock(fd_, LOCK_EX) != 0) {
+      const std::string reason = std::strerror(errno);
+      if (fd_ >= 0) {
+        close(fd_);
+      }
+      throw std::runtime_error(fmt::format("{}: {}", path_, reason));
+    }
+  }
+  ~LockedRegistry() { close(fd_); } // closing releases the lock
+  LockedRegistry(const LockedRegistry&) = delete;
+  LockedRegistry& operator=(const LockedRegistry&) = delete;
+
+  std::vector<JobEntry> read() const {
+    std::string text;
+    char buffer[4096];
+    for (ssize_t got = pread(fd_, buffer, sizeof buffer, 0); got > 0;
+         got = pread(fd_, buffer, sizeof buffer, static_cast<off_t>(text.size()))) {
+      text.append(buffer, static_cast<std::size_t>(got));
+    }
+    return parse(text);
+  }
+
+  void write(const std::vector<JobEntry>& jobs) const {
+    std::string text;
+    for (const JobEntry& e : jobs) {
+      text +=
+          fmt::format("{} {} {} {} {} {} {}\n", e.job, e.first_rank, e.size,
+                      e.spawned ? "spawned" : "launched", e.finished ? "finished" : "running", e.host, e.pid);
+    }
+    if (ftruncate(fd_, 0) != 0 ||
+        pwrite(fd_, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
+      throw std::runtime_error(fmt::format("{}: {}", path_, std::strerror(errno)));
+    }
+  }
+
+  static std::vector<JobEntry> parse(const std::string& text) {
+    std::vector<JobEntry> jobs;
+    std::istringstream lines(text);
+    JobEntry e;
+    std::string how;
+    std::string state;
+    while (lines >> e.job >> e.first_rank >> e.size >> how >> state >> e.host >> e.pid) {
+      e.spawned = how == "spawned";
+      e.finished = state == "finished";
+      jobs.push_back(e);
+    }
+    return jobs;
+  }
+
+private:
+  std::string path_;
+  int fd_;
+};
+
+// Only a process on this host can be checked; an entry of another host, or of a process that is
+// gone, belongs to a run that ended (or was killed).
+bool still_running(const JobEntry& entry, const std::string& host) {
+  return !entry.finished && entry.host == host &&
+         (kill(static_cast<pid_t>(entry.pid), 0) == 0 || errno == EPERM);
+}
+
+void remove_rank_files(const std::string& directory, const std::vector<JobEntry>& jobs) {
+  for (const JobEntry& job : jobs) {
+    for (int rank = job.first_rank; rank < job.first_rank + job.size; ++rank) {
+      const std::string path = (std::filesystem::path(directory) / rank_database_name(rank)).string();
+      for (const char* suffix : {"", "-wal", "-shm"}) {
+        std::remove((path + suffix).c_str());
+      }
+    }
+  }
+}
+
+} // namespace
+
+JobEntry claim_job(const std::string& directory, int size, bool spawned, const std::string& host, long pid) {
+  std::error_code ignored;
+  std::filesystem::create_directories(directory, ignored); // a failure shows in the open below
+  const LockedRegistry registry(directory);
+  std::vector<JobEntry> jobs = registry.read();
+  const bool joins_a_running_run = spawned || std::any_of(jobs.begin(), jobs.end(), [&](const JobEntry& e) {
+                                     return still_running(e, host);
+                                   });
+  if (!joins_a_running_run) {
+    remove_rank_files(directory, jobs);
+    jobs.clear();
+  }
+  JobEntry entry{static_cast<int>(jobs.size()), 0, size, spawned, false, host, pid};
+  for (const JobEntry& e : jobs) {
+    entry.first_rank = std::max(entry.first_rank, e.first_rank + e.size);
+  }
+  jobs.push_back(entry);
+  registry.write(jobs);
+  return entry;
+}
+
+bool finish_job(const std::string& directory, int job, const std::function<void()>& when_last) {
+  const LockedRegistry registry(directory);
+  std::vector<JobEntry> jobs = registry.read();
+  for (JobEntry& e : jobs) {
+    e.finished = e.finished || e.job == job;
+  }
+  registry.write(jobs);
+  const bool last = std::all_of(jobs.begin(), jobs.end(), [](const JobEntry& e) { return e.finished; });
+  if (last) {
+    when_last();
+  }
+  return last;
+}
+
+std::vector<JobEntry> read_jobs(const std::string& directory) {
+  // Unlocked: the merge runs after the jobs ended, and may read a folder it cannot write to.
+  std::ifstream file(std::filesystem::path(directory) / kJobRegistryName);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return LockedRegistry::parse(text.str());
+}
+
+} // namespace commlens

@@ -1,0 +1,81 @@
+// The jobs of a run: blocks of run ranks in claim order, a new run clearing an ended one, and
+// only the last job to finish told to merge.
+#include "commlens/profiler/job_registry.hpp"
+#include "commlens/profiler/merge.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace commlens;
+
+class JobRegistry : public ::testing::Test {
+protected:
+  void SetUp() override {
+    directory_ = fs::temp_directory_path() / ("commlens-jobs-test-" + std::to_string(getpid()));
+    fs::remove_all(directory_);
+  }
+  void TearDown() override { fs::remove_all(directory_); }
+  std::string directory() const { return directory_.string(); }
+  static std::string host() { return "testhost"; }
+
+private:
+  fs::path directory_;
+};
+
+TEST_F(JobRegistry, GivesSpawnedJobsTheRanksAfterEveryEarlierJob) {
+  const JobEntry parent = claim_job(directory(), 2, false, host(), getpid());
+  const JobEntry first_child = claim_job(directory(), 3, true, host(), getpid());
+  const JobEntry second_child = claim_job(directory(), 1, true, host(), getpid());
+  EXPECT_EQ(parent.job, 0);
+  EXPECT_EQ(parent.first_rank, 0);
+  EXPECT_EQ(first_child.job, 1);
+  EXPECT_EQ(first_child.first_rank, 2);
+  EXPECT_EQ(second_child.job, 2);
+  EXPECT_EQ(second_child.first_rank, 5);
+  ASSERT_EQ(read_jobs(directory()).size(), 3u);
+  EXPECT_TRUE(read_jobs(directory())[1].spawned);
+}
+
+TEST_F(JobRegistry, TellsOnlyTheLastJobToFinishToMerge) {
+  claim_job(directory(), 2, false, host(), getpid());
+  claim_job(directory(), 2, true, host(), getpid());
+  int merges = 0;
+  const auto merge = [&merges] { ++merges; };
+  EXPECT_FALSE(finish_job(directory(), 0, merge)) << "the spawned job still runs";
+  EXPECT_EQ(merges, 0);
+  EXPECT_TRUE(finish_job(directory(), 1, merge));
+  EXPECT_EQ(merges, 1);
+}
+
+TEST_F(JobRegistry, StartsANewRunWhenTheListedJobsEndedAndRemovesTheirRankFiles) {
+  claim_job(directory(), 1, false, host(), getpid());
+  claim_job(directory(), 2, true, host(), getpid());
+  finish_job(directory(), 0, [] {});
+  finish_job(directory(), 1, [] {});
+  std::ofstream(fs::path(directory()) / rank_database_name(2)) << "a spawned rank of the earlier run";
+  const JobEntry next_run = claim_job(directory(), 4, false, host(), getpid());
+  EXPECT_EQ(next_run.job, 0);
+  EXPECT_EQ(next_run.first_rank, 0);
+  EXPECT_EQ(read_jobs(directory()).size(), 1u);
+  EXPECT_FALSE(fs::exists(fs::path(directory()) / rank_database_name(2)))
+      << "an earlier run's rank file would be merged into this run";
+}
+
+TEST_F(JobRegistry, JoinsARunWhoseJobStillRunsOnThisHost) {
+  claim_job(directory(), 2, false, host(), getpid()); // this process is alive
+  const JobEntry connecting = claim_job(directory(), 2, false, host(), getpid());
+  EXPECT_EQ(connecting.job, 1);
+  EXPECT_EQ(connecting.first_rank, 2);
+}
+
+TEST_F(JobRegistry, ReadsNoJobsWhereNoRegistryExists) {
+  EXPECT_TRUE(read_jobs(directory()).empty());
+}
+
+} // namespace
