@@ -6,6 +6,7 @@
 
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace commlens::analysis {
 namespace {
@@ -29,12 +30,12 @@ std::vector<std::pair<std::string, std::string>> figure_order(const TrainingStep
                                            {" bytes received", "bytes"},
                                            {" time", "ns"}})
           order.emplace_back(function.name + suffix, unit);
-  std::set<std::string> bins;
+  std::set<std::tuple<std::string, int, std::string>> bins; // function, size bin (by size), key
   for (const auto* steps : {&a, &b})
     for (const auto& bin : steps->allreduce_sizes)
-      bins.insert(bin.function + " " + bin.key + " calls");
-  for (const auto& bin : bins)
-    order.emplace_back(bin, "calls");
+      bins.emplace(bin.function, bin.size_bin, bin.key);
+  for (const auto& [function, size_bin, key] : bins)
+    order.emplace_back(function + " " + key + " calls", "calls");
   return order;
 }
 
@@ -73,7 +74,7 @@ void compare_training_steps(const Database& a, const Database& b, Comparison& co
     return found == figures.end() ? 0.0 : found->second;
   };
   for (const auto& [name, unit] : figure_order(steps_a, steps_b)) {
-    ComparedStepFigure figure{name, unit, value(figures_a, name), value(figures_b, name)};
+    ComparedStepFigure figure{name, unit, value(figures_a, name), value(figures_b, name), std::nullopt};
     if (figure.a != 0)
       figure.ratio = figure.b / figure.a;
     comparison.steps.push_back(std::move(figure));

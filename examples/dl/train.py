@@ -20,6 +20,7 @@ Gradients: `host` trains on the CPU; `host-staged` trains on a GPU and copies ea
 host memory for MPI; `cuda` hands the CUDA tensors to MPI (a CUDA-aware MPI, or COMMLENS_RUNTIME=on
 with commlens' GPU runtime)."""
 import argparse
+import os
 import re
 import sys
 
@@ -73,7 +74,6 @@ def pick_device(gradients):
         raise SystemExit(f"train.py: --gradients {gradients} needs a CUDA GPU; torch sees none")
     local_rank = 0
     for variable in ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"):
-        import os
         if variable in os.environ:
             local_rank = int(os.environ[variable])
             break
