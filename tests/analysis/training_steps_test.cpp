@@ -121,6 +121,18 @@ TEST_F(TrainingSteps, AllreduceSizesListEachBucketsExactSizeInTraceMode) {
   EXPECT_NE(text.find("1 x 18432 B"), std::string::npos);
 }
 
+TEST_F(TrainingSteps, MarkdownAndHtmlCarryTheSectionAndHtmlPlotsTheSteps) {
+  const auto full = report();
+  const auto markdown = analysis::render_markdown_report(full);
+  EXPECT_NE(markdown.find("## Training steps (MPI_Pcontrol(2) phases)\n\n| figure | value |\n"),
+            std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("| step time, median | 200.000 ms |"), std::string::npos);
+  const auto html = analysis::render_html_report(full);
+  EXPECT_NE(html.find("<h2>Training steps: time per step</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<title>phase 2: 200000000 ns, 30001000 ns in MPI</title>"), std::string::npos);
+}
+
 TEST_F(TrainingSteps, PvarsGiveTheLargestLevelOrTheCountersGrowthPerStep) {
   const auto steps = report().training_steps;
   ASSERT_EQ(steps.pvar_rows.size(), 2u); // the tear-down sample (40) is outside every step
