@@ -34,27 +34,28 @@ class FusionBucket:
     def bytes(self):
         return self.elements * self.flat.element_size()
 
-    def pack(self):
-        """Copies the gradients into the flat buffer (cast to its type), then to the host copy."""
+    def pack(self, world_size):
+        """Copies the gradients, divided by the number of ranks, into the flat buffer (cast to its
+        type), then to the host copy. Dividing before the sum (Horovod's prescaling) keeps fp16 sums
+        of large gradients from overflowing."""
         offset = 0
         for parameter in self.parameters:
             count = parameter.numel()
             if parameter.grad is None:  # a parameter this step's backward did not reach
                 parameter.grad = torch.zeros_like(parameter)
-            self.flat[offset:offset + count].copy_(parameter.grad.reshape(-1))
+            self.flat[offset:offset + count].copy_(parameter.grad.reshape(-1) / world_size)
             offset += count
         if self.host is not None:
             self.host.copy_(self.flat)
 
-    def unpack(self, world_size):
-        """Writes the summed gradients back, averaged over the ranks."""
+    def unpack(self):
+        """Writes the sums of the divided gradients, their average, back."""
         if self.host is not None:
             self.flat.copy_(self.host)
         offset = 0
         for parameter in self.parameters:
             count = parameter.numel()
-            summed = self.flat[offset:offset + count].view_as(parameter.grad)
-            parameter.grad.copy_(summed).div_(world_size)
+            parameter.grad.copy_(self.flat[offset:offset + count].view_as(parameter.grad))
             offset += count
 
     def mpi_buffer(self):

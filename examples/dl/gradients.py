@@ -2,6 +2,7 @@
 with it (as Horovod's background thread and PyTorch DDP do).
 
 Buckets follow the order backward produces gradients: the reverse of the model's parameter order.
+Each gradient is divided by the number of ranks as it is packed, so the sum is the average.
 Blocking: after backward, each bucket is packed, MPI_Allreduce'd in place and unpacked. Overlap:
 a hook on each parameter's gradient accumulator counts the bucket's ready gradients; a complete
 bucket is packed and its MPI_Iallreduce posted at once, buckets strictly in order (collectives
@@ -42,9 +43,9 @@ class GradientExchange:
 
     def allreduce_blocking(self):
         for bucket in self.buckets:
-            bucket.pack()
+            bucket.pack(self.world_size)
             self.comm.Allreduce(MPI.IN_PLACE, self._allreduce_message(bucket), op=self.op)
-            bucket.unpack(self.world_size)
+            bucket.unpack()
 
     # Overlap mode: counters per bucket, reset every step.
     def _install_hooks(self):
@@ -69,7 +70,7 @@ class GradientExchange:
             self._next_to_post += 1
 
     def _post(self, bucket):
-        bucket.pack()
+        bucket.pack(self.world_size)
         self._requests.append(
             self.comm.Iallreduce(MPI.IN_PLACE, self._allreduce_message(bucket), op=self.op))
 
@@ -84,5 +85,5 @@ class GradientExchange:
         MPI.Request.Waitall(self._requests)
         self._requests = []
         for bucket in self.buckets:
-            bucket.unpack(self.world_size)
+            bucket.unpack()
         self._reset_counters()
