@@ -21,6 +21,10 @@ std::vector<std::pair<std::string, std::string>> figure_order(const TrainingStep
                                                             {"step time, third quartile", "ns"},
                                                             {"median time in MPI per step", "ns"},
                                                             {"share of step time in MPI", "share"}};
+  if (a.nonblocking_allreduce || b.nonblocking_allreduce) {
+    order.emplace_back("nonblocking allreduces pending", "ns");
+    order.emplace_back("pending outside MPI calls", "ns");
+  }
   std::set<std::string> seen;
   for (const auto* steps : {&a, &b})
     for (const auto& function : steps->functions)
@@ -46,6 +50,10 @@ std::map<std::string, double> figures_of(const TrainingSteps& steps) {
                                            {"step time, third quartile", double(steps.p75_ns)},
                                            {"median time in MPI per step", double(steps.median_mpi_ns)},
                                            {"share of step time in MPI", steps.mpi_share}};
+  if (steps.nonblocking_allreduce) {
+    figures["nonblocking allreduces pending"] = steps.in_flight_ns;
+    figures["pending outside MPI calls"] = steps.in_flight_outside_mpi_ns;
+  }
   for (const auto& function : steps.functions) {
     figures[function.name + " calls"] = function.calls_per_step;
     figures[function.name + " bytes sent"] = function.bytes_sent_per_step;

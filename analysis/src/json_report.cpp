@@ -108,6 +108,10 @@ json training_steps_json(const TrainingSteps& section) {
             {"min", section.min_ns},
             {"max", section.max_ns}}},
           {"median_mpi_ns", section.median_mpi_ns},
+          {"nonblocking_allreduce", section.nonblocking_allreduce
+                                        ? json{{"in_flight_ns", section.in_flight_ns},
+                                               {"in_flight_outside_mpi_ns", section.in_flight_outside_mpi_ns}}
+                                        : json(nullptr)},
           {"mpi_share", section.mpi_share},
           {"functions", std::move(functions)},
           {"allreduce_sizes", std::move(sizes)},

@@ -21,6 +21,7 @@ steps AS (
 // "3", "2.5", "0.33": a per-step count without trailing zeros.
 std::string per_step_count(double value);
 
+void read_step_overlap(const Database& database, const ReportFilter& filter, TrainingSteps& section);
 void read_step_pvars(const Database& database, const ReportFilter& filter, TrainingSteps& section);
 void read_step_copies(const Database& database, const ReportFilter& filter, TrainingSteps& section);
 

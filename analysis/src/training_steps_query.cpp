@@ -1,6 +1,6 @@
 // The training-steps section: step phases (training_steps.hpp) found in `phases`, their calls from
 // call_stats (both modes), exact allreduce sizes from mpi_calls (trace mode), and MPI_T samples and
-// CUDA copies placed in steps by time on their rank. Pvar and copy rows are built in
+// CUDA copies placed in steps by time on their rank. Overlap, pvar and copy figures are built in
 // training_steps_extras.cpp.
 #include "commlens/analysis/training_steps.hpp"
 
@@ -172,6 +172,8 @@ TrainingSteps query_training_steps(const Database& database, const ReportFilter&
   read_allreduce_sizes(database, filter, section);
   if (database.has_rows("mpi_calls"))
     read_exact_allreduce_sizes(database, filter, section);
+  if (database.has_rows("mpi_requests"))
+    detail::read_step_overlap(database, filter, section);
   detail::read_step_pvars(database, filter, section);
   detail::read_step_copies(database, filter, section);
   return section;

@@ -52,6 +52,15 @@ ReportTable summary_table(const TrainingSteps& steps) {
       {"time in MPI, share of all steps", percent(steps.mpi_share)},
       {"allreduce calls per step and rank", per_step_count(double(allreduce_calls) / steps.rank_steps)},
       {"allreduce bytes per step and rank", bytes_per_step(double(allreduce_bytes) / steps.rank_steps)}};
+  if (steps.nonblocking_allreduce) {
+    table.rows.push_back(
+        {"nonblocking allreduces pending per step and rank", human_duration(steps.in_flight_ns)});
+    table.rows.push_back(
+        {"of it outside MPI calls (the rank computing)",
+         fmt::format("{} ({})", human_duration(steps.in_flight_outside_mpi_ns),
+                     steps.in_flight_ns > 0 ? percent(steps.in_flight_outside_mpi_ns / steps.in_flight_ns)
+                                            : "-")});
+  }
   return table;
 }
 

@@ -167,6 +167,29 @@ TEST_F(TrainingSteps, CompareListsPerStepFiguresOfBothRuns) {
             std::string::npos);
 }
 
+// Rank 0 in step 1 also posts an MPI_Iallreduce (the post call 1 us, pending 50.997 ms) and waits
+// for it in an MPI_Waitall of 10 ms: 10.001 ms of the pending time inside MPI calls.
+TEST(TrainingStepsOverlap, PendingNonblockingAllreducesAreSplitInsideAndOutsideMpiCalls) {
+  const auto path = make_temp_directory("commlens-steps-overlap") / "commlens.sqlite";
+  {
+    TestDatabase database(path);
+    fill_training_run(database);
+    const std::int64_t s = 1000 * kMs;
+    database.execute(fmt::format(
+        "INSERT INTO functions (id, name, family) VALUES (5, 'MPI_Iallreduce', 'collective'), "
+        "(6, 'MPI_Waitall', 'completion');"
+        "INSERT INTO mpi_calls (id, rank, thread, function_id, start_ns, end_ns, bytes_sent, bytes_recv, "
+        "peer, "
+        "phase) VALUES (100, 0, 0, 5, {0}, {1}, 64, 64, -1, 1), (101, 0, 0, 6, {2}, {3}, 0, 0, -1, 1);"
+        "INSERT INTO mpi_requests VALUES (0, 100, 5, {0}, {3}, 101, -1, 64, 64, 0);",
+        s + 3000, s + 4000, s + 41 * kMs, s + 51 * kMs));
+  }
+  const auto steps = analysis::build_report(analysis::Database(path)).training_steps;
+  ASSERT_TRUE(steps.nonblocking_allreduce);
+  EXPECT_DOUBLE_EQ(steps.in_flight_ns, (51 * kMs - 3000) / 6.0);
+  EXPECT_DOUBLE_EQ(steps.in_flight_outside_mpi_ns, (51 * kMs - 3000 - 1000 - 10 * kMs) / 6.0);
+}
+
 TEST(TrainingStepsAbsent, ARunWithoutStepPhasesSaysSoInOneLine) {
   const auto path = make_temp_directory("commlens-no-steps") / "commlens.sqlite";
   {

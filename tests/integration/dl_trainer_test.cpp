@@ -246,6 +246,14 @@ TEST_F(DlTrainer, OverlapPostsOneIallreducePerBucketAndOneWaitall) {
   EXPECT_EQ(db.scalar("SELECT count(*) FROM call_stats WHERE phase BETWEEN 1 AND " + std::to_string(kSteps) +
                       " AND function_id = " + function_sql("MPI_Allreduce")),
             0);
+  // Trace mode: the report says how long the Iallreduces were pending and how much of it outside MPI.
+  const auto report = nlohmann::json::parse(command_output(
+      std::string(COMMLENS_TEST_CLI) + " report --format json " + quoted(run.database.string())));
+  const auto& pending = report["training_steps"]["nonblocking_allreduce"];
+  ASSERT_TRUE(pending.is_object()) << report["training_steps"].dump();
+  EXPECT_GT(pending["in_flight_ns"].get<double>(), 0.0);
+  EXPECT_GE(pending["in_flight_outside_mpi_ns"].get<double>(), 0.0);
+  EXPECT_LE(pending["in_flight_outside_mpi_ns"].get<double>(), pending["in_flight_ns"].get<double>());
 }
 
 TEST_F(DlTrainer, SetUpBroadcastsEveryStateTensorMomentumBufferAndTheHyperParameters) {

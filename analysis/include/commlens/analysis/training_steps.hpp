@@ -67,7 +67,14 @@ struct TrainingSteps {
   std::vector<StepFunctionStats> functions; // most time first, MPI_Pcontrol left out
   std::vector<StepSizeBin> allreduce_sizes; // by function, then size
   bool exact_sizes = false;                 // trace mode: exact_sizes filled
-  std::vector<std::string> pvar_headers;    // MPI_T per step; empty without samples in steps
+  // Trace mode, steps with MPI_Iallreduce: per step and rank, how long nonblocking allreduces were
+  // in flight (post to completion, their union) and the part of it the rank spent outside MPI calls
+  // (computing while they were pending: backward, in overlap mode). Pending is not progressing:
+  // a library without asynchronous progress moves the data inside MPI calls only.
+  bool nonblocking_allreduce = false;
+  double in_flight_ns = 0;
+  double in_flight_outside_mpi_ns = 0;
+  std::vector<std::string> pvar_headers; // MPI_T per step; empty without samples in steps
   std::vector<std::vector<std::string>> pvar_rows;
   std::vector<std::string> copy_headers; // CUDA copies per step; empty without copies in steps
   std::vector<std::vector<std::string>> copy_rows;
