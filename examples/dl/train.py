@@ -17,8 +17,9 @@ Communication on MPI_COMM_WORLD, per rank:
   tear-down (after a last MPI_Pcontrol(2)): MPI_Gather of each rank's images/s to rank 0 and
     MPI_Allgather of each rank's parameter digest, which must all be equal (exit status 1 if not).
 Gradients: `host` trains on the CPU; `host-staged` trains on a GPU and copies each bucket to pinned
-host memory for MPI; `cuda` hands the CUDA tensors to MPI (a CUDA-aware MPI, or COMMLENS_RUNTIME=on
-with commlens' GPU runtime)."""
+host memory for MPI; `cuda` hands the CUDA tensors of the blocking MPI_Allreduce to MPI (a
+CUDA-aware MPI, or COMMLENS_RUNTIME=on with commlens' GPU runtime; not with --overlap). Set-up
+broadcasts go through host memory in every mode."""
 import argparse
 import os
 import re
@@ -62,6 +63,9 @@ def parse_arguments(argv):
     options = parser.parse_args(argv)
     if options.image_size is None:
         options.image_size = models.default_image_size(options.model)
+    if options.gradients == "cuda" and options.overlap:
+        parser.error("--overlap posts MPI_Iallreduce, which commlens' GPU runtime does not take: with "
+                     "--gradients cuda use the blocking allreduce (or --gradients host-staged)")
     if options.steps < 1 or options.warmup_steps < 0 or options.batch_size < 1:
         parser.error("--steps must be at least 1, --warmup-steps at least 0, --batch-size at least 1")
     return options

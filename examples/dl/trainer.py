@@ -50,10 +50,8 @@ class Trainer:
     # -- set-up: one MPI_Bcast per tensor, as Horovod's broadcast_parameters and
     # broadcast_optimizer_state do.
     def _broadcast_tensor(self, tensor):
-        if self.options.gradients == "cuda":
-            torch.cuda.current_stream().synchronize()
-            self.comm.Bcast([tensor, mpi_types.datatype_of(tensor.dtype)], root=0)
-            return
+        # Through host memory in every mode: set-up is not timed, and commlens' GPU runtime takes
+        # MPI_Allreduce only, so a device buffer would reach an MPI that may not be CUDA-aware.
         host = tensor.detach().reshape(-1).cpu() if self.on_gpu else tensor.detach().reshape(-1)
         self.comm.Bcast([host.numpy(), mpi_types.datatype_of(tensor.dtype)], root=0)
         if self.on_gpu:
