@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <bit>
 #include <map>
-#include <set>
 
 namespace commlens::analysis {
 namespace {
