@@ -107,6 +107,11 @@ struct TrainingRun {
   std::filesystem::path database;
 };
 
+std::vector<std::filesystem::path>& run_directories() {
+  static std::vector<std::filesystem::path> directories;
+  return directories;
+}
+
 const TrainingRun& run_training(const std::string& name, const std::vector<std::string>& options,
                                 const std::string& mode) {
   static std::map<std::string, TrainingRun> runs;
@@ -118,6 +123,7 @@ const TrainingRun& run_training(const std::string& name, const std::vector<std::
       std::filesystem::temp_directory_path() / ("commlens-dl-" + name + "-" + std::to_string(getpid()));
   std::filesystem::remove_all(directory);
   std::filesystem::create_directories(directory);
+  run_directories().push_back(directory);
   TrainingRun run{.options = options, .mode = mode, .database = directory / "out" / "commlens.sqlite"};
   std::string command = std::string(COMMLENS_TEST_CLI) + " run --quiet --mode " + mode + " --output " +
                         quoted((directory / "out").string()) + " -- timeout 120 " + COMMLENS_TEST_MPIRUN +
@@ -145,6 +151,13 @@ std::string function_sql(const std::string& name) {
 
 class DlTrainer : public ::testing::Test {
 protected:
+  // The runs' directories stay behind as evidence when a test failed.
+  static void TearDownTestSuite() {
+    if (!::testing::UnitTest::GetInstance()->Failed())
+      for (const auto& directory : run_directories())
+        std::filesystem::remove_all(directory);
+  }
+
   // Checks a run's steps against the buckets; `function` is MPI_Allreduce or MPI_Iallreduce.
   void expect_steps(const TrainingRun& run, const std::vector<std::int64_t>& buckets,
                     const std::string& function) {
