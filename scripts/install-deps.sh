@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config python3
   openmpi-bin libopenmpi-dev python3-mpi4py
+  # PyTorch (CPU) for the data-parallel trainer in examples/dl and its test
+  python3-torch python3-torchvision
   # MPICH beside Open MPI for the MPI_T degradation test (tests/mpich); its alternatives rank below
   # Open MPI's, so mpicc, mpirun and the mpi.h of the default build stay Open MPI's.
   mpich libmpich-dev

@@ -103,6 +103,7 @@ Comparison join_sides(Comparison comparison, const Side& a, const Side& b) {
 
 Comparison compare_databases(const Database& a, const Database& b) {
   Comparison comparison{a.path().string(), b.path().string()};
+  compare_training_steps(a, b, comparison);
   comparison.per_call_times = a.has_rows("mpi_calls") && b.has_rows("mpi_calls");
   if (!comparison.per_call_times) {
     comparison.note =

@@ -1,9 +1,11 @@
 #include "commlens/analysis/comparison.hpp"
 #include "commlens/analysis/report_format.hpp"
+#include "commlens/analysis/size_bin.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <iterator>
 
 namespace commlens::analysis {
@@ -11,6 +13,31 @@ namespace {
 
 std::string ratio_text(const std::optional<double>& ratio) {
   return ratio ? fmt::format("{:.2f}x", *ratio) : "-";
+}
+
+std::string figure_value(const ComparedStepFigure& figure, double value) {
+  if (figure.unit == "ns")
+    return human_duration(value);
+  if (figure.unit == "bytes")
+    return binary_size(static_cast<std::uint64_t>(std::llround(value)));
+  if (figure.unit == "share")
+    return fmt::format("{:.1f}%", value * 100.0);
+  auto text = fmt::format("{:.2f}", value);
+  text.erase(text.find_last_not_of('0') + 1);
+  return text.back() == '.' ? text.substr(0, text.size() - 1) : text;
+}
+
+void write_steps(fmt::memory_buffer& out, const Comparison& comparison) {
+  if (!comparison.steps_note.empty())
+    fmt::format_to(std::back_inserter(out), "\n  training steps: {}\n", comparison.steps_note);
+  if (comparison.steps.empty())
+    return;
+  fmt::format_to(std::back_inserter(out),
+                 "\n  Training steps, per step and rank\n  {:<44} {:>14} {:>14} {:>8}\n", "figure", "A", "B",
+                 "B/A");
+  for (const auto& figure : comparison.steps)
+    fmt::format_to(std::back_inserter(out), "  {:<44} {:>14} {:>14} {:>8}\n", figure.figure,
+                   figure_value(figure, figure.a), figure_value(figure, figure.b), ratio_text(figure.ratio));
 }
 
 } // namespace
@@ -32,6 +59,7 @@ std::string render_comparison_text(const Comparison& comparison) {
         bin.function, bin.key, bin.a.calls, bin.b.calls, human_duration(double(bin.a.time_total_ns)),
         human_duration(double(bin.b.time_total_ns)), human_duration(double(bin.a.median_ns)),
         human_duration(double(bin.b.median_ns)), ratio_text(bin.median_ratio), ratio_text(bin.p95_ratio));
+  write_steps(out, comparison);
   return fmt::to_string(out);
 }
 
@@ -53,11 +81,20 @@ std::string render_comparison_json(const Comparison& comparison) {
                     {"b", side(bin.b)},
                     {"median_ratio", optional(bin.median_ratio)},
                     {"p95_ratio", optional(bin.p95_ratio)}});
+  json steps = json::array();
+  for (const auto& figure : comparison.steps)
+    steps.push_back({{"figure", figure.figure},
+                     {"unit", figure.unit},
+                     {"a", figure.a},
+                     {"b", figure.b},
+                     {"ratio", optional(figure.ratio)}});
   const json document = {{"a", comparison.label_a},
                          {"b", comparison.label_b},
                          {"per_call_times", comparison.per_call_times},
                          {"note", comparison.note},
-                         {"bins", std::move(bins)}};
+                         {"bins", std::move(bins)},
+                         {"training_steps", std::move(steps)},
+                         {"training_steps_note", comparison.steps_note}};
   // Strings come from the database and may hold invalid UTF-8: replaced, never an exception.
   return document.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

@@ -44,6 +44,9 @@ void write_plots(fmt::memory_buffer& out, const Report& report) {
     fmt::format_to(std::back_inserter(out),
                    "<h2>Partner heat map (bytes, sender row to receiver column)</h2>\n{}\n",
                    detail::svg_partner_heat_map(report.partners));
+  if (report.training_steps.absent.empty() && !report.training_steps.steps.empty())
+    fmt::format_to(std::back_inserter(out), "<h2>Training steps: time per step</h2>\n{}\n",
+                   detail::svg_step_times(report.training_steps));
   for (const auto& function : report.functions)
     fmt::format_to(std::back_inserter(out), "<h3>Message sizes of {}</h3>\n{}\n",
                    detail::html_escape(function.name), detail::svg_size_histogram(function));

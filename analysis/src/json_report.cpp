@@ -60,6 +60,65 @@ json optional_section_json(const OptionalSection& section) {
   return {{"headers", section.headers}, {"rows", section.rows}};
 }
 
+json training_steps_json(const TrainingSteps& section) {
+  if (!section.absent.empty())
+    return {{"absent", section.absent}};
+  json steps = json::array();
+  for (const auto& s : section.steps)
+    steps.push_back({{"phase", s.phase},
+                     {"ranks", s.ranks},
+                     {"start_ns", s.start_ns},
+                     {"duration_ns", s.duration_ns},
+                     {"mpi_ns", s.mpi_ns},
+                     {"calls", s.calls},
+                     {"allreduce_calls", s.allreduce_calls},
+                     {"allreduce_bytes", s.allreduce_bytes}});
+  json functions = json::array();
+  for (const auto& f : section.functions)
+    functions.push_back({{"name", f.name},
+                         {"calls", f.calls},
+                         {"bytes_sent", f.bytes_sent},
+                         {"bytes_recv", f.bytes_recv},
+                         {"time_total_ns", f.time_total_ns},
+                         {"calls_per_step", f.calls_per_step},
+                         {"bytes_sent_per_step", f.bytes_sent_per_step},
+                         {"bytes_recv_per_step", f.bytes_recv_per_step},
+                         {"time_per_step_ns", f.time_per_step_ns},
+                         {"min_calls", f.min_calls},
+                         {"max_calls", f.max_calls}});
+  json sizes = json::array();
+  for (const auto& b : section.allreduce_sizes)
+    sizes.push_back({{"function", b.function},
+                     {"key", b.key},
+                     {"size_bin", b.size_bin},
+                     {"label", b.label},
+                     {"calls_per_step", b.calls_per_step},
+                     {"bytes_per_step", b.bytes_per_step},
+                     {"time_per_step_ns", b.time_per_step_ns},
+                     {"exact_sizes", section.exact_sizes ? json(b.exact_sizes) : json(nullptr)}});
+  const auto table = [](const auto& headers, const auto& rows) {
+    return headers.empty() ? json(nullptr) : json{{"headers", headers}, {"rows", rows}};
+  };
+  return {{"steps", std::move(steps)},
+          {"rank_steps", section.rank_steps},
+          {"step_time_ns",
+           {{"median", section.median_ns},
+            {"p25", section.p25_ns},
+            {"p75", section.p75_ns},
+            {"min", section.min_ns},
+            {"max", section.max_ns}}},
+          {"median_mpi_ns", section.median_mpi_ns},
+          {"nonblocking_allreduce", section.nonblocking_allreduce
+                                        ? json{{"in_flight_ns", section.in_flight_ns},
+                                               {"in_flight_outside_mpi_ns", section.in_flight_outside_mpi_ns}}
+                                        : json(nullptr)},
+          {"mpi_share", section.mpi_share},
+          {"functions", std::move(functions)},
+          {"allreduce_sizes", std::move(sizes)},
+          {"pvars", table(section.pvar_headers, section.pvar_rows)},
+          {"cuda_copies", table(section.copy_headers, section.copy_rows)}};
+}
+
 json names_ranked_by(const Report& report, std::uint64_t (*metric)(const FunctionStats&)) {
   std::vector<const FunctionStats*> ranked;
   for (const auto& function : report.functions)
@@ -136,7 +195,8 @@ json detail_sections_json(const Report& report) {
           {"nvtx_calls_placed", report.nvtx_calls_placed},
           {"mpit", optional_section_json(report.mpit)},
           {"cuda_copies", optional_section_json(report.cuda_copies)},
-          {"runtime_decisions", optional_section_json(report.runtime_decisions)}};
+          {"runtime_decisions", optional_section_json(report.runtime_decisions)},
+          {"training_steps", training_steps_json(report.training_steps)}};
 }
 
 } // namespace

@@ -126,6 +126,7 @@ Report build_report(const Database& database, const ReportFilter& filter, const 
            report.concurrency_absent = "every rank made its MPI calls from one thread";
        }},
       {"phases", [&] { report.phases = detail::query_phases(database, filter); }},
+      {"training steps", [&] { report.training_steps = query_training_steps(database, filter); }},
       {"NVTX phases",
        [&] {
          auto section = detail::query_nvtx_phases(database, filter);

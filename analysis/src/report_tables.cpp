@@ -181,18 +181,22 @@ std::vector<ReportTable> summary_tables(const Report& report) {
 }
 
 std::vector<ReportTable> detail_tables(const Report& report) {
-  return {top_functions_table(report, "Top functions by calls", [](auto& f) { return double(f.calls); }),
-          top_functions_table(report, "Top functions by bytes",
-                              [](auto& f) { return double(f.bytes_sent + f.bytes_recv); }),
-          communicators_table(report),
-          partners_table(report),
-          queue_times_table(report),
-          concurrency_table(report),
-          phases_table(report),
-          nvtx_phases_table(report),
-          optional_table("MPI_T performance variables", report.mpit),
-          optional_table("CUDA copy paths", report.cuda_copies),
-          optional_table("Runtime decisions", report.runtime_decisions)};
+  std::vector<ReportTable> tables{
+      top_functions_table(report, "Top functions by calls", [](auto& f) { return double(f.calls); }),
+      top_functions_table(report, "Top functions by bytes",
+                          [](auto& f) { return double(f.bytes_sent + f.bytes_recv); }),
+      communicators_table(report),
+      partners_table(report),
+      queue_times_table(report),
+      concurrency_table(report),
+      phases_table(report)};
+  for (auto& table : training_steps_tables(report.training_steps))
+    tables.push_back(std::move(table));
+  tables.push_back(nvtx_phases_table(report));
+  tables.push_back(optional_table("MPI_T performance variables", report.mpit));
+  tables.push_back(optional_table("CUDA copy paths", report.cuda_copies));
+  tables.push_back(optional_table("Runtime decisions", report.runtime_decisions));
+  return tables;
 }
 
 } // namespace commlens::analysis::detail

@@ -20,6 +20,8 @@ struct ReportTable {
 std::vector<ReportTable> summary_tables(const Report& report);
 // Every other section, in report order.
 std::vector<ReportTable> detail_tables(const Report& report);
+// The training-steps section's tables (training_steps_tables.cpp); one table saying why when absent.
+std::vector<ReportTable> training_steps_tables(const TrainingSteps& steps);
 
 std::string percent(double share);
 // "rank 1, phase 2, NVTX range train"; empty without a filter.

@@ -124,4 +124,36 @@ std::string svg_partner_heat_map(const std::vector<PartnerTraffic>& partners) {
   return fmt::to_string(out);
 }
 
+std::string svg_step_times(const TrainingSteps& steps) {
+  constexpr int kStepsShown = 200;
+  const auto shown = std::min<std::size_t>(steps.steps.size(), kStepsShown);
+  // Wide bars for a few steps, at least 3 pixels for many.
+  const int step_width = std::clamp(kPlotWidth / static_cast<int>(shown), 3, 24);
+  std::int64_t longest = 1;
+  for (std::size_t i = 0; i < shown; ++i)
+    longest = std::max(longest, steps.steps[i].duration_ns);
+  fmt::memory_buffer out;
+  const int width = static_cast<int>(shown) * step_width + 4;
+  fmt::format_to(std::back_inserter(out),
+                 R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}">)svg",
+                 std::max(width, 200), kHistogramHeight + 20);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto& step = steps.steps[i];
+    const double total = double(kHistogramHeight) * double(step.duration_ns) / double(longest);
+    const double mpi = std::min(total, double(kHistogramHeight) * double(step.mpi_ns) / double(longest));
+    const int x = 2 + static_cast<int>(i) * step_width;
+    fmt::format_to(
+        std::back_inserter(out),
+        R"svg(<rect x="{}" y="{:.1f}" width="{}" height="{:.1f}" fill="#ddd"><title>phase {}: {} ns, {} ns in MPI</title></rect>)svg"
+        R"svg(<rect x="{}" y="{:.1f}" width="{}" height="{:.1f}" fill="#c44"/>)svg",
+        x, kHistogramHeight - total, step_width - 1, total - mpi, step.phase, step.duration_ns, step.mpi_ns,
+        x, kHistogramHeight - mpi, step_width - 1, mpi);
+  }
+  fmt::format_to(
+      std::back_inserter(out),
+      R"svg(<text x="2" y="{}" font-size="12">steps {} to {}; longest {:.3f} ms; red: time in MPI</text></svg>)svg",
+      kHistogramHeight + 15, steps.steps.front().phase, steps.steps[shown - 1].phase, double(longest) / 1e6);
+  return fmt::to_string(out);
+}
+
 } // namespace commlens::analysis::detail

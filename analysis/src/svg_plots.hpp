@@ -13,5 +13,7 @@ std::string svg_time_shares(const std::vector<RankTime>& ranks);
 std::string svg_size_histogram(const FunctionStats& function);
 // Square cells from sender (rows) to receiver (columns), darker for more bytes.
 std::string svg_partner_heat_map(const std::vector<PartnerTraffic>& partners);
+// Vertical bars, one per training step: its time, the part in MPI (mean of ranks) in red.
+std::string svg_step_times(const TrainingSteps& steps);
 
 } // namespace commlens::analysis::detail

@@ -29,12 +29,24 @@ struct ComparedBin {
   std::optional<double> p95_ratio;
 };
 
+// One per-step figure of two runs that both have training steps (training_steps.hpp): step time,
+// time in MPI, calls, bytes and time per step of each function, allreduce calls per size bin.
+struct ComparedStepFigure {
+  std::string figure; // "median step time", "MPI_Allreduce calls"
+  std::string unit;   // "ns", "calls", "bytes", "share", "steps"
+  double a = 0;
+  double b = 0;
+  std::optional<double> ratio; // b / a; empty when a is 0
+};
+
 struct Comparison {
   std::string label_a;
   std::string label_b;
   bool per_call_times = false;
-  std::string note;              // why per-call times are missing, when they are
-  std::vector<ComparedBin> bins; // by function, then size bin
+  std::string note;                      // why per-call times are missing, when they are
+  std::vector<ComparedBin> bins;         // by function, then size bin
+  std::vector<ComparedStepFigure> steps; // databases compared, both with training steps
+  std::string steps_note;                // why steps is empty although a run has steps
 };
 
 Comparison compare_databases(const Database& a, const Database& b);
@@ -42,6 +54,8 @@ Comparison compare_databases(const Database& a, const Database& b);
 Comparison compare_implementations(const Database& database, const std::string& a, const std::string& b);
 // Names of the implementations with traced calls, `mpi` first.
 std::vector<std::string> traced_implementations(const Database& database);
+// The per-step figures of two runs (comparison_steps.cpp); fills steps or steps_note.
+void compare_training_steps(const Database& a, const Database& b, Comparison& comparison);
 
 std::string render_comparison_text(const Comparison& comparison);
 std::string render_comparison_json(const Comparison& comparison);

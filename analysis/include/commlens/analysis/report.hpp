@@ -2,6 +2,7 @@
 // The report model: plain data built from SQL aggregation over call_stats (present in summary and
 // trace mode alike), shared by every output format and by the viewer. Times are nanoseconds.
 #include "commlens/analysis/database.hpp"
+#include "commlens/analysis/training_steps.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -171,6 +172,7 @@ struct Report {
   OptionalSection mpit;                    // MPI_T pvar summaries
   OptionalSection cuda_copies;             // CUDA copy paths: bytes, count, bandwidth per path
   OptionalSection runtime_decisions;
+  TrainingSteps training_steps; // MPI_Pcontrol(2) phases as training steps
 };
 
 // Throws FilterError for a rank or phase the database does not hold, DatabaseError on SQL failure.

@@ -1,0 +1,85 @@
+#pragma once
+// Training steps: the MPI_Pcontrol phases a training loop marks, one per step (examples/dl). A step
+// phase is one opened by MPI_Pcontrol(2) and closed by a later MPI_Pcontrol on the same rank; phase
+// 0 (set-up), the phase after the last step (tear-down) and phases opened at level 3 or above are
+// not steps. Per-step figures are per rank: totals over the steps' (rank, phase) pairs divided by
+// their number, so a program that does the same every step shows exact integers.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace commlens::analysis {
+
+class Database;
+struct ReportFilter;
+
+struct TrainingStep {
+  int phase = 0;
+  int ranks = 0;
+  std::int64_t start_ns = 0;    // earliest start across ranks
+  std::int64_t duration_ns = 0; // the longest rank's time in the phase
+  std::int64_t mpi_ns = 0;      // time in MPI calls, mean over ranks
+  std::uint64_t calls = 0;      // MPI calls, summed over ranks (MPI_Pcontrol included)
+  std::uint64_t allreduce_calls = 0;
+  std::uint64_t allreduce_bytes = 0; // bytes each rank contributes, summed over ranks
+};
+
+// One function inside the steps. Totals are over every step and rank.
+struct StepFunctionStats {
+  std::string name;
+  std::uint64_t calls = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t bytes_recv = 0;
+  std::int64_t time_total_ns = 0;
+  double calls_per_step = 0; // per rank
+  double bytes_sent_per_step = 0;
+  double bytes_recv_per_step = 0;
+  double time_per_step_ns = 0;
+  std::uint64_t min_calls = 0; // fewest and most calls of one rank in one step
+  std::uint64_t max_calls = 0;
+};
+
+// The allreduce sizes of a step (each fusion bucket is one call), per power-of-two bin.
+struct StepSizeBin {
+  std::string function; // MPI_Allreduce or MPI_Iallreduce
+  int size_bin = 0;
+  std::string key;
+  std::string label;
+  double calls_per_step = 0; // per rank
+  double bytes_per_step = 0; // per rank, what it contributes
+  double time_per_step_ns = 0;
+  // Trace mode: the exact sizes in the bin, "2 x 1448 B" per rank and step; empty in summary mode.
+  std::string exact_sizes;
+};
+
+struct TrainingSteps {
+  std::string absent; // why there are no steps, when there are none
+  std::vector<TrainingStep> steps;
+  int rank_steps = 0; // (rank, phase) pairs the per-step figures divide by
+  // Step time: median, quartiles and extremes over the steps.
+  std::int64_t median_ns = 0;
+  std::int64_t p25_ns = 0;
+  std::int64_t p75_ns = 0;
+  std::int64_t min_ns = 0;
+  std::int64_t max_ns = 0;
+  std::int64_t median_mpi_ns = 0;           // median over the steps of the mean time in MPI per rank
+  double mpi_share = 0;                     // all steps' MPI time over all steps' time
+  std::vector<StepFunctionStats> functions; // most time first, MPI_Pcontrol left out
+  std::vector<StepSizeBin> allreduce_sizes; // by function, then size
+  bool exact_sizes = false;                 // trace mode: exact_sizes filled
+  // Trace mode, steps with MPI_Iallreduce: per step and rank, how long nonblocking allreduces were
+  // in flight (post to completion, their union) and the part of it the rank spent outside MPI calls
+  // (computing while they were pending: backward, in overlap mode). Pending is not progressing:
+  // a library without asynchronous progress moves the data inside MPI calls only.
+  bool nonblocking_allreduce = false;
+  double in_flight_ns = 0;
+  double in_flight_outside_mpi_ns = 0;
+  std::vector<std::string> pvar_headers; // MPI_T per step; empty without samples in steps
+  std::vector<std::vector<std::string>> pvar_rows;
+  std::vector<std::string> copy_headers; // CUDA copies per step; empty without copies in steps
+  std::vector<std::vector<std::string>> copy_rows;
+};
+
+TrainingSteps query_training_steps(const Database& database, const ReportFilter& filter);
+
+} // namespace commlens::analysis
