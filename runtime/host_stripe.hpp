@@ -1,10 +1,10 @@
 #pragma once
-// The host path of a striped allreduce between two GPUs (research 001, Ch. 4 and 5; ARCHITECTURE
-// §5 "multi-path striping"): while the NVLink kernel reduces most of the data, the rest travels
-// GPU -> pinned shared host memory -> peer GPU over the two PCIe links, so both kinds of link work
-// at once. Each rank writes its input's host share into its own ring of stages (stage_ring.hpp) in
-// a shared, pinned segment and reads the peer's ring into a device landing buffer; the caller
-// reduces the landed data once its NVLink kernel is done.
+// The host path of a striped allreduce between two GPUs (Temuçin's "High-Performance Interconnect-Aware MPI
+// communication for Deep Learning Workloads", ch. 4 and 5; ARCHITECTURE §5 "multi-path striping"): while the
+// NVLink kernel reduces most of the data, the rest travels GPU -> pinned shared host memory -> peer GPU over
+// the two PCIe links, so both kinds of link work at once. Each rank writes its input's host share into its
+// own ring of stages (stage_ring.hpp) in a shared, pinned segment and reads the peer's ring into a device
+// landing buffer; the caller reduces the landed data once its NVLink kernel is done.
 #include "mpi_header.hpp"
 #include "stage_ring.hpp"
 

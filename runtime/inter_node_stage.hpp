@@ -2,11 +2,11 @@
 // The step between nodes of the hierarchical allreduce: the node leaders allreduce their node's
 // partial result through MPI on pinned host memory, in chunks, pipelined so that the copy of the
 // next chunk off the GPU and the copy of the previous chunk back run while MPI reduces the
-// current one (research 001, Ch. 5: 3-stage hierarchical pipelined allreduce; the MPI here is not
-// CUDA-aware, so host staging is the one path between nodes). The node stages on either side run
-// in the same chunks: a chunk is reduced into the leader just before it is copied off, and the
-// other ranks of the node copy each chunk out once it is back, while later chunks are still
-// between nodes.
+// current one (Temuçin's "High-Performance Interconnect-Aware MPI communication for Deep Learning Workloads",
+// ch. 5: 3-stage hierarchical pipelined allreduce; the MPI here is not CUDA-aware, so host staging is the one
+// path between nodes). The node stages on either side run in the same chunks: a chunk is reduced into the
+// leader just before it is copied off, and the other ranks of the node copy each chunk out once it is back,
+// while later chunks are still between nodes.
 #include "mpi_header.hpp"
 
 #include <cstddef>

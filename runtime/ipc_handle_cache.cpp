@@ -254,6 +254,8 @@ IpcCacheStats IpcHandleCache::stats() const {
   std::lock_guard lock(mutex_);
   IpcCacheStats stats = stats_;
   stats.evictions = table_.closed();
+  stats.mapped_bytes = table_.bytes();
+  stats.peak_mapped_bytes = table_.peak_bytes();
   return stats;
 }
 

@@ -8,7 +8,8 @@
 // an H100 left 49 GB allocated.
 // Also caches this process's own exported handles (cudaIpcGetMemHandle per allocation once).
 // Handles can also be opened on a worker thread (open_later), so that a call need not wait for
-// them: research 000's Dynamic copy-type selection, the host path serving meanwhile.
+// them: the Dynamic copy-type selection of "Design considerations for GPU-aware collective communications in
+// MPI" (Faraji and Afsahi), the host path serving meanwhile.
 #include "ipc_mapping_table.hpp"
 #include "node_segment.hpp"
 
@@ -32,6 +33,8 @@ struct IpcCacheStats {
   std::uint64_t evictions = 0;
   std::uint64_t open_ns = 0;          // time spent in cudaIpcOpenMemHandle, both threads
   std::uint64_t background_opens = 0; // of the misses, those the worker opened
+  std::size_t mapped_bytes = 0;       // of peers' allocations kept allocated by mappings, now
+  std::size_t peak_mapped_bytes = 0;  // and at most, over the run
 };
 
 class IpcHandleCache {
@@ -59,7 +62,8 @@ public:
   void open_later(int owner_pid, const PublishedBuffer& buffer, int device);
   // Whether opening `unmapped` handles would take longer than `host_path_ns`, the host path's
   // estimate for the same data: this process's mean open time, about 2.3 ms on the target
-  // machines before the first (research 000's Dynamic copy-type selection).
+  // machines before the first (the Dynamic copy-type selection of "Design considerations for GPU-aware
+  // collective communications in MPI" (Faraji and Afsahi)).
   bool opening_costs_more(std::size_t unmapped, std::uint64_t host_path_ns) const;
   // Fills buffer->handle for an allocation of this process (base given), cached per buffer id.
   bool export_handle(void* base, std::uint64_t buffer_id, PublishedBuffer* buffer, int* error);

@@ -27,6 +27,7 @@ bool MappingTable::has_room(std::size_t queued) const noexcept {
 void MappingTable::add(int owner_pid, const PublishedBuffer& buffer, void* base, std::size_t bytes) {
   mappings_.push_back({owner_pid, buffer.buffer_id, buffer.allocation_address, bytes, base, ++clock_});
   bytes_ += bytes;
+  peak_bytes_ = std::max(peak_bytes_, bytes_);
 }
 
 template <typename Doomed> std::vector<void*> MappingTable::close_where(Doomed doomed) {

@@ -59,7 +59,8 @@ public:
   std::size_t count_limit() const noexcept { return count_limit_; }
   std::size_t size() const noexcept { return mappings_.size(); }
   std::size_t bytes() const noexcept { return bytes_; }
-  std::uint64_t closed() const noexcept { return closed_; } // all but close_all's
+  std::size_t peak_bytes() const noexcept { return peak_bytes_; } // the most ever mapped at once
+  std::uint64_t closed() const noexcept { return closed_; }       // all but close_all's
 
 private:
   static constexpr std::size_t kNoLimit = static_cast<std::size_t>(-1);
@@ -70,6 +71,7 @@ private:
   std::uint64_t clock_ = 0;
   std::vector<PeerMapping> mappings_;
   std::size_t bytes_ = 0;
+  std::size_t peak_bytes_ = 0;
   std::uint64_t closed_ = 0;
 };
 

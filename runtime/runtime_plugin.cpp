@@ -39,6 +39,10 @@ void finish() {
                                        stats.background_opens));
   state.engines.clear();
   state.cache.close_all();
+  const IpcCacheStats closed = state.cache.stats();
+  state.host.set_run_value("runtime_ipc_memory",
+                           fmt::format("peak {:.1f} MiB mapped, {:.1f} MiB after finalize",
+                                       stats.peak_mapped_bytes / 1048576.0, closed.mapped_bytes / 1048576.0));
 }
 
 FunctionId function_id(const pmpi::CudaPluginHost& host, const char* name) {

@@ -7,6 +7,7 @@
 #include <bit>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace commlens::pmpi {
@@ -28,22 +29,27 @@ public:
 
   Block acquire(std::size_t bytes) {
     const std::size_t capacity = std::bit_ceil(std::max(bytes, kSmallest));
-    {
-      std::lock_guard lock(mutex_);
-      auto& blocks = free_[capacity];
-      if (!blocks.empty()) {
-        char* memory = blocks.back();
-        blocks.pop_back();
-        cached_bytes_ -= capacity;
-        return {memory, capacity};
-      }
+    std::lock_guard lock(mutex_);
+    auto& blocks = free_[capacity];
+    if (!blocks.empty()) {
+      char* memory = blocks.back();
+      blocks.pop_back();
+      cached_bytes_ -= capacity;
+      in_use_bytes_ += capacity;
+      return {memory, capacity};
     }
-    return {static_cast<char*>(ops().allocate_pinned(capacity)), capacity};
+    char* memory = static_cast<char*>(ops().allocate_pinned(capacity));
+    if (memory != nullptr) {
+      in_use_bytes_ += capacity;
+      peak_bytes_ = std::max(peak_bytes_, in_use_bytes_ + cached_bytes_);
+    }
+    return {memory, capacity};
   }
 
   void release(const Block& block) {
     {
       std::lock_guard lock(mutex_);
+      in_use_bytes_ -= block.capacity;
       if (cached_bytes_ + block.capacity <= kCachedBytes) {
         free_[block.capacity].push_back(block.memory);
         cached_bytes_ += block.capacity;
@@ -64,12 +70,22 @@ public:
     cached_bytes_ = 0;
   }
 
+  // Pinned bytes allocated at most at once since the last look, and now (images in use and blocks
+  // kept for reuse).
+  std::pair<std::size_t, std::size_t> take_usage() {
+    std::lock_guard lock(mutex_);
+    const std::size_t now = in_use_bytes_ + cached_bytes_;
+    return {std::exchange(peak_bytes_, now), now};
+  }
+
 private:
   static constexpr std::size_t kSmallest = 4096;
   static constexpr std::size_t kCachedBytes = std::size_t{256} << 20;
   std::mutex mutex_;
   std::unordered_map<std::size_t, std::vector<char*>> free_;
   std::size_t cached_bytes_ = 0;
+  std::size_t in_use_bytes_ = 0;
+  std::size_t peak_bytes_ = 0;
 };
 
 PinnedPool& pool() {
@@ -318,9 +334,11 @@ void freed(std::uint64_t key) noexcept {
   table().freed(key);
 }
 
-void release_all() noexcept {
+PinnedUsage release_all() noexcept {
   table().clear();
   pool().clear();
+  const auto [peak, left] = pool().take_usage();
+  return {peak, left};
 }
 
 } // namespace staged_requests

@@ -98,8 +98,13 @@ int completed(std::uint64_t key) noexcept;
 // MPI_Request_free: a persistent request's images released (an active nonblocking request's stay
 // until MPI_Finalize, since its completion is never seen).
 void freed(std::uint64_t key) noexcept;
-// MPI_Finalize.
-void release_all() noexcept;
+// MPI_Finalize: every image and kept block freed. Returns the pinned bytes the staging held at
+// most during the run and what is still allocated after (an image MPI never completed).
+struct PinnedUsage {
+  std::size_t peak_bytes;
+  std::size_t left_bytes;
+};
+PinnedUsage release_all() noexcept;
 } // namespace staged_requests
 
 // Whether any of the buffers is device memory that staging cannot serve.

@@ -258,7 +258,12 @@ extern "C" COMMLENS_EXPORT int MPI_Finalize() {
   profiler->set_clock_alignment({init_clock.offset_ns, drift_ppb(init_clock, final_clock)});
   profiler->add_overhead("finalize", 1, commlens::monotonic_ns() - began);
   detached_requests::finish_all(); // freed requests still in flight: MPI completes them now
-  staged_requests::release_all();  // pinned images, while the runtime's CUDA calls still serve
+  // Pinned images, freed while the runtime's CUDA calls still serve; the run table says how much.
+  if (const staged_requests::PinnedUsage pinned = staged_requests::release_all(); pinned.peak_bytes > 0) {
+    profiler->set_run_value("host_staging_memory",
+                            std::to_string(pinned.peak_bytes >> 10) + " KiB pinned at most, " +
+                                std::to_string(pinned.left_bytes >> 10) + " KiB after finalize");
+  }
   // The call as far as commlens can store it: PMPI_Finalize itself runs after the rank file closed.
   record_lifecycle_call(*profiler, fn::MPI_Finalize, MPI_COMM_WORLD, entered, commlens::now_ticks());
   // Last started, first finished: the runtime's last copies and its IPC closes happen while the

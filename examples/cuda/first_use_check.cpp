@@ -59,9 +59,9 @@ double steady_seconds() {
 
 // One checked message from each even rank to the odd rank after it (an unpaired last rank only
 // takes part in the timing). The sender starts 1 ms after the barrier, so its receiver is waiting
-// in MPI_Wait when the rendezvous header arrives (research 000's first use: a receiver arriving
-// after the sender's patience finds the message moved into the sender's block instead). Its time
-// runs from the senders' start to the last rank's end, on the node's one steady clock.
+// in MPI_Wait when the rendezvous header arrives (a first use as in Faraji and Afsahi's Dynamic selection: a
+// receiver arriving after the sender's patience finds the message moved into the sender's block instead). Its
+// time runs from the senders' start to the last rank's end, on the node's one steady clock.
 double timed_message(const std::int32_t* send, std::int32_t* recv, int count, int rank, int size,
                      long* failures) {
   const bool receives = rank % 2 == 1;

@@ -26,9 +26,9 @@
 //   kOfferedWaiting  as kOffered, and the sender is in its wait (a blocking send from the start,
 //                    a nonblocking one once its wait/test call settles it), serving kHostOnce and,
 //                    when stripe_ring says its ring is reserved for the message, kClaimedStriped.
-// Striping (research 001, Ch. 4): a large message may travel over two paths at once, the peer
-// copy for its head and the host path (sender's GPU -> the sender's pinned ring of stages ->
-// receiver's GPU, over both PCIe links) for its tail:
+// Striping (Temuçin's "High-Performance Interconnect-Aware MPI communication for Deep Learning Workloads",
+// ch. 4): a large message may travel over two paths at once, the peer copy for its head and the host path
+// (sender's GPU -> the sender's pinned ring of stages -> receiver's GPU, over both PCIe links) for its tail:
 //   kClaimedStriped  the receiver claimed it striped: bytes [host_from, bytes) go through the
 //                    sender's ring (stage_ring.hpp), the rest as a peer copy; the sender writes its
 //                    share into the ring (its CUDA error travels with the ring's counters).

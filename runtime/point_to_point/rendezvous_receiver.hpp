@@ -76,10 +76,10 @@ private:
   bool read_header(const PostedReceive& posted, RendezvousHeader* header) const;
   bool valid(const RendezvousHeader& header) const;
   ReceiveOutcome take_rendezvous(PostedReceive& posted, const RendezvousHeader& header, MPI_Status* status);
-  // Research 000's Dynamic copy-type selection, with COMMLENS_RUNTIME_BACKGROUND_OPENS on: whether
-  // a buffer not mapped yet, whose opening would take longer than the host path takes for `bytes`,
-  // should go through the host this time while the cache's worker opens its handle for the
-  // messages after it.
+  // the Dynamic copy-type selection of "Design considerations for GPU-aware collective communications in MPI"
+  // (Faraji and Afsahi), with COMMLENS_RUNTIME_BACKGROUND_OPENS on: whether a buffer not mapped yet, whose
+  // opening would take longer than the host path takes for `bytes`, should go through the host this time
+  // while the cache's worker opens its handle for the messages after it.
   bool first_use_through_host(int owner_pid, const PublishedBuffer& buffer, std::uint64_t bytes) const;
   // The bytes of the message to take over the host path when the sender offers striping, with
   // the sender's ring and this rank's lanes ready (*lanes locked); 0: a plain peer copy.

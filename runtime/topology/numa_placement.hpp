@@ -2,7 +2,8 @@
 // Where a GPU sits on the host: the NUMA node and the CPUs its PCI slot is local to (from sysfs),
 // and whether a process's CPUs are among them. Host staging through the memory of the other socket
 // crosses the link between sockets, so a rank placed away from its GPU pays on every staged copy
-// (research 004 on when host staging wins). Pure C++: tested on machines without a GPU.
+// (Ji et al., "DMA-assisted, intranode communication in GPU accelerated systems", on when host staging wins).
+// Pure C++: tested on machines without a GPU.
 #include <filesystem>
 #include <optional>
 #include <string>

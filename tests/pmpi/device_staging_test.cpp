@@ -184,6 +184,21 @@ TEST_F(DeviceStagingTest, PersistentImagesAreFilledAtEachStartAndReleasedAtFree)
   EXPECT_EQ(staged_requests::tracks(handle_key(request)), RequestWork::None);
 }
 
+TEST_F(DeviceStagingTest, FinalizeFreesEveryPinnedBlockAndReportsThePeak) {
+  MPI_Request request = fake_request(0x3000);
+  {
+    DeviceStaging staging(MPI_COMM_NULL, DeviceStaging::Kind::Nonblocking);
+    staging.stage(device_ints(0), 4096, true, false);
+    staging.stage(static_cast<const int*>(device_ints(kAllocation)), 100, false, false);
+    EXPECT_EQ(staging.finish(MPI_SUCCESS, &request), MPI_SUCCESS);
+  }
+  EXPECT_EQ(pinned_live, 2);
+  const staged_requests::PinnedUsage usage = staged_requests::release_all();
+  EXPECT_EQ(usage.peak_bytes, 4096u + 4096u) << "two blocks of the smallest size";
+  EXPECT_EQ(usage.left_bytes, 0u);
+  EXPECT_EQ(pinned_live, 0);
+}
+
 TEST_F(DeviceStagingTest, DenseTypesGiveExactSpansAndVectorsDoNot) {
   EXPECT_TRUE(DeviceStaging::dense(MPI_INT));
   EXPECT_EQ(DeviceStaging::size_of(MPI_DOUBLE), sizeof(double));

@@ -113,6 +113,7 @@ TEST(MappingTable, AnAllocationTheOwnerFreedIsClosedByItsBufferIdAlone) {
   EXPECT_EQ(table.size(), 3u);
   EXPECT_EQ(table.bytes(), 3u << 20);
   EXPECT_TRUE(table.close_buffer(kOwner, 2).empty());
+  EXPECT_EQ(table.peak_bytes(), 4u << 20) << "the most mapped at once stays after closing";
 }
 
 TEST(MappingTable, CloseAllEmptiesTheTable) {

@@ -210,12 +210,13 @@ TEST(RuntimePointToPoint, StripedMessagesCarryTheForcedHostShareAndArriveIntact)
   }
 }
 
-// COMMLENS_RUNTIME_BACKGROUND_OPENS=1 (research 000's Dynamic copy-type selection): a receiver
-// whose sender waits, and whose mapping of the sender's buffer would take longer than the host path
-// (before its first open, a typical open's 2.3 ms; then this process's mean), takes that message
-// through the host while the cache's worker opens the handle. p2p_check allocates a buffer per
-// message, so its first rendezvous receive at least is such a first use. Every byte still arrives
-// (p2p_check), each such receive says so in its row, and every other rendezvous used the peer copy.
+// COMMLENS_RUNTIME_BACKGROUND_OPENS=1 (the Dynamic copy-type selection of "Design considerations for
+// GPU-aware collective communications in MPI" (Faraji and Afsahi)): a receiver whose sender waits, and whose
+// mapping of the sender's buffer would take longer than the host path (before its first open, a typical
+// open's 2.3 ms; then this process's mean), takes that message through the host while the cache's worker
+// opens the handle. p2p_check allocates a buffer per message, so its first rendezvous receive at least is
+// such a first use. Every byte still arrives (p2p_check), each such receive says so in its row, and every
+// other rendezvous used the peer copy.
 TEST(RuntimePointToPoint, FirstUsesGoThroughTheHostWhileTheirHandlesOpenInTheBackground) {
   std::string skip;
   const CheckedRun run = run_check("on", 2, &skip, {{"COMMLENS_RUNTIME_BACKGROUND_OPENS", "1"}});

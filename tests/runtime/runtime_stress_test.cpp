@@ -133,6 +133,35 @@ TEST(RuntimeStress, FreshBuffersEveryCallLeaveNoFreedMemoryHeldByMappings) {
   EXPECT_LT(std::stod(memory[2]) - std::stod(memory[1]), 4096.0) << memory[0];
 }
 
+// Device buffers allocated for each count and freed before the next, as frameworks free and reuse
+// GPU memory: every rank's sums and in-place maxima right, in both modes, and every call stored
+// with its bytes, its datatype and device as its buffers' location.
+TEST(RuntimeStress, BuffersFreedAndReallocatedBetweenCallsGiveRightResultsAndRows) {
+  constexpr int kRanks = 4;
+  if (const std::string skip =
+          cuda_tests::why_gpu_check_cannot_run(COMMLENS_ALLOC_REUSE_PROGRAM, 1, "the reallocation run");
+      !skip.empty()) {
+    GTEST_SKIP() << skip;
+  }
+  for (const char* mode : {"on", "ab"}) {
+    const JobResult job =
+        run_profiled_job({.command = {COMMLENS_ALLOC_REUSE_PROGRAM, "2"},
+                          .environment = {{"COMMLENS_RUNTIME", mode}, {"COMMLENS_MODE", "trace"}},
+                          .timeout_seconds = 300,
+                          .ranks = kRanks});
+    ASSERT_EQ(job.exit_code, 0) << mode << ": " << job.describe();
+    EXPECT_NE(job.standard_output.find("alloc_reuse_check: ok"), std::string::npos) << job.describe();
+    const auto rows = Database(job.merged_database())
+                          .query("SELECT count(*), sum(c.bytes_sent = c.bytes_recv AND c.bytes_sent > 0 AND "
+                                 "c.buffer_location = 2 AND c.datatype IS NOT NULL) FROM mpi_calls c JOIN "
+                                 "functions f ON f.id = c.function_id WHERE f.name = 'MPI_Allreduce'");
+    // 2 rounds x 6 counts x 2 calls per rank.
+    EXPECT_EQ(rows[0][0].as_int(), 2 * 6 * 2 * kRanks) << mode;
+    EXPECT_EQ(rows[0][1].as_int(), 2 * 6 * 2 * kRanks)
+        << mode << ": rows without bytes, datatype or location";
+  }
+}
+
 // One value per GPU the ranks lead.
 std::vector<std::string> path_values(const JobResult& job) {
   std::vector<std::string> values;

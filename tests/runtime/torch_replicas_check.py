@@ -12,8 +12,12 @@ usage: torch_replicas_check.py [STEPS]. Prints "torch_replicas_check: ok (...)" 
 import hashlib
 import sys
 
-import torch
-from mpi4py import MPI
+try:
+    import torch
+    from mpi4py import MPI
+except ImportError as missing:
+    print(f"torch_replicas_check: skipped ({missing})")
+    sys.exit(0)
 
 
 def model_on(device):
@@ -80,6 +84,10 @@ def digest(model):
 def main():
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     comm = MPI.COMM_WORLD
+    if not torch.cuda.is_available():
+        if comm.rank == 0:
+            print("torch_replicas_check: skipped (no CUDA device)")
+        return 0
     device = torch.device("cuda", comm.rank % torch.cuda.device_count())
     torch.manual_seed(1000 + comm.rank)  # different on every rank until the broadcast
     model = model_on(device)

@@ -8,6 +8,7 @@ knows how the message will come, so only its runtime_ops rows say that.
 
 usage: check_rows.py DATABASE LOG_DIR
 Prints one line per difference (at most 20 per rank) and a summary; exit status 1 on any."""
+import re
 import sqlite3
 import sys
 from pathlib import Path
@@ -53,6 +54,19 @@ def compare_rank(db, rank, expected):
 
 
 POSTED_RECEIVES = {"MPI_Irecv", "MPI_Imrecv", "MPI_Recv_init"}
+MEMORY_KEYS = ("runtime_ipc_memory", "host_staging_memory")
+
+
+def memory_problems(db):
+    """GPU memory kept by IPC mappings and pinned staging memory, both freed by MPI_Finalize."""
+    problems, peaks = [], []
+    for key, value in db.execute(
+            f"SELECT key, value FROM run WHERE key IN ({','.join('?' * len(MEMORY_KEYS))})", MEMORY_KEYS):
+        match = re.search(r"([0-9.]+) \w+ after finalize", value)
+        peaks.append(f"{key}: {value}")
+        if match is None or float(match.group(1)) != 0:
+            problems.append(f"{key} = {value!r}: not all freed at MPI_Finalize")
+    return problems, peaks
 
 
 def runtime_ops_problems(db):
@@ -93,10 +107,12 @@ def main(argv):
         problems += compare_rank(db, rank, expected)[:20]
     ops_problems, ops_rows = runtime_ops_problems(db)
     problems += ops_problems[:20]
+    memory, peaks = memory_problems(db)
+    problems += memory
     for problem in problems:
         print(f"check_rows: {problem}")
     print(f"check_rows: {calls} logged calls on {len(logs)} ranks, {ops_rows} runtime_ops rows, "
-          f"{len(problems)} differences")
+          f"{len(problems)} differences{''.join('; ' + p for p in peaks)}")
     return 1 if problems else 0
 
 
