@@ -65,6 +65,8 @@ void write_rank_times(Out& out, const Report& report, bool brief) {
           rank.application_ns ? human_duration(double(*rank.application_ns)) : "unknown",
           human_duration(double(rank.mpi_ns)), rank.mpi_share ? percent(*rank.mpi_share) : "-", rank.calls);
   }
+  if (const auto note = detail::thread_sum_note(report); !note.empty())
+    fmt::format_to(std::back_inserter(out), "  note: {}\n", note);
   write_spreads(out, report);
 }
 

@@ -119,6 +119,7 @@ void start_profiling(int thread_level) {
   if (profiler == nullptr) {
     return;
   }
+  profiler->inside_mpi().set_concurrent(thread_level == MPI_THREAD_MULTIPLE);
   start_request_tracker();
   start_communicator_registry(*profiler);
   store_run_values(*profiler, thread_level);

@@ -5,6 +5,7 @@
 #include "commlens/profiler/clock.hpp"
 #include "commlens/profiler/communicator_table.hpp"
 #include "commlens/profiler/config.hpp"
+#include "commlens/profiler/inside_mpi_counter.hpp"
 #include "commlens/profiler/thread_recorder.hpp"
 
 #include <array>
@@ -86,6 +87,7 @@ public:
   // Ends the current phase and opens the next (MPI_Pcontrol); returns the new phase number.
   std::uint16_t begin_next_phase(int pcontrol_level);
 
+  InsideMpiCounter& inside_mpi() noexcept { return inside_mpi_; }
   CommunicatorTable& communicators() noexcept { return communicators_; }
   const TickConverter& clock() const noexcept { return clock_; }
   const Config& config() const noexcept { return config_; }
@@ -139,6 +141,7 @@ private:
   std::array<std::atomic<ThreadRecorder*>, ThreadRecorder::kMaxThreads> threads_{};
   std::atomic<std::uint16_t> thread_count_{0};
   std::atomic<std::uint64_t> threads_refused_{0};
+  InsideMpiCounter inside_mpi_;
 
   CommunicatorTable communicators_;
 

@@ -1,0 +1,67 @@
+#pragma once
+// How many of the process's threads are inside an MPI call right now. A rank's time in MPI is the
+// wall time during which this count was above zero, not the sum of its threads' call times (four
+// threads in MPI_Sendrecv for one second are one second of the rank in MPI, not four). The thread
+// that moves the count off zero adds its entry tick to its own recorder, the one that brings it
+// back adds its exit tick, so the rank's time in MPI is the sum over threads of (exits - entries):
+// the only shared write per call is the count itself.
+//
+// The call's entry and exit ticks are read inside the count's update: a compare-exchange that
+// succeeds only if no other thread changed the count (or its version) since the tick was read.
+// Otherwise a thread preempted between reading its tick and updating the count would hold the
+// count over time outside its call, and the rank's time in MPI would exceed the union of its calls.
+#include "commlens/profiler/clock.hpp"
+
+#include <atomic>
+#include <cstdint>
+
+namespace commlens {
+
+class InsideMpiCounter {
+public:
+  struct Transition {
+    std::uint64_t ticks; // the call's entry or exit tick
+    bool rank_idle;      // entry: no thread was inside MPI before; exit: none is any more
+  };
+
+  // Only under MPI_THREAD_MULTIPLE can calls of two threads overlap; below it a plain load and
+  // store keep the count without a locked instruction.
+  void set_concurrent(bool concurrent) noexcept { concurrent_ = concurrent; }
+
+  Transition enter() noexcept { return concurrent_ ? update_shared(kOneCall) : update_alone(kOneCall); }
+  Transition leave() noexcept { return concurrent_ ? update_shared(-kOneCall) : update_alone(-kOneCall); }
+
+  std::uint32_t threads_inside() const noexcept {
+    return static_cast<std::uint32_t>(state_.load(std::memory_order_relaxed) & kCountMask);
+  }
+
+private:
+  // The count in the low 32 bits, a version in the high 32 bits that every update moves on, so
+  // that a count changed and changed back between the tick and the exchange is noticed.
+  static constexpr std::int64_t kOneCall = 1;
+  static constexpr std::uint64_t kVersion = std::uint64_t{1} << 32;
+  static constexpr std::uint64_t kCountMask = kVersion - 1;
+
+  Transition update_shared(std::int64_t change) noexcept {
+    std::uint64_t state = state_.load(std::memory_order_relaxed);
+    for (;;) {
+      const std::uint64_t ticks = now_ticks();
+      const std::uint64_t next = state + kVersion + static_cast<std::uint64_t>(change);
+      if (state_.compare_exchange_weak(state, next, std::memory_order_relaxed)) {
+        return {ticks, ((change > 0 ? state : next) & kCountMask) == 0};
+      }
+    }
+  }
+  Transition update_alone(std::int64_t change) noexcept {
+    const std::uint64_t ticks = now_ticks();
+    const std::uint64_t state = state_.load(std::memory_order_relaxed);
+    const std::uint64_t next = state + static_cast<std::uint64_t>(change);
+    state_.store(next, std::memory_order_relaxed);
+    return {ticks, ((change > 0 ? state : next) & kCountMask) == 0};
+  }
+
+  alignas(64) std::atomic<std::uint64_t> state_{0}; // a line of its own: every call writes it
+  bool concurrent_ = false;
+};
+
+} // namespace commlens
