@@ -136,7 +136,9 @@ void merge_on_rank_zero(const Config& config, int world_rank) {
     return;
   }
   try {
-    const MergeResult result = merge_rank_databases({config.output_directory, "", nullptr});
+    MergeOptions options{config.output_directory, "", nullptr};
+    options.remove_rank_files = !config.keep_rank_files;
+    const MergeResult result = merge_rank_databases(options);
     if (!config.quiet) {
       std::fprintf(stderr, "commlens: %zu ranks profiled -> %s\n", result.merged_ranks.size(),
                    result.output_path.c_str());

@@ -94,6 +94,9 @@ void RankStore::close() {
   upsert_phase_ = {};
   upsert_overhead_ = {};
   update_counters_ = {};
+  // Back to a rollback journal: the WAL is checkpointed into the file and removed, and readers
+  // (the merge attaches each rank file read-only) create no -wal and -shm files beside it.
+  db_.exec("PRAGMA journal_mode=DELETE");
   db_.close();
 }
 

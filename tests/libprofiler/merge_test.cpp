@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 namespace {
 
@@ -90,6 +91,51 @@ TEST(Merge, ReportsMissingRanksAndSkipsUnreadableFiles) {
   EXPECT_EQ(result.merged_ranks, (std::vector<int>{0}));
   EXPECT_EQ(result.missing_ranks, (std::vector<int>{1}));
   EXPECT_NE(warnings.find("rank-00001.sqlite"), std::string::npos);
+}
+
+std::set<std::string> files_in(const fs::path& directory) {
+  std::set<std::string> names;
+  for (const auto& entry : fs::directory_iterator(directory)) {
+    names.insert(entry.path().filename().string());
+  }
+  return names;
+}
+
+MergeOptions options_removing_rank_files(const fs::path& directory, bool remove) {
+  MergeOptions options{directory.string(), "", nullptr};
+  options.remove_rank_files = remove;
+  return options;
+}
+
+TEST(Merge, LeavesOnlyTheMergedDatabaseWhenRankFilesAreNotKept) {
+  const fs::path directory = fs::path(testing::TempDir()) / "merge-tidy";
+  fs::remove_all(directory);
+  run_rank(directory, 0, 3, 0);
+  run_rank(directory, 1, 3, 0);
+  const MergeResult result = merge_rank_databases(options_removing_rank_files(directory, true));
+  EXPECT_TRUE(result.rank_files_removed);
+  EXPECT_EQ(files_in(directory), (std::set<std::string>{"commlens.sqlite"}));
+}
+
+TEST(Merge, KeptRankFilesHaveNoWalOrShmFilesBeside) {
+  const fs::path directory = fs::path(testing::TempDir()) / "merge-keep";
+  fs::remove_all(directory);
+  run_rank(directory, 0, 3, 0);
+  run_rank(directory, 1, 3, 0);
+  const MergeResult result = merge_rank_databases(options_removing_rank_files(directory, false));
+  EXPECT_FALSE(result.rank_files_removed);
+  EXPECT_EQ(files_in(directory),
+            (std::set<std::string>{"commlens.sqlite", "rank-00000.sqlite", "rank-00001.sqlite"}));
+}
+
+TEST(Merge, KeepsTheRankFilesOfARunWithAMissingRank) {
+  const fs::path directory = fs::path(testing::TempDir()) / "merge-keep-missing";
+  fs::remove_all(directory);
+  run_rank(directory, 0, 3, 0); // world size 2: rank 1 never wrote its file
+  const MergeResult result = merge_rank_databases(options_removing_rank_files(directory, true));
+  EXPECT_EQ(result.missing_ranks, (std::vector<int>{1}));
+  EXPECT_FALSE(result.rank_files_removed);
+  EXPECT_EQ(files_in(directory), (std::set<std::string>{"commlens.sqlite", "rank-00000.sqlite"}));
 }
 
 TEST(Merge, EmptyDirectoryIsAClearError) {

@@ -19,6 +19,7 @@ struct MergeResult {
   std::vector<int> merged_ranks;
   std::vector<int> missing_ranks; // ranks of the run with no readable file
   std::uint64_t calls = 0;        // rows in mpi_calls
+  bool rank_files_removed = false;
 };
 
 struct MergeOptions {
@@ -26,6 +27,9 @@ struct MergeOptions {
   std::string output_path; // default: <directory>/commlens.sqlite
   // Called after each rank file: (ranks done, ranks total).
   std::function<void(int, int)> progress;
+  // Delete the rank files once every rank of the run is in the merged database (they stay when
+  // one is missing or unreadable: they are then all there is of it).
+  bool remove_rank_files = false;
 };
 
 // Throws MergeError naming the directory or file and the problem.
