@@ -37,6 +37,8 @@ MergeResult merge_with_progress(const std::string& directory, const std::string&
   if (!result.missing_ranks.empty())
     fmt::print(stderr, "commlens: warning: no readable file for ranks {}\n",
                fmt::join(result.missing_ranks, ", "));
+  if (const auto losses = describe_losses(result); !losses.empty())
+    fmt::print(stderr, "commlens: WARNING: {}\n", losses);
   return result;
 }
 

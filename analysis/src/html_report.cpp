@@ -57,7 +57,7 @@ std::string render_html_report(const Report& report) {
                  "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>commlens report</title>"
                  "<style>{}</style></head><body>\n<h1>commlens report: {} (schema v{})</h1>\n",
                  kStyle, detail::html_escape(report.database_path), report.schema_version);
-  for (const auto& warning : {detail::missing_ranks_warning(report)})
+  for (const auto& warning : {detail::missing_ranks_warning(report), detail::losses_warning(report)})
     if (!warning.empty())
       fmt::format_to(std::back_inserter(out), "<p><strong>Warning:</strong> {}</p>\n",
                      detail::html_escape(warning));

@@ -180,7 +180,7 @@ std::string render_json_report(const Report& report) {
       {"functions", std::move(functions)},
       {"dropped", {{"events", report.dropped_events}, {"summary_overflow", report.summary_overflow}}}};
   json warnings = json::array();
-  for (const auto& warning : {detail::missing_ranks_warning(report),
+  for (const auto& warning : {detail::missing_ranks_warning(report), detail::losses_warning(report),
                               detail::thread_sum_note(report)})
     if (!warning.empty())
       warnings.push_back(warning);

@@ -178,6 +178,14 @@ std::string missing_ranks_warning(const Report& report) {
                      fmt::join(report.missing_ranks, ","));
 }
 
+std::string losses_warning(const Report& report) {
+  if (report.dropped_events == 0 && report.summary_overflow == 0)
+    return {};
+  return fmt::format("data lost: {} trace events dropped (the writer fell behind, or threads beyond the "
+                     "thread limit), {} calls not counted (summary table full); see Dropped events",
+                     report.dropped_events, report.summary_overflow);
+}
+
 std::string thread_sum_note(const Report& report) {
   std::vector<int> summed;
   for (const auto& rank : report.ranks)

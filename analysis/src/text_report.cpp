@@ -32,6 +32,8 @@ void write_header(Out& out, const Report& report, bool brief) {
     fmt::format_to(std::back_inserter(out), "  filter: {}\n", filter);
   if (const auto warning = detail::missing_ranks_warning(report); !warning.empty())
     fmt::format_to(std::back_inserter(out), "  WARNING: {}\n", warning);
+  if (const auto warning = detail::losses_warning(report); !warning.empty())
+    fmt::format_to(std::back_inserter(out), "  WARNING: {}\n", warning);
   if (brief)
     return;
   for (const auto& [key, value] : report.run)

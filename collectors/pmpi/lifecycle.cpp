@@ -139,9 +139,11 @@ void merge_on_rank_zero(const Config& config, int world_rank) {
     MergeOptions options{config.output_directory, "", nullptr};
     options.remove_rank_files = !config.keep_rank_files;
     const MergeResult result = merge_rank_databases(options);
-    if (!config.quiet) {
-      std::fprintf(stderr, "commlens: %zu ranks profiled -> %s\n", result.merged_ranks.size(),
-                   result.output_path.c_str());
+    // A loss is said even when quiet: the database alone would not show it.
+    const std::string losses = describe_losses(result);
+    if (!config.quiet || !losses.empty()) {
+      std::fprintf(stderr, "commlens: %zu ranks profiled -> %s%s%s\n", result.merged_ranks.size(),
+                   result.output_path.c_str(), losses.empty() ? "" : "; WARNING: ", losses.c_str());
     }
   } catch (const MergeError& error) {
     std::fprintf(stderr, "commlens: merging the rank databases failed: %s\n", error.what());

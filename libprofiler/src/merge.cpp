@@ -212,7 +212,7 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
   std::sort(result.missing_ranks.begin(), result.missing_ranks.end());
 
   create_analysis_indexes(merged);
-  {
+  { // the statement ends before the connection closes below
     auto set_value = merged.prepare("INSERT OR REPLACE INTO run VALUES (?, ?)");
     set_value.bind(1, std::string_view("merged_ranks"))
         .bind(2, std::to_string(result.merged_ranks.size()))
@@ -224,6 +224,10 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
     set_value.bind(1, std::string_view("missing_ranks")).bind(2, missing).run();
   }
   result.calls = static_cast<std::uint64_t>(merged.query_int64("SELECT count(*) FROM mpi_calls"));
+  result.dropped_events =
+      static_cast<std::uint64_t>(merged.query_int64("SELECT COALESCE(sum(dropped_events), 0) FROM ranks"));
+  result.summary_overflow =
+      static_cast<std::uint64_t>(merged.query_int64("SELECT COALESCE(sum(summary_overflow), 0) FROM ranks"));
   merged.close();
   if (options.remove_rank_files && result.missing_ranks.empty()) {
     for (const RankFile& file : files) {
@@ -232,6 +236,24 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
     result.rank_files_removed = true;
   }
   return result;
+}
+
+std::string describe_losses(const MergeResult& result) {
+  std::vector<std::string> parts;
+  if (!result.missing_ranks.empty()) {
+    parts.push_back(fmt::format("{} of {} ranks missing", result.missing_ranks.size(), result.world_size));
+  }
+  if (result.dropped_events != 0) {
+    parts.push_back(fmt::format("{} trace events dropped", result.dropped_events));
+  }
+  if (result.summary_overflow != 0) {
+    parts.push_back(fmt::format("{} calls not counted (summary table full)", result.summary_overflow));
+  }
+  std::string text;
+  for (const std::string& part : parts) {
+    text += (text.empty() ? "" : ", ") + part;
+  }
+  return text.empty() ? text : "data lost: " + text;
 }
 
 } // namespace commlens

@@ -19,6 +19,9 @@ struct MergeResult {
   std::vector<int> merged_ranks;
   std::vector<int> missing_ranks; // ranks of the run with no readable file
   std::uint64_t calls = 0;        // rows in mpi_calls
+  // Losses the ranks recorded (ranks.dropped_events, ranks.summary_overflow), summed.
+  std::uint64_t dropped_events = 0;
+  std::uint64_t summary_overflow = 0;
   bool rank_files_removed = false;
 };
 
@@ -36,5 +39,9 @@ struct MergeOptions {
 MergeResult merge_rank_databases(const MergeOptions& options);
 
 std::string rank_database_name(int rank); // "rank-00003.sqlite"
+
+// One line saying what the merged database lacks (missing ranks, dropped trace events, calls not
+// counted), for the end-of-run and merge messages; empty when nothing was lost.
+std::string describe_losses(const MergeResult& result);
 
 } // namespace commlens
