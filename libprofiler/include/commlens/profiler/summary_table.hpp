@@ -42,8 +42,9 @@ struct SummaryValues {
 
 class SummaryTable {
 public:
-  // About 2^24 keys (1.2 GiB) per thread: far beyond any program seen, but a bound on memory.
-  static constexpr std::size_t kDefaultMaxCapacity = std::size_t{1} << 25;
+  // 2^22 slots, about 3 million keys and 300 MB (plus the smaller arrays before it) per thread: far
+  // beyond any program seen, and a bound before the memory of a node runs out.
+  static constexpr std::size_t kDefaultMaxCapacity = std::size_t{1} << 22;
 
   explicit SummaryTable(std::size_t capacity, std::size_t max_capacity = kDefaultMaxCapacity);
 
