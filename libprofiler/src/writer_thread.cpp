@@ -208,21 +208,32 @@ void WriterThread::store_summaries() {
 }
 
 std::uint64_t WriterThread::mpi_wall_ns() const {
+  const TickConverter& clock = profiler_.clock_;
+  const bool concurrent = profiler_.inside_mpi_.concurrent();
   std::uint64_t entered = 0;
   std::uint64_t left = 0;
+  std::uint64_t calls_ticks = 0;
   const std::uint16_t threads = profiler_.thread_count_.load(std::memory_order_acquire);
   for (std::uint16_t index = 0; index < threads; ++index) {
-    if (const ThreadRecorder* recorder = profiler_.threads_[index].load(std::memory_order_acquire)) {
+    const ThreadRecorder* recorder = profiler_.threads_[index].load(std::memory_order_acquire);
+    if (recorder == nullptr) {
+      continue;
+    }
+    if (concurrent) {
       entered += recorder->rank_entered_ticks();
       left += recorder->rank_left_ticks();
+    } else {
+      recorder->summary().for_each(
+          [&](const SummaryKey&, const SummaryValues& values) { calls_ticks += values.ticks_total; });
     }
   }
-  const std::uint64_t now = now_ticks();
+  if (!concurrent) {
+    return clock.duration_ns(calls_ticks); // calls never overlap: their sum is their union
+  }
   // A thread inside MPI now has entered without leaving yet: its interval so far ends now. Mid-run
   // the sums are read while threads move them, so the figure is bounded by the time since init;
   // at finalize the application is quiet and it is exact.
-  const std::uint64_t ticks = left - entered + (profiler_.inside_mpi_.threads_inside() > 0 ? now : 0);
-  const TickConverter& clock = profiler_.clock_;
+  const std::uint64_t ticks = left - entered + (profiler_.inside_mpi_.threads_inside() > 0 ? now_ticks() : 0);
   const std::uint64_t since_init = clock.now_ns() - profiler_.init_ns_;
   const auto as_signed = static_cast<std::int64_t>(ticks);
   return as_signed <= 0 ? 0 : std::min(clock.duration_ns(ticks), since_init);

@@ -6,6 +6,10 @@
 // back adds its exit tick, so the rank's time in MPI is the sum over threads of (exits - entries):
 // the only shared write per call is the count itself.
 //
+// Below MPI_THREAD_MULTIPLE calls of two threads never overlap, so the count is not kept at all
+// (it cost a few ns a call): the rank's time in MPI is then the sum of its calls' times, which the
+// writer takes from the summary tables.
+//
 // The call's entry and exit ticks are read inside the count's update: a compare-exchange that
 // succeeds only if no other thread changed the count (or its version) since the tick was read.
 // Otherwise a thread preempted between reading its tick and updating the count would hold the
@@ -24,12 +28,12 @@ public:
     bool rank_idle;      // entry: no thread was inside MPI before; exit: none is any more
   };
 
-  // Only under MPI_THREAD_MULTIPLE can calls of two threads overlap; below it a plain load and
-  // store keep the count without a locked instruction.
+  // MPI_THREAD_MULTIPLE: calls of several threads may overlap, and the count is kept.
   void set_concurrent(bool concurrent) noexcept { concurrent_ = concurrent; }
+  bool concurrent() const noexcept { return concurrent_; }
 
-  Transition enter() noexcept { return concurrent_ ? update_shared(kOneCall) : update_alone(kOneCall); }
-  Transition leave() noexcept { return concurrent_ ? update_shared(-kOneCall) : update_alone(-kOneCall); }
+  Transition enter() noexcept { return concurrent_ ? update(kOneCall) : Transition{now_ticks(), false}; }
+  Transition leave() noexcept { return concurrent_ ? update(-kOneCall) : Transition{now_ticks(), false}; }
 
   std::uint32_t threads_inside() const noexcept {
     return static_cast<std::uint32_t>(state_.load(std::memory_order_relaxed) & kCountMask);
@@ -42,7 +46,7 @@ private:
   static constexpr std::uint64_t kVersion = std::uint64_t{1} << 32;
   static constexpr std::uint64_t kCountMask = kVersion - 1;
 
-  Transition update_shared(std::int64_t change) noexcept {
+  Transition update(std::int64_t change) noexcept {
     std::uint64_t state = state_.load(std::memory_order_relaxed);
     for (;;) {
       const std::uint64_t ticks = now_ticks();
@@ -51,13 +55,6 @@ private:
         return {ticks, ((change > 0 ? state : next) & kCountMask) == 0};
       }
     }
-  }
-  Transition update_alone(std::int64_t change) noexcept {
-    const std::uint64_t ticks = now_ticks();
-    const std::uint64_t state = state_.load(std::memory_order_relaxed);
-    const std::uint64_t next = state + static_cast<std::uint64_t>(change);
-    state_.store(next, std::memory_order_relaxed);
-    return {ticks, ((change > 0 ? state : next) & kCountMask) == 0};
   }
 
   alignas(64) std::atomic<std::uint64_t> state_{0}; // a line of its own: every call writes it
