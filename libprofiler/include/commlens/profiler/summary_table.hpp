@@ -91,7 +91,7 @@ public:
   }
 
   std::uint64_t overflowed() const noexcept { return overflowed_.load(std::memory_order_relaxed); }
-  // Any thread: how many keys the table can hold now.
+  // Any thread: the slots the table has now (it takes keys up to three quarters of them).
   std::size_t capacity() const noexcept { return current_.load(std::memory_order_acquire)->mask + 1; }
 
 private:

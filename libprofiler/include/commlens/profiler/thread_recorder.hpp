@@ -40,8 +40,9 @@ public:
   const SummaryTable& summary() const noexcept { return summary_; }
 
   // This thread made the rank's count of threads inside MPI leave zero (entered) or return to it
-  // (left), at `ticks` (InsideMpiCounter). Summed over threads, left - entered is the rank's wall
-  // time in MPI; the sums wrap around, their difference does not.
+  // (left), at `ticks` (InsideMpiCounter, kept under MPI_THREAD_MULTIPLE only). Summed over
+  // threads, left - entered is the rank's wall time in MPI; the sums wrap around, their difference
+  // does not.
   void note_rank_entered_mpi(std::uint64_t ticks) noexcept { bump(rank_entered_ticks_, ticks); }
   void note_rank_left_mpi(std::uint64_t ticks) noexcept { bump(rank_left_ticks_, ticks); }
   std::uint64_t rank_entered_ticks() const noexcept {
