@@ -132,7 +132,7 @@ void start_profiling(int thread_level) {
 }
 
 void merge_on_rank_zero(const Config& config, int world_rank) {
-  if (world_rank != 0 || !config.merge_at_finalize) {
+  if (world_rank != 0) {
     return;
   }
   try {
@@ -147,6 +147,27 @@ void merge_on_rank_zero(const Config& config, int world_rank) {
     }
   } catch (const MergeError& error) {
     std::fprintf(stderr, "commlens: merging the rank databases failed: %s\n", error.what());
+  }
+}
+
+// Without the merge rank 0 has no database to read the ranks' losses from: the ranks add them up
+// (every rank has the same setting, so every rank takes part).
+void report_unmerged_run(const Profiler& profiler, const Config& config) {
+  const Profiler::Losses mine = profiler.losses();
+  std::uint64_t local[2] = {mine.dropped_events, mine.summary_overflow};
+  std::uint64_t total[2] = {0, 0};
+  PMPI_Reduce(local, total, 2, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (profiler.identity().world_rank != 0) {
+    return;
+  }
+  MergeResult run;
+  run.world_size = profiler.identity().world_size;
+  run.dropped_events = total[0];
+  run.summary_overflow = total[1];
+  const std::string losses = describe_losses(run);
+  if (!config.quiet || !losses.empty()) {
+    std::fprintf(stderr, "commlens: %d ranks profiled -> %s (rank files, not merged)%s%s\n", run.world_size,
+                 config.output_directory.c_str(), losses.empty() ? "" : "; WARNING: ", losses.c_str());
   }
 }
 
@@ -198,7 +219,11 @@ extern "C" COMMLENS_EXPORT int MPI_Finalize() {
   const int world_rank = profiler->identity().world_rank;
   profiler->stop();
   PMPI_Barrier(MPI_COMM_WORLD); // every rank file is closed before rank 0 reads them
-  merge_on_rank_zero(config, world_rank);
+  if (config.merge_at_finalize) {
+    merge_on_rank_zero(config, world_rank);
+  } else {
+    report_unmerged_run(*profiler, config);
+  }
   return PMPI_Finalize();
 }
 

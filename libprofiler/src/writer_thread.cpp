@@ -269,15 +269,10 @@ void WriterThread::store_metadata(bool final) {
   for (const auto& [insert_sql, rows] : collector_rows) {
     store_->insert_rows(insert_sql, rows);
   }
-  const std::uint16_t threads = profiler_.thread_count_.load(std::memory_order_acquire);
-  counters.threads = threads;
-  counters.dropped_events = profiler_.threads_refused_.load(std::memory_order_relaxed);
-  for (std::uint16_t index = 0; index < threads; ++index) {
-    if (ThreadRecorder* recorder = profiler_.threads_[index].load(std::memory_order_acquire)) {
-      counters.dropped_events += recorder->ring().dropped();
-      counters.summary_overflow += recorder->summary().overflowed();
-    }
-  }
+  counters.threads = profiler_.thread_count_.load(std::memory_order_acquire);
+  const Profiler::Losses losses = profiler_.losses();
+  counters.dropped_events = losses.dropped_events;
+  counters.summary_overflow = losses.summary_overflow;
   counters.mpi_wall_ns = mpi_wall_ns();
   if (final) {
     counters.finalize_ns = static_cast<std::int64_t>(clock.now_ns() - profiler_.init_ns_);

@@ -51,5 +51,16 @@ TEST(OutputFolder, EndOfRunLineNamesTheDatabaseAndNoLossWhenNothingWasLost) {
   EXPECT_EQ(job.standard_error.find("data lost"), std::string::npos) << job.standard_error;
 }
 
+TEST(OutputFolder, WithoutTheMergeTheEndOfRunLineNamesTheFolderOfRankFiles) {
+  const JobResult job = run_comm_churn({{"COMMLENS_MERGE", "0"}});
+  ASSERT_EQ(job.exit_code, 0) << job.describe();
+  EXPECT_EQ(files_in(job.output_directory),
+            (std::set<std::string>{"rank-00000.sqlite", "rank-00001.sqlite"}));
+  EXPECT_NE(job.standard_error.find("commlens: 2 ranks profiled -> " + job.output_directory.string() +
+                                    " (rank files, not merged)\n"),
+            std::string::npos)
+      << job.standard_error;
+}
+
 } // namespace
 } // namespace commlens::integration

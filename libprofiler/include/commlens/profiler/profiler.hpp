@@ -87,6 +87,13 @@ public:
   // Ends the current phase and opens the next (MPI_Pcontrol); returns the new phase number.
   std::uint16_t begin_next_phase(int pcontrol_level);
 
+  struct Losses {
+    std::uint64_t dropped_events = 0;   // trace records dropped, calls of threads past the limit
+    std::uint64_t summary_overflow = 0; // calls no summary table could count
+  };
+  // What this rank lost so far (ranks.dropped_events, ranks.summary_overflow); exact once stopped.
+  Losses losses() const noexcept;
+
   InsideMpiCounter& inside_mpi() noexcept { return inside_mpi_; }
   CommunicatorTable& communicators() noexcept { return communicators_; }
   const TickConverter& clock() const noexcept { return clock_; }
