@@ -26,7 +26,9 @@ void add_export_command(CLI::App& app, int& exit_status);
 void add_tune_command(CLI::App& app, int& exit_status);
 
 // Merges the rank files of `directory` with a progress line when stderr is a terminal, and prints
-// what was merged. Throws MergeError.
-MergeResult merge_with_progress(const std::string& directory, const std::string& output_path);
+// what was merged and what the run lost. The rank files are removed after a merge that took every
+// rank unless keep_rank_files or COMMLENS_KEEP_RANK_FILES=1. Throws MergeError.
+MergeResult merge_with_progress(const std::string& directory, const std::string& output_path,
+                                bool keep_rank_files);
 
 } // namespace commlens::cli

@@ -105,7 +105,7 @@ void report_profile(const fs::path& output, const ProfileFiles& before, bool qui
                  output.string());
       return;
     }
-    merge_with_progress(output.string(), database.string());
+    merge_with_progress(output.string(), database.string(), false);
   }
   fmt::print(stderr, "commlens: database: {}\n", database.string());
   if (quiet)

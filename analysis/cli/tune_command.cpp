@@ -90,7 +90,7 @@ fs::path profile_sweep(const TuneArguments& arguments, Algorithm algorithm, cons
                                               algorithm_name(algorithm), status, output.string()));
   const fs::path database = output / "commlens.sqlite";
   if (!fs::exists(database))
-    merge_with_progress(output.string(), database.string());
+    merge_with_progress(output.string(), database.string(), false);
   return database;
 }
 

@@ -60,11 +60,14 @@ std::string render_html_report(const Report& report) {
                  "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>commlens report</title>"
                  "<style>{}</style></head><body>\n<h1>commlens report: {} (schema v{})</h1>\n",
                  kStyle, detail::html_escape(report.database_path), report.schema_version);
-  if (const auto warning = detail::missing_ranks_warning(report); !warning.empty())
-    fmt::format_to(std::back_inserter(out), "<p><strong>Warning:</strong> {}</p>\n",
-                   detail::html_escape(warning));
+  for (const auto& warning : {detail::missing_ranks_warning(report), detail::losses_warning(report)})
+    if (!warning.empty())
+      fmt::format_to(std::back_inserter(out), "<p><strong>Warning:</strong> {}</p>\n",
+                     detail::html_escape(warning));
   if (!report.jobs.empty())
     fmt::format_to(std::back_inserter(out), "<p>Jobs: {}</p>\n", detail::html_escape(report.jobs));
+  if (const auto note = detail::thread_sum_note(report); !note.empty())
+    fmt::format_to(std::back_inserter(out), "<p>Note: {}</p>\n", detail::html_escape(note));
   write_plots(out, report);
   for (const auto& table : detail::summary_tables(report))
     write_table(out, table);

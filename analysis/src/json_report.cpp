@@ -1,4 +1,5 @@
 #include "commlens/analysis/report_format.hpp"
+#include "report_tables.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +26,9 @@ json rank_json(const RankTime& rank) {
           {"host", rank.host},
           {"application_ns", optional_value(rank.application_ns)},
           {"mpi_ns", rank.mpi_ns},
+          {"mpi_thread_sum_ns", rank.mpi_thread_sum_ns},
+          {"mpi_ns_summed_over_threads", rank.mpi_ns_summed_over_threads},
+          {"threads", rank.threads},
           {"mpi_share", optional_value(rank.mpi_share)},
           {"calls", rank.calls},
           {"dropped_events", rank.dropped_events},
@@ -155,6 +159,13 @@ json detail_sections_json(const Report& report) {
                            {"threads", c.threads},
                            {"max_in_flight", c.max_in_flight},
                            {"overlapped_ns", c.overlapped_ns}});
+  json threads = json::array();
+  for (const auto& t : report.threads)
+    threads.push_back({{"rank", t.rank},
+                       {"thread", t.thread},
+                       {"calls", t.calls},
+                       {"mpi_ns", t.mpi_ns},
+                       {"mpi_share", optional_value(t.mpi_share)}});
   json phases = json::array();
   for (const auto& p : report.phases)
     phases.push_back({{"phase", p.phase},
@@ -189,6 +200,8 @@ json detail_sections_json(const Report& report) {
           {"queue_times_absent", absent_or_null(report.queue_times_absent)},
           {"concurrency", std::move(concurrency)},
           {"concurrency_absent", absent_or_null(report.concurrency_absent)},
+          {"threads", std::move(threads)},
+          {"threads_absent", absent_or_null(report.threads_absent)},
           {"phases", std::move(phases)},
           {"nvtx_phases", std::move(nvtx_phases)},
           {"nvtx_phases_absent", absent_or_null(report.nvtx_phases_absent)},
@@ -226,6 +239,12 @@ std::string render_json_report(const Report& report) {
       {"mpi_share_across_ranks", spread_json(report.mpi_share_spread)},
       {"functions", std::move(functions)},
       {"dropped", {{"events", report.dropped_events}, {"summary_overflow", report.summary_overflow}}}};
+  json warnings = json::array();
+  for (const auto& warning : {detail::missing_ranks_warning(report), detail::losses_warning(report),
+                              detail::thread_sum_note(report)})
+    if (!warning.empty())
+      warnings.push_back(warning);
+  document["warnings"] = std::move(warnings);
   document.update(detail_sections_json(report));
   if (!report.jobs.empty())
     document["jobs"] = report.jobs;

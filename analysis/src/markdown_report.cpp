@@ -47,8 +47,12 @@ std::string render_markdown_report(const Report& report) {
     fmt::format_to(std::back_inserter(out), "\nFilter: {}\n", filter);
   if (const auto warning = detail::missing_ranks_warning(report); !warning.empty())
     fmt::format_to(std::back_inserter(out), "\n> **Warning:** {}\n", warning);
+  if (const auto warning = detail::losses_warning(report); !warning.empty())
+    fmt::format_to(std::back_inserter(out), "\n> **Warning:** {}\n", warning);
   if (!report.jobs.empty())
     fmt::format_to(std::back_inserter(out), "\nJobs: {}\n", report.jobs);
+  if (const auto note = detail::thread_sum_note(report); !note.empty())
+    fmt::format_to(std::back_inserter(out), "\nNote: {}\n", note);
   for (const auto& table : detail::summary_tables(report))
     write_table(out, table);
   for (const auto& table : detail::detail_tables(report))

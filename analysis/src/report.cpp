@@ -105,6 +105,12 @@ Report build_report(const Database& database, const ReportFilter& filter, const 
          report.ranks = detail::query_rank_times(database, filter);
          nvtx_filter.apply_range_time(report.ranks);
        }},
+      {"threads",
+       [&] {
+         auto section = detail::query_thread_times(database, filter);
+         report.threads = std::move(section.threads);
+         report.threads_absent = std::move(section.absent);
+       }},
       {"functions", [&] { report.functions = detail::query_function_stats(database, filter); }},
       {"communicators", [&] { report.communicators = detail::query_communicators(database, filter); }},
       {"partners", [&] { report.partners = detail::query_partners(database, filter); }},

@@ -11,6 +11,11 @@ namespace commlens::analysis::detail {
 std::vector<std::pair<std::string, std::string>> query_run_metadata(const Database& database);
 std::string describe_jobs(const Database& database);
 std::vector<RankTime> query_rank_times(const Database& database, const ReportFilter& filter);
+struct ThreadTimeSection {
+  std::vector<ThreadTime> threads;
+  std::string absent;
+};
+ThreadTimeSection query_thread_times(const Database& database, const ReportFilter& filter);
 std::vector<FunctionStats> query_function_stats(const Database& database, const ReportFilter& filter);
 std::vector<CommunicatorStats> query_communicators(const Database& database, const ReportFilter& filter);
 std::vector<PartnerTraffic> query_partners(const Database& database, const ReportFilter& filter);

@@ -112,6 +112,17 @@ ReportTable concurrency_table(const Report& report) {
   return table;
 }
 
+ReportTable threads_table(const Report& report) {
+  ReportTable table{.title = "Time in MPI per thread",
+                    .absent = report.threads_absent,
+                    .headers = {"rank", "thread", "calls", "MPI", "share"}};
+  for (const auto& thread : report.threads)
+    table.rows.push_back({std::to_string(thread.rank), std::to_string(thread.thread),
+                          std::to_string(thread.calls), duration(thread.mpi_ns),
+                          thread.mpi_share ? percent(*thread.mpi_share) : "-"});
+  return table;
+}
+
 ReportTable phases_table(const Report& report) {
   ReportTable table{
       .title = "Phases (MPI_Pcontrol)",
@@ -167,6 +178,26 @@ std::string missing_ranks_warning(const Report& report) {
                      fmt::join(report.missing_ranks, ","));
 }
 
+std::string losses_warning(const Report& report) {
+  if (report.dropped_events == 0 && report.summary_overflow == 0)
+    return {};
+  return fmt::format("data lost: {} trace events dropped (the writer fell behind, or threads beyond the "
+                     "thread limit), {} calls not counted (summary table full); see Dropped events",
+                     report.dropped_events, report.summary_overflow);
+}
+
+std::string thread_sum_note(const Report& report) {
+  std::vector<int> summed;
+  for (const auto& rank : report.ranks)
+    if (rank.mpi_ns_summed_over_threads)
+      summed.push_back(rank.rank);
+  if (summed.empty())
+    return {};
+  return fmt::format("time in MPI of rank {} is summed over its threads (wall time in MPI is recorded for "
+                     "the whole run only); it can exceed the application time",
+                     fmt::join(summed, ","));
+}
+
 std::string percent(double share) {
   return fmt::format("{:.1f}%", share * 100.0);
 }
@@ -189,6 +220,7 @@ std::vector<ReportTable> detail_tables(const Report& report) {
       partners_table(report),
       queue_times_table(report),
       concurrency_table(report),
+      threads_table(report),
       phases_table(report)};
   for (auto& table : training_steps_tables(report.training_steps))
     tables.push_back(std::move(table));

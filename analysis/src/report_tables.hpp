@@ -28,5 +28,9 @@ std::string percent(double share);
 std::string filter_description(const ReportFilter& filter);
 // The warning every format shows for a run with missing ranks; empty when none are missing.
 std::string missing_ranks_warning(const Report& report);
+// The warning every format shows at its top when trace events or calls were lost; empty when none.
+std::string losses_warning(const Report& report);
+// Which ranks' time in MPI adds up threads instead of measuring wall time; empty when none.
+std::string thread_sum_note(const Report& report);
 
 } // namespace commlens::analysis::detail

@@ -32,6 +32,8 @@ void write_header(Out& out, const Report& report, bool brief) {
     fmt::format_to(std::back_inserter(out), "  filter: {}\n", filter);
   if (const auto warning = detail::missing_ranks_warning(report); !warning.empty())
     fmt::format_to(std::back_inserter(out), "  WARNING: {}\n", warning);
+  if (const auto warning = detail::losses_warning(report); !warning.empty())
+    fmt::format_to(std::back_inserter(out), "  WARNING: {}\n", warning);
   if (!report.jobs.empty())
     fmt::format_to(std::back_inserter(out), "  jobs: {}\n", report.jobs);
   if (brief)
@@ -67,6 +69,8 @@ void write_rank_times(Out& out, const Report& report, bool brief) {
           rank.application_ns ? human_duration(double(*rank.application_ns)) : "unknown",
           human_duration(double(rank.mpi_ns)), rank.mpi_share ? percent(*rank.mpi_share) : "-", rank.calls);
   }
+  if (const auto note = detail::thread_sum_note(report); !note.empty())
+    fmt::format_to(std::back_inserter(out), "  note: {}\n", note);
   write_spreads(out, report);
 }
 

@@ -41,7 +41,15 @@ public:
                 std::uint64_t end_ticks) noexcept;
 
   void finish() noexcept {
-    record_.end_ticks = now_ticks();
+    if (recorder_ != nullptr) {
+      const InsideMpiCounter::Transition exit = profiler_.inside_mpi().leave();
+      record_.end_ticks = exit.ticks;
+      if (exit.rank_idle) {
+        recorder_->note_rank_left_mpi(exit.ticks);
+      }
+    } else {
+      record_.end_ticks = now_ticks();
+    }
     for (const CollectorSlot& slot : collector_hooks().slots) {
       if (slot.call_exit != nullptr) {
         slot.call_exit(record_.call_id, record_.function, record_.end_ticks);
@@ -188,7 +196,16 @@ inline CallRecording::CallRecording(Profiler& profiler, FunctionId function) noe
       slot.call_enter(record_.call_id, function);
     }
   }
-  record_.start_ticks = now_ticks();
+  // A thread past the recorder limit records nothing, so it stays out of the count too.
+  if (recorder_ != nullptr) {
+    const InsideMpiCounter::Transition entry = profiler.inside_mpi().enter();
+    record_.start_ticks = entry.ticks;
+    if (entry.rank_idle) {
+      recorder_->note_rank_entered_mpi(entry.ticks);
+    }
+  } else {
+    record_.start_ticks = now_ticks();
+  }
 }
 
 inline void CallRecording::record() noexcept {

@@ -160,6 +160,7 @@ void start_profiling(int thread_level, FunctionId init_function, std::uint64_t i
   if (profiler == nullptr) {
     return;
   }
+  profiler->inside_mpi().set_concurrent(thread_level == MPI_THREAD_MULTIPLE);
   start_request_tracker();
   start_communicator_registry(*profiler);
   record_lifecycle_call(*profiler, init_function, MPI_COMM_WORLD, init_began, init_ended);
@@ -175,11 +176,15 @@ void start_profiling(int thread_level, FunctionId init_function, std::uint64_t i
 
 void merge_rank_files(const Config& config) {
   try {
-    const MergeResult result = merge_rank_databases({config.output_directory, "", nullptr});
-    if (!config.quiet) {
+    MergeOptions options{config.output_directory, "", nullptr};
+    options.remove_rank_files = !config.keep_rank_files;
+    const MergeResult result = merge_rank_databases(options);
+    // A loss is said even when quiet: the database alone would not show it.
+    const std::string losses = describe_losses(result);
+    if (!config.quiet || !losses.empty()) {
       const std::string jobs = result.jobs > 1 ? " in " + std::to_string(result.jobs) + " jobs" : "";
-      std::fprintf(stderr, "commlens: %zu ranks profiled%s -> %s\n", result.merged_ranks.size(), jobs.c_str(),
-                   result.output_path.c_str());
+      std::fprintf(stderr, "commlens: %zu ranks profiled%s -> %s%s%s\n", result.merged_ranks.size(), jobs.c_str(),
+                   result.output_path.c_str(), losses.empty() ? "" : "; WARNING: ", losses.c_str());
     }
     if (!result.missing_ranks.empty()) {
       std::string missing;
@@ -213,6 +218,27 @@ void finish_job_and_merge_if_last(const Config& config, const ProcessIdentity& i
     std::fprintf(stderr, "commlens: cannot mark job %d finished in %s; merging now\n", identity.job,
                  error.what());
     merge();
+  }
+}
+
+// Without the merge rank 0 has no database to read the ranks' losses from: the ranks add them up
+// (every rank has the same setting, so every rank takes part).
+void report_unmerged_run(const Profiler& profiler, const Config& config) {
+  const Profiler::Losses mine = profiler.losses();
+  std::uint64_t local[2] = {mine.dropped_events, mine.summary_overflow};
+  std::uint64_t total[2] = {0, 0};
+  PMPI_Reduce(local, total, 2, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (profiler.identity().world_rank != 0) {
+    return;
+  }
+  MergeResult run;
+  run.world_size = profiler.identity().world_size;
+  run.dropped_events = total[0];
+  run.summary_overflow = total[1];
+  const std::string losses = describe_losses(run);
+  if (!config.quiet || !losses.empty()) {
+    std::fprintf(stderr, "commlens: %d ranks profiled -> %s (rank files, not merged)%s%s\n", run.world_size,
+                 config.output_directory.c_str(), losses.empty() ? "" : "; WARNING: ", losses.c_str());
   }
 }
 
@@ -278,6 +304,9 @@ extern "C" COMMLENS_EXPORT int MPI_Finalize() {
   const commlens::ProcessIdentity identity = profiler->identity();
   profiler->stop();
   PMPI_Barrier(MPI_COMM_WORLD); // every rank file of the job is closed before rank 0 goes on
+  if (!config.merge_at_finalize) {
+    report_unmerged_run(*profiler, config);
+  }
   finish_job_and_merge_if_last(config, identity);
   return PMPI_Finalize();
 }

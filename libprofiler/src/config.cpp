@@ -188,6 +188,7 @@ Config Config::from_environment(const Warn& warn, const Lookup& lookup) {
                             "COMMLENS_FLUSH_MS",
                             "COMMLENS_MERGE",
                             "COMMLENS_QUIET",
+                            "COMMLENS_KEEP_RANK_FILES",
                             "COMMLENS_CONFIG",
                             "COMMLENS_PVARS",
                             "COMMLENS_PVAR_PERIOD_MS",
@@ -335,11 +336,12 @@ Config Config::from_environment(const Warn& warn, const Lookup& lookup) {
         reject(key, value, fmt::format("a comma list of {}", kRuntimeCollectives),
                kRuntimeDefaultCollectives);
       }
-    } else if (key == "COMMLENS_MERGE" || key == "COMMLENS_QUIET" ||
+    } else if (key == "COMMLENS_MERGE" || key == "COMMLENS_QUIET" || key == "COMMLENS_KEEP_RANK_FILES" ||
                key == "COMMLENS_RUNTIME_BACKGROUND_OPENS") {
-      bool& target = key == "COMMLENS_MERGE"   ? config.merge_at_finalize
-                     : key == "COMMLENS_QUIET" ? config.quiet
-                                               : config.runtime_background_opens;
+      bool& target = key == "COMMLENS_MERGE"             ? config.merge_at_finalize
+                     : key == "COMMLENS_QUIET"           ? config.quiet
+                     : key == "COMMLENS_KEEP_RANK_FILES" ? config.keep_rank_files
+                                                         : config.runtime_background_opens;
       if (auto flag = parse_bool(value)) {
         target = *flag;
       } else {

@@ -100,6 +100,23 @@ void check_rank_file(SqliteDatabase& merged, const fs::path& path) {
   }
 }
 
+// A rank killed before it closed its file leaves it in WAL mode, and attaching it read-only would
+// leave -wal and -shm files beside it: recover and checkpoint it into a rollback-journal file
+// first. A file this process may not write is read as it is.
+void settle_journal(const fs::path& path) {
+  try {
+    SqliteDatabase file(path.string(), SQLITE_OPEN_READWRITE);
+    file.exec("PRAGMA journal_mode=DELETE");
+  } catch (const SqliteError&) {
+  }
+}
+
+void remove_rank_file(const fs::path& path) {
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    std::remove((path.string() + suffix).c_str());
+  }
+}
+
 struct RankClock {
   std::int64_t init_ns = 0;
   std::int64_t offset_ns = 0;
@@ -156,6 +173,7 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
   std::optional<std::int64_t> origin;
   int done = 0;
   for (const RankFile& file : files) {
+    settle_journal(file.path);
     const std::string uri = "file:" + file.path.string() + "?mode=ro";
     try {
       merged.prepare("ATTACH DATABASE ? AS src").bind(1, uri).run();
@@ -213,19 +231,50 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
   std::sort(result.missing_ranks.begin(), result.missing_ranks.end());
 
   create_analysis_indexes(merged);
-  auto set_value = merged.prepare("INSERT OR REPLACE INTO run VALUES (?, ?)");
-  set_value.bind(1, std::string_view("merged_ranks"))
-      .bind(2, std::to_string(result.merged_ranks.size()))
-      .run();
-  std::string missing;
-  for (int rank : result.missing_ranks) {
-    missing += (missing.empty() ? "" : ",") + std::to_string(rank);
+  { // the statement ends before the connection closes below
+    auto set_value = merged.prepare("INSERT OR REPLACE INTO run VALUES (?, ?)");
+    set_value.bind(1, std::string_view("merged_ranks"))
+        .bind(2, std::to_string(result.merged_ranks.size()))
+        .run();
+    std::string missing;
+    for (int rank : result.missing_ranks) {
+      missing += (missing.empty() ? "" : ",") + std::to_string(rank);
+    }
+    set_value.bind(1, std::string_view("missing_ranks")).bind(2, missing).run();
+    set_value.bind(1, std::string_view("processes")).bind(2, std::to_string(result.world_size)).run();
   }
-  set_value.bind(1, std::string_view("missing_ranks")).bind(2, missing).run();
-  set_value.bind(1, std::string_view("processes")).bind(2, std::to_string(result.world_size)).run();
   result.jobs = static_cast<int>(merged.query_int64("SELECT COUNT(*) FROM jobs"));
   result.calls = static_cast<std::uint64_t>(merged.query_int64("SELECT count(*) FROM mpi_calls"));
+  result.dropped_events =
+      static_cast<std::uint64_t>(merged.query_int64("SELECT COALESCE(sum(dropped_events), 0) FROM ranks"));
+  result.summary_overflow =
+      static_cast<std::uint64_t>(merged.query_int64("SELECT COALESCE(sum(summary_overflow), 0) FROM ranks"));
+  merged.close();
+  if (options.remove_rank_files && result.missing_ranks.empty()) {
+    for (const RankFile& file : files) {
+      remove_rank_file(file.path);
+    }
+    result.rank_files_removed = true;
+  }
   return result;
+}
+
+std::string describe_losses(const MergeResult& result) {
+  std::vector<std::string> parts;
+  if (!result.missing_ranks.empty()) {
+    parts.push_back(fmt::format("{} of {} ranks missing", result.missing_ranks.size(), result.world_size));
+  }
+  if (result.dropped_events != 0) {
+    parts.push_back(fmt::format("{} trace events dropped", result.dropped_events));
+  }
+  if (result.summary_overflow != 0) {
+    parts.push_back(fmt::format("{} calls not counted (summary table full)", result.summary_overflow));
+  }
+  std::string text;
+  for (const std::string& part : parts) {
+    text += (text.empty() ? "" : ", ") + part;
+  }
+  return text.empty() ? text : "data lost: " + text;
 }
 
 } // namespace commlens

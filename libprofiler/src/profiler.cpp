@@ -91,6 +91,19 @@ ThreadRecorder* Profiler::register_thread() noexcept {
   }
 }
 
+Profiler::Losses Profiler::losses() const noexcept {
+  Losses losses;
+  losses.dropped_events = threads_refused_.load(std::memory_order_relaxed);
+  const std::uint16_t threads = thread_count_.load(std::memory_order_acquire);
+  for (std::uint16_t index = 0; index < threads; ++index) {
+    if (ThreadRecorder* recorder = threads_[index].load(std::memory_order_acquire)) {
+      losses.dropped_events += recorder->ring().dropped();
+      losses.summary_overflow += recorder->summary().overflowed();
+    }
+  }
+  return losses;
+}
+
 std::uint16_t Profiler::begin_next_phase(int pcontrol_level) {
   std::lock_guard lock(metadata_mutex_);
   const std::uint64_t ticks = now_ticks();

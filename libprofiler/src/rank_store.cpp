@@ -43,6 +43,7 @@ RankStore::RankStore(const std::string& path, int rank) : rank_(rank), db_(open_
   db_.exec(schema::kCreateTables);
   insert_chunk_ = db_.prepare("INSERT INTO trace_chunks (thread, count, records) VALUES (?,?,?)");
   upsert_call_stats_ = db_.prepare("INSERT OR REPLACE INTO call_stats VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+  upsert_thread_stats_ = db_.prepare("INSERT OR REPLACE INTO thread_stats VALUES (?,?,?,?,?)");
   upsert_run_value_ = db_.prepare("INSERT OR REPLACE INTO run VALUES (?,?)");
   upsert_communicator_ =
       db_.prepare("INSERT OR REPLACE INTO communicators VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
@@ -50,7 +51,7 @@ RankStore::RankStore(const std::string& path, int rank) : rank_(rank), db_(open_
   upsert_overhead_ = db_.prepare("INSERT OR REPLACE INTO profiler_overhead VALUES (?,?,?,?)");
   update_counters_ = db_.prepare(
       "UPDATE ranks SET threads=?, dropped_events=?, summary_overflow=?, finalize_ns=?, finalized=?, "
-      "clock_offset_ns=?, clock_drift_ppb=? WHERE rank=?");
+      "clock_offset_ns=?, clock_drift_ppb=?, mpi_wall_ns=? WHERE rank=?");
   rows_ = std::make_unique<TraceRowWriter>(db_);
   materializer_ = std::make_unique<TraceMaterializer>(db_, "main", rank, ClockMap{});
 }
@@ -87,11 +88,15 @@ void RankStore::close() {
   rows_.reset();
   insert_chunk_ = {};
   upsert_call_stats_ = {};
+  upsert_thread_stats_ = {};
   upsert_run_value_ = {};
   upsert_communicator_ = {};
   upsert_phase_ = {};
   upsert_overhead_ = {};
   update_counters_ = {};
+  // Back to a rollback journal: the WAL is checkpointed into the file and removed, and readers
+  // (the merge attaches each rank file read-only) create no -wal and -shm files beside it.
+  db_.exec("PRAGMA journal_mode=DELETE");
   db_.close();
 }
 
@@ -159,6 +164,15 @@ void RankStore::replace_call_stats(const std::vector<CallStatsRow>& rows) {
   }
 }
 
+void RankStore::replace_thread_stats(const std::vector<ThreadStatsRow>& rows) {
+  auto& s = upsert_thread_stats_;
+  for (const ThreadStatsRow& row : rows) {
+    s.bind(1, std::int64_t{rank_}).bind(2, std::int64_t{row.thread}).bind(3, std::int64_t{row.phase});
+    s.bind(4, as_int(row.calls)).bind(5, as_int(row.time_in_mpi_ns));
+    s.run();
+  }
+}
+
 void RankStore::replace_run_values(const std::map<std::string, std::string>& values) {
   for (const auto& [key, value] : values) {
     upsert_run_value_.bind(1, key).bind(2, value).run();
@@ -212,7 +226,8 @@ void RankStore::update_counters(const RankCounters& counters) {
   s.bind(3, as_int(counters.summary_overflow));
   s.bind_integer(4, counters.finalize_ns);
   s.bind(5, std::int64_t{counters.finalize_ns.has_value()});
-  s.bind(6, counters.alignment.offset_ns).bind(7, counters.alignment.drift_ppb).bind(8, std::int64_t{rank_});
+  s.bind(6, counters.alignment.offset_ns).bind(7, counters.alignment.drift_ppb);
+  s.bind(8, as_int(counters.mpi_wall_ns)).bind(9, std::int64_t{rank_});
   s.run();
 }
 

@@ -26,6 +26,12 @@ struct CallStatsRow {
   std::uint64_t count, bytes_sent, bytes_recv, time_total_ns, time_min_ns, time_max_ns;
 };
 
+struct ThreadStatsRow {
+  int thread;
+  int phase;
+  std::uint64_t calls, time_in_mpi_ns;
+};
+
 struct PhaseRow {
   int phase;
   std::int64_t start_ns;
@@ -37,6 +43,7 @@ struct RankCounters {
   int threads = 0;
   std::uint64_t dropped_events = 0;
   std::uint64_t summary_overflow = 0;
+  std::uint64_t mpi_wall_ns = 0;
   std::optional<std::int64_t> finalize_ns;
   ClockAlignment alignment;
 };
@@ -56,6 +63,7 @@ public:
   // Turns up to max_chunks stored chunks into mpi_calls / mpi_requests rows, in one transaction.
   std::size_t materialize_chunks(std::size_t max_chunks);
   void replace_call_stats(const std::vector<CallStatsRow>& rows);
+  void replace_thread_stats(const std::vector<ThreadStatsRow>& rows);
   void replace_run_values(const std::map<std::string, std::string>& values);
   void replace_communicators(const std::vector<CommunicatorInfo>& communicators, std::uint64_t init_ns);
   void replace_phases(const std::vector<PhaseRow>& phases);
@@ -69,6 +77,7 @@ private:
   SqliteDatabase db_;
   SqliteStatement insert_chunk_;
   SqliteStatement upsert_call_stats_;
+  SqliteStatement upsert_thread_stats_;
   SqliteStatement upsert_run_value_;
   SqliteStatement upsert_communicator_;
   SqliteStatement upsert_phase_;

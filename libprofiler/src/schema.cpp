@@ -28,7 +28,10 @@ CREATE TABLE IF NOT EXISTS ranks (
   tick_origin_ns   INTEGER,
   ns_per_tick      REAL,
   job              INTEGER NOT NULL DEFAULT 0, -- jobs.job: 0 for the job mpirun started
-  job_rank         INTEGER                     -- rank in that job's MPI_COMM_WORLD
+  job_rank         INTEGER,                    -- rank in that job's MPI_COMM_WORLD
+  -- Wall time during which at least one of the rank's threads was inside an MPI call (NULL in files
+  -- of older versions); below the sum of thread_stats.time_in_mpi_ns when threads overlapped.
+  mpi_wall_ns      INTEGER
 );
 -- The jobs of the run: the one mpirun started and every job spawned from it (MPI_Comm_spawn).
 -- Job k's processes are ranks first_rank .. first_rank + size - 1.
@@ -141,6 +144,15 @@ CREATE TABLE IF NOT EXISTS call_stats (
   time_min_ns   INTEGER NOT NULL,
   time_max_ns   INTEGER NOT NULL,
   PRIMARY KEY (rank, function_id, comm_id, size_bin, peer, phase)
+) WITHOUT ROWID;
+-- Per thread and phase: the calls the thread made and the time it spent inside them.
+CREATE TABLE IF NOT EXISTS thread_stats (
+  rank           INTEGER NOT NULL,
+  thread         INTEGER NOT NULL,   -- as mpi_calls.thread: the order in which threads first called MPI
+  phase          INTEGER NOT NULL,
+  calls          INTEGER NOT NULL,
+  time_in_mpi_ns INTEGER NOT NULL,
+  PRIMARY KEY (rank, thread, phase)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS profiler_overhead (
   rank      INTEGER NOT NULL,
@@ -305,6 +317,7 @@ const TableMerge kMerges[] = {
     {"mpi_calls", false, "start_ns,end_ns"},
     {"mpi_requests", false, "post_ns,complete_ns"},
     {"call_stats", false, ""},
+    {"thread_stats", false, ""},
     {"profiler_overhead", false, ""},
     {"pvars", true, ""},
     {"pvar_handles", false, "created_ns,freed_ns"},

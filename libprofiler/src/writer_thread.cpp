@@ -156,6 +156,9 @@ void WriterThread::store_summaries() {
     }
   };
   std::map<SummaryKey, SummaryValues, KeyOrder> totals;
+  // Per thread and phase: calls and ticks inside MPI (the thread's own share, kept beside the
+  // rank's wall time in MPI, which counts overlapping calls of several threads once).
+  std::map<std::pair<std::uint16_t, std::uint16_t>, std::pair<std::uint64_t, std::uint64_t>> per_thread;
   const std::uint16_t threads = profiler_.thread_count_.load(std::memory_order_acquire);
   for (std::uint16_t index = 0; index < threads; ++index) {
     ThreadRecorder* recorder = profiler_.threads_[index].load(std::memory_order_acquire);
@@ -163,6 +166,9 @@ void WriterThread::store_summaries() {
       continue;
     }
     recorder->summary().for_each([&](const SummaryKey& key, const SummaryValues& values) {
+      auto& [calls, ticks] = per_thread[{recorder->thread_index(), key.phase}];
+      calls += values.count;
+      ticks += values.ticks_total;
       auto [entry, inserted] = totals.try_emplace(key, values);
       if (!inserted) {
         SummaryValues& total = entry->second;
@@ -193,6 +199,44 @@ void WriterThread::store_summaries() {
                                 clock.duration_ns(values.ticks_min), clock.duration_ns(values.ticks_max)});
   }
   store_->replace_call_stats(rows);
+  std::vector<ThreadStatsRow> thread_rows;
+  for (const auto& [thread_and_phase, calls_and_ticks] : per_thread) {
+    thread_rows.push_back(ThreadStatsRow{thread_and_phase.first, thread_and_phase.second,
+                                         calls_and_ticks.first, clock.duration_ns(calls_and_ticks.second)});
+  }
+  store_->replace_thread_stats(thread_rows);
+}
+
+std::uint64_t WriterThread::mpi_wall_ns() const {
+  const TickConverter& clock = profiler_.clock_;
+  const bool concurrent = profiler_.inside_mpi_.concurrent();
+  std::uint64_t entered = 0;
+  std::uint64_t left = 0;
+  std::uint64_t calls_ticks = 0;
+  const std::uint16_t threads = profiler_.thread_count_.load(std::memory_order_acquire);
+  for (std::uint16_t index = 0; index < threads; ++index) {
+    const ThreadRecorder* recorder = profiler_.threads_[index].load(std::memory_order_acquire);
+    if (recorder == nullptr) {
+      continue;
+    }
+    if (concurrent) {
+      entered += recorder->rank_entered_ticks();
+      left += recorder->rank_left_ticks();
+    } else {
+      recorder->summary().for_each(
+          [&](const SummaryKey&, const SummaryValues& values) { calls_ticks += values.ticks_total; });
+    }
+  }
+  if (!concurrent) {
+    return clock.duration_ns(calls_ticks); // calls never overlap: their sum is their union
+  }
+  // A thread inside MPI now has entered without leaving yet: its interval so far ends now. Mid-run
+  // the sums are read while threads move them, so the figure is bounded by the time since init;
+  // at finalize the application is quiet and it is exact.
+  const std::uint64_t ticks = left - entered + (profiler_.inside_mpi_.threads_inside() > 0 ? now_ticks() : 0);
+  const std::uint64_t since_init = clock.now_ns() - profiler_.init_ns_;
+  const auto as_signed = static_cast<std::int64_t>(ticks);
+  return as_signed <= 0 ? 0 : std::min(clock.duration_ns(ticks), since_init);
 }
 
 void WriterThread::store_metadata(bool final) {
@@ -225,15 +269,11 @@ void WriterThread::store_metadata(bool final) {
   for (const auto& [insert_sql, rows] : collector_rows) {
     store_->insert_rows(insert_sql, rows);
   }
-  const std::uint16_t threads = profiler_.thread_count_.load(std::memory_order_acquire);
-  counters.threads = threads;
-  counters.dropped_events = profiler_.threads_refused_.load(std::memory_order_relaxed);
-  for (std::uint16_t index = 0; index < threads; ++index) {
-    if (ThreadRecorder* recorder = profiler_.threads_[index].load(std::memory_order_acquire)) {
-      counters.dropped_events += recorder->ring().dropped();
-      counters.summary_overflow += recorder->summary().overflowed();
-    }
-  }
+  counters.threads = profiler_.thread_count_.load(std::memory_order_acquire);
+  const Profiler::Losses losses = profiler_.losses();
+  counters.dropped_events = losses.dropped_events;
+  counters.summary_overflow = losses.summary_overflow;
+  counters.mpi_wall_ns = mpi_wall_ns();
   if (final) {
     counters.finalize_ns = static_cast<std::int64_t>(clock.now_ns() - profiler_.init_ns_);
   }

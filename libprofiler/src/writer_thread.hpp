@@ -34,6 +34,8 @@ private:
   bool materialize(std::uint64_t budget_ns);
   std::size_t store_ring(ThreadRecorder& recorder);
   void store_summaries();
+  // Wall time so far during which at least one application thread was inside MPI.
+  std::uint64_t mpi_wall_ns() const;
   void store_metadata(bool final);
   void refresh_communicator_ids();
 

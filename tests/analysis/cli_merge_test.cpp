@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <set>
+
 namespace commlens::test {
 namespace {
 
@@ -35,6 +37,47 @@ TEST(CliMerge, MergedRankFilesReportEveryRanksCalls) {
   EXPECT_EQ(json["ranks"][1]["mpi_ns"], 2'000'000);
   EXPECT_EQ(json["functions"][0]["calls"], 3);
   EXPECT_EQ(json["functions"][0]["bytes_sent"], 24);
+}
+
+std::set<std::string> files_in(const fs::path& directory) {
+  std::set<std::string> names;
+  for (const auto& entry : fs::directory_iterator(directory))
+    names.insert(entry.path().filename().string());
+  return names;
+}
+
+TEST(CliMerge, RemovesTheRankFilesAfterMergingEveryRank) {
+  const auto directory = make_two_rank_files();
+  const auto merge = run_cli({"merge", directory.string()});
+  ASSERT_EQ(merge.status, 0) << merge.err;
+  EXPECT_EQ(files_in(directory), std::set<std::string>{"commlens.sqlite"});
+}
+
+TEST(CliMerge, KeepsTheRankFilesWhenAskedByFlagOrSetting) {
+  const std::set<std::string> all = {"commlens.sqlite", "rank-00000.sqlite", "rank-00001.sqlite"};
+  const auto by_flag = make_two_rank_files();
+  ASSERT_EQ(run_cli({"merge", by_flag.string(), "--keep-rank-files"}).status, 0);
+  EXPECT_EQ(files_in(by_flag), all);
+  const auto by_setting = make_two_rank_files();
+  ASSERT_EQ(run_cli({"merge", by_setting.string()}, "COMMLENS_KEEP_RANK_FILES=1").status, 0);
+  EXPECT_EQ(files_in(by_setting), all);
+}
+
+TEST(CliMerge, SaysWhatTheRunLost) {
+  const auto directory = make_two_rank_files();
+  {
+    TestDatabase rank_one(directory / rank_database_name(1));
+    rank_one.execute("UPDATE ranks SET dropped_events = 6, summary_overflow = 2");
+  }
+  const auto merge = run_cli({"merge", directory.string()});
+  ASSERT_EQ(merge.status, 0) << merge.err;
+  EXPECT_NE(
+      merge.err.find("commlens: WARNING: data lost: 6 trace events dropped, 2 calls not counted (summary "
+                     "table full)\n"),
+      std::string::npos)
+      << merge.err;
+  const auto clean = run_cli({"merge", make_two_rank_files().string()});
+  EXPECT_EQ(clean.err.find("data lost"), std::string::npos) << clean.err;
 }
 
 // Rank 1's file of the two-rank job never arrived: merge records the job's two ranks, holds one.
@@ -103,7 +146,8 @@ TEST(CliRunMerge, RankFilesWithoutAMergedDatabaseAreMergedAndSummarized) {
                "cp " + shell_quote(rank_files.string()) + "/rank-*.sqlite \"$COMMLENS_OUTPUT\"/"},
               "COMMLENS_LIBRARY=" + shell_quote(COMMLENS_TEST_PRELOAD_PATH));
   ASSERT_EQ(result.status, 0) << result.err;
-  EXPECT_TRUE(fs::exists(output / "commlens.sqlite"));
+  EXPECT_EQ(files_in(output), std::set<std::string>{"commlens.sqlite"})
+      << "the merged rank files are removed";
   EXPECT_NE(result.err.find("merged 2 of 2 ranks"), std::string::npos) << result.err;
   EXPECT_NE(result.err.find("MPI_Allreduce"), std::string::npos) << result.err;
 }

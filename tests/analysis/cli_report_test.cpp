@@ -64,6 +64,24 @@ TEST_F(CliReport, TextReportShowsRanksFunctionsHistogramsAndDrops) {
   EXPECT_NE(result.out.find("Dropped events: 5 trace events lost"), std::string::npos);
 }
 
+TEST_F(CliReport, EveryFormatSaysAtItsTopWhatTheRunLost) {
+  const std::string warning =
+      "data lost: 5 trace events dropped (the writer fell behind, or threads beyond the "
+      "thread limit), 2 calls not counted (summary table full)";
+  for (const std::string format : {"text", "markdown", "html"}) {
+    const auto result = run_cli({"report", path_, "--format", format});
+    ASSERT_EQ(result.status, 0) << result.err;
+    const auto at = result.out.find(warning);
+    EXPECT_NE(at, std::string::npos) << format << "\n" << result.out;
+    EXPECT_LT(at, result.out.find("Time in MPI per rank")) << format << ": the warning comes first";
+  }
+  const auto json = run_cli({"report", path_, "--format", "json"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  const auto report = nlohmann::json::parse(json.out);
+  ASSERT_EQ(report["warnings"].size(), 1u);
+  EXPECT_EQ(report["warnings"][0].get<std::string>().rfind(warning, 0), 0u) << report["warnings"];
+}
+
 TEST(CliReportEmpty, ARunWithZeroEventsIsBadInputNamingTheFile) {
   const auto path = (make_temp_directory("commlens-cli-empty") / "commlens.sqlite").string();
   { TestDatabase database(path); }

@@ -157,6 +157,58 @@ TEST_F(ReportModel, DroppedEventsAreSummedOverRanks) {
   EXPECT_EQ(result.ranks[1].dropped_events, 5u);
 }
 
+// Rank 1 called MPI from four threads whose calls overlapped: its 2'000'002'000 ns summed over
+// threads took 600'000'000 ns of wall time (ranks.mpi_wall_ns), as the profiler measured it.
+class MultithreadedRank : public ReportModel {
+protected:
+  void SetUp() override {
+    ReportModel::SetUp();
+    test::TestDatabase database(path_);
+    database.execute(R"sql(
+UPDATE ranks SET threads = 4, mpi_wall_ns = 600000000 WHERE rank = 1;
+UPDATE ranks SET threads = 1, mpi_wall_ns = 1000001400 WHERE rank = 0;
+INSERT INTO thread_stats (rank, thread, phase, calls, time_in_mpi_ns) VALUES
+  (0, 0, 0, 4, 400), (0, 0, 1, 12, 1000001000),
+  (1, 0, 0, 4, 2000), (1, 1, 1, 4, 800000000), (1, 2, 1, 3, 600000000), (1, 3, 1, 3, 600000000);
+)sql");
+  }
+};
+
+TEST_F(MultithreadedRank, TimeInMpiIsTheWallTimeWithAThreadInsideNotTheSumOverThreads) {
+  const auto ranks = report().ranks;
+  EXPECT_EQ(ranks[1].mpi_ns, 600'000'000);
+  EXPECT_EQ(ranks[1].mpi_thread_sum_ns, 2'000'002'000);
+  EXPECT_EQ(ranks[1].threads, 4);
+  EXPECT_FALSE(ranks[1].mpi_ns_summed_over_threads);
+  EXPECT_DOUBLE_EQ(*ranks[1].mpi_share, 0.06);
+  EXPECT_EQ(ranks[0].mpi_ns, 1'000'001'400);
+  EXPECT_EQ(ranks[2].mpi_ns, 4'000'000'000) << "a file without the wall time: the sum, as before";
+}
+
+TEST_F(MultithreadedRank, EveryThreadOfAMultithreadedRankHasItsOwnRow) {
+  const auto result = report();
+  ASSERT_EQ(result.threads.size(), 4u) << "rank 0 called from one thread: no rows";
+  EXPECT_EQ(result.threads[0].rank, 1);
+  EXPECT_EQ(result.threads[0].calls, 4u);
+  EXPECT_EQ(result.threads[1].thread, 1);
+  EXPECT_EQ(result.threads[1].mpi_ns, 800'000'000);
+  EXPECT_DOUBLE_EQ(*result.threads[1].mpi_share, 0.08);
+  EXPECT_TRUE(result.threads_absent.empty());
+}
+
+TEST_F(MultithreadedRank, APhaseFilterAddsUpTheThreadsAndSaysSo) {
+  const auto ranks = report({.rank = std::nullopt, .phase = 1}).ranks;
+  EXPECT_EQ(ranks[1].mpi_ns, 2'000'000'000);
+  EXPECT_TRUE(ranks[1].mpi_ns_summed_over_threads);
+  EXPECT_FALSE(ranks[0].mpi_ns_summed_over_threads) << "one thread: the sum is the wall time";
+}
+
+TEST_F(ReportModel, ARunWhoseRanksCalledFromOneThreadHasNoThreadRows) {
+  const auto result = report();
+  EXPECT_TRUE(result.threads.empty());
+  EXPECT_EQ(result.threads_absent, "every rank made its MPI calls from one thread");
+}
+
 TEST_F(ReportModel, AFilterOnARankOrPhaseThatDoesNotExistIsAnError) {
   EXPECT_THROW(report({.rank = 7, .phase = std::nullopt}), FilterError);
   EXPECT_THROW(report({.rank = std::nullopt, .phase = 9}), FilterError);

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <sys/wait.h>
+#include <vector>
 
 namespace commlens::integration {
 namespace {
@@ -34,6 +35,11 @@ TEST(Launcher, ProfilesAnMpi4pyJobAndPrintsWhereTheDatabaseIs) {
   errors << std::ifstream(directory / "stderr.txt").rdbuf();
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << errors.str();
   EXPECT_NE(errors.str().find((output / "commlens.sqlite").string()), std::string::npos) << errors.str();
+
+  std::vector<std::string> left;
+  for (const auto& entry : std::filesystem::directory_iterator(output))
+    left.push_back(entry.path().filename().string());
+  EXPECT_EQ(left, std::vector<std::string>{"commlens.sqlite"}) << "rank files and -wal/-shm files removed";
 
   Database db(output / "commlens.sqlite");
   EXPECT_EQ(db.scalar("SELECT value = 'trace' FROM run WHERE key = 'mode'"), 1);

@@ -44,6 +44,16 @@ TEST(Config, BadModeWarnsOnceNamingTheVariableAndKeepsTheDefault) {
   EXPECT_NE(environment.warnings[0].find("summary, trace"), std::string::npos);
 }
 
+TEST(Config, RankFilesAreRemovedAfterTheMergeUnlessAskedToKeepThem) {
+  EXPECT_FALSE(Environment{}.load().keep_rank_files);
+  Environment keep{{{"COMMLENS_KEEP_RANK_FILES", "1"}}, {}};
+  EXPECT_TRUE(keep.load().keep_rank_files);
+  Environment bad{{{"COMMLENS_KEEP_RANK_FILES", "maybe"}}, {}};
+  EXPECT_FALSE(bad.load().keep_rank_files);
+  ASSERT_EQ(bad.warnings.size(), 1u);
+  EXPECT_NE(bad.warnings[0].find("COMMLENS_KEEP_RANK_FILES=maybe"), std::string::npos);
+}
+
 TEST(Config, OutOfRangeNumbersAreRejected) {
   Environment environment{{{"COMMLENS_FLUSH_MS", "5000"}, {"COMMLENS_BUFFER_EVENTS", "12x"}}, {}};
   const auto config = environment.load();

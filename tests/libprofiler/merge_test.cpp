@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 namespace {
 
@@ -106,6 +107,73 @@ TEST(Merge, ReportsMissingRanksAndSkipsUnreadableFiles) {
   EXPECT_EQ(result.merged_ranks, (std::vector<int>{0}));
   EXPECT_EQ(result.missing_ranks, (std::vector<int>{1}));
   EXPECT_NE(warnings.find("rank-00001.sqlite"), std::string::npos);
+}
+
+std::set<std::string> files_in(const fs::path& directory) {
+  std::set<std::string> names;
+  for (const auto& entry : fs::directory_iterator(directory)) {
+    names.insert(entry.path().filename().string());
+  }
+  return names;
+}
+
+MergeOptions options_removing_rank_files(const fs::path& directory, bool remove) {
+  MergeOptions options{directory.string(), "", nullptr};
+  options.remove_rank_files = remove;
+  return options;
+}
+
+TEST(Merge, LeavesOnlyTheMergedDatabaseWhenRankFilesAreNotKept) {
+  const fs::path directory = fs::path(testing::TempDir()) / "merge-tidy";
+  fs::remove_all(directory);
+  run_rank(directory, 0, 3, 0);
+  run_rank(directory, 1, 3, 0);
+  const MergeResult result = merge_rank_databases(options_removing_rank_files(directory, true));
+  EXPECT_TRUE(result.rank_files_removed);
+  EXPECT_EQ(files_in(directory), (std::set<std::string>{"commlens.sqlite"}));
+}
+
+TEST(Merge, KeptRankFilesHaveNoWalOrShmFilesBeside) {
+  const fs::path directory = fs::path(testing::TempDir()) / "merge-keep";
+  fs::remove_all(directory);
+  run_rank(directory, 0, 3, 0);
+  run_rank(directory, 1, 3, 0);
+  const MergeResult result = merge_rank_databases(options_removing_rank_files(directory, false));
+  EXPECT_FALSE(result.rank_files_removed);
+  EXPECT_EQ(files_in(directory),
+            (std::set<std::string>{"commlens.sqlite", "rank-00000.sqlite", "rank-00001.sqlite"}));
+}
+
+TEST(Merge, KeepsTheRankFilesOfARunWithAMissingRank) {
+  const fs::path directory = fs::path(testing::TempDir()) / "merge-keep-missing";
+  fs::remove_all(directory);
+  run_rank(directory, 0, 3, 0); // world size 2: rank 1 never wrote its file
+  const MergeResult result = merge_rank_databases(options_removing_rank_files(directory, true));
+  EXPECT_EQ(result.missing_ranks, (std::vector<int>{1}));
+  EXPECT_FALSE(result.rank_files_removed);
+  EXPECT_EQ(files_in(directory), (std::set<std::string>{"commlens.sqlite", "rank-00000.sqlite"}));
+  EXPECT_EQ(describe_losses(result), "data lost: 1 of 2 ranks missing");
+}
+
+TEST(Merge, SumsWhatEveryRankLostAndSaysItInOneLine) {
+  const fs::path directory = fs::path(testing::TempDir()) / "merge-losses";
+  fs::remove_all(directory);
+  run_rank(directory, 0, 3, 0);
+  run_rank(directory, 1, 3, 0);
+  for (int rank = 0; rank < 2; ++rank) {
+    SqliteDatabase file((directory / rank_database_name(rank)).string(), SQLITE_OPEN_READWRITE);
+    file.exec(rank == 0 ? "UPDATE ranks SET dropped_events = 3"
+                        : "UPDATE ranks SET dropped_events = 4, "
+                          "summary_overflow = 5");
+  }
+  const MergeResult result = merge_rank_databases(MergeOptions{directory.string(), "", nullptr});
+  EXPECT_EQ(result.dropped_events, 7u);
+  EXPECT_EQ(result.summary_overflow, 5u);
+  EXPECT_EQ(describe_losses(result),
+            "data lost: 7 trace events dropped, 5 calls not counted (summary table full)");
+  run_rank(directory, 0, 3, 0);
+  run_rank(directory, 1, 3, 0);
+  EXPECT_EQ(describe_losses(merge_rank_databases(MergeOptions{directory.string(), "", nullptr})), "");
 }
 
 TEST(Merge, EmptyDirectoryIsAClearError) {

@@ -27,12 +27,27 @@ struct RankTime {
   // MPI_Init to MPI_Finalize (or the phase's span under a phase filter); empty if the rank never
   // finalized, because then its end is unknown.
   std::optional<std::int64_t> application_ns;
+  // Wall time during which at least one of the rank's threads was inside MPI. Where the database
+  // has no such figure (older files, or a phase or NVTX filter on a rank with several calling
+  // threads) it is the time summed over threads, and mpi_ns_summed_over_threads says so.
   std::int64_t mpi_ns = 0;
+  std::int64_t mpi_thread_sum_ns = 0; // the rank's threads' times inside MPI, added up
+  int threads = 0;                    // threads that made MPI calls (0 when unknown)
+  bool mpi_ns_summed_over_threads = false;
   std::uint64_t calls = 0;
   std::optional<double> mpi_share; // mpi_ns / application_ns
   std::uint64_t dropped_events = 0;
   std::uint64_t summary_overflow = 0;
   bool finalized = false;
+};
+
+// One thread of a rank that made MPI calls from several threads: its own calls and time in MPI.
+struct ThreadTime {
+  int rank = 0;
+  int thread = 0; // as mpi_calls.thread: the order in which the rank's threads first called MPI
+  std::uint64_t calls = 0;
+  std::int64_t mpi_ns = 0;
+  std::optional<double> mpi_share; // of the rank's application time
 };
 
 // min/mean/max of one per-rank quantity. imbalance = max / mean - 1: the share of time the
@@ -165,6 +180,8 @@ struct Report {
   std::string queue_times_absent;               // why queue_times is empty, when it is
   std::vector<RankConcurrency> concurrency;     // ranks with more than one calling thread
   std::string concurrency_absent;
+  std::vector<ThreadTime> threads; // ranks with more than one calling thread, ascending
+  std::string threads_absent;
   std::vector<PhaseStats> phases;          // ascending phase
   std::vector<NvtxPhaseStats> nvtx_phases; // ascending path
   std::string nvtx_phases_absent;          // why nvtx_phases is empty, when it is

@@ -51,6 +51,7 @@ struct Config {
   std::uint32_t flush_interval_ms = 500;            // COMMLENS_FLUSH_MS, 10..1000
   bool merge_at_finalize = true;                    // COMMLENS_MERGE=1|0
   bool quiet = false;                               // COMMLENS_QUIET=1|0: no banner at finalize
+  bool keep_rank_files = false; // COMMLENS_KEEP_RANK_FILES=1|0: keep rank-NNNNN.sqlite after the merge
   // MPI_T collector. Names of pvars to sample ('*' suffix: prefix match; "all", "none", "default").
   std::vector<std::string> pvars = split_names(kDefaultPvars); // COMMLENS_PVARS
   std::uint32_t pvar_period_ms = 100;                          // COMMLENS_PVAR_PERIOD_MS, 1..60000

@@ -20,6 +20,10 @@ struct MergeResult {
   std::vector<int> merged_ranks;
   std::vector<int> missing_ranks; // ranks of the run with no readable file
   std::uint64_t calls = 0;        // rows in mpi_calls
+  // Losses the ranks recorded (ranks.dropped_events, ranks.summary_overflow), summed.
+  std::uint64_t dropped_events = 0;
+  std::uint64_t summary_overflow = 0;
+  bool rank_files_removed = false;
 };
 
 struct MergeOptions {
@@ -27,11 +31,18 @@ struct MergeOptions {
   std::string output_path; // default: <directory>/commlens.sqlite
   // Called after each rank file: (ranks done, ranks total).
   std::function<void(int, int)> progress;
+  // Delete the rank files once every rank of the run is in the merged database (they stay when
+  // one is missing or unreadable: they are then all there is of it).
+  bool remove_rank_files = false;
 };
 
 // Throws MergeError naming the directory or file and the problem.
 MergeResult merge_rank_databases(const MergeOptions& options);
 
 std::string rank_database_name(int rank); // "rank-00003.sqlite"
+
+// One line saying what the merged database lacks (missing ranks, dropped trace events, calls not
+// counted), for the end-of-run and merge messages; empty when nothing was lost.
+std::string describe_losses(const MergeResult& result);
 
 } // namespace commlens

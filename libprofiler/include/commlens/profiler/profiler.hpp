@@ -5,6 +5,7 @@
 #include "commlens/profiler/clock.hpp"
 #include "commlens/profiler/communicator_table.hpp"
 #include "commlens/profiler/config.hpp"
+#include "commlens/profiler/inside_mpi_counter.hpp"
 #include "commlens/profiler/thread_recorder.hpp"
 
 #include <array>
@@ -92,6 +93,14 @@ public:
   // Ends the current phase and opens the next (MPI_Pcontrol); returns the new phase number.
   std::uint16_t begin_next_phase(int pcontrol_level);
 
+  struct Losses {
+    std::uint64_t dropped_events = 0;   // trace records dropped, calls of threads past the limit
+    std::uint64_t summary_overflow = 0; // calls no summary table could count
+  };
+  // What this rank lost so far (ranks.dropped_events, ranks.summary_overflow); exact once stopped.
+  Losses losses() const noexcept;
+
+  InsideMpiCounter& inside_mpi() noexcept { return inside_mpi_; }
   CommunicatorTable& communicators() noexcept { return communicators_; }
   const TickConverter& clock() const noexcept { return clock_; }
   const Config& config() const noexcept { return config_; }
@@ -145,6 +154,7 @@ private:
   std::array<std::atomic<ThreadRecorder*>, ThreadRecorder::kMaxThreads> threads_{};
   std::atomic<std::uint16_t> thread_count_{0};
   std::atomic<std::uint64_t> threads_refused_{0};
+  InsideMpiCounter inside_mpi_;
 
   CommunicatorTable communicators_;
 

@@ -1,9 +1,11 @@
 #pragma once
 // Per-thread aggregates for summary mode: function x communicator x size bin x peer x phase ->
-// count, bytes, time. Open addressing over a fixed array, so updates never allocate. The owning
-// thread is the only writer; the writer thread reads a snapshot with relaxed loads at each flush
-// (fields of one slot may be a call apart mid-run; at finalize the application is quiet and the
-// snapshot is exact).
+// count, bytes, time. Open addressing over an array, so an update of a known key never allocates.
+// A new key that would fill the array past three quarters moves every slot into an array twice as
+// large (a communicator created and freed per step adds keys for ever; no call is lost to a full
+// table). The owning thread is the only writer; the writer thread reads a snapshot with relaxed
+// loads at each flush (fields of one slot may be a call apart mid-run; at finalize the application
+// is quiet and the snapshot is exact).
 #include "commlens/profiler/event_record.hpp"
 
 #include <atomic>
@@ -11,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace commlens {
 
@@ -39,16 +42,24 @@ struct SummaryValues {
 
 class SummaryTable {
 public:
-  explicit SummaryTable(std::size_t capacity);
+  // 2^22 slots, about 3 million keys and 300 MB (plus the smaller arrays before it) per thread: far
+  // beyond any program seen, and a bound before the memory of a node runs out.
+  static constexpr std::size_t kDefaultMaxCapacity = std::size_t{1} << 22;
 
-  // Owner thread only. Returns false when the table is full and the call could not be counted.
+  explicit SummaryTable(std::size_t capacity, std::size_t max_capacity = kDefaultMaxCapacity);
+
+  // Owner thread only. Returns false when the call could not be counted: the table reached
+  // max_capacity, or growing it failed to allocate.
   bool add(const SummaryKey& key, std::uint64_t bytes_sent, std::uint64_t bytes_recv,
            std::uint64_t ticks) noexcept {
     // Loops repeat the same call: the previous slot usually matches and saves the hash and probe.
-    Slot* slot = last_ != nullptr && last_->key == key ? last_ : find_or_claim(key);
-    if (slot == nullptr) {
-      overflowed_.store(overflowed_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-      return false;
+    Slot* slot = last_ != nullptr && last_->key == key ? last_ : find_or_claim(*table_, key);
+    if (slot == nullptr) [[unlikely]] {
+      slot = grow_and_claim(key);
+      if (slot == nullptr) {
+        overflowed_.store(overflowed_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        return false;
+      }
     }
     bump(slot->count, 1);
     bump(slot->bytes_sent, bytes_sent);
@@ -66,15 +77,13 @@ public:
 
   // Any thread: visits every used slot as (key, values).
   template <typename Visitor> void for_each(Visitor&& visit) const {
-    for (std::size_t i = 0; i <= mask_; ++i) {
-      const Slot& slot = slots_[i];
+    const Slots& table = *current_.load(std::memory_order_acquire);
+    for (std::size_t i = 0; i <= table.mask; ++i) {
+      const Slot& slot = table.slots[i];
       if (!slot.used.load(std::memory_order_acquire)) {
         continue;
       }
-      SummaryValues values{
-          slot.count.load(std::memory_order_relaxed),      slot.bytes_sent.load(std::memory_order_relaxed),
-          slot.bytes_recv.load(std::memory_order_relaxed), slot.ticks_total.load(std::memory_order_relaxed),
-          slot.ticks_min.load(std::memory_order_relaxed),  slot.ticks_max.load(std::memory_order_relaxed)};
+      const SummaryValues values = slot.values();
       if (values.count != 0) {
         visit(slot.key, values);
       }
@@ -82,6 +91,8 @@ public:
   }
 
   std::uint64_t overflowed() const noexcept { return overflowed_.load(std::memory_order_relaxed); }
+  // Any thread: the slots the table has now (it takes keys up to three quarters of them).
+  std::size_t capacity() const noexcept { return current_.load(std::memory_order_acquire)->mask + 1; }
 
 private:
   struct Slot {
@@ -93,6 +104,20 @@ private:
     std::atomic<std::uint64_t> ticks_total{0};
     std::atomic<std::uint64_t> ticks_min{~0ull};
     std::atomic<std::uint64_t> ticks_max{0};
+
+    SummaryValues values() const noexcept {
+      return {count.load(std::memory_order_relaxed),      bytes_sent.load(std::memory_order_relaxed),
+              bytes_recv.load(std::memory_order_relaxed), ticks_total.load(std::memory_order_relaxed),
+              ticks_min.load(std::memory_order_relaxed),  ticks_max.load(std::memory_order_relaxed)};
+    }
+  };
+
+  struct Slots {
+    explicit Slots(std::size_t capacity);
+    std::size_t mask;
+    std::size_t used = 0; // owner thread only
+    std::size_t max_used; // three quarters of the capacity: probes stay short
+    std::unique_ptr<Slot[]> slots;
   };
 
   // Single writer, so a plain load + store is enough and avoids a locked instruction.
@@ -110,14 +135,20 @@ private:
     return h ^ (h >> 32);
   }
 
-  Slot* find_or_claim(const SummaryKey& key) noexcept {
-    std::size_t index = hash(key) & mask_;
+  // The key's slot, claimed if new; null when a new key would fill the table past max_used (or
+  // probing found no room).
+  static Slot* find_or_claim(Slots& table, const SummaryKey& key) noexcept {
+    std::size_t index = hash(key) & table.mask;
     // Bounded probing: a nearly full table costs a few cache lines, never a scan.
     constexpr std::size_t kMaxProbes = 64;
-    for (std::size_t probes = 0; probes < kMaxProbes && probes <= mask_;
-         ++probes, index = (index + 1) & mask_) {
-      Slot& slot = slots_[index];
+    for (std::size_t probes = 0; probes < kMaxProbes && probes <= table.mask;
+         ++probes, index = (index + 1) & table.mask) {
+      Slot& slot = table.slots[index];
       if (!slot.used.load(std::memory_order_relaxed)) {
+        if (table.used >= table.max_used) {
+          return nullptr;
+        }
+        ++table.used;
         slot.key = key;
         slot.used.store(true, std::memory_order_release);
         return &slot;
@@ -129,9 +160,17 @@ private:
     return nullptr;
   }
 
-  std::size_t mask_;
-  std::unique_ptr<Slot[]> slots_;
-  Slot* last_ = nullptr; // owner thread only
+  // Cold path: moves every key into a larger array, publishes it, then claims `key` there.
+  Slot* grow_and_claim(const SummaryKey& key) noexcept;
+
+  std::size_t max_capacity_;
+  // Every array this table had, the current one last. Older ones stay allocated: the writer thread
+  // may still be reading one it loaded before the owner moved on (their total is below the
+  // current array's size).
+  std::vector<std::unique_ptr<Slots>> owned_;
+  Slots* table_;                      // owner thread only: the current array
+  std::atomic<const Slots*> current_; // the same, for the writer thread
+  Slot* last_ = nullptr;              // owner thread only
   std::atomic<std::uint64_t> overflowed_{0};
 };
 

@@ -5,6 +5,7 @@
 #include "commlens/profiler/summary_table.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 namespace commlens {
@@ -38,7 +39,23 @@ public:
   EventRing& ring() noexcept { return ring_; }
   const SummaryTable& summary() const noexcept { return summary_; }
 
+  // This thread made the rank's count of threads inside MPI leave zero (entered) or return to it
+  // (left), at `ticks` (InsideMpiCounter, kept under MPI_THREAD_MULTIPLE only). Summed over
+  // threads, left - entered is the rank's wall time in MPI; the sums wrap around, their difference
+  // does not.
+  void note_rank_entered_mpi(std::uint64_t ticks) noexcept { bump(rank_entered_ticks_, ticks); }
+  void note_rank_left_mpi(std::uint64_t ticks) noexcept { bump(rank_left_ticks_, ticks); }
+  std::uint64_t rank_entered_ticks() const noexcept {
+    return rank_entered_ticks_.load(std::memory_order_relaxed);
+  }
+  std::uint64_t rank_left_ticks() const noexcept { return rank_left_ticks_.load(std::memory_order_relaxed); }
+
 private:
+  // Owner thread only writes, so a plain load + store is enough.
+  static void bump(std::atomic<std::uint64_t>& sum, std::uint64_t ticks) noexcept {
+    sum.store(sum.load(std::memory_order_relaxed) + ticks, std::memory_order_relaxed);
+  }
+
   bool push(const EventRecord& record) noexcept { return ring_.push(record) && ring_.needs_drain(); }
 
   std::uint16_t thread_index_;
@@ -47,6 +64,8 @@ private:
   std::uint64_t sequence_ = 0;
   EventRing ring_;
   SummaryTable summary_;
+  std::atomic<std::uint64_t> rank_entered_ticks_{0};
+  std::atomic<std::uint64_t> rank_left_ticks_{0};
 };
 
 } // namespace commlens
