@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace commlens::analysis::detail {
 namespace {
 
@@ -47,7 +49,9 @@ std::vector<RankTime> query_rank_times(const Database& database, const ReportFil
     rank.threads = static_cast<int>(query.integer(8));
     const auto wall_ns = query.optional_integer(9);
     if (whole_run && wall_ns) {
-      rank.mpi_ns = *wall_ns;
+      // Both come from ticks, converted apart: rounding may put the wall time a few ns above the
+      // sum it can never exceed.
+      rank.mpi_ns = std::min(*wall_ns, rank.mpi_thread_sum_ns);
     } else {
       rank.mpi_ns = rank.mpi_thread_sum_ns;
       rank.mpi_ns_summed_over_threads = rank.threads > 1;

@@ -186,6 +186,11 @@ inline CallRecording::CallRecording(Profiler& profiler, FunctionId function, std
   describe(function);
   record_.start_ticks = start_ticks;
   record_.end_ticks = end_ticks;
+  // No other thread is inside MPI during MPI_Init or MPI_Finalize: the rank's time in MPI is this.
+  if (recorder_ != nullptr) {
+    recorder_->note_rank_entered_mpi(start_ticks);
+    recorder_->note_rank_left_mpi(end_ticks);
+  }
 }
 
 inline CallRecording::CallRecording(Profiler& profiler, FunctionId function) noexcept

@@ -254,6 +254,9 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
     for (const RankFile& file : files) {
       remove_rank_file(file.path);
     }
+    // Every job's files are in the merged database: nothing is left for the registry to place.
+    std::error_code ignored;
+    std::filesystem::remove(std::filesystem::path(options.directory) / kJobRegistryName, ignored);
     result.rank_files_removed = true;
   }
   return result;

@@ -36,8 +36,10 @@ TEST(OutputFolder, HoldsOnlyTheMergedDatabaseAfterASuccessfulRun) {
 TEST(OutputFolder, KeepsTheRankFilesWhenAskedWithoutWalOrShmFiles) {
   const JobResult job = run_comm_churn({{"COMMLENS_KEEP_RANK_FILES", "1"}});
   ASSERT_EQ(job.exit_code, 0) << job.describe();
-  EXPECT_EQ(files_in(job.output_directory),
-            (std::set<std::string>{"commlens.sqlite", "rank-00000.sqlite", "rank-00001.sqlite"}));
+  // The job registry stays beside kept rank files: a later `commlens merge` reads the run's jobs there.
+  EXPECT_EQ(
+      files_in(job.output_directory),
+      (std::set<std::string>{"commlens.sqlite", "commlens-jobs", "rank-00000.sqlite", "rank-00001.sqlite"}));
   Database rank_file(job.rank_database(1));
   EXPECT_GT(rank_file.scalar("SELECT count(*) FROM call_stats WHERE rank = 1"), 0);
 }
@@ -55,7 +57,7 @@ TEST(OutputFolder, WithoutTheMergeTheEndOfRunLineNamesTheFolderOfRankFiles) {
   const JobResult job = run_comm_churn({{"COMMLENS_MERGE", "0"}});
   ASSERT_EQ(job.exit_code, 0) << job.describe();
   EXPECT_EQ(files_in(job.output_directory),
-            (std::set<std::string>{"rank-00000.sqlite", "rank-00001.sqlite"}));
+            (std::set<std::string>{"commlens-jobs", "rank-00000.sqlite", "rank-00001.sqlite"}));
   EXPECT_NE(job.standard_error.find("commlens: 2 ranks profiled -> " + job.output_directory.string() +
                                     " (rank files, not merged)\n"),
             std::string::npos)

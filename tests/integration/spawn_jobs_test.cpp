@@ -33,6 +33,8 @@ protected:
                   .emplace(GetParam(), run_profiled_job({.command = {example_program("spawn_jobs"),
                                                                      std::to_string(kChildren)},
                                                          .mode = std::get<0>(GetParam()),
+                                                         // the rank files are checked below
+                                                         .environment = {{"COMMLENS_KEEP_RANK_FILES", "1"}},
                                                          .ranks = parents()}))
                   .first;
     return found->second;
