@@ -48,6 +48,12 @@ void Context::mismatch(const std::string& what, long long element) {
   std::fflush(stdout);
 }
 
+void Context::expect_ok(int rc, const std::string& what) {
+  if (rc != MPI_SUCCESS) {
+    mismatch(what + ": returned " + std::to_string(rc), -1);
+  }
+}
+
 std::vector<char> host_fill(const TypeInfo& type, MPI_Op op, std::uint64_t salt, int rank, std::size_t first,
                             std::size_t count) {
   std::vector<char> data(count * static_cast<std::size_t>(type.size));

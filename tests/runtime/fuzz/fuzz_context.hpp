@@ -57,6 +57,8 @@ struct Context {
 
   // Prints the mismatch with everything needed to find it again; counts it.
   void mismatch(const std::string& what, long long element);
+  // A call that returned an error is a mismatch too.
+  void expect_ok(int rc, const std::string& what);
 };
 
 // The operations, each one call (or one exchange) on `comm` with its check.

@@ -49,12 +49,6 @@ long long bytes(const Movement& m, std::size_t elements) {
   return static_cast<long long>(elements * m.size);
 }
 
-void expect_ok(Context& context, int rc, const std::string& what) {
-  if (rc != MPI_SUCCESS) {
-    context.mismatch(what + ": returned " + std::to_string(rc), -1);
-  }
-}
-
 void bcast(Context& context, const Communicator& c) {
   const Movement m = draw_movement(context);
   const std::size_t count = context.fit(context.draw_count(), m.type, 1);
@@ -68,15 +62,15 @@ void bcast(Context& context, const Communicator& c) {
   const int location = recorded_location(buffer.memory);
   if (nonblocking) {
     MPI_Request request;
-    expect_ok(context, MPI_Ibcast(buffer.data, static_cast<int>(count), m.type.type, root, c.comm, &request),
-              what);
+    context.expect_ok(MPI_Ibcast(buffer.data, static_cast<int>(count), m.type.type, root, c.comm, &request),
+                      what);
     context.log.call("MPI_Ibcast", sent, received, location, m.type.name, -1);
     for (int done = 0; done == 0;) { // a test loop, as programs overlapping work write it
-      expect_ok(context, MPI_Test(&request, &done, MPI_STATUS_IGNORE), what + " (test)");
+      context.expect_ok(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what + " (test)");
       context.log.call("MPI_Test");
     }
   } else {
-    expect_ok(context, MPI_Bcast(buffer.data, static_cast<int>(count), m.type.type, root, c.comm), what);
+    context.expect_ok(MPI_Bcast(buffer.data, static_cast<int>(count), m.type.type, root, c.comm), what);
     context.log.call("MPI_Bcast", sent, received, location, m.type.name, -1);
   }
   expect_elements(context, buffer, 0, count, m.type, part(m, root, 0, count), what);
@@ -107,10 +101,9 @@ void allgather(Context& context, const Communicator& c) {
   }
   const std::string what = describe("MPI_Allgather", m, count, c, send, recv) + (in_place ? " in place" : "");
   const int c_count = static_cast<int>(count);
-  expect_ok(context,
-            MPI_Allgather(in_place ? MPI_IN_PLACE : send.data, c_count, m.type.type, recv.data, c_count,
-                          m.type.type, c.comm),
-            what);
+  context.expect_ok(MPI_Allgather(in_place ? MPI_IN_PLACE : send.data, c_count, m.type.type, recv.data,
+                                  c_count, m.type.type, c.comm),
+                    what);
   context.log.call("MPI_Allgather", bytes(m, count), bytes(m, count * n),
                    recorded_location(in_place ? recv.memory : send.memory), m.type.name, -1);
   expect_blocks(context, recv, m, count, c.size, what);
@@ -136,10 +129,9 @@ void gather(Context& context, const Communicator& c) {
   }
   const std::string what = describe("MPI_Gather", m, count, c, send, recv) + " root " + std::to_string(root);
   const int c_count = static_cast<int>(count);
-  expect_ok(context,
-            MPI_Gather(in_place ? MPI_IN_PLACE : send.data, c_count, m.type.type, recv.data, c_count,
-                       m.type.type, root, c.comm),
-            what);
+  context.expect_ok(MPI_Gather(in_place ? MPI_IN_PLACE : send.data, c_count, m.type.type, recv.data, c_count,
+                               m.type.type, root, c.comm),
+                    what);
   context.log.call("MPI_Gather", bytes(m, count), c.rank == root ? bytes(m, count * n) : 0,
                    recorded_location(in_place ? recv.memory : send.memory), m.type.name, -1);
   if (c.rank == root) {
@@ -162,10 +154,9 @@ void scatter(Context& context, const Communicator& c) {
   Buffer recv = in_place ? Buffer{} : blank(context, m, count);
   const std::string what = describe("MPI_Scatter", m, count, c, send, recv) + " root " + std::to_string(root);
   const int c_count = static_cast<int>(count);
-  expect_ok(context,
-            MPI_Scatter(send.data, c_count, m.type.type, in_place ? MPI_IN_PLACE : recv.data, c_count,
-                        m.type.type, root, c.comm),
-            what);
+  context.expect_ok(MPI_Scatter(send.data, c_count, m.type.type, in_place ? MPI_IN_PLACE : recv.data, c_count,
+                                m.type.type, root, c.comm),
+                    what);
   context.log.call("MPI_Scatter", c.rank == root ? bytes(m, count * n) : 0, bytes(m, count),
                    c.rank == root ? recorded_location(send.memory) : RowLog::kAny, m.type.name, -1);
   if (!in_place) {
@@ -187,8 +178,8 @@ void alltoall(Context& context, const Communicator& c) {
   Buffer recv = blank(context, m, count * n);
   const std::string what = describe("MPI_Alltoall", m, count, c, send, recv);
   const int c_count = static_cast<int>(count);
-  expect_ok(context, MPI_Alltoall(send.data, c_count, m.type.type, recv.data, c_count, m.type.type, c.comm),
-            what);
+  context.expect_ok(MPI_Alltoall(send.data, c_count, m.type.type, recv.data, c_count, m.type.type, c.comm),
+                    what);
   context.log.call("MPI_Alltoall", bytes(m, count * n), bytes(m, count * n), recorded_location(send.memory),
                    m.type.name, -1);
   for (int r = 0; r < c.size; ++r) {
@@ -220,10 +211,9 @@ void allgatherv(Context& context, const Communicator& c) {
   Buffer send = filled(context, m, c.rank, static_cast<std::size_t>(counts[c.rank]));
   Buffer recv = blank(context, m, total);
   const std::string what = describe("MPI_Allgatherv", m, base, c, send, recv);
-  expect_ok(context,
-            MPI_Allgatherv(send.data, counts[c.rank], m.type.type, recv.data, counts.data(),
-                           displacements.data(), m.type.type, c.comm),
-            what);
+  context.expect_ok(MPI_Allgatherv(send.data, counts[c.rank], m.type.type, recv.data, counts.data(),
+                                   displacements.data(), m.type.type, c.comm),
+                    what);
   const std::size_t received = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
   context.log.call("MPI_Allgatherv", bytes(m, static_cast<std::size_t>(counts[c.rank])), bytes(m, received),
                    recorded_location(send.memory), m.type.name, -1);
@@ -261,10 +251,10 @@ void alltoallv(Context& context, const Communicator& c) {
   Buffer send = filled(context, m, c.rank, send_total);
   Buffer recv = blank(context, m, recv_total);
   const std::string what = describe("MPI_Alltoallv", m, base, c, send, recv);
-  expect_ok(context,
-            MPI_Alltoallv(send.data, send_counts.data(), send_displacements.data(), m.type.type, recv.data,
-                          recv_counts.data(), recv_displacements.data(), m.type.type, c.comm),
-            what);
+  context.expect_ok(MPI_Alltoallv(send.data, send_counts.data(), send_displacements.data(), m.type.type,
+                                  recv.data, recv_counts.data(), recv_displacements.data(), m.type.type,
+                                  c.comm),
+                    what);
   const std::size_t sent = std::accumulate(send_counts.begin(), send_counts.end(), std::size_t{0});
   const std::size_t received = std::accumulate(recv_counts.begin(), recv_counts.end(), std::size_t{0});
   context.log.call("MPI_Alltoallv", bytes(m, sent), bytes(m, received), recorded_location(send.memory),

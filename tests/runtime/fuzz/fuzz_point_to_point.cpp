@@ -54,51 +54,59 @@ long long bytes(const Ring& ring) {
   return static_cast<long long>(ring.count) * ring.type.size;
 }
 
-void expect_ok(Context& context, int rc, const std::string& what) {
-  if (rc != MPI_SUCCESS) {
-    context.mismatch(what + ": returned " + std::to_string(rc), -1);
-  }
+// One exchange on the ring: its draw, its buffers (the message filled in, the receive buffer
+// poisoned), its description and its count as MPI takes it.
+struct Exchange {
+  Ring ring;
+  Buffer send;
+  Buffer recv;
+  std::string what;
+  int count;
+};
+
+Exchange begin(Context& context, const Communicator& c, const char* functions) {
+  const Ring ring = draw_ring(context, c);
+  Buffer send = outgoing(context, ring, c.rank);
+  Buffer recv = incoming(context, ring);
+  return {ring, send, recv, describe(functions, ring, send, recv, c), static_cast<int>(ring.count)};
 }
 
-void finish(Context& context, const Ring& ring, Buffer& send, Buffer& recv, const std::string& what) {
-  expect_elements(context, recv, 0, ring.count, ring.type, message(ring, ring.left), what);
-  context.buffers.release(send);
-  context.buffers.release(recv);
+void release(Context& context, Exchange& x) {
+  context.buffers.release(x.send);
+  context.buffers.release(x.recv);
+}
+
+void finish(Context& context, Exchange& x) {
+  expect_elements(context, x.recv, 0, x.ring.count, x.ring.type, message(x.ring, x.ring.left), x.what);
+  release(context, x);
 }
 
 void sendrecv(Context& context, const Communicator& c) {
-  const Ring ring = draw_ring(context, c);
-  Buffer send = outgoing(context, ring, c.rank);
-  Buffer recv = incoming(context, ring);
-  const std::string what = describe("MPI_Sendrecv", ring, send, recv, c);
-  const int count = static_cast<int>(ring.count);
-  expect_ok(context,
-            MPI_Sendrecv(send.data, count, ring.type.type, ring.right, ring.tag, recv.data, count,
-                         ring.type.type, ring.left, ring.tag, c.comm, MPI_STATUS_IGNORE),
-            what);
-  context.log.call("MPI_Sendrecv", bytes(ring), bytes(ring), recorded_location(send.memory), ring.type.name,
+  Exchange x = begin(context, c, "MPI_Sendrecv");
+  const Ring& ring = x.ring;
+  context.expect_ok(MPI_Sendrecv(x.send.data, x.count, ring.type.type, ring.right, ring.tag, x.recv.data,
+                                 x.count, ring.type.type, ring.left, ring.tag, c.comm, MPI_STATUS_IGNORE),
+                    x.what);
+  context.log.call("MPI_Sendrecv", bytes(ring), bytes(ring), recorded_location(x.send.memory), ring.type.name,
                    c.world_ranks[ring.right]);
-  finish(context, ring, send, recv, what);
+  finish(context, x);
 }
 
 void nonblocking(Context& context, const Communicator& c) {
-  const Ring ring = draw_ring(context, c);
+  Exchange x = begin(context, c, "MPI_Isend/MPI_Irecv");
+  const Ring& ring = x.ring;
   const bool receive_first = context.draw(2) == 0;
-  Buffer send = outgoing(context, ring, c.rank);
-  Buffer recv = incoming(context, ring);
-  const std::string what = describe("MPI_Isend/MPI_Irecv", ring, send, recv, c);
-  const int count = static_cast<int>(ring.count);
   MPI_Request requests[2];
   const auto post_receive = [&](MPI_Request* request) {
-    expect_ok(context, MPI_Irecv(recv.data, count, ring.type.type, ring.left, ring.tag, c.comm, request),
-              what);
-    context.log.call("MPI_Irecv", 0, bytes(ring), recorded_location(recv.memory), ring.type.name,
+    context.expect_ok(MPI_Irecv(x.recv.data, x.count, ring.type.type, ring.left, ring.tag, c.comm, request),
+                      x.what);
+    context.log.call("MPI_Irecv", 0, bytes(ring), recorded_location(x.recv.memory), ring.type.name,
                      c.world_ranks[ring.left]);
   };
   const auto post_send = [&](MPI_Request* request) {
-    expect_ok(context, MPI_Isend(send.data, count, ring.type.type, ring.right, ring.tag, c.comm, request),
-              what);
-    context.log.call("MPI_Isend", bytes(ring), 0, recorded_location(send.memory), ring.type.name,
+    context.expect_ok(MPI_Isend(x.send.data, x.count, ring.type.type, ring.right, ring.tag, c.comm, request),
+                      x.what);
+    context.log.call("MPI_Isend", bytes(ring), 0, recorded_location(x.send.memory), ring.type.name,
                      c.world_ranks[ring.right]);
   };
   if (receive_first) {
@@ -108,76 +116,69 @@ void nonblocking(Context& context, const Communicator& c) {
     post_send(&requests[1]);
     post_receive(&requests[0]);
   }
-  expect_ok(context, MPI_Waitall(2, requests, MPI_STATUSES_IGNORE), what + " (waitall)");
+  context.expect_ok(MPI_Waitall(2, requests, MPI_STATUSES_IGNORE), x.what + " (waitall)");
   context.log.call("MPI_Waitall");
-  finish(context, ring, send, recv, what);
+  finish(context, x);
 }
 
 void persistent(Context& context, const Communicator& c) {
-  const Ring ring = draw_ring(context, c);
-  Buffer send = outgoing(context, ring, c.rank);
-  Buffer recv = incoming(context, ring);
-  const std::string what = describe("MPI_Send_init/MPI_Recv_init", ring, send, recv, c);
-  const int count = static_cast<int>(ring.count);
+  Exchange x = begin(context, c, "MPI_Send_init/MPI_Recv_init");
+  const Ring& ring = x.ring;
   MPI_Request requests[2];
-  expect_ok(context,
-            MPI_Recv_init(recv.data, count, ring.type.type, ring.left, ring.tag, c.comm, &requests[0]), what);
-  context.log.call("MPI_Recv_init", 0, 0, recorded_location(recv.memory), ring.type.name,
+  context.expect_ok(
+      MPI_Recv_init(x.recv.data, x.count, ring.type.type, ring.left, ring.tag, c.comm, &requests[0]), x.what);
+  context.log.call("MPI_Recv_init", 0, 0, recorded_location(x.recv.memory), ring.type.name,
                    c.world_ranks[ring.left]);
-  expect_ok(context,
-            MPI_Send_init(send.data, count, ring.type.type, ring.right, ring.tag, c.comm, &requests[1]),
-            what);
-  context.log.call("MPI_Send_init", 0, 0, recorded_location(send.memory), ring.type.name,
+  context.expect_ok(
+      MPI_Send_init(x.send.data, x.count, ring.type.type, ring.right, ring.tag, c.comm, &requests[1]),
+      x.what);
+  context.log.call("MPI_Send_init", 0, 0, recorded_location(x.send.memory), ring.type.name,
                    c.world_ranks[ring.right]);
   for (int round = 0; round < 2; ++round) {
-    // Each start sends the buffer as it is then: the second round's data differs from the first's.
+    // Each start receives anew: the second round's receive buffer is poisoned again first.
     if (round == 1) {
       const std::vector<char> garbage(ring.count * static_cast<std::size_t>(ring.type.size),
                                       static_cast<char>(0x11));
-      BufferFactory::write(recv, 0, garbage.data(), garbage.size());
+      BufferFactory::write(x.recv, 0, garbage.data(), garbage.size());
     }
-    expect_ok(context, MPI_Startall(2, requests), what + " (startall)");
+    context.expect_ok(MPI_Startall(2, requests), x.what + " (startall)");
     context.log.call("MPI_Startall");
-    expect_ok(context, MPI_Waitall(2, requests, MPI_STATUSES_IGNORE), what + " (waitall)");
+    context.expect_ok(MPI_Waitall(2, requests, MPI_STATUSES_IGNORE), x.what + " (waitall)");
     context.log.call("MPI_Waitall");
-    expect_elements(context, recv, 0, ring.count, ring.type, message(ring, ring.left),
-                    what + " round " + std::to_string(round));
+    expect_elements(context, x.recv, 0, ring.count, ring.type, message(ring, ring.left),
+                    x.what + " round " + std::to_string(round));
   }
   for (MPI_Request& request : requests) {
-    expect_ok(context, MPI_Request_free(&request), what + " (free)");
+    context.expect_ok(MPI_Request_free(&request), x.what + " (free)");
     context.log.call("MPI_Request_free");
   }
-  context.buffers.release(send);
-  context.buffers.release(recv);
+  release(context, x);
 }
 
 void matched_probe(Context& context, const Communicator& c) {
-  const Ring ring = draw_ring(context, c);
-  Buffer send = outgoing(context, ring, c.rank);
-  Buffer recv = incoming(context, ring);
-  const std::string what = describe("MPI_Mprobe/MPI_Mrecv", ring, send, recv, c);
-  const int count = static_cast<int>(ring.count);
+  Exchange x = begin(context, c, "MPI_Mprobe/MPI_Mrecv");
+  const Ring& ring = x.ring;
   MPI_Request request;
-  expect_ok(context, MPI_Isend(send.data, count, ring.type.type, ring.right, ring.tag, c.comm, &request),
-            what);
-  context.log.call("MPI_Isend", bytes(ring), 0, recorded_location(send.memory), ring.type.name,
+  context.expect_ok(MPI_Isend(x.send.data, x.count, ring.type.type, ring.right, ring.tag, c.comm, &request),
+                    x.what);
+  context.log.call("MPI_Isend", bytes(ring), 0, recorded_location(x.send.memory), ring.type.name,
                    c.world_ranks[ring.right]);
   MPI_Message handle;
   MPI_Status status;
-  expect_ok(context, MPI_Mprobe(ring.left, ring.tag, c.comm, &handle, &status), what + " (mprobe)");
+  context.expect_ok(MPI_Mprobe(ring.left, ring.tag, c.comm, &handle, &status), x.what + " (mprobe)");
   context.log.call("MPI_Mprobe");
   int probed = 0;
   MPI_Get_count(&status, ring.type.type, &probed);
-  if (probed != count) {
-    context.mismatch(what + ": probed count " + std::to_string(probed), -1);
+  if (probed != x.count) {
+    context.mismatch(x.what + ": probed count " + std::to_string(probed), -1);
   }
-  expect_ok(context, MPI_Mrecv(recv.data, count, ring.type.type, &handle, MPI_STATUS_IGNORE),
-            what + " (mrecv)");
-  context.log.call("MPI_Mrecv", 0, bytes(ring), recorded_location(recv.memory), ring.type.name,
+  context.expect_ok(MPI_Mrecv(x.recv.data, x.count, ring.type.type, &handle, MPI_STATUS_IGNORE),
+                    x.what + " (mrecv)");
+  context.log.call("MPI_Mrecv", 0, bytes(ring), recorded_location(x.recv.memory), ring.type.name,
                    c.world_ranks[ring.left]);
-  expect_ok(context, MPI_Wait(&request, MPI_STATUS_IGNORE), what + " (wait)");
+  context.expect_ok(MPI_Wait(&request, MPI_STATUS_IGNORE), x.what + " (wait)");
   context.log.call("MPI_Wait");
-  finish(context, ring, send, recv, what);
+  finish(context, x);
 }
 
 } // namespace

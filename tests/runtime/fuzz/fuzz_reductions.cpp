@@ -69,18 +69,11 @@ long long bytes(const Reduction& r, std::size_t elements) {
   return static_cast<long long>(elements) * r.type.size;
 }
 
-void check_call(Context& context, int rc, const std::string& what) {
-  if (rc != MPI_SUCCESS) {
-    context.mismatch(what + ": returned " + std::to_string(rc), -1);
-  }
-}
-
 void allreduce(Context& context, const Communicator& c) {
   const std::size_t count = context.fit(context.draw_count(), types().back(), 1);
   Reduction r = prepare(context, c, count, count, context.draw(3) == 0);
   const std::string what = describe("MPI_Allreduce", r, c);
-  check_call(
-      context,
+  context.expect_ok(
       MPI_Allreduce(send_pointer(r), r.recv.data, static_cast<int>(count), r.type.type, r.op.op, c.comm),
       what);
   context.log.call("MPI_Allreduce", bytes(r, count), bytes(r, count), location(r), r.type.name, -1);
@@ -93,12 +86,11 @@ void iallreduce(Context& context, const Communicator& c) {
   Reduction r = prepare(context, c, count, count, context.draw(3) == 0);
   const std::string what = describe("MPI_Iallreduce", r, c);
   MPI_Request request;
-  check_call(context,
-             MPI_Iallreduce(send_pointer(r), r.recv.data, static_cast<int>(count), r.type.type, r.op.op,
-                            c.comm, &request),
-             what);
+  context.expect_ok(MPI_Iallreduce(send_pointer(r), r.recv.data, static_cast<int>(count), r.type.type,
+                                   r.op.op, c.comm, &request),
+                    what);
   context.log.call("MPI_Iallreduce", bytes(r, count), bytes(r, count), location(r), r.type.name, -1);
-  check_call(context, MPI_Wait(&request, MPI_STATUS_IGNORE), what + " (wait)");
+  context.expect_ok(MPI_Wait(&request, MPI_STATUS_IGNORE), what + " (wait)");
   context.log.call("MPI_Wait");
   expect_elements(context, r.recv, 0, count, r.type, reference(r, c.size, 0, count), what);
   release(context, r);
@@ -110,8 +102,7 @@ void reduce(Context& context, const Communicator& c) {
   const bool in_place = context.draw(3) == 0 && c.rank == root;
   Reduction r = prepare(context, c, count, count, in_place);
   const std::string what = describe("MPI_Reduce", r, c) + " root " + std::to_string(root);
-  check_call(
-      context,
+  context.expect_ok(
       MPI_Reduce(send_pointer(r), r.recv.data, static_cast<int>(count), r.type.type, r.op.op, root, c.comm),
       what);
   context.log.call("MPI_Reduce", bytes(r, count), c.rank == root ? bytes(r, count) : 0, location(r),
@@ -126,9 +117,8 @@ void scan(Context& context, const Communicator& c) {
   const std::size_t count = context.fit(context.draw_count(), types().back(), 1);
   Reduction r = prepare(context, c, count, count, context.draw(3) == 0);
   const std::string what = describe("MPI_Scan", r, c);
-  check_call(context,
-             MPI_Scan(send_pointer(r), r.recv.data, static_cast<int>(count), r.type.type, r.op.op, c.comm),
-             what);
+  context.expect_ok(
+      MPI_Scan(send_pointer(r), r.recv.data, static_cast<int>(count), r.type.type, r.op.op, c.comm), what);
   context.log.call("MPI_Scan", bytes(r, count), bytes(r, count), location(r), r.type.name, -1);
   expect_elements(context, r.recv, 0, count, r.type, reference(r, c.rank + 1, 0, count), what);
   release(context, r);
@@ -140,10 +130,9 @@ void reduce_scatter_block(Context& context, const Communicator& c) {
   const std::size_t total = block * static_cast<std::size_t>(c.size);
   Reduction r = prepare(context, c, total, total, context.draw(3) == 0);
   const std::string what = describe("MPI_Reduce_scatter_block", r, c) + " block " + std::to_string(block);
-  check_call(context,
-             MPI_Reduce_scatter_block(send_pointer(r), r.recv.data, static_cast<int>(block), r.type.type,
-                                      r.op.op, c.comm),
-             what);
+  context.expect_ok(MPI_Reduce_scatter_block(send_pointer(r), r.recv.data, static_cast<int>(block),
+                                             r.type.type, r.op.op, c.comm),
+                    what);
   context.log.call("MPI_Reduce_scatter_block", bytes(r, total), bytes(r, block), location(r), r.type.name,
                    -1);
   const std::size_t first = block * static_cast<std::size_t>(c.rank);
