@@ -264,12 +264,15 @@ def staging_code(function, buffers):
         span = staging_span(function, expression)
         if not output:
             fill = "false"
-        elif inputs:
-            fill = f"{inputs[0]} == MPI_IN_PLACE"  # in place: the output holds the input too
+        elif inputs and function.family != "p2p":
+            # A collective writes its whole output, unless in place: then the output holds the input.
+            fill = f"{inputs[0]} == MPI_IN_PLACE"
             if "inplace_span" in roles:  # MPI_Reduce_scatter_block: the whole input, not one block
                 span = f"{fill} ? {staging_span(function, roles['inplace_span'])} : {span}"
         else:
-            fill = "true" if "send" in roles else "false"  # MPI_Bcast's buffer, not MPI_Recv's
+            # MPI_Bcast's buffer is read at the root; a receive may get a shorter message (or be
+            # cancelled), and what MPI does not write must come back unchanged.
+            fill = "true"
         lines.append(f"auto* const staged_{buffer} = stage_here ? staging.stage({buffer}, "
                      f"{span}, {str(output).lower()}, {fill}) : {buffer};")
         replaced[buffer] = f"staged_{buffer}"

@@ -57,6 +57,31 @@ class GeneratorTest(unittest.TestCase):
         self.assertIn("sendbuf == MPI_IN_PLACE ? commlens::pmpi::count_of(recvcount) * call.type_size(recvtype)", text)
         self.assertIn("call.applies(commlens::pmpi::Side::Root)) { call.add_received(commlens::pmpi::count_of(recvcount) * call.type_size(recvtype) * call.group_size())", text)
 
+    def test_arguments_are_recorded_whatever_the_call_returns(self):
+        _, output = self.generate()
+        send = (output / "wrappers_p2p.cpp").read_text().split("int MPI_Send(")[1]
+        body = send[:send.index("call.record();")]
+        self.assertNotIn("if (rc == MPI_SUCCESS)", body.split("call.add_sent")[0].split("call.finish();")[1])
+        self.assertIn("call.add_sent(commlens::pmpi::count_of(count) * call.type_size(datatype));", body)
+
+    def test_in_place_calls_record_the_location_of_the_buffer_they_use(self):
+        _, output = self.generate()
+        text = (output / "wrappers_collective.cpp").read_text()
+        self.assertIn("call.set_location(sendbuf == MPI_IN_PLACE ? static_cast<const void*>(recvbuf) : sendbuf);", text)
+
+    def test_device_buffers_are_staged_with_the_calls_span_and_outputs_kept_where_mpi_writes_nothing(self):
+        _, output = self.generate()
+        gather = (output / "wrappers_collective.cpp").read_text()
+        # A collective writes its whole output unless in place, then the output holds the input.
+        self.assertIn("staging.stage(recvbuf, (commlens::pmpi::DeviceStaging::dense(recvtype) ? "
+                      "commlens::pmpi::count_of(recvcount) * commlens::pmpi::DeviceStaging::size_of(recvtype) * "
+                      "staging.group_size() : commlens::pmpi::kWholeAllocation), true, sendbuf == MPI_IN_PLACE)", gather)
+        self.assertIn("PMPI_Gather(staged_sendbuf,", gather)
+        send = (output / "wrappers_p2p.cpp").read_text()
+        self.assertIn("staging.stage(buf, (commlens::pmpi::DeviceStaging::dense(datatype) ? commlens::pmpi::count_of(count)"
+                      " * commlens::pmpi::DeviceStaging::size_of(datatype) : commlens::pmpi::kWholeAllocation), false, false)",
+                      send)
+
     def test_function_ids_are_dense_in_spec_order(self):
         _, output = self.generate()
         ids = (output / "function_ids.hpp").read_text()
