@@ -10,6 +10,7 @@
 #include <array>
 #include <cstring>
 #include <numeric>
+#include <string>
 
 namespace commlens::pmpi {
 namespace {
@@ -197,6 +198,25 @@ TEST_F(DeviceStagingTest, FinalizeFreesEveryPinnedBlockAndReportsThePeak) {
   EXPECT_EQ(usage.peak_bytes, 4096u + 4096u) << "two blocks of the smallest size";
   EXPECT_EQ(usage.left_bytes, 0u);
   EXPECT_EQ(pinned_live, 0);
+}
+
+TEST_F(DeviceStagingTest, WhatCannotBeStagedIsRefusedThroughTheErrorHandlerWithItsReason) {
+  EXPECT_TRUE(any_on_device({nullptr, device_ints(0)}));
+  EXPECT_FALSE(any_on_device({nullptr, MPI_IN_PLACE}));
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_SELF, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  const int code = refuse_on_communicator(comm, Refusal::Partitioned);
+  EXPECT_NE(code, MPI_SUCCESS);
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  EXPECT_NE(
+      std::string(text, static_cast<std::size_t>(length)).find("partitioned communication on device memory"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(refuse_on_communicator(comm, Refusal::OneSided), code) << "each reason its own code";
+  MPI_Comm_free(&comm);
 }
 
 TEST_F(DeviceStagingTest, DenseTypesGiveExactSpansAndVectorsDoNot) {
