@@ -183,8 +183,9 @@ void merge_rank_files(const Config& config) {
     const std::string losses = describe_losses(result);
     if (!config.quiet || !losses.empty()) {
       const std::string jobs = result.jobs > 1 ? " in " + std::to_string(result.jobs) + " jobs" : "";
-      std::fprintf(stderr, "commlens: %zu ranks profiled%s -> %s%s%s\n", result.merged_ranks.size(), jobs.c_str(),
-                   result.output_path.c_str(), losses.empty() ? "" : "; WARNING: ", losses.c_str());
+      std::fprintf(stderr, "commlens: %zu ranks profiled%s -> %s%s%s\n", result.merged_ranks.size(),
+                   jobs.c_str(), result.output_path.c_str(),
+                   losses.empty() ? "" : "; WARNING: ", losses.c_str());
     }
     if (!result.missing_ranks.empty()) {
       std::string missing;
