@@ -11,7 +11,7 @@ iterations=${3:-20}
 max_bytes=${4:-1073741824}
 placement=${5:-}
 out=$(mktemp -d)
-# NVLink multicast (NVLS) stays off: the lent GPU hosts forbid it.
+# NVLink multicast (NVLS) stays off: the GPU hosts these figures come from forbid it.
 export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Steady state (first uses: bench/runtime_first_use.sh): the buffers are allocated once, and the
 # first sizes' runtime turns would otherwise go to the host path while the handles open.

@@ -1,6 +1,6 @@
 #pragma once
 // The host path of a striped allreduce between two GPUs (Temuçin's "High-Performance Interconnect-Aware MPI
-// communication for Deep Learning Workloads", ch. 4 and 5; ARCHITECTURE §5 "multi-path striping"): while the
+// communication for Deep Learning Workloads", ch. 4 and 5, multi-path striping): while the
 // NVLink kernel reduces most of the data, the rest travels GPU -> pinned shared host memory -> peer GPU over
 // the two PCIe links, so both kinds of link work at once. Each rank writes its input's host share into its
 // own ring of stages (stage_ring.hpp) in a shared, pinned segment and reads the peer's ring into a device

@@ -8,7 +8,8 @@
 //   leader of every GPU reduces the whole of every input into the outputs of the ranks on its GPU
 //   in one kernel: (P-1) times the data per GPU, but half the launches and barriers, which is what
 //   small messages pay for. With one rank per GPU every rank is a leader; ranks sharing a GPU get
-//   the research's shared-buffer (GSB) design fused into one kernel (docs/runtime.md).
+//   the shared-buffer (GSB) design of "Design considerations for GPU-aware collective
+//   communications in MPI" (Faraji and Afsahi) fused into one kernel (docs/runtime.md).
 #include "communicator_engine.hpp"
 #include "host_stripe.hpp"
 #include "ipc_handle_cache.hpp"

@@ -1,7 +1,7 @@
 #pragma once
 // Pipelined copies between two GPUs through a ring of pinned host stages (Temuçin's "High-Performance
-// Interconnect-Aware MPI communication for Deep Learning Workloads", ch. 4 and 5; ARCHITECTURE §5 "multi-path
-// striping"): the writer copies its data chunk by chunk from its GPU into the stages over its own PCIe link,
+// Interconnect-Aware MPI communication for Deep Learning Workloads", ch. 4 and 5, multi-path
+// striping): the writer copies its data chunk by chunk from its GPU into the stages over its own PCIe link,
 // the reader copies each staged chunk onto its GPU over its link, and successive chunks' copies overlap. Two
 // counters in shared memory hand the stages over: chunks staged (by the writer) and chunks consumed (by the
 // reader). Both only grow, so a ring serves call after call; each transfer starts at the counters' common

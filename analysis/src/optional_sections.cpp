@@ -1,5 +1,5 @@
 // Sections over tables that other collectors add (MPI_T, CUDA, the multi-path runtime). Each is one
-// function that reads its tables through the public column names of ARCHITECTURE.md section 4 and
+// function that reads its tables through the public column names of docs/schema.md and
 // says in one line when the database holds none of its data.
 #include "commlens/analysis/report_format.hpp"
 #include "commlens/analysis/size_bin.hpp"

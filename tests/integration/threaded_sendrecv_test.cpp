@@ -1,8 +1,8 @@
 // threaded_sendrecv: 4 threads per rank in MPI_Sendrecv at once on 2 ranks; rank 1 pauses 20 ms
 // before each exchange, so rank 0's four threads wait inside MPI together for most of the run. The
 // rank's time in MPI is the wall time during which at least one thread was inside MPI; adding up
-// the threads' times reported more than the run (361% in the issue). Expected values mirror
-// examples/threaded_sendrecv.c.
+// the threads' times reported more than the run (361% of the run's length in one report). Expected
+// values mirror examples/threaded_sendrecv.c.
 #include "harness/database.hpp"
 #include "harness/job.hpp"
 

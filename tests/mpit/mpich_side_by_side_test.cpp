@@ -2,7 +2,7 @@
 // this source tree, tests/mpit/CMakeLists.txt), run under MPICH's own launcher: the PMPI wrappers
 // generated from MPICH's mpi.h profile the job exactly, and the MPI_T collector, finding no
 // performance variable in a library built without them, says so in the run table and samples
-// nothing (issue 4's degradation contract).
+// nothing (the collector degrades instead of failing).
 #include "harness/call_table.hpp"
 #include "harness/database.hpp"
 #include "harness/job.hpp"
