@@ -18,6 +18,8 @@ const DeviceStagingOps& ops() noexcept {
   return collector_hooks().staging;
 }
 
+int refusal_code(Refusal refusal) noexcept;
+
 // Pinned blocks in power-of-two sizes, kept for reuse up to a bound: pinning memory costs far more
 // than the copies of a small message, and a program that stages every call reuses the same sizes.
 class PinnedPool {
@@ -219,7 +221,7 @@ void* DeviceStaging::stage_bytes(void* buffer, std::uint64_t span, bool output, 
   std::size_t allocation_bytes = 0;
   if (!ops().allocation(buffer, &base, &allocation_bytes)) {
     failed_ = true;
-    return buffer;
+    return nullptr;
   }
   char* const start = static_cast<char*>(buffer);
   char* const allocation = static_cast<char*>(const_cast<void*>(base));
@@ -234,7 +236,7 @@ void* DeviceStaging::stage_bytes(void* buffer, std::uint64_t span, bool output, 
   const PinnedPool::Block block = pool().acquire(bytes);
   if (block.memory == nullptr) {
     failed_ = true;
-    return buffer;
+    return nullptr;
   }
   // Everything MPI may read, and every output whose image is copied back whole (a datatype's holes,
   // an output MPI reads too), starts as the device's contents: at once, or a persistent call's at
@@ -247,6 +249,15 @@ void* DeviceStaging::stage_bytes(void* buffer, std::uint64_t span, bool output, 
     failed_ = true;
   }
   return block.memory + (start - from);
+}
+
+int DeviceStaging::refuse_call() noexcept {
+  release();
+  const int code = refusal_code(Refusal::StagingFailed);
+  if (comm_ != MPI_COMM_NULL) {
+    PMPI_Comm_call_errhandler(comm_, code);
+  }
+  return code;
 }
 
 int DeviceStaging::finish(int rc) noexcept {
@@ -353,21 +364,23 @@ namespace {
 
 // One MPI error code per refusal, its string naming the reason (MPI_Error_string gives it).
 int refusal_code(Refusal refusal) noexcept {
-  static int codes[3] = {MPI_ERR_OTHER, MPI_ERR_OTHER, MPI_ERR_OTHER};
+  static int codes[4] = {MPI_ERR_OTHER, MPI_ERR_OTHER, MPI_ERR_OTHER, MPI_ERR_OTHER};
   static std::once_flag made;
   std::call_once(made, [] {
-    static const char* const kReasons[3] = {
+    static const char* const kReasons[4] = {
         "commlens: one-sided communication on device memory needs a CUDA-aware MPI library: the "
         "runtime stages device buffers through host memory only where the data moves inside the call",
         "commlens: MPI-IO on device memory needs a CUDA-aware MPI library: copy the data to host "
         "memory first",
         "commlens: partitioned communication on device memory needs a CUDA-aware MPI library: the "
-        "runtime cannot see when each partition is ready"};
+        "runtime cannot see when each partition is ready",
+        "commlens: a device buffer could not be staged through host memory (pinned memory could not "
+        "be allocated, or a copy failed): the call was not made"};
     int error_class = 0;
     if (PMPI_Add_error_class(&error_class) != MPI_SUCCESS) {
       return;
     }
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < 4; ++i) {
       int code = 0;
       if (PMPI_Add_error_code(error_class, &code) == MPI_SUCCESS &&
           PMPI_Add_error_string(code, kReasons[i]) == MPI_SUCCESS) {

@@ -61,6 +61,11 @@ public:
   }
   // Whether any buffer of the call was staged (also after finish).
   bool staged() const noexcept { return staged_; }
+  // A buffer could not be staged (no pinned memory, a failed copy): the call must not reach MPI
+  // with a device pointer. refuse_call() releases what was staged and raises the error through
+  // the communicator's error handler; it returns the error code.
+  bool failed() const noexcept { return failed_; }
+  int refuse_call() noexcept;
 
   // After the call. Blocking: outputs copied back, images released. Nonblocking and persistent
   // (request posted): the images pass to the staged-request table. A failed copy makes the call
@@ -110,7 +115,7 @@ PinnedUsage release_all() noexcept;
 // Whether any of the buffers is device memory that staging cannot serve.
 bool any_on_device(std::initializer_list<const void*> buffers) noexcept;
 // Raise the refusal through the handle's error handler; returns the error code.
-enum class Refusal { OneSided, FileIo, Partitioned };
+enum class Refusal { OneSided, FileIo, Partitioned, StagingFailed };
 int refuse_on_communicator(MPI_Comm comm, Refusal refusal) noexcept;
 int refuse_on_window(MPI_Win win, Refusal refusal) noexcept;
 int refuse_on_file(MPI_File file, Refusal refusal) noexcept;

@@ -276,6 +276,9 @@ def staging_code(function, buffers):
         lines.append(f"auto* const staged_{buffer} = stage_here ? staging.stage({buffer}, "
                      f"{span}, {str(output).lower()}, {fill}) : {buffer};")
         replaced[buffer] = f"staged_{buffer}"
+    lines.append("if (staging.failed()) [[unlikely]] {")
+    lines.append("  return staging.refuse_call();")
+    lines.append("}")
     finish = f"rc = staging.finish(rc, {roles['request']});" if "request" in roles else "rc = staging.finish(rc);"
     return lines, replaced, [finish]
 

@@ -219,6 +219,24 @@ TEST_F(DeviceStagingTest, WhatCannotBeStagedIsRefusedThroughTheErrorHandlerWithI
   MPI_Comm_free(&comm);
 }
 
+TEST_F(DeviceStagingTest, WithoutPinnedMemoryTheCallIsRefusedInsteadOfGivenADevicePointer) {
+  collector_hooks().staging.allocate_pinned = [](std::size_t) noexcept -> void* { return nullptr; };
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_SELF, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  DeviceStaging staging(comm);
+  EXPECT_EQ(staging.stage(device_ints(0), 64, true, true), nullptr);
+  EXPECT_TRUE(staging.failed());
+  const int code = staging.refuse_call();
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  EXPECT_NE(std::string(text, static_cast<std::size_t>(length)).find("could not be staged"),
+            std::string::npos)
+      << text;
+  MPI_Comm_free(&comm);
+}
+
 TEST_F(DeviceStagingTest, DenseTypesGiveExactSpansAndVectorsDoNot) {
   EXPECT_TRUE(DeviceStaging::dense(MPI_INT));
   EXPECT_EQ(DeviceStaging::size_of(MPI_DOUBLE), sizeof(double));
