@@ -2,6 +2,7 @@
 
 #include "collector_hooks.hpp"
 #include "cvar_snapshot.hpp"
+#include "loaded_objects.hpp"
 #include "mpit_names.hpp"
 #include "pvar_catalog.hpp"
 #include "pvar_sampler.hpp"
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <fmt/format.h>
 #include <memory>
+#include <optional>
 
 namespace commlens::mpit {
 
@@ -28,6 +30,13 @@ struct MpitCollector {
 
 // Set once before the hooks are installed; lives until exit so a late hook never sees it freed.
 std::unique_ptr<MpitCollector> collector;
+
+// What MPI_T_init_thread returned before PMPI_Init, and how long it took; unset when not called.
+struct EarlyInitialisation {
+  int rc = MPI_SUCCESS;
+  std::uint64_t duration_ns = 0;
+};
+std::optional<EarlyInitialisation> early_initialisation;
 
 void sample_without_throwing(Trigger trigger, std::optional<std::uint64_t> call_id) noexcept {
   try {
@@ -138,16 +147,36 @@ bool start_sampling(Profiler& profiler, std::span<const FunctionDescription> fun
 
 } // namespace
 
-void start_mpit_collector(Profiler& profiler, int thread_level,
-                          std::span<const FunctionDescription> functions) {
-  if (!profiler.config().collectors.mpit) {
-    profiler.set_run_value("mpit_sampling", "none: COMMLENS_COLLECTORS leaves mpit out");
+void initialise_mpit_before_mpi(int required_level) {
+  // Every rank reads the same environment; settings are checked and reported after PMPI_Init.
+  const CollectorSet collectors = Config::from_environment([](const std::string&) {}).collectors;
+  if (!collectors.pmpi || !collectors.mpit) {
     return;
   }
   // The collector calls MPI_T only from the application's threads, inside their MPI calls, one at a
-  // time (the sampler's lock): the application's own level is all it needs.
+  // time (the sampler's lock): the level the application asks of MPI is all it needs.
+  const std::uint64_t began = monotonic_ns();
   int provided = MPI_THREAD_SINGLE;
-  if (const int rc = MPI_T_init_thread(thread_level, &provided); rc != MPI_SUCCESS) {
+  const SharedObjects before = loaded_shared_objects();
+  const int rc = MPI_T_init_thread(required_level, &provided);
+  keep_loaded_since(before);
+  early_initialisation = EarlyInitialisation{rc, monotonic_ns() - began};
+}
+
+void release_mpit_without_collector() {
+  if (early_initialisation && early_initialisation->rc == MPI_SUCCESS) {
+    MPI_T_finalize();
+  }
+  early_initialisation.reset();
+}
+
+void start_mpit_collector(Profiler& profiler, std::span<const FunctionDescription> functions) {
+  if (!profiler.config().collectors.mpit || !early_initialisation) {
+    profiler.set_run_value("mpit_sampling", "none: COMMLENS_COLLECTORS leaves mpit out");
+    return;
+  }
+  profiler.add_overhead("mpit_init", 1, early_initialisation->duration_ns);
+  if (const int rc = early_initialisation->rc; rc != MPI_SUCCESS) {
     report_once(profiler, "MPI_T_init_thread", rc, "the MPI_T collector is off");
     profiler.set_run_value("mpit_sampling", "none: MPI_T_init_thread failed: " + mpit_error_name(rc));
     return;

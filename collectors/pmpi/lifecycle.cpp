@@ -158,6 +158,7 @@ void start_profiling(int thread_level, FunctionId init_function, std::uint64_t i
   identity.mpi_init_ticks = init_began;
   Profiler* profiler = start_on_every_rank(identity);
   if (profiler == nullptr) {
+    commlens::mpit::release_mpit_without_collector();
     return;
   }
   profiler->inside_mpi().set_concurrent(thread_level == MPI_THREAD_MULTIPLE);
@@ -166,7 +167,7 @@ void start_profiling(int thread_level, FunctionId init_function, std::uint64_t i
   record_lifecycle_call(*profiler, init_function, MPI_COMM_WORLD, init_began, init_ended);
   register_joined_communicator(fn::MPI_Comm_get_parent, parent, MPI_COMM_WORLD);
   store_run_values(*profiler, thread_level);
-  commlens::mpit::start_mpit_collector(*profiler, thread_level, function_descriptions());
+  commlens::mpit::start_mpit_collector(*profiler, function_descriptions());
   PMPI_Comm_dup(MPI_COMM_WORLD, &clock_comm);
   init_clock = measure_clock_offset(clock_comm, profiler->clock());
   profiler->set_clock_alignment({init_clock.offset_ns, 0.0});
@@ -251,6 +252,7 @@ using commlens::Profiler;
 using commlens::pmpi::CallRecording;
 
 extern "C" COMMLENS_EXPORT int MPI_Init(int* argc, char*** argv) {
+  commlens::mpit::initialise_mpit_before_mpi(MPI_THREAD_SINGLE);
   const std::uint64_t began = commlens::now_ticks();
   const int rc = PMPI_Init(argc, argv);
   const std::uint64_t ended = commlens::now_ticks();
@@ -263,6 +265,7 @@ extern "C" COMMLENS_EXPORT int MPI_Init(int* argc, char*** argv) {
 }
 
 extern "C" COMMLENS_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  commlens::mpit::initialise_mpit_before_mpi(required);
   const std::uint64_t began = commlens::now_ticks();
   const int rc = PMPI_Init_thread(argc, argv, required, provided);
   const std::uint64_t ended = commlens::now_ticks();

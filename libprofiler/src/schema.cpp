@@ -156,7 +156,7 @@ CREATE TABLE IF NOT EXISTS thread_stats (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS profiler_overhead (
   rank      INTEGER NOT NULL,
-  component TEXT NOT NULL,             -- init, writer, finalize, merge
+  component TEXT NOT NULL,             -- init, mpit_init, writer, finalize, merge
   count     INTEGER NOT NULL,
   time_ns   INTEGER NOT NULL,
   PRIMARY KEY (rank, component)

@@ -199,6 +199,42 @@ TEST(MessageQueues, CvarSnapshotHoldsOpenMpiControlVariablesOnEveryRank) {
             4096);
 }
 
+TEST(MessageQueues, EveryRankStoresItsWholeCvarSnapshotReadAfterMpiInit) {
+  auto db = open_merged(single_at_barriers());
+  if (!db)
+    return;
+  // MPI_T is opened before MPI_Init, which closes the components it does not select; their cvars
+  // are still listed and must read without touching unloaded memory (the job would crash).
+  const std::int64_t stored = db->scalar("SELECT count(*) FROM cvars WHERE rank = 0");
+  EXPECT_EQ(run_value(*db, "mpit_cvars"), std::to_string(stored));
+  EXPECT_EQ(db->scalar("SELECT count(*) FROM cvars"), stored * kRanks);
+  EXPECT_EQ(db->scalar("SELECT count(DISTINCT name) FROM cvars"), stored);
+}
+
+TEST(MessageQueues, StartUpIsRecordedAsInitAndMpitInitRowsOnEveryRank) {
+  auto db = open_merged(single_at_barriers());
+  if (!db)
+    return;
+  for (const char* component : {"init", "mpit_init"}) {
+    EXPECT_EQ(db->scalar(std::string("SELECT count(*) FROM profiler_overhead WHERE count = 1 AND time_ns > 0 "
+                                     "AND component = '") +
+                         component + "'"),
+              kRanks)
+        << component;
+  }
+}
+
+TEST(MessageQueues, WithoutTheMpitCollectorNoMpitInitRowIsStored) {
+  auto db = open_merged(run_cached("pmpi", {.command = {example_program("message_queues"), "single", "4"},
+                                            .environment = {{"COMMLENS_COLLECTORS", "pmpi"}}}));
+  if (!db)
+    return;
+  EXPECT_EQ(db->scalar("SELECT count(*) FROM profiler_overhead WHERE component = 'init'"), kRanks);
+  EXPECT_EQ(db->scalar("SELECT count(*) FROM profiler_overhead WHERE component = 'mpit_init'"), 0);
+  EXPECT_EQ(db->scalar("SELECT count(*) FROM cvars"), 0);
+  EXPECT_EQ(run_value(*db, "mpit_sampling"), "none: COMMLENS_COLLECTORS leaves mpit out");
+}
+
 TEST(MessageQueues, NoMatchingPvarsLeavesTheReasonInTheRunTableAndTheJobSucceeds) {
   auto db = open_merged(run_cached("none", {.command = {example_program("message_queues"), "single", "4"},
                                             .environment = {{"COMMLENS_PVARS", "none"}}}));

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# What the profiler adds to MPI_Init, per rank, for two builds of libcommlens.so (A, B) with every
+# collector on, beside the same program with only the PMPI collector (B) and unprofiled;
+# interleaved ROUNDS times at each job size (2 ranks, and 64 ranks oversubscribed on the cores
+# there are). Prints medians over rounds of: MPI_Init as bench/init_time sees it (mean over
+# ranks), and the profiler_overhead rows `init` and `mpit_init` (mean over ranks), then the ratio
+# A / B of the `init` row and of MPI_Init.
+#   bench/init_overhead.sh BUILD_DIR LIBRARY_A LIBRARY_B [ROUNDS=5] [SIZES="2 64"]
+set -euo pipefail
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+build=${1:?usage: init_overhead.sh BUILD_DIR LIBRARY_A LIBRARY_B [ROUNDS] [SIZES]}
+library_a=$(realpath "${2:?library A}")
+library_b=$(realpath "${3:?library B}")
+rounds=${4:-5}
+read -r -a sizes <<<"${5:-2 64}"
+program=$(realpath "$build/bench/init_time")
+output=$(mktemp -d)
+trap 'rm -rf "$output"' EXIT
+
+run() { # run SIZE none|A|B|B-pmpi -> "mpi_init_ms init_ms mpit_init_ms"
+  local size=$1 which=$2 library collectors=all
+  rm -rf "${output:?}"/*
+  case $which in
+  none)
+    mpirun -np "$size" --oversubscribe "$program" | awk '/^mpi_init_ms/ {print $2, "-", "-"}'
+    return
+    ;;
+  A) library=$library_a ;;
+  B) library=$library_b ;;
+  B-pmpi) library=$library_b collectors=pmpi ;;
+  esac
+  local seen
+  seen=$(mpirun -np "$size" --oversubscribe -x LD_PRELOAD="$library" -x COMMLENS_COLLECTORS=$collectors \
+    -x COMMLENS_QUIET=1 -x COMMLENS_OUTPUT="$output" "$program" | awk '/^mpi_init_ms/ {print $2}')
+  local rows
+  rows=$(sqlite3 "$output/commlens.sqlite" "SELECT printf('%.1f %.1f',
+      (SELECT avg(time_ns) / 1e6 FROM profiler_overhead WHERE component = 'init'),
+      coalesce((SELECT avg(time_ns) / 1e6 FROM profiler_overhead WHERE component = 'mpit_init'), 0))")
+  echo "$seen $rows"
+}
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+
+for size in "${sizes[@]}"; do
+  declare -A seen=() init=() mpit=()
+  for ((round = 0; round < rounds; ++round)); do
+    for which in none B-pmpi A B; do
+      read -r s i m < <(run "$size" "$which")
+      seen[$which]+="$s "
+      init[$which]+="$i "
+      mpit[$which]+="$m "
+    done
+  done
+  printf '%3s ranks %-8s %14s %10s %14s\n' "$size" lib "MPI_Init ms" "init ms" "mpit_init ms"
+  for which in none B-pmpi A B; do
+    printf '%3s ranks %-8s %14s %10s %14s\n' "$size" "$which" "$(median <<<"${seen[$which]}")" \
+      "$([[ $which == none ]] && echo - || median <<<"${init[$which]}")" \
+      "$([[ $which == none ]] && echo - || median <<<"${mpit[$which]}")"
+  done
+  awk -v size="$size" -v ia="$(median <<<"${init[A]}")" -v ib="$(median <<<"${init[B]}")" \
+    -v sa="$(median <<<"${seen[A]}")" -v sb="$(median <<<"${seen[B]}")" -v s0="$(median <<<"${seen[none]}")" \
+    'BEGIN {printf "%3s ranks: init row A/B = %.1fx; MPI_Init A/B = %.2fx; MPI_Init added over unprofiled: A %+.1f ms, B %+.1f ms\n",
+            size, ia / ib, sa / sb, sa - s0, sb - s0}'
+  unset seen init mpit
+done
+echo "($rounds interleaved rounds; all collectors unless B-pmpi; A = $library_a, B = $library_b)"
