@@ -208,18 +208,30 @@ bool IpcHandleCache::export_handle(void* base, std::uint64_t buffer_id, Publishe
   return true;
 }
 
+// A driver query per export would cost every call tens of microseconds with many live buffers, so
+// each call checks a few: those neither used nor checked for longest. A freed allocation is never
+// used again, so it comes up within a few calls; buffers in use are never checked.
 void IpcHandleCache::publish_freed_exports(FreedExports* freed) {
+  constexpr int kChecksPerCall = 4;
   std::lock_guard lock(mutex_);
-  std::erase_if(exports_, [this](const Export& exported) {
+  const std::uint64_t sweep_start = export_clock_;
+  const auto staleness = [](const Export& e) { return std::max(e.last_use, e.last_checked); };
+  for (int n = 0; n < kChecksPerCall && !exports_.empty(); ++n) {
+    const auto oldest = std::ranges::min_element(exports_, {}, staleness);
+    if (staleness(*oldest) > sweep_start) {
+      break; // every export was checked in this sweep
+    }
     unsigned long long current = 0;
     const bool alive = cuPointerGetAttribute(&current, CU_POINTER_ATTRIBUTE_BUFFER_ID,
-                                             reinterpret_cast<CUdeviceptr>(exported.base)) == CUDA_SUCCESS &&
-                       current == exported.buffer_id;
-    if (!alive) {
-      freed_exports_.ids[freed_exports_.generation++ % kFreedRing] = exported.buffer_id;
+                                             reinterpret_cast<CUdeviceptr>(oldest->base)) == CUDA_SUCCESS &&
+                       current == oldest->buffer_id;
+    if (alive) {
+      oldest->last_checked = ++export_clock_;
+    } else {
+      freed_exports_.ids[freed_exports_.generation++ % kFreedRing] = oldest->buffer_id;
+      exports_.erase(oldest);
     }
-    return !alive;
-  });
+  }
   *freed = freed_exports_;
 }
 

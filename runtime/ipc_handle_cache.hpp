@@ -91,6 +91,7 @@ private:
     std::uint64_t buffer_id;
     unsigned char handle[kHandleBytes];
     std::uint64_t last_use;
+    std::uint64_t last_checked = 0; // by publish_freed_exports
   };
 
   struct Request {
