@@ -260,10 +260,7 @@ int DeviceStaging::refuse_call() noexcept {
   return code;
 }
 
-int DeviceStaging::finish(int rc) noexcept {
-  if (count_ == 0) {
-    return rc;
-  }
+int DeviceStaging::finish_blocking(int rc) noexcept {
   bool copied = !failed_;
   if (rc == MPI_SUCCESS && copied) {
     for (int i = 0; i < count_; ++i) {
@@ -274,10 +271,7 @@ int DeviceStaging::finish(int rc) noexcept {
   return rc == MPI_SUCCESS && !copied ? MPI_ERR_OTHER : rc;
 }
 
-int DeviceStaging::finish(int rc, const MPI_Request* request) noexcept {
-  if (count_ == 0) {
-    return rc;
-  }
+int DeviceStaging::finish_with_request(int rc, const MPI_Request* request) noexcept {
   if (rc != MPI_SUCCESS || failed_) {
     release();
     return rc == MPI_SUCCESS ? MPI_ERR_OTHER : rc;

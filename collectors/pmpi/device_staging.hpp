@@ -49,7 +49,11 @@ public:
       : comm_(comm), kind_(kind) {}
   DeviceStaging(const DeviceStaging&) = delete;
   DeviceStaging& operator=(const DeviceStaging&) = delete;
-  ~DeviceStaging() { release(); }
+  ~DeviceStaging() {
+    if (count_ != 0) [[unlikely]] {
+      release();
+    }
+  }
 
   // What the call passes to MPI instead of `buffer`: its host image when it is device memory, else
   // buffer itself. span: bytes the call reaches from buffer (kWholeAllocation: not known). output:
@@ -70,8 +74,11 @@ public:
   // After the call. Blocking: outputs copied back, images released. Nonblocking and persistent
   // (request posted): the images pass to the staged-request table. A failed copy makes the call
   // fail with MPI_ERR_OTHER.
-  int finish(int rc) noexcept;
-  int finish(int rc, const MPI_Request* request) noexcept;
+  // Inline for the common case, nothing staged: every wrapper of a staged family calls these.
+  int finish(int rc) noexcept { return count_ == 0 ? rc : finish_blocking(rc); }
+  int finish(int rc, const MPI_Request* request) noexcept {
+    return count_ == 0 ? rc : finish_with_request(rc, request);
+  }
 
   // For the span expressions the generator writes.
   static bool dense(MPI_Datatype type) noexcept;
@@ -80,6 +87,8 @@ public:
 
 private:
   void* stage_bytes(void* buffer, std::uint64_t span, bool output, bool fill) noexcept;
+  int finish_blocking(int rc) noexcept;
+  int finish_with_request(int rc, const MPI_Request* request) noexcept;
   void release() noexcept;
 
   MPI_Comm comm_;
