@@ -276,7 +276,7 @@ int DeviceStaging::finish_with_request(int rc, const MPI_Request* request) noexc
     release();
     return rc == MPI_SUCCESS ? MPI_ERR_OTHER : rc;
   }
-  StagedRequest staged;
+  StagedRequest staged{};
   std::copy(images_, images_ + count_, staged.images);
   staged.count = count_;
   staged.persistent = kind_ == Kind::Persistent;

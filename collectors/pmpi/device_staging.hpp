@@ -30,13 +30,15 @@ inline bool staging_on() noexcept {
   return collector_hooks().staging.copy != nullptr;
 }
 
+// No default member values: every call's wrapper holds four of these on its stack, and only the
+// ones counted in use are ever read (each is assigned whole when it is taken).
 struct StagedImage {
-  char* user = nullptr; // the staged range's start in device memory
-  char* host = nullptr; // its pinned image
-  std::size_t bytes = 0;
-  std::size_t capacity = 0; // of the pinned block, for the pool
-  bool copy_back = false;   // MPI writes this buffer
-  bool from_device = false; // the image starts as the device's contents
+  char* user; // the staged range's start in device memory
+  char* host; // its pinned image
+  std::size_t bytes;
+  std::size_t capacity; // of the pinned block, for the pool
+  bool copy_back;       // MPI writes this buffer
+  bool from_device;     // the image starts as the device's contents
 };
 
 inline constexpr int kMaxStagedBuffers = 4;
