@@ -2,34 +2,22 @@
 // Testany. A summary table of fixed size lost about 3,900 calls per rank here (counted in
 // ranks.summary_overflow) and MPI_Waitsome / MPI_Testany vanished from call_stats; every call must
 // be counted. Expected values mirror the pattern documented in examples/comm_churn.c.
-#include "harness/job.hpp"
-
-#include "harness/database.hpp"
+#include "harness/profiled_test.hpp"
 
 #include <gtest/gtest.h>
 
-#include <map>
 
 namespace commlens::integration {
 namespace {
 
 constexpr int kSteps = 4000, kRanksHere = 2;
 
-class CommChurn : public ::testing::TestWithParam<std::string> {
+class CommChurn : public ProfiledExample {
 protected:
-  static const JobResult& run(const std::string& mode) {
-    static std::map<std::string, JobResult> results;
-    auto found = results.find(mode);
-    if (found == results.end())
-      found =
-          results
-              .emplace(mode,
-                       run_profiled_job({.command = {example_program("comm_churn"), std::to_string(kSteps)},
-                                         .mode = mode,
-                                         .timeout_seconds = 240,
-                                         .ranks = kRanksHere}))
-              .first;
-    return found->second;
+  const JobResult& run() const {
+    return job({.command = {example_program("comm_churn"), std::to_string(kSteps)},
+                .timeout_seconds = 240,
+                .ranks = kRanksHere});
   }
 };
 
@@ -41,7 +29,7 @@ std::int64_t calls_of(const Database& db, int rank, const std::string& function)
 }
 
 TEST_P(CommChurn, CountsEveryCallOfEveryRankWhateverTheNumberOfCommunicators) {
-  const JobResult& job = run(GetParam());
+  const JobResult& job = run();
   ASSERT_EQ(job.exit_code, 0) << job.describe();
   Database db(job.merged_database());
   EXPECT_EQ(db.scalar("SELECT sum(summary_overflow) FROM ranks"), 0);
@@ -57,7 +45,7 @@ TEST_P(CommChurn, CountsEveryCallOfEveryRankWhateverTheNumberOfCommunicators) {
 }
 
 TEST_P(CommChurn, KeepsEachDuplicatesBarrierOnItsOwnCommunicator) {
-  const JobResult& job = run(GetParam());
+  const JobResult& job = run();
   ASSERT_EQ(job.exit_code, 0) << job.describe();
   Database db(job.merged_database());
   for (int rank = 0; rank < kRanksHere; ++rank)
@@ -71,7 +59,7 @@ TEST_P(CommChurn, KeepsEachDuplicatesBarrierOnItsOwnCommunicator) {
 TEST_P(CommChurn, TraceAndSummaryAgreeOnEveryCall) {
   if (GetParam() != "trace")
     GTEST_SKIP() << "mpi_calls exists in trace mode only";
-  const JobResult& job = run(GetParam());
+  const JobResult& job = run();
   ASSERT_EQ(job.exit_code, 0) << job.describe();
   Database db(job.merged_database());
   EXPECT_EQ(db.scalar("SELECT count(*) FROM mpi_calls"), db.scalar("SELECT sum(count) FROM call_stats"));

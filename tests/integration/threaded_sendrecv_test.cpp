@@ -4,7 +4,7 @@
 // the threads' times reported more than the run (361% of the run's length in one report). Expected
 // values mirror examples/threaded_sendrecv.c.
 #include "harness/database.hpp"
-#include "harness/job.hpp"
+#include "harness/profiled_test.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -28,26 +28,17 @@ std::string run_cli(const std::string& arguments) {
   return out;
 }
 
-class ThreadedSendrecv : public ::testing::TestWithParam<std::string> {
+class ThreadedSendrecv : public ProfiledExample {
 protected:
-  static const JobResult& run(const std::string& mode) {
-    static std::map<std::string, JobResult> results;
-    auto found = results.find(mode);
-    if (found == results.end())
-      found =
-          results
-              .emplace(mode,
-                       run_profiled_job({.command = {example_program("threaded_sendrecv"),
-                                                     std::to_string(kIterations), std::to_string(kPauseMs)},
-                                         .mode = mode,
-                                         .ranks = kRanksHere}))
-              .first;
-    return found->second;
+  const JobResult& run() const {
+    return job({.command = {example_program("threaded_sendrecv"), std::to_string(kIterations),
+                            std::to_string(kPauseMs)},
+                .ranks = kRanksHere});
   }
 };
 
 TEST_P(ThreadedSendrecv, EachWorkerThreadHasItsOwnCallsAndTime) {
-  const JobResult& job = run(GetParam());
+  const JobResult& job = run();
   ASSERT_EQ(job.exit_code, 0) << job.describe();
   Database db(job.merged_database());
   for (int rank = 0; rank < kRanksHere; ++rank) {
@@ -67,7 +58,7 @@ TEST_P(ThreadedSendrecv, EachWorkerThreadHasItsOwnCallsAndTime) {
 }
 
 TEST_P(ThreadedSendrecv, RankTimeInMpiIsWallTimeWithinTheRunAndAtLeastEachThreadsTime) {
-  const JobResult& job = run(GetParam());
+  const JobResult& job = run();
   ASSERT_EQ(job.exit_code, 0) << job.describe();
   Database db(job.merged_database());
   for (int rank = 0; rank < kRanksHere; ++rank) {
@@ -83,7 +74,7 @@ TEST_P(ThreadedSendrecv, RankTimeInMpiIsWallTimeWithinTheRunAndAtLeastEachThread
 }
 
 TEST_P(ThreadedSendrecv, ReportGivesEachRankAShareOfAtMostTheWholeRunAndListsTheThreads) {
-  const JobResult& job = run(GetParam());
+  const JobResult& job = run();
   ASSERT_EQ(job.exit_code, 0) << job.describe();
   const auto report =
       nlohmann::json::parse(run_cli("report " + job.merged_database().string() + " --format json"));

@@ -1,15 +1,21 @@
 #include "profiled_test.hpp"
 
 #include <map>
+#include <tuple>
+
+#include <map>
 
 namespace commlens::integration {
 
-const JobResult& ProfiledExample::job(const std::vector<std::string>& command) const {
-  static std::map<std::pair<std::vector<std::string>, std::string>, JobResult> cache;
-  const auto key = std::make_pair(command, GetParam());
+const JobResult& ProfiledExample::job(JobSpec spec) const {
+  using Key = std::tuple<std::vector<std::string>, std::map<std::string, std::string>, int, std::string>;
+  static std::map<Key, JobResult> cache;
+  const Key key{spec.command, spec.environment, spec.ranks, GetParam()};
   auto found = cache.find(key);
-  if (found == cache.end())
-    found = cache.emplace(key, run_profiled_job({.command = command, .mode = GetParam()})).first;
+  if (found == cache.end()) {
+    spec.mode = GetParam();
+    found = cache.emplace(key, run_profiled_job(spec)).first;
+  }
   return found->second;
 }
 

@@ -16,8 +16,11 @@ namespace commlens::integration {
 class ProfiledExample : public ::testing::TestWithParam<std::string> {
 protected:
   bool trace() const { return GetParam() == "trace"; }
-  // Runs `command` once per mode for the whole executable and returns the cached result.
-  const JobResult& job(const std::vector<std::string>& command) const;
+  // Runs `spec` in this test's mode once for the whole executable and returns the cached result.
+  const JobResult& job(JobSpec spec) const;
+  const JobResult& job(const std::vector<std::string>& command) const {
+    return job(JobSpec{.command = command});
+  }
   // The merged database of that run; fails the test (and returns null) when the job failed.
   std::unique_ptr<Database> merged(const JobResult& result) const;
   // call_stats (and in trace mode mpi_calls) restricted to the expected functions, after `normalise`,

@@ -38,6 +38,18 @@ Buffer blank(Context& context, const Movement& m, std::size_t count) {
   return buffer;
 }
 
+// A gathering call's own block: in place, written into its block of the result buffer (no send
+// buffer); else a send buffer of its own.
+Buffer contribution(Context& context, const Movement& m, int rank, std::size_t count, bool in_place,
+                    const Buffer& result) {
+  if (!in_place) {
+    return filled(context, m, rank, count);
+  }
+  const std::vector<char> mine = part(m, rank, 0, count);
+  BufferFactory::write(result, static_cast<std::size_t>(rank) * count * m.size, mine.data(), mine.size());
+  return {};
+}
+
 std::string describe(const char* function, const Movement& m, std::size_t count, const Communicator& c,
                      const Buffer& send, const Buffer& recv) {
   const auto memory = [](const Buffer& b) { return b.data == nullptr ? "-" : memory_name(b.memory); };
@@ -92,13 +104,7 @@ void allgather(Context& context, const Communicator& c) {
   const std::size_t count = context.fit(context.draw_count(), m.type, n);
   const bool in_place = context.draw(3) == 0;
   Buffer recv = blank(context, m, count * n);
-  Buffer send{};
-  if (in_place) {
-    const std::vector<char> mine = part(m, c.rank, 0, count);
-    BufferFactory::write(recv, static_cast<std::size_t>(c.rank) * count * m.size, mine.data(), mine.size());
-  } else {
-    send = filled(context, m, c.rank, count);
-  }
+  Buffer send = contribution(context, m, c.rank, count, in_place, recv);
   const std::string what = describe("MPI_Allgather", m, count, c, send, recv) + (in_place ? " in place" : "");
   const int c_count = static_cast<int>(count);
   context.expect_ok(MPI_Allgather(in_place ? MPI_IN_PLACE : send.data, c_count, m.type.type, recv.data,
@@ -120,13 +126,7 @@ void gather(Context& context, const Communicator& c) {
   const int root = static_cast<int>(context.draw(n));
   const bool in_place = context.draw(3) == 0 && c.rank == root;
   Buffer recv = c.rank == root ? blank(context, m, count * n) : Buffer{};
-  Buffer send{};
-  if (in_place) {
-    const std::vector<char> mine = part(m, c.rank, 0, count);
-    BufferFactory::write(recv, static_cast<std::size_t>(c.rank) * count * m.size, mine.data(), mine.size());
-  } else {
-    send = filled(context, m, c.rank, count);
-  }
+  Buffer send = contribution(context, m, c.rank, count, in_place, recv);
   const std::string what = describe("MPI_Gather", m, count, c, send, recv) + " root " + std::to_string(root);
   const int c_count = static_cast<int>(count);
   context.expect_ok(MPI_Gather(in_place ? MPI_IN_PLACE : send.data, c_count, m.type.type, recv.data, c_count,
