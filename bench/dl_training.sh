@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Data-parallel training on one GPU machine with the example trainer (examples/dl/train.py), in two
+# parts, each against its baseline taken in the same run:
+#  1. gradient modes, per rank count: images/s with host-staged gradients (the trainer copies each
+#     fusion bucket to pinned host memory for MPI) against CUDA tensors handed to MPI through the
+#     commlens runtime (COMMLENS_RUNTIME=on), and one COMMLENS_RUNTIME=ab run whose report compares
+#     the runtime's and the baseline's allreduces call by call;
+#  2. profiler overhead: ROUNDS interleaved rounds of the host-staged trainer without the preload,
+#     profiled in summary mode and in trace mode (every collector on); median images/s and the
+#     overhead on step time against the unprofiled runs.
+# Every run must end with identical replicas (the trainer's parameter digest check), else it fails.
+#
+# usage: bench/dl_training.sh [BUILD_DIR]
+# environment: RANKS ("2 4 8"), ROUNDS (5), STEPS (30), WARMUP (5), MODEL (resnet50), BATCH (32),
+#   PYTHON (python3), PARTS ("modes overhead"), REPORTS (a folder for the full reports of the traced
+#   host-staged and ab runs), COLLECTORS_VARIANTS (extra overhead variants, e.g.
+#   "pmpi,mpit": trace mode with only those collectors, to locate a cost).
+set -euo pipefail
+build=$(realpath "${1:-build}")
+here=$(cd "$(dirname "$0")/.." && pwd)
+commlens=$build/analysis/commlens
+python=${PYTHON:-python3}
+steps=${STEPS:-30}
+warmup=${WARMUP:-5}
+model=${MODEL:-resnet50}
+batch=${BATCH:-32}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# train RANKS GRADIENTS [commlens run options...] -> prints "images/s"; fails on unequal replicas.
+train() {
+  local ranks=$1 gradients=$2
+  shift 2
+  local job=(mpirun -np "$ranks" --oversubscribe "$python" "$here/examples/dl/train.py" --model "$model"
+    --batch-size "$batch" --steps "$steps" --warmup-steps "$warmup" --gradients "$gradients")
+  local log=$work/train.log
+  if (($# == 0)); then
+    "${job[@]}" >"$log" 2>&1 || { tail -20 "$log" >&2; return 1; }
+  else
+    "$commlens" run --quiet "$@" -- "${job[@]}" >"$log" 2>&1 || { tail -20 "$log" >&2; return 1; }
+  fi
+  grep -q "replicas identical: yes" "$log" || { echo "dl_training: replicas differ" >&2; tail -5 "$log" >&2; return 1; }
+  awk '/^total: /{print $2}' "$log"
+}
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+
+echo "dl_training: $model, batch $batch per rank, $steps timed steps after $warmup, $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+if [[ " ${PARTS:-modes overhead} " == *" modes "* ]]; then
+  printf '%-6s %18s %18s %8s\n' ranks "host-staged img/s" "cuda+runtime img/s" ratio
+  for ranks in ${RANKS:-2 4 8}; do
+    staged=$(train "$ranks" host-staged)
+    direct=$(COMMLENS_RUNTIME=on train "$ranks" cuda --mode summary --output "$work/on-$ranks")
+    awk -v r="$ranks" -v s="$staged" -v d="$direct" 'BEGIN {printf "%-6s %18.1f %18.1f %8.3f\n", r, s, d, d / s}'
+    COMMLENS_RUNTIME=ab train "$ranks" cuda --mode trace --output "$work/ab-$ranks" >/dev/null
+    train "$ranks" host-staged --mode trace --output "$work/staged-$ranks" >/dev/null
+    echo "-- $ranks ranks, COMMLENS_RUNTIME=ab: runtime decisions (runtime against baseline, call by call)"
+    "$commlens" report "$work/ab-$ranks/commlens.sqlite" | awk '/^Runtime decisions/{on=1} on'
+    for run in ab staged; do
+      [[ -n ${REPORTS:-} ]] && "$commlens" report "$work/$run-$ranks/commlens.sqlite" >"$REPORTS/$run-$ranks.txt"
+    done
+  done
+fi
+if [[ " ${PARTS:-modes overhead} " == *" overhead "* ]]; then
+  variants=(none summary trace ${COLLECTORS_VARIANTS:-})
+  declare -A rates
+  for ((round = 0; round < ${ROUNDS:-5}; ++round)); do
+    for variant in "${variants[@]}"; do
+      case $variant in
+      none) rate=$(train 2 host-staged) ;;
+      summary | trace) rate=$(train 2 host-staged --mode "$variant" --output "$work/$variant") ;;
+      *) rate=$(train 2 host-staged --mode trace --collectors "$variant" --output "$work/$variant") ;;
+      esac
+      rates[$variant]+="$rate "
+    done
+  done
+  base=$(median <<<"${rates[none]}")
+  printf '%-22s %14s %14s  %s\n' "profiling (2 ranks)" "median img/s" "step time +%" "all rounds"
+  for variant in "${variants[@]}"; do
+    value=$(median <<<"${rates[$variant]}")
+    awk -v n="$variant" -v v="$value" -v b="$base" -v all="${rates[$variant]}" \
+      'BEGIN {printf "%-22s %14.1f %14.2f  %s\n", n, v, (b / v - 1) * 100, all}'
+  done
+fi
