@@ -5,7 +5,7 @@
 #     fusion bucket to pinned host memory for MPI) against CUDA tensors handed to MPI through the
 #     commlens runtime (COMMLENS_RUNTIME=on), and one COMMLENS_RUNTIME=ab run whose report compares
 #     the runtime's and the baseline's allreduces call by call;
-#  2. profiler overhead: ROUNDS interleaved rounds of the host-staged trainer without the preload,
+#  2. profiler overhead: ROUNDS interleaved rounds of the host-staged trainer on 2 ranks without the preload,
 #     profiled in summary mode and in trace mode (every collector on); median images/s and the
 #     overhead on step time against the unprofiled runs.
 # Every run must end with identical replicas (the trainer's parameter digest check), else it fails.
@@ -14,7 +14,8 @@
 # environment: RANKS ("2 4 8"), ROUNDS (5), STEPS (30), WARMUP (5), MODEL (resnet50), BATCH (32),
 #   PYTHON (python3), PARTS ("modes overhead"), REPORTS (a folder for the full reports of the traced
 #   host-staged and ab runs), COLLECTORS_VARIANTS (extra overhead variants, e.g.
-#   "pmpi,mpit": trace mode with only those collectors, to locate a cost).
+#   "pmpi,mpit": trace mode with only those collectors, to locate a cost), GRADIENTS (of the overhead
+#   part: host-staged; `host` measures it on a machine without a GPU).
 set -euo pipefail
 build=$(realpath "${1:-build}")
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,7 +47,7 @@ train() {
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 
-echo "dl_training: $model, batch $batch per rank, $steps timed steps after $warmup, $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+echo "dl_training: $model, batch $batch per rank, $steps timed steps after $warmup, $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || echo "no GPU")"
 if [[ " ${PARTS:-modes overhead} " == *" modes "* ]]; then
   printf '%-6s %18s %18s %8s\n' ranks "host-staged img/s" "cuda+runtime img/s" ratio
   for ranks in ${RANKS:-2 4 8}; do
@@ -63,14 +64,15 @@ if [[ " ${PARTS:-modes overhead} " == *" modes "* ]]; then
   done
 fi
 if [[ " ${PARTS:-modes overhead} " == *" overhead "* ]]; then
+  gradients=${GRADIENTS:-host-staged}
   variants=(none summary trace ${COLLECTORS_VARIANTS:-})
   declare -A rates
   for ((round = 0; round < ${ROUNDS:-5}; ++round)); do
     for variant in "${variants[@]}"; do
       case $variant in
-      none) rate=$(train 2 host-staged) ;;
-      summary | trace) rate=$(train 2 host-staged --mode "$variant" --output "$work/$variant") ;;
-      *) rate=$(train 2 host-staged --mode trace --collectors "$variant" --output "$work/$variant") ;;
+      none) rate=$(train 2 "$gradients") ;;
+      summary | trace) rate=$(train 2 "$gradients" --mode "$variant" --output "$work/$variant") ;;
+      *) rate=$(train 2 "$gradients" --mode trace --collectors "$variant" --output "$work/$variant") ;;
       esac
       rates[$variant]+="$rate "
     done
