@@ -15,7 +15,8 @@
 #   PYTHON (python3), PARTS ("modes overhead"), REPORTS (a folder for the full reports of the traced
 #   host-staged and ab runs), COLLECTORS_VARIANTS (extra overhead variants, e.g.
 #   "pmpi,mpit": trace mode with only those collectors, to locate a cost), GRADIENTS (of the overhead
-#   part: host-staged; `host` measures it on a machine without a GPU).
+#   part: host-staged; `host` measures it on a machine without a GPU), MPS (1: run everything under
+#   the CUDA Multi-Process Service, started here and stopped at the end).
 set -euo pipefail
 build=$(realpath "${1:-build}")
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,6 +29,10 @@ batch=${BATCH:-32}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+if [[ ${MPS:-0} == 1 ]]; then
+  nvidia-cuda-mps-control -d
+  trap 'echo quit | nvidia-cuda-mps-control; rm -rf "$work"' EXIT
+fi
 
 # train RANKS GRADIENTS [commlens run options...] -> prints "images/s"; fails on unequal replicas.
 train() {
@@ -47,7 +52,7 @@ train() {
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 
-echo "dl_training: $model, batch $batch per rank, $steps timed steps after $warmup, $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || echo "no GPU")"
+echo "dl_training: $model, batch $batch per rank, $steps timed steps after $warmup, MPS ${MPS:-0}, $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || echo "no GPU")"
 if [[ " ${PARTS:-modes overhead} " == *" modes "* ]]; then
   printf '%-6s %18s %18s %8s\n' ranks "host-staged img/s" "cuda+runtime img/s" ratio
   for ranks in ${RANKS:-2 4 8}; do
