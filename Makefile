@@ -23,9 +23,9 @@ build: configure
 # the demo needs).
 demo: configure
 	cmake --build $(BUILD) -j $(JOBS) --target commlens commlens_cli halo_demo
-	$(BUILD)/analysis/commlens run --output $(DEMO_OUTPUT) -- \
+	$(BUILD)/cli/commlens run --output $(DEMO_OUTPUT) -- \
 	  mpirun -np 4 --oversubscribe $(BUILD)/examples/halo_demo 200
-	$(BUILD)/analysis/commlens report $(DEMO_OUTPUT)/commlens.sqlite
+	$(BUILD)/cli/commlens report $(DEMO_OUTPUT)/commlens.sqlite
 	@echo "database: $(DEMO_OUTPUT)/commlens.sqlite"
 
 test: build
