@@ -34,8 +34,9 @@ test: build
 bench: build
 	bash bench/run-all.sh $(BUILD)
 
+# Every C, C++ and CUDA source the repository tracks, whichever folder it is in.
 format:
-	find libprofiler collectors runtime analysis viewer examples bench tests \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.c' -o -name '*.cu' \) -print | xargs clang-format -i
+	git ls-files -z '*.cpp' '*.hpp' '*.h' '*.c' '*.cu' | xargs -0 clang-format -i
 
 clean:
 	rm -rf $(BUILD)

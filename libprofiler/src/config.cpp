@@ -139,8 +139,8 @@ template <typename Value> bool store(std::optional<Value> parsed, Value& target)
   return parsed.has_value();
 }
 
-template <typename Target> bool store_in_range(const std::string& value, std::uint64_t low, std::uint64_t high,
-                                               Target& target) {
+template <typename Target>
+bool store_in_range(const std::string& value, std::uint64_t low, std::uint64_t high, Target& target) {
   const auto parsed = parse_in_range(value, low, high);
   if (parsed) {
     target = static_cast<Target>(*parsed);
@@ -227,14 +227,17 @@ const std::vector<Setting>& settings() {
       {"COMMLENS_RUNTIME_COLLECTIVES", fmt::format("a comma list of {}", kRuntimeCollectives),
        [](Config& c, const std::string& v) {
          auto names = parse_name_list(v, false);
-         const bool all_known = names && std::all_of(names->begin(), names->end(), [](const std::string& name) {
-                                  return is_known(name, kRuntimeCollectives);
-                                });
+         const bool all_known =
+             names && std::all_of(names->begin(), names->end(), [](const std::string& name) {
+               return is_known(name, kRuntimeCollectives);
+             });
          return all_known && store(std::move(names), c.runtime_collectives);
        },
        [](const Config&) { return std::string(kRuntimeDefaultCollectives); }},
       {"COMMLENS_RUNTIME_RANKS_PER_NODE", "0 (the real nodes) or a number of ranks",
-       [](Config& c, const std::string& v) { return store_in_range(v, 0, 1 << 20, c.runtime_ranks_per_node); },
+       [](Config& c, const std::string& v) {
+         return store_in_range(v, 0, 1 << 20, c.runtime_ranks_per_node);
+       },
        [](const Config& c) { return std::to_string(c.runtime_ranks_per_node); }},
       {"COMMLENS_RUNTIME_HOST_PERCENT", "an integer from 0 to 50",
        [](Config& c, const std::string& v) {
