@@ -23,9 +23,9 @@ build: configure
 # the demo needs).
 demo: configure
 	cmake --build $(BUILD) -j $(JOBS) --target commlens commlens_cli halo_demo
-	$(BUILD)/analysis/commlens run --output $(DEMO_OUTPUT) -- \
+	$(BUILD)/cli/commlens run --output $(DEMO_OUTPUT) -- \
 	  mpirun -np 4 --oversubscribe $(BUILD)/examples/halo_demo 200
-	$(BUILD)/analysis/commlens report $(DEMO_OUTPUT)/commlens.sqlite
+	$(BUILD)/cli/commlens report $(DEMO_OUTPUT)/commlens.sqlite
 	@echo "database: $(DEMO_OUTPUT)/commlens.sqlite"
 
 test: build
@@ -34,8 +34,9 @@ test: build
 bench: build
 	bash bench/run-all.sh $(BUILD)
 
+# Every C, C++ and CUDA source the repository tracks, whichever folder it is in.
 format:
-	find libprofiler collectors runtime analysis viewer examples bench tests \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.c' -o -name '*.cu' \) -print | xargs clang-format -i
+	git ls-files -z '*.cpp' '*.hpp' '*.h' '*.c' '*.cu' | xargs -0 clang-format -i
 
 clean:
 	rm -rf $(BUILD)

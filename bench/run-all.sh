@@ -13,6 +13,6 @@ echo "== CUDA collectors overhead (bench/cuda_overhead.sh; needs a GPU)"
 [ -x "$build/bench/nvtx_range_cost" ] && "$build/bench/nvtx_range_cost" || true
 [ -x "$build/bench/staged_copy_exchange" ] && bash "$here/cuda_overhead.sh" "$build" || true
 echo "== commlens report over 10 million traced calls (report_10m)"
-"$build/bench/report_10m" "$build/analysis/commlens" "${TMPDIR:-/tmp}/commlens-report-10m.sqlite" || true
+"$build/bench/report_10m" "$build/cli/commlens" "${TMPDIR:-/tmp}/commlens-report-10m.sqlite" || true
 echo "== commlens-viewer open and first paint (bench/viewer_open.sh)"
 [ -x "$build/viewer/commlens-viewer" ] && bash "$here/viewer_open.sh" "$build" || true

@@ -8,7 +8,7 @@
 // bandwidth uses the nccl-tests formula (bytes x 2 (P-1) / P / time). Usage: runtime_allreduce ITERATIONS
 // MAX_BYTES [in-place] (in place: the runtime's two-shot algorithm; otherwise one-shot for two ranks,
 // docs/runtime.md)
-#include "../examples/cuda/cuda_check.hpp"
+#include "gpu_job.hpp"
 
 #include <nccl.h>
 

@@ -15,12 +15,12 @@ out=$(mktemp -d)
 export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Steady state (first uses: bench/runtime_first_use.sh): the buffers are allocated once, and the
 # first sizes' runtime turns would otherwise go to the host path while the handles open.
-COMMLENS_RUNTIME=ab COMMLENS_RUNTIME_BACKGROUND_OPENS=0 "$build/analysis/commlens" run --output "$out" --mode trace -- \
+COMMLENS_RUNTIME=ab COMMLENS_RUNTIME_BACKGROUND_OPENS=0 "$build/cli/commlens" run --output "$out" --mode trace -- \
   mpirun -np "$ranks" --oversubscribe "$build/bench/runtime_allreduce" "$iterations" "$max_bytes" $placement
 # One table per runtime algorithm that ran (which ran depends on size, ranks and placement:
 # docs/runtime.md).
 for algorithm in one_shot two_shot one_shot_striped shared_gpu hierarchical; do
-  "$build/analysis/commlens" compare "$out/commlens.sqlite" --implementations "mpi:host_staged,runtime:$algorithm" \
+  "$build/cli/commlens" compare "$out/commlens.sqlite" --implementations "mpi:host_staged,runtime:$algorithm" \
     2>/dev/null || echo "(no runtime:$algorithm calls in this run)"
 done
 echo "database: $out/commlens.sqlite"

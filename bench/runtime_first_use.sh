@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The first MPI_Allreduce (or with OPERATION p2p, the first device message between a rank pair) on
-# fresh device buffers (examples/cuda/first_use_check): the runtime waiting for the peers' CUDA IPC
+# fresh device buffers (tests/runtime/programs/first_use_check): the runtime waiting for the peers' CUDA IPC
 # opens (COMMLENS_RUNTIME_BACKGROUND_OPENS=0) against the host path while they open in the
 # background (=1), alternated ROUNDS times; prints per size the median first-call and second-call
 # times of each and the first call's ratio.
@@ -21,7 +21,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 library=$(realpath "$build/collectors/pmpi/libcommlens.so")
-program=$(realpath "$build/examples/cuda/first_use_check")
+program=$(realpath "$build/tests/runtime/programs/first_use_check")
 
 run() { # BACKGROUND -> "bytes first_us second_us" lines
   COMMLENS_RUNTIME=on COMMLENS_RUNTIME_COLLECTIVES=$collectives COMMLENS_RUNTIME_BACKGROUND_OPENS=$1 \

@@ -10,6 +10,6 @@ max_bytes=${3:-1073741824}
 out=$(mktemp -d)
 # NVLink multicast (NVLS) stays off: the GPU hosts these figures come from forbid it.
 export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-COMMLENS_RUNTIME=ab COMMLENS_RUNTIME_COLLECTIVES=allreduce,p2p "$build/analysis/commlens" run --output "$out" -- \
+COMMLENS_RUNTIME=ab COMMLENS_RUNTIME_COLLECTIVES=allreduce,p2p "$build/cli/commlens" run --output "$out" -- \
   mpirun -np 2 --oversubscribe "$build/bench/runtime_p2p" "$iterations" "$max_bytes"
 echo "database: $out/commlens.sqlite"

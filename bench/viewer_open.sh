@@ -24,7 +24,7 @@ seconds() { # seconds COMMAND... -> wall time of the command
 printf '%12s %12s %14s %15s %18s\n' calls "report (s)" "summary (s)" "timeline (s)" "timeline / report"
 for calls in $sizes; do
   database="$work/trace-$calls.sqlite"
-  report=$("$build/bench/report_10m" "$build/analysis/commlens" "$database" "$calls" 2> /dev/null |
+  report=$("$build/bench/report_10m" "$build/cli/commlens" "$database" "$calls" 2> /dev/null |
     sed -n 's/.*calls: \([0-9.]*\) s.*/\1/p')
   summary=$(seconds "$build/viewer/commlens-viewer" --screenshot "$work/summary.png" --view summary "$database")
   timeline=$(seconds "$build/viewer/commlens-viewer" --screenshot "$work/timeline.png" --view timeline "$database")

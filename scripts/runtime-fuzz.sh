@@ -17,7 +17,7 @@ max_log2=${4:-20}
 here=$(cd "$(dirname "$0")/.." && pwd)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 program=$build/tests/runtime/runtime_fuzz
-commlens=$build/analysis/commlens
+commlens=$build/cli/commlens
 for needed in "$program" "$commlens"; do
   [[ -x $needed ]] || { echo "runtime-fuzz: $needed not built (a CUDA build has it)" >&2; exit 2; }
 done

@@ -43,7 +43,7 @@ signals:
 
 protected:
   // The implementations are looked up when the tab is first shown: that query reads mpi_calls, and
-  // most sessions never open this tab.
+  // most uses of the viewer never open this tab.
   void showEvent(QShowEvent* event) override;
 
 private:

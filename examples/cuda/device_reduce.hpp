@@ -3,7 +3,7 @@
 // the one way to make CUDA calls inside an MPI call, so the tests can check that what the op
 // launched carries that MPI_Reduce's id. The op sums kReduceFloats floats on the host after
 // `stage` ran on their bytes; MPI_Reduce of two ranks applies it once per call, on one of them.
-#include "cuda_check.hpp"
+#include "gpu_job.hpp"
 
 #include <cstddef>
 #include <vector>

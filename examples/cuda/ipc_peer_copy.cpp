@@ -9,12 +9,12 @@
 // twice (open, ITERATIONS copies of BYTES from its own buffer into the peer's mapped buffer,
 // close): ipc_events has 2 opens of the same handle (open_number 1 and 2) and 2 closes, and
 // cuda_copies has 2 x ITERATIONS ipc copies of BYTES. MPI_Barrier after every copy.
-#include "cuda_check.hpp"
+#include "gpu_job.hpp"
 
 #include <cstdlib>
 
 int main(int argc, char** argv) {
-  const ExampleStart start = start_example(&argc, &argv);
+  const ProgramStart start = start_program(&argc, &argv);
   const int rank = start.rank, size = start.size, devices = start.devices, iterations = start.iterations;
   const std::size_t bytes = start.amount;
   if (devices < 2) {

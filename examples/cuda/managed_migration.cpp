@@ -7,13 +7,13 @@
 // of the managed buffer (buffer_location managed) into a host vector. Per rank: unified-memory
 // migrations (path managed) of ITERATIONS x BYTES each way, outside MPI; the driver decides how many
 // records that takes. Keep BYTES small: managed memory must not exceed what the GPU has free.
-#include "cuda_check.hpp"
+#include "gpu_job.hpp"
 
 #include <cstring>
 #include <vector>
 
 int main(int argc, char** argv) {
-  const ExampleStart start = start_example(&argc, &argv);
+  const ProgramStart start = start_program(&argc, &argv);
   const int rank = start.rank, size = start.size, devices = start.devices, iterations = start.iterations;
   const std::size_t bytes = start.amount;
   const int device = rank % devices, peer = (rank + 1) % size;

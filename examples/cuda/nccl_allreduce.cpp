@@ -2,7 +2,7 @@
 // bootstrapped over MPI (MPI_Bcast of the unique id). Usage: nccl_allreduce ITERATIONS COUNT
 // NCCL launches one AllReduce kernel per call per rank, outside any MPI call; the result is
 // checked (every element equals the number of ranks) and "allreduce ok" printed by rank 0.
-#include "cuda_check.hpp"
+#include "gpu_job.hpp"
 
 #include <nccl.h>
 
@@ -19,7 +19,7 @@
   } while (0)
 
 int main(int argc, char** argv) {
-  const ExampleStart start = start_example(&argc, &argv);
+  const ProgramStart start = start_program(&argc, &argv);
   const int rank = start.rank, size = start.size, devices = start.devices, iterations = start.iterations;
   const std::size_t count = start.amount;
   CUDA_CHECK(cudaSetDevice(rank % devices));

@@ -32,7 +32,7 @@ void* allocate_on(int device, std::size_t bytes) {
 } // namespace
 
 int main(int argc, char** argv) {
-  const ExampleStart start = start_example(&argc, &argv);
+  const ProgramStart start = start_program(&argc, &argv);
   const int rank = start.rank, devices = start.devices, iterations = start.iterations;
   const std::size_t bytes = start.amount;
   if (devices < 2) {

@@ -31,7 +31,7 @@ void stage_through_device(void* operand, std::size_t bytes) {
 } // namespace
 
 int main(int argc, char** argv) {
-  const ExampleStart start = start_example(&argc, &argv);
+  const ProgramStart start = start_program(&argc, &argv);
   const int rank = start.rank, size = start.size, devices = start.devices, iterations = start.iterations;
   const std::size_t bytes = start.amount;
   const bool same_gpu = argc > 3 && std::strcmp(argv[3], "same-gpu") == 0;

@@ -1,4 +1,5 @@
 #include "commlens/profiler/config.hpp"
+#include "commlens/profiler/settings.hpp"
 
 #include <fmt/format.h>
 
@@ -80,7 +81,6 @@ bool is_name_character(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
 }
 
-// A comma list of identifiers, each optionally ending in '*' when `patterns` allows it.
 std::optional<RuntimeMode> parse_runtime_mode(std::string_view text) {
   for (const RuntimeMode mode : {RuntimeMode::Off, RuntimeMode::On, RuntimeMode::AB}) {
     if (text == runtime_mode_name(mode)) {
@@ -90,6 +90,7 @@ std::optional<RuntimeMode> parse_runtime_mode(std::string_view text) {
   return std::nullopt;
 }
 
+// A comma list of identifiers, each optionally ending in '*' when `patterns` allows it.
 std::optional<std::vector<std::string>> parse_name_list(std::string_view text, bool patterns) {
   std::vector<std::string> names = split_names(text);
   for (const std::string& name : names) {
@@ -120,6 +121,162 @@ std::optional<std::vector<std::string>> parse_pvars(std::string_view text) {
   }
   auto names = parse_name_list(text, true);
   return names && !names->empty() ? names : std::nullopt;
+}
+
+// One COMMLENS_* setting: `apply` stores an accepted value in the config and says whether it was
+// accepted; `fallback` names what a rejected value leaves (the default, as the warning says it).
+struct Setting {
+  std::string key;
+  std::string accepted;
+  bool (*apply)(Config& config, const std::string& value);
+  std::string (*fallback)(const Config& config);
+};
+
+template <typename Value> bool store(std::optional<Value> parsed, Value& target) {
+  if (parsed) {
+    target = std::move(*parsed);
+  }
+  return parsed.has_value();
+}
+
+template <typename Target>
+bool store_in_range(const std::string& value, std::uint64_t low, std::uint64_t high, Target& target) {
+  const auto parsed = parse_in_range(value, low, high);
+  if (parsed) {
+    target = static_cast<Target>(*parsed);
+  }
+  return parsed.has_value();
+}
+
+bool store_path(const std::string& value, std::string& target) {
+  if (!value.empty()) {
+    target = value;
+  }
+  return !value.empty();
+}
+
+bool is_known(std::string_view name, std::string_view known_list) {
+  const auto known = split_names(known_list);
+  return std::find(known.begin(), known.end(), name) != known.end();
+}
+
+constexpr std::string_view kBoolValues = "1, 0, yes, no, true, false, on, off";
+
+std::string bool_text(bool value) {
+  return value ? "1" : "0";
+}
+
+// Every setting the profiler reads, in the order of docs/user-guide.md's table (a test keeps the
+// two in step).
+const std::vector<Setting>& settings() {
+  static const std::vector<Setting> table = {
+      {"COMMLENS_OUTPUT", "a directory path",
+       [](Config& c, const std::string& v) { return store_path(v, c.output_directory); },
+       [](const Config& c) { return c.output_directory; }},
+      {"COMMLENS_MODE", "summary, trace",
+       [](Config& c, const std::string& v) {
+         const bool known = v == "summary" || v == "trace";
+         if (known) {
+           c.mode = v == "trace" ? Mode::Trace : Mode::Summary;
+         }
+         return known;
+       },
+       [](const Config& c) { return std::string(mode_name(c.mode)); }},
+      {"COMMLENS_COLLECTORS", "all, none, or a comma list of pmpi, mpit, cupti, nvtx",
+       [](Config& c, const std::string& v) { return store(parse_collectors(v), c.collectors); },
+       [](const Config&) { return std::string("all"); }},
+      {"COMMLENS_BUFFER_EVENTS", "an integer from 1024 to 67108864",
+       [](Config& c, const std::string& v) { return store_in_range(v, 1024, 1u << 26, c.buffer_events); },
+       [](const Config& c) { return std::to_string(c.buffer_events); }},
+      {"COMMLENS_SUMMARY_SLOTS", "an integer from 64 to 4194304",
+       [](Config& c, const std::string& v) { return store_in_range(v, 64, 1u << 22, c.summary_slots); },
+       [](const Config& c) { return std::to_string(c.summary_slots); }},
+      {"COMMLENS_FLUSH_MS", "an integer from 10 to 1000",
+       [](Config& c, const std::string& v) { return store_in_range(v, 10, 1000, c.flush_interval_ms); },
+       [](const Config& c) { return std::to_string(c.flush_interval_ms); }},
+      {"COMMLENS_MERGE", std::string(kBoolValues),
+       [](Config& c, const std::string& v) { return store(parse_bool(v), c.merge_at_finalize); },
+       [](const Config& c) { return bool_text(c.merge_at_finalize); }},
+      {"COMMLENS_QUIET", std::string(kBoolValues),
+       [](Config& c, const std::string& v) { return store(parse_bool(v), c.quiet); },
+       [](const Config& c) { return bool_text(c.quiet); }},
+      {"COMMLENS_KEEP_RANK_FILES", std::string(kBoolValues),
+       [](Config& c, const std::string& v) { return store(parse_bool(v), c.keep_rank_files); },
+       [](const Config& c) { return bool_text(c.keep_rank_files); }},
+      // Read before the others (read_config_file); nothing to store.
+      {"COMMLENS_CONFIG", "the path of a file of COMMLENS_NAME=VALUE lines",
+       [](Config&, const std::string&) { return true; }, [](const Config&) { return std::string("none"); }},
+      {"COMMLENS_PVARS", "default, all, none, or a comma list of pvar names (a trailing * matches a prefix)",
+       [](Config& c, const std::string& v) { return store(parse_pvars(v), c.pvars); },
+       [](const Config&) { return std::string("default"); }},
+      {"COMMLENS_PVAR_PERIOD_MS", "an integer from 1 to 60000",
+       [](Config& c, const std::string& v) { return store_in_range(v, 1, 60000, c.pvar_period_ms); },
+       [](const Config& c) { return std::to_string(c.pvar_period_ms); }},
+      {"COMMLENS_PVAR_CALLS", "a comma list of MPI function names (MPI_Barrier,MPI_Wait,...)",
+       [](Config& c, const std::string& v) {
+         auto names = parse_name_list(v, false);
+         const bool all_mpi = names && std::all_of(names->begin(), names->end(), [](const std::string& name) {
+                                return name.starts_with("MPI_");
+                              });
+         return all_mpi && store(std::move(names), c.pvar_calls);
+       },
+       [](const Config&) { return std::string("none"); }},
+      {"COMMLENS_RUNTIME", "off, on, ab",
+       [](Config& c, const std::string& v) { return store(parse_runtime_mode(v), c.runtime); },
+       [](const Config& c) { return std::string(runtime_mode_name(c.runtime)); }},
+      {"COMMLENS_RUNTIME_COLLECTIVES", fmt::format("a comma list of {}", kRuntimeCollectives),
+       [](Config& c, const std::string& v) {
+         auto names = parse_name_list(v, false);
+         const bool all_known =
+             names && std::all_of(names->begin(), names->end(), [](const std::string& name) {
+               return is_known(name, kRuntimeCollectives);
+             });
+         return all_known && store(std::move(names), c.runtime_collectives);
+       },
+       [](const Config&) { return std::string(kRuntimeDefaultCollectives); }},
+      {"COMMLENS_RUNTIME_RANKS_PER_NODE", "0 (the real nodes) or a number of ranks",
+       [](Config& c, const std::string& v) {
+         return store_in_range(v, 0, 1 << 20, c.runtime_ranks_per_node);
+       },
+       [](const Config& c) { return std::to_string(c.runtime_ranks_per_node); }},
+      {"COMMLENS_RUNTIME_HOST_PERCENT", "an integer from 0 to 50",
+       [](Config& c, const std::string& v) {
+         std::uint32_t percent = 0;
+         const bool accepted = store_in_range(v, 0, 50, percent);
+         if (accepted) {
+           c.runtime_host_percent = percent;
+         }
+         return accepted;
+       },
+       [](const Config&) { return std::string("the tuning table's share"); }},
+      {"COMMLENS_RUNTIME_ALGORITHM", kRuntimeAlgorithms,
+       [](Config& c, const std::string& v) {
+         const bool known = is_known(v, kRuntimeAlgorithms);
+         if (known) {
+           c.runtime_algorithm = v;
+         }
+         return known;
+       },
+       [](const Config& c) { return c.runtime_algorithm; }},
+      // The runtime reads the file (and says what is wrong with it) when it starts.
+      {"COMMLENS_RUNTIME_TUNING", "the path of a tuning table (JSON)",
+       [](Config& c, const std::string& v) { return store_path(v, c.runtime_tuning_file); },
+       [](const Config&) { return std::string("the shipped table"); }},
+      {"COMMLENS_RUNTIME_BACKGROUND_OPENS", std::string(kBoolValues),
+       [](Config& c, const std::string& v) { return store(parse_bool(v), c.runtime_background_opens); },
+       [](const Config& c) { return bool_text(c.runtime_background_opens); }},
+      {"COMMLENS_RUNTIME_PATHS", "off, or the path of the node's copy-path file",
+       [](Config& c, const std::string& v) { return store_path(v, c.runtime_paths); },
+       [](const Config&) { return std::string("the file in the cache directory"); }},
+  };
+  return table;
+}
+
+const Setting* find_setting(std::string_view key) {
+  const auto& table = settings();
+  const auto found =
+      std::find_if(table.begin(), table.end(), [&](const Setting& setting) { return setting.key == key; });
+  return found == table.end() ? nullptr : &*found;
 }
 
 // Settings from the file named by COMMLENS_CONFIG: KEY=VALUE lines, '#' starts a comment.
@@ -180,27 +337,8 @@ Config Config::from_environment(const Warn& warn, const Lookup& lookup) {
   Config config;
   std::map<std::string, std::string>& values = config.raw;
   if (lookup) {
-    for (const char* key : {"COMMLENS_OUTPUT",
-                            "COMMLENS_MODE",
-                            "COMMLENS_COLLECTORS",
-                            "COMMLENS_BUFFER_EVENTS",
-                            "COMMLENS_SUMMARY_SLOTS",
-                            "COMMLENS_FLUSH_MS",
-                            "COMMLENS_MERGE",
-                            "COMMLENS_QUIET",
-                            "COMMLENS_KEEP_RANK_FILES",
-                            "COMMLENS_CONFIG",
-                            "COMMLENS_PVARS",
-                            "COMMLENS_PVAR_PERIOD_MS",
-                            "COMMLENS_PVAR_CALLS",
-                            "COMMLENS_RUNTIME",
-                            "COMMLENS_RUNTIME_COLLECTIVES",
-                            "COMMLENS_RUNTIME_HOST_PERCENT",
-                            "COMMLENS_RUNTIME_ALGORITHM",
-                            "COMMLENS_RUNTIME_TUNING",
-                            "COMMLENS_RUNTIME_RANKS_PER_NODE",
-                            "COMMLENS_RUNTIME_PATHS",
-                            "COMMLENS_RUNTIME_BACKGROUND_OPENS"}) {
+    for (const Setting& setting : settings()) {
+      const char* key = setting.key.c_str();
       if (const char* value = lookup(key)) {
         values.emplace(key, value);
       }
@@ -219,137 +357,26 @@ Config Config::from_environment(const Warn& warn, const Lookup& lookup) {
     read_config_file(file->second, values, warn);
   }
 
-  const auto reject = [&](const std::string& key, const std::string& value, std::string_view accepted,
-                          std::string_view fallback) {
-    warn(
-        fmt::format("commlens: {}={} is not valid (accepted: {}); using {}", key, value, accepted, fallback));
-  };
   for (const auto& [key, value] : values) {
-    if (key == "COMMLENS_OUTPUT") {
-      if (value.empty()) {
-        reject(key, value, "a directory path", config.output_directory);
-      } else {
-        config.output_directory = value;
-      }
-    } else if (key == "COMMLENS_MODE") {
-      if (value == "summary" || value == "trace") {
-        config.mode = value == "trace" ? Mode::Trace : Mode::Summary;
-      } else {
-        reject(key, value, "summary, trace", "summary");
-      }
-    } else if (key == "COMMLENS_COLLECTORS") {
-      if (auto set = parse_collectors(value)) {
-        config.collectors = *set;
-      } else {
-        reject(key, value, "all, none, or a comma list of pmpi, mpit, cupti, nvtx", "all");
-      }
-    } else if (key == "COMMLENS_BUFFER_EVENTS") {
-      if (auto events = parse_in_range(value, 1024, 1u << 26)) {
-        config.buffer_events = *events;
-      } else {
-        reject(key, value, "an integer from 1024 to 67108864", std::to_string(config.buffer_events));
-      }
-    } else if (key == "COMMLENS_SUMMARY_SLOTS") {
-      if (auto slots = parse_in_range(value, 64, 1u << 22)) {
-        config.summary_slots = *slots;
-      } else {
-        reject(key, value, "an integer from 64 to 4194304", std::to_string(config.summary_slots));
-      }
-    } else if (key == "COMMLENS_FLUSH_MS") {
-      if (auto interval = parse_in_range(value, 10, 1000)) {
-        config.flush_interval_ms = static_cast<std::uint32_t>(*interval);
-      } else {
-        reject(key, value, "an integer from 10 to 1000", std::to_string(config.flush_interval_ms));
-      }
-    } else if (key == "COMMLENS_PVARS") {
-      if (auto names = parse_pvars(value)) {
-        config.pvars = std::move(*names);
-      } else {
-        reject(key, value,
-               "default, all, none, or a comma list of pvar names (a trailing * matches a prefix)",
-               "default");
-      }
-    } else if (key == "COMMLENS_PVAR_PERIOD_MS") {
-      if (auto period = parse_in_range(value, 1, 60000)) {
-        config.pvar_period_ms = static_cast<std::uint32_t>(*period);
-      } else {
-        reject(key, value, "an integer from 1 to 60000", std::to_string(config.pvar_period_ms));
-      }
-    } else if (key == "COMMLENS_PVAR_CALLS") {
-      auto names = parse_name_list(value, false);
-      const bool all_mpi = names && std::all_of(names->begin(), names->end(), [](const std::string& name) {
-                             return name.starts_with("MPI_");
-                           });
-      if (all_mpi) {
-        config.pvar_calls = std::move(*names);
-      } else {
-        reject(key, value, "a comma list of MPI function names (MPI_Barrier,MPI_Wait,...)", "none");
-      }
-    } else if (key == "COMMLENS_RUNTIME") {
-      if (auto mode = parse_runtime_mode(value)) {
-        config.runtime = *mode;
-      } else {
-        reject(key, value, "off, on, ab", "off");
-      }
-    } else if (key == "COMMLENS_RUNTIME_HOST_PERCENT") {
-      if (auto percent = parse_in_range(value, 0, 50)) {
-        config.runtime_host_percent = static_cast<std::uint32_t>(*percent);
-      } else {
-        reject(key, value, "an integer from 0 to 50", "the tuning table's share");
-      }
-    } else if (key == "COMMLENS_RUNTIME_ALGORITHM") {
-      const auto known = split_names(kRuntimeAlgorithms);
-      if (std::find(known.begin(), known.end(), value) != known.end()) {
-        config.runtime_algorithm = value;
-      } else {
-        reject(key, value, kRuntimeAlgorithms, "auto");
-      }
-    } else if (key == "COMMLENS_RUNTIME_TUNING") {
-      // The runtime reads the file (and says what is wrong with it) when it starts.
-      if (value.empty()) {
-        reject(key, value, "the path of a tuning table (JSON)", "the shipped table");
-      } else {
-        config.runtime_tuning_file = value;
-      }
-    } else if (key == "COMMLENS_RUNTIME_PATHS") {
-      if (value.empty()) {
-        reject(key, value, "off, or the path of the node's copy-path file",
-               "the file in the cache directory");
-      } else {
-        config.runtime_paths = value;
-      }
-    } else if (key == "COMMLENS_RUNTIME_RANKS_PER_NODE") {
-      if (auto ranks = parse_in_range(value, 0, 1 << 20)) {
-        config.runtime_ranks_per_node = static_cast<std::uint32_t>(*ranks);
-      } else {
-        reject(key, value, "0 (the real nodes) or a number of ranks", "0");
-      }
-    } else if (key == "COMMLENS_RUNTIME_COLLECTIVES") {
-      const auto known = split_names(kRuntimeCollectives);
-      auto names = parse_name_list(value, false);
-      const bool all_known = names && std::all_of(names->begin(), names->end(), [&](const std::string& name) {
-                               return std::find(known.begin(), known.end(), name) != known.end();
-                             });
-      if (all_known) {
-        config.runtime_collectives = std::move(*names);
-      } else {
-        reject(key, value, fmt::format("a comma list of {}", kRuntimeCollectives),
-               kRuntimeDefaultCollectives);
-      }
-    } else if (key == "COMMLENS_MERGE" || key == "COMMLENS_QUIET" || key == "COMMLENS_KEEP_RANK_FILES" ||
-               key == "COMMLENS_RUNTIME_BACKGROUND_OPENS") {
-      bool& target = key == "COMMLENS_MERGE"             ? config.merge_at_finalize
-                     : key == "COMMLENS_QUIET"           ? config.quiet
-                     : key == "COMMLENS_KEEP_RANK_FILES" ? config.keep_rank_files
-                                                         : config.runtime_background_opens;
-      if (auto flag = parse_bool(value)) {
-        target = *flag;
-      } else {
-        reject(key, value, "1, 0, yes, no, true, false, on, off", target ? "1" : "0");
-      }
+    const Setting* setting = find_setting(key);
+    if (setting == nullptr) {
+      continue; // an unknown COMMLENS_* variable is kept in `raw` only
+    }
+    if (!setting->apply(config, value)) {
+      warn(fmt::format("commlens: {}={} is not valid (accepted: {}); using {}", key, value, setting->accepted,
+                       setting->fallback(config)));
     }
   }
   return config;
+}
+
+std::vector<SettingDescription> setting_descriptions() {
+  const Config defaults;
+  std::vector<SettingDescription> descriptions;
+  for (const Setting& setting : settings()) {
+    descriptions.push_back({setting.key, setting.accepted, setting.fallback(defaults)});
+  }
+  return descriptions;
 }
 
 } // namespace commlens

@@ -1,4 +1,5 @@
 #include "commlens/profiler/config.hpp"
+#include "commlens/profiler/settings.hpp"
 
 #include <gtest/gtest.h>
 
@@ -200,3 +201,33 @@ TEST(Config, BadRuntimeSettingsWarnOnceEachNamingTheVariableAndKeepTheDefaults) 
 }
 
 } // namespace
+
+// The user guide's settings table and the settings Config reads name the same variables, and each
+// row's default column says the default a rejected value falls back to.
+TEST(Config, EverySettingIsDocumentedInTheUserGuideWithItsDefault) {
+  std::ifstream guide(COMMLENS_USER_GUIDE);
+  ASSERT_TRUE(guide) << COMMLENS_USER_GUIDE;
+  std::map<std::string, std::string> documented_defaults; // key -> last cell, backticks removed
+  for (std::string line; std::getline(guide, line);) {
+    if (!line.starts_with("| `COMMLENS_")) {
+      continue;
+    }
+    const std::string key = line.substr(3, line.find('`', 3) - 3);
+    const auto last_bar = line.find_last_of('|');
+    std::string last_cell = line.substr(line.find_last_of('|', last_bar - 1) + 1);
+    std::erase(last_cell, '`');
+    documented_defaults[key] = last_cell;
+  }
+  std::vector<std::string> read_keys;
+  for (const auto& [key, accepted, default_value] : commlens::setting_descriptions()) {
+    read_keys.push_back(key);
+    const auto row = documented_defaults.find(key);
+    ASSERT_NE(row, documented_defaults.end()) << key << " has no row in docs/user-guide.md's settings table";
+    EXPECT_NE(row->second.find(default_value), std::string::npos)
+        << key << ": the guide's default column (" << row->second << ") does not say " << default_value;
+  }
+  for (const auto& [key, cell] : documented_defaults) {
+    EXPECT_NE(std::find(read_keys.begin(), read_keys.end(), key), read_keys.end())
+        << key << " is documented but not read by Config";
+  }
+}

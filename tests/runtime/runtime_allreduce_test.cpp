@@ -1,4 +1,4 @@
-// The GPU collective runtime against real Open MPI: examples/cuda/allreduce_check verifies every
+// The GPU collective runtime against real Open MPI: tests/runtime/programs/allreduce_check verifies every
 // result itself (every op and type, odd counts, unaligned offsets, in place, reallocated buffers,
 // a random stress run); these tests add what the trace must say: which calls the runtime ran
 // (exactly the eligible ones), which it handed to the baseline and why, and in ab mode both halves.
@@ -213,7 +213,7 @@ TEST(RuntimeAllreduce, AbModeSplitsEachSignatureBetweenRuntimeAndBaseline) {
   }
 }
 
-// examples/cuda/first_use_check: per size and round, a first call on fresh buffers and a second
+// tests/runtime/programs/first_use_check: per size and round, a first call on fresh buffers and a second
 // one after a pause. Small first uses run on the host path while the worker opens the peers' handles, and the
 // second call finds them mapped (no open in the call); a large first use opens them itself.
 TEST(RuntimeAllreduce, SmallFirstUsesRunOnTheHostPathWhileTheHandlesOpenInTheBackground) {

@@ -1,5 +1,5 @@
 // The runtime's device-buffer point-to-point (COMMLENS_RUNTIME_COLLECTIVES=p2p) against real Open
-// MPI: examples/cuda/p2p_check verifies every byte, status and error itself; these tests add what
+// MPI: tests/runtime/programs/p2p_check verifies every byte, status and error itself; these tests add what
 // the trace must say (one ipc_rendezvous row per message the runtime sent or received as a
 // rendezvous, exactly the ones p2p_check counted) and that host-only programs are profiled exactly
 // as without the runtime. Without a GPU the GPU cases skip, naming what they skipped.
@@ -250,7 +250,7 @@ TEST(RuntimePointToPoint, FirstUsesGoThroughTheHostWhileTheirHandlesOpenInTheBac
   }
 }
 
-// examples/cuda/first_use_check p2p with COMMLENS_RUNTIME_BACKGROUND_OPENS=1: per size and round
+// tests/runtime/programs/first_use_check p2p with COMMLENS_RUNTIME_BACKGROUND_OPENS=1: per size and round
 // (warm-up, timed), a first message from rank 0 to a waiting rank 1 on fresh buffers, then a second
 // on the same buffers after a pause. A small first use goes through the host while the worker opens
 // rank 0's handle, and the second message finds it mapped (a peer copy, no open); a large one,

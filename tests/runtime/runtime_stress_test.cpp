@@ -1,9 +1,9 @@
-// The runtime under a long mixed load (examples/cuda/runtime_stress: thousands of random
+// The runtime under a long mixed load (tests/runtime/programs/runtime_stress: thousands of random
 // allreduce and point-to-point calls on reused and recycled device buffers, every result checked
 // by the program), then what must hold after MPI_Finalize: GPU memory back to its start level, and
 // every CUDA IPC mapping the runtime opened closed again (ipc_events). The trace must also hold one
 // runtime_ops row per device call the program counted. Also the engine's other resources: GPU
-// memory stays bounded when every call brings fresh buffers (examples/cuda/realloc_check), and the
+// memory stays bounded when every call brings fresh buffers (tests/runtime/programs/realloc_check), and the
 // copy paths are measured once per node, then read from the node's file. Without a GPU the cases
 // skip, saying so.
 #include "gpu_probe.hpp"
@@ -108,7 +108,7 @@ TEST(RuntimeStress, TheLeakCheckReportsGpuMemoryKeptPastFinalize) {
   EXPECT_NE(job.standard_output.find("runtime_stress: FAILED"), std::string::npos) << job.describe();
 }
 
-// Buffers allocated for every call and freed after it (examples/cuda/realloc_check, 16 calls of
+// Buffers allocated for every call and freed after it (tests/runtime/programs/realloc_check, 16 calls of
 // 512 MiB): the runtime's mappings of freed buffers must not keep their memory allocated. Without
 // the cache's bounds this held 49 GB on an H100 with four ranks.
 TEST(RuntimeStress, FreshBuffersEveryCallLeaveNoFreedMemoryHeldByMappings) {

@@ -1,5 +1,5 @@
 // The timeline's CUDA copy and NVTX range rows and the compare view's implementation comparison,
-// over crafted databases whose rows the test states (tests/analysis/trace_database.cpp holds the
+// over crafted databases whose rows the test states (tests/support/databases/trace_database.cpp holds the
 // MPI calls): the query layer and the fetcher return exactly the stored rows of a window.
 #include "compare_view.hpp"
 #include "main_window.hpp"

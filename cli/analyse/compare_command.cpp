@@ -1,6 +1,6 @@
 // `commlens compare A B [--format text|json]` and
 // `commlens compare DB --implementations mpi,runtime:ring`
-#include "analysis_input.hpp"
+#include "analyse/analysis_input.hpp"
 #include "commands.hpp"
 #include "commlens/analysis/comparison.hpp"
 #include "commlens/analysis/errors.hpp"

@@ -12,7 +12,7 @@
 // device receive buffer, an inter-communicator. Each rank prints "runtime_eligible E fallback 6";
 // rank 0 prints "allreduce_check: ok" when every result matched
 // (integers bitwise, floats within reordering tolerance). Rank r uses GPU r modulo the GPU count.
-#include "cuda_check.hpp"
+#include "gpu_job.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

@@ -1,10 +1,10 @@
 // `commlens run [options] -- COMMAND...`: profiles COMMAND (typically `mpirun -np 4 ./app`) by
 // preloading libcommlens.so, then says where the database is and prints a short summary.
-#include "child_process.hpp"
 #include "commands.hpp"
 #include "commlens/analysis/errors.hpp"
 #include "commlens/analysis/report_format.hpp"
-#include "preload_library.hpp"
+#include "launch/child_process.hpp"
+#include "launch/preload_library.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "child_process.hpp"
+#include "launch/child_process.hpp"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // `commlens report DB [--rank R] [--phase P] [--format text|json|markdown|html]`
-#include "analysis_input.hpp"
+#include "analyse/analysis_input.hpp"
 #include "commands.hpp"
 #include "commlens/analysis/report_format.hpp"
 #include "terminal_progress.hpp"

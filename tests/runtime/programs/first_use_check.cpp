@@ -13,7 +13,7 @@
 // timed_allreduce and timed_message say) and "first_use_check: ok" when every result matched.
 // Usage: first_use_check [p2p] [SIZES...] (bytes, multiples of 4; default 8 65536 1048576). Rank r
 // uses GPU r modulo the GPU count.
-#include "cuda_check.hpp"
+#include "gpu_job.hpp"
 
 #include <chrono>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "gpu_probe.hpp"
+#include "launch/gpu_probe.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,8 @@
 #pragma once
-// CUDA_CHECK aborts the job with the failing call named: the GPU examples must do exactly what their header
-// says, or the tests that count their copies would compare against a pattern that did not run.
+// What every MPI + CUDA program of the project starts with: the examples, the GPU test programs,
+// the benchmarks and the tuning sweep. CUDA_CHECK aborts the job with the failing call named: a GPU
+// program must do exactly what its header says, or the tests that count its copies would compare
+// against a pattern that did not run.
 #include <cuda_runtime.h>
 #include <mpi.h>
 
@@ -45,9 +47,9 @@ inline GpuJob join_gpu_job(int* argc, char*** argv) {
   return job;
 }
 
-// What every GPU example starts with: MPI initialised, this rank and the job size, the two numbers
-// on its command line (iterations, then a size: bytes or elements) and the visible GPUs.
-struct ExampleStart {
+// What a GPU example starts with: MPI initialised, this rank and the job size, the two numbers on
+// its command line (iterations, then a size: bytes or elements) and the visible GPUs.
+struct ProgramStart {
   int rank = 0;
   int size = 1;
   int iterations = 10;
@@ -55,9 +57,9 @@ struct ExampleStart {
   int devices = 0;
 };
 
-inline ExampleStart start_example(int* argc, char*** argv) {
+inline ProgramStart start_program(int* argc, char*** argv) {
   const GpuJob job = join_gpu_job(argc, argv);
-  ExampleStart start;
+  ProgramStart start;
   start.rank = job.rank;
   start.size = job.size;
   start.devices = job.devices;

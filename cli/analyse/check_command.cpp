@@ -1,5 +1,5 @@
 // `commlens check --baseline FILE DB [--tolerance count=5%,bytes=0] [--junit FILE]`: the CI gate.
-#include "analysis_input.hpp"
+#include "analyse/analysis_input.hpp"
 #include "commands.hpp"
 #include "commlens/analysis/errors.hpp"
 #include "commlens/analysis/histogram_baseline.hpp"

@@ -3,7 +3,7 @@
 // (which open the IPC mappings), each after a barrier so the ranks start together. It times nothing
 // itself: the runtime's runtime_ops rows are the measurements. Rank r runs on GPU r % GPUs.
 // Usage: allreduce_sweep ITERATIONS MAX_BYTES
-#include "../examples/cuda/cuda_check.hpp"
+#include "gpu_job.hpp"
 
 #include <cstdlib>
 

@@ -6,7 +6,7 @@
 // "alloc_reuse_check: ok" when all matched, else one line per wrong call (rank, round, count,
 // call) and "alloc_reuse_check: FAILED".
 // Usage: alloc_reuse_check [ROUNDS]. Rank r uses GPU r modulo the GPU count.
-#include "cuda_check.hpp"
+#include "gpu_job.hpp"
 
 #include <algorithm>
 #include <cstdint>

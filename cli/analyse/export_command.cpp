@@ -1,5 +1,5 @@
 // `commlens export DB --format chrome [-o trace.json]` and `commlens export DB --format csv -o DIR`
-#include "analysis_input.hpp"
+#include "analyse/analysis_input.hpp"
 #include "commands.hpp"
 #include "commlens/analysis/errors.hpp"
 #include "commlens/analysis/trace_export.hpp"

@@ -5,7 +5,7 @@
 // run. Rank 0 prints "gpu_memory: start S MiB peak P MiB end E MiB" (the GPU's memory in use,
 // sampled after every call) and "realloc_check: ok" when every result matched.
 // Usage: realloc_check ITERATIONS BYTES. Rank r uses GPU r modulo the GPU count.
-#include "cuda_check.hpp"
+#include "gpu_job.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -28,7 +28,7 @@ double mib(std::size_t bytes) {
 } // namespace
 
 int main(int argc, char** argv) {
-  const ExampleStart start = start_example(&argc, &argv);
+  const ProgramStart start = start_program(&argc, &argv);
   const int count = static_cast<int>(start.amount / sizeof(std::int32_t));
   CUDA_CHECK(cudaSetDevice(start.rank % start.devices));
   CUDA_CHECK(cudaFree(nullptr));

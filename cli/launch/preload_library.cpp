@@ -1,4 +1,4 @@
-#include "preload_library.hpp"
+#include "launch/preload_library.hpp"
 
 #include "commlens/analysis/errors.hpp"
 

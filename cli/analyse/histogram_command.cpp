@@ -1,5 +1,5 @@
 // `commlens histogram DB [--save baseline.json]`: the message-size histograms under stable keys.
-#include "analysis_input.hpp"
+#include "analyse/analysis_input.hpp"
 #include "commands.hpp"
 #include "commlens/analysis/errors.hpp"
 #include "commlens/analysis/histogram_baseline.hpp"

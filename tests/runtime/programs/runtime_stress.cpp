@@ -19,7 +19,7 @@
 // receives too), rank 0 "gpu_memory: start X MiB before_finalize Y MiB after_finalize Z MiB" and
 // "runtime_stress: ok" when every result matched and the memory came back.
 // Usage: runtime_stress CALLS SYNC_DIR [MAX_BYTES] [LEAK_MIB]. Rank r uses GPU r modulo the GPU count.
-#include "cuda_check.hpp"
+#include "gpu_job.hpp"
 
 #include <algorithm>
 #include <chrono>

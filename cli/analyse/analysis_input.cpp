@@ -1,4 +1,4 @@
-#include "analysis_input.hpp"
+#include "analyse/analysis_input.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -2,13 +2,13 @@
 // allreduce algorithms on this machine and writes a tuning table for COMMLENS_RUNTIME_TUNING
 // (docs/runtime.md). It profiles the allreduce sweep once per algorithm, forced with
 // COMMLENS_RUNTIME_ALGORITHM, reads the traces' runtime_ops and keeps the fastest per size.
-#include "child_process.hpp"
 #include "commands.hpp"
 #include "commlens/analysis/database.hpp"
 #include "commlens/analysis/errors.hpp"
-#include "gpu_probe.hpp"
+#include "launch/child_process.hpp"
+#include "launch/gpu_probe.hpp"
+#include "launch/preload_library.hpp"
 #include "measured_rules.hpp"
-#include "preload_library.hpp"
 #include "shipped_tables.hpp"
 
 #include <fmt/format.h>
