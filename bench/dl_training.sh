@@ -20,7 +20,7 @@
 set -euo pipefail
 build=$(realpath "${1:-build}")
 here=$(cd "$(dirname "$0")/.." && pwd)
-commlens=$build/analysis/commlens
+commlens=$build/cli/commlens
 python=${PYTHON:-python3}
 steps=${STEPS:-30}
 warmup=${WARMUP:-5}
