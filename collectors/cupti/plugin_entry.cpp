@@ -10,7 +10,7 @@
 #include "mpi_nvtx_ranges.hpp"
 #include "peer_topology.hpp"
 #include "plugin_context.hpp"
-#include "runtime_plugin.hpp"
+#include "plugin/runtime_plugin.hpp"
 
 #include <cupti.h>
 #include <dlfcn.h>

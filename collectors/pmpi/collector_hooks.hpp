@@ -4,6 +4,7 @@
 // the profiler, fills its own slot. An empty slot costs one load and a branch.
 #include "commlens/profiler/event_record.hpp"
 #include "mpi_header.hpp"
+#include "runtime_entries.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -29,59 +30,9 @@ inline constexpr int kCollectorSlots = 3;
 enum class RequestWork : std::uint8_t { None, Nonblocking, Persistent };
 
 // The GPU collective runtime (runtime/, inside libcommlens_cuda.so) fills these when COMMLENS_RUNTIME
-// is on or ab. Each entry runs the call (through the runtime or the baseline), returns the MPI
-// return code and sets *implementation to what ran (an implementations.id; 0 = the MPI library).
-// call_id is the recorded call's id, 0 while collection is off.
-struct RuntimeEntries {
-  int (*allreduce)(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                   MPI_Comm comm, std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
-  // Point-to-point (COMMLENS_RUNTIME_COLLECTIVES names p2p). A status may be MPI_STATUS_IGNORE.
-  int (*send)(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-              std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
-  int (*recv)(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-              MPI_Status* status, std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
-  int (*isend)(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-               MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
-  // The synchronous, ready and buffered modes, as send and isend.
-  decltype(send) ssend = nullptr;
-  decltype(send) rsend = nullptr;
-  decltype(send) bsend = nullptr;
-  decltype(isend) issend = nullptr;
-  decltype(isend) irsend = nullptr;
-  decltype(isend) ibsend = nullptr;
-  // Persistent sends in each mode (a device buffer's is staged at each MPI_Start), and the starts.
-  decltype(isend) send_init = nullptr;
-  decltype(isend) ssend_init = nullptr;
-  decltype(isend) rsend_init = nullptr;
-  decltype(isend) bsend_init = nullptr;
-  int (*start)(MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
-  int (*startall)(int count, MPI_Request requests[], std::uint64_t call_id,
-                  std::uint8_t* implementation) = nullptr;
-  int (*irecv)(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-               MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
-  int (*sendrecv)(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                  MPI_Status* status, std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
-  int (*sendrecv_replace)(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                          int recvtag, MPI_Comm comm, MPI_Status* status, std::uint64_t call_id,
-                          std::uint8_t* implementation) = nullptr;
-  // A persistent receive: every completion is finished as an MPI_Irecv's.
-  int (*recv_init)(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                   MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
-  // Probes report a rendezvous message's data size (runtime/point_to_point/probed_messages.hpp);
-  // the flag of the nonblocking ones may not be null.
-  int (*probe)(int source, int tag, MPI_Comm comm, MPI_Status* status, std::uint64_t call_id,
-               std::uint8_t* implementation) = nullptr;
-  int (*iprobe)(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status, std::uint64_t call_id,
-                std::uint8_t* implementation) = nullptr;
-  int (*mprobe)(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status,
-                std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
-  int (*improbe)(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status,
-                 std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
-  int (*mrecv)(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status,
-               std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
-  int (*imrecv)(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request,
-                std::uint64_t call_id, std::uint8_t* implementation) = nullptr;
+// is on or ab: an entry per `runtime` function of mpi_functions.spec (RuntimeCallEntries, generated
+// into runtime_entries.hpp), and the completion of the requests those entries posted.
+struct RuntimeEntries : RuntimeCallEntries {
   // A wait/test call completed the request that had this handle_key: the runtime finishes what it
   // posted under it (a staged receive's copy to the device, a rendezvous) and may correct the
   // status. Returns MPI_SUCCESS or the error the request ends with.

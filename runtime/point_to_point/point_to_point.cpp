@@ -1,7 +1,7 @@
-#include "point_to_point.hpp"
+#include "point_to_point/point_to_point.hpp"
 
-#include "completed_request.hpp"
-#include "device_buffer.hpp"
+#include "point_to_point/completed_request.hpp"
+#include "transport/device_buffer.hpp"
 #include "handle_map.hpp"
 
 #include <cuda_runtime.h>

@@ -2,7 +2,7 @@
 // tested on the host: the rules that keep freed peer allocations from staying allocated (49 GB on
 // four ranks sharing an H100 before they existed) and that never close a mapping the call in
 // progress reads through. Bases are made-up addresses: nothing is mapped.
-#include "ipc_mapping_table.hpp"
+#include "transport/ipc_mapping_table.hpp"
 
 #include <gtest/gtest.h>
 
