@@ -1,6 +1,8 @@
-#include "p2p_entries.hpp"
-
-#include "allreduce_entry.hpp"
+// The point-to-point entries (runtime_entry_points.hpp): each hands its call to the process's
+// PointToPoint (runtime_state().p2p) with its function's id, which names the runtime_ops row.
+#include "function_ids.hpp"
+#include "plugin/runtime_state.hpp"
+#include "runtime_entry_points.hpp"
 
 namespace commlens::runtime {
 
@@ -10,160 +12,166 @@ PointToPoint& p2p() {
   return *runtime_state().p2p;
 }
 
-const PointToPointFunctions& functions() {
-  return runtime_state().p2p_functions;
+int send_in_mode(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                 MPI_Request* request, std::uint64_t call_id, FunctionId function, std::uint8_t* implementation,
+                 SendMode mode) {
+  return p2p().send(buf, count, datatype, dest, tag, {call_id, function, comm}, request, implementation, mode);
 }
 
-int send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-         std::uint64_t call_id, std::uint8_t* implementation) {
-  return p2p().send(buf, count, datatype, dest, tag, {call_id, functions().send, comm}, nullptr,
-                    implementation);
-}
-
-int isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-          MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) {
-  return p2p().send(buf, count, datatype, dest, tag, {call_id, functions().isend, comm}, request,
-                    implementation);
-}
-
-// The other send modes, one entry each: Function names the row, Mode the PMPI call.
-template <FunctionId PointToPointFunctions::*Function, SendMode Mode>
-int blocking_send_in_mode(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                          std::uint64_t call_id, std::uint8_t* implementation) {
-  return p2p().send(buf, count, datatype, dest, tag, {call_id, functions().*Function, comm}, nullptr,
-                    implementation, Mode);
-}
-
-template <FunctionId PointToPointFunctions::*Function, SendMode Mode>
-int nonblocking_send_in_mode(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-                             MPI_Comm comm, MPI_Request* request, std::uint64_t call_id,
-                             std::uint8_t* implementation) {
-  return p2p().send(buf, count, datatype, dest, tag, {call_id, functions().*Function, comm}, request,
-                    implementation, Mode);
-}
-
-template <FunctionId PointToPointFunctions::*Function, SendMode Mode>
 int send_init_in_mode(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                      MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) {
-  return p2p().send_init(buf, count, datatype, dest, tag, {call_id, functions().*Function, comm}, request,
-                         implementation, Mode);
-}
-
-int start(MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) {
-  return p2p().start(false, 1, request, {call_id, functions().start, MPI_COMM_NULL}, implementation);
-}
-
-int startall(int count, MPI_Request requests[], std::uint64_t call_id, std::uint8_t* implementation) {
-  return p2p().start(true, count, requests, {call_id, functions().startall, MPI_COMM_NULL}, implementation);
-}
-
-int recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status* status,
-         std::uint64_t call_id, std::uint8_t* implementation) {
-  return p2p().recv(buf, count, datatype, source, tag, {call_id, functions().recv, comm}, status,
-                    implementation);
-}
-
-int irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-          MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) {
-  return p2p().irecv(buf, count, datatype, source, tag, {call_id, functions().irecv, comm}, request,
-                     implementation);
-}
-
-int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
-             int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status,
-             std::uint64_t call_id, std::uint8_t* implementation) {
-  return p2p().sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
-                        recvtag, {call_id, functions().sendrecv, comm}, status, implementation);
-}
-
-int sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                     int recvtag, MPI_Comm comm, MPI_Status* status, std::uint64_t call_id,
-                     std::uint8_t* implementation) {
-  return p2p().sendrecv(nullptr, count, datatype, dest, sendtag, buf, count, datatype, source, recvtag,
-                        {call_id, functions().sendrecv_replace, comm}, status, implementation);
-}
-
-int recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-              MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) {
-  return p2p().recv_init(buf, count, datatype, source, tag, {call_id, functions().recv_init, comm}, request,
-                         implementation);
-}
-
-int probe(int source, int tag, MPI_Comm comm, MPI_Status* status, std::uint64_t /*call_id*/,
-          std::uint8_t* /*implementation*/) {
-  return p2p().probe(source, tag, comm, nullptr, status);
-}
-
-int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status, std::uint64_t /*call_id*/,
-           std::uint8_t* /*implementation*/) {
-  return p2p().probe(source, tag, comm, flag, status);
-}
-
-int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status,
-           std::uint64_t /*call_id*/, std::uint8_t* /*implementation*/) {
-  return p2p().mprobe(source, tag, comm, nullptr, message, status);
-}
-
-int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status,
-            std::uint64_t /*call_id*/, std::uint8_t* /*implementation*/) {
-  return p2p().mprobe(source, tag, comm, flag, message, status);
-}
-
-int mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status,
-          std::uint64_t call_id, std::uint8_t* implementation) {
-  return p2p().mrecv(buf, count, datatype, message, {call_id, functions().mrecv, MPI_COMM_NULL}, status,
-                     implementation);
-}
-
-int imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request,
-           std::uint64_t call_id, std::uint8_t* implementation) {
-  return p2p().imrecv(buf, count, datatype, message, {call_id, functions().imrecv, MPI_COMM_NULL}, request,
-                      implementation);
-}
-
-int finish_request(std::uint64_t request_key, MPI_Status* status) {
-  return p2p().finish_request(request_key, status);
-}
-
-void request_freed(std::uint64_t request_key) {
-  p2p().request_freed(request_key);
-}
-
-pmpi::RequestWork tracks(std::uint64_t request_key) {
-  return p2p().tracks(request_key);
+                      MPI_Request* request, std::uint64_t call_id, FunctionId function,
+                      std::uint8_t* implementation, SendMode mode) {
+  return p2p().send_init(buf, count, datatype, dest, tag, {call_id, function, comm}, request, implementation,
+                         mode);
 }
 
 } // namespace
 
-void install_point_to_point_entries(pmpi::RuntimeEntries& entries) {
-  entries.send = send;
-  entries.isend = isend;
-  entries.ssend = blocking_send_in_mode<&PointToPointFunctions::ssend, SendMode::Synchronous>;
-  entries.rsend = blocking_send_in_mode<&PointToPointFunctions::rsend, SendMode::Ready>;
-  entries.bsend = blocking_send_in_mode<&PointToPointFunctions::bsend, SendMode::Buffered>;
-  entries.issend = nonblocking_send_in_mode<&PointToPointFunctions::issend, SendMode::Synchronous>;
-  entries.irsend = nonblocking_send_in_mode<&PointToPointFunctions::irsend, SendMode::Ready>;
-  entries.ibsend = nonblocking_send_in_mode<&PointToPointFunctions::ibsend, SendMode::Buffered>;
-  entries.send_init = send_init_in_mode<&PointToPointFunctions::send_init, SendMode::Standard>;
-  entries.ssend_init = send_init_in_mode<&PointToPointFunctions::ssend_init, SendMode::Synchronous>;
-  entries.rsend_init = send_init_in_mode<&PointToPointFunctions::rsend_init, SendMode::Ready>;
-  entries.bsend_init = send_init_in_mode<&PointToPointFunctions::bsend_init, SendMode::Buffered>;
-  entries.start = start;
-  entries.startall = startall;
-  entries.recv = recv;
-  entries.irecv = irecv;
-  entries.sendrecv = sendrecv;
-  entries.sendrecv_replace = sendrecv_replace;
-  entries.recv_init = recv_init;
-  entries.probe = probe;
-  entries.iprobe = iprobe;
-  entries.mprobe = mprobe;
-  entries.improbe = improbe;
-  entries.mrecv = mrecv;
-  entries.imrecv = imrecv;
-  entries.finish_request = finish_request;
-  entries.request_freed = request_freed;
-  entries.tracks = tracks;
+int entry::MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                    std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+  return send_in_mode(buf, count, datatype, dest, tag, comm, nullptr, call_id, pmpi::fn::MPI_Send, implementation,
+                      SendMode::Standard);
+}
+
+int entry::MPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                     std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+  return send_in_mode(buf, count, datatype, dest, tag, comm, nullptr, call_id, pmpi::fn::MPI_Ssend,
+                      implementation, SendMode::Synchronous);
+}
+
+int entry::MPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                     std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+  return send_in_mode(buf, count, datatype, dest, tag, comm, nullptr, call_id, pmpi::fn::MPI_Rsend,
+                      implementation, SendMode::Ready);
+}
+
+int entry::MPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                     std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+  return send_in_mode(buf, count, datatype, dest, tag, comm, nullptr, call_id, pmpi::fn::MPI_Bsend,
+                      implementation, SendMode::Buffered);
+}
+
+int entry::MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                     MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+  return send_in_mode(buf, count, datatype, dest, tag, comm, request, call_id, pmpi::fn::MPI_Isend,
+                      implementation, SendMode::Standard);
+}
+
+int entry::MPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                      MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+  return send_in_mode(buf, count, datatype, dest, tag, comm, request, call_id, pmpi::fn::MPI_Issend,
+                      implementation, SendMode::Synchronous);
+}
+
+int entry::MPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                      MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+  return send_in_mode(buf, count, datatype, dest, tag, comm, request, call_id, pmpi::fn::MPI_Irsend,
+                      implementation, SendMode::Ready);
+}
+
+int entry::MPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                      MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+  return send_in_mode(buf, count, datatype, dest, tag, comm, request, call_id, pmpi::fn::MPI_Ibsend,
+                      implementation, SendMode::Buffered);
+}
+
+int entry::MPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                         MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+  return send_init_in_mode(buf, count, datatype, dest, tag, comm, request, call_id, pmpi::fn::MPI_Send_init,
+                           implementation, SendMode::Standard);
+}
+
+int entry::MPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                          MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+  return send_init_in_mode(buf, count, datatype, dest, tag, comm, request, call_id, pmpi::fn::MPI_Ssend_init,
+                           implementation, SendMode::Synchronous);
+}
+
+int entry::MPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                          MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+  return send_init_in_mode(buf, count, datatype, dest, tag, comm, request, call_id, pmpi::fn::MPI_Rsend_init,
+                           implementation, SendMode::Ready);
+}
+
+int entry::MPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                          MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+  return send_init_in_mode(buf, count, datatype, dest, tag, comm, request, call_id, pmpi::fn::MPI_Bsend_init,
+                           implementation, SendMode::Buffered);
+}
+
+int entry::MPI_Start(MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+  return p2p().start(false, 1, request, {call_id, pmpi::fn::MPI_Start, MPI_COMM_NULL}, implementation);
+}
+
+int entry::MPI_Startall(int count, MPI_Request requests[], std::uint64_t call_id,
+                        std::uint8_t* implementation) noexcept {
+  return p2p().start(true, count, requests, {call_id, pmpi::fn::MPI_Startall, MPI_COMM_NULL}, implementation);
+}
+
+int entry::MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                    MPI_Status* status, std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+  return p2p().recv(buf, count, datatype, source, tag, {call_id, pmpi::fn::MPI_Recv, comm}, status,
+                    implementation);
+}
+
+int entry::MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                     MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+  return p2p().irecv(buf, count, datatype, source, tag, {call_id, pmpi::fn::MPI_Irecv, comm}, request,
+                     implementation);
+}
+
+int entry::MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                        void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                        MPI_Comm comm, MPI_Status* status, std::uint64_t call_id,
+                        std::uint8_t* implementation) noexcept {
+  return p2p().sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                        recvtag, {call_id, pmpi::fn::MPI_Sendrecv, comm}, status, implementation);
+}
+
+int entry::MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                                int recvtag, MPI_Comm comm, MPI_Status* status, std::uint64_t call_id,
+                                std::uint8_t* implementation) noexcept {
+  return p2p().sendrecv(nullptr, count, datatype, dest, sendtag, buf, count, datatype, source, recvtag,
+                        {call_id, pmpi::fn::MPI_Sendrecv_replace, comm}, status, implementation);
+}
+
+int entry::MPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                         MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+  return p2p().recv_init(buf, count, datatype, source, tag, {call_id, pmpi::fn::MPI_Recv_init, comm}, request,
+                         implementation);
+}
+
+// Probes make no runtime_ops row: they move no data.
+int entry::MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status, std::uint64_t /*call_id*/,
+                     std::uint8_t* /*implementation*/) noexcept {
+  return p2p().probe(source, tag, comm, nullptr, status);
+}
+
+int entry::MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status,
+                      std::uint64_t /*call_id*/, std::uint8_t* /*implementation*/) noexcept {
+  return p2p().probe(source, tag, comm, flag, status);
+}
+
+int entry::MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status,
+                      std::uint64_t /*call_id*/, std::uint8_t* /*implementation*/) noexcept {
+  return p2p().mprobe(source, tag, comm, nullptr, message, status);
+}
+
+int entry::MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status,
+                       std::uint64_t /*call_id*/, std::uint8_t* /*implementation*/) noexcept {
+  return p2p().mprobe(source, tag, comm, flag, message, status);
+}
+
+int entry::MPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status,
+                     std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+  return p2p().mrecv(buf, count, datatype, message, {call_id, pmpi::fn::MPI_Mrecv, MPI_COMM_NULL}, status,
+                     implementation);
+}
+
+int entry::MPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request,
+                      std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+  return p2p().imrecv(buf, count, datatype, message, {call_id, pmpi::fn::MPI_Imrecv, MPI_COMM_NULL}, request,
+                      implementation);
 }
 
 } // namespace commlens::runtime
