@@ -6,8 +6,8 @@
 // MPI_Type_set_name tells the runtime what the op computes. The runtime then reduces such calls on
 // the GPU; the baseline still runs the user's op, so a wrong hint shows as a difference between
 // the two, never as a call MPI cannot run.
-#include "mpi_header.hpp"
 #include "device/reduction_types.hpp"
+#include "mpi_header.hpp"
 
 #include <optional>
 

@@ -141,7 +141,7 @@ HostStripe* CommunicatorEngine::host_stripe(MPI_Comm comm) {
 }
 
 bool CommunicatorEngine::ab_turn_is_runtime(int count, MPI_Datatype datatype, MPI_Op op) {
-  return ab_counters_[{count, datatype, op}]++ % 2 == 0;
+  return ab_.runtime_turn(count, datatype, op);
 }
 
 CommunicatorEngine& EngineRegistry::engine_for(MPI_Comm comm, int ranks_per_node) {

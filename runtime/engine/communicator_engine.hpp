@@ -4,10 +4,11 @@
 // rank on one node, at most kMaxRanks ranks, shared memory available), which ranks share a GPU,
 // the node segment for agreement and barriers, a stream, and the A/B alternation counters.
 #include "device/device_kernels.hpp"
+#include "engine/ab_alternation.hpp"
+#include "engine/node_segment.hpp"
+#include "mpi_header.hpp"
 #include "transport/host_stripe.hpp"
 #include "transport/inter_node_stage.hpp"
-#include "mpi_header.hpp"
-#include "engine/node_segment.hpp"
 
 #include <cstdint>
 #include <map>
@@ -61,8 +62,7 @@ public:
   // shared stages could not be made.
   HostStripe* host_stripe(MPI_Comm comm);
 
-  // COMMLENS_RUNTIME=ab: true for the runtime half. Alternates per call signature (count, type,
-  // op), equal on every rank, so each call site gets both implementations in turn.
+  // COMMLENS_RUNTIME=ab: true for the runtime half (ab_alternation.hpp).
   bool ab_turn_is_runtime(int count, MPI_Datatype datatype, MPI_Op op);
 
 private:
@@ -85,7 +85,7 @@ private:
   MPI_Comm node_leaders_ = MPI_COMM_NULL;
   InterNodeStage inter_node_stage_;
   bool stripe_tried_ = false;
-  std::map<std::tuple<int, MPI_Datatype, MPI_Op>, std::uint64_t> ab_counters_;
+  AbAlternation<int, MPI_Datatype, MPI_Op> ab_;
 };
 
 // Engines by communicator, made on first use and dropped when the communicator is freed.

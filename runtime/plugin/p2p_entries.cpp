@@ -13,9 +13,10 @@ PointToPoint& p2p() {
 }
 
 int send_in_mode(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                 MPI_Request* request, std::uint64_t call_id, FunctionId function, std::uint8_t* implementation,
-                 SendMode mode) {
-  return p2p().send(buf, count, datatype, dest, tag, {call_id, function, comm}, request, implementation, mode);
+                 MPI_Request* request, std::uint64_t call_id, FunctionId function,
+                 std::uint8_t* implementation, SendMode mode) {
+  return p2p().send(buf, count, datatype, dest, tag, {call_id, function, comm}, request, implementation,
+                    mode);
 }
 
 int send_init_in_mode(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
@@ -29,8 +30,8 @@ int send_init_in_mode(const void* buf, int count, MPI_Datatype datatype, int des
 
 int entry::MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                     std::uint64_t call_id, std::uint8_t* implementation) noexcept {
-  return send_in_mode(buf, count, datatype, dest, tag, comm, nullptr, call_id, pmpi::fn::MPI_Send, implementation,
-                      SendMode::Standard);
+  return send_in_mode(buf, count, datatype, dest, tag, comm, nullptr, call_id, pmpi::fn::MPI_Send,
+                      implementation, SendMode::Standard);
 }
 
 int entry::MPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
@@ -82,19 +83,22 @@ int entry::MPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int 
 }
 
 int entry::MPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                          MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+                          MPI_Request* request, std::uint64_t call_id,
+                          std::uint8_t* implementation) noexcept {
   return send_init_in_mode(buf, count, datatype, dest, tag, comm, request, call_id, pmpi::fn::MPI_Ssend_init,
                            implementation, SendMode::Synchronous);
 }
 
 int entry::MPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                          MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+                          MPI_Request* request, std::uint64_t call_id,
+                          std::uint8_t* implementation) noexcept {
   return send_init_in_mode(buf, count, datatype, dest, tag, comm, request, call_id, pmpi::fn::MPI_Rsend_init,
                            implementation, SendMode::Ready);
 }
 
 int entry::MPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                          MPI_Request* request, std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+                          MPI_Request* request, std::uint64_t call_id,
+                          std::uint8_t* implementation) noexcept {
   return send_init_in_mode(buf, count, datatype, dest, tag, comm, request, call_id, pmpi::fn::MPI_Bsend_init,
                            implementation, SendMode::Buffered);
 }
@@ -128,9 +132,9 @@ int entry::MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
                         recvtag, {call_id, pmpi::fn::MPI_Sendrecv, comm}, status, implementation);
 }
 
-int entry::MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                                int recvtag, MPI_Comm comm, MPI_Status* status, std::uint64_t call_id,
-                                std::uint8_t* implementation) noexcept {
+int entry::MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                                int source, int recvtag, MPI_Comm comm, MPI_Status* status,
+                                std::uint64_t call_id, std::uint8_t* implementation) noexcept {
   return p2p().sendrecv(nullptr, count, datatype, dest, sendtag, buf, count, datatype, source, recvtag,
                         {call_id, pmpi::fn::MPI_Sendrecv_replace, comm}, status, implementation);
 }
@@ -157,8 +161,9 @@ int entry::MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, 
   return p2p().mprobe(source, tag, comm, nullptr, message, status);
 }
 
-int entry::MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status,
-                       std::uint64_t /*call_id*/, std::uint8_t* /*implementation*/) noexcept {
+int entry::MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+                       MPI_Status* status, std::uint64_t /*call_id*/,
+                       std::uint8_t* /*implementation*/) noexcept {
   return p2p().mprobe(source, tag, comm, flag, message, status);
 }
 

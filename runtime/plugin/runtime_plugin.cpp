@@ -90,14 +90,17 @@ const char* start_runtime(const pmpi::CudaPluginHost& host) {
   const auto& collectives = host.runtime_collectives;
   pmpi::RuntimeEntries& entries = host.hooks->runtime;
   install_runtime_entries(entries, [&](std::string_view family, std::string_view entry_name) {
-    return family == "p2p" ? state.p2p != nullptr
-                           : std::find(collectives.begin(), collectives.end(), entry_name) != collectives.end();
+    return family == "p2p"
+               ? state.p2p != nullptr
+               : std::find(collectives.begin(), collectives.end(), entry_name) != collectives.end();
   });
   if (state.p2p) {
     entries.finish_request = [](std::uint64_t request_key, MPI_Status* status) {
       return runtime_state().p2p->finish_request(request_key, status);
     };
-    entries.request_freed = [](std::uint64_t request_key) { runtime_state().p2p->request_freed(request_key); };
+    entries.request_freed = [](std::uint64_t request_key) {
+      runtime_state().p2p->request_freed(request_key);
+    };
     entries.tracks = [](std::uint64_t request_key) { return runtime_state().p2p->tracks(request_key); };
   }
   // Every other call that takes a buffer stages its device buffers through host memory

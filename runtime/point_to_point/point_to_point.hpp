@@ -5,9 +5,10 @@
 // memory, the baseline a non-CUDA-aware MPI needs), the requests it posted that a wait/test call
 // must finish, and one runtime_ops row per device-buffer call (per direction for Sendrecv).
 // Probes see the data's size, not a header's (probed_messages.hpp).
+#include "engine/ab_alternation.hpp"
+#include "engine/runtime_records.hpp"
 #include "point_to_point/rendezvous_receiver.hpp"
 #include "point_to_point/rendezvous_sender.hpp"
-#include "engine/runtime_records.hpp"
 
 #include "commlens/profiler/config.hpp"
 
@@ -161,7 +162,7 @@ private:
   std::unordered_map<std::uint64_t, PendingReceive> pending_receives_;
   std::unordered_map<std::uint64_t, PersistentSend> persistent_sends_;
   std::atomic<std::size_t> pending_{0}; // the three maps' sizes: wait/test calls skip the lock when 0
-  std::map<std::tuple<int, MPI_Datatype>, std::uint64_t> ab_counters_;
+  AbAlternation<int, MPI_Datatype> ab_; // COMMLENS_RUNTIME=ab: rendezvous and host path by turns
 };
 
 } // namespace commlens::runtime

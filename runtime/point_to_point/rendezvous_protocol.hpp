@@ -34,6 +34,7 @@
 //                    share into the ring (its CUDA error travels with the ring's counters).
 #include "engine/node_segment.hpp"
 #include "runtime_channel.hpp"
+#include "selection_thresholds.hpp"
 #include "transport/stage_ring.hpp"
 
 #include <atomic>
@@ -41,7 +42,7 @@
 
 namespace commlens::runtime {
 
-inline constexpr std::size_t kRendezvousMinBytes = std::size_t{64} << 10;
+using tuning::kRendezvousMinBytes;
 
 enum HandoffState : std::uint32_t {
   kFree = 0,

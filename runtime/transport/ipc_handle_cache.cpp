@@ -1,5 +1,7 @@
 #include "transport/ipc_handle_cache.hpp"
 
+#include "selection_thresholds.hpp"
+
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -70,9 +72,9 @@ IpcHandleCache::Readiness IpcHandleCache::readiness_locked(int owner_pid,
 }
 
 bool IpcHandleCache::opening_costs_more(std::size_t unmapped, std::uint64_t host_path_ns) const {
-  constexpr std::uint64_t kTypicalOpenNs = 2'300'000;
   std::lock_guard lock(mutex_);
-  const std::uint64_t mean_open_ns = stats_.misses == 0 ? kTypicalOpenNs : stats_.open_ns / stats_.misses;
+  const std::uint64_t mean_open_ns =
+      stats_.misses == 0 ? tuning::kTypicalIpcOpenNs : stats_.open_ns / stats_.misses;
   return unmapped * mean_open_ns > host_path_ns;
 }
 

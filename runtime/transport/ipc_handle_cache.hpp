@@ -10,8 +10,8 @@
 // Handles can also be opened on a worker thread (open_later), so that a call need not wait for
 // them: the Dynamic copy-type selection of "Design considerations for GPU-aware collective communications in
 // MPI" (Faraji and Afsahi), the host path serving meanwhile.
-#include "transport/ipc_mapping_table.hpp"
 #include "engine/node_segment.hpp"
+#include "transport/ipc_mapping_table.hpp"
 
 #include <condition_variable>
 #include <cstdint>
@@ -61,9 +61,8 @@ public:
   // may be reading through any of them. A handle mapped or queued already is skipped.
   void open_later(int owner_pid, const PublishedBuffer& buffer, int device);
   // Whether opening `unmapped` handles would take longer than `host_path_ns`, the host path's
-  // estimate for the same data: this process's mean open time, about 2.3 ms on the target
-  // machines before the first (the Dynamic copy-type selection of "Design considerations for GPU-aware
-  // collective communications in MPI" (Faraji and Afsahi)).
+  // estimate for the same data: this process's mean open time, tuning::kTypicalIpcOpenNs before the
+  // first (selection_thresholds.hpp).
   bool opening_costs_more(std::size_t unmapped, std::uint64_t host_path_ns) const;
   // Fills buffer->handle for an allocation of this process (base given), cached per buffer id.
   bool export_handle(void* base, std::uint64_t buffer_id, PublishedBuffer* buffer, int* error);

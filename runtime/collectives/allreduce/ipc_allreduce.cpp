@@ -1,5 +1,6 @@
 #include "collectives/allreduce/ipc_allreduce.hpp"
 
+#include "selection_thresholds.hpp"
 #include "transport/device_buffer.hpp"
 
 #include <cuda_runtime.h>
@@ -99,12 +100,9 @@ std::size_t slice_start(std::size_t elements, std::size_t element_bytes, int ind
                      element_bytes);
 }
 
-// What a first use of peer buffers would cost, against the host path. The host path's figure is
-// the shared-GPU baseline measured on the H100 machine (about 1 ms per MiB with four ranks, plus
-// its fixed cost).
+// What a first use of peer buffers would cost, against the host path (selection_thresholds.hpp).
 bool host_path_is_faster(std::size_t unmapped, std::uint64_t bytes, const IpcHandleCache& cache) {
-  constexpr std::uint64_t kHostFixedNs = 50'000;
-  return cache.opening_costs_more(unmapped, kHostFixedNs + bytes); // 1 ns per byte
+  return cache.opening_costs_more(unmapped, tuning::kHostPathFixedNs + tuning::kHostPathNsPerByte * bytes);
 }
 
 std::string first_decline(CommunicatorEngine& engine) {

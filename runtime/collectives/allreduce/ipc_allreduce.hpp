@@ -10,11 +10,11 @@
 //   small messages pay for. With one rank per GPU every rank is a leader; ranks sharing a GPU get
 //   the shared-buffer (GSB) design of "Design considerations for GPU-aware collective
 //   communications in MPI" (Faraji and Afsahi) fused into one kernel (docs/runtime.md).
+#include "device/reduction_types.hpp"
 #include "engine/communicator_engine.hpp"
+#include "mpi_header.hpp"
 #include "transport/host_stripe.hpp"
 #include "transport/ipc_handle_cache.hpp"
-#include "mpi_header.hpp"
-#include "device/reduction_types.hpp"
 
 #include <cstdint>
 #include <functional>
