@@ -35,7 +35,7 @@ bench: build
 	bash bench/run-all.sh $(BUILD)
 
 format:
-	find libprofiler collectors runtime analysis viewer examples bench tests \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.c' -o -name '*.cu' \) -print | xargs clang-format -i
+	find libprofiler collectors cuda_plugin runtime analysis viewer examples bench tests \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.c' -o -name '*.cu' \) -print | xargs clang-format -i
 
 clean:
 	rm -rf $(BUILD)

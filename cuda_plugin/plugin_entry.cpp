@@ -9,8 +9,8 @@
 #include "ipc_tracker.hpp"
 #include "mpi_nvtx_ranges.hpp"
 #include "peer_topology.hpp"
-#include "plugin_context.hpp"
 #include "plugin/runtime_plugin.hpp"
+#include "plugin_context.hpp"
 
 #include <cupti.h>
 #include <dlfcn.h>
