@@ -5,10 +5,10 @@
 // the node segment for agreement and barriers, a stream, and the A/B alternation counters.
 #include "device/device_kernels.hpp"
 #include "engine/ab_alternation.hpp"
-#include "engine/node_segment.hpp"
 #include "mpi_header.hpp"
 #include "transport/host_stripe.hpp"
 #include "transport/inter_node_stage.hpp"
+#include "transport/node_segment.hpp"
 
 #include <cstdint>
 #include <map>

@@ -32,9 +32,9 @@
 //   kClaimedStriped  the receiver claimed it striped: bytes [host_from, bytes) go through the
 //                    sender's ring (stage_ring.hpp), the rest as a peer copy; the sender writes its
 //                    share into the ring (its CUDA error travels with the ring's counters).
-#include "engine/node_segment.hpp"
 #include "runtime_channel.hpp"
 #include "selection_thresholds.hpp"
+#include "transport/node_segment.hpp"
 #include "transport/stage_ring.hpp"
 
 #include <atomic>

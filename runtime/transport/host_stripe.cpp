@@ -1,6 +1,6 @@
 #include "transport/host_stripe.hpp"
 
-#include "engine/node_segment.hpp"
+#include "transport/node_segment.hpp"
 
 #include <cuda_runtime.h>
 #include <sched.h>

@@ -10,8 +10,8 @@
 // Handles can also be opened on a worker thread (open_later), so that a call need not wait for
 // them: the Dynamic copy-type selection of "Design considerations for GPU-aware collective communications in
 // MPI" (Faraji and Afsahi), the host path serving meanwhile.
-#include "engine/node_segment.hpp"
 #include "transport/ipc_mapping_table.hpp"
+#include "transport/node_segment.hpp"
 
 #include <condition_variable>
 #include <cstdint>

@@ -9,7 +9,7 @@
 // - a mapping used since a call's epoch is never closed by that call (its kernels may read
 //   through it).
 // Every function that closes returns the local bases to close, removed from the table already.
-#include "engine/node_segment.hpp"
+#include "transport/node_segment.hpp"
 
 #include <cstddef>
 #include <cstdint>

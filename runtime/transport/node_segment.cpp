@@ -1,4 +1,4 @@
-#include "engine/node_segment.hpp"
+#include "transport/node_segment.hpp"
 
 #include <sched.h>
 #include <sys/mman.h>
