@@ -14,7 +14,8 @@ struct CollectorLifecycle {
   // Before PMPI_Init or PMPI_Init_thread, with the thread level asked for (MPI_T must be
   // initialised before MPI: collectors/mpit/mpit_collector.hpp says why).
   void (*before_mpi_init)(int required_thread_level) = nullptr;
-  // In MPI_Init once the profiler runs and the clocks are aligned, in the order of the list.
+  // In MPI_Init once the profiler runs and the clocks are aligned, in the order of the list
+  // (required; the others may stay null).
   void (*start)(Profiler& profiler, std::span<const FunctionDescription> functions) = nullptr;
   // MPI_Init when the profiler did not start in this process: undoes before_mpi_init.
   void (*not_started)() = nullptr;
