@@ -14,9 +14,7 @@
 
 #include <atomic>
 #include <functional>
-#include <map>
 #include <mutex>
-#include <tuple>
 #include <unordered_map>
 #include <vector>
 
