@@ -23,7 +23,7 @@ namespace commlens::pmpi {
 
 // The span of a buffer whose extent the call's arguments do not give simply.
 inline constexpr std::uint64_t kWholeAllocation = ~std::uint64_t{0};
-// implementations.id of calls staged through host memory (runtime/runtime_records.hpp).
+// implementations.id of calls staged through host memory (runtime/engine/runtime_records.hpp).
 inline constexpr std::uint8_t kHostStagedImplementation = 1;
 
 inline bool staging_on() noexcept {

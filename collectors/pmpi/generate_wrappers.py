@@ -6,14 +6,20 @@ usage: generate_wrappers.py SPEC PREPROCESSED_MPI_H OUTPUT_DIR
 The spec gives each function's parameter names and roles; the preprocessed mpi.h (the output of
 `cc -E` over `#include <mpi.h>`) tells which PMPI_ functions this MPI library declares and with which
 parameter types, so a wrapper always matches the header it is compiled against (MPICH and Open MPI
-differ in const-ness and count types). Output: function_ids.hpp, function_table.cpp and one
-wrappers_<family>.cpp per family. All bookkeeping is in call_recording.hpp; the code emitted here
-only says which argument plays which role.
+differ in const-ness and count types). Output: function_ids.hpp, function_table.cpp, one
+wrappers_<family>.cpp per family, and the GPU collective runtime's entries of the `runtime` functions
+(runtime_entries.hpp for the wrappers, runtime_entry_points.hpp for the runtime, which implements
+them). All bookkeeping is in call_recording.hpp; the code emitted here only says which argument plays
+which role.
 """
 import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its parts, also when loaded by the tests
+from runtime_entries import runtime_entries_header, runtime_entry, runtime_entry_points_header  # noqa: E402
+from wrapper_staging import staging_code  # noqa: E402
 
 COMPLETION_RULES = {"wait", "test", "waitall", "testall", "waitany", "testany", "waitsome", "testsome"}
 # Roles that change the collector's own state: the wrapper must run them even while MPI_Pcontrol
@@ -192,97 +198,6 @@ def byte_statements(function):
     return lines
 
 
-# ---- host staging of device buffers (device_staging.hpp) ----------------------------------------
-
-# Families whose device buffers are staged through pinned host memory while the runtime is on and
-# the MPI library is not CUDA-aware; and those refused, with the kind of refusal.
-STAGED_FAMILIES = ("p2p", "collective", "neighborhood")
-REFUSED_FAMILIES = {"rma": "OneSided", "io": "FileIo", "partitioned": "Partitioned"}
-WHOLE_ALLOCATION = "commlens::pmpi::kWholeAllocation"
-
-
-def staging_span(function, expression):
-    """C++ for the bytes a buffer spans: the byte expression where it has only scalar factors and
-    the call has no displacements (dense types checked at run time), else the whole allocation."""
-    if expression is None or any("displs" in name for name in function.param_names):
-        return WHOLE_ALLOCATION
-    declarations = dict(zip(function.param_names, function.param_decls))
-    parts, types = [], []
-    for factor in expression.partition("@")[0].split("*"):
-        declaration = declarations.get(factor, "")
-        if factor.isdigit():
-            parts.append(f"std::uint64_t{{{factor}}}")
-        elif factor == "n" and "comm" in function.roles:
-            parts.append("staging.group_size()")
-        elif re.fullmatch(r"(const\s+)?MPI_Datatype\s+\w+", declaration):
-            types.append(factor)
-            parts.append(f"commlens::pmpi::DeviceStaging::size_of({factor})")
-        elif re.fullmatch(r"(const\s+)?(int|MPI_Count|MPI_Aint)\s+\w+", declaration):
-            parts.append(f"commlens::pmpi::count_of({factor})")
-        else:
-            return WHOLE_ALLOCATION
-    dense = " && ".join(f"commlens::pmpi::DeviceStaging::dense({t})" for t in types) or "true"
-    return f"({dense} ? {' * '.join(parts)} : {WHOLE_ALLOCATION})"
-
-
-def staging_code(function, buffers):
-    """Lines before the call (also before the fast exit), the arguments the call passes instead,
-    and the statement that finishes the staging after it."""
-    roles = function.roles
-    declarations = dict(zip(function.param_names, function.param_decls))
-    if function.family in REFUSED_FAMILIES and buffers:
-        refusal = f"commlens::pmpi::Refusal::{REFUSED_FAMILIES[function.family]}"
-        handle = next((f"refuse_on_{kind}({roles[role]}, {refusal})" for role, kind in
-                       (("win", "window"), ("file", "file"), ("comm", "communicator")) if role in roles), None)
-        if handle is None:
-            return [], {}, []
-        return ([f"if (commlens::pmpi::staging_on() && commlens::pmpi::any_on_device({{{', '.join(buffers)}}})) [[unlikely]] {{",
-                 f"  return commlens::pmpi::{handle};", "}"], {}, [])
-    if function.family not in STAGED_FAMILIES and "stage" not in function.flags:
-        return [], {}, []
-    starts = [("start", "1"), ("startall", None)]
-    for role, count in starts:
-        if role in roles:
-            requests, count = (roles[role], count) if count else reversed(roles[role].split(","))
-            return ([f"if (commlens::pmpi::staged_requests::any()) [[unlikely]] {{",
-                     f"  commlens::pmpi::staged_requests::starting({requests}, {count});", "}"], {}, [])
-    if not buffers:
-        return [], {}, []
-    kind = "Persistent" if "persistent" in function.flags else "Nonblocking" if "request" in roles else "Blocking"
-    condition = "commlens::pmpi::staging_on()"
-    if "runtime" in function.flags:
-        entry = function.name.removeprefix("MPI_").lower()
-        condition += f" && commlens::pmpi::collector_hooks().runtime.{entry} == nullptr"
-    inputs = [b for b in buffers if "const" in declarations[b]]
-    lines = [f"commlens::pmpi::DeviceStaging staging({roles.get('comm', 'MPI_COMM_NULL')}, "
-             f"commlens::pmpi::DeviceStaging::Kind::{kind});",
-             f"const bool stage_here = {condition};"]
-    replaced = {}
-    for buffer in buffers:
-        output = buffer not in inputs
-        expression = roles.get("recv" if output else "send") or roles.get("send" if output else "recv")
-        span = staging_span(function, expression)
-        if not output:
-            fill = "false"
-        elif inputs and function.family != "p2p":
-            # A collective writes its whole output, unless in place: then the output holds the input.
-            fill = f"{inputs[0]} == MPI_IN_PLACE"
-            if "inplace_span" in roles:  # MPI_Reduce_scatter_block: the whole input, not one block
-                span = f"{fill} ? {staging_span(function, roles['inplace_span'])} : {span}"
-        else:
-            # MPI_Bcast's buffer is read at the root; a receive may get a shorter message (or be
-            # cancelled), and what MPI does not write must come back unchanged.
-            fill = "true"
-        lines.append(f"auto* const staged_{buffer} = stage_here ? staging.stage({buffer}, "
-                     f"{span}, {str(output).lower()}, {fill}) : {buffer};")
-        replaced[buffer] = f"staged_{buffer}"
-    lines.append("if (staging.failed()) [[unlikely]] {")
-    lines.append("  return staging.refuse_call();")
-    lines.append("}")
-    finish = f"rc = staging.finish(rc, {roles['request']});" if "request" in roles else "rc = staging.finish(rc);"
-    return lines, replaced, [finish]
-
-
 # ---- wrappers -----------------------------------------------------------------------------------
 
 
@@ -417,10 +332,12 @@ def wrapper(function):
     pmpi_args = ", ".join(call_args.get(n, staged.get(n, n)) for n in names)
     fast_exit = "profiler == nullptr" if stateful else "profiler == nullptr || !profiler->collecting()"
     # `runtime` functions go through runtime_dispatch.hpp, which hands them to the GPU collective
-    # runtime when it is loaded and otherwise calls PMPI.
+    # runtime's entry (runtime_entries.hpp) when it installed one and otherwise calls PMPI.
     if "runtime" in function.flags:
-        unrecorded = f"commlens::pmpi::runtime::{function.name}({plain_args}, nullptr)"
-        recorded = f"commlens::pmpi::runtime::{function.name}({pmpi_args}, &call)"
+        dispatch = (f"commlens::pmpi::runtime::run<&commlens::pmpi::RuntimeCallEntries::{runtime_entry(function)}, "
+                    f"P{function.name}>")
+        unrecorded = f"{dispatch}(nullptr, {plain_args})"
+        recorded = f"{dispatch}(&call, {pmpi_args})"
     elif "free_request" in roles:  # the runtime and the staging may keep the request (runtime_dispatch.hpp)
         unrecorded = recorded = f"commlens::pmpi::runtime::free_request({roles['free_request']})"
     else:
@@ -484,6 +401,9 @@ def write_outputs(functions, families_in_spec, output_dir):
     (output_dir / "function_table.cpp").write_text(
         f"{HEADER}#include \"function_table.hpp\"\n\nnamespace commlens::pmpi {{\n\n"
         f"std::vector<FunctionDescription> function_descriptions() {{\n  return {{\n{rows}\n  }};\n}}\n\n}}\n")
+    runtime_functions = [f for f in functions if "runtime" in f.flags]
+    (output_dir / "runtime_entries.hpp").write_text(runtime_entries_header(runtime_functions, HEADER))
+    (output_dir / "runtime_entry_points.hpp").write_text(runtime_entry_points_header(runtime_functions, HEADER))
     families = {family: [] for family in families_in_spec}
     for function in functions:
         if "handwritten" not in function.flags:

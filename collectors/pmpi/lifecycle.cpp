@@ -4,13 +4,12 @@
 #include "call_recording.hpp"
 #include "clock_alignment.hpp"
 #include "collector_hooks.hpp"
-#include "cuda_plugin_loader.hpp"
+#include "collector_registration.hpp"
 #include "datatype_catalog.hpp"
 #include "detached_requests.hpp"
 #include "device_staging.hpp"
 #include "function_ids.hpp"
 #include "function_table.hpp"
-#include "mpit_collector.hpp"
 
 #include "commlens/profiler/job_registry.hpp"
 #include "commlens/profiler/merge.hpp"
@@ -143,6 +142,15 @@ Profiler* start_on_every_rank(ProcessIdentity identity) {
   return everywhere != 0 ? profiler : nullptr;
 }
 
+// Before PMPI_Init(_thread): the collectors that must act before MPI starts (collector_registration.hpp).
+void before_mpi_init(int required_thread_level) {
+  for (const CollectorLifecycle& collector : linked_collectors()) {
+    if (collector.before_mpi_init != nullptr) {
+      collector.before_mpi_init(required_thread_level);
+    }
+  }
+}
+
 // init_began/init_ended: ticks around PMPI_Init(_thread), stored as the MPI_Init call.
 void start_profiling(int thread_level, FunctionId init_function, std::uint64_t init_began,
                      std::uint64_t init_ended) {
@@ -158,7 +166,11 @@ void start_profiling(int thread_level, FunctionId init_function, std::uint64_t i
   identity.mpi_init_ticks = init_began;
   Profiler* profiler = start_on_every_rank(identity);
   if (profiler == nullptr) {
-    commlens::mpit::release_mpit_without_collector();
+    for (const CollectorLifecycle& collector : linked_collectors()) {
+      if (collector.not_started != nullptr) {
+        collector.not_started();
+      }
+    }
     return;
   }
   profiler->inside_mpi().set_concurrent(thread_level == MPI_THREAD_MULTIPLE);
@@ -167,11 +179,13 @@ void start_profiling(int thread_level, FunctionId init_function, std::uint64_t i
   record_lifecycle_call(*profiler, init_function, MPI_COMM_WORLD, init_began, init_ended);
   register_joined_communicator(fn::MPI_Comm_get_parent, parent, MPI_COMM_WORLD);
   store_run_values(*profiler, thread_level);
-  commlens::mpit::start_mpit_collector(*profiler, function_descriptions());
   PMPI_Comm_dup(MPI_COMM_WORLD, &clock_comm);
   init_clock = measure_clock_offset(clock_comm, profiler->clock());
   profiler->set_clock_alignment({init_clock.offset_ns, 0.0});
-  start_cuda_collectors(*profiler);
+  const std::vector<FunctionDescription> functions = function_descriptions();
+  for (const CollectorLifecycle& collector : linked_collectors()) {
+    collector.start(*profiler, functions);
+  }
   profiler->add_overhead("init", 1, monotonic_ns() - began);
 }
 
@@ -252,7 +266,7 @@ using commlens::Profiler;
 using commlens::pmpi::CallRecording;
 
 extern "C" COMMLENS_EXPORT int MPI_Init(int* argc, char*** argv) {
-  commlens::mpit::initialise_mpit_before_mpi(MPI_THREAD_SINGLE);
+  commlens::pmpi::before_mpi_init(MPI_THREAD_SINGLE);
   const std::uint64_t began = commlens::now_ticks();
   const int rc = PMPI_Init(argc, argv);
   const std::uint64_t ended = commlens::now_ticks();
@@ -265,7 +279,7 @@ extern "C" COMMLENS_EXPORT int MPI_Init(int* argc, char*** argv) {
 }
 
 extern "C" COMMLENS_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  commlens::mpit::initialise_mpit_before_mpi(required);
+  commlens::pmpi::before_mpi_init(required);
   const std::uint64_t began = commlens::now_ticks();
   const int rc = PMPI_Init_thread(argc, argv, required, provided);
   const std::uint64_t ended = commlens::now_ticks();
@@ -303,7 +317,11 @@ extern "C" COMMLENS_EXPORT int MPI_Finalize() {
       slot.finalize();
     }
   }
-  stop_runtime_channel();
+  for (const CollectorLifecycle& collector : linked_collectors()) {
+    if (collector.finished != nullptr) {
+      collector.finished();
+    }
+  }
   const commlens::Config config = profiler->config();
   const commlens::ProcessIdentity identity = profiler->identity();
   profiler->stop();

@@ -9,7 +9,8 @@
 
 namespace commlens::pmpi::runtime {
 
-// Entry: the RuntimeEntries member; Pmpi: the PMPI function taking the same arguments.
+// The wrapper of a `runtime` function calls run<its RuntimeCallEntries member, its PMPI function>
+// with the function's arguments (generate_wrappers.py writes the call).
 template <auto Entry, auto Pmpi, typename... Args>
 inline int run(CallRecording* call, Args... args) noexcept {
   const auto entry = collector_hooks().runtime.*Entry;
@@ -22,143 +23,6 @@ inline int run(CallRecording* call, Args... args) noexcept {
     call->set_implementation(implementation);
   }
   return rc;
-}
-
-inline int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                         MPI_Comm comm, CallRecording* call) noexcept {
-  return run<&RuntimeEntries::allreduce, PMPI_Allreduce>(call, sendbuf, recvbuf, count, datatype, op, comm);
-}
-
-inline int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                    CallRecording* call) noexcept {
-  return run<&RuntimeEntries::send, PMPI_Send>(call, buf, count, datatype, dest, tag, comm);
-}
-
-inline int MPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                     CallRecording* call) noexcept {
-  return run<&RuntimeEntries::ssend, PMPI_Ssend>(call, buf, count, datatype, dest, tag, comm);
-}
-
-inline int MPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                     CallRecording* call) noexcept {
-  return run<&RuntimeEntries::rsend, PMPI_Rsend>(call, buf, count, datatype, dest, tag, comm);
-}
-
-inline int MPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                     CallRecording* call) noexcept {
-  return run<&RuntimeEntries::bsend, PMPI_Bsend>(call, buf, count, datatype, dest, tag, comm);
-}
-
-inline int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                    MPI_Status* status, CallRecording* call) noexcept {
-  return run<&RuntimeEntries::recv, PMPI_Recv>(call, buf, count, datatype, source, tag, comm, status);
-}
-
-inline int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                     MPI_Request* request, CallRecording* call) noexcept {
-  return run<&RuntimeEntries::isend, PMPI_Isend>(call, buf, count, datatype, dest, tag, comm, request);
-}
-
-inline int MPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                      MPI_Request* request, CallRecording* call) noexcept {
-  return run<&RuntimeEntries::issend, PMPI_Issend>(call, buf, count, datatype, dest, tag, comm, request);
-}
-
-inline int MPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                      MPI_Request* request, CallRecording* call) noexcept {
-  return run<&RuntimeEntries::irsend, PMPI_Irsend>(call, buf, count, datatype, dest, tag, comm, request);
-}
-
-inline int MPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                      MPI_Request* request, CallRecording* call) noexcept {
-  return run<&RuntimeEntries::ibsend, PMPI_Ibsend>(call, buf, count, datatype, dest, tag, comm, request);
-}
-
-inline int MPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                         MPI_Request* request, CallRecording* call) noexcept {
-  return run<&RuntimeEntries::send_init, PMPI_Send_init>(call, buf, count, datatype, dest, tag, comm,
-                                                         request);
-}
-
-inline int MPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                          MPI_Request* request, CallRecording* call) noexcept {
-  return run<&RuntimeEntries::ssend_init, PMPI_Ssend_init>(call, buf, count, datatype, dest, tag, comm,
-                                                           request);
-}
-
-inline int MPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                          MPI_Request* request, CallRecording* call) noexcept {
-  return run<&RuntimeEntries::rsend_init, PMPI_Rsend_init>(call, buf, count, datatype, dest, tag, comm,
-                                                           request);
-}
-
-inline int MPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                          MPI_Request* request, CallRecording* call) noexcept {
-  return run<&RuntimeEntries::bsend_init, PMPI_Bsend_init>(call, buf, count, datatype, dest, tag, comm,
-                                                           request);
-}
-
-inline int MPI_Start(MPI_Request* request, CallRecording* call) noexcept {
-  return run<&RuntimeEntries::start, PMPI_Start>(call, request);
-}
-
-inline int MPI_Startall(int count, MPI_Request requests[], CallRecording* call) noexcept {
-  return run<&RuntimeEntries::startall, PMPI_Startall>(call, count, requests);
-}
-
-inline int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                     MPI_Request* request, CallRecording* call) noexcept {
-  return run<&RuntimeEntries::irecv, PMPI_Irecv>(call, buf, count, datatype, source, tag, comm, request);
-}
-
-inline int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                        void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                        MPI_Comm comm, MPI_Status* status, CallRecording* call) noexcept {
-  return run<&RuntimeEntries::sendrecv, PMPI_Sendrecv>(call, sendbuf, sendcount, sendtype, dest, sendtag,
-                                                       recvbuf, recvcount, recvtype, source, recvtag, comm,
-                                                       status);
-}
-
-inline int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                                int source, int recvtag, MPI_Comm comm, MPI_Status* status,
-                                CallRecording* call) noexcept {
-  return run<&RuntimeEntries::sendrecv_replace, PMPI_Sendrecv_replace>(
-      call, buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
-}
-
-inline int MPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                         MPI_Request* request, CallRecording* call) noexcept {
-  return run<&RuntimeEntries::recv_init, PMPI_Recv_init>(call, buf, count, datatype, source, tag, comm,
-                                                         request);
-}
-
-inline int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status, CallRecording* call) noexcept {
-  return run<&RuntimeEntries::probe, PMPI_Probe>(call, source, tag, comm, status);
-}
-
-inline int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status,
-                      CallRecording* call) noexcept {
-  return run<&RuntimeEntries::iprobe, PMPI_Iprobe>(call, source, tag, comm, flag, status);
-}
-
-inline int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status,
-                      CallRecording* call) noexcept {
-  return run<&RuntimeEntries::mprobe, PMPI_Mprobe>(call, source, tag, comm, message, status);
-}
-
-inline int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
-                       MPI_Status* status, CallRecording* call) noexcept {
-  return run<&RuntimeEntries::improbe, PMPI_Improbe>(call, source, tag, comm, flag, message, status);
-}
-
-inline int MPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status,
-                     CallRecording* call) noexcept {
-  return run<&RuntimeEntries::mrecv, PMPI_Mrecv>(call, buf, count, datatype, message, status);
-}
-
-inline int MPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request,
-                      CallRecording* call) noexcept {
-  return run<&RuntimeEntries::imrecv, PMPI_Imrecv>(call, buf, count, datatype, message, request);
 }
 
 // After a wait/test call: `completed` requests completed, the i-th at snapshot index indices[i]

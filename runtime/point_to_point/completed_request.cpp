@@ -1,4 +1,4 @@
-#include "completed_request.hpp"
+#include "point_to_point/completed_request.hpp"
 
 namespace commlens::runtime {
 

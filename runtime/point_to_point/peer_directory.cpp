@@ -1,4 +1,4 @@
-#include "peer_directory.hpp"
+#include "point_to_point/peer_directory.hpp"
 
 #include <cuda_runtime.h>
 

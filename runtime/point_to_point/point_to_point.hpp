@@ -5,17 +5,16 @@
 // memory, the baseline a non-CUDA-aware MPI needs), the requests it posted that a wait/test call
 // must finish, and one runtime_ops row per device-buffer call (per direction for Sendrecv).
 // Probes see the data's size, not a header's (probed_messages.hpp).
-#include "rendezvous_receiver.hpp"
-#include "rendezvous_sender.hpp"
-#include "runtime_records.hpp"
+#include "engine/ab_alternation.hpp"
+#include "engine/runtime_records.hpp"
+#include "point_to_point/rendezvous_receiver.hpp"
+#include "point_to_point/rendezvous_sender.hpp"
 
 #include "commlens/profiler/config.hpp"
 
 #include <atomic>
 #include <functional>
-#include <map>
 #include <mutex>
-#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -36,31 +35,6 @@ struct SendTarget {
   int pmpi_send(const void* buf, int count, MPI_Datatype datatype, MPI_Request* request) const;
   // The mode's persistent send (MPI_Send_init, MPI_Ssend_init, ...).
   int pmpi_send_init(const void* buf, int count, MPI_Datatype datatype, MPI_Request* request) const;
-};
-
-// The FunctionIds runtime_ops rows name.
-struct PointToPointFunctions {
-  FunctionId send = 0;
-  FunctionId ssend = 0;
-  FunctionId rsend = 0;
-  FunctionId bsend = 0;
-  FunctionId issend = 0;
-  FunctionId irsend = 0;
-  FunctionId ibsend = 0;
-  FunctionId send_init = 0;
-  FunctionId ssend_init = 0;
-  FunctionId rsend_init = 0;
-  FunctionId bsend_init = 0;
-  FunctionId start = 0;
-  FunctionId startall = 0;
-  FunctionId recv = 0;
-  FunctionId isend = 0;
-  FunctionId irecv = 0;
-  FunctionId sendrecv = 0;
-  FunctionId sendrecv_replace = 0;
-  FunctionId mrecv = 0;
-  FunctionId imrecv = 0;
-  FunctionId recv_init = 0;
 };
 
 // The recorded call a runtime_ops row belongs to.
@@ -186,7 +160,7 @@ private:
   std::unordered_map<std::uint64_t, PendingReceive> pending_receives_;
   std::unordered_map<std::uint64_t, PersistentSend> persistent_sends_;
   std::atomic<std::size_t> pending_{0}; // the three maps' sizes: wait/test calls skip the lock when 0
-  std::map<std::tuple<int, MPI_Datatype>, std::uint64_t> ab_counters_;
+  AbAlternation<int, MPI_Datatype> ab_; // COMMLENS_RUNTIME=ab: rendezvous and host path by turns
 };
 
 } // namespace commlens::runtime

@@ -1,4 +1,4 @@
-#include "probed_messages.hpp"
+#include "point_to_point/probed_messages.hpp"
 
 #include "handle_map.hpp"
 

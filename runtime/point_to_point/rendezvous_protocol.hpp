@@ -32,16 +32,17 @@
 //   kClaimedStriped  the receiver claimed it striped: bytes [host_from, bytes) go through the
 //                    sender's ring (stage_ring.hpp), the rest as a peer copy; the sender writes its
 //                    share into the ring (its CUDA error travels with the ring's counters).
-#include "node_segment.hpp"
 #include "runtime_channel.hpp"
-#include "stage_ring.hpp"
+#include "selection_thresholds.hpp"
+#include "transport/node_segment.hpp"
+#include "transport/stage_ring.hpp"
 
 #include <atomic>
 #include <cstdint>
 
 namespace commlens::runtime {
 
-inline constexpr std::size_t kRendezvousMinBytes = std::size_t{64} << 10;
+using tuning::kRendezvousMinBytes;
 
 enum HandoffState : std::uint32_t {
   kFree = 0,

@@ -1,6 +1,6 @@
-#include "rendezvous_receiver.hpp"
+#include "point_to_point/rendezvous_receiver.hpp"
 
-#include "device_buffer.hpp"
+#include "transport/device_buffer.hpp"
 
 #include <cuda_runtime.h>
 

@@ -5,14 +5,14 @@
 // buffer or block, and the status corrected to the data's size; anything else is a plain message, copied to
 // the device if staged. Every receive of a process whose peers may send rendezvous goes through here, host
 // buffers too: a header can match any receive.
-#include "buffer_pool.hpp"
-#include "datatype_runs.hpp"
-#include "ipc_handle_cache.hpp"
-#include "message_layout.hpp"
-#include "probed_messages.hpp"
-#include "rendezvous_protocol.hpp"
+#include "datatypes/datatype_runs.hpp"
+#include "datatypes/message_layout.hpp"
+#include "point_to_point/probed_messages.hpp"
+#include "point_to_point/rendezvous_protocol.hpp"
+#include "point_to_point/stripe_rings.hpp"
 #include "runtime_channel.hpp"
-#include "stripe_rings.hpp"
+#include "transport/buffer_pool.hpp"
+#include "transport/ipc_handle_cache.hpp"
 #include "tuning_table.hpp"
 
 #include <mutex>

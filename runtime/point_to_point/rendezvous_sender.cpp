@@ -1,6 +1,6 @@
-#include "rendezvous_sender.hpp"
+#include "point_to_point/rendezvous_sender.hpp"
 
-#include "device_buffer.hpp"
+#include "transport/device_buffer.hpp"
 
 #include <cuda_runtime.h>
 #include <unistd.h>

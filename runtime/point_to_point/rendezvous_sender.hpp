@@ -2,11 +2,11 @@
 // The sending side of the rendezvous (rendezvous_protocol.hpp): the offer of a buffer, waiting
 // while the receiver copies or taking the message back into a block of its own, and the
 // bookkeeping of slots and blocks until every receiver has its data.
-#include "buffer_pool.hpp"
-#include "ipc_handle_cache.hpp"
-#include "peer_directory.hpp"
-#include "rendezvous_protocol.hpp"
-#include "stripe_rings.hpp"
+#include "point_to_point/peer_directory.hpp"
+#include "point_to_point/rendezvous_protocol.hpp"
+#include "point_to_point/stripe_rings.hpp"
+#include "transport/buffer_pool.hpp"
+#include "transport/ipc_handle_cache.hpp"
 
 #include <atomic>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "stripe_rings.hpp"
+#include "point_to_point/stripe_rings.hpp"
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>

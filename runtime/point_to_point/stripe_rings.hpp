@@ -3,7 +3,7 @@
 // this process pins them: a sender pins its own ring, a receiver the ring of each sender it takes a
 // striped message from, each once, on first use (pinning 32 MiB takes milliseconds). A ring that
 // cannot be pinned (the node's shared memory full, say) is never used for striping here.
-#include "rendezvous_protocol.hpp"
+#include "point_to_point/rendezvous_protocol.hpp"
 
 #include <mutex>
 #include <optional>

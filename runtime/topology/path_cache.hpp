@@ -1,5 +1,5 @@
 #pragma once
-// The copy paths of a node's GPUs as measured by the runtime (runtime/path_probe.cpp), kept in one
+// The copy paths of a node's GPUs as measured by the runtime (runtime/engine/path_probe.cpp), kept in one
 // JSON file per node so that each GPU is measured once, not in every job: host to GPU and GPU to
 // host over PCIe through pinned memory, and GPU to GPU over CUDA IPC (NVLink or PCIe). An entry
 // holds only for the GPU model and driver it was measured with; anything else is measured again.

@@ -8,13 +8,16 @@
 namespace commlens::runtime::tuning {
 
 NamedTable shipped_table_for_gpu(std::string_view gpu_name) {
-  for (const ShippedTableText& shipped : kShippedTableTexts) {
-    if (shipped.gpu_marker.empty() || gpu_name.find(shipped.gpu_marker) != std::string_view::npos) {
-      // The shipped texts are checked by the tests; a bad one is a build defect, not a user error.
-      return {parse_table(shipped.json), std::string(shipped.name)};
+  // The shipped texts are checked by the tests; a bad one is a build defect, not a user error.
+  Table defaults = parse_table(kDefaultTableText);
+  for (const ShippedTableText& measured : kMeasuredTableTexts) {
+    if (gpu_name.find(measured.gpu_marker) != std::string_view::npos) {
+      Table table = parse_table(measured.json);
+      table.rules.insert(table.rules.end(), defaults.rules.begin(), defaults.rules.end());
+      return {std::move(table), std::string(measured.name)};
     }
   }
-  return {};
+  return {std::move(defaults), "default"};
 }
 
 LoadedTable load_table(std::string_view gpu_name, const std::string& file) {

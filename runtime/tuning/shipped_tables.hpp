@@ -1,6 +1,8 @@
 #pragma once
 // The tables shipped inside the library (runtime/tuning/*.json, embedded at build time so nothing
-// depends on install paths) and the choice of the table a run uses.
+// depends on install paths) and the choice of the table a run uses. A GPU with a measured table
+// (h100.json) gets its measured rules first, then the default rules (default.json) for every shape
+// the measurements do not cover; any other GPU gets the default rules alone.
 #include "tuning_table.hpp"
 
 #include <string>
@@ -10,10 +12,11 @@ namespace commlens::runtime::tuning {
 
 struct NamedTable {
   Table table;
-  std::string name; // for decision_source: h100, h200, generic, or file
+  std::string name; // for decision_source: h100, default, or file
 };
 
-// h100 or h200 when the GPU's name (cudaDeviceProp::name) says so, else generic.
+// h100 when the GPU's name (cudaDeviceProp::name) says so (its measured rules, then the default
+// rules), else default.
 NamedTable shipped_table_for_gpu(std::string_view gpu_name);
 
 struct LoadedTable {

@@ -45,7 +45,7 @@ struct PointToPointStripe {
 };
 
 struct Table {
-  std::string gpu; // what the table was made for (H100, H200, generic, or what `tune` ran on)
+  std::string gpu; // what the table was measured on (H100, or what `tune` ran on; "any": default rules)
   std::vector<Rule> rules;
   PointToPointStripe point_to_point; // "point_to_point" (optional: these defaults, no striping)
 };

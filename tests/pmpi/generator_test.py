@@ -109,6 +109,39 @@ class GeneratorTest(unittest.TestCase):
         self.assertIn("register_joined_communicator(call.function(), *intercomm, MPI_COMM_SELF);", text)
         self.assertIn("if (profiler == nullptr) [[unlikely]]", text)
 
+    def runtime_outputs(self):
+        spec = SPEC.replace("send=count*datatype large_count", "send=count*datatype large_count runtime")
+        header = HEADER + "int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);"
+        functions = generator.expand(generator.parse_spec(spec), generator.declared_prototypes(header))
+        output = Path(tempfile.mkdtemp())
+        generator.write_outputs(functions, ["p2p", "collective"], output)
+        return output
+
+    def test_a_runtime_function_gets_an_entry_with_the_header_types_and_the_call_tail(self):
+        output = self.runtime_outputs()
+        entries = (output / "runtime_entries.hpp").read_text()
+        self.assertIn("int (*send)(const void * buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, "
+                      "std::uint64_t call_id, std::uint8_t* implementation) = nullptr;", entries)
+        self.assertNotIn("gather", entries)
+        self.assertNotIn("send_c", entries)  # the runtime takes int counts only
+
+    def test_the_runtime_must_implement_each_entry_and_installs_it_by_family_and_name(self):
+        points = (self.runtime_outputs() / "runtime_entry_points.hpp").read_text()
+        self.assertIn("int MPI_Send(const void * buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, "
+                      "std::uint64_t call_id, std::uint8_t* implementation) noexcept;", points)
+        self.assertIn('if (accept("p2p", "send")) {\n    entries.send = entry::MPI_Send;\n  }', points)
+        self.assertNotIn("MPI_Gather", points)
+
+    def test_a_runtime_function_dispatches_through_its_entry_and_its_large_count_variant_does_not(self):
+        wrappers = (self.runtime_outputs() / "wrappers_p2p.cpp").read_text()
+        dispatch = "commlens::pmpi::runtime::run<&commlens::pmpi::RuntimeCallEntries::send, PMPI_Send>"
+        self.assertIn(f"{dispatch}(nullptr, staged_buf, count, datatype, dest, tag, comm)", wrappers)
+        self.assertIn(f"{dispatch}(&call, staged_buf, count, datatype, dest, tag, comm)", wrappers)
+        self.assertIn("commlens::pmpi::collector_hooks().runtime.send == nullptr", wrappers)
+        large_count = wrappers.split("int MPI_Send_c(")[1]
+        self.assertIn("PMPI_Send_c(staged_buf,", large_count)
+        self.assertNotIn("runtime::run", large_count)
+
 
 if __name__ == "__main__":
     unittest.main()

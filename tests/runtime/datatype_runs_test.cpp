@@ -2,8 +2,8 @@
 // against MPI itself: unpacking a stream of 0xFF bytes with the datatype marks exactly the bytes
 // it touches. Also the packing order (the first bytes of a partial receive), the types that are
 // not decoded, and the cap on runs. Host-only, runs without a GPU.
-#include "datatype_runs.hpp"
-#include "message_layout.hpp"
+#include "datatypes/datatype_runs.hpp"
+#include "datatypes/message_layout.hpp"
 
 #include <gtest/gtest.h>
 

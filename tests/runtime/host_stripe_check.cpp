@@ -5,7 +5,7 @@
 // land exactly the other's bytes. Prints "host_stripe_check: ok" from rank 0 when every byte of
 // every call matched, "host_stripe_check: skipped: ..." without a GPU.
 // Usage: mpirun -np 2 host_stripe_check
-#include "host_stripe.hpp"
+#include "transport/host_stripe.hpp"
 
 #include <cuda_runtime.h>
 

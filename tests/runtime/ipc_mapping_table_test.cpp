@@ -1,8 +1,8 @@
-// Which CUDA IPC mappings the runtime keeps and which it closes (runtime/ipc_mapping_table.hpp),
+// Which CUDA IPC mappings the runtime keeps and which it closes (runtime/transport/ipc_mapping_table.hpp),
 // tested on the host: the rules that keep freed peer allocations from staying allocated (49 GB on
 // four ranks sharing an H100 before they existed) and that never close a mapping the call in
 // progress reads through. Bases are made-up addresses: nothing is mapped.
-#include "ipc_mapping_table.hpp"
+#include "transport/ipc_mapping_table.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Where a (count, datatype) message lies in memory, which decides how the runtime moves device
 // buffers: contiguous messages may go as a rendezvous, every other layout is staged by copying
 // its span. Host-only, runs without a GPU.
-#include "message_layout.hpp"
+#include "datatypes/message_layout.hpp"
 
 #include <gtest/gtest.h>
 

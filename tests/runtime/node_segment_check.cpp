@@ -4,7 +4,7 @@
 // from overwriting its slot before the slow ones have read it. Ranks sleep at random to shuffle
 // arrival order. Prints "node_segment_check: ok" from rank 0 and exits 0 when all rounds matched.
 // Usage: node_segment_check ROUNDS
-#include "node_segment.hpp"
+#include "transport/node_segment.hpp"
 
 #include <cstdio>
 #include <cstdlib>

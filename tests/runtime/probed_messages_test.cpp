@@ -3,8 +3,8 @@
 // in the order MPI would deliver it, and hand out message handles MPI_Mrecv can redeem. One MPI
 // process sends to itself; "headers" here are 128-byte messages that start with a marker and name
 // a size, so no GPU is needed.
-#include "completed_request.hpp"
-#include "probed_messages.hpp"
+#include "point_to_point/completed_request.hpp"
+#include "point_to_point/probed_messages.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Which MPI datatype/op pairs the runtime's kernels take: exactly MPI's predefined pairs it has a
 // kernel for, and 16-bit floats named by the datatype hint; everything else goes to the baseline
 // with a reason. Host-only, runs without a GPU (a singleton MPI process, for the named datatypes).
-#include "mpi_reduction_map.hpp"
+#include "device/mpi_reduction_map.hpp"
 
 #include <gtest/gtest.h>
 

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -216,10 +217,33 @@ TEST(ShippedTables, ReproduceTheFixedRulesOnEveryShape) {
 
 TEST(ShippedTables, AreChosenByTheGpuName) {
   EXPECT_EQ(shipped_table_for_gpu("NVIDIA H100 80GB HBM3").name, "h100");
-  EXPECT_EQ(shipped_table_for_gpu("NVIDIA H200").name, "h200");
-  EXPECT_EQ(shipped_table_for_gpu("NVIDIA A100-SXM4-80GB").name, "generic");
-  EXPECT_EQ(shipped_table_for_gpu("").name, "generic");
   EXPECT_EQ(shipped_table_for_gpu("NVIDIA H100").table.gpu, "H100");
+  // No table was measured on these: the default rules alone.
+  EXPECT_EQ(shipped_table_for_gpu("NVIDIA H200").name, "default");
+  EXPECT_EQ(shipped_table_for_gpu("NVIDIA A100-SXM4-80GB").name, "default");
+  EXPECT_EQ(shipped_table_for_gpu("").name, "default");
+  EXPECT_EQ(shipped_table_for_gpu("").table.gpu, "any");
+}
+
+// A GPU's table holds what was measured on it, each rule naming its measurement; the default rules
+// follow for the shapes the measurements do not cover.
+TEST(ShippedTables, AMeasuredTableNamesItsMeasurementsAndFallsBackToTheDefaultRules) {
+  const Table h100 = shipped_table_for_gpu("NVIDIA H100 80GB HBM3").table;
+  const Table defaults = shipped_table_for_gpu("").table;
+  ASSERT_GT(h100.rules.size(), defaults.rules.size());
+  const std::size_t measured = h100.rules.size() - defaults.rules.size();
+  for (std::size_t index = 0; index < measured; ++index) {
+    EXPECT_TRUE(h100.rules[index].why.starts_with("measured on one H100")) << h100.rules[index].why;
+  }
+  EXPECT_TRUE(h100.point_to_point.why.starts_with("measured on one H100")) << h100.point_to_point.why;
+  EXPECT_TRUE(std::equal(defaults.rules.begin(), defaults.rules.end(), h100.rules.begin() + measured));
+  for (const Rule& rule : defaults.rules) {
+    EXPECT_EQ(rule.why.find("measured"), std::string::npos) << rule.why;
+  }
+  // Ranks sharing one GPU up to 256 MiB: the measured rule; beyond it, the default rules.
+  EXPECT_EQ(choose(h100, "h100", {4, 1, false, 256u << 20}, {}).source, "table:h100 rule 1");
+  EXPECT_EQ(choose(h100, "h100", {4, 1, false, (256u << 20) + 1}, {}).source,
+            "table:h100 rule " + std::to_string(measured + 1));
 }
 
 class TableFile : public ::testing::Test {
@@ -241,13 +265,13 @@ TEST_F(TableFile, AGoodFileIsUsedAndNamed) {
 
 TEST_F(TableFile, ABadOrMissingFileLeavesTheShippedTableWithTheReason) {
   write(table_with_rule(R"({"algorithm": "four_shot"})"));
-  const LoadedTable bad = load_table("NVIDIA H200", path.string());
-  EXPECT_EQ(bad.named.name, "h200");
+  const LoadedTable bad = load_table("NVIDIA H100", path.string());
+  EXPECT_EQ(bad.named.name, "h100");
   EXPECT_NE(bad.problem.find("rules[0].algorithm"), std::string::npos) << bad.problem;
-  EXPECT_EQ(bad.description, "shipped:h200 (file " + path.string() + " rejected: " + bad.problem + ")");
+  EXPECT_EQ(bad.description, "shipped:h100 (file " + path.string() + " rejected: " + bad.problem + ")");
   std::filesystem::remove(path);
   const LoadedTable missing = load_table("", path.string());
-  EXPECT_EQ(missing.named.name, "generic");
+  EXPECT_EQ(missing.named.name, "default");
   EXPECT_EQ(missing.problem, "cannot be read");
 }
 

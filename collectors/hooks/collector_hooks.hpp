@@ -1,0 +1,78 @@
+#pragma once
+// Where the other collectors (MPI_T in collectors/mpit, CUDA in collectors/cupti) attach to the
+// PMPI wrappers without the wrappers knowing them: each collector, started from lifecycle.cpp after
+// the profiler, fills its own slot. An empty slot costs one load and a branch.
+#include "commlens/profiler/event_record.hpp"
+#include "mpi_header.hpp"
+#include "runtime_entries.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace commlens::pmpi {
+
+struct CollectorSlot {
+  // Around the PMPI call of every recorded wrapper (CUDA: push/pop the external correlation id;
+  // MPI_T: sample at the boundaries of chosen functions).
+  void (*call_enter)(std::uint64_t call_id, FunctionId function) noexcept = nullptr;
+  // end_ticks: the call's own end timestamp, so a hook needs no clock read of its own.
+  void (*call_exit)(std::uint64_t call_id, FunctionId function, std::uint64_t end_ticks) noexcept = nullptr;
+  // After a communicator is registered (its job-wide id known) and before one is freed.
+  void (*communicator_created)(MPI_Comm comm, std::int64_t id) = nullptr;
+  void (*communicator_freed)(MPI_Comm comm) = nullptr;
+  // At MPI_Finalize, before the profiler stops (final samples, flush of activity buffers).
+  void (*finalize)() = nullptr;
+};
+
+enum class Collector { Mpit = 0, Cuda = 1, Runtime = 2 };
+inline constexpr int kCollectorSlots = 3;
+
+enum class RequestWork : std::uint8_t { None, Nonblocking, Persistent };
+
+// The GPU collective runtime (runtime/, inside libcommlens_cuda.so) fills these when COMMLENS_RUNTIME
+// is on or ab: an entry per `runtime` function of mpi_functions.spec (RuntimeCallEntries, generated
+// into runtime_entries.hpp), and the completion of the requests those entries posted.
+struct RuntimeEntries : RuntimeCallEntries {
+  // A wait/test call completed the request that had this handle_key: the runtime finishes what it
+  // posted under it (a staged receive's copy to the device, a rendezvous) and may correct the
+  // status. Returns MPI_SUCCESS or the error the request ends with.
+  int (*finish_request)(std::uint64_t request_key, MPI_Status* status) = nullptr;
+  // MPI_Request_free of such a request, once MPI no longer uses what the runtime posted under it.
+  void (*request_freed)(std::uint64_t request_key) = nullptr;
+  // What the runtime posted under the request that its completion must finish (detached_requests.hpp
+  // keeps such a request when the program frees it in flight).
+  RequestWork (*tracks)(std::uint64_t request_key) = nullptr;
+};
+
+// What host staging of device buffers needs from CUDA (device_staging.hpp), filled by the runtime
+// when it is on and the MPI library is not CUDA-aware; copy null: no staging. Every function is
+// safe to call from any thread.
+struct DeviceStagingOps {
+  // Whether the buffer is plain device memory that a host-only MPI cannot read.
+  bool (*on_device)(const void* buffer) noexcept = nullptr;
+  // The device allocation holding the buffer: its start and size.
+  bool (*allocation)(const void* buffer, const void** base, std::size_t* bytes) noexcept = nullptr;
+  void* (*allocate_pinned)(std::size_t bytes) noexcept = nullptr;
+  void (*free_pinned)(void* memory) noexcept = nullptr;
+  // A copy ordered after the program's work on the legacy default stream, done when it returns.
+  bool (*copy)(void* destination, const void* source, std::size_t bytes) noexcept = nullptr;
+};
+
+struct CollectorHooks {
+  CollectorSlot slots[kCollectorSlots];
+  RuntimeEntries runtime;
+  DeviceStagingOps staging;
+  // Where a user buffer lives; null means host memory (no CUDA collector).
+  BufferLocation (*buffer_location)(const void* buffer) noexcept = nullptr;
+};
+
+inline CollectorHooks& collector_hooks() noexcept {
+  static CollectorHooks hooks;
+  return hooks;
+}
+
+inline CollectorSlot& collector_slot(Collector collector) noexcept {
+  return collector_hooks().slots[static_cast<int>(collector)];
+}
+
+} // namespace commlens::pmpi

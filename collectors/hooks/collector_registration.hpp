@@ -1,0 +1,29 @@
+#pragma once
+// How a collector joins libcommlens.so's MPI_Init and MPI_Finalize (collectors/pmpi/lifecycle.cpp)
+// without the PMPI collector naming it: each collector linked into the library gives one
+// CollectorLifecycle, and collectors/linked_collectors.cpp lists them. During the run a collector
+// reaches the calls through its slot in collector_hooks.hpp.
+#include "commlens/profiler/profiler.hpp"
+
+#include <span>
+
+namespace commlens::pmpi {
+
+struct CollectorLifecycle {
+  const char* name;
+  // Before PMPI_Init or PMPI_Init_thread, with the thread level asked for (MPI_T must be
+  // initialised before MPI: collectors/mpit/mpit_collector.hpp says why).
+  void (*before_mpi_init)(int required_thread_level) = nullptr;
+  // In MPI_Init once the profiler runs and the clocks are aligned, in the order of the list
+  // (required; the others may stay null).
+  void (*start)(Profiler& profiler, std::span<const FunctionDescription> functions) = nullptr;
+  // MPI_Init when the profiler did not start in this process: undoes before_mpi_init.
+  void (*not_started)() = nullptr;
+  // MPI_Finalize, after every slot's finalize and before the profiler stops.
+  void (*finished)() = nullptr;
+};
+
+// Every collector linked into libcommlens.so besides the PMPI collector, in start order.
+std::span<const CollectorLifecycle> linked_collectors();
+
+} // namespace commlens::pmpi

@@ -1,0 +1,24 @@
+// The collectors libcommlens.so links besides the PMPI collector, as its lifecycle sees them
+// (collector_registration.hpp): the MPI_T collector, and the loader of libcommlens_cuda.so (the
+// CUDA collectors and the GPU runtime).
+#include "collector_registration.hpp"
+#include "cuda_plugin_loader.hpp"
+#include "mpit_collector.hpp"
+
+namespace commlens::pmpi {
+
+std::span<const CollectorLifecycle> linked_collectors() {
+  static constexpr CollectorLifecycle kCollectors[] = {
+      {.name = "mpit",
+       .before_mpi_init = mpit::initialise_mpit_before_mpi,
+       .start = mpit::start_mpit_collector,
+       .not_started = mpit::release_mpit_without_collector},
+      {.name = "cuda",
+       .start = [](Profiler& profiler,
+                   std::span<const FunctionDescription>) { start_cuda_collectors(profiler); },
+       .finished = stop_runtime_channel},
+  };
+  return kCollectors;
+}
+
+} // namespace commlens::pmpi

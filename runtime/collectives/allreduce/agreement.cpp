@@ -1,0 +1,235 @@
+// The IPC allreduce's first stage (ipc_stages.hpp): publish, agree, map the peers' buffers.
+#include "collectives/allreduce/ipc_stages.hpp"
+#include "selection_thresholds.hpp"
+#include "transport/device_buffer.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <span>
+#include <string>
+
+namespace commlens::runtime::ipc {
+
+namespace {
+
+// Why a rank cannot take the runtime path; published in its slot so every rank reports the same.
+enum class Decline : std::int32_t {
+  None = 0,
+  HostBuffer,
+  ManagedBuffer,
+  OtherDevice,
+  NotExportable,
+  StreamError,
+  Misaligned
+};
+
+const char* decline_text(Decline decline) {
+  switch (decline) {
+  case Decline::HostBuffer:
+    return "host buffer";
+  case Decline::ManagedBuffer:
+    return "managed (unified) memory buffer";
+  case Decline::OtherDevice:
+    return "buffers on different GPUs, or not on the current one";
+  case Decline::NotExportable:
+    return "buffer not exportable through CUDA IPC (e.g. a stream-ordered pool allocation)";
+  case Decline::StreamError:
+    return "CUDA error while waiting for the buffer's producers";
+  case Decline::Misaligned:
+    return "buffer not aligned to its element type (the kernels load whole elements)";
+  case Decline::None:
+    break;
+  }
+  return "";
+}
+
+Decline publish(IpcHandleCache& cache, const void* pointer, std::size_t element_bytes,
+                PublishedBuffer* published, int* device) {
+  const BufferQuery query = query_buffer(pointer);
+  if (query.kind != BufferKind::Device) {
+    return query.kind == BufferKind::Managed ? Decline::ManagedBuffer : Decline::HostBuffer;
+  }
+  if (reinterpret_cast<std::uintptr_t>(pointer) % element_bytes != 0) {
+    return Decline::Misaligned;
+  }
+  int current = -1;
+  cudaGetDevice(&current);
+  if (query.device.device != current || (*device >= 0 && *device != query.device.device)) {
+    return Decline::OtherDevice;
+  }
+  *device = query.device.device;
+  published->offset = static_cast<std::uint64_t>(static_cast<const char*>(pointer) -
+                                                 static_cast<const char*>(query.device.base));
+  int error = 0;
+  return cache.export_handle(query.device.base, query.device.buffer_id, published, &error)
+             ? Decline::None
+             : Decline::NotExportable;
+}
+
+Decline prepare_local(IpcHandleCache& cache, const AllreduceArguments& args, RankSlot& mine) {
+  int device = -1;
+  const void* input = args.sendbuf == MPI_IN_PLACE ? args.recvbuf : args.sendbuf;
+  const std::size_t element_bytes = element_size(args.reduction.type);
+  Decline decline = publish(cache, input, element_bytes, &mine.input, &device);
+  if (decline == Decline::None) {
+    decline = publish(cache, args.recvbuf, element_bytes, &mine.output, &device);
+  }
+  cache.publish_freed_exports(&mine.freed);
+  // The buffers' producers may still run on the legacy default stream (or streams synchronising
+  // with it): peers read this memory directly, so wait for them first.
+  if (decline == Decline::None && !wait_for_legacy_stream()) {
+    decline = Decline::StreamError;
+  }
+  return decline;
+}
+
+// What a first use of peer buffers would cost, against the host path (selection_thresholds.hpp).
+bool host_path_is_faster(std::size_t unmapped, std::uint64_t bytes, const IpcHandleCache& cache) {
+  return cache.opening_costs_more(unmapped, tuning::kHostPathFixedNs + tuning::kHostPathNsPerByte * bytes);
+}
+
+std::string first_decline(CommunicatorEngine& engine) {
+  for (int rank = 0; rank < engine.size(); ++rank) {
+    const RankSlot& slot = engine.segment().slot(rank);
+    if (slot.device_ok == 0) {
+      return "rank " + std::to_string(rank) + ": " + decline_text(static_cast<Decline>(slot.decline));
+    }
+  }
+  return {};
+}
+
+// Whose buffers this rank maps for an algorithm: one-shot needs only the GPU leaders to see
+// buffers (every input, and the outputs of the ranks on the leader's GPU); reduce-to-leader has
+// the node leader load every input and every other rank load the leader's output; two-shot has
+// every rank load every input and output.
+bool maps_input(const CommunicatorEngine& engine, IpcAlgorithm algorithm) {
+  switch (algorithm) {
+  case IpcAlgorithm::TwoShot:
+    return true;
+  case IpcAlgorithm::ReduceToNodeLeader:
+    return engine.rank() == 0;
+  default:
+    return engine.leads_my_gpu();
+  }
+}
+
+bool maps_output(const CommunicatorEngine& engine, IpcAlgorithm algorithm, int peer) {
+  switch (algorithm) {
+  case IpcAlgorithm::TwoShot:
+    return true;
+  case IpcAlgorithm::ReduceToNodeLeader:
+    return engine.rank() != 0 && peer == 0;
+  default:
+    return engine.leads_my_gpu() &&
+           std::ranges::find(engine.ranks_on_my_gpu(), peer) != engine.ranks_on_my_gpu().end();
+  }
+}
+
+// The peers' buffers this rank needs for the algorithm, mapped (cached), or, when some are not
+// mapped yet and the host path is faster than opening them, queued for the worker (kMapDeferred).
+MapState map_peer_buffers(CommunicatorEngine& engine, IpcHandleCache& cache, const AllreduceArguments& args,
+                          IpcAlgorithm algorithm, PeerBuffers& buffers, IpcResult& result) {
+  const int me = engine.rank();
+  buffers.inputs[me] = const_cast<void*>(args.sendbuf == MPI_IN_PLACE ? args.recvbuf : args.sendbuf);
+  buffers.outputs[me] = args.recvbuf;
+  struct Needed {
+    void** local;
+    const PublishedBuffer* buffer;
+    std::int32_t pid;
+  };
+  std::array<Needed, 2 * kMaxRanks> needs{}; // every call runs this: no allocation
+  std::size_t count = 0;
+  for (int peer = 0; peer < engine.size(); ++peer) {
+    const RankSlot& slot = engine.segment().slot(peer);
+    if (peer != me && maps_input(engine, algorithm)) {
+      needs[count++] = {&buffers.inputs[peer], &slot.input, slot.pid};
+    }
+    if (peer != me && maps_output(engine, algorithm, peer)) {
+      needs[count++] = {&buffers.outputs[peer], &slot.output, slot.pid};
+    }
+  }
+  const std::span<const Needed> needed(needs.data(), count);
+  if (args.background_opens) {
+    using Readiness = IpcHandleCache::Readiness;
+    std::size_t unmapped = 0;
+    bool refused = false; // the worker could not open one: this call opens it (and may retry)
+    for (const Needed& need : needed) {
+      const Readiness readiness = cache.readiness(need.pid, *need.buffer);
+      unmapped += readiness != Readiness::Mapped ? 1 : 0;
+      refused = refused || readiness == Readiness::RefusedInBackground;
+    }
+    const std::uint64_t bytes = static_cast<std::uint64_t>(args.count) * element_size(args.reduction.type);
+    if (unmapped > 0 && !refused && host_path_is_faster(unmapped, bytes, cache)) {
+      int device = 0;
+      cudaGetDevice(&device);
+      for (const Needed& need : needed) {
+        cache.open_later(need.pid, *need.buffer, device);
+      }
+      return kMapDeferred;
+    }
+  }
+  const std::uint64_t epoch = cache.call_epoch();
+  for (const Needed& need : needed) {
+    int error = 0;
+    bool opened = false;
+    *need.local = cache.map(need.pid, *need.buffer, epoch, &opened, &error);
+    result.ipc_opens += opened ? 1 : 0;
+    if (*need.local == nullptr) {
+      return kMapFailed;
+    }
+  }
+  return kMapped;
+}
+
+} // namespace
+
+bool agree_and_map(CommunicatorEngine& engine, IpcHandleCache& cache, const AllreduceArguments& args,
+                   IpcAlgorithm algorithm, PeerBuffers& buffers, IpcResult& result) {
+  const int me = engine.rank();
+  NodeSegment& segment = engine.segment();
+  RankSlot& mine = segment.slot(me);
+  const Decline decline = prepare_local(cache, args, mine);
+  mine.pid = static_cast<std::int32_t>(getpid());
+  mine.device_ok = decline == Decline::None ? 1 : 0;
+  mine.decline = static_cast<std::int32_t>(decline);
+  segment.barrier(engine.next_barrier());
+  for (int peer = 0; peer < engine.size(); ++peer) {
+    if (peer != me) {
+      cache.close_freed(segment.slot(peer).pid, segment.slot(peer).freed);
+    }
+  }
+  result.reason = first_decline(engine);
+  bool ok = result.reason.empty();
+  if (ok) {
+    mine.mapped_ok = map_peer_buffers(engine, cache, args, algorithm, buffers, result);
+    segment.barrier(engine.next_barrier());
+    for (int peer = 0; peer < engine.size() && ok; ++peer) {
+      if (segment.slot(peer).mapped_ok == kMapFailed) {
+        result.reason = "rank " + std::to_string(peer) + ": cudaIpcOpenMemHandle failed";
+        ok = false;
+      }
+    }
+    for (int peer = 0; peer < engine.size() && ok; ++peer) {
+      if (segment.slot(peer).mapped_ok == kMapDeferred) {
+        result.reason = kFirstUseReason;
+        ok = false;
+      }
+    }
+  }
+  if (args.vote != MPI_COMM_NULL) {
+    int here = ok ? 1 : 0, everywhere = 0;
+    PMPI_Allreduce(&here, &everywhere, 1, MPI_INT, MPI_MIN, args.vote);
+    if (everywhere == 0 && ok) {
+      result.reason = "a rank on another node cannot take the call";
+      ok = false;
+    }
+  }
+  if (!ok) {
+    segment.barrier(engine.next_barrier()); // slots stay readable until everyone has looked
+  }
+  return ok;
+}
+
+} // namespace commlens::runtime::ipc

@@ -1,0 +1,90 @@
+#include "engine/runtime_records.hpp"
+
+namespace commlens::runtime {
+
+namespace {
+constexpr std::size_t kBatchRows = 256;
+constexpr Implementation kImplementations[] = {
+    Implementation::Mpi,          Implementation::MpiHostStaged,  Implementation::TwoShot,
+    Implementation::OneShot,      Implementation::OneShotStriped, Implementation::SharedGpu,
+    Implementation::Hierarchical, Implementation::IpcRendezvous};
+} // namespace
+
+const char* implementation_name(Implementation implementation) noexcept {
+  switch (implementation) {
+  case Implementation::MpiHostStaged:
+    return "mpi:host_staged";
+  case Implementation::TwoShot:
+    return "runtime:two_shot";
+  case Implementation::OneShot:
+    return "runtime:one_shot";
+  case Implementation::OneShotStriped:
+    return "runtime:one_shot_striped";
+  case Implementation::SharedGpu:
+    return "runtime:shared_gpu";
+  case Implementation::Hierarchical:
+    return "runtime:hierarchical";
+  case Implementation::IpcRendezvous:
+    return "runtime:ipc_rendezvous";
+  case Implementation::Mpi:
+    break;
+  }
+  return "mpi";
+}
+
+RuntimeRecords::RuntimeRecords(const pmpi::CudaPluginHost& host) : host_(host) {
+  std::vector<std::vector<SqlValue>> names;
+  for (const Implementation implementation : kImplementations) {
+    names.push_back(
+        {std::int64_t{static_cast<int>(implementation)}, std::string(implementation_name(implementation))});
+  }
+  host_.store_rows("INSERT OR IGNORE INTO implementations (id, name) VALUES (?, ?)", std::move(names));
+}
+
+void RuntimeRecords::add(RuntimeOp op) {
+  if (op.call_id == 0) {
+    return;
+  }
+  const auto relative = [&](std::uint64_t ns) {
+    return static_cast<std::int64_t>(ns) - static_cast<std::int64_t>(host_.init_ns);
+  };
+  std::vector<SqlValue> row{std::int64_t{host_.run_rank},
+                            static_cast<std::int64_t>(op.call_id),
+                            std::int64_t{op.function},
+                            op.comm_id >= 0 ? SqlValue{op.comm_id} : SqlValue{},
+                            relative(op.start_ns),
+                            relative(op.end_ns),
+                            std::int64_t{static_cast<int>(op.implementation)},
+                            std::string(op.algorithm),
+                            std::string(op.decision),
+                            op.reason.empty() ? SqlValue{} : SqlValue{std::move(op.reason)},
+                            static_cast<std::int64_t>(op.bytes),
+                            static_cast<std::int64_t>(op.bytes_peer),
+                            static_cast<std::int64_t>(op.bytes_host),
+                            std::int64_t{op.ipc_opens},
+                            std::int64_t{op.chunks},
+                            std::int64_t{op.streams},
+                            op.decision_source.empty() ? SqlValue{}
+                                                       : SqlValue{std::move(op.decision_source)}};
+  std::lock_guard lock(mutex_);
+  rows_.push_back(std::move(row));
+  if (rows_.size() >= kBatchRows) {
+    store_locked();
+  }
+}
+
+void RuntimeRecords::flush() {
+  std::lock_guard lock(mutex_);
+  store_locked();
+}
+
+void RuntimeRecords::store_locked() {
+  if (!rows_.empty()) {
+    std::vector<std::vector<SqlValue>> batch;
+    batch.swap(rows_);
+    host_.store_rows("INSERT INTO runtime_ops VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     std::move(batch));
+  }
+}
+
+} // namespace commlens::runtime

@@ -1,0 +1,119 @@
+#include "plugin/runtime_plugin.hpp"
+
+#include "plugin/runtime_state.hpp"
+#include "runtime_entry_points.hpp"
+#include "transport/device_buffer.hpp"
+#include "transport/host_staging.hpp"
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string_view>
+
+namespace commlens::runtime {
+
+namespace {
+
+void forget_communicator(MPI_Comm comm) {
+  runtime_state().engines.forget(comm);
+  if (runtime_state().p2p) {
+    runtime_state().p2p->forget(comm);
+  }
+}
+
+void finish() {
+  RuntimeState& state = runtime_state();
+  pmpi::CollectorHooks& hooks = *state.host.hooks;
+  hooks.runtime = {};
+  hooks.staging = {};
+  hooks.slots[static_cast<int>(pmpi::Collector::Runtime)] = {};
+  if (state.p2p) {
+    state.p2p->finalize(); // waits for its rendezvous replies while the channel is still open
+  }
+  state.records->flush();
+  const IpcCacheStats stats = state.cache.stats();
+  state.host.set_run_value("runtime_ipc_cache",
+                           fmt::format("hits={} misses={} evictions={} open_ms={:.3f} background_opens={}",
+                                       stats.hits, stats.misses, stats.evictions, stats.open_ns / 1e6,
+                                       stats.background_opens));
+  state.engines.clear();
+  state.cache.close_all();
+  const IpcCacheStats closed = state.cache.stats();
+  state.host.set_run_value("runtime_ipc_memory",
+                           fmt::format("peak {:.1f} MiB mapped, {:.1f} MiB after finalize",
+                                       stats.peak_mapped_bytes / 1048576.0, closed.mapped_bytes / 1048576.0));
+}
+
+// The name of the GPU the shipped table is picked for (device 0: the nodes are assumed to hold one
+// kind of GPU, as every rank must pick the same table); empty without one.
+std::string gpu_name() {
+  cudaDeviceProp properties{};
+  return cudaGetDeviceProperties(&properties, 0) == cudaSuccess ? std::string(properties.name)
+                                                                : std::string();
+}
+
+// The tuning table and the settings that override it; a bad COMMLENS_RUNTIME_TUNING file is said
+// once (rank 0) and the shipped table used, and the run table says which table ran either way.
+void load_tuning(RuntimeState& state, const pmpi::CudaPluginHost& host) {
+  tuning::LoadedTable loaded = tuning::load_table(gpu_name(), host.runtime_tuning_file);
+  if (!loaded.problem.empty() && host.world_rank == 0) {
+    fmt::print(stderr, "commlens: COMMLENS_RUNTIME_TUNING={}: {}; using the shipped table ({})\n",
+               host.runtime_tuning_file, loaded.problem, loaded.named.name);
+  }
+  host.set_run_value("runtime_tuning", loaded.description);
+  state.tuning = std::move(loaded.named);
+  // config.cpp accepted only auto or an algorithm's name.
+  state.tuning_settings = {tuning::parse_algorithm(host.runtime_algorithm), host.runtime_host_percent};
+}
+
+} // namespace
+
+const char* start_runtime(const pmpi::CudaPluginHost& host) {
+  if (host.runtime == RuntimeMode::Off) {
+    return nullptr;
+  }
+  RuntimeState& state = runtime_state();
+  state.host = host;
+  state.mode = host.runtime;
+  state.cuda_aware = mpi_is_cuda_aware();
+  state.records = std::make_unique<RuntimeRecords>(state.host);
+  use_location_cache(host.hooks->buffer_location); // set by the CUDA collector, which starts first
+  load_tuning(state, host);
+  if (host.runtime_channel != nullptr) {
+    state.p2p = std::make_unique<PointToPoint>(
+        state.host, state.mode, state.cache, *state.records,
+        StripeSettings{state.tuning.table.point_to_point, state.tuning_settings.host_percent});
+  }
+  // The `runtime` functions of mpi_functions.spec: point-to-point when its channel is open (the
+  // core opens it when COMMLENS_RUNTIME_COLLECTIVES names p2p), each collective when named there.
+  const auto& collectives = host.runtime_collectives;
+  pmpi::RuntimeEntries& entries = host.hooks->runtime;
+  install_runtime_entries(entries, [&](std::string_view family, std::string_view entry_name) {
+    return family == "p2p"
+               ? state.p2p != nullptr
+               : std::find(collectives.begin(), collectives.end(), entry_name) != collectives.end();
+  });
+  if (state.p2p) {
+    entries.finish_request = [](std::uint64_t request_key, MPI_Status* status) {
+      return runtime_state().p2p->finish_request(request_key, status);
+    };
+    entries.request_freed = [](std::uint64_t request_key) {
+      runtime_state().p2p->request_freed(request_key);
+    };
+    entries.tracks = [](std::uint64_t request_key) { return runtime_state().p2p->tracks(request_key); };
+  }
+  // Every other call that takes a buffer stages its device buffers through host memory
+  // (collectors/pmpi/device_staging.hpp): a library that is not CUDA-aware would crash on them.
+  if (!state.cuda_aware) {
+    host.hooks->staging = device_staging_ops();
+  }
+  host.hooks->slots[static_cast<int>(pmpi::Collector::Runtime)] = {nullptr, nullptr, nullptr,
+                                                                   forget_communicator, finish};
+  host.set_run_value("runtime", host.runtime == RuntimeMode::AB ? "ab" : "on");
+  host.set_run_value("runtime_baseline",
+                     state.cuda_aware ? "pmpi (CUDA-aware MPI)" : "host staging (MPI not CUDA-aware)");
+  return nullptr;
+}
+
+} // namespace commlens::runtime

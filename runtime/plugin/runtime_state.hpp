@@ -1,0 +1,32 @@
+#pragma once
+// What the runtime holds for the whole process between its start and MPI_Finalize: the host table,
+// the mode, the engines per communicator, the IPC handle cache, the runtime_ops records, the tuning
+// table, and the point-to-point runtime when it is on. The entries (allreduce_entry.cpp,
+// p2p_entries.cpp) reach it through runtime_state(); the layers below get what they need passed in.
+#include "engine/communicator_engine.hpp"
+#include "engine/runtime_records.hpp"
+#include "point_to_point/point_to_point.hpp"
+#include "shipped_tables.hpp"
+#include "transport/ipc_handle_cache.hpp"
+
+#include "commlens/profiler/config.hpp"
+
+#include <memory>
+
+namespace commlens::runtime {
+
+struct RuntimeState {
+  pmpi::CudaPluginHost host; // a copy: the core's table lives only during the plugin's start
+  RuntimeMode mode = RuntimeMode::Off;
+  bool cuda_aware = false;
+  EngineRegistry engines;
+  IpcHandleCache cache{128};
+  std::unique_ptr<RuntimeRecords> records;
+  tuning::NamedTable tuning;              // the table the algorithm choice reads (runtime_plugin.cpp)
+  tuning::ChoiceSettings tuning_settings; // COMMLENS_RUNTIME_ALGORITHM, COMMLENS_RUNTIME_HOST_PERCENT
+  std::unique_ptr<PointToPoint> p2p;      // COMMLENS_RUNTIME_COLLECTIVES names p2p
+};
+
+RuntimeState& runtime_state();
+
+} // namespace commlens::runtime
