@@ -143,8 +143,8 @@ Profiler* start_on_every_rank(ProcessIdentity identity) {
   return everywhere != 0 ? profiler : nullptr;
 }
 
-// init_began/init_ended: ticks around PMPI_Init(_thread), stored as the MPI_Init call.
-void start_profiling(int thread_level, FunctionId init_function, std::uint64_t init_began,
+// init_began/init_ended: clocks around PMPI_Init(_thread), stored as the MPI_Init call.
+void start_profiling(int thread_level, FunctionId init_function, ClockReading init_began,
                      std::uint64_t init_ended) {
   const std::uint64_t began = monotonic_ns();
   ProcessIdentity identity;
@@ -155,7 +155,8 @@ void start_profiling(int thread_level, FunctionId init_function, std::uint64_t i
   identity.spawned = parent != MPI_COMM_NULL;
   identity.host = host_name();
   identity.pid = static_cast<long>(getpid());
-  identity.mpi_init_ticks = init_began;
+  identity.mpi_init_ticks = init_began.ticks;
+  identity.mpi_init_ns = init_began.ns;
   Profiler* profiler = start_on_every_rank(identity);
   if (profiler == nullptr) {
     commlens::mpit::release_mpit_without_collector();
@@ -164,7 +165,7 @@ void start_profiling(int thread_level, FunctionId init_function, std::uint64_t i
   profiler->inside_mpi().set_concurrent(thread_level == MPI_THREAD_MULTIPLE);
   start_request_tracker();
   start_communicator_registry(*profiler);
-  record_lifecycle_call(*profiler, init_function, MPI_COMM_WORLD, init_began, init_ended);
+  record_lifecycle_call(*profiler, init_function, MPI_COMM_WORLD, init_began.ticks, init_ended);
   register_joined_communicator(fn::MPI_Comm_get_parent, parent, MPI_COMM_WORLD);
   store_run_values(*profiler, thread_level);
   commlens::mpit::start_mpit_collector(*profiler, function_descriptions());
@@ -253,7 +254,7 @@ using commlens::pmpi::CallRecording;
 
 extern "C" COMMLENS_EXPORT int MPI_Init(int* argc, char*** argv) {
   commlens::mpit::initialise_mpit_before_mpi(MPI_THREAD_SINGLE);
-  const std::uint64_t began = commlens::now_ticks();
+  const commlens::ClockReading began = commlens::read_clocks();
   const int rc = PMPI_Init(argc, argv);
   const std::uint64_t ended = commlens::now_ticks();
   if (rc == MPI_SUCCESS) {
@@ -266,7 +267,7 @@ extern "C" COMMLENS_EXPORT int MPI_Init(int* argc, char*** argv) {
 
 extern "C" COMMLENS_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   commlens::mpit::initialise_mpit_before_mpi(required);
-  const std::uint64_t began = commlens::now_ticks();
+  const commlens::ClockReading began = commlens::read_clocks();
   const int rc = PMPI_Init_thread(argc, argv, required, provided);
   const std::uint64_t ended = commlens::now_ticks();
   if (rc == MPI_SUCCESS) {
