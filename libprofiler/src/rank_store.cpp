@@ -102,7 +102,7 @@ void RankStore::close() {
   db_.close();
 }
 
-void RankStore::insert_chunk(int thread, std::size_t count, const std::vector<std::uint8_t>& records) {
+void RankStore::insert_chunk(int thread, std::size_t count, std::span<const std::uint8_t> records) {
   insert_chunk_.bind(1, std::int64_t{thread}).bind(2, static_cast<std::int64_t>(count));
   sqlite3_bind_blob(insert_chunk_.get(), 3, records.data(), static_cast<int>(records.size()), SQLITE_STATIC);
   insert_chunk_.run();

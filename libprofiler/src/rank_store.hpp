@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,7 +57,7 @@ public:
   void begin() { db_.exec("BEGIN"); }
   void commit() { db_.exec("COMMIT"); }
 
-  void insert_chunk(int thread, std::size_t count, const std::vector<std::uint8_t>& records);
+  void insert_chunk(int thread, std::size_t count, std::span<const std::uint8_t> records);
   void replace_call_stats(const std::vector<CallStatsRow>& rows);
   void replace_thread_stats(const std::vector<ThreadStatsRow>& rows);
   void replace_run_values(const std::map<std::string, std::string>& values);

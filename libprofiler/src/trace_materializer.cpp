@@ -67,13 +67,24 @@ std::int64_t TraceMaterializer::comm_id_of(std::uint32_t index) const {
 
 std::uint64_t TraceMaterializer::run(TraceRowWriter& out) {
   load_context();
-  auto chunks =
-      db_.prepare(fmt::format("SELECT thread, records FROM {}.trace_chunks ORDER BY thread, id", schema_));
+  // The chunks' order first, without their records (an ORDER BY over the BLOBs would sort them
+  // all in memory), then each chunk by its id.
+  std::vector<std::pair<std::int64_t, std::int64_t>> order; // (thread, id)
+  auto ids = db_.prepare(fmt::format("SELECT thread, id FROM {}.trace_chunks", schema_));
+  while (ids.step()) {
+    order.emplace_back(ids.column_int64(0), ids.column_int64(1));
+  }
+  std::sort(order.begin(), order.end());
+  auto chunk = db_.prepare(fmt::format("SELECT records FROM {}.trace_chunks WHERE id = ?", schema_));
   std::uint64_t records = 0;
-  while (chunks.step()) {
-    const auto* data = static_cast<const std::uint8_t*>(sqlite3_column_blob(chunks.get(), 1));
-    const auto size = static_cast<std::size_t>(sqlite3_column_bytes(chunks.get(), 1));
-    records += store_chunk(out, static_cast<int>(chunks.column_int64(0)), {data, size});
+  for (const auto& [thread, id] : order) {
+    chunk.bind(1, id);
+    if (chunk.step()) {
+      const auto* data = static_cast<const std::uint8_t*>(sqlite3_column_blob(chunk.get(), 0));
+      const auto size = static_cast<std::size_t>(sqlite3_column_bytes(chunk.get(), 0));
+      records += store_chunk(out, static_cast<int>(thread), {data, size});
+    }
+    chunk.reset();
   }
   out.flush();
   return records;
