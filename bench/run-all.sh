@@ -6,7 +6,7 @@ here=$(dirname "$0")
 echo "== per-call overhead (bench/overhead.sh)"
 bash "$here/overhead.sh" "$build"
 echo "== writer throughput (writer_throughput)"
-"$build/bench/writer_throughput" 2000000 4 || true
+"$build/bench/writer_throughput" 10000000 4 || true
 echo "== MPI_T sampling overhead (bench/collector_latency.sh)"
 bash "$here/collector_latency.sh" "$build"
 echo "== CUDA collectors overhead (bench/cuda_overhead.sh; needs a GPU)"

@@ -151,8 +151,8 @@ void before_mpi_init(int required_thread_level) {
   }
 }
 
-// init_began/init_ended: ticks around PMPI_Init(_thread), stored as the MPI_Init call.
-void start_profiling(int thread_level, FunctionId init_function, std::uint64_t init_began,
+// init_began/init_ended: clocks around PMPI_Init(_thread), stored as the MPI_Init call.
+void start_profiling(int thread_level, FunctionId init_function, ClockReading init_began,
                      std::uint64_t init_ended) {
   const std::uint64_t began = monotonic_ns();
   ProcessIdentity identity;
@@ -163,7 +163,8 @@ void start_profiling(int thread_level, FunctionId init_function, std::uint64_t i
   identity.spawned = parent != MPI_COMM_NULL;
   identity.host = host_name();
   identity.pid = static_cast<long>(getpid());
-  identity.mpi_init_ticks = init_began;
+  identity.mpi_init_ticks = init_began.ticks;
+  identity.mpi_init_ns = init_began.ns;
   Profiler* profiler = start_on_every_rank(identity);
   if (profiler == nullptr) {
     for (const CollectorLifecycle& collector : linked_collectors()) {
@@ -176,7 +177,7 @@ void start_profiling(int thread_level, FunctionId init_function, std::uint64_t i
   profiler->inside_mpi().set_concurrent(thread_level == MPI_THREAD_MULTIPLE);
   start_request_tracker();
   start_communicator_registry(*profiler);
-  record_lifecycle_call(*profiler, init_function, MPI_COMM_WORLD, init_began, init_ended);
+  record_lifecycle_call(*profiler, init_function, MPI_COMM_WORLD, init_began.ticks, init_ended);
   register_joined_communicator(fn::MPI_Comm_get_parent, parent, MPI_COMM_WORLD);
   store_run_values(*profiler, thread_level);
   PMPI_Comm_dup(MPI_COMM_WORLD, &clock_comm);
@@ -267,7 +268,7 @@ using commlens::pmpi::CallRecording;
 
 extern "C" COMMLENS_EXPORT int MPI_Init(int* argc, char*** argv) {
   commlens::pmpi::before_mpi_init(MPI_THREAD_SINGLE);
-  const std::uint64_t began = commlens::now_ticks();
+  const commlens::ClockReading began = commlens::read_clocks();
   const int rc = PMPI_Init(argc, argv);
   const std::uint64_t ended = commlens::now_ticks();
   if (rc == MPI_SUCCESS) {
@@ -280,7 +281,7 @@ extern "C" COMMLENS_EXPORT int MPI_Init(int* argc, char*** argv) {
 
 extern "C" COMMLENS_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   commlens::pmpi::before_mpi_init(required);
-  const std::uint64_t began = commlens::now_ticks();
+  const commlens::ClockReading began = commlens::read_clocks();
   const int rc = PMPI_Init_thread(argc, argv, required, provided);
   const std::uint64_t ended = commlens::now_ticks();
   if (rc == MPI_SUCCESS) {

@@ -1,5 +1,7 @@
 #include "commlens/profiler/event_codec.hpp"
 
+#include <algorithm>
+
 namespace commlens {
 
 namespace {
@@ -17,40 +19,48 @@ std::uint8_t header_of(const EventRecord& record) {
 }
 } // namespace
 
-void ChunkEncoder::put_unsigned(std::uint64_t value) {
+namespace {
+std::uint8_t* put_unsigned(std::uint8_t* out, std::uint64_t value) noexcept {
   while (value >= 0x80) {
-    bytes_.push_back(static_cast<std::uint8_t>(value | 0x80));
+    *out++ = static_cast<std::uint8_t>(value | 0x80);
     value >>= 7;
   }
-  bytes_.push_back(static_cast<std::uint8_t>(value));
+  *out++ = static_cast<std::uint8_t>(value);
+  return out;
 }
-
-void ChunkEncoder::put_signed(std::int64_t value) {
-  put_unsigned(zigzag(value));
+std::uint8_t* put_signed(std::uint8_t* out, std::int64_t value) noexcept {
+  return put_unsigned(out, zigzag(value));
 }
+} // namespace
 
 void ChunkEncoder::append(const EventRecord& record) {
-  bytes_.push_back(header_of(record));
-  put_unsigned(record.function);
-  put_unsigned(record.datatype);
-  put_signed(static_cast<std::int64_t>(record.start_ticks - previous_start_));
-  put_unsigned(record.end_ticks - record.start_ticks);
-  put_signed(static_cast<std::int64_t>(record.call_id - previous_call_id_));
-  put_unsigned(record.bytes_sent);
-  put_unsigned(record.bytes_recv);
+  if (buffer_.size() - size_ < kMaxRecordBytes) {
+    buffer_.resize(std::max(2 * buffer_.size(), size_ + 256 * kMaxRecordBytes));
+  }
+  std::uint8_t* out = buffer_.data() + size_;
+  *out++ = header_of(record);
+  out = put_unsigned(out, record.function);
+  out = put_unsigned(out, record.datatype);
+  out = put_signed(out, static_cast<std::int64_t>(record.start_ticks - previous_start_));
+  out = put_unsigned(out, record.end_ticks - record.start_ticks);
+  out = put_signed(out, static_cast<std::int64_t>(record.call_id - previous_call_id_));
+  out = put_unsigned(out, record.bytes_sent);
+  out = put_unsigned(out, record.bytes_recv);
   // Posting calls carry their own id as request id: store the difference, 0 meaning none.
-  put_unsigned(
-      record.request_id == 0 ? 0 : 1 + zigzag(static_cast<std::int64_t>(record.request_id - record.call_id)));
-  put_unsigned(static_cast<std::uint32_t>(record.communicator_index + 1)); // kNoCommunicator -> 0
-  put_signed(record.peer);
-  put_signed(record.tag_or_root);
+  out = put_unsigned(out, record.request_id == 0
+                              ? 0
+                              : 1 + zigzag(static_cast<std::int64_t>(record.request_id - record.call_id)));
+  out = put_unsigned(out, static_cast<std::uint32_t>(record.communicator_index + 1)); // kNoCommunicator -> 0
+  out = put_signed(out, record.peer);
+  out = put_signed(out, record.tag_or_root);
+  size_ = static_cast<std::size_t>(out - buffer_.data());
   previous_start_ = record.start_ticks;
   previous_call_id_ = record.call_id;
   ++count_;
 }
 
-void ChunkEncoder::clear() {
-  bytes_.clear();
+void ChunkEncoder::clear() noexcept {
+  size_ = 0;
   count_ = 0;
   previous_start_ = 0;
   previous_call_id_ = 0;

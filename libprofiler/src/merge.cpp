@@ -83,9 +83,9 @@ void copy_rank(SqliteDatabase& merged, int rank, const ClockMap& map) {
                               rule.table, clause));
     }
   }
-  // Trace chunks the rank had not yet turned into rows (it was killed, or is merged early).
+  // The rank's trace, stored as compact chunks, becomes rows here.
   TraceRowWriter rows(merged);
-  TraceMaterializer(merged, "src", rank, map).run(rows, SIZE_MAX, false);
+  TraceMaterializer(merged, "src", rank, map).run(rows);
 }
 
 void check_rank_file(SqliteDatabase& merged, const fs::path& path) {

@@ -17,6 +17,9 @@ Profiler::Profiler(Config config, ProcessIdentity identity, std::vector<Function
                    std::vector<std::string> datatypes)
     : config_(std::move(config)), identity_(std::move(identity)), functions_(std::move(functions)),
       datatypes_(std::move(datatypes)),
+      clock_(identity_.mpi_init_ticks != 0 && identity_.mpi_init_ns != 0
+                 ? TickConverter(ClockReading{identity_.mpi_init_ticks, identity_.mpi_init_ns})
+                 : TickConverter()),
       init_ns_(clock_.to_ns(identity_.mpi_init_ticks != 0 ? identity_.mpi_init_ticks : now_ticks())) {
   phases_.push_back(Phase{0, identity_.mpi_init_ticks != 0 ? identity_.mpi_init_ticks : now_ticks(), 0, -1});
 }
@@ -73,6 +76,10 @@ void Profiler::wake_writer() noexcept {
   writer_->wake();
 }
 
+bool Profiler::writer_draining() const noexcept {
+  return writer_->draining();
+}
+
 ThreadRecorder* Profiler::register_thread() noexcept {
   std::uint16_t index = thread_count_.load(std::memory_order_relaxed);
   do {
@@ -82,8 +89,9 @@ ThreadRecorder* Profiler::register_thread() noexcept {
   } while (!thread_count_.compare_exchange_weak(index, static_cast<std::uint16_t>(index + 1),
                                                 std::memory_order_acq_rel));
   try {
-    auto* recorder = new ThreadRecorder(identity_.run_rank, index, config_.mode == Mode::Trace,
-                                        config_.buffer_events, config_.summary_slots);
+    auto* recorder =
+        new ThreadRecorder(identity_.run_rank, index, config_.mode == Mode::Trace ? this : nullptr,
+                           config_.buffer_events, config_.summary_slots);
     threads_[index].store(recorder, std::memory_order_release);
     return recorder;
   } catch (const std::bad_alloc&) {

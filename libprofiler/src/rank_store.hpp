@@ -1,17 +1,15 @@
 #pragma once
 // This rank's SQLite file: schema, pragmas and one prepared statement per table the writer fills.
 // Only the writer thread touches it.
+#include "commlens/profiler/clock.hpp"
 #include "commlens/profiler/communicator_table.hpp"
 #include "commlens/profiler/profiler.hpp"
 #include "commlens/profiler/sqlite.hpp"
-#include "trace_materializer.hpp"
-#include "trace_rows.hpp"
-
-#include <memory>
 
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -59,9 +57,7 @@ public:
   void begin() { db_.exec("BEGIN"); }
   void commit() { db_.exec("COMMIT"); }
 
-  void insert_chunk(int thread, std::size_t count, const std::vector<std::uint8_t>& records);
-  // Turns up to max_chunks stored chunks into mpi_calls / mpi_requests rows, in one transaction.
-  std::size_t materialize_chunks(std::size_t max_chunks);
+  void insert_chunk(int thread, std::size_t count, std::span<const std::uint8_t> records);
   void replace_call_stats(const std::vector<CallStatsRow>& rows);
   void replace_thread_stats(const std::vector<ThreadStatsRow>& rows);
   void replace_run_values(const std::map<std::string, std::string>& values);
@@ -84,8 +80,6 @@ private:
   SqliteStatement upsert_overhead_;
   SqliteStatement update_counters_;
   std::map<std::string, SqliteStatement> collector_statements_; // by insert_rows SQL
-  std::unique_ptr<TraceRowWriter> rows_;
-  std::unique_ptr<TraceMaterializer> materializer_;
 };
 
 } // namespace commlens

@@ -108,9 +108,9 @@ CREATE TABLE IF NOT EXISTS mpi_calls (
   phase           INTEGER NOT NULL DEFAULT 0,
   datatype        INTEGER REFERENCES datatypes(id) -- of the data sent (else received); NULL: none
 );
--- Trace records as the writer stored them: one compact BLOB per drained buffer (event_codec.hpp).
--- The writer turns them into mpi_calls / mpi_requests rows in the background and deletes them;
--- what is left after a crash is turned into rows by `commlens merge`.
+-- Trace records as the writer stored them: one compact BLOB per drained piece of a buffer
+-- (event_codec.hpp). A rank file holds its trace only here; the merge decodes the chunks into the
+-- merged file's mpi_calls / mpi_requests rows, and the merged file holds none.
 CREATE TABLE IF NOT EXISTS trace_chunks (
   id      INTEGER PRIMARY KEY,
   thread  INTEGER NOT NULL,

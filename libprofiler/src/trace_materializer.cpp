@@ -65,36 +65,42 @@ std::int64_t TraceMaterializer::comm_id_of(std::uint32_t index) const {
   return index < communicator_ids_.size() ? communicator_ids_[index] : -1;
 }
 
-std::size_t TraceMaterializer::run(TraceRowWriter& out, std::size_t max_chunks, bool delete_done) {
-  load_context(); // communicators and phases grow while the run goes on
-  auto chunks = db_.prepare(fmt::format(
-      "SELECT id, thread, records FROM {}.trace_chunks WHERE id > ? ORDER BY id LIMIT ?", schema_));
-  // Deleted chunks are gone, and SQLite reuses the ids of an emptied table: only a read-only pass
-  // needs to remember where it stopped.
-  chunks.bind(1, delete_done ? std::int64_t{-1} : last_chunk_).bind(2, static_cast<std::int64_t>(max_chunks));
-  std::size_t done = 0;
-  while (chunks.step()) {
-    const auto* data = static_cast<const std::uint8_t*>(sqlite3_column_blob(chunks.get(), 2));
-    const auto size = static_cast<std::size_t>(sqlite3_column_bytes(chunks.get(), 2));
-    store_chunk(out, static_cast<int>(chunks.column_int64(1)), {data, size});
-    last_chunk_ = chunks.column_int64(0);
-    ++done;
+std::uint64_t TraceMaterializer::run(TraceRowWriter& out) {
+  load_context();
+  // The chunks' order first, without their records (an ORDER BY over the BLOBs would sort them
+  // all in memory), then each chunk by its id.
+  std::vector<std::pair<std::int64_t, std::int64_t>> order; // (thread, id)
+  auto ids = db_.prepare(fmt::format("SELECT thread, id FROM {}.trace_chunks", schema_));
+  while (ids.step()) {
+    order.emplace_back(ids.column_int64(0), ids.column_int64(1));
+  }
+  std::sort(order.begin(), order.end());
+  auto chunk = db_.prepare(fmt::format("SELECT records FROM {}.trace_chunks WHERE id = ?", schema_));
+  std::uint64_t records = 0;
+  for (const auto& [thread, id] : order) {
+    chunk.bind(1, id);
+    if (chunk.step()) {
+      const auto* data = static_cast<const std::uint8_t*>(sqlite3_column_blob(chunk.get(), 0));
+      const auto size = static_cast<std::size_t>(sqlite3_column_bytes(chunk.get(), 0));
+      records += store_chunk(out, static_cast<int>(thread), {data, size});
+    }
+    chunk.reset();
   }
   out.flush();
-  if (delete_done && done > 0) {
-    db_.prepare(fmt::format("DELETE FROM {}.trace_chunks WHERE id <= ?", schema_)).bind(1, last_chunk_).run();
-  }
-  return done;
+  return records;
 }
 
-void TraceMaterializer::store_chunk(TraceRowWriter& out, int thread, std::span<const std::uint8_t> bytes) {
+std::uint64_t TraceMaterializer::store_chunk(TraceRowWriter& out, int thread,
+                                             std::span<const std::uint8_t> bytes) {
   const auto relative_ns = [&](std::uint64_t ticks) {
     return static_cast<std::int64_t>(clock_.to_ns(ticks)) - init_ns_;
   };
   const auto known_comm = [](std::int64_t id) { return id >= 0 ? std::optional(id) : std::nullopt; };
   ChunkDecoder decoder(bytes);
   EventRecord record{};
+  std::uint64_t records = 0;
   while (decoder.next(record)) {
+    ++records;
     const std::int64_t start = relative_ns(record.start_ticks);
     const std::int64_t end = relative_ns(record.end_ticks);
     const std::optional<std::int64_t> comm = known_comm(comm_id_of(record.communicator_index));
@@ -115,6 +121,7 @@ void TraceMaterializer::store_chunk(TraceRowWriter& out, int thread, std::span<c
                             static_cast<int>(record.location), record.implementation, phase_of(start),
                             record.datatype != 0 ? std::optional<int>(record.datatype) : std::nullopt});
   }
+  return records;
 }
 
 } // namespace commlens

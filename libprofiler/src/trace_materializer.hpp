@@ -1,8 +1,8 @@
 #pragma once
-// Turns trace_chunks into mpi_calls / mpi_requests rows. The writer does this in the background
-// for its own file; the merge does it for chunks a rank left behind (killed before it finished).
+// Turns a rank file's trace_chunks into mpi_calls / mpi_requests rows of the merged file: rank
+// files hold chunks only, and the merge decodes them straight into the file it writes.
 // Everything needed to decode a rank's chunks is read from the database holding them, so this
-// works long after the process is gone.
+// works long after the process is gone (a killed rank's file included).
 #include "commlens/profiler/clock.hpp"
 #include "commlens/profiler/sqlite.hpp"
 #include "trace_rows.hpp"
@@ -29,9 +29,10 @@ public:
   // schema: "main" for the rank file itself, or the name it is attached under.
   TraceMaterializer(const SqliteDatabase& db, std::string schema, int rank, ClockMap map);
 
-  // Decodes up to max_chunks of the oldest chunks into `out`; deletes them when delete_done (the
-  // caller's transaction makes rows and deletion one step). Returns the number of chunks done.
-  std::size_t run(TraceRowWriter& out, std::size_t max_chunks, bool delete_done);
+  // Decodes every chunk into `out`, thread by thread: call ids grow within a thread, and thread
+  // bits lie above the sequence, so the rows arrive in id order (appends to mpi_calls' B-tree).
+  // Returns the number of records decoded.
+  std::uint64_t run(TraceRowWriter& out);
 
 private:
   struct FunctionMeaning {
@@ -41,7 +42,7 @@ private:
   void load_context();
   int phase_of(std::int64_t ns) const;
   std::int64_t comm_id_of(std::uint32_t index) const;
-  void store_chunk(TraceRowWriter& out, int thread, std::span<const std::uint8_t> bytes);
+  std::uint64_t store_chunk(TraceRowWriter& out, int thread, std::span<const std::uint8_t> bytes);
 
   const SqliteDatabase& db_;
   std::string schema_;
@@ -52,7 +53,6 @@ private:
   std::vector<std::int64_t> communicator_ids_;       // by local index; -1 unknown
   std::vector<std::pair<std::int64_t, int>> phases_; // (start_ns, phase), ordered
   std::vector<FunctionMeaning> functions_;           // by function id
-  std::int64_t last_chunk_ = -1;
 };
 
 } // namespace commlens

@@ -24,32 +24,26 @@ void WriterThread::wake() noexcept {
 }
 
 namespace {
-// Materializing rows runs in slices this long, so buffers are drained often even while a backlog
-// of chunks is turned into rows.
-constexpr std::uint64_t kMaterializeSliceNs = 20'000'000;
+// Records per trace chunk: the writer releases buffer slots a chunk at a time.
+constexpr std::size_t kRecordsPerChunk = 4096;
 } // namespace
 
 void WriterThread::run() {
-  // While the application records fast, storing its buffers comes first and turning chunks into
-  // rows waits: a flush that found this many records means "busy".
-  constexpr std::size_t kBusyRecords = 16384;
   const auto interval = std::chrono::milliseconds(profiler_.config().flush_interval_ms);
+  // A flush that found a whole chunk or more means the application records fast: flush again
+  // at once instead of sleeping.
   bool busy = false;
   std::unique_lock lock(wake_mutex_);
   while (!stopping_) {
-    const auto wait = !chunks_pending_ ? interval
-                      : busy           ? std::chrono::milliseconds(2)
-                                       : std::chrono::milliseconds(0);
-    wake_condition_.wait_for(lock, wait, [this] { return wake_requested_ || stopping_; });
+    if (!busy) {
+      wake_condition_.wait_for(lock, interval, [this] { return wake_requested_ || stopping_; });
+    }
     if (stopping_) {
       break;
     }
     wake_requested_ = false;
     lock.unlock();
-    busy = flush(false) >= kBusyRecords;
-    if (!busy) {
-      chunks_pending_ = materialize(kMaterializeSliceNs);
-    }
+    busy = flush(false) >= kRecordsPerChunk;
     lock.lock();
   }
 }
@@ -67,9 +61,11 @@ void WriterThread::stop() {
   if (thread_.joinable()) {
     thread_.join();
   }
+  // From here a full buffer drops its record instead of waiting: a thread still inside a call
+  // that began before MPI_Finalize would otherwise wait for ever. The final flush drains what
+  // every buffer holds, so a thread waiting now is woken by it.
+  draining_.store(false, std::memory_order_release);
   flush(true);
-  while (materialize(~0ull)) {
-  }
   std::lock_guard lock(store_mutex_);
   store_->close();
 }
@@ -93,19 +89,7 @@ std::size_t WriterThread::flush(bool final) {
   store_->commit();
   ++flushes_;
   busy_ns_ += monotonic_ns() - started;
-  chunks_pending_ = chunks_pending_ || stored > 0;
   return stored;
-}
-
-bool WriterThread::materialize(std::uint64_t budget_ns) {
-  std::lock_guard lock(store_mutex_);
-  const std::uint64_t started = monotonic_ns();
-  bool more = true;
-  while (more && monotonic_ns() - started < budget_ns) {
-    more = store_->materialize_chunks(1) > 0;
-  }
-  busy_ns_ += monotonic_ns() - started;
-  return more;
 }
 
 void WriterThread::refresh_communicator_ids() {
@@ -123,27 +107,26 @@ void WriterThread::refresh_communicator_ids() {
 }
 
 std::size_t WriterThread::store_ring(ThreadRecorder& recorder) {
-  // Bounded chunks keep each later materialization step short, so the writer returns to the
-  // buffers often even while it works through a backlog.
-  constexpr std::size_t kRecordsPerChunk = 4096;
+  // Slots are released a chunk at a time, as soon as their records are encoded, so a thread
+  // waiting on a full buffer goes on after one chunk rather than after the whole buffer. One
+  // buffer's worth at most per flush: a thread refilling it as fast as it drains would otherwise
+  // keep this transaction (and every other buffer) waiting.
   std::size_t stored = 0;
-  const auto store_chunk = [&] {
-    if (encoder_.count() > 0) {
-      store_->insert_chunk(recorder.thread_index(), encoder_.count(), encoder_.bytes());
-      stored += encoder_.count();
-      encoder_.clear();
+  while (stored < recorder.ring().capacity()) {
+    encoder_.clear();
+    const std::size_t drained = recorder.ring().drain(
+        [&](std::span<const EventRecord> records) {
+          for (const EventRecord& record : records) {
+            encoder_.append(record);
+          }
+        },
+        kRecordsPerChunk);
+    if (drained == 0) {
+      return stored;
     }
-  };
-  encoder_.clear();
-  recorder.ring().drain([&](std::span<const EventRecord> records) {
-    for (const EventRecord& record : records) {
-      encoder_.append(record);
-      if (encoder_.count() == kRecordsPerChunk) {
-        store_chunk();
-      }
-    }
-  });
-  store_chunk();
+    store_->insert_chunk(recorder.thread_index(), encoder_.count(), encoder_.bytes());
+    stored += drained;
+  }
   return stored;
 }
 
@@ -207,6 +190,19 @@ void WriterThread::store_summaries() {
   store_->replace_thread_stats(thread_rows);
 }
 
+std::pair<std::uint64_t, std::uint64_t> WriterThread::full_ring_waits() const {
+  std::uint64_t waits = 0;
+  std::uint64_t ticks = 0;
+  const std::uint16_t threads = profiler_.thread_count_.load(std::memory_order_acquire);
+  for (std::uint16_t index = 0; index < threads; ++index) {
+    if (const ThreadRecorder* recorder = profiler_.threads_[index].load(std::memory_order_acquire)) {
+      waits += recorder->full_ring_waits();
+      ticks += recorder->full_ring_wait_ticks();
+    }
+  }
+  return {waits, profiler_.clock_.duration_ns(ticks)};
+}
+
 std::uint64_t WriterThread::mpi_wall_ns() const {
   const TickConverter& clock = profiler_.clock_;
   const bool concurrent = profiler_.inside_mpi_.concurrent();
@@ -263,6 +259,9 @@ void WriterThread::store_metadata(bool final) {
     collector_rows.swap(profiler_.pending_rows_);
     auto overhead = profiler_.overhead_;
     overhead["writer"] = {flushes_, busy_ns_};
+    if (const auto waits = full_ring_waits(); waits.first > 0) {
+      overhead["trace_wait"] = waits;
+    }
     store_->replace_overhead(overhead);
     counters.alignment = profiler_.alignment_;
   }

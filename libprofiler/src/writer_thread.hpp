@@ -1,11 +1,13 @@
 #pragma once
 // The one thread per process that moves records from the application threads' buffers into the
 // rank's SQLite file: woken every flush interval or when a buffer passes half full, it stores
-// everything ready in one transaction. The application never waits for it.
+// everything ready in one transaction, trace records as compact chunks only (the merge turns them
+// into rows). An application thread waits for it only when its buffer is full.
 #include "commlens/profiler/event_codec.hpp"
 #include "commlens/profiler/profiler.hpp"
 #include "rank_store.hpp"
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -20,6 +22,8 @@ public:
   ~WriterThread();
 
   void wake() noexcept;
+  // True until stop() has begun its final flush: until then a full buffer will be drained.
+  bool draining() const noexcept { return draining_.load(std::memory_order_acquire); }
   // Stores everything recorded so far before returning (from any thread).
   void flush_now();
   // Final flush (marking the rank finalized), then the file is closed and the thread ends.
@@ -30,10 +34,10 @@ private:
   // Stores what the buffers hold as trace chunks, plus summaries and metadata; returns the number
   // of trace records stored.
   std::size_t flush(bool final);
-  // Turns stored chunks into rows for at most `budget_ns`; returns true when chunks remain.
-  bool materialize(std::uint64_t budget_ns);
   std::size_t store_ring(ThreadRecorder& recorder);
   void store_summaries();
+  // How often application threads found their buffer full and waited, and for how long (ns).
+  std::pair<std::uint64_t, std::uint64_t> full_ring_waits() const;
   // Wall time so far during which at least one application thread was inside MPI.
   std::uint64_t mpi_wall_ns() const;
   void store_metadata(bool final);
@@ -47,7 +51,6 @@ private:
   std::vector<std::int64_t> communicator_ids_;
   std::uint64_t metadata_version_ = ~0ull;
   ChunkEncoder encoder_;
-  bool chunks_pending_ = false;
   std::uint64_t flushes_ = 0;
   std::uint64_t busy_ns_ = 0;
 
@@ -55,6 +58,7 @@ private:
   std::condition_variable wake_condition_;
   bool wake_requested_ = false;
   bool stopping_ = false;
+  std::atomic<bool> draining_{true};
   std::thread thread_;
 };
 

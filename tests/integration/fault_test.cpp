@@ -1,7 +1,11 @@
 // fault_sigkill and fault_abort: a job that dies after a known amount of communication and a 2 s
 // pause leaves per-rank databases that open cleanly and hold every call made before the fault
-// (the profiler flushes at least every COMMLENS_FLUSH_MS, 500 ms by default).
+// (the profiler flushes at least every COMMLENS_FLUSH_MS, 500 ms by default): in their summaries,
+// and in trace mode as chunks that `commlens merge` turns into the calls' rows.
 #include "harness/profiled_test.hpp"
+
+#include <cstdlib>
+#include <filesystem>
 
 namespace commlens::integration {
 namespace {
@@ -47,8 +51,25 @@ TEST_P(FaultedJob, LeavesAPerRankDatabaseThatOpensCleanlyForEveryRank) {
   }
 }
 
+// What each rank did before the fault (fault_common.h).
+void add_calls_before_fault(CallTable& table, int rank) {
+  table.add(rank, "MPI_Allreduce", kWorld, kNoPeer, kBytes, kBytes, kIterations);
+  table.add(rank, "MPI_Barrier", kWorld, kNoPeer, 0, 0, kIterations);
+}
+
+// A rank file keeps its trace as chunks; `commlens merge` turns those of the killed ranks into rows.
+std::filesystem::path merge_rank_files(const JobResult& result) {
+  const std::filesystem::path merged = result.work_directory / "merged-after-fault.sqlite";
+  std::filesystem::remove(merged);
+  const std::string command = std::string(COMMLENS_TEST_CLI) + " merge " + result.output_directory.string() +
+                              " -o " + merged.string() + " --keep-rank-files > /dev/null 2>&1";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  return merged;
+}
+
 TEST_P(FaultedJob, KeepsEveryCallMadeBeforeTheFault) {
   const auto& result = run();
+  CallTable expected_trace;
   for (int r = 0; r < kRanks; ++r) {
     std::unique_ptr<Database> db;
     try {
@@ -58,14 +79,15 @@ TEST_P(FaultedJob, KeepsEveryCallMadeBeforeTheFault) {
       continue;
     }
     CallTable expected;
-    expected.add(r, "MPI_Allreduce", kWorld, kNoPeer, kBytes, kBytes, kIterations);
-    expected.add(r, "MPI_Barrier", kWorld, kNoPeer, 0, 0, kIterations);
+    add_calls_before_fault(expected, r);
     EXPECT_EQ(difference(expected, read_call_stats(*db, expected.functions())), "")
         << "call_stats of rank " << r << " (" << GetParam().mode << " mode)";
-    if (GetParam().mode == "trace") {
-      EXPECT_EQ(difference(expected, read_traced_calls(*db, expected.functions())), "")
-          << "mpi_calls of rank " << r;
-    }
+    add_calls_before_fault(expected_trace, r);
+  }
+  if (GetParam().mode == "trace") {
+    const Database merged(merge_rank_files(result));
+    EXPECT_EQ(difference(expected_trace, read_traced_calls(merged, expected_trace.functions())), "")
+        << "mpi_calls merged from the rank files";
   }
 }
 

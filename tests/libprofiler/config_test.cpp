@@ -59,7 +59,7 @@ TEST(Config, OutOfRangeNumbersAreRejected) {
   Environment environment{{{"COMMLENS_FLUSH_MS", "5000"}, {"COMMLENS_BUFFER_EVENTS", "12x"}}, {}};
   const auto config = environment.load();
   EXPECT_EQ(config.flush_interval_ms, 500u);
-  EXPECT_EQ(config.buffer_events, 1u << 18);
+  EXPECT_EQ(config.buffer_events, 1u << 14);
   EXPECT_EQ(environment.warnings.size(), 2u);
 }
 

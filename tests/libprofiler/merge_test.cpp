@@ -59,8 +59,14 @@ TEST(Merge, CombinesEveryRankAndShiftsTimesByTheMeasuredOffset) {
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM ranks"), 2);
   // Merged times of rank 1 = its own times + its init - the offset - rank 0's init (both inits on
   // the one machine clock here); rank 0's times are unchanged.
+  // A rank file holds its trace as chunks: merged alone, its times stay on its own timeline.
   const auto first_in_rank_file = [&](int rank) {
-    SqliteDatabase file((directory / rank_database_name(rank)).string(), SQLITE_OPEN_READONLY);
+    const fs::path alone = directory.string() + "-alone-" + std::to_string(rank);
+    fs::remove_all(alone);
+    fs::create_directories(alone);
+    fs::copy_file(directory / rank_database_name(rank), alone / rank_database_name(rank));
+    SqliteDatabase file(merge_rank_databases(MergeOptions{alone.string(), "", nullptr}).output_path,
+                        SQLITE_OPEN_READONLY);
     return file.query_int64("SELECT min(start_ns) FROM mpi_calls");
   };
   const std::int64_t shift = db.query_int64("SELECT init_ns FROM ranks WHERE rank = 1") - 1'000'000'000 -

@@ -1,5 +1,5 @@
-// The core end to end without MPI: threads record calls, the writer stores them, the rank file
-// holds exactly what was recorded.
+// The core end to end without MPI: threads record calls, the writer stores them as trace chunks
+// in the rank file, and the merged file holds exactly what was recorded.
 #include "commlens/profiler/merge.hpp"
 #include "commlens/profiler/profiler.hpp"
 #include "commlens/profiler/schema.hpp"
@@ -35,6 +35,11 @@ Profiler* start_profiler(const fs::path& directory, Mode mode, int rank) {
   config.mode = mode;
   config.flush_interval_ms = 20;
   return Profiler::start(config, ProcessIdentity{rank, 2, "testhost", 1000 + rank}, kFunctions);
+}
+
+// The rank file holds the trace as chunks; the merge turns them into rows.
+std::string merged(const fs::path& directory) {
+  return merge_rank_databases(MergeOptions{directory.string(), "", nullptr}).output_path;
 }
 
 void record_send(Profiler& profiler, std::uint32_t communicator, int peer, std::uint64_t bytes, int tag) {
@@ -81,8 +86,13 @@ TEST(ProfilerStore, StoresEveryCallFromEveryThreadInTraceMode) {
   profiler->begin_next_phase(2);
   record_send(*profiler, world_index, 1, 4096, 9);
   const std::string path = profiler->stop();
+  {
+    SqliteDatabase rank_file(path, SQLITE_OPEN_READONLY);
+    EXPECT_EQ(rank_file.query_int64("SELECT count(*) FROM mpi_calls"), 0);
+    EXPECT_EQ(rank_file.query_int64("SELECT sum(count) FROM trace_chunks"), kThreads * kCallsPerThread + 1);
+  }
 
-  SqliteDatabase db(path, SQLITE_OPEN_READONLY);
+  SqliteDatabase db(merged(directory), SQLITE_OPEN_READONLY);
   EXPECT_EQ(db.query_int64("PRAGMA user_version"), schema::kVersion);
   EXPECT_EQ(db.query_int64("PRAGMA application_id"), schema::kApplicationId);
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls"), kThreads * kCallsPerThread + 1);
@@ -104,6 +114,43 @@ TEST(ProfilerStore, StoresEveryCallFromEveryThreadInTraceMode) {
       db.query_int64("SELECT count(*) FROM communicators WHERE name = 'MPI_COMM_WORLD' AND members = '0,1'"),
       1);
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM phases"), 2);
+}
+
+// Threads recording far faster than the writer stores, into rings of 64 records: a full ring makes
+// the thread wait for the writer instead of dropping, so every record arrives.
+TEST(ProfilerStore, FullBuffersMakeThreadsWaitAndLoseNothing) {
+  const fs::path directory = fresh_directory("store-backpressure");
+  Config config;
+  config.output_directory = directory.string();
+  config.mode = Mode::Trace;
+  config.buffer_events = 64;
+  config.flush_interval_ms = 1000; // only a full or half-full ring wakes the writer in time
+  Profiler* profiler = Profiler::start(config, ProcessIdentity{0, 1, "testhost", 1000}, kFunctions);
+  ASSERT_NE(profiler, nullptr);
+  constexpr int kThreads = 3;
+  constexpr int kCallsPerThread = 200000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kCallsPerThread; ++i) {
+        record_send(*profiler, kNoCommunicator, 1, 8, 0);
+      }
+    });
+  }
+  for (auto& thread : threads) {
+    thread.join();
+  }
+  const std::string path = profiler->stop();
+  {
+    SqliteDatabase rank_file(path, SQLITE_OPEN_READONLY);
+    EXPECT_EQ(rank_file.query_int64("SELECT dropped_events FROM ranks"), 0);
+    EXPECT_EQ(rank_file.query_int64("SELECT sum(count) FROM trace_chunks"), kThreads * kCallsPerThread);
+    // 600,000 records through 64-record rings: the threads waited, and the file says so.
+    EXPECT_GT(rank_file.query_int64("SELECT count FROM profiler_overhead WHERE component = 'trace_wait'"), 0);
+  }
+  SqliteDatabase db(merged(directory), SQLITE_OPEN_READONLY);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls"), kThreads * kCallsPerThread);
+  EXPECT_EQ(db.query_int64("SELECT count(DISTINCT id) FROM mpi_calls"), kThreads * kCallsPerThread);
 }
 
 TEST(ProfilerStore, SummaryModeKeepsAggregatesOnly) {
@@ -130,7 +177,7 @@ TEST(ProfilerStore, PeriodicFlushMakesEventsVisibleBeforeStop) {
   std::this_thread::sleep_for(std::chrono::milliseconds(200)); // ten flush intervals
   {
     SqliteDatabase db(profiler->rank_database_path(), SQLITE_OPEN_READONLY);
-    EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls"), 100);
+    EXPECT_EQ(db.query_int64("SELECT sum(count) FROM trace_chunks"), 100);
     EXPECT_EQ(db.query_int64("SELECT finalized FROM ranks"), 0);
   }
   profiler->stop();

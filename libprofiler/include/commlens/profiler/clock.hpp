@@ -26,13 +26,23 @@ inline std::uint64_t now_ticks() noexcept {
 }
 #endif
 
-// Maps ticks to CLOCK_MONOTONIC nanoseconds with a rate measured once, by a short spin at start-up
-// (error ~1e-5). The rate never changes afterwards, so every time this process stores is on one
+// A tick read and the CLOCK_MONOTONIC time of the same instant (the two reads lie within 2 us).
+struct ClockReading {
+  std::uint64_t ticks = 0;
+  std::uint64_t ns = 0;
+};
+ClockReading read_clocks() noexcept;
+
+// Maps ticks to CLOCK_MONOTONIC nanoseconds with a rate measured once at start-up, over at least
+// 5 ms (error ~1e-5). The rate never changes afterwards, so every time this process stores is on one
 // linear scale; the init/finalize offset exchange between ranks then maps each rank's scale onto
 // rank 0's, absorbing the rate error together with real clock drift.
 class TickConverter {
 public:
-  TickConverter(); // calibrates
+  TickConverter(); // calibrates, spinning 5 ms
+  // Calibrates over the time since `earlier` (MPI_Init's own duration): no spin unless less than
+  // 5 ms have passed since.
+  explicit TickConverter(ClockReading earlier);
   // A scale stored earlier (the ranks table), so files can be decoded after the process is gone.
   TickConverter(std::uint64_t origin_ticks, std::uint64_t origin_ns, double ns_per_tick) noexcept
       : origin_ticks_(origin_ticks), origin_ns_(origin_ns), ns_per_tick_(ns_per_tick) {}

@@ -46,7 +46,7 @@ struct Config {
   std::string output_directory = "commlens-output"; // COMMLENS_OUTPUT
   Mode mode = Mode::Summary;                        // COMMLENS_MODE=summary|trace
   CollectorSet collectors;                          // COMMLENS_COLLECTORS=pmpi,mpit,cupti,nvtx | all | none
-  std::size_t buffer_events = 1u << 18;             // COMMLENS_BUFFER_EVENTS, per thread (64 B each)
+  std::size_t buffer_events = 1u << 14;             // COMMLENS_BUFFER_EVENTS, per thread (64 B each)
   std::size_t summary_slots = 1u << 12;             // COMMLENS_SUMMARY_SLOTS, per thread
   std::uint32_t flush_interval_ms = 500;            // COMMLENS_FLUSH_MS, 10..1000
   bool merge_at_finalize = true;                    // COMMLENS_MERGE=1|0

@@ -1,7 +1,9 @@
 #pragma once
 // Single-producer single-consumer ring of EventRecords: the owning application thread appends,
-// the writer thread drains. No locks; the producer never waits: when the ring is full the record
-// is dropped and counted, because blocking the application is worse than losing an event.
+// the writer thread drains. No locks. A full ring is not a lost record: the producer waits for the
+// writer to release slots (ThreadRecorder does, out of line), so memory stays bounded by the ring
+// and nothing is dropped while a writer runs. Only a record pushed after the writer stopped for
+// good is dropped, and counted.
 #include "commlens/profiler/event_record.hpp"
 
 #include <atomic>
@@ -17,13 +19,12 @@ public:
   // capacity is rounded up to a power of two.
   explicit EventRing(std::size_t capacity);
 
-  // Producer side (owning thread only). Returns false when the record was dropped.
-  bool push(const EventRecord& record) noexcept {
+  // Producer side (owning thread only). Returns false when the ring is full; nothing was stored.
+  bool try_push(const EventRecord& record) noexcept {
     const std::uint64_t head = head_.load(std::memory_order_relaxed);
     if (head - cached_tail_ > mask_) {
       cached_tail_ = tail_.load(std::memory_order_acquire);
       if (head - cached_tail_ > mask_) {
-        dropped_.store(dropped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         return false;
       }
     }
@@ -38,23 +39,31 @@ public:
   bool needs_drain() const noexcept {
     return head_.load(std::memory_order_relaxed) - cached_tail_ == (mask_ + 1) / 2;
   }
+  // Producer side, ring full: sleeps until the consumer releases slots (release() wakes it), or
+  // returns at once when it already has.
+  void wait_for_release() noexcept { tail_.wait(cached_tail_, std::memory_order_acquire); }
+  // Producer side: a record that could not be stored because no consumer will ever drain it.
+  void count_drop() noexcept {
+    dropped_.store(dropped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
 
-  // Consumer side (writer thread only): hands out the records ready now as at most two
-  // contiguous spans, then releases them.
-  template <typename Visitor> std::size_t drain(Visitor&& visit) {
+  // Consumer side (writer thread only): hands out at most `limit` of the records ready now as at
+  // most two contiguous spans, then releases their slots to the producer. Returns their number.
+  template <typename Visitor> std::size_t drain(Visitor&& visit, std::size_t limit = SIZE_MAX) {
     const std::uint64_t tail = tail_.load(std::memory_order_relaxed);
     const std::uint64_t head = head_.load(std::memory_order_acquire);
     if (head == tail) {
       return 0;
     }
     const std::size_t first = tail & mask_;
-    const std::size_t count = head - tail;
+    const std::size_t count = head - tail < limit ? head - tail : limit;
     const std::size_t first_len = count < capacity() - first ? count : capacity() - first;
     visit(std::span<const EventRecord>(slots_.get() + first, first_len));
     if (first_len < count) {
       visit(std::span<const EventRecord>(slots_.get(), count - first_len));
     }
-    tail_.store(head, std::memory_order_release);
+    tail_.store(tail + count, std::memory_order_release);
+    tail_.notify_one(); // a producer may be waiting for these slots (no system call when none is)
     return count;
   }
 

@@ -33,6 +33,9 @@ struct ProcessIdentity {
   int job = 0;
   bool spawned = false;
   std::uint64_t mpi_init_ticks = 0; // now_ticks() on entering MPI_Init: time zero; 0 = at start()
+  // CLOCK_MONOTONIC at the same instant (read_clocks()); the tick rate is then measured over
+  // MPI_Init instead of by a 5 ms spin in start(). 0 = unknown.
+  std::uint64_t mpi_init_ns = 0;
 };
 
 // Offset of this rank's clock from rank 0's, measured at init and at finalize (drift is linear).
@@ -54,7 +57,7 @@ struct FunctionDescription {
   TagOrRoot tag_or_root = TagOrRoot::None;
 };
 
-class Profiler {
+class Profiler final : public RingDrainer {
 public:
   // Opens <output>/rank-NNNNN.sqlite and starts the writer. On failure prints one message naming
   // the file and the reason and returns null: the application then runs unprofiled.
@@ -85,7 +88,9 @@ public:
     }
     return slot.recorder;
   }
-  void wake_writer() noexcept;
+  void wake_writer() noexcept override;
+  // False once the writer has stopped for good: a full ring then drops (and counts) instead of waiting.
+  bool writer_draining() const noexcept override;
 
   bool collecting() const noexcept { return collecting_.load(std::memory_order_relaxed); }
   void set_collecting(bool on) noexcept { collecting_.store(on, std::memory_order_relaxed); }
@@ -94,7 +99,9 @@ public:
   std::uint16_t begin_next_phase(int pcontrol_level);
 
   struct Losses {
-    std::uint64_t dropped_events = 0;   // trace records dropped, calls of threads past the limit
+    // Trace records dropped (pushed into a full ring after the writer stopped), calls of threads past
+    // the thread limit. A full ring otherwise makes the calling thread wait: see trace_waits.
+    std::uint64_t dropped_events = 0;
     std::uint64_t summary_overflow = 0; // calls no summary table could count
   };
   // What this rank lost so far (ranks.dropped_events, ranks.summary_overflow); exact once stopped.

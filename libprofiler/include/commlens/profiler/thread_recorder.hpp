@@ -10,6 +10,17 @@
 
 namespace commlens {
 
+// What a recorder needs from its profiler when its ring is full: wake the writer, and know
+// whether a writer will still drain the ring.
+class RingDrainer {
+public:
+  virtual void wake_writer() noexcept = 0;
+  virtual bool writer_draining() const noexcept = 0;
+
+protected:
+  ~RingDrainer() = default;
+};
+
 class ThreadRecorder {
 public:
   // Call ids are unique job-wide: rank << 46 | thread << 36 | sequence.
@@ -17,7 +28,8 @@ public:
   static constexpr int kSequenceBits = 36;
   static constexpr std::uint16_t kMaxThreads = 1u << kThreadBits;
 
-  ThreadRecorder(int rank, std::uint16_t thread_index, bool trace, std::size_t ring_capacity,
+  // drainer: null in summary mode (no ring to drain).
+  ThreadRecorder(int rank, std::uint16_t thread_index, RingDrainer* drainer, std::size_t ring_capacity,
                  std::size_t summary_slots);
 
   std::uint16_t thread_index() const noexcept { return thread_index_; }
@@ -37,6 +49,12 @@ public:
   }
 
   EventRing& ring() noexcept { return ring_; }
+  const EventRing& ring() const noexcept { return ring_; }
+  // Times this thread found its ring full and waited for the writer, and the ticks it waited.
+  std::uint64_t full_ring_waits() const noexcept { return full_ring_waits_.load(std::memory_order_relaxed); }
+  std::uint64_t full_ring_wait_ticks() const noexcept {
+    return full_ring_wait_ticks_.load(std::memory_order_relaxed);
+  }
   const SummaryTable& summary() const noexcept { return summary_; }
 
   // This thread made the rank's count of threads inside MPI leave zero (entered) or return to it
@@ -56,16 +74,24 @@ private:
     sum.store(sum.load(std::memory_order_relaxed) + ticks, std::memory_order_relaxed);
   }
 
-  bool push(const EventRecord& record) noexcept { return ring_.push(record) && ring_.needs_drain(); }
+  bool push(const EventRecord& record) noexcept {
+    return ring_.try_push(record) ? ring_.needs_drain() : push_when_full(record);
+  }
+  // Back-pressure: waits for the writer to release slots (a flood of calls must not lose records),
+  // dropping and counting the record only when no writer will drain the ring any more.
+  [[gnu::cold, gnu::noinline]] bool push_when_full(const EventRecord& record) noexcept;
 
   std::uint16_t thread_index_;
   bool trace_;
+  RingDrainer* drainer_;
   std::uint64_t id_base_;
   std::uint64_t sequence_ = 0;
   EventRing ring_;
   SummaryTable summary_;
   std::atomic<std::uint64_t> rank_entered_ticks_{0};
   std::atomic<std::uint64_t> rank_left_ticks_{0};
+  std::atomic<std::uint64_t> full_ring_waits_{0};
+  std::atomic<std::uint64_t> full_ring_wait_ticks_{0};
 };
 
 } // namespace commlens
