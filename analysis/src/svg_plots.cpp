@@ -126,33 +126,46 @@ std::string svg_partner_heat_map(const std::vector<PartnerTraffic>& partners) {
 
 std::string svg_step_times(const TrainingSteps& steps) {
   constexpr int kStepsShown = 200;
+  constexpr int kAxisWidth = 64; // room for "1234.5 ms" left of the bars
+  constexpr int kTop = 8;        // half a label above the highest tick
   const auto shown = std::min<std::size_t>(steps.steps.size(), kStepsShown);
   // Wide bars for a few steps, at least 3 pixels for many.
   const int step_width = std::clamp(kPlotWidth / static_cast<int>(shown), 3, 24);
   std::int64_t longest = 1;
   for (std::size_t i = 0; i < shown; ++i)
     longest = std::max(longest, steps.steps[i].duration_ns);
+  const double longest_ms = double(longest) / 1e6;
+  const int bottom = kTop + kHistogramHeight;
+  const int width = kAxisWidth + std::max(static_cast<int>(shown) * step_width, kPlotWidth) + 4;
   fmt::memory_buffer out;
-  const int width = static_cast<int>(shown) * step_width + 4;
-  fmt::format_to(std::back_inserter(out),
-                 R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}">)svg",
-                 std::max(width, 200), kHistogramHeight + 20);
+  fmt::format_to(
+      std::back_inserter(out),
+      R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif">)svg",
+      width, bottom + 36);
+  // Value axis: 0, half and the longest step, in milliseconds.
+  for (const double share : {0.0, 0.5, 1.0}) {
+    const double y = bottom - share * kHistogramHeight;
+    fmt::format_to(std::back_inserter(out),
+                   R"svg(<line x1="{}" y1="{:.1f}" x2="{}" y2="{:.1f}" stroke="#bbb"/>)svg"
+                   R"svg(<text x="{}" y="{:.1f}" font-size="11" text-anchor="end">{:.1f} ms</text>)svg",
+                   kAxisWidth - 4, y, width - 2, y, kAxisWidth - 6, y + 4, share * longest_ms);
+  }
   for (std::size_t i = 0; i < shown; ++i) {
     const auto& step = steps.steps[i];
     const double total = double(kHistogramHeight) * double(step.duration_ns) / double(longest);
     const double mpi = std::min(total, double(kHistogramHeight) * double(step.mpi_ns) / double(longest));
-    const int x = 2 + static_cast<int>(i) * step_width;
+    const int x = kAxisWidth + static_cast<int>(i) * step_width;
     fmt::format_to(
         std::back_inserter(out),
-        R"svg(<rect x="{}" y="{:.1f}" width="{}" height="{:.1f}" fill="#ddd"><title>phase {}: {} ns, {} ns in MPI</title></rect>)svg"
+        R"svg(<rect x="{}" y="{:.1f}" width="{}" height="{:.1f}" fill="#ddd"><title>phase {}: {:.3f} ms, {:.3f} ms in MPI</title></rect>)svg"
         R"svg(<rect x="{}" y="{:.1f}" width="{}" height="{:.1f}" fill="#c44"/>)svg",
-        x, kHistogramHeight - total, step_width - 1, total - mpi, step.phase, step.duration_ns, step.mpi_ns,
-        x, kHistogramHeight - mpi, step_width - 1, mpi);
+        x, bottom - total, step_width - 1, total - mpi, step.phase, double(step.duration_ns) / 1e6,
+        double(step.mpi_ns) / 1e6, x, bottom - mpi, step_width - 1, mpi);
   }
   fmt::format_to(
       std::back_inserter(out),
-      R"svg(<text x="2" y="{}" font-size="12">steps {} to {}; longest {:.3f} ms; red: time in MPI</text></svg>)svg",
-      kHistogramHeight + 15, steps.steps.front().phase, steps.steps[shown - 1].phase, double(longest) / 1e6);
+      R"svg(<text x="{}" y="{}" font-size="12">phases {} to {}: step time (grey), time in MPI (red)</text></svg>)svg",
+      kAxisWidth, bottom + 18, steps.steps.front().phase, steps.steps[shown - 1].phase);
   return fmt::to_string(out);
 }
 

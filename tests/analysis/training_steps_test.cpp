@@ -130,7 +130,8 @@ TEST_F(TrainingSteps, MarkdownAndHtmlCarryTheSectionAndHtmlPlotsTheSteps) {
   EXPECT_NE(markdown.find("| step time, median | 200.000 ms |"), std::string::npos);
   const auto html = analysis::render_html_report(full);
   EXPECT_NE(html.find("<h2>Training steps: time per step</h2>"), std::string::npos);
-  EXPECT_NE(html.find("<title>phase 2: 200000000 ns, 30001000 ns in MPI</title>"), std::string::npos);
+  EXPECT_NE(html.find("<title>phase 2: 200.000 ms, 30.001 ms in MPI</title>"), std::string::npos);
+  EXPECT_NE(html.find("text-anchor=\"end\">0.0 ms</text>"), std::string::npos); // a value axis in ms
 }
 
 TEST_F(TrainingSteps, PvarsGiveTheLargestLevelOrTheCountersGrowthPerStep) {
