@@ -181,9 +181,10 @@ std::string missing_ranks_warning(const Report& report) {
 std::string losses_warning(const Report& report) {
   if (report.dropped_events == 0 && report.summary_overflow == 0)
     return {};
-  return fmt::format("data lost: {} trace events dropped (the writer fell behind, or threads beyond the "
-                     "thread limit), {} calls not counted (summary table full); see Dropped events",
-                     report.dropped_events, report.summary_overflow);
+  return fmt::format(
+      "data lost: {} trace events dropped (threads beyond the thread limit, or calls after the "
+      "last flush), {} calls not counted (summary table full); see Dropped events",
+      report.dropped_events, report.summary_overflow);
 }
 
 std::string thread_sum_note(const Report& report) {

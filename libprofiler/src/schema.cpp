@@ -20,7 +20,7 @@ CREATE TABLE IF NOT EXISTS ranks (
   clock_offset_ns  INTEGER NOT NULL DEFAULT 0, -- this rank's clock minus rank 0's, at init
   clock_drift_ppb  REAL NOT NULL DEFAULT 0,    -- change of that offset per second of run, in ns/s
   threads          INTEGER NOT NULL DEFAULT 0,
-  dropped_events   INTEGER NOT NULL DEFAULT 0, -- trace records lost because the writer fell behind
+  dropped_events   INTEGER NOT NULL DEFAULT 0, -- trace records lost (threads beyond the thread limit, calls after the last flush)
   summary_overflow INTEGER NOT NULL DEFAULT 0, -- calls not counted because a summary table was full
   finalized        INTEGER NOT NULL DEFAULT 0,
   -- The rank's tick scale: ns = tick_origin_ns + (ticks - tick_origin) * ns_per_tick (CLOCK_MONOTONIC).

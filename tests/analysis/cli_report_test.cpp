@@ -66,8 +66,8 @@ TEST_F(CliReport, TextReportShowsRanksFunctionsHistogramsAndDrops) {
 
 TEST_F(CliReport, EveryFormatSaysAtItsTopWhatTheRunLost) {
   const std::string warning =
-      "data lost: 5 trace events dropped (the writer fell behind, or threads beyond the "
-      "thread limit), 2 calls not counted (summary table full)";
+      "data lost: 5 trace events dropped (threads beyond the thread limit, or calls after the "
+      "last flush), 2 calls not counted (summary table full)";
   for (const std::string format : {"text", "markdown", "html"}) {
     const auto result = run_cli({"report", path_, "--format", format});
     ASSERT_EQ(result.status, 0) << result.err;
