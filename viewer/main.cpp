@@ -1,5 +1,5 @@
 // commlens-viewer [--view VIEW] [--compare DB2] [DB]
-// commlens-viewer --screenshot FILE.png [--view summary|timeline|histograms|matrix|paths|compare]
+// commlens-viewer --screenshot FILE.png [--view summary|timeline|histograms|matrix|paths|steps|compare]
 //                 [--compare DB2] DB
 #include "compare_view.hpp"
 #include "main_window.hpp"

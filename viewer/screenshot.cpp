@@ -28,8 +28,7 @@ bool wait_until_exposed(QWidget& window) {
 
 } // namespace
 
-QString save_screenshot(const ScreenshotRequest& request) {
-  MainWindow window;
+QString prepare_screenshot(MainWindow& window, const ScreenshotRequest& request) {
   if (!window.show_view(request.view))
     return QStringLiteral("unknown view '%1' (one of %2)")
         .arg(request.view, MainWindow::view_names().join(", "));
@@ -53,6 +52,12 @@ QString save_screenshot(const ScreenshotRequest& request) {
   if (request.view == QLatin1String("timeline"))
     window.timeline()->canvas()->wait_for_data();
   QApplication::processEvents();
+  return {};
+}
+
+QString grab_screenshot(MainWindow& window, const ScreenshotRequest& request) {
+  if (const auto error = prepare_screenshot(window, request); !error.isEmpty())
+    return error;
   QPixmap image;
   if (request.on_screen) {
     if (!wait_until_exposed(window))
@@ -65,6 +70,11 @@ QString save_screenshot(const ScreenshotRequest& request) {
   if (!image.save(request.output_png))
     return QStringLiteral("%1: cannot write the PNG").arg(request.output_png);
   return {};
+}
+
+QString save_screenshot(const ScreenshotRequest& request) {
+  MainWindow window;
+  return grab_screenshot(window, request);
 }
 
 } // namespace commlens::viewer

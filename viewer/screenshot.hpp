@@ -16,6 +16,13 @@ struct ScreenshotRequest {
   bool on_screen = false;
 };
 
+class MainWindow;
+
+// Opens the request's database in `window`, shows its view and waits until it is complete, as a
+// screenshot shows it (tests read the widgets' state after it). Returns a one-line error.
+QString prepare_screenshot(MainWindow& window, const ScreenshotRequest& request);
+// prepare_screenshot, then grabs `window` into the request's PNG.
+QString grab_screenshot(MainWindow& window, const ScreenshotRequest& request);
 QString save_screenshot(const ScreenshotRequest& request);
 
 } // namespace commlens::viewer

@@ -54,6 +54,26 @@ void paint_copies(QPainter& painter, const TimelineViewport& viewport, const QRe
   }
 }
 
+QColor kernel_color(const std::string& name) {
+  return QColor::fromHsv(static_cast<int>(qHash(QString::fromStdString(name)) % 360U), 90, 200);
+}
+
+void paint_kernels(QPainter& painter, const TimelineViewport& viewport, const QRectF& row,
+                   const std::vector<analysis::TimelineKernel>& kernels) {
+  for (const auto& kernel : kernels) {
+    const double x0 = viewport.x_of(kernel.start_ns), x1 = std::max(viewport.x_of(kernel.end_ns), x0 + 1);
+    if (x1 < 0 || x0 > viewport.width())
+      continue;
+    const QRectF box(row.left() + x0, row.top() + 2, x1 - x0, row.height() - 4);
+    painter.fillRect(box, kernel_color(kernel.name));
+    if (box.width() > 50) {
+      painter.setPen(Qt::black);
+      painter.drawText(box.adjusted(2, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter,
+                       QString::fromStdString(kernel.name));
+    }
+  }
+}
+
 void paint_ranges(QPainter& painter, const TimelineViewport& viewport, const QRectF& row,
                   const std::vector<analysis::TimelineRange>& ranges,
                   const std::vector<const analysis::TimelinePhase*>& phases, std::int64_t trace_end_ns) {
@@ -96,6 +116,15 @@ const analysis::TimelineCopy* copy_at(const std::vector<analysis::TimelineCopy>&
   return found;
 }
 
+const analysis::TimelineKernel* kernel_at(const std::vector<analysis::TimelineKernel>& kernels,
+                                          std::int64_t time_ns, std::int64_t slack_ns) {
+  const analysis::TimelineKernel* found = nullptr;
+  for (const auto& kernel : kernels)
+    if (kernel.start_ns - slack_ns <= time_ns && time_ns <= kernel.end_ns + slack_ns)
+      found = &kernel;
+  return found;
+}
+
 const analysis::TimelineRange* range_at(const std::vector<analysis::TimelineRange>& ranges,
                                         std::int64_t time_ns, std::int64_t slack_ns, int level) {
   const analysis::TimelineRange* found = nullptr;
@@ -135,6 +164,17 @@ QString describe_copy(const analysis::TimelineCopy& copy, int rank, std::int64_t
            bandwidth ? tr("%1 GB/s").arg(*bandwidth, 0, 'f', 2) : tr("unknown bandwidth"),
            copy.mpi_call_id ? tr("issued in MPI call id %1").arg(*copy.mpi_call_id)
                             : tr("outside MPI calls"));
+}
+
+QString describe_kernel(const analysis::TimelineKernel& kernel, int rank, std::int64_t origin_ns) {
+  return tr("<b>CUDA kernel</b> %1<br>rank %2, device %3, stream %4<br>start %5, duration %6<br>%7")
+      .arg(QString::fromStdString(kernel.name).toHtmlEscaped())
+      .arg(rank)
+      .arg(kernel.device)
+      .arg(kernel.stream)
+      .arg(format_duration(kernel.start_ns - origin_ns), format_duration(kernel.end_ns - kernel.start_ns),
+           kernel.mpi_call_id ? tr("launched in MPI call id %1").arg(*kernel.mpi_call_id)
+                              : tr("launched outside MPI calls"));
 }
 
 QString describe_range(const analysis::TimelineRange& range, int rank, std::int64_t origin_ns) {

@@ -4,6 +4,7 @@
 #include "function_colors.hpp"
 #include "timeline_annotations.hpp"
 
+#include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
@@ -18,6 +19,8 @@ namespace {
 constexpr double kWheelZoomPerNotch = 1.25;
 constexpr int kDragThresholdPixels = 3;
 constexpr double kHitSlackPixels = 2;
+constexpr double kKeyZoomFactor = 1.5;
+constexpr double kKeyPanShare = 0.2; // of the visible width per key press
 
 // The ruler's tick step: 1, 2 or 5 times a power of ten, at least `minimum_ns` apart.
 std::int64_t tick_step(double minimum_ns) {
@@ -32,9 +35,18 @@ std::int64_t tick_step(double minimum_ns) {
 
 } // namespace
 
+ImplementationStyle implementation_style(const QString& implementation_name) {
+  if (implementation_name.startsWith(QLatin1String("runtime:")))
+    return ImplementationStyle::Runtime;
+  if (implementation_name.startsWith(QLatin1String("mpi:")))
+    return ImplementationStyle::Baseline;
+  return ImplementationStyle::Mpi;
+}
+
 TimelineCanvas::TimelineCanvas(QWidget* parent) : QWidget(parent), fetcher_(this) {
   setMouseTracking(true);
   setMinimumSize(400, 200);
+  setFocusPolicy(Qt::StrongFocus);
   setAutoFillBackground(true);
   setPalette(QPalette(Qt::white));
   connect(&fetcher_, &TimelineFetcher::updated, this, qOverload<>(&QWidget::update));
@@ -48,8 +60,11 @@ void TimelineCanvas::set_database(std::shared_ptr<const LoadedDatabase> database
   viewport_.set_extent(database_->timeline.start_ns, database_->timeline.end_ns);
   const bool has_phases = std::any_of(database_->phases.begin(), database_->phases.end(),
                                       [](const auto& phase) { return phase.phase > 0; });
-  rows_ = layout_timeline_rows(database_->timeline, database_->timeline.has_ranges || has_phases);
-  fetcher_.set_source(database_->path, database_->timeline);
+  rows_ = layout_timeline_rows(database_->timeline, database_->timeline.has_ranges || has_phases,
+                               database_->has_kernels);
+  collapsed_ranks_.clear();
+  relayout();
+  fetcher_.set_source(database_->path, database_->timeline, database_->has_kernels);
   request_window();
   update();
 }
@@ -88,20 +103,41 @@ void TimelineCanvas::wait_for_data() {
   fetcher_.wait_until_idle();
 }
 
-int TimelineCanvas::row_height() const {
-  const int rows = std::max<int>(1, static_cast<int>(rows_.size()));
-  return std::clamp((height() - kRulerHeight - 4) / rows, 6, 28);
+void TimelineCanvas::relayout() {
+  row_tops_ = row_tops(rows_, kRulerHeight, height() - kRulerHeight - 2, collapsed_ranks_);
+  update();
+}
+
+void TimelineCanvas::toggle_collapsed(int rank) {
+  const auto found = std::find(collapsed_ranks_.begin(), collapsed_ranks_.end(), rank);
+  if (found == collapsed_ranks_.end())
+    collapsed_ranks_.push_back(rank);
+  else
+    collapsed_ranks_.erase(found);
+  relayout();
+}
+
+bool TimelineCanvas::collapsed(int rank) const {
+  return std::find(collapsed_ranks_.begin(), collapsed_ranks_.end(), rank) != collapsed_ranks_.end();
 }
 
 QRect TimelineCanvas::row_rect(std::size_t index) const {
-  return {0, kRulerHeight + static_cast<int>(index) * row_height(), width(), row_height()};
+  if (index + 1 >= row_tops_.size())
+    return {};
+  return {0, row_tops_[index], width(), row_tops_[index + 1] - row_tops_[index]};
 }
 
 int TimelineCanvas::row_at(int y) const {
   if (!database_ || y < kRulerHeight)
     return -1;
-  const int row = (y - kRulerHeight) / row_height();
-  return row < static_cast<int>(rows_.size()) ? row : -1;
+  for (std::size_t row = 0; row + 1 < row_tops_.size(); ++row)
+    if (row_tops_[row] <= y && y < row_tops_[row + 1])
+      return static_cast<int>(row);
+  return -1;
+}
+
+ImplementationStyle TimelineCanvas::style_of(const analysis::TimelineCall& call) const {
+  return implementation_style(database_->implementation_name(call.implementation));
 }
 
 const analysis::TimelineCall* TimelineCanvas::call_at(QPoint position, int* lane_index) const {
@@ -155,7 +191,29 @@ QString TimelineCanvas::describe(const SelectedCall& selected) const {
            database_->communicator_label(call.comm_id).toHtmlEscaped(),
            database_->implementation_name(call.implementation))
       .arg(call.phase)
-      .arg(call.id);
+      .arg(call.id) +
+         describe_runtime_decision(call);
+}
+
+QString TimelineCanvas::describe_runtime_decision(const analysis::TimelineCall& call) const {
+  if (!database_->has_runtime_ops)
+    return {};
+  const auto decision = analysis::query_runtime_decision(*database_->database, call.id);
+  if (!decision)
+    return {};
+  const auto text = [](const std::optional<std::string>& value) {
+    return value ? QString::fromStdString(*value).toHtmlEscaped() : QString();
+  };
+  auto line = tr("<br>GPU runtime: decision <b>%1</b>, algorithm %2")
+                  .arg(QString::fromStdString(decision->decision), QString::fromStdString(decision->algorithm));
+  if (decision->decision_source)
+    line += tr(", chosen by %1").arg(text(decision->decision_source));
+  if (decision->reason)
+    line += tr("<br>why: %1").arg(text(decision->reason));
+  return line + tr("<br>%1 loaded from peers' GPU memory, %2 through host memory, %3 IPC handles opened")
+                    .arg(format_bytes(static_cast<std::uint64_t>(decision->bytes_peer)),
+                         format_bytes(static_cast<std::uint64_t>(decision->bytes_host)))
+                    .arg(decision->ipc_opens);
 }
 
 QString TimelineCanvas::describe_at(QPoint position) const {
@@ -196,6 +254,10 @@ QString TimelineCanvas::describe_annotation_at(QPoint position) const {
   if (row.kind == TimelineRowKind::Copies && row.index < snapshot.copies.size()) {
     const auto* copy = copy_at(snapshot.copies[row.index], time, slack);
     return copy ? describe_copy(*copy, row.rank, origin) : QString();
+  }
+  if (row.kind == TimelineRowKind::Kernels && row.index < snapshot.kernels.size()) {
+    const auto* kernel = kernel_at(snapshot.kernels[row.index], time, slack);
+    return kernel ? describe_kernel(*kernel, row.rank, origin) : QString();
   }
   if (row.kind != TimelineRowKind::Ranges)
     return {};
@@ -245,7 +307,30 @@ QColor TimelineCanvas::color_of(int function_id) const {
 void TimelineCanvas::resizeEvent(QResizeEvent* event) {
   QWidget::resizeEvent(event);
   viewport_.set_width(std::max(1, width() - kGutterWidth));
+  relayout();
   request_window();
+}
+
+void TimelineCanvas::keyPressEvent(QKeyEvent* event) {
+  const double middle = kGutterWidth + viewport_.width() / 2.0;
+  switch (event->key()) {
+  case Qt::Key_W:
+    zoom(kKeyZoomFactor, middle);
+    break;
+  case Qt::Key_S:
+    zoom(1 / kKeyZoomFactor, middle);
+    break;
+  case Qt::Key_A:
+    pan(kKeyPanShare * viewport_.width());
+    break;
+  case Qt::Key_D:
+    pan(-kKeyPanShare * viewport_.width());
+    break;
+  default:
+    QWidget::keyPressEvent(event);
+    return;
+  }
+  event->accept();
 }
 
 void TimelineCanvas::wheelEvent(QWheelEvent* event) {
@@ -279,8 +364,14 @@ void TimelineCanvas::mouseMoveEvent(QMouseEvent* event) {
 }
 
 void TimelineCanvas::mouseReleaseEvent(QMouseEvent* event) {
-  if (event->button() == Qt::LeftButton && drag_origin_ && !dragged_)
-    select_at(event->position().toPoint());
+  const auto position = event->position().toPoint();
+  if (event->button() == Qt::LeftButton && drag_origin_ && !dragged_) {
+    const int row = row_at(position.y());
+    if (position.x() < kGutterWidth && row >= 0)
+      toggle_collapsed(rows_[static_cast<std::size_t>(row)].rank);
+    else
+      select_at(position);
+  }
   drag_origin_.reset();
 }
 
@@ -312,12 +403,17 @@ void TimelineCanvas::paint_ruler(QPainter& painter) const {
     painter.drawLine(x, kRulerHeight - 6, x, kRulerHeight);
     painter.drawText(x + 3, kRulerHeight - 8, format_duration(tick - origin));
   }
-  painter.drawText(4, kRulerHeight - 8, format_duration(viewport_.span_ns()));
+  // The window's width, in the gutter where no tick is: it reads as a span, not as a position.
+  painter.setPen(Qt::black);
+  painter.drawText(QRect(2, 0, kGutterWidth - 4, kRulerHeight), Qt::AlignLeft | Qt::AlignVCenter,
+                   tr("\u2194 %1").arg(format_duration(viewport_.span_ns())));
 }
 
 void TimelineCanvas::paint_row(QPainter& painter, std::size_t row_index) const {
   const auto& row = rows_[row_index];
   const auto area = row_rect(row_index);
+  if (area.height() <= 0)
+    return;
   const bool calls = row.kind == TimelineRowKind::Calls;
   // Each rank's rows share one background shade, so they read as a group.
   painter.fillRect(area, row.rank % 2 ? QColor(250, 250, 250) : QColor(240, 243, 247));
@@ -325,12 +421,25 @@ void TimelineCanvas::paint_row(QPainter& painter, std::size_t row_index) const {
       calls && (database_->timeline.lanes[row.index].thread != 0 ||
                 std::count_if(database_->timeline.lanes.begin(), database_->timeline.lanes.end(),
                               [&](const auto& other) { return other.rank == row.rank; }) > 1);
-  const auto label = !calls ? (row.kind == TimelineRowKind::Copies ? tr("  copies") : tr("  ranges"))
+  const auto annotation_label = [&] {
+    switch (row.kind) {
+    case TimelineRowKind::Copies:
+      return tr("  copies");
+    case TimelineRowKind::Kernels:
+      return tr("  kernels");
+    default:
+      return tr("  ranges");
+    }
+  };
+  // The triangle says the name is a button: it folds the rank's rows away or opens them.
+  const auto marker = collapsed(row.rank) ? QStringLiteral("\u25b8 ") : QStringLiteral("\u25be ");
+  const auto label = !calls ? annotation_label()
                      : threaded
-                         ? tr("rank %1 t%2").arg(row.rank).arg(database_->timeline.lanes[row.index].thread)
-                         : tr("rank %1").arg(row.rank);
+                         ? marker + tr("rank %1 t%2").arg(row.rank).arg(database_->timeline.lanes[row.index].thread)
+                         : marker + tr("rank %1").arg(row.rank);
   painter.setPen(calls ? Qt::black : Qt::darkGray);
-  painter.drawText(QRect(4, area.top(), kGutterWidth - 6, area.height()), Qt::AlignVCenter, label);
+  if (area.height() >= fontMetrics().height() - 4)
+    painter.drawText(QRect(4, area.top(), kGutterWidth - 6, area.height()), Qt::AlignVCenter, label);
 
   const auto& snapshot = fetcher_.snapshot();
   painter.save();
@@ -340,6 +449,8 @@ void TimelineCanvas::paint_row(QPainter& painter, std::size_t row_index) const {
     paint_lane(painter, row, plot);
   else if (row.kind == TimelineRowKind::Copies && row.index < snapshot.copies.size())
     paint_copies(painter, viewport_, plot, snapshot.copies[row.index]);
+  else if (row.kind == TimelineRowKind::Kernels && row.index < snapshot.kernels.size())
+    paint_kernels(painter, viewport_, plot, snapshot.kernels[row.index]);
   else if (row.kind == TimelineRowKind::Ranges)
     paint_ranges(painter, viewport_, plot,
                  row.index < snapshot.ranges.size() ? snapshot.ranges[row.index]
@@ -370,6 +481,17 @@ void TimelineCanvas::paint_lane(QPainter& painter, const TimelineRow& row, const
       continue;
     const QRectF box(kGutterWidth + x0, top + 2, x1 - x0, inner);
     painter.fillRect(box, color_of(call.function_id));
+    switch (style_of(call)) {
+    case ImplementationStyle::Runtime:
+      painter.fillRect(box, QBrush(QColor(0, 90, 40), Qt::BDiagPattern));
+      break;
+    case ImplementationStyle::Baseline:
+      painter.setPen(QPen(QColor(150, 30, 30), 1.5, Qt::DashLine));
+      painter.drawRect(box.adjusted(0.5, 0.5, -0.5, -0.5));
+      break;
+    case ImplementationStyle::Mpi:
+      break;
+    }
     if (box.width() > 40) {
       painter.setPen(Qt::black);
       painter.drawText(box.adjusted(2, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter,

@@ -3,7 +3,9 @@
 // NVTX ranges and phases, one lane per thread with its calls coloured by function, its CUDA copies. Calls
 // narrower than a pixel arrive merged into bins (see analysis/timeline.hpp), so painting costs the same at
 // any zoom. Wheel zooms around the cursor, dragging pans, hovering shows a call's arguments, clicking selects
-// it.
+// it. Call lanes share the height; clicking a rank's name collapses or expands its rows. Keys as in
+// Perfetto: W/S zoom in/out around the centre, A/D pan left/right. Calls the GPU runtime ran are
+// hatched and calls of the host-staged baseline outlined, so an A/B run shows which was which.
 #include "loaded_database.hpp"
 #include "timeline_fetcher.hpp"
 #include "timeline_rows.hpp"
@@ -18,6 +20,11 @@ struct SelectedCall {
   analysis::TimelineCall call;
 };
 
+// How a call's implementation is drawn: plain (the MPI library), hatched (the GPU runtime ran it) or
+// outlined (the baseline that stages device buffers through host memory).
+enum class ImplementationStyle { Mpi, Runtime, Baseline };
+ImplementationStyle implementation_style(const QString& implementation_name);
+
 class TimelineCanvas : public QWidget {
   Q_OBJECT
 public:
@@ -29,8 +36,13 @@ public:
   const TimelineViewport& viewport() const { return viewport_; }
   const TimelineFetcher& fetcher() const { return fetcher_; }
   const std::vector<TimelineRow>& rows() const { return rows_; }
-  // Where row `index` is drawn (the full width, gutter included).
+  // Where row `index` is drawn (the full width, gutter included); empty for a collapsed rank's
+  // annotation rows.
   QRect row_rect(std::size_t index) const;
+  // Collapses a rank's rows to thin strips, or expands them again.
+  void toggle_collapsed(int rank);
+  bool collapsed(int rank) const;
+  ImplementationStyle style_of(const analysis::TimelineCall& call) const;
   void zoom(double factor, double x);
   void pan(double dx);
   void show_range(std::int64_t start_ns, std::int64_t end_ns);
@@ -57,14 +69,17 @@ protected:
   void mousePressEvent(QMouseEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
 
 private:
-  int row_height() const;
+  void relayout();
   int row_at(int y) const;
   const analysis::TimelineCall* call_at(QPoint position, int* lane_index) const;
   const analysis::TimelineBin* bin_at(QPoint position, int lane_index) const;
   // Text of the copy, range or phase under `position` on an annotation row; empty over nothing.
   QString describe_annotation_at(QPoint position) const;
+  // What runtime_ops says about the call: decision, algorithm, why; empty without a row.
+  QString describe_runtime_decision(const analysis::TimelineCall& call) const;
   std::vector<const analysis::TimelinePhase*> phases_of(int rank) const;
   void request_window();
   void paint_ruler(QPainter& painter) const;
@@ -76,6 +91,8 @@ private:
   TimelineViewport viewport_;
   TimelineFetcher fetcher_;
   std::vector<TimelineRow> rows_;
+  std::vector<int> row_tops_; // one per row, then the bottom of the last
+  std::vector<int> collapsed_ranks_;
   std::optional<SelectedCall> selection_;
   std::optional<int> highlighted_function_;
   std::optional<QPoint> drag_origin_;

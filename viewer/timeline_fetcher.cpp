@@ -20,7 +20,7 @@ TimelineFetcher::~TimelineFetcher() {
 }
 
 void TimelineFetcher::set_source(const std::filesystem::path& database,
-                                 const analysis::TimelineExtent& extent) {
+                                 const analysis::TimelineExtent& extent, bool with_kernels) {
   pending_.reset();
   if (cancel_)
     cancel_->store(true);
@@ -29,6 +29,7 @@ void TimelineFetcher::set_source(const std::filesystem::path& database,
   lanes_ = extent.lanes;
   copy_ranks_ = extent.has_copies ? ranks_of(extent) : std::vector<int>{};
   range_ranks_ = extent.has_ranges ? ranks_of(extent) : std::vector<int>{};
+  kernel_ranks_ = with_kernels ? ranks_of(extent) : std::vector<int>{};
   connection_.reset();
   snapshot_ = {};
   if (lanes_.empty())
@@ -55,8 +56,9 @@ void TimelineFetcher::request(std::int64_t start_ns, std::int64_t end_ns, std::i
 void TimelineFetcher::start(const Request& request) {
   cancel_ = std::make_shared<std::atomic<bool>>(false);
   watcher_.setFuture(QtConcurrent::run([connection = connection_, lanes = lanes_, copy_ranks = copy_ranks_,
-                                        range_ranks = range_ranks_, cancel = cancel_, request] {
-    TimelineSnapshot snapshot{request.start_ns, request.end_ns, request.resolution_ns, {}, {}, {}};
+                                        range_ranks = range_ranks_, kernel_ranks = kernel_ranks_,
+                                        cancel = cancel_, request] {
+    TimelineSnapshot snapshot{request.start_ns, request.end_ns, request.resolution_ns, {}, {}, {}, {}};
     for (const auto& lane : lanes) {
       if (cancel->load())
         return snapshot;
@@ -69,6 +71,9 @@ void TimelineFetcher::start(const Request& request) {
     for (const int rank : range_ranks)
       snapshot.ranges.push_back(
           analysis::query_timeline_ranges(*connection, rank, request.start_ns, request.end_ns));
+    for (const int rank : kernel_ranks)
+      snapshot.kernels.push_back(
+          analysis::query_timeline_kernels(*connection, rank, request.start_ns, request.end_ns));
     return snapshot;
   }));
 }
@@ -90,7 +95,7 @@ void TimelineFetcher::finish() {
     return; // the cancelled result is partial: keep showing the previous complete one
   }
   if (result.lanes.size() == lanes_.size() && result.copies.size() == copy_ranks_.size() &&
-      result.ranges.size() == range_ranks_.size()) {
+      result.ranges.size() == range_ranks_.size() && result.kernels.size() == kernel_ranks_.size()) {
     snapshot_ = std::move(result);
     emit updated();
   }

@@ -1,8 +1,9 @@
 #pragma once
-// Reads the calls of every lane (and each rank's CUDA copies and NVTX ranges) in the visible window on a pool
+// Reads the calls of every lane (and each rank's CUDA copies, kernels and NVTX ranges) in the visible window on a pool
 // thread, with its own connection to the database, so zooming and panning never wait for SQLite. A new
 // request cancels the running one; the canvas keeps drawing the last result, shifted, until the new one
 // arrives.
+#include "commlens/analysis/breakdowns.hpp"
 #include "commlens/analysis/timeline.hpp"
 
 #include <QFutureWatcher>
@@ -19,6 +20,7 @@ struct TimelineSnapshot {
   // Per rank, in the order of ranks_of(extent); empty when the database has none.
   std::vector<std::vector<analysis::TimelineCopy>> copies;
   std::vector<std::vector<analysis::TimelineRange>> ranges;
+  std::vector<std::vector<analysis::TimelineKernel>> kernels;
 };
 
 class TimelineFetcher : public QObject {
@@ -27,7 +29,9 @@ public:
   explicit TimelineFetcher(QObject* parent = nullptr);
   ~TimelineFetcher() override;
 
-  void set_source(const std::filesystem::path& database, const analysis::TimelineExtent& extent);
+  // `with_kernels`: also read each rank's CUDA kernels (cuda_kernels has rows).
+  void set_source(const std::filesystem::path& database, const analysis::TimelineExtent& extent,
+                  bool with_kernels = false);
   void request(std::int64_t start_ns, std::int64_t end_ns, std::int64_t resolution_ns);
   // Blocks until no request is running or pending; for the screenshot mode and tests.
   void wait_until_idle();
@@ -46,7 +50,7 @@ private:
 
   std::filesystem::path path_;
   std::vector<analysis::TimelineLane> lanes_;
-  std::vector<int> copy_ranks_, range_ranks_;            // ranks whose copies and ranges are read
+  std::vector<int> copy_ranks_, range_ranks_, kernel_ranks_; // ranks whose copies, ranges, kernels are read
   std::shared_ptr<const analysis::Database> connection_; // used by one pool task at a time
   QFutureWatcher<TimelineSnapshot> watcher_;
   std::shared_ptr<std::atomic<bool>> cancel_;

@@ -1,5 +1,7 @@
 #include "timeline_rows.hpp"
 
+#include <algorithm>
+
 namespace commlens::viewer {
 
 std::vector<int> ranks_of(const analysis::TimelineExtent& extent) {
@@ -10,7 +12,8 @@ std::vector<int> ranks_of(const analysis::TimelineExtent& extent) {
   return ranks;
 }
 
-std::vector<TimelineRow> layout_timeline_rows(const analysis::TimelineExtent& extent, bool with_ranges) {
+std::vector<TimelineRow> layout_timeline_rows(const analysis::TimelineExtent& extent, bool with_ranges,
+                                              bool with_kernels) {
   std::vector<TimelineRow> rows;
   const auto ranks = ranks_of(extent);
   std::size_t lane = 0;
@@ -22,8 +25,54 @@ std::vector<TimelineRow> layout_timeline_rows(const analysis::TimelineExtent& ex
       rows.push_back({TimelineRowKind::Calls, rank, lane});
     if (extent.has_copies)
       rows.push_back({TimelineRowKind::Copies, rank, rank_index});
+    if (with_kernels)
+      rows.push_back({TimelineRowKind::Kernels, rank, rank_index});
   }
   return rows;
+}
+
+namespace {
+
+int fixed_height(TimelineRowKind kind) {
+  switch (kind) {
+  case TimelineRowKind::Ranges:
+    return 30; // three nesting levels of NVTX ranges
+  case TimelineRowKind::Copies:
+  case TimelineRowKind::Kernels:
+    return 18;
+  case TimelineRowKind::Calls:
+    return 0;
+  }
+  return 0;
+}
+
+} // namespace
+
+std::vector<int> row_tops(const std::vector<TimelineRow>& rows, int top, int height,
+                          const std::vector<int>& collapsed) {
+  const auto is_collapsed = [&](int rank) { return std::find(collapsed.begin(), collapsed.end(), rank) != collapsed.end(); };
+  int fixed = 0, lanes = 0;
+  for (const auto& row : rows) {
+    if (is_collapsed(row.rank))
+      fixed += row.kind == TimelineRowKind::Calls ? kCollapsedLaneHeight : 0;
+    else if (row.kind == TimelineRowKind::Calls)
+      ++lanes;
+    else
+      fixed += fixed_height(row.kind);
+  }
+  const int lane_height = lanes ? std::max(kMinimumLaneHeight, (height - fixed) / lanes) : 0;
+  std::vector<int> tops;
+  tops.reserve(rows.size() + 1);
+  int y = top;
+  for (const auto& row : rows) {
+    tops.push_back(y);
+    if (is_collapsed(row.rank))
+      y += row.kind == TimelineRowKind::Calls ? kCollapsedLaneHeight : 0;
+    else
+      y += row.kind == TimelineRowKind::Calls ? lane_height : fixed_height(row.kind);
+  }
+  tops.push_back(y);
+  return tops;
 }
 
 } // namespace commlens::viewer

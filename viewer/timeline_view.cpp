@@ -24,7 +24,11 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   layout->addLayout(toolbar);
   canvas_ = new TimelineCanvas(this);
   layout->addWidget(canvas_, 1);
-  details_ = new QLabel(tr("Wheel: zoom. Drag: pan. Click a call for its details."), this);
+  details_ = new QLabel(tr("Wheel or W/S: zoom. Drag or A/D: pan. Click a call for its details, a rank's "
+                           "name to fold its rows. Hatched calls ran in the GPU runtime; dashed outlines "
+                           "mark the host-staged baseline."),
+                        this);
+  details_->setWordWrap(true);
   details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   details_->setMinimumHeight(64);
   details_->setAlignment(Qt::AlignTop | Qt::AlignLeft);

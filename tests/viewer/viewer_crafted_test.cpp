@@ -2,6 +2,8 @@
 // over crafted databases whose rows the test states (tests/analysis/trace_database.cpp holds the
 // MPI calls): the query layer and the fetcher return exactly the stored rows of a window.
 #include "compare_view.hpp"
+#include "copy_paths_view.hpp"
+#include "summary_view.hpp"
 #include "main_window.hpp"
 #include "timeline_view.hpp"
 
@@ -28,6 +30,23 @@ INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_device, dst_device,
   (1, 1000, 1200, 1, 1, NULL, 'device', 'pageable', 512, 3, 'DtoH', 'host_staged', NULL, NULL, 14);
 )sql";
 
+// The run table of a GPU run; two kernels on rank 0, the second launched in MPI call 1.
+constexpr const char* kGpuRun = R"sql(
+INSERT INTO run (key, value) VALUES ('cuda_collectors', 'on'), ('nvtx_user_ranges', 'on'),
+  ('mpit_sampling', 'none: the MPI library exposes no performance variables');
+INSERT INTO cuda_kernels (rank, start_ns, end_ns, device, stream, name, mpi_call_id, correlation_id) VALUES
+  (0, 3000, 3400, 0, 7, 'pack_halo', NULL, 21), (0, 6000, 7000, 0, 7, 'reduce_kernel', 1, 22);
+)sql";
+
+// What the runtime decided for the four runtime:ring calls (ids 2000 to 2003) of the A/B run.
+constexpr const char* kRuntimeOps = R"sql(
+INSERT INTO runtime_ops (rank, mpi_call_id, function_id, comm_id, start_ns, end_ns, implementation, algorithm,
+                         decision, reason, bytes, bytes_peer, bytes_host, ipc_opens, chunks, streams,
+                         decision_source)
+SELECT rank, id, function_id, comm_id, start_ns, end_ns, implementation, 'ring', 'runtime', NULL, 64, 48, 0,
+       1, 1, 1, 'table:h100 rule 2' FROM mpi_calls WHERE implementation = 1;
+)sql";
+
 // Rank 0: "step" encloses "halo", which encloses "pack"; "solve" in the default domain after them.
 // Rank 0 enters phase 1 at 5000 (MPI_Pcontrol(2)).
 constexpr const char* kRanges = R"sql(
@@ -45,9 +64,12 @@ QString crafted_database(const QString& directory, const char* name, bool gpu, b
   if (gpu) {
     database.execute(kCopies);
     database.execute(kRanges);
+    database.execute(kGpuRun);
   }
-  if (implementations)
+  if (implementations) {
     test::add_runtime_implementation_calls(database);
+    database.execute(kRuntimeOps);
+  }
   return path;
 }
 
@@ -58,6 +80,11 @@ void open(MainWindow& window, const QString& path) {
   window.open(path);
   window.loader().wait();
   QVERIFY2(window.database(), qPrintable(window.last_error()));
+}
+
+bool all_of_unit(const QStringList& labels, const QString& unit) {
+  return !labels.isEmpty() &&
+         std::all_of(labels.begin(), labels.end(), [&](const QString& label) { return label.endsWith(unit); });
 }
 
 std::vector<std::int64_t> starts_of(const auto& items) {
@@ -130,14 +157,16 @@ private slots:
     std::vector<std::pair<Kind, int>> layout;
     for (const auto& row : canvas->rows())
       layout.emplace_back(row.kind, row.rank);
-    // Rank 0 calls from two threads: two call lanes between its range and copy rows.
+    // Rank 0 calls from two threads: two call lanes between its range and copy rows; kernels last.
     QCOMPARE(layout, (std::vector<std::pair<Kind, int>>{{Kind::Ranges, 0},
                                                         {Kind::Calls, 0},
                                                         {Kind::Calls, 0},
                                                         {Kind::Copies, 0},
+                                                        {Kind::Kernels, 0},
                                                         {Kind::Ranges, 1},
                                                         {Kind::Calls, 1},
-                                                        {Kind::Copies, 1}}));
+                                                        {Kind::Copies, 1},
+                                                        {Kind::Kernels, 1}}));
     // The fetcher asks for a quarter of the span beyond each edge: [ -50, 11250 ) here.
     const auto& snapshot = canvas->fetcher().snapshot();
     const analysis::Database database(gpu_.toStdString());
@@ -148,6 +177,8 @@ private slots:
     QCOMPARE(starts_of(snapshot.copies[1]), (std::vector<std::int64_t>{1000}));
     QCOMPARE(starts_of(snapshot.ranges[0]), (std::vector<std::int64_t>{800, 1000, 1100, 6000}));
     QVERIFY(snapshot.ranges[1].empty());
+    QCOMPARE(starts_of(snapshot.kernels[0]), (std::vector<std::int64_t>{3000, 6000}));
+    QVERIFY(snapshot.kernels[1].empty());
 
     const auto point_at = [&](std::size_t row, std::int64_t time_ns, int dy = 0) {
       return QPoint(TimelineCanvas::kGutterWidth + static_cast<int>(canvas->viewport().x_of(time_ns)),
@@ -170,6 +201,10 @@ private slots:
     QVERIFY2(solve.contains(QStringLiteral("domain default")), qPrintable(solve));
     const auto phase = canvas->describe_at(QPoint(point_at(0, 8000).x(), top));
     QVERIFY2(phase.contains(QStringLiteral("phase 1")), qPrintable(phase));
+    const auto kernel = canvas->describe_at(point_at(4, 6500));
+    QVERIFY2(kernel.contains(QStringLiteral("reduce_kernel")) && kernel.contains(QStringLiteral("MPI call id 1")),
+             qPrintable(kernel));
+    QVERIFY(canvas->describe_at(point_at(4, 5000)).isEmpty());
     // Clicking a copy shows its details without selecting a call.
     QSignalSpy details(canvas, &TimelineCanvas::selection_changed);
     QVERIFY(!canvas->select_at(point_at(3, 9250)));
@@ -177,10 +212,114 @@ private slots:
     QCOMPARE(details.first().first().toString(), ipc);
   }
 
-  void timelineWithoutGpuDataHasOnlyCallLanes() {
+  void timelineWithoutGpuDataHasOnlyCallLanesFillingTheHeight() {
     MainWindow window;
     open(window, plain_);
-    QCOMPARE(window.timeline()->canvas()->rows().size(), window.database()->timeline.lanes.size());
+    window.show_view(QStringLiteral("timeline"));
+    const auto* canvas = window.timeline()->canvas();
+    const auto rows = canvas->rows().size();
+    QCOMPARE(rows, window.database()->timeline.lanes.size());
+    const int lane = canvas->row_rect(0).height();
+    QVERIFY2(lane > 100, qPrintable(QString::number(lane))); // three lanes in about 600 pixels
+    QCOMPARE(canvas->row_rect(1).height(), lane);
+    QVERIFY(canvas->height() - canvas->row_rect(rows - 1).bottom() <= static_cast<int>(rows) + 3);
+  }
+
+  void collapsingARankShrinksItsRowsAndGivesTheOthersTheHeight() {
+    MainWindow window;
+    open(window, gpu_);
+    window.show_view(QStringLiteral("timeline"));
+    auto* canvas = window.timeline()->canvas();
+    const int before = canvas->row_rect(6).height(); // rank 1's lane
+    canvas->toggle_collapsed(0);
+    QVERIFY(canvas->collapsed(0));
+    QCOMPARE(canvas->row_rect(0).height(), 0); // its ranges, copies and kernels rows are folded away
+    QCOMPARE(canvas->row_rect(3).height(), 0);
+    QCOMPARE(canvas->row_rect(1).height(), kCollapsedLaneHeight);
+    QVERIFY(canvas->row_rect(6).height() > before);
+    canvas->toggle_collapsed(0);
+    QCOMPARE(canvas->row_rect(6).height(), before);
+  }
+
+  void keysZoomAndPanLikePerfetto() {
+    MainWindow window;
+    open(window, plain_);
+    window.show_view(QStringLiteral("timeline"));
+    auto* canvas = window.timeline()->canvas();
+    const auto span = canvas->viewport().span_ns();
+    QTest::keyClick(canvas, Qt::Key_W);
+    QVERIFY(canvas->viewport().span_ns() < span * 0.7);
+    const auto start = canvas->viewport().start_ns();
+    QTest::keyClick(canvas, Qt::Key_D);
+    QVERIFY(canvas->viewport().start_ns() > start);
+    QTest::keyClick(canvas, Qt::Key_A);
+    QVERIFY(std::llabs(canvas->viewport().start_ns() - start) <= 2);
+    QTest::keyClick(canvas, Qt::Key_S);
+    QVERIFY(std::llabs(canvas->viewport().span_ns() - span) <= 2);
+  }
+
+  void runtimeCallsAreHatchedAndSayWhatTheRuntimeDecided() {
+    MainWindow window;
+    open(window, ab_);
+    auto* canvas = window.timeline()->canvas();
+    const analysis::Database database(ab_.toStdString());
+    const auto window_calls = analysis::query_timeline_window(database, {0, 0}, 20000, 40000, 1).calls;
+    QCOMPARE(window_calls.size(), std::size_t{8});
+    const auto& baseline = window_calls.front(); // implementation mpi, at 20000
+    const auto& runtime = window_calls.back();   // runtime:ring, at 36000
+    QCOMPARE(canvas->style_of(baseline), ImplementationStyle::Mpi);
+    QCOMPARE(canvas->style_of(runtime), ImplementationStyle::Runtime);
+    QCOMPARE(implementation_style(QStringLiteral("mpi:host_staged")), ImplementationStyle::Baseline);
+    const auto runtime_text = canvas->describe({{0, 0}, runtime});
+    QVERIFY2(runtime_text.contains(QStringLiteral("decision <b>runtime</b>, algorithm ring")) &&
+                 runtime_text.contains(QStringLiteral("chosen by table:h100 rule 2")) &&
+                 runtime_text.contains(QStringLiteral("48B loaded from peers")),
+             qPrintable(runtime_text));
+    QVERIFY(!canvas->describe({{0, 0}, baseline}).contains(QStringLiteral("GPU runtime")));
+  }
+
+  void summaryOfAGpuRunNamesItsCollectorsAndCopyPaths() {
+    MainWindow window;
+    open(window, gpu_);
+    const auto& summary = *window.summary();
+    QCOMPARE(summary.collectors(),
+             QStringLiteral("MPI calls (trace) \u00b7 MPI_T off (the MPI library exposes no performance variables) "
+                            "\u00b7 CUDA on \u00b7 NVTX ranges on"));
+    // Bytes per path, most first: peer 8 KiB, host_staged 4 KiB + 512 B, ipc 1000 B.
+    std::vector<std::pair<QString, double>> paths;
+    for (const auto& bar : summary.copy_chart().bars())
+      paths.emplace_back(bar.label, bar.total());
+    QCOMPARE(paths, (std::vector<std::pair<QString, double>>{
+                        {"peer", 8192}, {"host_staged", 4608}, {"ipc", 1000}}));
+    QCOMPARE(summary.copy_chart().tick_labels().last(), QStringLiteral("8KiB"));
+    // Two ranks split by function: rank 0 Send, Isend, Allreduce; rank 1 Recv.
+    QCOMPARE(summary.rank_chart().bars().size(), std::size_t{2});
+    QCOMPARE(summary.rank_chart().bars()[0].total(), 400.0 + 40 + 3000);
+    QCOMPARE(summary.rank_chart().bars()[0].segments.size(), std::size_t{3});
+  }
+
+  void copyPathsListEachPathRankAndGpuWithBandwidth() {
+    MainWindow window;
+    open(window, gpu_);
+    const auto& paths = *window.paths();
+    QCOMPARE(paths.rows(), 4);
+    const auto row = [&](int index) {
+      QStringList cells;
+      for (int column = 0; column < 7; ++column)
+        cells << paths.cell(index, column);
+      return cells.join(QLatin1Char('|'));
+    };
+    // host_staged: 4 KiB in 1 us on rank 0, 512 B in 200 ns on rank 1; ipc 1000 B in 500 ns; peer
+    // over NVLink 8 KiB in 1 us.
+    QCOMPARE(row(0), QStringLiteral("host_staged|0|0|1|4KiB|1 us|4.1 GB/s"));
+    QCOMPARE(row(1), QStringLiteral("host_staged|1|1|1|512B|200 ns|2.56 GB/s"));
+    QCOMPARE(row(2), QStringLiteral("ipc|0|0|1|1000B|500 ns|2 GB/s"));
+    QCOMPARE(row(3), QStringLiteral("peer (nvlink)|0|0|1|8KiB|1 us|8.19 GB/s"));
+    QCOMPARE(paths.bandwidth_chart().bars().size(), std::size_t{4});
+    QCOMPARE(paths.bandwidth_chart().bars()[3].total(), 8.192);
+    QVERIFY(all_of_unit(paths.bandwidth_chart().tick_labels(), QStringLiteral(" GB/s")));
+    QCOMPARE(paths.over_time_chart().series().size(), std::size_t{3});
+    QVERIFY(all_of_unit(paths.over_time_chart().time_tick_labels(), QStringLiteral("s")));
   }
 
   void compareShowsTheImplementationsOfAnAbRun() {

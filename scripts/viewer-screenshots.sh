@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Screenshots of every viewer view, for the user guide (docs/images/viewer-<trace>-<view>.png), made
+# from fresh traces so the pictures never go stale.
+#
+#   scripts/viewer-screenshots.sh [--build DIR] [--out DIR] [NAME=DATABASE ...]
+#
+# Without NAME=DATABASE it traces, on this machine's CPU:
+#   halo  examples/halo_demo on 4 ranks (200 iterations of a 64-double halo exchange), and a second
+#         run with 4096-double halos that the compare view compares it with;
+#   dl    examples/dl/train.py --model small --steps 6 on 2 ranks (data-parallel training steps).
+# With NAME=DATABASE it shoots the given databases instead (a GPU trace: gpu=run/commlens.sqlite);
+# both can be mixed by naming halo or dl explicitly.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build="$repo/build"
+out="$repo/docs/images"
+declare -a given=()
+while (($#)); do
+  case "$1" in
+    --build) build=$(realpath "$2"); shift 2 ;;
+    --out) out=$(realpath -m "$2"); shift 2 ;;
+    -h|--help) sed -n 2,13p "$0"; exit 0 ;;
+    *=*) given+=("$1"); shift ;;
+    *) echo "viewer-screenshots: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+commlens="$build/analysis/commlens"
+viewer="$build/viewer/commlens-viewer"
+for tool in "$commlens" "$viewer"; do
+  [[ -x "$tool" ]] || { echo "viewer-screenshots: $tool missing; build first (make build)" >&2; exit 2; }
+done
+export QT_QPA_PLATFORM=offscreen OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$out"
+
+# trace NAME COMMAND...: a trace-mode run of COMMAND into $work/NAME; prints the database's path.
+trace() {
+  local name=$1
+  shift
+  "$commlens" run --quiet --mode trace --output "$work/$name" -- "$@" >"$work/$name.log" 2>&1 ||
+    { cat "$work/$name.log" >&2; echo "viewer-screenshots: the $name run failed" >&2; exit 1; }
+  echo "$work/$name/commlens.sqlite"
+}
+
+# has DATABASE SQL: the query returns a row (false without the sqlite3 tool, so the view is skipped).
+has() {
+  sqlite3 -readonly "$1" "$2" 2>/dev/null | grep -q .
+}
+
+declare -A databases=()
+for pair in "${given[@]}"; do
+  databases[${pair%%=*}]=$(realpath "${pair#*=}")
+done
+compare_with=""
+if ((${#given[@]} == 0)); then
+  databases[halo]=$(trace halo mpirun -np 4 --oversubscribe "$build/examples/halo_demo" 200 64)
+  compare_with=$(trace halo-large mpirun -np 4 --oversubscribe "$build/examples/halo_demo" 50 4096)
+  databases[dl]=$(trace dl mpirun -np 2 --oversubscribe /usr/bin/python3 "$repo/examples/dl/train.py" \
+    --model small --steps 6)
+fi
+
+for name in "${!databases[@]}"; do
+  database=${databases[$name]}
+  for view in summary timeline histograms matrix paths steps compare; do
+    args=(--screenshot "$out/viewer-$name-$view.png" --view "$view")
+    # Copy paths only of a run with CUDA copies, steps of one with MPI_Pcontrol(2) steps; compare only of the halo run (against its twin)
+    # or of an A/B run (its own implementations).
+    if [[ $view == paths ]] && ! has "$database" "SELECT 1 FROM cuda_copies LIMIT 1"; then
+      continue
+    fi
+    if [[ $view == steps ]] && ! has "$database" "SELECT 1 FROM phases WHERE pcontrol_level = 2 LIMIT 1"; then
+      continue
+    fi
+    if [[ $view == compare ]]; then
+      if [[ $name == halo && -n $compare_with ]]; then
+        args+=(--compare "$compare_with")
+      elif ! has "$database" "SELECT 1 FROM mpi_calls WHERE implementation <> 0 LIMIT 1"; then
+        continue
+      fi
+    fi
+    "$viewer" "${args[@]}" "$database"
+    echo "$out/viewer-$name-$view.png"
+  done
+done
