@@ -18,6 +18,15 @@ int level_of(const analysis::TimelineRange& range) {
   return std::min(range.depth, kMaxRangeLevels - 1);
 }
 
+bool is_step(const analysis::TrainingSteps& steps, int phase) {
+  return std::any_of(steps.steps.begin(), steps.steps.end(),
+                     [&](const auto& step) { return step.phase == phase; });
+}
+
+QString phase_name(const analysis::TrainingSteps& steps, int phase) {
+  return is_step(steps, phase) ? tr("step %1").arg(phase) : tr("phase %1").arg(phase);
+}
+
 QString device_text(std::optional<int> device) {
   return device ? QString::number(*device) : tr("host");
 }
@@ -70,6 +79,28 @@ void paint_kernels(QPainter& painter, const TimelineViewport& viewport, const QR
       painter.setPen(Qt::black);
       painter.drawText(box.adjusted(2, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter,
                        QString::fromStdString(kernel.name));
+    }
+  }
+}
+
+void paint_phases(QPainter& painter, const TimelineViewport& viewport, const QRectF& band,
+                  const std::vector<analysis::PhaseStats>& phases, const analysis::TrainingSteps& steps,
+                  std::int64_t trace_end_ns) {
+  for (const auto& phase : phases) {
+    const double x0 = std::max(0.0, viewport.x_of(phase.start_ns));
+    const double x1 = std::min(double(viewport.width()), viewport.x_of(phase.end_ns.value_or(trace_end_ns)));
+    if (x1 <= x0)
+      continue;
+    const QRectF box(band.left() + x0, band.top() + 1, x1 - x0, band.height() - 2);
+    const bool step = is_step(steps, phase.phase);
+    painter.fillRect(box, step ? (phase.phase % 2 ? QColor(200, 225, 200) : QColor(225, 240, 215))
+                               : (phase.phase % 2 ? QColor(255, 236, 200) : QColor(215, 232, 255)));
+    painter.setPen(QColor(255, 255, 255));
+    painter.drawLine(box.topLeft(), box.bottomLeft());
+    if (box.width() > 40) {
+      painter.setPen(Qt::black);
+      painter.drawText(box.adjusted(3, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter,
+                       phase_name(steps, phase.phase));
     }
   }
 }
@@ -184,6 +215,23 @@ QString describe_range(const analysis::TimelineRange& range, int rank, std::int6
       .arg(rank)
       .arg(range.depth)
       .arg(format_duration(range.start_ns - origin_ns), format_duration(range.end_ns - range.start_ns));
+}
+
+QString describe_phase_stats(const analysis::PhaseStats& phase, const analysis::TrainingSteps& steps,
+                             std::int64_t origin_ns) {
+  QStringList top;
+  for (const auto& name : phase.top_functions)
+    top << QString::fromStdString(name);
+  return tr("<b>%1</b> (MPI_Pcontrol phase %2) on %3 ranks<br>start %4, %5<br>%6 calls, %7, %8 in MPI "
+            "(summed over ranks)<br>most time in %9")
+      .arg(phase_name(steps, phase.phase))
+      .arg(phase.phase)
+      .arg(phase.ranks)
+      .arg(format_duration(phase.start_ns - origin_ns),
+           phase.end_ns ? tr("duration %1").arg(format_duration(*phase.end_ns - phase.start_ns))
+                        : tr("still open at the end of the trace"),
+           format_count(phase.calls), format_bytes(phase.bytes), format_duration(phase.time_total_ns),
+           top.isEmpty() ? tr("no function") : top.join(QStringLiteral(", ")));
 }
 
 QString describe_phase(const analysis::TimelinePhase& phase, std::int64_t origin_ns) {

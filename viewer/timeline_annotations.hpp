@@ -6,6 +6,7 @@
 #include "timeline_viewport.hpp"
 
 #include "commlens/analysis/breakdowns.hpp"
+#include "commlens/analysis/report.hpp"
 #include "commlens/analysis/timeline.hpp"
 
 #include <QColor>
@@ -25,6 +26,11 @@ void paint_copies(QPainter& painter, const TimelineViewport& viewport, const QRe
                   const std::vector<analysis::TimelineCopy>& copies);
 void paint_kernels(QPainter& painter, const TimelineViewport& viewport, const QRectF& row,
                    const std::vector<analysis::TimelineKernel>& kernels);
+// The band of phases across ranks (MPI_Pcontrol), training steps named as such; a phase left open
+// ends at `trace_end_ns`.
+void paint_phases(QPainter& painter, const TimelineViewport& viewport, const QRectF& band,
+                  const std::vector<analysis::PhaseStats>& phases, const analysis::TrainingSteps& steps,
+                  std::int64_t trace_end_ns);
 // `phases`: the rank's phases; a phase left open ends at `trace_end_ns`.
 void paint_ranges(QPainter& painter, const TimelineViewport& viewport, const QRectF& row,
                   const std::vector<analysis::TimelineRange>& ranges,
@@ -47,6 +53,8 @@ int range_levels(const std::vector<analysis::TimelineRange>& ranges);
 QString describe_copy(const analysis::TimelineCopy& copy, int rank, std::int64_t origin_ns);
 QString describe_kernel(const analysis::TimelineKernel& kernel, int rank, std::int64_t origin_ns);
 QString describe_range(const analysis::TimelineRange& range, int rank, std::int64_t origin_ns);
+QString describe_phase_stats(const analysis::PhaseStats& phase, const analysis::TrainingSteps& steps,
+                             std::int64_t origin_ns);
 QString describe_phase(const analysis::TimelinePhase& phase, std::int64_t origin_ns);
 
 } // namespace commlens::viewer

@@ -18,7 +18,6 @@ namespace {
 
 constexpr double kWheelZoomPerNotch = 1.25;
 constexpr int kDragThresholdPixels = 3;
-constexpr double kHitSlackPixels = 2;
 constexpr double kKeyZoomFactor = 1.5;
 constexpr double kKeyPanShare = 0.2; // of the visible width per key press
 
@@ -58,10 +57,9 @@ void TimelineCanvas::set_database(std::shared_ptr<const LoadedDatabase> database
   highlighted_function_.reset();
   viewport_.set_width(std::max(1, width() - kGutterWidth));
   viewport_.set_extent(database_->timeline.start_ns, database_->timeline.end_ns);
-  const bool has_phases = std::any_of(database_->phases.begin(), database_->phases.end(),
-                                      [](const auto& phase) { return phase.phase > 0; });
-  rows_ = layout_timeline_rows(database_->timeline, database_->timeline.has_ranges || has_phases,
-                               database_->has_kernels);
+  // Phases get one band across the ranks; a rank's own phases show under its NVTX ranges.
+  phase_band_ = database_->report.phases.size() > 1;
+  rows_ = layout_timeline_rows(database_->timeline, database_->timeline.has_ranges, database_->has_kernels);
   collapsed_ranks_.clear();
   relayout();
   fetcher_.set_source(database_->path, database_->timeline, database_->has_kernels);
@@ -89,6 +87,11 @@ void TimelineCanvas::show_all() {
   request_window();
 }
 
+void TimelineCanvas::centre_on(std::int64_t time_ns) {
+  const auto span = viewport_.span_ns();
+  show_range(time_ns - span / 2, time_ns - span / 2 + span);
+}
+
 void TimelineCanvas::request_window() {
   if (!database_)
     return;
@@ -96,6 +99,7 @@ void TimelineCanvas::request_window() {
   const auto overscan = viewport_.span_ns() / 4;
   fetcher_.request(viewport_.start_ns() - overscan, viewport_.end_ns() + overscan,
                    std::max<std::int64_t>(1, std::llround(viewport_.ns_per_pixel())));
+  emit viewport_changed();
   update();
 }
 
@@ -104,7 +108,8 @@ void TimelineCanvas::wait_for_data() {
 }
 
 void TimelineCanvas::relayout() {
-  row_tops_ = row_tops(rows_, kRulerHeight, height() - kRulerHeight - 2, collapsed_ranks_);
+  const int top = kRulerHeight + phase_band_height();
+  row_tops_ = row_tops(rows_, top, height() - top - 2, collapsed_ranks_);
   update();
 }
 
@@ -172,105 +177,6 @@ const analysis::TimelineBin* TimelineCanvas::bin_at(QPoint position, int lane_in
     if (bin.start_ns - slack <= time && time <= bin.end_ns + slack)
       return &bin;
   return nullptr;
-}
-
-QString TimelineCanvas::describe(const SelectedCall& selected) const {
-  const auto& call = selected.call;
-  return tr("<b>%1</b> &middot; rank %2, thread %3<br>start %4, duration %5<br>bytes sent %6, received %7<br>"
-            "peer %8 &middot; tag %9 &middot; communicator %10<br>implementation %11 &middot; phase %12 "
-            "&middot; "
-            "call id %13")
-      .arg(database_->function_name(call.function_id))
-      .arg(selected.lane.rank)
-      .arg(selected.lane.thread)
-      .arg(format_duration(call.start_ns - database_->timeline.start_ns),
-           format_duration(call.end_ns - call.start_ns),
-           format_bytes(static_cast<std::uint64_t>(call.bytes_sent)),
-           format_bytes(static_cast<std::uint64_t>(call.bytes_recv)), format_peer(call.peer),
-           call.tag ? QString::number(*call.tag) : tr("none"),
-           database_->communicator_label(call.comm_id).toHtmlEscaped(),
-           database_->implementation_name(call.implementation))
-      .arg(call.phase)
-      .arg(call.id) +
-         describe_runtime_decision(call);
-}
-
-QString TimelineCanvas::describe_runtime_decision(const analysis::TimelineCall& call) const {
-  if (!database_->has_runtime_ops)
-    return {};
-  const auto decision = analysis::query_runtime_decision(*database_->database, call.id);
-  if (!decision)
-    return {};
-  const auto text = [](const std::optional<std::string>& value) {
-    return value ? QString::fromStdString(*value).toHtmlEscaped() : QString();
-  };
-  auto line = tr("<br>GPU runtime: decision <b>%1</b>, algorithm %2")
-                  .arg(QString::fromStdString(decision->decision), QString::fromStdString(decision->algorithm));
-  if (decision->decision_source)
-    line += tr(", chosen by %1").arg(text(decision->decision_source));
-  if (decision->reason)
-    line += tr("<br>why: %1").arg(text(decision->reason));
-  return line + tr("<br>%1 loaded from peers' GPU memory, %2 through host memory, %3 IPC handles opened")
-                    .arg(format_bytes(static_cast<std::uint64_t>(decision->bytes_peer)),
-                         format_bytes(static_cast<std::uint64_t>(decision->bytes_host)))
-                    .arg(decision->ipc_opens);
-}
-
-QString TimelineCanvas::describe_at(QPoint position) const {
-  if (!database_)
-    return {};
-  int lane_index = -1;
-  if (const auto* call = call_at(position, &lane_index))
-    return describe({database_->timeline.lanes[static_cast<std::size_t>(lane_index)], *call});
-  if (const auto* bin = bin_at(position, lane_index)) {
-    const auto span = std::max<std::int64_t>(bin->end_ns - bin->start_ns, 1);
-    return tr("<b>%1 calls</b> shorter than a pixel, mostly %2<br>busy %3 of %4 (%5 %)<br>zoom in to see "
-              "them one by one")
-        .arg(format_count(bin->calls), database_->function_name(bin->dominant_function_id),
-             format_duration(bin->busy_ns), format_duration(span))
-        .arg(std::min(100.0, 100.0 * static_cast<double>(bin->busy_ns) / static_cast<double>(span)), 0, 'f',
-             0);
-  }
-  return describe_annotation_at(position);
-}
-
-std::vector<const analysis::TimelinePhase*> TimelineCanvas::phases_of(int rank) const {
-  std::vector<const analysis::TimelinePhase*> phases;
-  for (const auto& phase : database_->phases)
-    if (phase.rank == rank)
-      phases.push_back(&phase);
-  return phases;
-}
-
-QString TimelineCanvas::describe_annotation_at(QPoint position) const {
-  const int row_index = row_at(position.y());
-  if (row_index < 0 || position.x() < kGutterWidth)
-    return {};
-  const auto& row = rows_[static_cast<std::size_t>(row_index)];
-  const auto& snapshot = fetcher_.snapshot();
-  const auto time = viewport_.time_at(position.x() - kGutterWidth);
-  const auto slack = static_cast<std::int64_t>(kHitSlackPixels * viewport_.ns_per_pixel());
-  const auto origin = database_->timeline.start_ns;
-  if (row.kind == TimelineRowKind::Copies && row.index < snapshot.copies.size()) {
-    const auto* copy = copy_at(snapshot.copies[row.index], time, slack);
-    return copy ? describe_copy(*copy, row.rank, origin) : QString();
-  }
-  if (row.kind == TimelineRowKind::Kernels && row.index < snapshot.kernels.size()) {
-    const auto* kernel = kernel_at(snapshot.kernels[row.index], time, slack);
-    return kernel ? describe_kernel(*kernel, row.rank, origin) : QString();
-  }
-  if (row.kind != TimelineRowKind::Ranges)
-    return {};
-  if (row.index < snapshot.ranges.size()) {
-    const auto& ranges = snapshot.ranges[row.index];
-    const auto area = row_rect(static_cast<std::size_t>(row_index));
-    const int level = std::clamp((position.y() - area.top()) * range_levels(ranges) / area.height(), 0,
-                                 kMaxRangeLevels - 1);
-    if (const auto* range = range_at(ranges, time, slack, level))
-      return describe_range(*range, row.rank, origin);
-  }
-  const auto* phase = phase_at(phases_of(row.rank), time);
-  return phase ? describe_phase(*phase, origin) : QString();
 }
 
 bool TimelineCanvas::select_at(QPoint position) {
@@ -385,6 +291,7 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
     return;
   }
   paint_ruler(painter);
+  paint_phase_band(painter);
   for (std::size_t row = 0; row < rows_.size(); ++row)
     paint_row(painter, row);
 }
@@ -407,6 +314,31 @@ void TimelineCanvas::paint_ruler(QPainter& painter) const {
   painter.setPen(Qt::black);
   painter.drawText(QRect(2, 0, kGutterWidth - 4, kRulerHeight), Qt::AlignLeft | Qt::AlignVCenter,
                    tr("\u2194 %1").arg(format_duration(viewport_.span_ns())));
+}
+
+void TimelineCanvas::paint_phase_band(QPainter& painter) const {
+  if (!phase_band_)
+    return;
+  const QRectF band(kGutterWidth, kRulerHeight, width() - kGutterWidth, kPhaseBandHeight);
+  painter.setPen(Qt::darkGray);
+  painter.drawText(QRect(4, kRulerHeight, kGutterWidth - 6, kPhaseBandHeight), Qt::AlignVCenter,
+                   tr("phases"));
+  painter.save();
+  painter.setClipRect(band);
+  paint_phases(painter, viewport_, band, database_->report.phases, database_->report.training_steps,
+               database_->timeline.end_ns);
+  painter.restore();
+}
+
+const analysis::PhaseStats* TimelineCanvas::phase_in_band_at(QPoint position) const {
+  if (!phase_band_ || position.x() < kGutterWidth || position.y() < kRulerHeight ||
+      position.y() >= kRulerHeight + kPhaseBandHeight)
+    return nullptr;
+  const auto time = viewport_.time_at(position.x() - kGutterWidth);
+  for (const auto& phase : database_->report.phases)
+    if (phase.start_ns <= time && time < phase.end_ns.value_or(database_->timeline.end_ns))
+      return &phase;
+  return nullptr;
 }
 
 void TimelineCanvas::paint_row(QPainter& painter, std::size_t row_index) const {
@@ -433,10 +365,10 @@ void TimelineCanvas::paint_row(QPainter& painter, std::size_t row_index) const {
   };
   // The triangle says the name is a button: it folds the rank's rows away or opens them.
   const auto marker = collapsed(row.rank) ? QStringLiteral("\u25b8 ") : QStringLiteral("\u25be ");
-  const auto label = !calls ? annotation_label()
-                     : threaded
-                         ? marker + tr("rank %1 t%2").arg(row.rank).arg(database_->timeline.lanes[row.index].thread)
-                         : marker + tr("rank %1").arg(row.rank);
+  const auto label =
+      !calls     ? annotation_label()
+      : threaded ? marker + tr("rank %1 t%2").arg(row.rank).arg(database_->timeline.lanes[row.index].thread)
+                 : marker + tr("rank %1").arg(row.rank);
   painter.setPen(calls ? Qt::black : Qt::darkGray);
   if (area.height() >= fontMetrics().height() - 4)
     painter.drawText(QRect(4, area.top(), kGutterWidth - 6, area.height()), Qt::AlignVCenter, label);

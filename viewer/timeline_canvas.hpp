@@ -28,7 +28,7 @@ ImplementationStyle implementation_style(const QString& implementation_name);
 class TimelineCanvas : public QWidget {
   Q_OBJECT
 public:
-  static constexpr int kGutterWidth = 76, kRulerHeight = 24;
+  static constexpr int kGutterWidth = 76, kRulerHeight = 24, kPhaseBandHeight = 18;
 
   explicit TimelineCanvas(QWidget* parent = nullptr);
   void set_database(std::shared_ptr<const LoadedDatabase> database);
@@ -47,6 +47,10 @@ public:
   void pan(double dx);
   void show_range(std::int64_t start_ns, std::int64_t end_ns);
   void show_all();
+  // Keeps the zoom and moves the window's middle to `time_ns` (the overview strip's clicks).
+  void centre_on(std::int64_t time_ns);
+  // Height of the band of MPI_Pcontrol phases under the ruler; 0 when the run has one phase only.
+  int phase_band_height() const { return phase_band_ ? kPhaseBandHeight : 0; }
   // Selects the call (not a bin) under `position`; false and no selection when there is none. Over
   // a copy, range or phase, shows its details without selecting a call.
   bool select_at(QPoint position);
@@ -61,6 +65,7 @@ public:
 
 signals:
   void selection_changed(const QString& details);
+  void viewport_changed();
 
 protected:
   void paintEvent(QPaintEvent* event) override;
@@ -72,6 +77,9 @@ protected:
   void keyPressEvent(QKeyEvent* event) override;
 
 private:
+  // How near a call, copy or range the cursor may be and still pick it: thin items stay clickable.
+  static constexpr double kHitSlackPixels = 2;
+
   void relayout();
   int row_at(int y) const;
   const analysis::TimelineCall* call_at(QPoint position, int* lane_index) const;
@@ -83,6 +91,9 @@ private:
   std::vector<const analysis::TimelinePhase*> phases_of(int rank) const;
   void request_window();
   void paint_ruler(QPainter& painter) const;
+  void paint_phase_band(QPainter& painter) const;
+  // The phase under `position` in the band, or null.
+  const analysis::PhaseStats* phase_in_band_at(QPoint position) const;
   void paint_row(QPainter& painter, std::size_t row_index) const;
   void paint_lane(QPainter& painter, const TimelineRow& row, const QRect& area) const;
   QColor color_of(int function_id) const;
@@ -93,6 +104,7 @@ private:
   std::vector<TimelineRow> rows_;
   std::vector<int> row_tops_; // one per row, then the bottom of the last
   std::vector<int> collapsed_ranks_;
+  bool phase_band_ = false;
   std::optional<SelectedCall> selection_;
   std::optional<int> highlighted_function_;
   std::optional<QPoint> drag_origin_;

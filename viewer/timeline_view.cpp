@@ -23,6 +23,8 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   toolbar->addWidget(reset);
   layout->addLayout(toolbar);
   canvas_ = new TimelineCanvas(this);
+  overview_ = new TimelineOverview(canvas_, this);
+  layout->addWidget(overview_);
   layout->addWidget(canvas_, 1);
   details_ = new QLabel(tr("Wheel or W/S: zoom. Drag or A/D: pan. Click a call for its details, a rank's "
                            "name to fold its rows. Hatched calls ran in the GPU runtime; dashed outlines "
@@ -58,7 +60,8 @@ void TimelineView::set_database(std::shared_ptr<const LoadedDatabase> database) 
   auto* completer = new QCompleter(names, search_);
   completer->setCaseSensitivity(Qt::CaseInsensitive);
   search_->setCompleter(completer);
-  canvas_->set_database(std::move(database));
+  canvas_->set_database(database);
+  overview_->set_database(std::move(database));
 }
 
 bool TimelineView::find_next(const QString& function_name) {

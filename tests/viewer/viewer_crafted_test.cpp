@@ -3,8 +3,9 @@
 // MPI calls): the query layer and the fetcher return exactly the stored rows of a window.
 #include "compare_view.hpp"
 #include "copy_paths_view.hpp"
-#include "summary_view.hpp"
 #include "main_window.hpp"
+#include "steps_view.hpp"
+#include "summary_view.hpp"
 #include "timeline_view.hpp"
 
 #include "commlens/analysis/timeline.hpp"
@@ -57,7 +58,21 @@ UPDATE phases SET end_ns = 5000 WHERE rank = 0 AND phase = 0;
 INSERT INTO phases (rank, phase, start_ns, end_ns, pcontrol_level) VALUES (0, 1, 5000, NULL, 2);
 )sql";
 
-QString crafted_database(const QString& directory, const char* name, bool gpu, bool implementations) {
+// Two training steps on both ranks: phase 1 [2000, 6000) and phase 2 [6000, 8000) opened by
+// MPI_Pcontrol(2), phase 3 (tear-down) left open. Each rank spends 1000 ns in one MPI_Allreduce of
+// 64 B per step.
+constexpr const char* kSteps = R"sql(
+UPDATE phases SET end_ns = 2000 WHERE phase = 0;
+INSERT INTO phases (rank, phase, start_ns, end_ns, pcontrol_level) VALUES
+  (0, 1, 2000, 6000, 2), (1, 1, 2000, 6000, 2), (0, 2, 6000, 8000, 2), (1, 2, 6000, 8000, 2),
+  (0, 3, 8000, NULL, 2), (1, 3, 8000, NULL, 2);
+INSERT INTO call_stats VALUES
+  (0, 4, 0, 6, -1, 1, 1, 64, 64, 1000, 1000, 1000), (1, 4, 0, 6, -1, 1, 1, 64, 64, 1000, 1000, 1000),
+  (0, 4, 0, 6, -1, 2, 1, 64, 64, 1000, 1000, 1000), (1, 4, 0, 6, -1, 2, 1, 64, 64, 1000, 1000, 1000);
+)sql";
+
+QString crafted_database(const QString& directory, const char* name, bool gpu, bool implementations,
+                         bool steps = false) {
   const auto path = QDir(directory).filePath(QLatin1String(name));
   test::TestDatabase database(path.toStdString());
   test::fill_trace_run(database);
@@ -66,6 +81,8 @@ QString crafted_database(const QString& directory, const char* name, bool gpu, b
     database.execute(kRanges);
     database.execute(kGpuRun);
   }
+  if (steps)
+    database.execute(kSteps);
   if (implementations) {
     test::add_runtime_implementation_calls(database);
     database.execute(kRuntimeOps);
@@ -83,8 +100,8 @@ void open(MainWindow& window, const QString& path) {
 }
 
 bool all_of_unit(const QStringList& labels, const QString& unit) {
-  return !labels.isEmpty() &&
-         std::all_of(labels.begin(), labels.end(), [&](const QString& label) { return label.endsWith(unit); });
+  return !labels.isEmpty() && std::all_of(labels.begin(), labels.end(),
+                                          [&](const QString& label) { return label.endsWith(unit); });
 }
 
 std::vector<std::int64_t> starts_of(const auto& items) {
@@ -104,6 +121,7 @@ private slots:
     gpu_ = crafted_database(directory_.path(), "gpu.sqlite", true, false);
     ab_ = crafted_database(directory_.path(), "ab.sqlite", false, true);
     plain_ = crafted_database(directory_.path(), "plain.sqlite", false, false);
+    steps_ = crafted_database(directory_.path(), "steps.sqlite", false, false, true);
   }
 
   void queriesReturnTheStoredRowsOfAWindow() {
@@ -202,7 +220,8 @@ private slots:
     const auto phase = canvas->describe_at(QPoint(point_at(0, 8000).x(), top));
     QVERIFY2(phase.contains(QStringLiteral("phase 1")), qPrintable(phase));
     const auto kernel = canvas->describe_at(point_at(4, 6500));
-    QVERIFY2(kernel.contains(QStringLiteral("reduce_kernel")) && kernel.contains(QStringLiteral("MPI call id 1")),
+    QVERIFY2(kernel.contains(QStringLiteral("reduce_kernel")) &&
+                 kernel.contains(QStringLiteral("MPI call id 1")),
              qPrintable(kernel));
     QVERIFY(canvas->describe_at(point_at(4, 5000)).isEmpty());
     // Clicking a copy shows its details without selecting a call.
@@ -239,6 +258,73 @@ private slots:
     QVERIFY(canvas->row_rect(6).height() > before);
     canvas->toggle_collapsed(0);
     QCOMPARE(canvas->row_rect(6).height(), before);
+  }
+
+  void stepsGetABarEachSplitIntoMpiAndTheRest() {
+    MainWindow window;
+    open(window, steps_);
+    const auto& steps = *window.steps();
+    QVERIFY2(steps.status().startsWith(QStringLiteral("2 steps on 2 ranks")), qPrintable(steps.status()));
+    const auto& bars = steps.chart().bars();
+    QCOMPARE(bars.size(), std::size_t{2});
+    // Step 1: 4 us, of which 1 us per rank in MPI_Allreduce; step 2: 2 us, 1 us of it in MPI.
+    std::vector<std::pair<QString, double>> step_one;
+    for (const auto& segment : bars[0].segments)
+      step_one.emplace_back(segment.name, segment.value);
+    QCOMPARE(step_one, (std::vector<std::pair<QString, double>>{{"outside MPI (compute)", 3000},
+                                                                {"MPI_Allreduce", 1000}}));
+    QCOMPARE(bars[1].label, QStringLiteral("step 2"));
+    QCOMPARE(bars[1].total(), 2000.0);
+    QCOMPARE(steps.function_rows(), 1);
+
+    // The timeline names the steps in its band of phases; the run without steps has no band.
+    window.show_view(QStringLiteral("timeline"));
+    auto* canvas = window.timeline()->canvas();
+    QVERIFY(canvas->phase_band_height() > 0);
+    const auto band_y = TimelineCanvas::kRulerHeight + canvas->phase_band_height() / 2;
+    const auto at = [&](std::int64_t time_ns) {
+      return QPoint(TimelineCanvas::kGutterWidth + static_cast<int>(canvas->viewport().x_of(time_ns)),
+                    band_y);
+    };
+    const auto step = canvas->describe_at(at(7000));
+    QVERIFY2(step.contains(QStringLiteral("<b>step 2</b>")) && step.contains(QStringLiteral("on 2 ranks")),
+             qPrintable(step));
+    QVERIFY2(canvas->describe_at(at(9000)).contains(QStringLiteral("<b>phase 3</b>")),
+             qPrintable(canvas->describe_at(at(9000))));
+    QVERIFY(canvas->row_rect(0).top() >= band_y);
+    MainWindow plain;
+    open(plain, plain_);
+    QCOMPARE(plain.timeline()->canvas()->phase_band_height(), 0);
+  }
+
+  void overviewShowsTheWholeRunAndMovesTheWindow() {
+    MainWindow window;
+    open(window, plain_);
+    window.show_view(QStringLiteral("timeline"));
+    auto* canvas = window.timeline()->canvas();
+    auto* overview = window.timeline()->overview();
+    // Rank 0's thread 1 is in MPI_Allreduce from 500 to 3500; no lane calls MPI from 4150 to 10000.
+    const auto& loaded = *window.database();
+    const auto& activity = loaded.mpi_activity;
+    QVERIFY(!activity.empty());
+    const auto slice_of = [&](std::int64_t time_ns) {
+      return static_cast<std::size_t>(static_cast<double>(time_ns - loaded.timeline.start_ns) *
+                                      activity.size() /
+                                      static_cast<double>(loaded.timeline.end_ns - loaded.timeline.start_ns));
+    };
+    QVERIFY(activity[slice_of(2000)] >= 1.0 / 3); // one lane of three at least
+    for (auto slice = slice_of(4200); slice < slice_of(9900); ++slice)
+      QCOMPARE(activity[slice], 0.0);
+    canvas->zoom(8, TimelineCanvas::kGutterWidth);
+    const auto span = canvas->viewport().span_ns();
+    const int x = overview->width() * 3 / 4;
+    QTest::mouseClick(overview, Qt::LeftButton, {}, QPoint(x, overview->height() / 2));
+    const auto middle = canvas->viewport().start_ns() + span / 2;
+    QVERIFY2(std::llabs(middle - overview->time_at(x)) <= span / 100,
+             qPrintable(QStringLiteral("%1 vs %2").arg(middle).arg(overview->time_at(x))));
+    QCOMPARE(canvas->viewport().span_ns(), span);
+    const auto marker = overview->window_marker();
+    QVERIFY(marker.left() <= x && x <= marker.right());
   }
 
   void keysZoomAndPanLikePerfetto() {
@@ -283,14 +369,15 @@ private slots:
     open(window, gpu_);
     const auto& summary = *window.summary();
     QCOMPARE(summary.collectors(),
-             QStringLiteral("MPI calls (trace) \u00b7 MPI_T off (the MPI library exposes no performance variables) "
-                            "\u00b7 CUDA on \u00b7 NVTX ranges on"));
+             QStringLiteral(
+                 "MPI calls (trace) \u00b7 MPI_T off (the MPI library exposes no performance variables) "
+                 "\u00b7 CUDA on \u00b7 NVTX ranges on"));
     // Bytes per path, most first: peer 8 KiB, host_staged 4 KiB + 512 B, ipc 1000 B.
     std::vector<std::pair<QString, double>> paths;
     for (const auto& bar : summary.copy_chart().bars())
       paths.emplace_back(bar.label, bar.total());
-    QCOMPARE(paths, (std::vector<std::pair<QString, double>>{
-                        {"peer", 8192}, {"host_staged", 4608}, {"ipc", 1000}}));
+    QCOMPARE(paths,
+             (std::vector<std::pair<QString, double>>{{"peer", 8192}, {"host_staged", 4608}, {"ipc", 1000}}));
     QCOMPARE(summary.copy_chart().tick_labels().last(), QStringLiteral("8KiB"));
     // Two ranks split by function: rank 0 Send, Isend, Allreduce; rank 1 Recv.
     QCOMPARE(summary.rank_chart().bars().size(), std::size_t{2});
@@ -362,7 +449,7 @@ private slots:
 
 private:
   QTemporaryDir directory_;
-  QString gpu_, ab_, plain_;
+  QString gpu_, ab_, plain_, steps_;
 };
 
 QTEST_MAIN(ViewerCraftedTest)
