@@ -65,7 +65,8 @@ QString BarChart::axis_title() const {
 
 QStringList BarChart::legend_names() const {
   // A legend only where a bar is split: single-segment bars are named by their labels.
-  const bool split = std::any_of(bars_.begin(), bars_.end(), [](const Bar& bar) { return bar.segments.size() > 1; });
+  const bool split =
+      std::any_of(bars_.begin(), bars_.end(), [](const Bar& bar) { return bar.segments.size() > 1; });
   QStringList names;
   for (const auto& bar : bars_)
     for (const auto& segment : bar.segments)
@@ -98,7 +99,8 @@ QRect BarChart::plot_area() const {
   const auto legend = legend_boxes(0);
   const int legend_height = legend.empty() ? 0 : legend.back().bottom() + 1;
   QRect plot = rect().adjusted(label_width, kTitleHeight, -30, -(kAxisHeight + legend_height));
-  const int used = std::min(plot.height(), kMaxBarHeight * static_cast<int>(std::max<std::size_t>(bars_.size(), 1)));
+  const int used =
+      std::min(plot.height(), kMaxBarHeight * static_cast<int>(std::max<std::size_t>(bars_.size(), 1)));
   plot.setHeight(std::max(used, 1));
   return plot;
 }
@@ -113,7 +115,8 @@ void BarChart::paintEvent(QPaintEvent*) {
   painter.setFont(font());
   if (bars_.empty()) {
     painter.setPen(Qt::darkGray);
-    painter.drawText(rect().adjusted(8, kTitleHeight, -8, 0), Qt::AlignCenter | Qt::TextWordWrap, empty_text_);
+    painter.drawText(rect().adjusted(8, kTitleHeight, -8, 0), Qt::AlignCenter | Qt::TextWordWrap,
+                     empty_text_);
     return;
   }
   const QRect plot = plot_area();
@@ -123,7 +126,8 @@ void BarChart::paintEvent(QPaintEvent*) {
   // Grid and tick labels first, so bars paint over the grid lines.
   const auto ticks = tick_labels();
   for (int index = 0; index < ticks.size(); ++index) {
-    const int x = plot.left() + static_cast<int>(plot.width() * index / std::max<qsizetype>(ticks.size() - 1, 1));
+    const int x =
+        plot.left() + static_cast<int>(plot.width() * index / std::max<qsizetype>(ticks.size() - 1, 1));
     painter.setPen(QColor(225, 225, 225));
     painter.drawLine(x, plot.top(), x, plot.bottom());
     painter.setPen(Qt::darkGray);
@@ -183,8 +187,8 @@ QString BarChart::describe_at(QPoint position) const {
   double value_at = end > 0 ? (position.x() - plot.left()) * end / plot.width() : 0;
   for (const auto& segment : bar.segments) {
     if (value_at <= segment.value)
-      return QStringLiteral("%1: <b>%2</b> %3").arg(bar.label.toHtmlEscaped(), segment.name.toHtmlEscaped(),
-                                                     format_value(segment.value, unit_));
+      return QStringLiteral("%1: <b>%2</b> %3")
+          .arg(bar.label.toHtmlEscaped(), segment.name.toHtmlEscaped(), format_value(segment.value, unit_));
     value_at -= segment.value;
   }
   return QStringLiteral("%1: %2 in all").arg(bar.label.toHtmlEscaped(), format_value(bar.total(), unit_));

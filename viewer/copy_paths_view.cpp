@@ -75,7 +75,8 @@ void CopyPathsView::set_database(const std::shared_ptr<const LoadedDatabase>& da
                                bandwidth_text(entry.gb_per_s())};
     for (int column = 0; column < cells.size(); ++column) {
       auto* item = new QTableWidgetItem(cells[column]);
-      item->setTextAlignment(column == 0 ? Qt::AlignLeft | Qt::AlignVCenter : Qt::AlignRight | Qt::AlignVCenter);
+      item->setTextAlignment(column == 0 ? Qt::AlignLeft | Qt::AlignVCenter
+                                         : Qt::AlignRight | Qt::AlignVCenter);
       table_->setItem(row, column, item);
     }
     const auto label = tr("%1, rank %2, GPU %3").arg(path_text(entry)).arg(entry.rank).arg(entry.device);
@@ -84,11 +85,13 @@ void CopyPathsView::set_database(const std::shared_ptr<const LoadedDatabase>& da
   }
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
-  bandwidth_->set_bars(tr("Bandwidth per path, rank and GPU"), std::move(bars), ValueUnit::GigabytesPerSecond);
+  bandwidth_->set_bars(tr("Bandwidth per path, rank and GPU"), std::move(bars),
+                       ValueUnit::GigabytesPerSecond);
 
   // Bandwidth over time: bytes each path moved in a slice over the slice's width (GB/s = bytes/ns).
   const auto start = database->timeline.start_ns, end = database->timeline.end_ns;
-  const double slice_ns = static_cast<double>(std::max<std::int64_t>(1, (end - start + kTimeSlices - 1) / kTimeSlices));
+  const double slice_ns =
+      static_cast<double>(std::max<std::int64_t>(1, (end - start + kTimeSlices - 1) / kTimeSlices));
   std::vector<Series> series;
   for (auto& path : analysis::query_copy_path_series(*database->database, start, end, kTimeSlices)) {
     Series line{QString::fromStdString(path.path), copy_path_color(path.path), {}};

@@ -108,7 +108,8 @@ void HistogramChart::paintEvent(QPaintEvent*) {
 
   // Few bins would make slabs: a bar is at most kMaxSlot wide, the bars centred.
   constexpr double kMaxSlot = 140;
-  const double slot = std::min(kMaxSlot, static_cast<double>(plot.width()) / static_cast<double>(bins_.size()));
+  const double slot =
+      std::min(kMaxSlot, static_cast<double>(plot.width()) / static_cast<double>(bins_.size()));
   const double left = plot.left() + (plot.width() - slot * static_cast<double>(bins_.size())) / 2;
   const QColor color = function_color(title_.section(QLatin1Char(' '), 0, 0));
   for (std::size_t index = 0; index < bins_.size(); ++index) {

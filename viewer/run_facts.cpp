@@ -39,16 +39,18 @@ QString collectors_line(const RunTable& run) {
   parts << (mode.isEmpty() ? tr("MPI calls") : tr("MPI calls (%1)").arg(mode));
   if (!run_value(run, "mpit_sampling").isEmpty()) {
     const auto sampling = run_value(run, "mpit_sampling");
-    parts << tr("MPI_T %1").arg(sampling.startsWith(QLatin1String("none")) ? state_of(run, "mpit_sampling", {})
-                                                                           : tr("on"));
+    parts << tr("MPI_T %1")
+                 .arg(sampling.startsWith(QLatin1String("none")) ? state_of(run, "mpit_sampling", {})
+                                                                 : tr("on"));
   }
   if (!run_value(run, "cuda_collectors").isEmpty())
     parts << tr("CUDA %1").arg(state_of(run, "cuda_collectors", "cuda_collectors_reason"));
-  if (run_value(run, "cuda_collectors") == QLatin1String("on") && !run_value(run, "nvtx_user_ranges").isEmpty())
+  if (run_value(run, "cuda_collectors") == QLatin1String("on") &&
+      !run_value(run, "nvtx_user_ranges").isEmpty())
     parts << tr("NVTX ranges %1").arg(state_of(run, "nvtx_user_ranges", {}));
   if (const auto runtime = run_value(run, "runtime"); !runtime.isEmpty())
-    parts << tr("GPU runtime %1").arg(runtime == QLatin1String("off") ? state_of(run, "runtime", "runtime_reason")
-                                                                      : runtime);
+    parts << tr("GPU runtime %1")
+                 .arg(runtime == QLatin1String("off") ? state_of(run, "runtime", "runtime_reason") : runtime);
   return parts.join(QStringLiteral(" \u00b7 "));
 }
 

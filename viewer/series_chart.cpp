@@ -91,7 +91,8 @@ void SeriesChart::paintEvent(QPaintEvent*) {
   int legend_x = plot.left() + 8;
   for (const auto& line : series_) {
     QPainterPath path;
-    const double step = static_cast<double>(plot.width()) / static_cast<double>(std::max<std::size_t>(line.values.size(), 1));
+    const double step =
+        static_cast<double>(plot.width()) / static_cast<double>(std::max<std::size_t>(line.values.size(), 1));
     for (std::size_t index = 0; index < line.values.size(); ++index) {
       const QPointF point(plot.left() + step * (static_cast<double>(index) + 0.5),
                           plot.bottom() - plot.height() * line.values[index] / top);

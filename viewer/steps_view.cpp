@@ -39,18 +39,19 @@ void StepsView::set_database(const std::shared_ptr<const LoadedDatabase>& databa
   functions_->clear();
   functions_->setRowCount(0);
   if (steps.steps.empty()) {
-    status_->setText(tr("<b>No training steps</b>: %1").arg(QString::fromStdString(steps.absent).toHtmlEscaped()));
+    status_->setText(
+        tr("<b>No training steps</b>: %1").arg(QString::fromStdString(steps.absent).toHtmlEscaped()));
     chart_->set_bars(tr("Time per training step"), {}, ValueUnit::Nanoseconds,
                      tr("Mark each step with MPI_Pcontrol(2) to see it here (docs/dl-guide.md)."));
     return;
   }
-  status_->setText(tr("%1 steps on %2 ranks &middot; median %3 (quartiles %4 to %5) &middot; %6 % of step "
-                      "time in MPI")
-                       .arg(steps.steps.size())
-                       .arg(steps.steps.front().ranks)
-                       .arg(format_duration(steps.median_ns), format_duration(steps.p25_ns),
-                            format_duration(steps.p75_ns))
-                       .arg(100.0 * steps.mpi_share, 0, 'f', 1));
+  status_->setText(
+      tr("%1 steps on %2 ranks &middot; median %3 (quartiles %4 to %5) &middot; %6 % of step "
+         "time in MPI")
+          .arg(steps.steps.size())
+          .arg(steps.steps.front().ranks)
+          .arg(format_duration(steps.median_ns), format_duration(steps.p25_ns), format_duration(steps.p75_ns))
+          .arg(100.0 * steps.mpi_share, 0, 'f', 1));
   // Per step and rank: each function's time, then the rest of the step outside MPI.
   const auto named = busiest_function_names(*database, kFunctionsNamed);
   std::vector<Bar> bars;
@@ -59,7 +60,8 @@ void StepsView::set_database(const std::shared_ptr<const LoadedDatabase>& databa
                                   named, std::max(step.ranks, 1));
     const double outside = static_cast<double>(step.duration_ns - step.mpi_ns);
     if (outside > 0)
-      bar.segments.insert(bar.segments.begin(), {tr("outside MPI (compute)"), outside, QColor(205, 215, 225)});
+      bar.segments.insert(bar.segments.begin(),
+                          {tr("outside MPI (compute)"), outside, QColor(205, 215, 225)});
     bars.push_back(std::move(bar));
   }
   chart_->set_bars(tr("Time per training step, per rank (mean over ranks)"), std::move(bars),
@@ -71,7 +73,8 @@ void StepsView::set_database(const std::shared_ptr<const LoadedDatabase>& databa
   functions_->setHorizontalHeaderLabels(headers);
   functions_->setRowCount(static_cast<int>(steps.functions.size()));
   for (int row = 0; const auto& function : steps.functions) {
-    const QStringList cells = {QString::fromStdString(function.name), QString::number(function.calls_per_step, 'g', 4),
+    const QStringList cells = {QString::fromStdString(function.name),
+                               QString::number(function.calls_per_step, 'g', 4),
                                format_bytes(static_cast<std::uint64_t>(function.bytes_sent_per_step)),
                                format_duration(static_cast<std::int64_t>(function.time_per_step_ns)),
                                QStringLiteral("%1 / %2").arg(function.min_calls).arg(function.max_calls)};

@@ -60,7 +60,8 @@ std::vector<Bar> top_function_bars(const LoadedDatabase& database, int shown) {
     if (static_cast<int>(bars.size()) == shown)
       break;
     const auto name = QString::fromStdString(function.name);
-    bars.push_back({name, {{name, static_cast<double>(function.time_total_ns), chart_color(qsizetype(bars.size()))}}});
+    bars.push_back(
+        {name, {{name, static_cast<double>(function.time_total_ns), chart_color(qsizetype(bars.size()))}}});
   }
   return bars;
 }

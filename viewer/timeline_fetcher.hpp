@@ -1,7 +1,7 @@
 #pragma once
-// Reads the calls of every lane (and each rank's CUDA copies, kernels and NVTX ranges) in the visible window on a pool
-// thread, with its own connection to the database, so zooming and panning never wait for SQLite. A new
-// request cancels the running one; the canvas keeps drawing the last result, shifted, until the new one
+// Reads the calls of every lane (and each rank's CUDA copies, kernels and NVTX ranges) in the visible window
+// on a pool thread, with its own connection to the database, so zooming and panning never wait for SQLite. A
+// new request cancels the running one; the canvas keeps drawing the last result, shifted, until the new one
 // arrives.
 #include "commlens/analysis/breakdowns.hpp"
 #include "commlens/analysis/timeline.hpp"
@@ -51,7 +51,7 @@ private:
   std::filesystem::path path_;
   std::vector<analysis::TimelineLane> lanes_;
   std::vector<int> copy_ranks_, range_ranks_, kernel_ranks_; // ranks whose copies, ranges, kernels are read
-  std::shared_ptr<const analysis::Database> connection_; // used by one pool task at a time
+  std::shared_ptr<const analysis::Database> connection_;     // used by one pool task at a time
   QFutureWatcher<TimelineSnapshot> watcher_;
   std::shared_ptr<std::atomic<bool>> cancel_;
   std::optional<Request> pending_;

@@ -50,7 +50,9 @@ int fixed_height(TimelineRowKind kind) {
 
 std::vector<int> row_tops(const std::vector<TimelineRow>& rows, int top, int height,
                           const std::vector<int>& collapsed) {
-  const auto is_collapsed = [&](int rank) { return std::find(collapsed.begin(), collapsed.end(), rank) != collapsed.end(); };
+  const auto is_collapsed = [&](int rank) {
+    return std::find(collapsed.begin(), collapsed.end(), rank) != collapsed.end();
+  };
   int fixed = 0, lanes = 0;
   for (const auto& row : rows) {
     if (is_collapsed(row.rank))

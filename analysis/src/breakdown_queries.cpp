@@ -1,4 +1,5 @@
-// Time per rank and function and per phase and function, and CUDA copies per path, rank and GPU and per path over time.
+// Time per rank and function and per phase and function, and CUDA copies per path, rank and GPU and per path
+// over time.
 #include "commlens/analysis/breakdowns.hpp"
 
 #include <algorithm>
@@ -15,10 +16,11 @@ std::optional<double> CopyPathUsage::gb_per_s() const {
 std::vector<GroupFunctionTime> query_function_times(const Database& database, FunctionTimeGroup group) {
   // The column name comes from this enum, never from input.
   const std::string column = group == FunctionTimeGroup::Rank ? "rank" : "phase";
-  auto query = database.prepare(
-      "SELECT s." + column + ", coalesce(f.name, 'function ' || s.function_id), SUM(s.count), SUM(s.time_total_ns) "
-      "FROM call_stats s LEFT JOIN functions f ON f.id = s.function_id GROUP BY s." + column +
-      ", s.function_id ORDER BY s." + column + ", SUM(s.time_total_ns) DESC");
+  auto query =
+      database.prepare("SELECT s." + column +
+                       ", coalesce(f.name, 'function ' || s.function_id), SUM(s.count), SUM(s.time_total_ns) "
+                       "FROM call_stats s LEFT JOIN functions f ON f.id = s.function_id GROUP BY s." +
+                       column + ", s.function_id ORDER BY s." + column + ", SUM(s.time_total_ns) DESC");
   std::vector<GroupFunctionTime> times;
   while (query.step())
     times.push_back({static_cast<int>(query.integer(0)), query.text(1),
@@ -57,7 +59,8 @@ GROUP BY 1, 2 ORDER BY 1, 2
     if (series.empty() || series.back().path != path)
       series.push_back({std::move(path), std::vector<std::uint64_t>(static_cast<std::size_t>(bins), 0)});
     const auto bin = std::clamp<std::int64_t>(query.integer(1), 0, bins - 1);
-    series.back().bytes_per_bin[static_cast<std::size_t>(bin)] += static_cast<std::uint64_t>(query.integer(2));
+    series.back().bytes_per_bin[static_cast<std::size_t>(bin)] +=
+        static_cast<std::uint64_t>(query.integer(2));
   }
   return series;
 }

@@ -83,7 +83,8 @@ private slots:
 private:
   static void checkSummary(const SummaryView& summary) {
     // A CPU run: MPI calls traced, the CUDA collectors off and saying why.
-    QVERIFY2(summary.collectors().startsWith(QStringLiteral("MPI calls (trace)")), qPrintable(summary.collectors()));
+    QVERIFY2(summary.collectors().startsWith(QStringLiteral("MPI calls (trace)")),
+             qPrintable(summary.collectors()));
     QVERIFY2(summary.collectors().contains(QStringLiteral("CUDA off (")), qPrintable(summary.collectors()));
     QVERIFY(summary.headline().contains(summary.collectors().toHtmlEscaped()));
     QCOMPARE(summary.rank_chart().bars().size(), std::size_t{kRanks});
@@ -118,11 +119,13 @@ private:
     std::uint64_t most = 0;
     for (const auto& function : functions)
       most = std::max(most, function.bytes_sent + function.bytes_recv);
-    const auto chosen = std::find_if(functions.begin(), functions.end(),
-                                     [&](const auto& function) { return QString::fromStdString(function.name) == selected; });
+    const auto chosen = std::find_if(functions.begin(), functions.end(), [&](const auto& function) {
+      return QString::fromStdString(function.name) == selected;
+    });
     QVERIFY(chosen != functions.end());
     QCOMPARE(chosen->bytes_sent + chosen->bytes_recv, most);
-    QVERIFY2(selected == QLatin1String("MPI_Isend") || selected == QLatin1String("MPI_Irecv"), qPrintable(selected));
+    QVERIFY2(selected == QLatin1String("MPI_Isend") || selected == QLatin1String("MPI_Irecv"),
+             qPrintable(selected));
     const auto& chart = window.histograms()->chart();
     QVERIFY(!chart.bins().empty());
     QVERIFY(!chart.y_axis_title().isEmpty() && chart.x_axis_title().contains(QStringLiteral("size")));

@@ -1,8 +1,8 @@
 #pragma once
 // Breakdowns the viewer draws as charts and tooltips, each one small read-only query: time in MPI
-// per rank and function and per phase and function (stacked bars), CUDA copies per path, rank and GPU (bandwidth bars) and
-// per path over time, the kernels of a timeline window, and the runtime's record of one call
-// (runtime_ops). Tables a run lacks give empty results.
+// per rank and function and per phase and function (stacked bars), CUDA copies per path, rank and GPU
+// (bandwidth bars) and per path over time, the kernels of a timeline window, and the runtime's record of one
+// call (runtime_ops). Tables a run lacks give empty results.
 #include "commlens/analysis/database.hpp"
 
 #include <cstdint>
