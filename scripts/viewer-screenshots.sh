@@ -81,7 +81,7 @@ for name in "${!databases[@]}"; do
         continue
       fi
     fi
-    "$viewer" "${args[@]}" "$database"
+    "$viewer" "${args[@]}" "$database" 2>"$work/viewer.log" || { cat "$work/viewer.log" >&2; exit 1; }
     echo "$out/viewer-$name-$view.png"
   done
 done
