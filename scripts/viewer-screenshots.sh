@@ -2,14 +2,14 @@
 # Screenshots of every viewer view, for the user guide (docs/images/viewer-<trace>-<view>.png), made
 # from fresh traces so the pictures never go stale.
 #
-#   scripts/viewer-screenshots.sh [--build DIR] [--out DIR] [NAME=DATABASE ...]
+#   scripts/viewer-screenshots.sh [--build DIR] [--out DIR] [NAME=DATABASE | DATABASE ...]
 #
-# Without NAME=DATABASE it traces, on this machine's CPU:
+# Without databases it traces, on this machine's CPU:
 #   halo  examples/halo_demo on 4 ranks (200 iterations of a 64-double halo exchange), and a second
 #         run with 4096-double halos that the compare view compares it with;
 #   dl    examples/dl/train.py --model small --steps 6 on 2 ranks (data-parallel training steps).
-# With NAME=DATABASE it shoots the given databases instead (a GPU trace: gpu=run/commlens.sqlite);
-# both can be mixed by naming halo or dl explicitly.
+# Given databases, it shoots those instead (a GPU trace: gpu=run/commlens.sqlite); a database given
+# without NAME= is named after its folder (run-a/commlens.sqlite: run-a).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,9 +20,10 @@ while (($#)); do
   case "$1" in
     --build) build=$(realpath "$2"); shift 2 ;;
     --out) out=$(realpath -m "$2"); shift 2 ;;
-    -h|--help) sed -n 2,13p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,12p "$0"; exit 0 ;;
     *=*) given+=("$1"); shift ;;
-    *) echo "viewer-screenshots: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    *) [[ -f $1 ]] || { echo "viewer-screenshots: no database '$1' (see --help)" >&2; exit 2; }
+       given+=("$(basename "$(dirname "$(realpath "$1")")")=$1"); shift ;;
   esac
 done
 

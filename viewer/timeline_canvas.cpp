@@ -60,7 +60,7 @@ void TimelineCanvas::set_database(std::shared_ptr<const LoadedDatabase> database
   // Phases get one band across the ranks; a rank's own phases show under its NVTX ranges.
   phase_band_ = database_->report.phases.size() > 1;
   rows_ = layout_timeline_rows(database_->timeline, database_->timeline.has_ranges, database_->has_kernels);
-  collapsed_ranks_.clear();
+  sizing_ = {};
   relayout();
   fetcher_.set_source(database_->path, database_->timeline, database_->has_kernels);
   request_window();
@@ -109,21 +109,28 @@ void TimelineCanvas::wait_for_data() {
 
 void TimelineCanvas::relayout() {
   const int top = kRulerHeight + phase_band_height();
-  row_tops_ = row_tops(rows_, top, height() - top - 2, collapsed_ranks_);
+  row_tops_ = row_tops(rows_, top, height() - top - 2, sizing_);
   update();
 }
 
 void TimelineCanvas::toggle_collapsed(int rank) {
-  const auto found = std::find(collapsed_ranks_.begin(), collapsed_ranks_.end(), rank);
-  if (found == collapsed_ranks_.end())
-    collapsed_ranks_.push_back(rank);
+  auto& collapsed = sizing_.collapsed;
+  const auto found = std::find(collapsed.begin(), collapsed.end(), rank);
+  if (found == collapsed.end())
+    collapsed.push_back(rank);
   else
-    collapsed_ranks_.erase(found);
+    collapsed.erase(found);
   relayout();
 }
 
 bool TimelineCanvas::collapsed(int rank) const {
-  return std::find(collapsed_ranks_.begin(), collapsed_ranks_.end(), rank) != collapsed_ranks_.end();
+  return sizing_.is_collapsed(rank);
+}
+
+void TimelineCanvas::resize_rank(int rank, double factor) {
+  constexpr double kSmallest = 0.1, kLargest = 20; // next to its neighbours' share of 1
+  sizing_.weights[rank] = std::clamp(sizing_.weight(rank) * factor, kSmallest, kLargest);
+  relayout();
 }
 
 QRect TimelineCanvas::row_rect(std::size_t index) const {
@@ -240,6 +247,13 @@ void TimelineCanvas::keyPressEvent(QKeyEvent* event) {
 }
 
 void TimelineCanvas::wheelEvent(QWheelEvent* event) {
+  const int row = row_at(static_cast<int>(event->position().y()));
+  if ((event->modifiers() & Qt::ControlModifier) && row >= 0) {
+    resize_rank(rows_[static_cast<std::size_t>(row)].rank,
+                std::pow(kWheelZoomPerNotch, event->angleDelta().y() / 120.0));
+    event->accept();
+    return;
+  }
   zoom(std::pow(kWheelZoomPerNotch, event->angleDelta().y() / 120.0), event->position().x());
   event->accept();
 }

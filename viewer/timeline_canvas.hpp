@@ -3,7 +3,8 @@
 // NVTX ranges and phases, one lane per thread with its calls coloured by function, its CUDA copies. Calls
 // narrower than a pixel arrive merged into bins (see analysis/timeline.hpp), so painting costs the same at
 // any zoom. Wheel zooms around the cursor, dragging pans, hovering shows a call's arguments, clicking selects
-// it. Call lanes share the height; clicking a rank's name collapses or expands its rows. Keys as in
+// it. Call lanes share the height; clicking a rank's name collapses or expands its rows, Ctrl+wheel
+// over them makes them taller or shorter. Keys as in
 // Perfetto: W/S zoom in/out around the centre, A/D pan left/right. Calls the GPU runtime ran are
 // hatched and calls of the host-staged baseline outlined, so an A/B run shows which was which.
 #include "loaded_database.hpp"
@@ -42,6 +43,8 @@ public:
   // Collapses a rank's rows to thin strips, or expands them again.
   void toggle_collapsed(int rank);
   bool collapsed(int rank) const;
+  // Gives a rank's lanes `factor` times their share of the height (Ctrl+wheel over them).
+  void resize_rank(int rank, double factor);
   ImplementationStyle style_of(const analysis::TimelineCall& call) const;
   void zoom(double factor, double x);
   void pan(double dx);
@@ -103,7 +106,7 @@ private:
   TimelineFetcher fetcher_;
   std::vector<TimelineRow> rows_;
   std::vector<int> row_tops_; // one per row, then the bottom of the last
-  std::vector<int> collapsed_ranks_;
+  RankSizing sizing_;
   bool phase_band_ = false;
   std::optional<SelectedCall> selection_;
   std::optional<int> highlighted_function_;

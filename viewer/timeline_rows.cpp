@@ -48,30 +48,40 @@ int fixed_height(TimelineRowKind kind) {
 
 } // namespace
 
+bool RankSizing::is_collapsed(int rank) const {
+  return std::find(collapsed.begin(), collapsed.end(), rank) != collapsed.end();
+}
+
+double RankSizing::weight(int rank) const {
+  const auto found = weights.find(rank);
+  return found == weights.end() ? 1.0 : found->second;
+}
+
 std::vector<int> row_tops(const std::vector<TimelineRow>& rows, int top, int height,
-                          const std::vector<int>& collapsed) {
-  const auto is_collapsed = [&](int rank) {
-    return std::find(collapsed.begin(), collapsed.end(), rank) != collapsed.end();
+                          const RankSizing& sizing) {
+  const auto height_of_fixed = [&](const TimelineRow& row) {
+    if (sizing.is_collapsed(row.rank))
+      return row.kind == TimelineRowKind::Calls ? kCollapsedLaneHeight : 0;
+    return fixed_height(row.kind);
   };
-  int fixed = 0, lanes = 0;
+  int fixed = 0;
+  double weights = 0;
   for (const auto& row : rows) {
-    if (is_collapsed(row.rank))
-      fixed += row.kind == TimelineRowKind::Calls ? kCollapsedLaneHeight : 0;
-    else if (row.kind == TimelineRowKind::Calls)
-      ++lanes;
+    if (row.kind == TimelineRowKind::Calls && !sizing.is_collapsed(row.rank))
+      weights += sizing.weight(row.rank);
     else
-      fixed += fixed_height(row.kind);
+      fixed += height_of_fixed(row);
   }
-  const int lane_height = lanes ? std::max(kMinimumLaneHeight, (height - fixed) / lanes) : 0;
+  const double per_weight = weights > 0 ? std::max(0, height - fixed) / weights : 0;
   std::vector<int> tops;
   tops.reserve(rows.size() + 1);
   int y = top;
   for (const auto& row : rows) {
     tops.push_back(y);
-    if (is_collapsed(row.rank))
-      y += row.kind == TimelineRowKind::Calls ? kCollapsedLaneHeight : 0;
+    if (row.kind == TimelineRowKind::Calls && !sizing.is_collapsed(row.rank))
+      y += std::max(kMinimumLaneHeight, static_cast<int>(per_weight * sizing.weight(row.rank)));
     else
-      y += row.kind == TimelineRowKind::Calls ? lane_height : fixed_height(row.kind);
+      y += height_of_fixed(row);
   }
   tops.push_back(y);
   return tops;

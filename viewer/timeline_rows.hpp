@@ -5,6 +5,7 @@
 // something to put in them. Call lanes share the height the fixed-height rows leave.
 #include "commlens/analysis/timeline.hpp"
 
+#include <map>
 #include <vector>
 
 namespace commlens::viewer {
@@ -26,11 +27,20 @@ std::vector<int> ranks_of(const analysis::TimelineExtent& extent);
 std::vector<TimelineRow> layout_timeline_rows(const analysis::TimelineExtent& extent, bool with_ranges,
                                               bool with_kernels = false);
 
+// How the user sized the ranks: folded ones, and the others' share of the height (1 unless set).
+struct RankSizing {
+  std::vector<int> collapsed;
+  std::map<int, double> weights;
+  bool is_collapsed(int rank) const;
+  double weight(int rank) const;
+};
+
 // Heights of the rows in `height` pixels: annotation, copy and kernel rows have fixed heights, call
-// lanes share what is left (at least kMinimumLaneHeight each). The rows of a rank in `collapsed`
-// shrink to one thin strip per lane. Returns each row's top, and the bottom of the last row.
+// lanes share what is left in proportion to their rank's weight (at least kMinimumLaneHeight each).
+// The rows of a collapsed rank shrink to one thin strip per lane. Returns each row's top, and the
+// bottom of the last row.
 inline constexpr int kMinimumLaneHeight = 8, kCollapsedLaneHeight = 6;
 std::vector<int> row_tops(const std::vector<TimelineRow>& rows, int top, int height,
-                          const std::vector<int>& collapsed);
+                          const RankSizing& sizing);
 
 } // namespace commlens::viewer

@@ -27,7 +27,8 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   layout->addWidget(overview_);
   layout->addWidget(canvas_, 1);
   details_ = new QLabel(tr("Wheel or W/S: zoom. Drag or A/D: pan. Click a call for its details, a rank's "
-                           "name to fold its rows. Hatched calls ran in the GPU runtime; dashed outlines "
+                           "name to fold its rows; Ctrl+wheel makes a rank taller or shorter. Hatched calls "
+                           "ran in the GPU runtime; dashed outlines "
                            "mark the host-staged baseline."),
                         this);
   details_->setWordWrap(true);

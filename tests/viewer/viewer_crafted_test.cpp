@@ -258,6 +258,16 @@ private slots:
     QVERIFY(canvas->row_rect(6).height() > before);
     canvas->toggle_collapsed(0);
     QCOMPARE(canvas->row_rect(6).height(), before);
+    // Ctrl+wheel up over rank 1's lane: 1.25 times its share per notch, two notches.
+    const QPointF over_rank_one = canvas->row_rect(6).center();
+    QWheelEvent wheel(over_rank_one, canvas->mapToGlobal(over_rank_one), {}, {0, 240}, Qt::NoButton,
+                      Qt::ControlModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(canvas, &wheel);
+    const double share = 1.25 * 1.25;
+    QVERIFY2(std::abs(canvas->row_rect(6).height() - share * canvas->row_rect(1).height()) <= 2,
+             qPrintable(QStringLiteral("%1 against %2")
+                            .arg(canvas->row_rect(6).height())
+                            .arg(canvas->row_rect(1).height())));
   }
 
   void stepsGetABarEachSplitIntoMpiAndTheRest() {
