@@ -1,14 +1,6 @@
 #include "loaded_database.hpp"
 
-#include "timeline_activity.hpp"
-
 namespace commlens::viewer {
-namespace {
-
-// Slices of the overview strip: about one per pixel of a full-screen window.
-constexpr int kActivitySlices = 1200;
-
-} // namespace
 
 QString LoadedDatabase::function_name(int function_id) const {
   const auto found = function_names.find(function_id);
@@ -53,7 +45,6 @@ std::shared_ptr<const LoadedDatabase> load_database(const std::filesystem::path&
   report_step(85, QStringLiteral("timeline"));
   loaded->timeline = analysis::query_timeline_extent(database);
   loaded->phases = analysis::query_timeline_phases(database);
-  loaded->mpi_activity = query_mpi_activity(database, loaded->timeline, kActivitySlices);
   loaded->function_names = analysis::query_enum_names(database, "functions");
   loaded->implementation_names = analysis::query_enum_names(database, "implementations");
   loaded->rank_function_times = analysis::query_function_times(database, analysis::FunctionTimeGroup::Rank);

@@ -27,9 +27,8 @@ struct LoadedDatabase {
   std::vector<analysis::GroupFunctionTime> rank_function_times;  // the summary's stacked bars
   std::vector<analysis::GroupFunctionTime> phase_function_times; // the steps view's bars
   std::vector<analysis::CopyPathUsage> copy_paths;               // empty without CUDA copies
-  std::vector<double> mpi_activity; // the timeline's overview strip: share of lanes in MPI per slice
-  bool has_kernels = false;         // cuda_kernels has rows: the timeline gives each rank a kernel row
-  bool has_runtime_ops = false;     // runtime_ops has rows: call tooltips say what the runtime decided
+  bool has_kernels = false;     // cuda_kernels has rows: the timeline gives each rank a kernel row
+  bool has_runtime_ops = false; // runtime_ops has rows: call tooltips say what the runtime decided
   // For the few queries the UI thread makes itself (histograms of one phase, "find next call").
   std::shared_ptr<const analysis::Database> database;
 

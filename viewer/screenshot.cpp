@@ -49,8 +49,10 @@ QString prepare_screenshot(MainWindow& window, const ScreenshotRequest& request)
   QApplication::processEvents();
   // Only the timeline waits for its calls: the other views are complete once loaded, and the
   // fetch of the whole trace's window would only delay them.
-  if (request.view == QLatin1String("timeline"))
+  if (request.view == QLatin1String("timeline")) {
     window.timeline()->canvas()->wait_for_data();
+    window.timeline()->overview()->wait_for_data();
+  }
   QApplication::processEvents();
   return {};
 }

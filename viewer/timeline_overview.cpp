@@ -1,6 +1,9 @@
 #include "timeline_overview.hpp"
 
+#include "timeline_activity.hpp"
 #include "timeline_canvas.hpp"
+
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <QMouseEvent>
 #include <QPainter>
@@ -18,11 +21,52 @@ TimelineOverview::TimelineOverview(TimelineCanvas* canvas, QWidget* parent)
   setToolTip(tr("The whole run: the share of ranks inside MPI calls over time. Click or drag to move "
                 "the timeline's window."));
   connect(canvas_, &TimelineCanvas::viewport_changed, this, qOverload<>(&QWidget::update));
+  connect(&watcher_, &QFutureWatcher<std::vector<double>>::finished, this, [this] {
+    if (watcher_.future().resultCount() > 0)
+      activity_ = watcher_.future().result();
+    update();
+  });
+}
+
+TimelineOverview::~TimelineOverview() {
+  watcher_.waitForFinished();
 }
 
 void TimelineOverview::set_database(std::shared_ptr<const LoadedDatabase> database) {
+  watcher_.waitForFinished();
+  watcher_.setFuture(QFuture<std::vector<double>>()); // the previous file's activity is not wanted
   database_ = std::move(database);
+  activity_.clear();
+  reading_due_ = !database_->timeline.lanes.empty();
   update();
+  if (isVisible())
+    start_reading();
+}
+
+void TimelineOverview::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  start_reading();
+}
+
+void TimelineOverview::start_reading() {
+  if (!reading_due_)
+    return;
+  reading_due_ = false;
+  // A connection of its own: the loaded one belongs to the UI thread.
+  watcher_.setFuture(QtConcurrent::run([path = database_->path, extent = database_->timeline] {
+    try {
+      return query_mpi_activity(analysis::Database(path), extent, kSlices);
+    } catch (const std::exception&) {
+      return std::vector<double>{}; // the strip stays empty; the timeline reports database errors
+    }
+  }));
+}
+
+void TimelineOverview::wait_for_data() {
+  start_reading();
+  watcher_.waitForFinished();
+  if (watcher_.future().isValid() && watcher_.future().resultCount() > 0)
+    activity_ = watcher_.future().result();
 }
 
 // The strip lines up with the canvas' plot: the same gutter on the left, the whole extent across.
@@ -52,9 +96,9 @@ void TimelineOverview::paintEvent(QPaintEvent*) {
   painter.setPen(Qt::darkGray);
   painter.drawText(QRect(4, 0, TimelineCanvas::kGutterWidth - 6, height()), Qt::AlignVCenter,
                    tr("whole run"));
-  if (!database_ || database_->mpi_activity.empty() || database_->timeline.lanes.empty())
+  if (!database_ || activity_.empty())
     return;
-  const auto& activity = database_->mpi_activity;
+  const auto& activity = activity_;
   const auto start = database_->timeline.start_ns, end = database_->timeline.end_ns;
   const double slice = static_cast<double>(end - start) / static_cast<double>(activity.size());
   QPainterPath area;

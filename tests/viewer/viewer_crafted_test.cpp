@@ -315,7 +315,8 @@ private slots:
     auto* overview = window.timeline()->overview();
     // Rank 0's thread 1 is in MPI_Allreduce from 500 to 3500; no lane calls MPI from 4150 to 10000.
     const auto& loaded = *window.database();
-    const auto& activity = loaded.mpi_activity;
+    overview->wait_for_data();
+    const auto& activity = overview->activity();
     QVERIFY(!activity.empty());
     const auto slice_of = [&](std::int64_t time_ns) {
       return static_cast<std::size_t>(static_cast<double>(time_ns - loaded.timeline.start_ns) *
