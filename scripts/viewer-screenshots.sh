@@ -85,4 +85,14 @@ for name in "${!databases[@]}"; do
     "$viewer" "${args[@]}" "$database" 2>"$work/viewer.log" || { cat "$work/viewer.log" >&2; exit 1; }
     echo "$out/viewer-$name-$view.png"
   done
+  # Zoomed in on the halo run's first MPI_Allreduce and the exchanges after it, where the timeline
+  # draws each message from its send to its receive's completion.
+  first_allreduce_ms=$(sqlite3 -readonly "$database" "SELECT (MIN(start_ns) - (SELECT MIN(start_ns) FROM mpi_calls)) \
+    / 1e6 FROM mpi_calls WHERE function_id = (SELECT id FROM functions WHERE name = 'MPI_Allreduce')" 2>/dev/null || true)
+  if [[ $name == halo && -n $first_allreduce_ms ]]; then
+    window=$(awk -v t="$first_allreduce_ms" 'BEGIN {printf "%.3f:%.3f", t - 0.1, t + 0.4}')
+    "$viewer" --screenshot "$out/viewer-$name-messages.png" --view timeline --window "$window" "$database" \
+      2>"$work/viewer.log" || { cat "$work/viewer.log" >&2; exit 1; }
+    echo "$out/viewer-$name-messages.png"
+  fi
 done

@@ -10,6 +10,8 @@
 #include <QScreen>
 #include <QWindow>
 
+#include <cmath>
+
 namespace commlens::viewer {
 namespace {
 
@@ -50,6 +52,11 @@ QString prepare_screenshot(MainWindow& window, const ScreenshotRequest& request)
   // Only the timeline waits for its calls: the other views are complete once loaded, and the
   // fetch of the whole trace's window would only delay them.
   if (request.view == QLatin1String("timeline")) {
+    if (request.window_ms) {
+      const auto origin = window.database()->timeline.start_ns;
+      window.timeline()->canvas()->show_range(origin + std::llround(request.window_ms->first * 1e6),
+                                              origin + std::llround(request.window_ms->second * 1e6));
+    }
     window.timeline()->canvas()->wait_for_data();
     window.timeline()->overview()->wait_for_data();
   }

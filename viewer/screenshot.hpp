@@ -6,6 +6,9 @@
 // empty on success.
 #include <QString>
 
+#include <optional>
+#include <utility>
+
 namespace commlens::viewer {
 
 struct ScreenshotRequest {
@@ -14,6 +17,8 @@ struct ScreenshotRequest {
   QString view = QStringLiteral("summary");
   QString compare_with; // second database for the compare view; optional
   bool on_screen = false;
+  // The timeline's window, in ms from the first traced call; the whole run when empty.
+  std::optional<std::pair<double, double>> window_ms;
 };
 
 class MainWindow;

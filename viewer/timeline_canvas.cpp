@@ -308,6 +308,36 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
   paint_phase_band(painter);
   for (std::size_t row = 0; row < rows_.size(); ++row)
     paint_row(painter, row);
+  paint_messages(painter);
+}
+
+std::vector<QLineF> TimelineCanvas::message_lines() const {
+  std::vector<QLineF> lines;
+  const auto middle_of = [&](const analysis::TimelineLane& lane) -> std::optional<double> {
+    for (std::size_t row = 0; row < rows_.size(); ++row)
+      if (rows_[row].kind == TimelineRowKind::Calls && database_->timeline.lanes[rows_[row].index] == lane)
+        return row_rect(row).center().y();
+    return std::nullopt;
+  };
+  for (const auto& message : fetcher_.snapshot().messages) {
+    const auto from = middle_of(message.sender), to = middle_of(message.receiver);
+    if (from && to)
+      lines.emplace_back(kGutterWidth + viewport_.x_of(message.send_ns), *from,
+                         kGutterWidth + viewport_.x_of(message.received_ns), *to);
+  }
+  return lines;
+}
+
+void TimelineCanvas::paint_messages(QPainter& painter) const {
+  painter.save();
+  painter.setClipRect(kGutterWidth, kRulerHeight, width() - kGutterWidth, height() - kRulerHeight);
+  painter.setRenderHint(QPainter::Antialiasing);
+  painter.setPen(QPen(QColor(40, 40, 40, 170), 1.2));
+  for (const auto& line : message_lines()) {
+    painter.drawLine(line);
+    painter.drawEllipse(line.p2(), 2.5, 2.5); // the receiving end
+  }
+  painter.restore();
 }
 
 void TimelineCanvas::paint_ruler(QPainter& painter) const {
@@ -322,7 +352,7 @@ void TimelineCanvas::paint_ruler(QPainter& painter) const {
     if (x < kGutterWidth)
       continue;
     painter.drawLine(x, kRulerHeight - 6, x, kRulerHeight);
-    painter.drawText(x + 3, kRulerHeight - 8, format_duration(tick - origin));
+    painter.drawText(x + 3, kRulerHeight - 8, format_position(tick - origin, step));
   }
   // The window's width, in the gutter where no tick is: it reads as a span, not as a position.
   painter.setPen(Qt::black);

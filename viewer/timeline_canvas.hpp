@@ -46,6 +46,8 @@ public:
   // Gives a rank's lanes `factor` times their share of the height (Ctrl+wheel over them).
   void resize_rank(int rank, double factor);
   ImplementationStyle style_of(const analysis::TimelineCall& call) const;
+  // The lines drawn from each message's send to its receive's completion, in widget pixels.
+  std::vector<QLineF> message_lines() const;
   void zoom(double factor, double x);
   void pan(double dx);
   void show_range(std::int64_t start_ns, std::int64_t end_ns);
@@ -95,6 +97,7 @@ private:
   void request_window();
   void paint_ruler(QPainter& painter) const;
   void paint_phase_band(QPainter& painter) const;
+  void paint_messages(QPainter& painter) const;
   // The phase under `position` in the band, or null.
   const analysis::PhaseStats* phase_in_band_at(QPoint position) const;
   void paint_row(QPainter& painter, std::size_t row_index) const;

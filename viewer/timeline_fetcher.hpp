@@ -21,7 +21,14 @@ struct TimelineSnapshot {
   std::vector<std::vector<analysis::TimelineCopy>> copies;
   std::vector<std::vector<analysis::TimelineRange>> ranges;
   std::vector<std::vector<analysis::TimelineKernel>> kernels;
+  // Messages between sends and receives in the window: only in traces of at most kMessageTraceCalls
+  // calls (matching counts every earlier call of a rank), zoomed in to at most kMessageWindowCalls
+  // calls of which at most kMessageLines sends, so the lines stay apart.
+  std::vector<analysis::TimelineMessage> messages;
 };
+
+inline constexpr std::uint64_t kMessageTraceCalls = 1'000'000, kMessageWindowCalls = 20'000;
+inline constexpr std::size_t kMessageLines = 300;
 
 class TimelineFetcher : public QObject {
   Q_OBJECT
@@ -46,10 +53,13 @@ private:
     std::int64_t start_ns, end_ns, resolution_ns;
   };
   void start(const Request& request);
+  bool few_calls_in(const Request& request) const;
   void finish();
 
   std::filesystem::path path_;
   std::vector<analysis::TimelineLane> lanes_;
+  std::uint64_t calls_ = 0; // in the whole trace, to judge a window's share
+  std::int64_t trace_start_ns_ = 0, trace_end_ns_ = 0;
   std::vector<int> copy_ranks_, range_ranks_, kernel_ranks_; // ranks whose copies, ranges, kernels are read
   std::shared_ptr<const analysis::Database> connection_;     // used by one pool task at a time
   QFutureWatcher<TimelineSnapshot> watcher_;

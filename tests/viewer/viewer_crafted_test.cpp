@@ -3,6 +3,7 @@
 // MPI calls): the query layer and the fetcher return exactly the stored rows of a window.
 #include "compare_view.hpp"
 #include "copy_paths_view.hpp"
+#include "format.hpp"
 #include "main_window.hpp"
 #include "steps_view.hpp"
 #include "summary_view.hpp"
@@ -336,6 +337,55 @@ private slots:
     QCOMPARE(canvas->viewport().span_ns(), span);
     const auto marker = overview->window_marker();
     QVERIFY(marker.left() <= x && x <= marker.right());
+  }
+
+  void messagesMatchSendsWithReceivesInMpiOrder() {
+    const analysis::Database database(plain_.toStdString());
+    // Rank 0 sends 4 messages with tag 7 at 1000, 2000, 3000, 4000; rank 1 receives them at 1050,
+    // 2050, 3050, 4050 (100 ns each). The Isends with tag 9 have no receive.
+    const auto pairs = [&](std::int64_t start_ns, std::int64_t end_ns) {
+      std::vector<std::pair<std::int64_t, std::int64_t>> matched;
+      for (const auto& message : analysis::query_timeline_messages(database, start_ns, end_ns, 100))
+        if (message.sender == analysis::TimelineLane{0, 0} &&
+            message.receiver == analysis::TimelineLane{1, 0} && message.bytes == 1024)
+          matched.emplace_back(message.send_ns, message.received_ns);
+        else
+          matched.emplace_back(-1, -1); // from or to the wrong lane, or the wrong size
+      return matched;
+    };
+    using Pairs = std::vector<std::pair<std::int64_t, std::int64_t>>;
+    QCOMPARE(pairs(2500, 5000), (Pairs{{3000, 3150}, {4000, 4150}}));
+    // The window holds the receives of 2050 to 4050 but the sends of 3000 and 4000 only: counting
+    // from the run's start pairs 3000 with 3050, not with 2050.
+    QCOMPARE(pairs(2020, 4100), (Pairs{{3000, 3150}, {4000, 4150}}));
+    QCOMPARE(pairs(1900, 3020), (Pairs{{2000, 2150}}));
+    QVERIFY(analysis::query_timeline_messages(database, 0, 100000, 3).empty()); // too many to draw
+
+    MainWindow window;
+    open(window, plain_);
+    window.show_view(QStringLiteral("timeline"));
+    auto* canvas = window.timeline()->canvas();
+    canvas->show_range(2500, 5000);
+    canvas->wait_for_data();
+    // The fetcher reads a quarter of the span beyond each edge, [1875, 5625): three messages.
+    const auto lines = canvas->message_lines();
+    QCOMPARE(lines.size(), std::size_t{3});
+    // From rank 0's first lane at the send to rank 1's lane at the receive's end.
+    QCOMPARE(lines[1].p1().y(), double(canvas->row_rect(0).center().y()));
+    QCOMPARE(lines[1].p2().y(), double(canvas->row_rect(2).center().y()));
+    QCOMPARE(lines[1].p1().x(), TimelineCanvas::kGutterWidth + canvas->viewport().x_of(3000));
+    QCOMPARE(lines[1].p2().x(), TimelineCanvas::kGutterWidth + canvas->viewport().x_of(3150));
+    canvas->show_all(); // 30 calls in all: still few enough to draw their messages
+    canvas->wait_for_data();
+    QCOMPARE(canvas->message_lines().size(), std::size_t{4});
+  }
+
+  void rulerLabelsTellNeighbouringTicksApart() {
+    QCOMPARE(format_position(176'450'000, 50'000), QStringLiteral("176.45 ms"));
+    QCOMPARE(format_position(176'500'000, 50'000), QStringLiteral("176.50 ms"));
+    QCOMPARE(format_position(2'000'000'000, 500'000'000), QStringLiteral("2.0 s"));
+    QCOMPARE(format_position(40'000'000, 20'000'000), QStringLiteral("40 ms"));
+    QCOMPARE(format_position(0, 1000), QStringLiteral("0 ns"));
   }
 
   void keysZoomAndPanLikePerfetto() {

@@ -1,9 +1,10 @@
 #pragma once
 // Breakdowns the viewer draws as charts and tooltips, each one small read-only query: time in MPI
-// per rank and function and per phase and function (stacked bars), CUDA copies per path, rank and GPU
-// (bandwidth bars) and per path over time, the kernels of a timeline window, and the runtime's record of one
-// call (runtime_ops). Tables a run lacks give empty results.
+// per rank and function and per phase and function (stacked bars), CUDA copies per path, rank and
+// GPU (bandwidth bars) and per path over time, the kernels and messages of a timeline window, and
+// the runtime's record of one call (runtime_ops). Tables a run lacks give empty results.
 #include "commlens/analysis/database.hpp"
+#include "commlens/analysis/timeline.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -65,6 +66,29 @@ struct TimelineKernel {
 // Kernels of `rank` overlapping [start_ns, end_ns), ascending start.
 std::vector<TimelineKernel> query_timeline_kernels(const Database& database, int rank, std::int64_t start_ns,
                                                    std::int64_t end_ns);
+
+// One point-to-point message whose send and receive both start in a window: from the send's start on
+// the sender's lane to the receive's completion (its end, or for MPI_Irecv its request's completion
+// in a wait or test) on the receiver's lane.
+struct TimelineMessage {
+  TimelineLane sender;
+  std::int64_t send_call_id = 0;
+  std::int64_t send_ns = 0;
+  TimelineLane receiver;
+  std::int64_t recv_call_id = 0;
+  std::int64_t received_ns = 0;
+  std::int64_t bytes = 0;
+};
+
+// Messages between the sends and receives starting in [start_ns, end_ns), matched as MPI orders
+// them: the n-th send from a to b with one tag on one communicator is received by b's n-th receive
+// from a with that tag there (counting from the run's start, so a window cuts no pair wrongly).
+// Receives from MPI_ANY_SOURCE whose source was not resolved match nothing. Empty (and cheap to
+// find so) when the window holds more than `max_calls` sends or receives: the lines would be a blur
+// at that zoom. The counting reads every earlier call of the window's posting ranks, so callers
+// keep it to traces of moderate size.
+std::vector<TimelineMessage> query_timeline_messages(const Database& database, std::int64_t start_ns,
+                                                     std::int64_t end_ns, std::size_t max_calls);
 
 // What the GPU runtime recorded for one MPI call (its first runtime_ops row).
 struct RuntimeDecision {
