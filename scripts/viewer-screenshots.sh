@@ -90,7 +90,7 @@ for name in "${!databases[@]}"; do
   first_allreduce_ms=$(sqlite3 -readonly "$database" "SELECT (MIN(start_ns) - (SELECT MIN(start_ns) FROM mpi_calls)) \
     / 1e6 FROM mpi_calls WHERE function_id = (SELECT id FROM functions WHERE name = 'MPI_Allreduce')" 2>/dev/null || true)
   if [[ $name == halo && -n $first_allreduce_ms ]]; then
-    window=$(awk -v t="$first_allreduce_ms" 'BEGIN {printf "%.3f:%.3f", t - 0.1, t + 0.4}')
+    window=$(awk -v t="$first_allreduce_ms" 'BEGIN {printf "%.3f:%.3f", t - 0.05, t + 0.15}')
     "$viewer" --screenshot "$out/viewer-$name-messages.png" --view timeline --window "$window" "$database" \
       2>"$work/viewer.log" || { cat "$work/viewer.log" >&2; exit 1; }
     echo "$out/viewer-$name-messages.png"
