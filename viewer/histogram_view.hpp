@@ -1,7 +1,7 @@
 #pragma once
 // Histograms tab: the power-of-two message-size histogram of one function, as calls, bytes or
-// time, for the whole run or one MPI_Pcontrol phase. It opens on the busiest function. The bars are painted
-// by HistogramChart.
+// time, for the whole run or one MPI_Pcontrol phase. It opens on the busiest function. The bars
+// are painted by HistogramChart.
 #include "histogram_chart.hpp"
 #include "loaded_database.hpp"
 
