@@ -462,7 +462,7 @@ void TimelineCanvas::paint_lane(QPainter& painter, const TimelineRow& row, const
       painter.fillRect(box, QBrush(QColor(0, 90, 40), Qt::BDiagPattern));
       break;
     case ImplementationStyle::Baseline:
-      painter.setPen(QPen(QColor(150, 30, 30), 1.5, Qt::DashLine));
+      painter.setPen(QPen(QColor(120, 20, 20), 2, Qt::DashLine));
       painter.drawRect(box.adjusted(0.5, 0.5, -0.5, -0.5));
       break;
     case ImplementationStyle::Mpi:
