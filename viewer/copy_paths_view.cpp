@@ -37,6 +37,9 @@ CopyPathsView::CopyPathsView(QWidget* parent) : QWidget(parent) {
   table_ = new QTableWidget(this);
   table_->verticalHeader()->hide();
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setToolTip(tr("Click a row to see its copies in the timeline."));
+  connect(table_, &QTableWidget::cellClicked, this, [this](int row, int) { choose_row(row); });
   auto* splitter = new QSplitter(Qt::Vertical, this);
   splitter->addWidget(charts);
   splitter->addWidget(table_);
@@ -48,6 +51,7 @@ void CopyPathsView::set_database(const std::shared_ptr<const LoadedDatabase>& da
   const auto& usage = database->copy_paths;
   table_->clear();
   table_->setRowCount(0);
+  row_selections_.clear();
   if (usage.empty()) {
     const auto& absent = database->report.cuda_copies.absent;
     status_->setText(tr("<b>No CUDA data</b>: %1")
@@ -81,6 +85,7 @@ void CopyPathsView::set_database(const std::shared_ptr<const LoadedDatabase>& da
     }
     const auto label = tr("%1, rank %2, GPU %3").arg(path_text(entry)).arg(entry.rank).arg(entry.device);
     bars.push_back({label, {{path_text(entry), entry.gb_per_s().value_or(0), copy_path_color(entry.path)}}});
+    row_selections_.push_back({entry.path, entry.link, entry.rank, entry.device});
     ++row;
   }
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -101,6 +106,11 @@ void CopyPathsView::set_database(const std::shared_ptr<const LoadedDatabase>& da
   }
   over_time_->set_series(tr("Bandwidth per path over the run"), std::move(series), end - start,
                          ValueUnit::GigabytesPerSecond, tr("No copies inside the traced span."));
+}
+
+void CopyPathsView::choose_row(int row) {
+  if (row >= 0 && row < static_cast<int>(row_selections_.size()))
+    emit copies_chosen(row_selections_[static_cast<std::size_t>(row)]);
 }
 
 QString CopyPathsView::status() const {

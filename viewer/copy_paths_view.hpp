@@ -1,10 +1,11 @@
 #pragma once
 // Copy paths tab: CUDA copies per path (and link), rank and GPU: a table with sizes, busy time and
 // bandwidth, bandwidth bars for the same rows, and each path's bandwidth over the run. "No CUDA
-// data" when the run recorded no copies.
+// data" when the run recorded no copies. Clicking a row shows its copies in the timeline.
 #include "bar_chart.hpp"
 #include "loaded_database.hpp"
 #include "series_chart.hpp"
+#include "timeline_annotations.hpp"
 
 #include <QWidget>
 
@@ -27,6 +28,11 @@ public:
   QString cell(int row, int column) const;
   const BarChart& bandwidth_chart() const { return *bandwidth_; }
   const SeriesChart& over_time_chart() const { return *over_time_; }
+  // Clicks table row `row`: asks for its copies in the timeline.
+  void choose_row(int row);
+
+signals:
+  void copies_chosen(const commlens::viewer::CopySelection& selection);
 
 private:
   QLabel* status_;
@@ -34,6 +40,7 @@ private:
   BarChart* bandwidth_;
   SeriesChart* over_time_;
   QWidget* content_;
+  std::vector<CopySelection> row_selections_;
 };
 
 } // namespace commlens::viewer

@@ -83,6 +83,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), loader_(this) {
     status_->setText(tr("Loading %1 cancelled").arg(path));
   });
   connect(compare_, &CompareView::failed, this, &MainWindow::report_failure);
+  connect(paths_, &CopyPathsView::copies_chosen, this, [this](const CopySelection& selection) {
+    show_view(QStringLiteral("timeline"));
+    timeline_->canvas()->select_copies(selection);
+  });
   connect(timeline_->canvas(), &TimelineCanvas::selection_changed, this, [this](const QString&) {
     status_->setText(tr("Selected a call; its details are below the timeline"));
   });

@@ -47,14 +47,20 @@ QColor copy_path_color(const std::string& path) {
   return QColor(90, 90, 90);
 }
 
-void paint_copies(QPainter& painter, const TimelineViewport& viewport, const QRectF& row,
-                  const std::vector<analysis::TimelineCopy>& copies) {
+bool CopySelection::contains(const analysis::TimelineCopy& copy, int copy_rank) const {
+  return copy_rank == rank && copy.device == device && copy.path == path && copy.link == link;
+}
+
+void paint_copies(QPainter& painter, const TimelineViewport& viewport, const QRectF& row, int rank,
+                  const std::vector<analysis::TimelineCopy>& copies,
+                  const std::optional<CopySelection>& selection) {
   for (const auto& copy : copies) {
     const double x0 = viewport.x_of(copy.start_ns), x1 = std::max(viewport.x_of(copy.end_ns), x0 + 1);
     if (x1 < 0 || x0 > viewport.width())
       continue;
     const QRectF box(row.left() + x0, row.top() + 2, x1 - x0, row.height() - 4);
-    painter.fillRect(box, copy_path_color(copy.path));
+    const bool chosen = !selection || selection->contains(copy, rank);
+    painter.fillRect(box, chosen ? copy_path_color(copy.path) : QColor(225, 225, 225));
     if (box.width() > 50) {
       painter.setPen(Qt::white);
       painter.drawText(box.adjusted(2, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter,

@@ -22,8 +22,19 @@ inline constexpr int kMaxRangeLevels = 3;
 
 QColor copy_path_color(const std::string& path);
 
-void paint_copies(QPainter& painter, const TimelineViewport& viewport, const QRectF& row,
-                  const std::vector<analysis::TimelineCopy>& copies);
+// The copies of one path (and link) by one rank on one GPU: a row of the copy paths tab.
+struct CopySelection {
+  std::string path;
+  std::optional<std::string> link;
+  int rank = 0;
+  int device = 0;
+  bool contains(const analysis::TimelineCopy& copy, int copy_rank) const;
+};
+
+// With a `selection`, copies outside it are greyed so the chosen ones stand out.
+void paint_copies(QPainter& painter, const TimelineViewport& viewport, const QRectF& row, int rank,
+                  const std::vector<analysis::TimelineCopy>& copies,
+                  const std::optional<CopySelection>& selection);
 void paint_kernels(QPainter& painter, const TimelineViewport& viewport, const QRectF& row,
                    const std::vector<analysis::TimelineKernel>& kernels);
 // The band of phases across ranks (MPI_Pcontrol), training steps named as such; a phase left open

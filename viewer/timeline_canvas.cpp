@@ -55,6 +55,7 @@ void TimelineCanvas::set_database(std::shared_ptr<const LoadedDatabase> database
   database_ = std::move(database);
   selection_.reset();
   highlighted_function_.reset();
+  copy_selection_.reset();
   viewport_.set_width(std::max(1, width() - kGutterWidth));
   viewport_.set_extent(database_->timeline.start_ns, database_->timeline.end_ns);
   // Phases get one band across the ranks; a rank's own phases show under its NVTX ranges.
@@ -202,6 +203,16 @@ bool TimelineCanvas::select_at(QPoint position) {
 void TimelineCanvas::select(const SelectedCall& selected) {
   selection_ = selected;
   emit selection_changed(describe(selected));
+  update();
+}
+
+void TimelineCanvas::select_copies(const CopySelection& selection) {
+  copy_selection_ = selection;
+  if (const auto span = analysis::query_copy_span(*database_->database, selection.path, selection.link,
+                                                  selection.rank, selection.device)) {
+    const auto margin = std::max<std::int64_t>((span->second - span->first) / 20, 100);
+    show_range(span->first - margin, span->second + margin);
+  }
   update();
 }
 
@@ -424,7 +435,7 @@ void TimelineCanvas::paint_row(QPainter& painter, std::size_t row_index) const {
   if (calls)
     paint_lane(painter, row, plot);
   else if (row.kind == TimelineRowKind::Copies && row.index < snapshot.copies.size())
-    paint_copies(painter, viewport_, plot, snapshot.copies[row.index]);
+    paint_copies(painter, viewport_, plot, row.rank, snapshot.copies[row.index], copy_selection_);
   else if (row.kind == TimelineRowKind::Kernels && row.index < snapshot.kernels.size())
     paint_kernels(painter, viewport_, plot, snapshot.kernels[row.index]);
   else if (row.kind == TimelineRowKind::Ranges)

@@ -8,6 +8,7 @@
 // Perfetto: W/S zoom in/out around the centre, A/D pan left/right. Calls the GPU runtime ran are
 // hatched and calls of the host-staged baseline outlined, so an A/B run shows which was which.
 #include "loaded_database.hpp"
+#include "timeline_annotations.hpp"
 #include "timeline_fetcher.hpp"
 #include "timeline_rows.hpp"
 #include "timeline_viewport.hpp"
@@ -62,6 +63,9 @@ public:
   void select(const SelectedCall& selected);
   const std::optional<SelectedCall>& selection() const { return selection_; }
   void highlight_function(std::optional<int> function_id);
+  // Greys every copy but the selection's and shows the span of the selected copies.
+  void select_copies(const CopySelection& selection);
+  const std::optional<CopySelection>& copy_selection() const { return copy_selection_; }
   // Blocks until the visible window's calls are loaded; for screenshots and tests.
   void wait_for_data();
   // What hovering over `position` shows; empty over nothing.
@@ -113,6 +117,7 @@ private:
   bool phase_band_ = false;
   std::optional<SelectedCall> selection_;
   std::optional<int> highlighted_function_;
+  std::optional<CopySelection> copy_selection_;
   std::optional<QPoint> drag_origin_;
   bool dragged_ = false;
 };

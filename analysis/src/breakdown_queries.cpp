@@ -43,6 +43,26 @@ GROUP BY path, link, rank, device ORDER BY path, link, rank, device
   return usage;
 }
 
+std::optional<std::pair<std::int64_t, std::int64_t>> query_copy_span(const Database& database,
+                                                                     const std::string& path,
+                                                                     const std::optional<std::string>& link,
+                                                                     int rank, int device) {
+  if (!database.has_table("cuda_copies"))
+    return std::nullopt;
+  auto query =
+      database.prepare("SELECT MIN(start_ns), MAX(end_ns) FROM cuda_copies WHERE path = ?1 AND link IS ?2 "
+                       "AND rank = ?3 AND device = ?4");
+  query.bind(1, path);
+  if (link)
+    query.bind(2, *link);
+  else
+    query.bind(2, std::nullopt);
+  query.bind(3, rank).bind(4, device);
+  if (!query.step() || !query.optional_integer(0))
+    return std::nullopt;
+  return std::pair{query.integer(0), query.integer(1)};
+}
+
 std::vector<CopyPathSeries> query_copy_path_series(const Database& database, std::int64_t start_ns,
                                                    std::int64_t end_ns, int bins) {
   std::vector<CopyPathSeries> series;

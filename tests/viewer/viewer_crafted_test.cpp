@@ -13,6 +13,7 @@
 
 #include "trace_database.hpp"
 
+#include <QTabWidget>
 #include <QtTest>
 
 using namespace commlens::viewer;
@@ -468,6 +469,20 @@ private slots:
     QVERIFY(all_of_unit(paths.bandwidth_chart().tick_labels(), QStringLiteral(" GB/s")));
     QCOMPARE(paths.over_time_chart().series().size(), std::size_t{3});
     QVERIFY(all_of_unit(paths.over_time_chart().time_tick_labels(), QStringLiteral("s")));
+
+    // Clicking the peer row shows its copy (rank 0, 1500 to 2500) in the timeline, the others greyed.
+    window.paths()->choose_row(3);
+    QCOMPARE(window.findChild<QTabWidget*>()->currentWidget(), static_cast<QWidget*>(window.timeline()));
+    const auto* canvas = window.timeline()->canvas();
+    QVERIFY(canvas->copy_selection());
+    QVERIFY(canvas->viewport().start_ns() <= 1500 && canvas->viewport().end_ns() >= 2500);
+    QVERIFY(canvas->viewport().span_ns() < 2000); // zoomed in on it, not the whole run
+    const analysis::Database database(gpu_.toStdString());
+    std::vector<std::int64_t> chosen;
+    for (const auto& copy : analysis::query_timeline_copies(database, 0, 0, 100000))
+      if (canvas->copy_selection()->contains(copy, 0))
+        chosen.push_back(copy.start_ns);
+    QCOMPARE(chosen, (std::vector<std::int64_t>{1500}));
   }
 
   void compareShowsTheImplementationsOfAnAbRun() {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace commlens::analysis {
@@ -42,6 +43,12 @@ struct CopyPathUsage {
 
 // By path, link, rank and device.
 std::vector<CopyPathUsage> query_copy_path_usage(const Database& database);
+
+// The first start and last end of the copies of one path (and link), rank and GPU; empty without any.
+std::optional<std::pair<std::int64_t, std::int64_t>> query_copy_span(const Database& database,
+                                                                     const std::string& path,
+                                                                     const std::optional<std::string>& link,
+                                                                     int rank, int device);
 
 // Bytes one path moved in each of `bins` equal slices of [start_ns, end_ns): a copy counts in the
 // slice it starts in.
