@@ -1,7 +1,11 @@
 #pragma once
-// Copy paths tab: bytes, copies and bandwidth per CUDA copy path, per rank and GPU, as the analysis
-// layer's CUDA section reports them; "no CUDA data" when the run recorded none.
+// Copy paths tab: CUDA copies per path (and link), rank and GPU: a table with sizes, busy time and
+// bandwidth, bandwidth bars for the same rows, and each path's bandwidth over the run. "No CUDA
+// data" when the run recorded no copies. Clicking a row shows its copies in the timeline.
+#include "bar_chart.hpp"
 #include "loaded_database.hpp"
+#include "series_chart.hpp"
+#include "timeline_annotations.hpp"
 
 #include <QWidget>
 
@@ -13,14 +17,30 @@ namespace commlens::viewer {
 class CopyPathsView : public QWidget {
   Q_OBJECT
 public:
+  // Slices of the run the bandwidth-over-time chart averages over.
+  static constexpr int kTimeSlices = 60;
+
   explicit CopyPathsView(QWidget* parent = nullptr);
   void set_database(const std::shared_ptr<const LoadedDatabase>& database);
   QString status() const;
   int rows() const;
+  // The text of a table cell, as shown.
+  QString cell(int row, int column) const;
+  const BarChart& bandwidth_chart() const { return *bandwidth_; }
+  const SeriesChart& over_time_chart() const { return *over_time_; }
+  // Clicks table row `row`: asks for its copies in the timeline.
+  void choose_row(int row);
+
+signals:
+  void copies_chosen(const commlens::viewer::CopySelection& selection);
 
 private:
   QLabel* status_;
   QTableWidget* table_;
+  BarChart* bandwidth_;
+  SeriesChart* over_time_;
+  QWidget* content_;
+  std::vector<CopySelection> row_selections_;
 };
 
 } // namespace commlens::viewer

@@ -24,6 +24,18 @@ QString format_duration(std::int64_t nanoseconds) {
   return QStringLiteral("%1 ns").arg(nanoseconds);
 }
 
+QString format_position(std::int64_t nanoseconds, std::int64_t step_ns) {
+  static constexpr std::array kUnits = {std::pair{1e9, "s"}, std::pair{1e6, "ms"}, std::pair{1e3, "us"}};
+  const double magnitude = std::abs(static_cast<double>(nanoseconds));
+  for (const auto& [unit, name] : kUnits)
+    if (magnitude >= unit) {
+      const int decimals = std::max(0, static_cast<int>(std::ceil(std::log10(
+                                           unit / static_cast<double>(std::max<std::int64_t>(step_ns, 1))))));
+      return QStringLiteral("%1 %2").arg(static_cast<double>(nanoseconds) / unit, 0, 'f', decimals).arg(name);
+    }
+  return QStringLiteral("%1 ns").arg(nanoseconds);
+}
+
 QString format_bytes(std::uint64_t bytes) {
   return QString::fromStdString(analysis::binary_size(bytes));
 }

@@ -8,8 +8,11 @@
 namespace commlens::viewer {
 
 QString format_duration(std::int64_t nanoseconds); // "1.25 ms", "830 ns"
-QString format_bytes(std::uint64_t bytes);         // "1.5MiB"
-QString format_count(std::uint64_t count);         // "1,234,567"
-QString format_peer(std::int64_t peer);            // "3", "MPI_PROC_NULL", "none"
+// A position on an axis whose ticks are `step_ns` apart, with the decimals that tell neighbouring
+// ticks apart: "176.45 ms" where format_duration would round two ticks to "176.4 ms".
+QString format_position(std::int64_t nanoseconds, std::int64_t step_ns);
+QString format_bytes(std::uint64_t bytes); // "1.5MiB"
+QString format_count(std::uint64_t count); // "1,234,567"
+QString format_peer(std::int64_t peer);    // "3", "MPI_PROC_NULL", "none"
 
 } // namespace commlens::viewer

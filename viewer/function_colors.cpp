@@ -2,6 +2,8 @@
 
 #include <QHash>
 
+#include <array>
+
 namespace commlens::viewer {
 
 QColor function_color(const QString& function_name) {
@@ -22,6 +24,17 @@ QColor function_color(const QString& function_name) {
   else if (function_name.contains(QLatin1String("Barrier")))
     hue = 0;
   return QColor::fromHsv(hue % 360, 150, 225);
+}
+
+} // namespace commlens::viewer
+
+namespace commlens::viewer {
+
+QColor chart_color(qsizetype index) {
+  // Tableau 10: distinct in hue and lightness, also for colour-blind readers.
+  static constexpr std::array<QRgb, 10> kPalette = {0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f,
+                                                    0xedc948, 0xb07aa1, 0xff9da7, 0x9c755f, 0xbab0ac};
+  return QColor(kPalette[static_cast<std::size_t>(index) % kPalette.size()]);
 }
 
 } // namespace commlens::viewer

@@ -1,6 +1,5 @@
 #include "histogram_chart.hpp"
 
-#include "format.hpp"
 #include "function_colors.hpp"
 
 #include <QPainter>
@@ -35,16 +34,46 @@ double HistogramChart::value_of(const analysis::SizeBinStats& bin) const {
   return 0;
 }
 
-QString HistogramChart::label_of(double value) const {
+ValueUnit HistogramChart::unit() const {
   switch (metric_) {
   case HistogramMetric::Calls:
-    return format_count(static_cast<std::uint64_t>(value));
+    return ValueUnit::Count;
   case HistogramMetric::Bytes:
-    return format_bytes(static_cast<std::uint64_t>(value));
+    return ValueUnit::Bytes;
   case HistogramMetric::Time:
-    return format_duration(static_cast<std::int64_t>(value));
+    return ValueUnit::Nanoseconds;
+  }
+  return ValueUnit::Count;
+}
+
+double HistogramChart::highest() const {
+  double highest = 0;
+  for (const auto& bin : bins_)
+    highest = std::max(highest, value_of(bin));
+  return highest;
+}
+
+QStringList HistogramChart::y_tick_labels() const {
+  QStringList labels;
+  for (const double tick : axis_ticks(highest(), unit()))
+    labels << format_value(tick, unit());
+  return labels;
+}
+
+QString HistogramChart::y_axis_title() const {
+  switch (metric_) {
+  case HistogramMetric::Calls:
+    return tr("calls");
+  case HistogramMetric::Bytes:
+    return tr("bytes sent + received");
+  case HistogramMetric::Time:
+    return tr("time in calls");
   }
   return {};
+}
+
+QString HistogramChart::x_axis_title() const {
+  return tr("message size per call (power-of-two bins)");
 }
 
 void HistogramChart::paintEvent(QPaintEvent*) {
@@ -55,23 +84,43 @@ void HistogramChart::paintEvent(QPaintEvent*) {
     painter.drawText(rect(), Qt::AlignCenter, tr("No calls of this function in this selection."));
     return;
   }
-  double highest = 0;
-  for (const auto& bin : bins_)
-    highest = std::max(highest, value_of(bin));
-  const QRect plot = rect().adjusted(50, 44, -20, -60);
+  const auto ticks = axis_ticks(highest(), unit());
+  const double top = ticks.back();
+  const QRect plot = rect().adjusted(96, 44, -20, -86);
+  // Value axis: grid lines under the bars, tick labels with units, the title turned along it.
+  for (const double tick : ticks) {
+    const int y = plot.bottom() - static_cast<int>(plot.height() * tick / top);
+    painter.setPen(QColor(230, 230, 230));
+    painter.drawLine(plot.left(), y, plot.right(), y);
+    painter.setPen(Qt::darkGray);
+    painter.drawText(QRect(0, y - 8, plot.left() - 6, 16), Qt::AlignRight | Qt::AlignVCenter,
+                     format_value(tick, unit()));
+  }
+  painter.save();
+  painter.translate(12, plot.center().y());
+  painter.rotate(-90);
+  painter.drawText(QRect(-plot.height() / 2, -8, plot.height(), 16), Qt::AlignCenter, y_axis_title());
+  painter.restore();
+  painter.drawText(QRect(plot.left(), height() - 22, plot.width(), 18), Qt::AlignHCenter, x_axis_title());
   painter.setPen(Qt::gray);
   painter.drawLine(plot.bottomLeft(), plot.bottomRight());
-  const double slot = static_cast<double>(plot.width()) / static_cast<double>(bins_.size());
+  painter.drawLine(plot.bottomLeft(), plot.topLeft());
+
+  // Few bins would make slabs: a bar is at most kMaxSlot wide, the bars centred.
+  constexpr double kMaxSlot = 140;
+  const double slot =
+      std::min(kMaxSlot, static_cast<double>(plot.width()) / static_cast<double>(bins_.size()));
+  const double left = plot.left() + (plot.width() - slot * static_cast<double>(bins_.size())) / 2;
   const QColor color = function_color(title_.section(QLatin1Char(' '), 0, 0));
   for (std::size_t index = 0; index < bins_.size(); ++index) {
     const auto& bin = bins_[index];
     const double value = value_of(bin);
-    const double bar = highest > 0 ? plot.height() * value / highest : 0;
-    const QRectF box(plot.left() + slot * index + slot * 0.1, plot.bottom() - bar, slot * 0.8, bar);
+    const double bar = plot.height() * value / top;
+    const QRectF box(left + slot * index + slot * 0.1, plot.bottom() - bar, slot * 0.8, bar);
     painter.fillRect(box, color);
     painter.setPen(Qt::black);
     painter.drawText(QRectF(box.left() - slot * 0.1, box.top() - 18, slot, 16), Qt::AlignHCenter,
-                     label_of(value));
+                     format_value(value, unit()));
     painter.save();
     painter.translate(box.center().x(), plot.bottom() + 6);
     painter.rotate(30);

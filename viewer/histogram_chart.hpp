@@ -1,5 +1,8 @@
 #pragma once
-// A bar chart of one function's message-size histogram; one bar per power-of-two bin.
+// A bar chart of one function's message-size histogram; one bar per power-of-two bin, on a value
+// axis whose ticks carry the metric's unit.
+#include "chart_axis.hpp"
+
 #include "commlens/analysis/report.hpp"
 
 #include <QWidget>
@@ -18,12 +21,17 @@ public:
   HistogramMetric metric() const { return metric_; }
   // The bar height of one bin in the chosen metric (calls, bytes sent + received, or ns).
   double value_of(const analysis::SizeBinStats& bin) const;
+  // The axes as drawn: the value axis' tick labels (bottom up) and both titles.
+  QStringList y_tick_labels() const;
+  QString y_axis_title() const;
+  QString x_axis_title() const;
 
 protected:
   void paintEvent(QPaintEvent* event) override;
 
 private:
-  QString label_of(double value) const;
+  ValueUnit unit() const;
+  double highest() const;
 
   QString title_;
   std::vector<analysis::SizeBinStats> bins_;

@@ -10,6 +10,20 @@
 
 namespace commlens::viewer {
 
+int busiest_function(const std::vector<analysis::FunctionStats>& functions) {
+  // The list is most time first, so without bytes the first entry is the answer.
+  int busiest = 0;
+  std::uint64_t most_bytes = 0;
+  for (int index = 0; const auto& function : functions) {
+    if (function.bytes_sent + function.bytes_recv > most_bytes) {
+      most_bytes = function.bytes_sent + function.bytes_recv;
+      busiest = index;
+    }
+    ++index;
+  }
+  return functions.empty() ? -1 : busiest;
+}
+
 HistogramView::HistogramView(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   auto* selectors = new QHBoxLayout;
@@ -38,6 +52,7 @@ void HistogramView::set_database(std::shared_ptr<const LoadedDatabase> database)
   function_box_->clear();
   for (const auto& function : database_->report.functions)
     function_box_->addItem(QString::fromStdString(function.name));
+  function_box_->setCurrentIndex(busiest_function(database_->report.functions));
   phase_box_->clear();
   phase_box_->addItem(tr("all"), QVariant());
   for (const auto& phase : database_->report.phases)
@@ -57,6 +72,10 @@ bool HistogramView::select_phase(std::optional<int> phase) {
   if (index >= 0)
     phase_box_->setCurrentIndex(index);
   return index >= 0;
+}
+
+QString HistogramView::selected_function() const {
+  return function_box_->currentText();
 }
 
 void HistogramView::select_metric(HistogramMetric metric) {

@@ -47,6 +47,11 @@ std::shared_ptr<const LoadedDatabase> load_database(const std::filesystem::path&
   loaded->phases = analysis::query_timeline_phases(database);
   loaded->function_names = analysis::query_enum_names(database, "functions");
   loaded->implementation_names = analysis::query_enum_names(database, "implementations");
+  loaded->rank_function_times = analysis::query_function_times(database, analysis::FunctionTimeGroup::Rank);
+  loaded->phase_function_times = analysis::query_function_times(database, analysis::FunctionTimeGroup::Phase);
+  loaded->copy_paths = analysis::query_copy_path_usage(database);
+  loaded->has_kernels = database.has_rows("cuda_kernels");
+  loaded->has_runtime_ops = database.has_rows("runtime_ops");
   for (const auto& communicator : loaded->report.communicators)
     loaded->communicator_labels[communicator.id] = communicator.label;
   report_step(100, QStringLiteral("done"));

@@ -2,6 +2,7 @@
 // Everything the views show about one database, read in a background thread by load_database. The
 // views hold it through a shared pointer and never touch SQL; the timeline keeps reading windows
 // of calls through the analysis layer as the user zooms.
+#include "commlens/analysis/breakdowns.hpp"
 #include "commlens/analysis/report.hpp"
 #include "commlens/analysis/timeline.hpp"
 
@@ -23,6 +24,11 @@ struct LoadedDatabase {
   std::map<int, std::string> function_names;
   std::map<int, std::string> implementation_names;
   std::map<std::int64_t, std::string> communicator_labels;
+  std::vector<analysis::GroupFunctionTime> rank_function_times;  // the summary's stacked bars
+  std::vector<analysis::GroupFunctionTime> phase_function_times; // the steps view's bars
+  std::vector<analysis::CopyPathUsage> copy_paths;               // empty without CUDA copies
+  bool has_kernels = false;     // cuda_kernels has rows: the timeline gives each rank a kernel row
+  bool has_runtime_ops = false; // runtime_ops has rows: call tooltips say what the runtime decided
   // For the few queries the UI thread makes itself (histograms of one phase, "find next call").
   std::shared_ptr<const analysis::Database> database;
 

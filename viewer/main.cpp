@@ -1,6 +1,6 @@
 // commlens-viewer [--view VIEW] [--compare DB2] [DB]
-// commlens-viewer --screenshot FILE.png [--view summary|timeline|histograms|matrix|paths|compare]
-//                 [--compare DB2] DB
+// commlens-viewer --screenshot FILE.png [--view summary|timeline|histograms|matrix|paths|steps|compare]
+//                 [--compare DB2] [--window FROM:TO] DB
 #include "compare_view.hpp"
 #include "main_window.hpp"
 #include "screenshot.hpp"
@@ -32,7 +32,12 @@ int main(int argc, char** argv) {
   const QCommandLineOption compare(QStringLiteral("compare"),
                                    QStringLiteral("Second database for the compare view."),
                                    QStringLiteral("DB2"));
-  parser.addOptions({screenshot, view, compare});
+  const QCommandLineOption window_option(
+      QStringLiteral("window"),
+      QStringLiteral(
+          "With --screenshot --view timeline: the window to show, FROM:TO in ms from the first call."),
+      QStringLiteral("FROM:TO"));
+  parser.addOptions({screenshot, view, compare, window_option});
   parser.addPositionalArgument(QStringLiteral("DB"), QStringLiteral("commlens database (commlens.sqlite)."));
   parser.process(application);
   const auto databases = parser.positionalArguments();
@@ -42,8 +47,19 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "commlens-viewer: --screenshot needs exactly one database\n");
       return 2;
     }
-    const auto error = commlens::viewer::save_screenshot(
-        {databases.first(), parser.value(screenshot), parser.value(view), parser.value(compare)});
+    commlens::viewer::ScreenshotRequest request{databases.first(), parser.value(screenshot),
+                                                parser.value(view), parser.value(compare)};
+    if (parser.isSet(window_option)) {
+      const auto bounds = parser.value(window_option).split(QLatin1Char(':'));
+      bool from_ok = false, to_ok = false;
+      const double from = bounds.value(0).toDouble(&from_ok), to = bounds.value(1).toDouble(&to_ok);
+      if (bounds.size() != 2 || !from_ok || !to_ok || to <= from) {
+        std::fprintf(stderr, "commlens-viewer: --window wants FROM:TO in ms, FROM < TO\n");
+        return 2;
+      }
+      request.window_ms = std::pair{from, to};
+    }
+    const auto error = commlens::viewer::save_screenshot(request);
     if (!error.isEmpty()) {
       std::fprintf(stderr, "commlens-viewer: %s\n", qPrintable(error));
       return 2;

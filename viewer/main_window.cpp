@@ -4,6 +4,7 @@
 #include "copy_paths_view.hpp"
 #include "histogram_view.hpp"
 #include "partner_matrix_view.hpp"
+#include "steps_view.hpp"
 #include "summary_view.hpp"
 #include "timeline_view.hpp"
 
@@ -32,7 +33,8 @@ const QString kRecentFilesKey = QStringLiteral("recentFiles");
 const QStringList& MainWindow::view_names() {
   static const QStringList kNames = {QStringLiteral("summary"),    QStringLiteral("timeline"),
                                      QStringLiteral("histograms"), QStringLiteral("matrix"),
-                                     QStringLiteral("paths"),      QStringLiteral("compare")};
+                                     QStringLiteral("paths"),      QStringLiteral("steps"),
+                                     QStringLiteral("compare")};
   return kNames;
 }
 
@@ -45,12 +47,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), loader_(this) {
   histograms_ = new HistogramView(tabs_);
   matrix_ = new PartnerMatrixView(tabs_);
   paths_ = new CopyPathsView(tabs_);
+  steps_ = new StepsView(tabs_);
   compare_ = new CompareView(tabs_);
   tabs_->addTab(summary_, tr("Summary"));
   tabs_->addTab(timeline_, tr("Timeline"));
   tabs_->addTab(histograms_, tr("Histograms"));
   tabs_->addTab(matrix_, tr("Partner matrix"));
   tabs_->addTab(paths_, tr("Copy paths"));
+  tabs_->addTab(steps_, tr("Steps"));
   tabs_->addTab(compare_, tr("Compare"));
   setCentralWidget(tabs_);
 
@@ -79,6 +83,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), loader_(this) {
     status_->setText(tr("Loading %1 cancelled").arg(path));
   });
   connect(compare_, &CompareView::failed, this, &MainWindow::report_failure);
+  connect(paths_, &CopyPathsView::copies_chosen, this, [this](const CopySelection& selection) {
+    show_view(QStringLiteral("timeline"));
+    timeline_->canvas()->select_copies(selection);
+  });
   connect(timeline_->canvas(), &TimelineCanvas::selection_changed, this, [this](const QString&) {
     status_->setText(tr("Selected a call; its details are below the timeline"));
   });
@@ -123,6 +131,7 @@ void MainWindow::show_loaded(std::shared_ptr<const LoadedDatabase> database) {
   histograms_->set_database(database);
   matrix_->set_database(database);
   paths_->set_database(database);
+  steps_->set_database(database);
   compare_->set_database(database);
   const auto path = QString::fromStdString(database->path.string());
   setWindowTitle(tr("%1 - commlens viewer").arg(QFileInfo(path).fileName()));

@@ -21,6 +21,7 @@ class HistogramView;
 class PartnerMatrixView;
 class CopyPathsView;
 class CompareView;
+class StepsView;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -40,6 +41,7 @@ public:
   PartnerMatrixView* matrix() const { return matrix_; }
   CopyPathsView* paths() const { return paths_; }
   CompareView* compare() const { return compare_; }
+  StepsView* steps() const { return steps_; }
   // The reason shown in the last error dialog; empty when none was shown.
   QString last_error() const { return last_error_; }
 
@@ -63,6 +65,7 @@ private:
   PartnerMatrixView* matrix_;
   CopyPathsView* paths_;
   CompareView* compare_;
+  StepsView* steps_;
   QMenu* recent_menu_ = nullptr;
   QProgressBar* progress_;
   QPushButton* cancel_;

@@ -10,6 +10,8 @@
 #include <QScreen>
 #include <QWindow>
 
+#include <cmath>
+
 namespace commlens::viewer {
 namespace {
 
@@ -28,8 +30,7 @@ bool wait_until_exposed(QWidget& window) {
 
 } // namespace
 
-QString save_screenshot(const ScreenshotRequest& request) {
-  MainWindow window;
+QString prepare_screenshot(MainWindow& window, const ScreenshotRequest& request) {
   if (!window.show_view(request.view))
     return QStringLiteral("unknown view '%1' (one of %2)")
         .arg(request.view, MainWindow::view_names().join(", "));
@@ -50,9 +51,22 @@ QString save_screenshot(const ScreenshotRequest& request) {
   QApplication::processEvents();
   // Only the timeline waits for its calls: the other views are complete once loaded, and the
   // fetch of the whole trace's window would only delay them.
-  if (request.view == QLatin1String("timeline"))
+  if (request.view == QLatin1String("timeline")) {
+    if (request.window_ms) {
+      const auto origin = window.database()->timeline.start_ns;
+      window.timeline()->canvas()->show_range(origin + std::llround(request.window_ms->first * 1e6),
+                                              origin + std::llround(request.window_ms->second * 1e6));
+    }
     window.timeline()->canvas()->wait_for_data();
+    window.timeline()->overview()->wait_for_data();
+  }
   QApplication::processEvents();
+  return {};
+}
+
+QString grab_screenshot(MainWindow& window, const ScreenshotRequest& request) {
+  if (const auto error = prepare_screenshot(window, request); !error.isEmpty())
+    return error;
   QPixmap image;
   if (request.on_screen) {
     if (!wait_until_exposed(window))
@@ -65,6 +79,11 @@ QString save_screenshot(const ScreenshotRequest& request) {
   if (!image.save(request.output_png))
     return QStringLiteral("%1: cannot write the PNG").arg(request.output_png);
   return {};
+}
+
+QString save_screenshot(const ScreenshotRequest& request) {
+  MainWindow window;
+  return grab_screenshot(window, request);
 }
 
 } // namespace commlens::viewer

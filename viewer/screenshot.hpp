@@ -6,6 +6,9 @@
 // empty on success.
 #include <QString>
 
+#include <optional>
+#include <utility>
+
 namespace commlens::viewer {
 
 struct ScreenshotRequest {
@@ -14,8 +17,17 @@ struct ScreenshotRequest {
   QString view = QStringLiteral("summary");
   QString compare_with; // second database for the compare view; optional
   bool on_screen = false;
+  // The timeline's window, in ms from the first traced call; the whole run when empty.
+  std::optional<std::pair<double, double>> window_ms;
 };
 
+class MainWindow;
+
+// Opens the request's database in `window`, shows its view and waits until it is complete, as a
+// screenshot shows it (tests read the widgets' state after it). Returns a one-line error.
+QString prepare_screenshot(MainWindow& window, const ScreenshotRequest& request);
+// prepare_screenshot, then grabs `window` into the request's PNG.
+QString grab_screenshot(MainWindow& window, const ScreenshotRequest& request);
 QString save_screenshot(const ScreenshotRequest& request);
 
 } // namespace commlens::viewer

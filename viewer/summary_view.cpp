@@ -1,10 +1,13 @@
 #include "summary_view.hpp"
 
 #include "format.hpp"
+#include "run_facts.hpp"
+#include "summary_charts.hpp"
 
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -12,25 +15,20 @@
 namespace commlens::viewer {
 namespace {
 
+// Numbers sit next to their headers: columns fit their contents, the spare width stays at the right.
+void fit_columns(QHeaderView* header) {
+  header->setSectionResizeMode(QHeaderView::ResizeToContents);
+  header->setStretchLastSection(false);
+}
+
 QTableView* make_table(QAbstractItemModel* model, QWidget* parent) {
   auto* table = new QTableView(parent);
   table->setModel(model);
   table->verticalHeader()->hide();
-  table->horizontalHeader()->setStretchLastSection(true);
+  fit_columns(table->horizontalHeader());
   table->setSelectionBehavior(QAbstractItemView::SelectRows);
   table->setAlternatingRowColors(true);
   return table;
-}
-
-QWidget* titled(const QString& title, QWidget* content, QWidget* parent) {
-  auto* box = new QWidget(parent);
-  auto* layout = new QVBoxLayout(box);
-  layout->setContentsMargins(0, 0, 0, 0);
-  auto* label = new QLabel(QStringLiteral("<b>%1</b>").arg(title), box);
-  layout->addWidget(label);
-  layout->addWidget(content);
-  content->setParent(box);
-  return box;
 }
 
 } // namespace
@@ -42,16 +40,31 @@ SummaryView::SummaryView(QWidget* parent) : QWidget(parent), functions_(this), r
   headline_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(headline_);
 
+  auto* charts = new QSplitter(Qt::Horizontal, this);
+  rank_chart_ = new BarChart(charts);
+  function_chart_ = new BarChart(charts);
+  copy_chart_ = new BarChart(charts);
+  for (auto* chart : {rank_chart_, function_chart_, copy_chart_})
+    charts->addWidget(chart);
+  charts->setStretchFactor(0, 3);
+  charts->setStretchFactor(1, 2);
+  charts->setStretchFactor(2, 2);
+
   run_table_ = new QTableWidget(0, 2, this);
   run_table_->setHorizontalHeaderLabels({tr("Key"), tr("Value")});
   run_table_->verticalHeader()->hide();
+  run_table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
   run_table_->horizontalHeader()->setStretchLastSection(true);
   run_table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  auto* tables = new QTabWidget(this);
+  tables->addTab(make_table(&ranks_, tables), tr("Ranks"));
+  tables->addTab(make_table(&functions_, tables), tr("Functions, most time first"));
+  tables->addTab(run_table_, tr("Run"));
 
   auto* splitter = new QSplitter(Qt::Vertical, this);
-  splitter->addWidget(titled(tr("Time in MPI per rank"), make_table(&ranks_, this), splitter));
-  splitter->addWidget(titled(tr("Functions, most time first"), make_table(&functions_, this), splitter));
-  splitter->addWidget(titled(tr("Run"), run_table_, splitter));
+  splitter->addWidget(charts);
+  splitter->addWidget(tables);
+  splitter->setSizes({380, 300}); // ten bars of the functions chart, and the tables below
   layout->addWidget(splitter, 1);
 }
 
@@ -65,14 +78,16 @@ void SummaryView::set_database(std::shared_ptr<const LoadedDatabase> database) {
     run_table_->setItem(row, 1, new QTableWidgetItem(QString::fromStdString(value)));
     ++row;
   }
-  run_table_->resizeColumnToContents(0);
+  rank_chart_->set_bars(tr("Time in MPI per rank, by function"), rank_time_bars(*database),
+                        ValueUnit::Nanoseconds, tr("No rank made MPI calls."));
+  function_chart_->set_bars(tr("Functions with the most time"), top_function_bars(*database),
+                            ValueUnit::Nanoseconds, tr("No MPI calls."));
+  const auto& cuda = report.cuda_copies;
+  copy_chart_->set_bars(tr("Bytes copied per CUDA path"), copy_path_bars(*database), ValueUnit::Bytes,
+                        cuda.absent.empty() ? tr("The run made no CUDA copies.")
+                                            : QString::fromStdString(cuda.absent));
 
-  const auto run_value = [&](std::string_view key) {
-    for (const auto& [name, value] : report.run)
-      if (name == key)
-        return QString::fromStdString(value);
-    return tr("unknown");
-  };
+  collectors_ = collectors_line(report.run);
   std::uint64_t calls = 0;
   std::int64_t mpi_ns = 0;
   for (const auto& rank : report.ranks) {
@@ -80,11 +95,11 @@ void SummaryView::set_database(std::shared_ptr<const LoadedDatabase> database) {
     mpi_ns += rank.mpi_ns;
   }
   headline_->setText(
-      tr("<b>%1</b><br>schema v%2 &middot; mode %3 &middot; collectors %4 &middot; %5 ranks &middot; "
-         "%6 calls &middot; %7 in MPI &middot; %8 dropped events &middot; %9 uncounted (summary overflow)")
+      tr("<b>%1</b> &middot; schema v%2<br>collectors: %3<br>%4 ranks &middot; %5 calls &middot; %6 in MPI "
+         "(summed over ranks) &middot; %7 dropped events &middot; %8 uncounted (summary overflow)")
           .arg(QString::fromStdString(report.database_path).toHtmlEscaped())
           .arg(report.schema_version)
-          .arg(run_value("mode"), run_value("config.COMMLENS_COLLECTORS"))
+          .arg(collectors_.toHtmlEscaped())
           .arg(report.ranks.size())
           .arg(format_count(calls), format_duration(mpi_ns), format_count(report.dropped_events),
                format_count(report.summary_overflow)));

@@ -1,6 +1,8 @@
 #pragma once
-// Summary: run metadata (mode, collectors, command line...), time in MPI per rank, the functions
-// with the most time, and the dropped-event counts, which say how far the trace can be trusted.
+// Summary: a headline (mode, which collectors ran, ranks, calls, time in MPI, dropped events), then
+// pictures: time in MPI per rank split by function, the functions with the most time and the bytes
+// per CUDA copy path; the tables (ranks, functions, the run table) below them.
+#include "bar_chart.hpp"
 #include "function_table_model.hpp"
 #include "loaded_database.hpp"
 #include "rank_table_model.hpp"
@@ -21,12 +23,21 @@ public:
   const FunctionTableModel& functions() const { return functions_; }
   const RankTableModel& ranks() const { return ranks_; }
   QString headline() const;
+  // The collectors that ran, as the headline states them.
+  const QString& collectors() const { return collectors_; }
+  const BarChart& rank_chart() const { return *rank_chart_; }
+  const BarChart& function_chart() const { return *function_chart_; }
+  const BarChart& copy_chart() const { return *copy_chart_; }
 
 private:
   QLabel* headline_;
   QTableWidget* run_table_;
+  BarChart* rank_chart_;
+  BarChart* function_chart_;
+  BarChart* copy_chart_;
   FunctionTableModel functions_;
   RankTableModel ranks_;
+  QString collectors_;
 };
 
 } // namespace commlens::viewer

@@ -4,6 +4,7 @@
 #include "function_colors.hpp"
 #include "timeline_annotations.hpp"
 
+#include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
@@ -17,7 +18,8 @@ namespace {
 
 constexpr double kWheelZoomPerNotch = 1.25;
 constexpr int kDragThresholdPixels = 3;
-constexpr double kHitSlackPixels = 2;
+constexpr double kKeyZoomFactor = 1.5;
+constexpr double kKeyPanShare = 0.2; // of the visible width per key press
 
 // The ruler's tick step: 1, 2 or 5 times a power of ten, at least `minimum_ns` apart.
 std::int64_t tick_step(double minimum_ns) {
@@ -32,9 +34,18 @@ std::int64_t tick_step(double minimum_ns) {
 
 } // namespace
 
+ImplementationStyle implementation_style(const QString& implementation_name) {
+  if (implementation_name.startsWith(QLatin1String("runtime:")))
+    return ImplementationStyle::Runtime;
+  if (implementation_name.startsWith(QLatin1String("mpi:")))
+    return ImplementationStyle::Baseline;
+  return ImplementationStyle::Mpi;
+}
+
 TimelineCanvas::TimelineCanvas(QWidget* parent) : QWidget(parent), fetcher_(this) {
   setMouseTracking(true);
   setMinimumSize(400, 200);
+  setFocusPolicy(Qt::StrongFocus);
   setAutoFillBackground(true);
   setPalette(QPalette(Qt::white));
   connect(&fetcher_, &TimelineFetcher::updated, this, qOverload<>(&QWidget::update));
@@ -44,12 +55,15 @@ void TimelineCanvas::set_database(std::shared_ptr<const LoadedDatabase> database
   database_ = std::move(database);
   selection_.reset();
   highlighted_function_.reset();
+  copy_selection_.reset();
   viewport_.set_width(std::max(1, width() - kGutterWidth));
   viewport_.set_extent(database_->timeline.start_ns, database_->timeline.end_ns);
-  const bool has_phases = std::any_of(database_->phases.begin(), database_->phases.end(),
-                                      [](const auto& phase) { return phase.phase > 0; });
-  rows_ = layout_timeline_rows(database_->timeline, database_->timeline.has_ranges || has_phases);
-  fetcher_.set_source(database_->path, database_->timeline);
+  // Phases get one band across the ranks; a rank's own phases show under its NVTX ranges.
+  phase_band_ = database_->report.phases.size() > 1;
+  rows_ = layout_timeline_rows(database_->timeline, database_->timeline.has_ranges, database_->has_kernels);
+  sizing_ = {};
+  relayout();
+  fetcher_.set_source(database_->path, database_->timeline, database_->has_kernels);
   request_window();
   update();
 }
@@ -74,6 +88,11 @@ void TimelineCanvas::show_all() {
   request_window();
 }
 
+void TimelineCanvas::centre_on(std::int64_t time_ns) {
+  const auto span = viewport_.span_ns();
+  show_range(time_ns - span / 2, time_ns - span / 2 + span);
+}
+
 void TimelineCanvas::request_window() {
   if (!database_)
     return;
@@ -81,6 +100,7 @@ void TimelineCanvas::request_window() {
   const auto overscan = viewport_.span_ns() / 4;
   fetcher_.request(viewport_.start_ns() - overscan, viewport_.end_ns() + overscan,
                    std::max<std::int64_t>(1, std::llround(viewport_.ns_per_pixel())));
+  emit viewport_changed();
   update();
 }
 
@@ -88,20 +108,49 @@ void TimelineCanvas::wait_for_data() {
   fetcher_.wait_until_idle();
 }
 
-int TimelineCanvas::row_height() const {
-  const int rows = std::max<int>(1, static_cast<int>(rows_.size()));
-  return std::clamp((height() - kRulerHeight - 4) / rows, 6, 28);
+void TimelineCanvas::relayout() {
+  const int top = kRulerHeight + phase_band_height();
+  row_tops_ = row_tops(rows_, top, height() - top - 2, sizing_);
+  update();
+}
+
+void TimelineCanvas::toggle_collapsed(int rank) {
+  auto& collapsed = sizing_.collapsed;
+  const auto found = std::find(collapsed.begin(), collapsed.end(), rank);
+  if (found == collapsed.end())
+    collapsed.push_back(rank);
+  else
+    collapsed.erase(found);
+  relayout();
+}
+
+bool TimelineCanvas::collapsed(int rank) const {
+  return sizing_.is_collapsed(rank);
+}
+
+void TimelineCanvas::resize_rank(int rank, double factor) {
+  constexpr double kSmallest = 0.1, kLargest = 20; // next to its neighbours' share of 1
+  sizing_.weights[rank] = std::clamp(sizing_.weight(rank) * factor, kSmallest, kLargest);
+  relayout();
 }
 
 QRect TimelineCanvas::row_rect(std::size_t index) const {
-  return {0, kRulerHeight + static_cast<int>(index) * row_height(), width(), row_height()};
+  if (index + 1 >= row_tops_.size())
+    return {};
+  return {0, row_tops_[index], width(), row_tops_[index + 1] - row_tops_[index]};
 }
 
 int TimelineCanvas::row_at(int y) const {
   if (!database_ || y < kRulerHeight)
     return -1;
-  const int row = (y - kRulerHeight) / row_height();
-  return row < static_cast<int>(rows_.size()) ? row : -1;
+  for (std::size_t row = 0; row + 1 < row_tops_.size(); ++row)
+    if (row_tops_[row] <= y && y < row_tops_[row + 1])
+      return static_cast<int>(row);
+  return -1;
+}
+
+ImplementationStyle TimelineCanvas::style_of(const analysis::TimelineCall& call) const {
+  return implementation_style(database_->implementation_name(call.implementation));
 }
 
 const analysis::TimelineCall* TimelineCanvas::call_at(QPoint position, int* lane_index) const {
@@ -138,79 +187,6 @@ const analysis::TimelineBin* TimelineCanvas::bin_at(QPoint position, int lane_in
   return nullptr;
 }
 
-QString TimelineCanvas::describe(const SelectedCall& selected) const {
-  const auto& call = selected.call;
-  return tr("<b>%1</b> &middot; rank %2, thread %3<br>start %4, duration %5<br>bytes sent %6, received %7<br>"
-            "peer %8 &middot; tag %9 &middot; communicator %10<br>implementation %11 &middot; phase %12 "
-            "&middot; "
-            "call id %13")
-      .arg(database_->function_name(call.function_id))
-      .arg(selected.lane.rank)
-      .arg(selected.lane.thread)
-      .arg(format_duration(call.start_ns - database_->timeline.start_ns),
-           format_duration(call.end_ns - call.start_ns),
-           format_bytes(static_cast<std::uint64_t>(call.bytes_sent)),
-           format_bytes(static_cast<std::uint64_t>(call.bytes_recv)), format_peer(call.peer),
-           call.tag ? QString::number(*call.tag) : tr("none"),
-           database_->communicator_label(call.comm_id).toHtmlEscaped(),
-           database_->implementation_name(call.implementation))
-      .arg(call.phase)
-      .arg(call.id);
-}
-
-QString TimelineCanvas::describe_at(QPoint position) const {
-  if (!database_)
-    return {};
-  int lane_index = -1;
-  if (const auto* call = call_at(position, &lane_index))
-    return describe({database_->timeline.lanes[static_cast<std::size_t>(lane_index)], *call});
-  if (const auto* bin = bin_at(position, lane_index)) {
-    const auto span = std::max<std::int64_t>(bin->end_ns - bin->start_ns, 1);
-    return tr("<b>%1 calls</b> shorter than a pixel, mostly %2<br>busy %3 of %4 (%5 %)<br>zoom in to see "
-              "them one by one")
-        .arg(format_count(bin->calls), database_->function_name(bin->dominant_function_id),
-             format_duration(bin->busy_ns), format_duration(span))
-        .arg(std::min(100.0, 100.0 * static_cast<double>(bin->busy_ns) / static_cast<double>(span)), 0, 'f',
-             0);
-  }
-  return describe_annotation_at(position);
-}
-
-std::vector<const analysis::TimelinePhase*> TimelineCanvas::phases_of(int rank) const {
-  std::vector<const analysis::TimelinePhase*> phases;
-  for (const auto& phase : database_->phases)
-    if (phase.rank == rank)
-      phases.push_back(&phase);
-  return phases;
-}
-
-QString TimelineCanvas::describe_annotation_at(QPoint position) const {
-  const int row_index = row_at(position.y());
-  if (row_index < 0 || position.x() < kGutterWidth)
-    return {};
-  const auto& row = rows_[static_cast<std::size_t>(row_index)];
-  const auto& snapshot = fetcher_.snapshot();
-  const auto time = viewport_.time_at(position.x() - kGutterWidth);
-  const auto slack = static_cast<std::int64_t>(kHitSlackPixels * viewport_.ns_per_pixel());
-  const auto origin = database_->timeline.start_ns;
-  if (row.kind == TimelineRowKind::Copies && row.index < snapshot.copies.size()) {
-    const auto* copy = copy_at(snapshot.copies[row.index], time, slack);
-    return copy ? describe_copy(*copy, row.rank, origin) : QString();
-  }
-  if (row.kind != TimelineRowKind::Ranges)
-    return {};
-  if (row.index < snapshot.ranges.size()) {
-    const auto& ranges = snapshot.ranges[row.index];
-    const auto area = row_rect(static_cast<std::size_t>(row_index));
-    const int level = std::clamp((position.y() - area.top()) * range_levels(ranges) / area.height(), 0,
-                                 kMaxRangeLevels - 1);
-    if (const auto* range = range_at(ranges, time, slack, level))
-      return describe_range(*range, row.rank, origin);
-  }
-  const auto* phase = phase_at(phases_of(row.rank), time);
-  return phase ? describe_phase(*phase, origin) : QString();
-}
-
 bool TimelineCanvas::select_at(QPoint position) {
   int lane_index = -1;
   const auto* call = database_ ? call_at(position, &lane_index) : nullptr;
@@ -230,6 +206,16 @@ void TimelineCanvas::select(const SelectedCall& selected) {
   update();
 }
 
+void TimelineCanvas::select_copies(const CopySelection& selection) {
+  copy_selection_ = selection;
+  if (const auto span = analysis::query_copy_span(*database_->database, selection.path, selection.link,
+                                                  selection.rank, selection.device)) {
+    const auto margin = std::max<std::int64_t>((span->second - span->first) / 20, 100);
+    show_range(span->first - margin, span->second + margin);
+  }
+  update();
+}
+
 void TimelineCanvas::highlight_function(std::optional<int> function_id) {
   highlighted_function_ = function_id;
   update();
@@ -245,10 +231,40 @@ QColor TimelineCanvas::color_of(int function_id) const {
 void TimelineCanvas::resizeEvent(QResizeEvent* event) {
   QWidget::resizeEvent(event);
   viewport_.set_width(std::max(1, width() - kGutterWidth));
+  relayout();
   request_window();
 }
 
+void TimelineCanvas::keyPressEvent(QKeyEvent* event) {
+  const double middle = kGutterWidth + viewport_.width() / 2.0;
+  switch (event->key()) {
+  case Qt::Key_W:
+    zoom(kKeyZoomFactor, middle);
+    break;
+  case Qt::Key_S:
+    zoom(1 / kKeyZoomFactor, middle);
+    break;
+  case Qt::Key_A:
+    pan(kKeyPanShare * viewport_.width());
+    break;
+  case Qt::Key_D:
+    pan(-kKeyPanShare * viewport_.width());
+    break;
+  default:
+    QWidget::keyPressEvent(event);
+    return;
+  }
+  event->accept();
+}
+
 void TimelineCanvas::wheelEvent(QWheelEvent* event) {
+  const int row = row_at(static_cast<int>(event->position().y()));
+  if ((event->modifiers() & Qt::ControlModifier) && row >= 0) {
+    resize_rank(rows_[static_cast<std::size_t>(row)].rank,
+                std::pow(kWheelZoomPerNotch, event->angleDelta().y() / 120.0));
+    event->accept();
+    return;
+  }
   zoom(std::pow(kWheelZoomPerNotch, event->angleDelta().y() / 120.0), event->position().x());
   event->accept();
 }
@@ -279,8 +295,14 @@ void TimelineCanvas::mouseMoveEvent(QMouseEvent* event) {
 }
 
 void TimelineCanvas::mouseReleaseEvent(QMouseEvent* event) {
-  if (event->button() == Qt::LeftButton && drag_origin_ && !dragged_)
-    select_at(event->position().toPoint());
+  const auto position = event->position().toPoint();
+  if (event->button() == Qt::LeftButton && drag_origin_ && !dragged_) {
+    const int row = row_at(position.y());
+    if (position.x() < kGutterWidth && row >= 0)
+      toggle_collapsed(rows_[static_cast<std::size_t>(row)].rank);
+    else
+      select_at(position);
+  }
   drag_origin_.reset();
 }
 
@@ -294,8 +316,39 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
     return;
   }
   paint_ruler(painter);
+  paint_phase_band(painter);
   for (std::size_t row = 0; row < rows_.size(); ++row)
     paint_row(painter, row);
+  paint_messages(painter);
+}
+
+std::vector<QLineF> TimelineCanvas::message_lines() const {
+  std::vector<QLineF> lines;
+  const auto middle_of = [&](const analysis::TimelineLane& lane) -> std::optional<double> {
+    for (std::size_t row = 0; row < rows_.size(); ++row)
+      if (rows_[row].kind == TimelineRowKind::Calls && database_->timeline.lanes[rows_[row].index] == lane)
+        return row_rect(row).center().y();
+    return std::nullopt;
+  };
+  for (const auto& message : fetcher_.snapshot().messages) {
+    const auto from = middle_of(message.sender), to = middle_of(message.receiver);
+    if (from && to)
+      lines.emplace_back(kGutterWidth + viewport_.x_of(message.send_ns), *from,
+                         kGutterWidth + viewport_.x_of(message.received_ns), *to);
+  }
+  return lines;
+}
+
+void TimelineCanvas::paint_messages(QPainter& painter) const {
+  painter.save();
+  painter.setClipRect(kGutterWidth, kRulerHeight, width() - kGutterWidth, height() - kRulerHeight);
+  painter.setRenderHint(QPainter::Antialiasing);
+  painter.setPen(QPen(QColor(40, 40, 40, 170), 1.2));
+  for (const auto& line : message_lines()) {
+    painter.drawLine(line);
+    painter.drawEllipse(line.p2(), 2.5, 2.5); // the receiving end
+  }
+  painter.restore();
 }
 
 void TimelineCanvas::paint_ruler(QPainter& painter) const {
@@ -310,14 +363,44 @@ void TimelineCanvas::paint_ruler(QPainter& painter) const {
     if (x < kGutterWidth)
       continue;
     painter.drawLine(x, kRulerHeight - 6, x, kRulerHeight);
-    painter.drawText(x + 3, kRulerHeight - 8, format_duration(tick - origin));
+    painter.drawText(x + 3, kRulerHeight - 8, format_position(tick - origin, step));
   }
-  painter.drawText(4, kRulerHeight - 8, format_duration(viewport_.span_ns()));
+  // The window's width, in the gutter where no tick is: it reads as a span, not as a position.
+  painter.setPen(Qt::black);
+  painter.drawText(QRect(2, 0, kGutterWidth - 4, kRulerHeight), Qt::AlignLeft | Qt::AlignVCenter,
+                   tr("\u2194 %1").arg(format_duration(viewport_.span_ns())));
+}
+
+void TimelineCanvas::paint_phase_band(QPainter& painter) const {
+  if (!phase_band_)
+    return;
+  const QRectF band(kGutterWidth, kRulerHeight, width() - kGutterWidth, kPhaseBandHeight);
+  painter.setPen(Qt::darkGray);
+  painter.drawText(QRect(4, kRulerHeight, kGutterWidth - 6, kPhaseBandHeight), Qt::AlignVCenter,
+                   tr("phases"));
+  painter.save();
+  painter.setClipRect(band);
+  paint_phases(painter, viewport_, band, database_->report.phases, database_->report.training_steps,
+               database_->timeline.end_ns);
+  painter.restore();
+}
+
+const analysis::PhaseStats* TimelineCanvas::phase_in_band_at(QPoint position) const {
+  if (!phase_band_ || position.x() < kGutterWidth || position.y() < kRulerHeight ||
+      position.y() >= kRulerHeight + kPhaseBandHeight)
+    return nullptr;
+  const auto time = viewport_.time_at(position.x() - kGutterWidth);
+  for (const auto& phase : database_->report.phases)
+    if (phase.start_ns <= time && time < phase.end_ns.value_or(database_->timeline.end_ns))
+      return &phase;
+  return nullptr;
 }
 
 void TimelineCanvas::paint_row(QPainter& painter, std::size_t row_index) const {
   const auto& row = rows_[row_index];
   const auto area = row_rect(row_index);
+  if (area.height() <= 0)
+    return;
   const bool calls = row.kind == TimelineRowKind::Calls;
   // Each rank's rows share one background shade, so they read as a group.
   painter.fillRect(area, row.rank % 2 ? QColor(250, 250, 250) : QColor(240, 243, 247));
@@ -325,12 +408,25 @@ void TimelineCanvas::paint_row(QPainter& painter, std::size_t row_index) const {
       calls && (database_->timeline.lanes[row.index].thread != 0 ||
                 std::count_if(database_->timeline.lanes.begin(), database_->timeline.lanes.end(),
                               [&](const auto& other) { return other.rank == row.rank; }) > 1);
-  const auto label = !calls ? (row.kind == TimelineRowKind::Copies ? tr("  copies") : tr("  ranges"))
-                     : threaded
-                         ? tr("rank %1 t%2").arg(row.rank).arg(database_->timeline.lanes[row.index].thread)
-                         : tr("rank %1").arg(row.rank);
+  const auto annotation_label = [&] {
+    switch (row.kind) {
+    case TimelineRowKind::Copies:
+      return tr("  copies");
+    case TimelineRowKind::Kernels:
+      return tr("  kernels");
+    default:
+      return tr("  ranges");
+    }
+  };
+  // The triangle says the name is a button: it folds the rank's rows away or opens them.
+  const auto marker = collapsed(row.rank) ? QStringLiteral("\u25b8 ") : QStringLiteral("\u25be ");
+  const auto label =
+      !calls     ? annotation_label()
+      : threaded ? marker + tr("rank %1 t%2").arg(row.rank).arg(database_->timeline.lanes[row.index].thread)
+                 : marker + tr("rank %1").arg(row.rank);
   painter.setPen(calls ? Qt::black : Qt::darkGray);
-  painter.drawText(QRect(4, area.top(), kGutterWidth - 6, area.height()), Qt::AlignVCenter, label);
+  if (area.height() >= fontMetrics().height() - 4)
+    painter.drawText(QRect(4, area.top(), kGutterWidth - 6, area.height()), Qt::AlignVCenter, label);
 
   const auto& snapshot = fetcher_.snapshot();
   painter.save();
@@ -339,7 +435,9 @@ void TimelineCanvas::paint_row(QPainter& painter, std::size_t row_index) const {
   if (calls)
     paint_lane(painter, row, plot);
   else if (row.kind == TimelineRowKind::Copies && row.index < snapshot.copies.size())
-    paint_copies(painter, viewport_, plot, snapshot.copies[row.index]);
+    paint_copies(painter, viewport_, plot, row.rank, snapshot.copies[row.index], copy_selection_);
+  else if (row.kind == TimelineRowKind::Kernels && row.index < snapshot.kernels.size())
+    paint_kernels(painter, viewport_, plot, snapshot.kernels[row.index]);
   else if (row.kind == TimelineRowKind::Ranges)
     paint_ranges(painter, viewport_, plot,
                  row.index < snapshot.ranges.size() ? snapshot.ranges[row.index]
@@ -370,6 +468,17 @@ void TimelineCanvas::paint_lane(QPainter& painter, const TimelineRow& row, const
       continue;
     const QRectF box(kGutterWidth + x0, top + 2, x1 - x0, inner);
     painter.fillRect(box, color_of(call.function_id));
+    switch (style_of(call)) {
+    case ImplementationStyle::Runtime:
+      painter.fillRect(box, QBrush(QColor(0, 90, 40), Qt::BDiagPattern));
+      break;
+    case ImplementationStyle::Baseline:
+      painter.setPen(QPen(QColor(120, 20, 20), 2, Qt::DashLine));
+      painter.drawRect(box.adjusted(0.5, 0.5, -0.5, -0.5));
+      break;
+    case ImplementationStyle::Mpi:
+      break;
+    }
     if (box.width() > 40) {
       painter.setPen(Qt::black);
       painter.drawText(box.adjusted(2, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter,

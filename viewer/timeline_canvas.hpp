@@ -3,8 +3,12 @@
 // NVTX ranges and phases, one lane per thread with its calls coloured by function, its CUDA copies. Calls
 // narrower than a pixel arrive merged into bins (see analysis/timeline.hpp), so painting costs the same at
 // any zoom. Wheel zooms around the cursor, dragging pans, hovering shows a call's arguments, clicking selects
-// it.
+// it. Call lanes share the height; clicking a rank's name collapses or expands its rows, Ctrl+wheel
+// over them makes them taller or shorter. Keys as in
+// Perfetto: W/S zoom in/out around the centre, A/D pan left/right. Calls the GPU runtime ran are
+// hatched and calls of the host-staged baseline outlined, so an A/B run shows which was which.
 #include "loaded_database.hpp"
+#include "timeline_annotations.hpp"
 #include "timeline_fetcher.hpp"
 #include "timeline_rows.hpp"
 #include "timeline_viewport.hpp"
@@ -18,10 +22,15 @@ struct SelectedCall {
   analysis::TimelineCall call;
 };
 
+// How a call's implementation is drawn: plain (the MPI library), hatched (the GPU runtime ran it) or
+// outlined (the baseline that stages device buffers through host memory).
+enum class ImplementationStyle { Mpi, Runtime, Baseline };
+ImplementationStyle implementation_style(const QString& implementation_name);
+
 class TimelineCanvas : public QWidget {
   Q_OBJECT
 public:
-  static constexpr int kGutterWidth = 76, kRulerHeight = 24;
+  static constexpr int kGutterWidth = 76, kRulerHeight = 24, kPhaseBandHeight = 18;
 
   explicit TimelineCanvas(QWidget* parent = nullptr);
   void set_database(std::shared_ptr<const LoadedDatabase> database);
@@ -29,18 +38,34 @@ public:
   const TimelineViewport& viewport() const { return viewport_; }
   const TimelineFetcher& fetcher() const { return fetcher_; }
   const std::vector<TimelineRow>& rows() const { return rows_; }
-  // Where row `index` is drawn (the full width, gutter included).
+  // Where row `index` is drawn (the full width, gutter included); empty for a collapsed rank's
+  // annotation rows.
   QRect row_rect(std::size_t index) const;
+  // Collapses a rank's rows to thin strips, or expands them again.
+  void toggle_collapsed(int rank);
+  bool collapsed(int rank) const;
+  // Gives a rank's lanes `factor` times their share of the height (Ctrl+wheel over them).
+  void resize_rank(int rank, double factor);
+  ImplementationStyle style_of(const analysis::TimelineCall& call) const;
+  // The lines drawn from each message's send to its receive's completion, in widget pixels.
+  std::vector<QLineF> message_lines() const;
   void zoom(double factor, double x);
   void pan(double dx);
   void show_range(std::int64_t start_ns, std::int64_t end_ns);
   void show_all();
+  // Keeps the zoom and moves the window's middle to `time_ns` (the overview strip's clicks).
+  void centre_on(std::int64_t time_ns);
+  // Height of the band of MPI_Pcontrol phases under the ruler; 0 when the run has one phase only.
+  int phase_band_height() const { return phase_band_ ? kPhaseBandHeight : 0; }
   // Selects the call (not a bin) under `position`; false and no selection when there is none. Over
   // a copy, range or phase, shows its details without selecting a call.
   bool select_at(QPoint position);
   void select(const SelectedCall& selected);
   const std::optional<SelectedCall>& selection() const { return selection_; }
   void highlight_function(std::optional<int> function_id);
+  // Greys every copy but the selection's and shows the span of the selected copies.
+  void select_copies(const CopySelection& selection);
+  const std::optional<CopySelection>& copy_selection() const { return copy_selection_; }
   // Blocks until the visible window's calls are loaded; for screenshots and tests.
   void wait_for_data();
   // What hovering over `position` shows; empty over nothing.
@@ -49,6 +74,7 @@ public:
 
 signals:
   void selection_changed(const QString& details);
+  void viewport_changed();
 
 protected:
   void paintEvent(QPaintEvent* event) override;
@@ -57,17 +83,27 @@ protected:
   void mousePressEvent(QMouseEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
 
 private:
-  int row_height() const;
+  // How near a call, copy or range the cursor may be and still pick it: thin items stay clickable.
+  static constexpr double kHitSlackPixels = 2;
+
+  void relayout();
   int row_at(int y) const;
   const analysis::TimelineCall* call_at(QPoint position, int* lane_index) const;
   const analysis::TimelineBin* bin_at(QPoint position, int lane_index) const;
   // Text of the copy, range or phase under `position` on an annotation row; empty over nothing.
   QString describe_annotation_at(QPoint position) const;
+  // What runtime_ops says about the call: decision, algorithm, why; empty without a row.
+  QString describe_runtime_decision(const analysis::TimelineCall& call) const;
   std::vector<const analysis::TimelinePhase*> phases_of(int rank) const;
   void request_window();
   void paint_ruler(QPainter& painter) const;
+  void paint_phase_band(QPainter& painter) const;
+  void paint_messages(QPainter& painter) const;
+  // The phase under `position` in the band, or null.
+  const analysis::PhaseStats* phase_in_band_at(QPoint position) const;
   void paint_row(QPainter& painter, std::size_t row_index) const;
   void paint_lane(QPainter& painter, const TimelineRow& row, const QRect& area) const;
   QColor color_of(int function_id) const;
@@ -76,8 +112,12 @@ private:
   TimelineViewport viewport_;
   TimelineFetcher fetcher_;
   std::vector<TimelineRow> rows_;
+  std::vector<int> row_tops_; // one per row, then the bottom of the last
+  RankSizing sizing_;
+  bool phase_band_ = false;
   std::optional<SelectedCall> selection_;
   std::optional<int> highlighted_function_;
+  std::optional<CopySelection> copy_selection_;
   std::optional<QPoint> drag_origin_;
   bool dragged_ = false;
 };

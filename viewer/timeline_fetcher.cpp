@@ -20,15 +20,19 @@ TimelineFetcher::~TimelineFetcher() {
 }
 
 void TimelineFetcher::set_source(const std::filesystem::path& database,
-                                 const analysis::TimelineExtent& extent) {
+                                 const analysis::TimelineExtent& extent, bool with_kernels) {
   pending_.reset();
   if (cancel_)
     cancel_->store(true);
   watcher_.waitForFinished();
   path_ = database;
   lanes_ = extent.lanes;
+  calls_ = extent.calls;
+  trace_start_ns_ = extent.start_ns;
+  trace_end_ns_ = extent.end_ns;
   copy_ranks_ = extent.has_copies ? ranks_of(extent) : std::vector<int>{};
   range_ranks_ = extent.has_ranges ? ranks_of(extent) : std::vector<int>{};
+  kernel_ranks_ = with_kernels ? ranks_of(extent) : std::vector<int>{};
   connection_.reset();
   snapshot_ = {};
   if (lanes_.empty())
@@ -55,8 +59,9 @@ void TimelineFetcher::request(std::int64_t start_ns, std::int64_t end_ns, std::i
 void TimelineFetcher::start(const Request& request) {
   cancel_ = std::make_shared<std::atomic<bool>>(false);
   watcher_.setFuture(QtConcurrent::run([connection = connection_, lanes = lanes_, copy_ranks = copy_ranks_,
-                                        range_ranks = range_ranks_, cancel = cancel_, request] {
-    TimelineSnapshot snapshot{request.start_ns, request.end_ns, request.resolution_ns, {}, {}, {}};
+                                        range_ranks = range_ranks_, kernel_ranks = kernel_ranks_,
+                                        cancel = cancel_, request, with_messages = few_calls_in(request)] {
+    TimelineSnapshot snapshot{request.start_ns, request.end_ns, request.resolution_ns, {}, {}, {}, {}, {}};
     for (const auto& lane : lanes) {
       if (cancel->load())
         return snapshot;
@@ -69,8 +74,22 @@ void TimelineFetcher::start(const Request& request) {
     for (const int rank : range_ranks)
       snapshot.ranges.push_back(
           analysis::query_timeline_ranges(*connection, rank, request.start_ns, request.end_ns));
+    for (const int rank : kernel_ranks)
+      snapshot.kernels.push_back(
+          analysis::query_timeline_kernels(*connection, rank, request.start_ns, request.end_ns));
+    if (with_messages)
+      snapshot.messages =
+          analysis::query_timeline_messages(*connection, request.start_ns, request.end_ns, kMessageLines);
     return snapshot;
   }));
+}
+
+bool TimelineFetcher::few_calls_in(const Request& request) const {
+  // Calls spread evenly would put this many in the window: an estimate, read from nothing.
+  const auto span = std::max<std::int64_t>(1, trace_end_ns_ - trace_start_ns_);
+  const double share = static_cast<double>(request.end_ns - request.start_ns) / static_cast<double>(span);
+  return calls_ <= kMessageTraceCalls &&
+         share * static_cast<double>(calls_) <= static_cast<double>(kMessageWindowCalls);
 }
 
 void TimelineFetcher::finish() {
@@ -90,7 +109,7 @@ void TimelineFetcher::finish() {
     return; // the cancelled result is partial: keep showing the previous complete one
   }
   if (result.lanes.size() == lanes_.size() && result.copies.size() == copy_ranks_.size() &&
-      result.ranges.size() == range_ranks_.size()) {
+      result.ranges.size() == range_ranks_.size() && result.kernels.size() == kernel_ranks_.size()) {
     snapshot_ = std::move(result);
     emit updated();
   }

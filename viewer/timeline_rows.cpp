@@ -1,5 +1,7 @@
 #include "timeline_rows.hpp"
 
+#include <algorithm>
+
 namespace commlens::viewer {
 
 std::vector<int> ranks_of(const analysis::TimelineExtent& extent) {
@@ -10,7 +12,8 @@ std::vector<int> ranks_of(const analysis::TimelineExtent& extent) {
   return ranks;
 }
 
-std::vector<TimelineRow> layout_timeline_rows(const analysis::TimelineExtent& extent, bool with_ranges) {
+std::vector<TimelineRow> layout_timeline_rows(const analysis::TimelineExtent& extent, bool with_ranges,
+                                              bool with_kernels) {
   std::vector<TimelineRow> rows;
   const auto ranks = ranks_of(extent);
   std::size_t lane = 0;
@@ -22,8 +25,66 @@ std::vector<TimelineRow> layout_timeline_rows(const analysis::TimelineExtent& ex
       rows.push_back({TimelineRowKind::Calls, rank, lane});
     if (extent.has_copies)
       rows.push_back({TimelineRowKind::Copies, rank, rank_index});
+    if (with_kernels)
+      rows.push_back({TimelineRowKind::Kernels, rank, rank_index});
   }
   return rows;
+}
+
+namespace {
+
+int fixed_height(TimelineRowKind kind) {
+  switch (kind) {
+  case TimelineRowKind::Ranges:
+    return 30; // three nesting levels of NVTX ranges
+  case TimelineRowKind::Copies:
+  case TimelineRowKind::Kernels:
+    return 18;
+  case TimelineRowKind::Calls:
+    return 0;
+  }
+  return 0;
+}
+
+} // namespace
+
+bool RankSizing::is_collapsed(int rank) const {
+  return std::find(collapsed.begin(), collapsed.end(), rank) != collapsed.end();
+}
+
+double RankSizing::weight(int rank) const {
+  const auto found = weights.find(rank);
+  return found == weights.end() ? 1.0 : found->second;
+}
+
+std::vector<int> row_tops(const std::vector<TimelineRow>& rows, int top, int height,
+                          const RankSizing& sizing) {
+  const auto height_of_fixed = [&](const TimelineRow& row) {
+    if (sizing.is_collapsed(row.rank))
+      return row.kind == TimelineRowKind::Calls ? kCollapsedLaneHeight : 0;
+    return fixed_height(row.kind);
+  };
+  int fixed = 0;
+  double weights = 0;
+  for (const auto& row : rows) {
+    if (row.kind == TimelineRowKind::Calls && !sizing.is_collapsed(row.rank))
+      weights += sizing.weight(row.rank);
+    else
+      fixed += height_of_fixed(row);
+  }
+  const double per_weight = weights > 0 ? std::max(0, height - fixed) / weights : 0;
+  std::vector<int> tops;
+  tops.reserve(rows.size() + 1);
+  int y = top;
+  for (const auto& row : rows) {
+    tops.push_back(y);
+    if (row.kind == TimelineRowKind::Calls && !sizing.is_collapsed(row.rank))
+      y += std::max(kMinimumLaneHeight, static_cast<int>(per_weight * sizing.weight(row.rank)));
+    else
+      y += height_of_fixed(row);
+  }
+  tops.push_back(y);
+  return tops;
 }
 
 } // namespace commlens::viewer

@@ -23,8 +23,15 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   toolbar->addWidget(reset);
   layout->addLayout(toolbar);
   canvas_ = new TimelineCanvas(this);
+  overview_ = new TimelineOverview(canvas_, this);
+  layout->addWidget(overview_);
   layout->addWidget(canvas_, 1);
-  details_ = new QLabel(tr("Wheel: zoom. Drag: pan. Click a call for its details."), this);
+  details_ = new QLabel(tr("Wheel or W/S: zoom. Drag or A/D: pan. Click a call for its details, a rank's "
+                           "name to fold its rows; Ctrl+wheel makes a rank taller or shorter. Hatched calls "
+                           "ran in the GPU runtime; dashed outlines "
+                           "mark the host-staged baseline."),
+                        this);
+  details_->setWordWrap(true);
   details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   details_->setMinimumHeight(64);
   details_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
@@ -54,7 +61,8 @@ void TimelineView::set_database(std::shared_ptr<const LoadedDatabase> database) 
   auto* completer = new QCompleter(names, search_);
   completer->setCaseSensitivity(Qt::CaseInsensitive);
   search_->setCompleter(completer);
-  canvas_->set_database(std::move(database));
+  canvas_->set_database(database);
+  overview_->set_database(std::move(database));
 }
 
 bool TimelineView::find_next(const QString& function_name) {

@@ -1,7 +1,8 @@
 #pragma once
-// Timeline tab: the canvas, a function search ("find next call of MPI_X", which also greys out
-// every other function) and a panel with the selected call's details.
+// Timeline tab: an overview strip of the whole run, the canvas, a function search ("find next call of MPI_X",
+// which also greys out every other function) and a panel with the selected call's details.
 #include "timeline_canvas.hpp"
+#include "timeline_overview.hpp"
 
 #include <QWidget>
 
@@ -16,6 +17,7 @@ public:
   explicit TimelineView(QWidget* parent = nullptr);
   void set_database(std::shared_ptr<const LoadedDatabase> database);
   TimelineCanvas* canvas() const { return canvas_; }
+  TimelineOverview* overview() const { return overview_; }
   // Highlights `function_name` and selects its next call after the selection (or the view's start);
   // false when the name is unknown or there is no later call.
   bool find_next(const QString& function_name);
@@ -23,6 +25,7 @@ public:
 private:
   std::shared_ptr<const LoadedDatabase> database_;
   TimelineCanvas* canvas_;
+  TimelineOverview* overview_;
   QLineEdit* search_;
   QLabel* details_;
 };

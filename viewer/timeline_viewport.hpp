@@ -19,6 +19,9 @@ public:
   void zoom(double factor, double anchor_x);
   void pan_pixels(double dx); // positive dx moves the content right (earlier times come in)
 
+  // The whole trace with its margins: what show_all() shows.
+  std::int64_t extent_start_ns() const { return extent_start_ns_; }
+  std::int64_t extent_end_ns() const { return extent_end_ns_; }
   std::int64_t start_ns() const { return start_ns_; }
   std::int64_t end_ns() const { return end_ns_; }
   std::int64_t span_ns() const { return end_ns_ - start_ns_; }

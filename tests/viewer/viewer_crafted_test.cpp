@@ -2,13 +2,18 @@
 // over crafted databases whose rows the test states (tests/support/databases/trace_database.cpp holds the
 // MPI calls): the query layer and the fetcher return exactly the stored rows of a window.
 #include "compare_view.hpp"
+#include "copy_paths_view.hpp"
+#include "format.hpp"
 #include "main_window.hpp"
+#include "steps_view.hpp"
+#include "summary_view.hpp"
 #include "timeline_view.hpp"
 
 #include "commlens/analysis/timeline.hpp"
 
 #include "trace_database.hpp"
 
+#include <QTabWidget>
 #include <QtTest>
 
 using namespace commlens::viewer;
@@ -28,6 +33,23 @@ INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_device, dst_device,
   (1, 1000, 1200, 1, 1, NULL, 'device', 'pageable', 512, 3, 'DtoH', 'host_staged', NULL, NULL, 14);
 )sql";
 
+// The run table of a GPU run; two kernels on rank 0, the second launched in MPI call 1.
+constexpr const char* kGpuRun = R"sql(
+INSERT INTO run (key, value) VALUES ('cuda_collectors', 'on'), ('nvtx_user_ranges', 'on'),
+  ('mpit_sampling', 'none: the MPI library exposes no performance variables');
+INSERT INTO cuda_kernels (rank, start_ns, end_ns, device, stream, name, mpi_call_id, correlation_id) VALUES
+  (0, 3000, 3400, 0, 7, 'pack_halo', NULL, 21), (0, 6000, 7000, 0, 7, 'reduce_kernel', 1, 22);
+)sql";
+
+// What the runtime decided for the four runtime:ring calls (ids 2000 to 2003) of the A/B run.
+constexpr const char* kRuntimeOps = R"sql(
+INSERT INTO runtime_ops (rank, mpi_call_id, function_id, comm_id, start_ns, end_ns, implementation, algorithm,
+                         decision, reason, bytes, bytes_peer, bytes_host, ipc_opens, chunks, streams,
+                         decision_source)
+SELECT rank, id, function_id, comm_id, start_ns, end_ns, implementation, 'ring', 'runtime', NULL, 64, 48, 0,
+       1, 1, 1, 'table:h100 rule 2' FROM mpi_calls WHERE implementation = 1;
+)sql";
+
 // Rank 0: "step" encloses "halo", which encloses "pack"; "solve" in the default domain after them.
 // Rank 0 enters phase 1 at 5000 (MPI_Pcontrol(2)).
 constexpr const char* kRanges = R"sql(
@@ -38,16 +60,35 @@ UPDATE phases SET end_ns = 5000 WHERE rank = 0 AND phase = 0;
 INSERT INTO phases (rank, phase, start_ns, end_ns, pcontrol_level) VALUES (0, 1, 5000, NULL, 2);
 )sql";
 
-QString crafted_database(const QString& directory, const char* name, bool gpu, bool implementations) {
+// Two training steps on both ranks: phase 1 [2000, 6000) and phase 2 [6000, 8000) opened by
+// MPI_Pcontrol(2), phase 3 (tear-down) left open. Each rank spends 1000 ns in one MPI_Allreduce of
+// 64 B per step.
+constexpr const char* kSteps = R"sql(
+UPDATE phases SET end_ns = 2000 WHERE phase = 0;
+INSERT INTO phases (rank, phase, start_ns, end_ns, pcontrol_level) VALUES
+  (0, 1, 2000, 6000, 2), (1, 1, 2000, 6000, 2), (0, 2, 6000, 8000, 2), (1, 2, 6000, 8000, 2),
+  (0, 3, 8000, NULL, 2), (1, 3, 8000, NULL, 2);
+INSERT INTO call_stats VALUES
+  (0, 4, 0, 6, -1, 1, 1, 64, 64, 1000, 1000, 1000), (1, 4, 0, 6, -1, 1, 1, 64, 64, 1000, 1000, 1000),
+  (0, 4, 0, 6, -1, 2, 1, 64, 64, 1000, 1000, 1000), (1, 4, 0, 6, -1, 2, 1, 64, 64, 1000, 1000, 1000);
+)sql";
+
+QString crafted_database(const QString& directory, const char* name, bool gpu, bool implementations,
+                         bool steps = false) {
   const auto path = QDir(directory).filePath(QLatin1String(name));
   test::TestDatabase database(path.toStdString());
   test::fill_trace_run(database);
   if (gpu) {
     database.execute(kCopies);
     database.execute(kRanges);
+    database.execute(kGpuRun);
   }
-  if (implementations)
+  if (steps)
+    database.execute(kSteps);
+  if (implementations) {
     test::add_runtime_implementation_calls(database);
+    database.execute(kRuntimeOps);
+  }
   return path;
 }
 
@@ -58,6 +99,11 @@ void open(MainWindow& window, const QString& path) {
   window.open(path);
   window.loader().wait();
   QVERIFY2(window.database(), qPrintable(window.last_error()));
+}
+
+bool all_of_unit(const QStringList& labels, const QString& unit) {
+  return !labels.isEmpty() && std::all_of(labels.begin(), labels.end(),
+                                          [&](const QString& label) { return label.endsWith(unit); });
 }
 
 std::vector<std::int64_t> starts_of(const auto& items) {
@@ -77,6 +123,7 @@ private slots:
     gpu_ = crafted_database(directory_.path(), "gpu.sqlite", true, false);
     ab_ = crafted_database(directory_.path(), "ab.sqlite", false, true);
     plain_ = crafted_database(directory_.path(), "plain.sqlite", false, false);
+    steps_ = crafted_database(directory_.path(), "steps.sqlite", false, false, true);
   }
 
   void queriesReturnTheStoredRowsOfAWindow() {
@@ -130,14 +177,16 @@ private slots:
     std::vector<std::pair<Kind, int>> layout;
     for (const auto& row : canvas->rows())
       layout.emplace_back(row.kind, row.rank);
-    // Rank 0 calls from two threads: two call lanes between its range and copy rows.
+    // Rank 0 calls from two threads: two call lanes between its range and copy rows; kernels last.
     QCOMPARE(layout, (std::vector<std::pair<Kind, int>>{{Kind::Ranges, 0},
                                                         {Kind::Calls, 0},
                                                         {Kind::Calls, 0},
                                                         {Kind::Copies, 0},
+                                                        {Kind::Kernels, 0},
                                                         {Kind::Ranges, 1},
                                                         {Kind::Calls, 1},
-                                                        {Kind::Copies, 1}}));
+                                                        {Kind::Copies, 1},
+                                                        {Kind::Kernels, 1}}));
     // The fetcher asks for a quarter of the span beyond each edge: [ -50, 11250 ) here.
     const auto& snapshot = canvas->fetcher().snapshot();
     const analysis::Database database(gpu_.toStdString());
@@ -148,6 +197,8 @@ private slots:
     QCOMPARE(starts_of(snapshot.copies[1]), (std::vector<std::int64_t>{1000}));
     QCOMPARE(starts_of(snapshot.ranges[0]), (std::vector<std::int64_t>{800, 1000, 1100, 6000}));
     QVERIFY(snapshot.ranges[1].empty());
+    QCOMPARE(starts_of(snapshot.kernels[0]), (std::vector<std::int64_t>{3000, 6000}));
+    QVERIFY(snapshot.kernels[1].empty());
 
     const auto point_at = [&](std::size_t row, std::int64_t time_ns, int dy = 0) {
       return QPoint(TimelineCanvas::kGutterWidth + static_cast<int>(canvas->viewport().x_of(time_ns)),
@@ -170,6 +221,11 @@ private slots:
     QVERIFY2(solve.contains(QStringLiteral("domain default")), qPrintable(solve));
     const auto phase = canvas->describe_at(QPoint(point_at(0, 8000).x(), top));
     QVERIFY2(phase.contains(QStringLiteral("phase 1")), qPrintable(phase));
+    const auto kernel = canvas->describe_at(point_at(4, 6500));
+    QVERIFY2(kernel.contains(QStringLiteral("reduce_kernel")) &&
+                 kernel.contains(QStringLiteral("MPI call id 1")),
+             qPrintable(kernel));
+    QVERIFY(canvas->describe_at(point_at(4, 5000)).isEmpty());
     // Clicking a copy shows its details without selecting a call.
     QSignalSpy details(canvas, &TimelineCanvas::selection_changed);
     QVERIFY(!canvas->select_at(point_at(3, 9250)));
@@ -177,10 +233,256 @@ private slots:
     QCOMPARE(details.first().first().toString(), ipc);
   }
 
-  void timelineWithoutGpuDataHasOnlyCallLanes() {
+  void timelineWithoutGpuDataHasOnlyCallLanesFillingTheHeight() {
     MainWindow window;
     open(window, plain_);
-    QCOMPARE(window.timeline()->canvas()->rows().size(), window.database()->timeline.lanes.size());
+    window.show_view(QStringLiteral("timeline"));
+    const auto* canvas = window.timeline()->canvas();
+    const auto rows = canvas->rows().size();
+    QCOMPARE(rows, window.database()->timeline.lanes.size());
+    const int lane = canvas->row_rect(0).height();
+    QVERIFY2(lane > 100, qPrintable(QString::number(lane))); // three lanes in about 600 pixels
+    QCOMPARE(canvas->row_rect(1).height(), lane);
+    QVERIFY(canvas->height() - canvas->row_rect(rows - 1).bottom() <= static_cast<int>(rows) + 3);
+  }
+
+  void collapsingARankShrinksItsRowsAndGivesTheOthersTheHeight() {
+    MainWindow window;
+    open(window, gpu_);
+    window.show_view(QStringLiteral("timeline"));
+    auto* canvas = window.timeline()->canvas();
+    const int before = canvas->row_rect(6).height(); // rank 1's lane
+    canvas->toggle_collapsed(0);
+    QVERIFY(canvas->collapsed(0));
+    QCOMPARE(canvas->row_rect(0).height(), 0); // its ranges, copies and kernels rows are folded away
+    QCOMPARE(canvas->row_rect(3).height(), 0);
+    QCOMPARE(canvas->row_rect(1).height(), kCollapsedLaneHeight);
+    QVERIFY(canvas->row_rect(6).height() > before);
+    canvas->toggle_collapsed(0);
+    QCOMPARE(canvas->row_rect(6).height(), before);
+    // Ctrl+wheel up over rank 1's lane: 1.25 times its share per notch, two notches.
+    const QPointF over_rank_one = canvas->row_rect(6).center();
+    QWheelEvent wheel(over_rank_one, canvas->mapToGlobal(over_rank_one), {}, {0, 240}, Qt::NoButton,
+                      Qt::ControlModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(canvas, &wheel);
+    const double share = 1.25 * 1.25;
+    QVERIFY2(std::abs(canvas->row_rect(6).height() - share * canvas->row_rect(1).height()) <= 2,
+             qPrintable(QStringLiteral("%1 against %2")
+                            .arg(canvas->row_rect(6).height())
+                            .arg(canvas->row_rect(1).height())));
+  }
+
+  void stepsGetABarEachSplitIntoMpiAndTheRest() {
+    MainWindow window;
+    open(window, steps_);
+    const auto& steps = *window.steps();
+    QVERIFY2(steps.status().startsWith(QStringLiteral("2 steps on 2 ranks")), qPrintable(steps.status()));
+    const auto& bars = steps.chart().bars();
+    QCOMPARE(bars.size(), std::size_t{2});
+    // Step 1: 4 us, of which 1 us per rank in MPI_Allreduce; step 2: 2 us, 1 us of it in MPI.
+    std::vector<std::pair<QString, double>> step_one;
+    for (const auto& segment : bars[0].segments)
+      step_one.emplace_back(segment.name, segment.value);
+    QCOMPARE(step_one, (std::vector<std::pair<QString, double>>{{"outside MPI (compute)", 3000},
+                                                                {"MPI_Allreduce", 1000}}));
+    QCOMPARE(bars[1].label, QStringLiteral("step 2"));
+    QCOMPARE(bars[1].total(), 2000.0);
+    QCOMPARE(steps.function_rows(), 1);
+
+    // The timeline names the steps in its band of phases; the run without steps has no band.
+    window.show_view(QStringLiteral("timeline"));
+    auto* canvas = window.timeline()->canvas();
+    QVERIFY(canvas->phase_band_height() > 0);
+    const auto band_y = TimelineCanvas::kRulerHeight + canvas->phase_band_height() / 2;
+    const auto at = [&](std::int64_t time_ns) {
+      return QPoint(TimelineCanvas::kGutterWidth + static_cast<int>(canvas->viewport().x_of(time_ns)),
+                    band_y);
+    };
+    const auto step = canvas->describe_at(at(7000));
+    QVERIFY2(step.contains(QStringLiteral("<b>step 2</b>")) && step.contains(QStringLiteral("on 2 ranks")),
+             qPrintable(step));
+    QVERIFY2(canvas->describe_at(at(9000)).contains(QStringLiteral("<b>phase 3</b>")),
+             qPrintable(canvas->describe_at(at(9000))));
+    QVERIFY(canvas->row_rect(0).top() >= band_y);
+    MainWindow plain;
+    open(plain, plain_);
+    QCOMPARE(plain.timeline()->canvas()->phase_band_height(), 0);
+  }
+
+  void overviewShowsTheWholeRunAndMovesTheWindow() {
+    MainWindow window;
+    open(window, plain_);
+    window.show_view(QStringLiteral("timeline"));
+    auto* canvas = window.timeline()->canvas();
+    auto* overview = window.timeline()->overview();
+    // Rank 0's thread 1 is in MPI_Allreduce from 500 to 3500; no lane calls MPI from 4150 to 10000.
+    const auto& loaded = *window.database();
+    overview->wait_for_data();
+    const auto& activity = overview->activity();
+    QVERIFY(!activity.empty());
+    const auto slice_of = [&](std::int64_t time_ns) {
+      return static_cast<std::size_t>(static_cast<double>(time_ns - loaded.timeline.start_ns) *
+                                      activity.size() /
+                                      static_cast<double>(loaded.timeline.end_ns - loaded.timeline.start_ns));
+    };
+    QVERIFY(activity[slice_of(2000)] >= 1.0 / 3); // one lane of three at least
+    for (auto slice = slice_of(4200); slice < slice_of(9900); ++slice)
+      QCOMPARE(activity[slice], 0.0);
+    canvas->zoom(8, TimelineCanvas::kGutterWidth);
+    const auto span = canvas->viewport().span_ns();
+    const int x = overview->width() * 3 / 4;
+    QTest::mouseClick(overview, Qt::LeftButton, {}, QPoint(x, overview->height() / 2));
+    const auto middle = canvas->viewport().start_ns() + span / 2;
+    QVERIFY2(std::llabs(middle - overview->time_at(x)) <= span / 100,
+             qPrintable(QStringLiteral("%1 vs %2").arg(middle).arg(overview->time_at(x))));
+    QCOMPARE(canvas->viewport().span_ns(), span);
+    const auto marker = overview->window_marker();
+    QVERIFY(marker.left() <= x && x <= marker.right());
+  }
+
+  void messagesMatchSendsWithReceivesInMpiOrder() {
+    const analysis::Database database(plain_.toStdString());
+    // Rank 0 sends 4 messages with tag 7 at 1000, 2000, 3000, 4000; rank 1 receives them at 1050,
+    // 2050, 3050, 4050 (100 ns each). The Isends with tag 9 have no receive.
+    const auto pairs = [&](std::int64_t start_ns, std::int64_t end_ns) {
+      std::vector<std::pair<std::int64_t, std::int64_t>> matched;
+      for (const auto& message : analysis::query_timeline_messages(database, start_ns, end_ns, 100))
+        if (message.sender == analysis::TimelineLane{0, 0} &&
+            message.receiver == analysis::TimelineLane{1, 0} && message.bytes == 1024)
+          matched.emplace_back(message.send_ns, message.received_ns);
+        else
+          matched.emplace_back(-1, -1); // from or to the wrong lane, or the wrong size
+      return matched;
+    };
+    using Pairs = std::vector<std::pair<std::int64_t, std::int64_t>>;
+    QCOMPARE(pairs(2500, 5000), (Pairs{{3000, 3150}, {4000, 4150}}));
+    // The window holds the receives of 2050 to 4050 but the sends of 3000 and 4000 only: counting
+    // from the run's start pairs 3000 with 3050, not with 2050.
+    QCOMPARE(pairs(2020, 4100), (Pairs{{3000, 3150}, {4000, 4150}}));
+    QCOMPARE(pairs(1900, 3020), (Pairs{{2000, 2150}}));
+    QVERIFY(analysis::query_timeline_messages(database, 0, 100000, 3).empty()); // too many to draw
+
+    MainWindow window;
+    open(window, plain_);
+    window.show_view(QStringLiteral("timeline"));
+    auto* canvas = window.timeline()->canvas();
+    canvas->show_range(2500, 5000);
+    canvas->wait_for_data();
+    // The fetcher reads a quarter of the span beyond each edge, [1875, 5625): three messages.
+    const auto lines = canvas->message_lines();
+    QCOMPARE(lines.size(), std::size_t{3});
+    // From rank 0's first lane at the send to rank 1's lane at the receive's end.
+    QCOMPARE(lines[1].p1().y(), double(canvas->row_rect(0).center().y()));
+    QCOMPARE(lines[1].p2().y(), double(canvas->row_rect(2).center().y()));
+    QCOMPARE(lines[1].p1().x(), TimelineCanvas::kGutterWidth + canvas->viewport().x_of(3000));
+    QCOMPARE(lines[1].p2().x(), TimelineCanvas::kGutterWidth + canvas->viewport().x_of(3150));
+    canvas->show_all(); // 30 calls in all: still few enough to draw their messages
+    canvas->wait_for_data();
+    QCOMPARE(canvas->message_lines().size(), std::size_t{4});
+  }
+
+  void rulerLabelsTellNeighbouringTicksApart() {
+    QCOMPARE(format_position(176'450'000, 50'000), QStringLiteral("176.45 ms"));
+    QCOMPARE(format_position(176'500'000, 50'000), QStringLiteral("176.50 ms"));
+    QCOMPARE(format_position(2'000'000'000, 500'000'000), QStringLiteral("2.0 s"));
+    QCOMPARE(format_position(40'000'000, 20'000'000), QStringLiteral("40 ms"));
+    QCOMPARE(format_position(0, 1000), QStringLiteral("0 ns"));
+  }
+
+  void keysZoomAndPanLikePerfetto() {
+    MainWindow window;
+    open(window, plain_);
+    window.show_view(QStringLiteral("timeline"));
+    auto* canvas = window.timeline()->canvas();
+    const auto span = canvas->viewport().span_ns();
+    QTest::keyClick(canvas, Qt::Key_W);
+    QVERIFY(canvas->viewport().span_ns() < span * 0.7);
+    const auto start = canvas->viewport().start_ns();
+    QTest::keyClick(canvas, Qt::Key_D);
+    QVERIFY(canvas->viewport().start_ns() > start);
+    QTest::keyClick(canvas, Qt::Key_A);
+    QVERIFY(std::llabs(canvas->viewport().start_ns() - start) <= 2);
+    QTest::keyClick(canvas, Qt::Key_S);
+    QVERIFY(std::llabs(canvas->viewport().span_ns() - span) <= 2);
+  }
+
+  void runtimeCallsAreHatchedAndSayWhatTheRuntimeDecided() {
+    MainWindow window;
+    open(window, ab_);
+    auto* canvas = window.timeline()->canvas();
+    const analysis::Database database(ab_.toStdString());
+    const auto window_calls = analysis::query_timeline_window(database, {0, 0}, 20000, 40000, 1).calls;
+    QCOMPARE(window_calls.size(), std::size_t{8});
+    const auto& baseline = window_calls.front(); // implementation mpi, at 20000
+    const auto& runtime = window_calls.back();   // runtime:ring, at 36000
+    QCOMPARE(canvas->style_of(baseline), ImplementationStyle::Mpi);
+    QCOMPARE(canvas->style_of(runtime), ImplementationStyle::Runtime);
+    QCOMPARE(implementation_style(QStringLiteral("mpi:host_staged")), ImplementationStyle::Baseline);
+    const auto runtime_text = canvas->describe({{0, 0}, runtime});
+    QVERIFY2(runtime_text.contains(QStringLiteral("decision <b>runtime</b>, algorithm ring")) &&
+                 runtime_text.contains(QStringLiteral("chosen by table:h100 rule 2")) &&
+                 runtime_text.contains(QStringLiteral("48B loaded from peers")),
+             qPrintable(runtime_text));
+    QVERIFY(!canvas->describe({{0, 0}, baseline}).contains(QStringLiteral("GPU runtime")));
+  }
+
+  void summaryOfAGpuRunNamesItsCollectorsAndCopyPaths() {
+    MainWindow window;
+    open(window, gpu_);
+    const auto& summary = *window.summary();
+    QCOMPARE(summary.collectors(),
+             QStringLiteral(
+                 "MPI calls (trace) \u00b7 MPI_T off (the MPI library exposes no performance variables) "
+                 "\u00b7 CUDA on \u00b7 NVTX ranges on"));
+    // Bytes per path, most first: peer 8 KiB, host_staged 4 KiB + 512 B, ipc 1000 B.
+    std::vector<std::pair<QString, double>> paths;
+    for (const auto& bar : summary.copy_chart().bars())
+      paths.emplace_back(bar.label, bar.total());
+    QCOMPARE(paths,
+             (std::vector<std::pair<QString, double>>{{"peer", 8192}, {"host_staged", 4608}, {"ipc", 1000}}));
+    QCOMPARE(summary.copy_chart().tick_labels().last(), QStringLiteral("8KiB"));
+    // Two ranks split by function: rank 0 Send, Isend, Allreduce; rank 1 Recv.
+    QCOMPARE(summary.rank_chart().bars().size(), std::size_t{2});
+    QCOMPARE(summary.rank_chart().bars()[0].total(), 400.0 + 40 + 3000);
+    QCOMPARE(summary.rank_chart().bars()[0].segments.size(), std::size_t{3});
+  }
+
+  void copyPathsListEachPathRankAndGpuWithBandwidth() {
+    MainWindow window;
+    open(window, gpu_);
+    const auto& paths = *window.paths();
+    QCOMPARE(paths.rows(), 4);
+    const auto row = [&](int index) {
+      QStringList cells;
+      for (int column = 0; column < 7; ++column)
+        cells << paths.cell(index, column);
+      return cells.join(QLatin1Char('|'));
+    };
+    // host_staged: 4 KiB in 1 us on rank 0, 512 B in 200 ns on rank 1; ipc 1000 B in 500 ns; peer
+    // over NVLink 8 KiB in 1 us.
+    QCOMPARE(row(0), QStringLiteral("host_staged|0|0|1|4KiB|1 us|4.1 GB/s"));
+    QCOMPARE(row(1), QStringLiteral("host_staged|1|1|1|512B|200 ns|2.56 GB/s"));
+    QCOMPARE(row(2), QStringLiteral("ipc|0|0|1|1000B|500 ns|2 GB/s"));
+    QCOMPARE(row(3), QStringLiteral("peer (nvlink)|0|0|1|8KiB|1 us|8.19 GB/s"));
+    QCOMPARE(paths.bandwidth_chart().bars().size(), std::size_t{4});
+    QCOMPARE(paths.bandwidth_chart().bars()[3].total(), 8.192);
+    QVERIFY(all_of_unit(paths.bandwidth_chart().tick_labels(), QStringLiteral(" GB/s")));
+    QCOMPARE(paths.over_time_chart().series().size(), std::size_t{3});
+    QVERIFY(all_of_unit(paths.over_time_chart().time_tick_labels(), QStringLiteral("s")));
+
+    // Clicking the peer row shows its copy (rank 0, 1500 to 2500) in the timeline, the others greyed.
+    window.paths()->choose_row(3);
+    QCOMPARE(window.findChild<QTabWidget*>()->currentWidget(), static_cast<QWidget*>(window.timeline()));
+    const auto* canvas = window.timeline()->canvas();
+    QVERIFY(canvas->copy_selection());
+    QVERIFY(canvas->viewport().start_ns() <= 1500 && canvas->viewport().end_ns() >= 2500);
+    QVERIFY(canvas->viewport().span_ns() < 2000); // zoomed in on it, not the whole run
+    const analysis::Database database(gpu_.toStdString());
+    std::vector<std::int64_t> chosen;
+    for (const auto& copy : analysis::query_timeline_copies(database, 0, 0, 100000))
+      if (canvas->copy_selection()->contains(copy, 0))
+        chosen.push_back(copy.start_ns);
+    QCOMPARE(chosen, (std::vector<std::int64_t>{1500}));
   }
 
   void compareShowsTheImplementationsOfAnAbRun() {
@@ -223,7 +525,7 @@ private slots:
 
 private:
   QTemporaryDir directory_;
-  QString gpu_, ab_, plain_;
+  QString gpu_, ab_, plain_, steps_;
 };
 
 QTEST_MAIN(ViewerCraftedTest)

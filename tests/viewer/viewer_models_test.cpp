@@ -60,7 +60,7 @@ private slots:
     const int isend = functions.row_of(QStringLiteral("MPI_Isend"));
     QCOMPARE(raw(functions, isend, FunctionTableModel::BytesSent), kRanks * 2 * kIterations * kHaloBytes);
     QCOMPARE(window.summary()->ranks().rowCount(), kRanks);
-    QVERIFY(window.summary()->headline().contains(QStringLiteral("mode trace")));
+    QVERIFY(window.summary()->collectors().startsWith(QStringLiteral("MPI calls (trace)")));
   }
 
   void histogramShowsHaloAndProcNullMessagesInTheirBins() {
