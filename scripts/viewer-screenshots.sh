@@ -27,7 +27,7 @@ while (($#)); do
   esac
 done
 
-commlens="$build/analysis/commlens"
+commlens="$build/cli/commlens"
 viewer="$build/viewer/commlens-viewer"
 for tool in "$commlens" "$viewer"; do
   [[ -x "$tool" ]] || { echo "viewer-screenshots: $tool missing; build first (make build)" >&2; exit 2; }
