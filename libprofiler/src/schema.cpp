@@ -334,8 +334,8 @@ const TableMerge kMerges[] = {
 } // namespace
 const std::span<const TableMerge> kTableMerges(kMerges);
 
-// mpi_calls has no index by function: it cost 12.5 to 16.5 bytes a call, and the queries that
-// select calls by function (report, find-next in the viewer) read most of the table either way.
+// mpi_calls has no index by function: it cost 12.5 to 16.6 bytes a call (a fifth of the file),
+// and only the viewer's find-next-call is slower without it (docs/performance.md).
 const std::string_view kCreateAnalysisIndexes = R"sql(
 CREATE INDEX IF NOT EXISTS mpi_calls_by_rank_time ON mpi_calls (rank, start_ns);
 CREATE INDEX IF NOT EXISTS mpi_requests_by_function ON mpi_requests (function_id, rank);
