@@ -1,5 +1,5 @@
 // The NCCL collector against the fake libnccl.so.2: nccl_traffic under `mpirun -np 2` with
-// libcommlens.so preloaded. Expected values mirror the pattern documented in nccl_traffic.cpp.
+// libcommlens.so preloaded. Expected values mirror the pattern documented in nccl_traffic_calls.cpp.
 #include "harness/profiled_test.hpp"
 
 namespace commlens::integration {
@@ -47,6 +47,19 @@ CallTable expected_calls(std::int64_t world, std::int64_t split) {
 
 TEST_P(NcclCollector, StoresExactCallsBytesPeersAndCommunicators) {
   auto db = merged(run());
+  if (!db)
+    return;
+  const std::int64_t world = created_by(*db, "nccl:CommInitRank", 0);
+  const std::int64_t split = created_by(*db, "nccl:CommSplit", 0);
+  expect_calls(*db, expected_calls(world, split));
+}
+
+// NCCL loaded with dlopen(RTLD_LOCAL) beneath a library that is itself dlopen'ed: the wrappers
+// find it through the RTLD_NOLOAD fallback and record the same calls.
+TEST_P(NcclCollector, SeesNcclThatADlopenedLibraryLoadedLocally) {
+  const JobResult& result =
+      job(JobSpec{.command = {NCCL_TRAFFIC_DLOPEN_PROGRAM, NCCL_TRAFFIC_LIBRARY}, .ranks = kRanks2});
+  auto db = merged(result);
   if (!db)
     return;
   const std::int64_t world = created_by(*db, "nccl:CommInitRank", 0);

@@ -1,58 +1,34 @@
-// nccl_traffic: NCCL calls with known counts over a communicator of all MPI ranks (unique id sent
-// with MPI_Bcast) and a split of it, against the fake libnccl.so.2. Per rank r of p, kIterations
-// times: ncclAllReduce 1000 float32; ncclBroadcast 256 int8 from root 1; ncclReduce 100 float64 to
-// root 0; ncclAllGather 16 int32 each; ncclReduceScatter 8 float64 each; inside one group,
-// ncclSend 10 float64 to r+1 and ncclRecv 10 float64 from r-1. Then ncclCommSplit (color 0, key r),
-// ncclAllReduce 32 int64 on the split, and ncclCommDestroy of both.
-#include "fake_nccl.h"
-
+// nccl_traffic: the NCCL calls of nccl_traffic_calls.cpp between MPI_Init and MPI_Finalize. Built
+// twice: linked with that library (and so with NCCL), and as nccl_traffic_dlopen
+// (NCCL_TRAFFIC_DLOPEN), which loads the library named by its argument with dlopen(RTLD_LOCAL), as
+// a Python extension loads a framework library that depends on NCCL: NCCL is then not global.
 #include <cstdio>
+#include <dlfcn.h>
 #include <mpi.h>
 
-namespace {
-constexpr int kIterations = 3;
-constexpr ncclDataType_t kInt8 = 0, kInt32 = 2, kInt64 = 4, kFloat32 = 7, kFloat64 = 8;
-constexpr ncclRedOp_t kSum = 0;
+extern "C" void run_nccl_traffic();
 
-int check(ncclResult_t result, const char* what) {
-  if (result != 0) {
-    std::fprintf(stderr, "nccl_traffic: %s returned %d\n", what, result);
+namespace {
+void run_loaded(const char* library_path) {
+  void* library = library_path != nullptr ? dlopen(library_path, RTLD_NOW | RTLD_LOCAL) : nullptr;
+  auto* run = library != nullptr ? reinterpret_cast<void (*)()>(dlsym(library, "run_nccl_traffic")) : nullptr;
+  if (run == nullptr) {
+    std::fprintf(stderr, "nccl_traffic: cannot load run_nccl_traffic: %s\n",
+                 library ? dlerror() : "no library");
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  return 0;
+  run();
 }
 } // namespace
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  ncclUniqueId id{};
-  if (rank == 0)
-    check(ncclGetUniqueId(&id), "ncclGetUniqueId");
-  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-  ncclComm_t comm = nullptr;
-  check(ncclCommInitRank(&comm, size, id, rank), "ncclCommInitRank");
-
-  static char buffer[1 << 16];
-  const int right = (rank + 1) % size, left = (rank - 1 + size) % size;
-  for (int i = 0; i < kIterations; ++i) {
-    check(ncclAllReduce(buffer, buffer, 1000, kFloat32, kSum, comm, nullptr), "ncclAllReduce");
-    check(ncclBroadcast(buffer, buffer, 256, kInt8, 1, comm, nullptr), "ncclBroadcast");
-    check(ncclReduce(buffer, buffer, 100, kFloat64, kSum, 0, comm, nullptr), "ncclReduce");
-    check(ncclAllGather(buffer, buffer, 16, kInt32, comm, nullptr), "ncclAllGather");
-    check(ncclReduceScatter(buffer, buffer, 8, kFloat64, kSum, comm, nullptr), "ncclReduceScatter");
-    check(ncclGroupStart(), "ncclGroupStart");
-    check(ncclSend(buffer, 10, kFloat64, right, comm, nullptr), "ncclSend");
-    check(ncclRecv(buffer, 10, kFloat64, left, comm, nullptr), "ncclRecv");
-    check(ncclGroupEnd(), "ncclGroupEnd");
-  }
-  ncclComm_t half = nullptr;
-  check(ncclCommSplit(comm, 0, rank, &half, nullptr), "ncclCommSplit");
-  check(ncclAllReduce(buffer, buffer, 32, kInt64, kSum, half, nullptr), "ncclAllReduce");
-  check(ncclCommDestroy(half), "ncclCommDestroy");
-  check(ncclCommDestroy(comm), "ncclCommDestroy");
+#ifdef NCCL_TRAFFIC_DLOPEN
+  run_loaded(argc > 1 ? argv[1] : nullptr);
+#else
+  (void)run_loaded;
+  run_nccl_traffic();
+#endif
   MPI_Finalize();
   return 0;
 }
