@@ -151,7 +151,9 @@ def wrapper(function, index):
     if "recv" in roles:
         lines.append(f"  call.add_received({byte_term(function, roles['recv'])});")
     if "newcomm" in roles or "newcomms" in roles:
-        lines.append("  if (result == kNcclSuccess) {")
+        # A nonblocking communicator (ncclConfig_t.blocking = 0) exists once the call returns
+        # ncclInProgress.
+        lines.append("  if (result == kNcclSuccess || result == kNcclInProgress) {")
         if "uid" in roles:
             lines.append(f"    register_from_unique_id(call, *{roles['newcomm']}, {roles['uid']});")
         elif "parent" in roles:

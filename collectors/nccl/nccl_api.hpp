@@ -21,6 +21,7 @@ namespace commlens::nccl {
 
 inline constexpr ncclResult_t kNcclSuccess = 0;
 inline constexpr ncclResult_t kNcclSystemError = 2; // what a wrapper returns when no NCCL is loaded
+inline constexpr ncclResult_t kNcclInProgress = 7;  // a nonblocking communicator still initialising
 
 // The address of NCCL's own `name`: the next definition after libcommlens.so (NCCL linked by the
 // program or preloaded after it), else the one in a libnccl.so.2 already loaded with RTLD_LOCAL

@@ -74,7 +74,8 @@ class Wrappers(unittest.TestCase):
     def test_communicator_roles_register_after_success(self):
         init = generator.wrapper(one("ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank)"
                                      "  newcomm=comm uid=commId", "nccl_communicator"), 0)
-        self.assertIn("if (result == kNcclSuccess) {\n    register_from_unique_id(call, *comm, commId);", init)
+        self.assertIn("if (result == kNcclSuccess || result == kNcclInProgress) {\n"
+                      "    register_from_unique_id(call, *comm, commId);", init)
         split = generator.wrapper(one("ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, "
                                       "ncclConfig_t* config)  comm=comm newcomm=newcomm parent=comm color=color",
                                       "nccl_communicator"), 0)
