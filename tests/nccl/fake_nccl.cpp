@@ -11,9 +11,20 @@ struct ncclComm {
   int size;
 };
 
+// One exported function never calls another (and the library is linked with -Bsymbolic): that call
+// would go through the preloaded wrappers and be recorded twice, which real NCCL never does.
 namespace {
 constexpr ncclResult_t kSuccess = 0, kInvalidArgument = 4;
+
+ncclResult_t create(ncclComm_t* comm, int nranks, int rank) {
+  *comm = new ncclComm{rank, nranks};
+  return kSuccess;
 }
+ncclResult_t release(ncclComm_t comm) {
+  delete comm;
+  return kSuccess;
+}
+} // namespace
 
 extern "C" {
 ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId) {
@@ -23,12 +34,11 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId) {
   return kSuccess;
 }
 ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId, int rank) {
-  *comm = new ncclComm{rank, nranks};
-  return kSuccess;
+  return create(comm, nranks, rank);
 }
 ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
                                     ncclConfig_t*) {
-  return ncclCommInitRank(comm, nranks, commId, rank);
+  return create(comm, nranks, rank);
 }
 ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int*) {
   for (int i = 0; i < ndev; ++i)
