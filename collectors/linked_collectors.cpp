@@ -1,9 +1,11 @@
 // The collectors libcommlens.so links besides the PMPI collector, as its lifecycle sees them
 // (collector_registration.hpp): the MPI_T collector, and the loader of libcommlens_cuda.so (the
-// CUDA collectors and the GPU runtime).
+// CUDA collectors and the GPU runtime), and the NCCL collector, whose functions follow MPI's in the
+// functions table.
 #include "collector_registration.hpp"
 #include "cuda_plugin_loader.hpp"
 #include "mpit_collector.hpp"
+#include "nccl_recording.hpp"
 
 namespace commlens::pmpi {
 
@@ -13,10 +15,8 @@ std::span<const CollectorLifecycle> linked_collectors() {
        .before_mpi_init = mpit::initialise_mpit_before_mpi,
        .start = mpit::start_mpit_collector,
        .not_started = mpit::release_mpit_without_collector},
-      {.name = "cuda",
-       .start = [](Profiler& profiler,
-                   std::span<const FunctionDescription>) { start_cuda_collectors(profiler); },
-       .finished = stop_runtime_channel},
+      {.name = "cuda", .start = start_cuda_collectors, .finished = stop_runtime_channel},
+      {.name = "nccl", .functions = nccl::nccl_function_descriptions, .start = nccl::start_nccl_collector},
   };
   return kCollectors;
 }

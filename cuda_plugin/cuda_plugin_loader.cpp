@@ -2,13 +2,13 @@
 
 #include "communicator_registry.hpp"
 #include "cuda_plugin_interface.hpp"
-#include "function_table.hpp"
 #include "runtime_channel.hpp"
 
 #include <algorithm>
 
 #include <dlfcn.h>
 #include <optional>
+#include <span>
 #include <string>
 
 namespace commlens::pmpi {
@@ -76,7 +76,7 @@ std::string plugin_path() {
   return (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + kCudaPluginFile;
 }
 
-std::string load_and_start(Profiler& profiler) {
+std::string load_and_start(Profiler& profiler, std::span<const FunctionDescription> functions) {
   const std::string path = plugin_path();
   void* plugin = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (plugin == nullptr) {
@@ -118,7 +118,7 @@ std::string load_and_start(Profiler& profiler) {
       active->set_run_value(key, value);
     }
   };
-  host.functions = function_descriptions();
+  host.functions.assign(functions.begin(), functions.end());
   host.communicator_id = [](MPI_Comm comm) noexcept -> std::int64_t {
     const CommunicatorEntry* entry = find_communicator(comm);
     return entry != nullptr ? entry->id : -1;
@@ -129,7 +129,7 @@ std::string load_and_start(Profiler& profiler) {
 
 } // namespace
 
-void start_cuda_collectors(Profiler& profiler) {
+void start_cuda_collectors(Profiler& profiler, std::span<const FunctionDescription> functions) {
   const Config& config = profiler.config();
   const bool collectors_asked = config.collectors.cupti || config.collectors.nvtx;
   const bool runtime_asked = config.runtime != RuntimeMode::Off;
@@ -145,7 +145,7 @@ void start_cuda_collectors(Profiler& profiler) {
   }
   if (collectors_asked || runtime_asked) {
     if (why_off.empty()) {
-      why_off = load_and_start(profiler);
+      why_off = load_and_start(profiler, functions);
     }
   }
   if (!collectors_asked) {

@@ -4,9 +4,12 @@
 // the driver is probed with dlopen/dlsym only.
 #include "commlens/profiler/profiler.hpp"
 
+#include <span>
+
 namespace commlens::pmpi {
 
-void start_cuda_collectors(Profiler& profiler);
+// functions: the run's functions table (MPI's, then NCCL's): the names of the NVTX ranges.
+void start_cuda_collectors(Profiler& profiler, std::span<const FunctionDescription> functions);
 // MPI_Finalize, after the plugin's finalize: frees the runtime's channel (collective).
 void stop_runtime_channel();
 

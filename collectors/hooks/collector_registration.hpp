@@ -11,6 +11,9 @@ namespace commlens::pmpi {
 
 struct CollectorLifecycle {
   const char* name;
+  // The functions the collector intercepts besides MPI's: appended to the functions table after
+  // the MPI functions, in the order of the list; start() receives the whole table.
+  std::span<const FunctionDescription> (*functions)() = nullptr;
   // Before PMPI_Init or PMPI_Init_thread, with the thread level asked for (MPI_T must be
   // initialised before MPI: collectors/mpit/mpit_collector.hpp says why).
   void (*before_mpi_init)(int required_thread_level) = nullptr;

@@ -117,6 +117,17 @@ bool take_place_in_run(const std::string& output_directory, ProcessIdentity& ide
 
 // Every rank must profile or none: communicator ids are agreed by collectives that only profiled
 // ranks issue, so one rank that failed to open its file (unwritable directory) stops all of them.
+// The run's functions table: MPI's, then those of the linked collectors that intercept other APIs.
+std::vector<FunctionDescription> run_functions() {
+  std::vector<FunctionDescription> functions = function_descriptions();
+  for (const CollectorLifecycle& collector : linked_collectors()) {
+    if (collector.functions != nullptr) {
+      std::ranges::copy(collector.functions(), std::back_inserter(functions));
+    }
+  }
+  return functions;
+}
+
 Profiler* start_on_every_rank(ProcessIdentity identity) {
   Config config = Config::from_environment([&identity](const std::string& message) {
     if (identity.world_rank == 0) { // every rank sees the same environment: say it once
@@ -130,8 +141,7 @@ Profiler* start_on_every_rank(ProcessIdentity identity) {
     return nullptr; // every rank got the same answer
   }
   start_datatype_catalog();
-  Profiler* profiler =
-      Profiler::start(std::move(config), identity, function_descriptions(), datatype_names());
+  Profiler* profiler = Profiler::start(std::move(config), identity, run_functions(), datatype_names());
   int started = profiler != nullptr ? 1 : 0;
   int everywhere = 0;
   PMPI_Allreduce(&started, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -183,7 +193,7 @@ void start_profiling(int thread_level, FunctionId init_function, ClockReading in
   PMPI_Comm_dup(MPI_COMM_WORLD, &clock_comm);
   init_clock = measure_clock_offset(clock_comm, profiler->clock());
   profiler->set_clock_alignment({init_clock.offset_ns, 0.0});
-  const std::vector<FunctionDescription> functions = function_descriptions();
+  const std::vector<FunctionDescription> functions = run_functions();
   for (const CollectorLifecycle& collector : linked_collectors()) {
     collector.start(*profiler, functions);
   }

@@ -1,0 +1,186 @@
+// NCCL communicators, datatype sizes and group nesting for the generated wrappers (nccl_recording.hpp).
+#include "nccl_recording.hpp"
+
+#include "handle_map.hpp"
+
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+namespace commlens::nccl {
+namespace {
+
+std::atomic<FunctionId> first_id{0};
+thread_local int depth = 0;
+
+// What each registered communicator keeps: the entry the wrappers record, and how many times it
+// was split (the sequence number that tells its children apart).
+struct NcclCommunicator {
+  pmpi::CommunicatorEntry entry;
+  std::atomic<std::uint32_t> splits{0};
+};
+
+struct Registry {
+  pmpi::HandleMap<NcclCommunicator*> communicators{1u << 10};
+  std::mutex creation; // registration only: creating an NCCL communicator costs milliseconds
+  std::uint32_t created_here = 0;
+};
+
+Registry& registry() {
+  static Registry* instance = new Registry; // never destroyed: calls may come during exit
+  return *instance;
+}
+
+constexpr std::uint64_t kFnvOffset = 1469598103934665603ull, kFnvPrime = 1099511628211ull;
+
+std::uint64_t fnv1a(const void* data, std::size_t bytes, std::uint64_t hash = kFnvOffset) {
+  const auto* byte = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < bytes; ++i) {
+    hash = (hash ^ byte[i]) * kFnvPrime;
+  }
+  return hash;
+}
+
+// Bit 62 set and bit 63 clear: positive, and above every MPI communicator id.
+std::int64_t nccl_id(std::uint64_t hash) {
+  return static_cast<std::int64_t>((hash & ((1ull << 62) - 1)) | (1ull << 62));
+}
+
+struct RankAndSize {
+  int rank = 0;
+  int size = 0;
+};
+
+RankAndSize query_rank_and_size(ncclComm_t comm) {
+  static RealFunction<ncclResult_t (*)(ncclComm_t, int*)> user_rank{"ncclCommUserRank"};
+  static RealFunction<ncclResult_t (*)(ncclComm_t, int*)> count{"ncclCommCount"};
+  RankAndSize answer;
+  const auto rank_of = user_rank.get();
+  const auto size_of = count.get();
+  if (rank_of == nullptr || size_of == nullptr || rank_of(comm, &answer.rank) != kNcclSuccess ||
+      size_of(comm, &answer.size) != kNcclSuccess || answer.size <= 0) {
+    return {0, 1}; // an NCCL without the queries: a communicator of this process alone
+  }
+  return answer;
+}
+
+void add_communicator(pmpi::CallRecording& call, ncclComm_t comm, std::int64_t id, std::int64_t parent_id) {
+  if (comm == nullptr) {
+    return;
+  }
+  const RankAndSize shape = query_rank_and_size(comm);
+  Profiler& profiler = call.profiler();
+  auto* communicator = new NcclCommunicator; // kept for the process: records point to its entry
+  communicator->entry.id = id;
+  communicator->entry.local_rank = shape.rank;
+  // Peers and roots are NCCL ranks: the entry maps each rank to itself.
+  for (int rank = 0; rank < shape.size; ++rank) {
+    communicator->entry.members.push_back(rank);
+  }
+  CommunicatorInfo info;
+  info.id = id;
+  info.parent_id = parent_id;
+  info.created_by = call.function();
+  info.local_rank = shape.rank;
+  info.members.assign(static_cast<std::size_t>(shape.size), -1);
+  if (shape.rank >= 0 && shape.rank < shape.size) {
+    info.members[static_cast<std::size_t>(shape.rank)] = profiler.identity().run_rank;
+  }
+  info.created_ns = profiler.clock().now_ns();
+  communicator->entry.index = profiler.communicators().add(std::move(info));
+  registry().communicators.insert(pmpi::handle_key(comm), communicator);
+  call.set_communicator(&communicator->entry);
+}
+
+NcclCommunicator* find(ncclComm_t comm) noexcept {
+  auto* slot = registry().communicators.find(pmpi::handle_key(comm));
+  return slot != nullptr ? slot->value : nullptr;
+}
+
+} // namespace
+
+FunctionId first_function_id() noexcept {
+  return first_id.load(std::memory_order_acquire);
+}
+
+std::uint64_t type_size(ncclDataType_t datatype) noexcept {
+  // ncclInt8, Uint8, Int32, Uint32, Int64, Uint64, Float16, Float32, Float64, Bfloat16, Float8e4m3,
+  // Float8e5m2: NCCL's enum values 0 to 11.
+  static constexpr std::array<std::uint8_t, 12> kSizes = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
+  return datatype >= 0 && datatype < static_cast<int>(kSizes.size())
+             ? kSizes[static_cast<std::size_t>(datatype)]
+             : 0;
+}
+
+int group_depth() noexcept {
+  return depth;
+}
+void enter_group() noexcept {
+  ++depth;
+}
+void leave_group() noexcept {
+  depth = depth > 0 ? depth - 1 : 0;
+}
+
+const pmpi::CommunicatorEntry* find_communicator(ncclComm_t comm) noexcept {
+  const NcclCommunicator* communicator = find(comm);
+  return communicator != nullptr ? &communicator->entry : nullptr;
+}
+
+void register_from_unique_id(pmpi::CallRecording& call, ncclComm_t comm, const ncclUniqueId& unique_id) {
+  const std::lock_guard lock(registry().creation);
+  add_communicator(call, comm, nccl_id(fnv1a(&unique_id, sizeof unique_id)), -1);
+}
+
+void register_split(pmpi::CallRecording& call, ncclComm_t newcomm, ncclComm_t parent, int color) {
+  NcclCommunicator* from = find(parent);
+  if (from == nullptr) {
+    return; // a parent made before the profiler started: its children stay unknown too
+  }
+  // Every member of the parent calls ncclCommSplit, also those that get no communicator.
+  const std::uint32_t sequence = from->splits.fetch_add(1, std::memory_order_relaxed);
+  if (newcomm == nullptr) {
+    return;
+  }
+  std::uint64_t hash = fnv1a(&from->entry.id, sizeof from->entry.id);
+  hash = fnv1a(&sequence, sizeof sequence, hash);
+  hash = fnv1a(&color, sizeof color, hash);
+  const std::lock_guard lock(registry().creation);
+  add_communicator(call, newcomm, nccl_id(hash), from->entry.id);
+}
+
+void register_all(pmpi::CallRecording& call, const ncclComm_t* comms, int count) {
+  const std::lock_guard lock(registry().creation);
+  const int run_rank = call.profiler().identity().run_rank;
+  for (int i = 0; i < count; ++i) {
+    const std::uint32_t counter = registry().created_here++;
+    std::uint64_t hash = fnv1a(&run_rank, sizeof run_rank);
+    hash = fnv1a(&counter, sizeof counter, hash);
+    add_communicator(call, comms[i], nccl_id(hash), -1);
+  }
+}
+
+void forget_communicator(ncclComm_t comm) {
+  auto* slot = registry().communicators.find(pmpi::handle_key(comm));
+  if (slot == nullptr) {
+    return;
+  }
+  Profiler* profiler = Profiler::active();
+  if (profiler != nullptr) {
+    profiler->communicators().mark_freed(slot->value->entry.index, profiler->clock().now_ns());
+  }
+  registry().communicators.erase(slot);
+}
+
+void start_nccl_collector(Profiler&, std::span<const FunctionDescription> functions) {
+  const char* first_name = nccl_function_descriptions().front().name;
+  for (std::size_t id = 0; id < functions.size(); ++id) {
+    if (std::strcmp(functions[id].name, first_name) == 0) {
+      first_id.store(static_cast<FunctionId>(id), std::memory_order_release);
+      return;
+    }
+  }
+}
+
+} // namespace commlens::nccl

@@ -1,0 +1,48 @@
+#pragma once
+// What the generated NCCL wrappers need besides pmpi::CallRecording (which stores an NCCL call
+// exactly as it stores an MPI call): the NCCL functions' place in the functions table, datatype
+// sizes, the thread's group nesting and the registry of NCCL communicators.
+//
+// NCCL communicators are registered without any MPI or NCCL collective: every member derives the
+// same id from what it already holds. ncclCommInitRank(Config): a hash of the ncclUniqueId, which
+// all members received. ncclCommSplit: a hash of the parent's id, the split's sequence number on
+// the parent (every member splits the parent in the same order) and the color (the key differs per
+// member, so it cannot be part of the id). ncclCommInitAll: the process's run rank and its own
+// counter (the communicators live in this process only). Ids have bit 62 set, so they never meet
+// the MPI communicators' ids (run rank x 2^32 + counter). Rank and size come from NCCL
+// (ncclCommUserRank, ncclCommCount); the members, unknown without a collective, are stored as -1
+// except this process's own run rank, and peers and roots stay ranks of the NCCL communicator.
+#include "call_recording.hpp"
+#include "nccl_api.hpp"
+
+#include <cstdint>
+#include <span>
+
+namespace commlens::nccl {
+
+// The first FunctionId of the NCCL functions in this run's functions table, 0 until the collector
+// started (id 0 is MPI_Init, never an NCCL function): until then the wrappers only pass calls on.
+FunctionId first_function_id() noexcept;
+
+// Size in bytes of an ncclDataType_t (0 for a type this build does not know).
+std::uint64_t type_size(ncclDataType_t datatype) noexcept;
+
+// ncclGroupStart/End nesting of the calling thread (NCCL's groups are per thread).
+int group_depth() noexcept;
+void enter_group() noexcept;
+void leave_group() noexcept;
+
+const pmpi::CommunicatorEntry* find_communicator(ncclComm_t comm) noexcept;
+// After a successful creating call; each records the new communicator on `call`.
+void register_from_unique_id(pmpi::CallRecording& call, ncclComm_t comm, const ncclUniqueId& unique_id);
+void register_split(pmpi::CallRecording& call, ncclComm_t newcomm, ncclComm_t parent, int color);
+void register_all(pmpi::CallRecording& call, const ncclComm_t* comms, int count);
+// Before ncclCommDestroy / ncclCommAbort.
+void forget_communicator(ncclComm_t comm);
+
+// The NCCL functions, in FunctionId order from first_function_id() (generated).
+std::span<const FunctionDescription> nccl_function_descriptions();
+// MPI_Init, once the profiler runs: finds the NCCL functions' ids in the run's table.
+void start_nccl_collector(Profiler& profiler, std::span<const FunctionDescription> functions);
+
+} // namespace commlens::nccl
