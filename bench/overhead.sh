@@ -1,45 +1,47 @@
 #!/usr/bin/env bash
-# Added cost per intercepted MPI call: the same loop without the profiler, in summary mode and in
-# trace mode, interleaved over REPEATS runs; prints the median ns/call of each and the difference.
-#   bench/overhead.sh BUILD_DIR [REPEATS=7] [ITERATIONS=2000000]
+# Added cost per intercepted call: PROGRAM's timed loops without the profiler, in summary mode and
+# in trace mode, interleaved over REPEATS runs; prints the median ns/call of each and the
+# difference. PROGRAM prints one "LABEL NS_PER_CALL" line per loop: call_overhead (MPI calls, the
+# default) or nccl_call_overhead (NCCL calls against the stand-in NCCL that does nothing).
+#   bench/overhead.sh BUILD_DIR [REPEATS=7] [ITERATIONS=2000000] [PROGRAM=call_overhead]
 set -euo pipefail
-build=${1:?usage: overhead.sh BUILD_DIR [REPEATS] [ITERATIONS]}
+build=${1:?usage: overhead.sh BUILD_DIR [REPEATS] [ITERATIONS] [PROGRAM]}
 repeats=${2:-7}
 iterations=${3:-2000000}
-program="$build/bench/call_overhead"
+program="$build/bench/${4:-call_overhead}"
 library="$build/collectors/pmpi/libcommlens.so"
 output=$(mktemp -d)
 trap 'rm -rf "$output"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-run() { # run MODE -> "send_ns test_ns"
+run() { # run MODE -> "LABEL NS" lines
   local mode=$1
   if [[ $mode == none ]]; then
     mpirun -np 1 "$program" "$iterations"
   else
     mpirun -np 1 -x LD_PRELOAD="$library" -x COMMLENS_MODE="$mode" -x COMMLENS_QUIET=1 \
       -x COMMLENS_OUTPUT="$output/$mode" "$program" "$iterations"
-  fi | awk '{print $2}' | paste -sd' '
+  fi
 }
 
-declare -A sends tests
+declare -A values # "LABEL MODE" -> the runs' ns/call
+labels=()
 for ((i = 0; i < repeats; ++i)); do
   for mode in none summary trace; do
-    read -r send test < <(run "$mode")
-    sends[$mode]+="$send "
-    tests[$mode]+="$test "
+    while read -r label ns; do
+      if [[ $mode == none && ! -v "values[$label none]" ]]; then labels+=("$label"); fi
+      values["$label $mode"]+="$ns "
+    done < <(run "$mode")
   done
 done
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
-printf '%-24s %10s %10s %10s %14s %14s\n' call baseline summary trace "summary +ns" "trace +ns"
-for call in send test; do
-  declare -n values=${call}s
-  base=$(median <<<"${values[none]}")
-  summary=$(median <<<"${values[summary]}")
-  trace=$(median <<<"${values[trace]}")
-  name=$([[ $call == send ]] && echo "MPI_Send(PROC_NULL)" || echo "MPI_Test(REQUEST_NULL)")
-  awk -v n="$name" -v b="$base" -v s="$summary" -v t="$trace" \
-    'BEGIN {printf "%-24s %10.1f %10.1f %10.1f %14.1f %14.1f\n", n, b, s, t, s - b, t - b}'
+printf '%-26s %10s %10s %10s %14s %14s\n' call baseline summary trace "summary +ns" "trace +ns"
+for label in "${labels[@]}"; do
+  base=$(median <<<"${values[$label none]}")
+  summary=$(median <<<"${values[$label summary]}")
+  trace=$(median <<<"${values[$label trace]}")
+  awk -v n="$label" -v b="$base" -v s="$summary" -v t="$trace" \
+    'BEGIN {printf "%-26s %10.1f %10.1f %10.1f %14.1f %14.1f\n", n, b, s, t, s - b, t - b}'
 done
-echo "(ns per call, median of $repeats interleaved runs of $iterations calls; ratio baseline = same loop unprofiled)"
+echo "(ns per call, median of $repeats interleaved runs of $iterations calls; baseline = same loop unprofiled)"

@@ -5,8 +5,8 @@ build=${1:-build}
 here=$(dirname "$0")
 echo "== per-call overhead (bench/overhead.sh)"
 bash "$here/overhead.sh" "$build"
-echo "== per-call overhead of the NCCL wrappers (bench/nccl_overhead.sh)"
-bash "$here/nccl_overhead.sh" "$build"
+echo "== per-call overhead of the NCCL wrappers (bench/overhead.sh with nccl_call_overhead)"
+bash "$here/overhead.sh" "$build" 5 1000000 nccl_call_overhead
 echo "== writer throughput (writer_throughput)"
 "$build/bench/writer_throughput" 10000000 4 || true
 echo "== MPI_T sampling overhead (bench/collector_latency.sh)"
