@@ -5,7 +5,7 @@
 #     fusion bucket to pinned host memory for MPI) against CUDA tensors handed to MPI through the
 #     commlens runtime (COMMLENS_RUNTIME=on), and one COMMLENS_RUNTIME=ab run whose report compares
 #     the runtime's and the baseline's allreduces call by call;
-#  2. profiler overhead: ROUNDS interleaved rounds of the host-staged trainer on 2 ranks without the preload,
+#  2. profiler overhead: ROUNDS interleaved rounds (forwards, then backwards) of the host-staged trainer on 2 ranks without the preload,
 #     profiled in summary mode and in trace mode (every collector on); median images/s and the
 #     overhead on step time against the unprofiled runs.
 # Every run must end with identical replicas (the trainer's parameter digest check), else it fails.
@@ -13,8 +13,8 @@
 # usage: bench/dl_training.sh [BUILD_DIR]
 # environment: RANKS ("2 4 8"), ROUNDS (5), STEPS (30), WARMUP (5), MODEL (resnet50), BATCH (32),
 #   PYTHON (python3), PARTS ("modes overhead"), REPORTS (a folder for the full reports of the traced
-#   host-staged and ab runs), COLLECTORS_VARIANTS (extra overhead variants, e.g.
-#   "pmpi,mpit": trace mode with only those collectors, to locate a cost), GRADIENTS (of the overhead
+#   host-staged and ab runs), COLLECTORS_VARIANTS (extra overhead variants MODE/COLLECTORS, e.g.
+#   "summary/pmpi,mpit,nvtx": summary mode with only those collectors, to locate a cost), GRADIENTS (of the overhead
 #   part: host-staged; `host` measures it on a machine without a GPU), MPS (1: run everything under
 #   the CUDA Multi-Process Service, started here and stopped at the end).
 set -euo pipefail
@@ -69,24 +69,36 @@ if [[ " ${PARTS:-modes overhead} " == *" modes "* ]]; then
   done
 fi
 if [[ " ${PARTS:-modes overhead} " == *" overhead "* ]]; then
+  # Rounds run the variants forwards, then backwards (ABBA), and each variant's overhead is the
+  # median over rounds of its step time against the unprofiled run of the same round: the
+  # machine's drift over minutes (clocks, the GPU's time slicing) then cancels instead of landing
+  # on whichever variant ran last.
   gradients=${GRADIENTS:-host-staged}
   variants=(none summary trace ${COLLECTORS_VARIANTS:-})
-  declare -A rates
+  declare -A rates overheads
   for ((round = 0; round < ${ROUNDS:-5}; ++round)); do
-    for variant in "${variants[@]}"; do
+    order=("${variants[@]}")
+    ((round % 2 == 1)) && order=($(printf '%s\n' "${variants[@]}" | tac))
+    declare -A this_round=()
+    for variant in "${order[@]}"; do
       case $variant in
       none) rate=$(train 2 "$gradients") ;;
       summary | trace) rate=$(train 2 "$gradients" --mode "$variant" --output "$work/$variant") ;;
-      *) rate=$(train 2 "$gradients" --mode trace --collectors "$variant" --output "$work/$variant") ;;
+      *) rate=$(train 2 "$gradients" --mode "${variant%%/*}" --collectors "${variant#*/}" --output "$work/variant") ;;
       esac
       rates[$variant]+="$rate "
+      this_round[$variant]=$rate
+    done
+    for variant in "${variants[@]}"; do
+      overheads[$variant]+="$(awk -v b="${this_round[none]}" -v v="${this_round[$variant]}" 'BEGIN {printf "%.3f", (b / v - 1) * 100}') "
     done
   done
-  base=$(median <<<"${rates[none]}")
-  printf '%-22s %14s %14s  %s\n' "profiling (2 ranks)" "median img/s" "step time +%" "all rounds"
+  printf '%-28s %14s %14s  %s\n' "profiling (2 ranks)" "median img/s" "step time +%" "per round: img/s (step time +%)"
   for variant in "${variants[@]}"; do
     value=$(median <<<"${rates[$variant]}")
-    awk -v n="$variant" -v v="$value" -v b="$base" -v all="${rates[$variant]}" \
-      'BEGIN {printf "%-22s %14.1f %14.2f  %s\n", n, v, (b / v - 1) * 100, all}'
+    overhead=$(median <<<"${overheads[$variant]}")
+    rounds=$(paste -d' ' <(tr ' ' '\n' <<<"${rates[$variant]}" | grep -v '^$') <(tr ' ' '\n' <<<"${overheads[$variant]}" | grep -v '^$') |
+      awk '{printf "%s (%+.1f%%) ", $1, $2}')
+    printf '%-28s %14.1f %14.2f  %s\n' "$variant" "$value" "$overhead" "$rounds"
   done
 fi

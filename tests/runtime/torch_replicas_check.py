@@ -16,7 +16,7 @@ try:
     import torch
     from mpi4py import MPI
 except ImportError as missing:
-    print(f"torch_replicas_check: skipped ({missing})")
+    print(f"torch_replicas_check: skipped ({missing} in {sys.executable})")
     sys.exit(0)
 
 
