@@ -19,10 +19,27 @@ int comm_rank(MPI_Comm comm) {
   return rank;
 }
 
-int comm_size(MPI_Comm comm) {
+bool is_inter(MPI_Comm comm) {
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  return inter != 0;
+}
+
+// The ranks a buffer holds a block for: the communicator's, the remote group's for an
+// inter-communicator (which the runtime leaves to the baseline, whose staging must still fit).
+int group_size(MPI_Comm comm) {
   int size = 0;
-  PMPI_Comm_size(comm, &size);
+  if (is_inter(comm)) {
+    PMPI_Comm_remote_size(comm, &size);
+  } else {
+    PMPI_Comm_size(comm, &size);
+  }
   return size;
+}
+
+// Whether this rank is the root of a rooted call (an inter-communicator's root passes MPI_ROOT).
+bool is_root_of(MPI_Comm comm, int root) {
+  return is_inter(comm) ? root == MPI_ROOT : comm_rank(comm) == root;
 }
 
 // The runtime copies whole blocks of bytes: both sides' messages contiguous and equally long.
@@ -70,7 +87,7 @@ int entry::MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendty
                                      : !blocks_match(sendcount, sendtype, recvcount, recvtype);
   return run_movement_call(call, call_id, implementation, [&](StagedBuffers& staged) {
     const void* send = staged.send(sendbuf, sendcount, sendtype);
-    void* receive = staged.receive(recvbuf, recvcount, recvtype, comm_size(comm), in_place);
+    void* receive = staged.receive(recvbuf, recvcount, recvtype, group_size(comm), in_place);
     return staged.finish(staged.ok()
                              ? PMPI_Allgather(send, sendcount, sendtype, receive, recvcount, recvtype, comm)
                              : MPI_SUCCESS);
@@ -80,7 +97,7 @@ int entry::MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendty
 int entry::MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                       MPI_Datatype recvtype, int root, MPI_Comm comm, std::uint64_t call_id,
                       std::uint8_t* implementation) noexcept {
-  const bool is_root = root == MPI_ROOT || comm_rank(comm) == root;
+  const bool is_root = is_root_of(comm, root);
   const bool in_place = is_root && sendbuf == MPI_IN_PLACE;
   const std::uint64_t block =
       is_root ? message_bytes(recvcount, recvtype) : message_bytes(sendcount, sendtype);
@@ -95,7 +112,7 @@ int entry::MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
   return run_movement_call(call, call_id, implementation, [&](StagedBuffers& staged) {
     const void* send = staged.send(sendbuf, sendcount, sendtype);
     void* receive =
-        is_root ? staged.receive(recvbuf, recvcount, recvtype, comm_size(comm), in_place) : recvbuf;
+        is_root ? staged.receive(recvbuf, recvcount, recvtype, group_size(comm), in_place) : recvbuf;
     return staged.finish(
         staged.ok() ? PMPI_Gather(send, sendcount, sendtype, receive, recvcount, recvtype, root, comm)
                     : MPI_SUCCESS);
@@ -105,7 +122,7 @@ int entry::MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
 int entry::MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, std::uint64_t call_id,
                        std::uint8_t* implementation) noexcept {
-  const bool is_root = root == MPI_ROOT || comm_rank(comm) == root;
+  const bool is_root = is_root_of(comm, root);
   const bool in_place = is_root && recvbuf == MPI_IN_PLACE;
   const std::uint64_t block =
       is_root ? message_bytes(sendcount, sendtype) : message_bytes(recvcount, recvtype);
@@ -118,7 +135,7 @@ int entry::MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype
                             : in_place ? !contiguous_message(sendcount, sendtype)
                                        : !blocks_match(sendcount, sendtype, recvcount, recvtype);
   return run_movement_call(call, call_id, implementation, [&](StagedBuffers& staged) {
-    const void* send = is_root ? staged.send(sendbuf, sendcount, sendtype, comm_size(comm)) : sendbuf;
+    const void* send = is_root ? staged.send(sendbuf, sendcount, sendtype, group_size(comm)) : sendbuf;
     void* receive = staged.receive(recvbuf, recvcount, recvtype, 1, false);
     return staged.finish(
         staged.ok() ? PMPI_Scatter(send, sendcount, sendtype, receive, recvcount, recvtype, root, comm)
@@ -140,7 +157,7 @@ int entry::MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
   call.output = recvbuf;
   call.arguments_declined = !in_place && !blocks_match(sendcount, sendtype, recvcount, recvtype);
   return run_movement_call(call, call_id, implementation, [&](StagedBuffers& staged) {
-    const int ranks = comm_size(comm);
+    const int ranks = group_size(comm);
     const void* send = staged.send(sendbuf, sendcount, sendtype, ranks);
     void* receive = staged.receive(recvbuf, recvcount, recvtype, ranks, in_place);
     return staged.finish(staged.ok()
@@ -163,8 +180,8 @@ int entry::MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recv
   call.input = sendbuf;
   call.output = recvbuf;
   return run_movement_call(call, call_id, implementation, [&](StagedBuffers& staged) {
-    const void* send = staged.send(sendbuf, recvcount, datatype, comm_size(comm));
-    void* receive = staged.receive(recvbuf, recvcount, datatype, in_place ? comm_size(comm) : 1, in_place);
+    const void* send = staged.send(sendbuf, recvcount, datatype, group_size(comm));
+    void* receive = staged.receive(recvbuf, recvcount, datatype, in_place ? group_size(comm) : 1, in_place);
     return staged.finish(staged.ok() ? PMPI_Reduce_scatter_block(send, receive, recvcount, datatype, op, comm)
                                      : MPI_SUCCESS);
   });
@@ -174,8 +191,8 @@ int entry::MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recv
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, std::uint64_t call_id,
                               std::uint8_t* implementation) noexcept {
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  const int ranks = comm_size(comm);
-  const int me = comm_rank(comm);
+  const int ranks = group_size(comm);
+  const int me = is_inter(comm) ? 0 : comm_rank(comm); // an inter-communicator goes to the baseline
   const std::span<const int> counts(recvcounts, static_cast<std::size_t>(ranks));
   int total = 0;
   for (const int count : counts) {
