@@ -144,6 +144,10 @@ bool CommunicatorEngine::ab_turn_is_runtime(int count, MPI_Datatype datatype, MP
   return ab_.runtime_turn(count, datatype, op);
 }
 
+bool CommunicatorEngine::ab_turn_is_runtime(std::uint16_t function, std::uint64_t block_bytes) {
+  return ab_blocks_.runtime_turn(function, block_bytes);
+}
+
 CommunicatorEngine& EngineRegistry::engine_for(MPI_Comm comm, int ranks_per_node) {
   {
     std::lock_guard lock(mutex_);

@@ -63,6 +63,9 @@ public:
 
   // COMMLENS_RUNTIME=ab: true for the runtime half (ab_alternation.hpp).
   bool ab_turn_is_runtime(int count, MPI_Datatype datatype, MPI_Op op);
+  // The same for the data-movement collectives, whose signature equal on every rank is the
+  // function and its block size (datatypes may differ between ranks).
+  bool ab_turn_is_runtime(std::uint16_t function, std::uint64_t block_bytes);
 
 private:
   CommunicatorEngine() = default;
@@ -85,6 +88,7 @@ private:
   InterNodeStage inter_node_stage_;
   bool stripe_tried_ = false;
   AbAlternation<int, MPI_Datatype, MPI_Op> ab_;
+  AbAlternation<std::uint16_t, std::uint64_t> ab_blocks_;
 };
 
 // Engines by communicator, made on first use and dropped when the communicator is freed.

@@ -7,7 +7,8 @@ constexpr std::size_t kBatchRows = 256;
 constexpr Implementation kImplementations[] = {
     Implementation::Mpi,          Implementation::MpiHostStaged,  Implementation::TwoShot,
     Implementation::OneShot,      Implementation::OneShotStriped, Implementation::SharedGpu,
-    Implementation::Hierarchical, Implementation::IpcRendezvous};
+    Implementation::Hierarchical, Implementation::IpcRendezvous,  Implementation::IpcDirect,
+    Implementation::IpcGpuLeader};
 } // namespace
 
 const char* implementation_name(Implementation implementation) noexcept {
@@ -26,6 +27,10 @@ const char* implementation_name(Implementation implementation) noexcept {
     return "runtime:hierarchical";
   case Implementation::IpcRendezvous:
     return "runtime:ipc_rendezvous";
+  case Implementation::IpcDirect:
+    return "runtime:ipc_direct";
+  case Implementation::IpcGpuLeader:
+    return "runtime:ipc_gpu_leader";
   case Implementation::Mpi:
     break;
   }

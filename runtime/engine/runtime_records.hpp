@@ -19,7 +19,10 @@ enum class Implementation : std::uint8_t {
   OneShotStriped = 4,
   SharedGpu = 5,
   Hierarchical = 6,
-  IpcRendezvous = 7
+  IpcRendezvous = 7,
+  // The data-movement collectives (collectives/data_movement/); 8 to 11 are kept for the trees.
+  IpcDirect = 12,
+  IpcGpuLeader = 13
 };
 const char* implementation_name(Implementation implementation) noexcept;
 

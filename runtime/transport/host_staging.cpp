@@ -45,6 +45,10 @@ PinnedStagingBuffer& staging_buffer(bool send_side) {
 
 } // namespace
 
+void* pinned_staging_buffer(bool send_side, std::size_t bytes) noexcept {
+  return staging_buffer(send_side).reserve(bytes);
+}
+
 pmpi::DeviceStagingOps device_staging_ops() noexcept {
   return {
       .on_device = on_device,
@@ -89,8 +93,8 @@ StagedCall baseline_allreduce(const void* sendbuf, void* recvbuf, int count, MPI
   const std::size_t bytes = static_cast<std::size_t>(count) * static_cast<std::size_t>(extent);
   // The call as the program made it, on pinned host copies: in place stays in place, otherwise the
   // send buffer is staged apart (an inter-communicator allows nothing else).
-  void* received = staging_buffer(false).reserve(bytes);
-  void* sent = in_place ? MPI_IN_PLACE : staging_buffer(true).reserve(bytes);
+  void* received = pinned_staging_buffer(false, bytes);
+  void* sent = in_place ? MPI_IN_PLACE : pinned_staging_buffer(true, bytes);
   if (received == nullptr || sent == nullptr) {
     return {MPI_ERR_NO_MEM, true, 0};
   }

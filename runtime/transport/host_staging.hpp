@@ -5,6 +5,7 @@
 #include "collector_hooks.hpp"
 #include "mpi_header.hpp"
 
+#include <cstddef>
 #include <cstdint>
 
 namespace commlens::runtime {
@@ -21,6 +22,10 @@ struct StagedCall {
 // What the wrappers' host staging of the calls without a runtime algorithm needs from CUDA
 // (collectors/pmpi/device_staging.hpp).
 pmpi::DeviceStagingOps device_staging_ops() noexcept;
+
+// The calling thread's pinned staging buffer for the send or the receive side, grown to at least
+// `bytes` and kept (null when pinning failed): what every baseline stages through.
+void* pinned_staging_buffer(bool send_side, std::size_t bytes) noexcept;
 
 StagedCall baseline_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                               MPI_Comm comm, bool cuda_aware) noexcept;

@@ -4,6 +4,8 @@
 // the first that matches and is safe for the call wins. Safety is code, not table: a table can
 // only choose among algorithms that compute the right result for the call (docs/runtime.md).
 // Pure C++ (no CUDA), so the CLI's `tune` and CPU-only tests use it too.
+#include "data_movement_rules.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -18,9 +20,6 @@ inline constexpr Algorithm kAlgorithms[] = {Algorithm::OneShot, Algorithm::TwoSh
                                             Algorithm::OneShotStriped};
 const char* algorithm_name(Algorithm algorithm) noexcept; // one_shot, two_shot, one_shot_striped
 std::optional<Algorithm> parse_algorithm(std::string_view name);
-
-// The communicator's distinct GPUs: 1, 2, more than 2, or any count.
-enum class GpuCount { One, Two, More, Any };
 
 struct Rule {
   GpuCount gpus = GpuCount::Any;
@@ -47,7 +46,8 @@ struct PointToPointStripe {
 struct Table {
   std::string gpu; // what the table was measured on (H100, or what `tune` ran on; "any": default rules)
   std::vector<Rule> rules;
-  PointToPointStripe point_to_point; // "point_to_point" (optional: these defaults, no striping)
+  PointToPointStripe point_to_point;       // "point_to_point" (optional: these defaults, no striping)
+  std::vector<MovementRule> data_movement; // "data_movement" (optional: direct for every call)
 };
 
 // A table file that cannot be used; what() names the part ("rules[2].gpus: ...").

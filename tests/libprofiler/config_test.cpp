@@ -170,7 +170,7 @@ TEST(Config, RuntimeSettingsAreRead) {
 
 TEST(Config, BadRuntimeSettingsWarnOnceEachNamingTheVariableAndKeepTheDefaults) {
   Environment environment{{{"COMMLENS_RUNTIME", "yes"},
-                           {"COMMLENS_RUNTIME_COLLECTIVES", "allreduce,alltoall"},
+                           {"COMMLENS_RUNTIME_COLLECTIVES", "allreduce,alltoallv"},
                            {"COMMLENS_RUNTIME_HOST_PERCENT", "60"},
                            {"COMMLENS_RUNTIME_ALGORITHM", "three_shot"},
                            {"COMMLENS_RUNTIME_TUNING", ""},
@@ -188,7 +188,7 @@ TEST(Config, BadRuntimeSettingsWarnOnceEachNamingTheVariableAndKeepTheDefaults) 
   EXPECT_EQ(config.runtime_paths, "");
   EXPECT_FALSE(config.runtime_background_opens);
   ASSERT_EQ(environment.warnings.size(), 8u);
-  for (const char* variable : {"COMMLENS_RUNTIME=yes", "COMMLENS_RUNTIME_COLLECTIVES=allreduce,alltoall",
+  for (const char* variable : {"COMMLENS_RUNTIME=yes", "COMMLENS_RUNTIME_COLLECTIVES=allreduce,alltoallv",
                                "COMMLENS_RUNTIME_HOST_PERCENT=60", "COMMLENS_RUNTIME_ALGORITHM=three_shot",
                                "COMMLENS_RUNTIME_TUNING=", "COMMLENS_RUNTIME_RANKS_PER_NODE=-1",
                                "COMMLENS_RUNTIME_PATHS=", "COMMLENS_RUNTIME_BACKGROUND_OPENS=later"}) {

@@ -1,4 +1,6 @@
-// The IPC allreduce's first stage (ipc_stages.hpp): publish, agree, map the peers' buffers.
+// The first stage of the collectives over CUDA IPC (agreement.hpp): publish, agree, map the peers'
+// buffers; and the allreduce's use of it (ipc_stages.hpp).
+#include "collectives/allreduce/agreement.hpp"
 #include "collectives/allreduce/ipc_stages.hpp"
 #include "selection_thresholds.hpp"
 #include "transport/device_buffer.hpp"
@@ -22,7 +24,8 @@ enum class Decline : std::int32_t {
   OtherDevice,
   NotExportable,
   StreamError,
-  Misaligned
+  Misaligned,
+  Arguments
 };
 
 const char* decline_text(Decline decline) {
@@ -39,19 +42,22 @@ const char* decline_text(Decline decline) {
     return "CUDA error while waiting for the buffer's producers";
   case Decline::Misaligned:
     return "buffer not aligned to its element type (the kernels load whole elements)";
+  case Decline::Arguments:
+    return "arguments the runtime does not take (a non-contiguous datatype, or send and receive "
+           "blocks of different sizes)";
   case Decline::None:
     break;
   }
   return "";
 }
 
-Decline publish(IpcHandleCache& cache, const void* pointer, std::size_t element_bytes,
-                PublishedBuffer* published, int* device) {
+Decline publish(IpcHandleCache& cache, const void* pointer, std::size_t alignment, PublishedBuffer* published,
+                int* device) {
   const BufferQuery query = query_buffer(pointer);
   if (query.kind != BufferKind::Device) {
     return query.kind == BufferKind::Managed ? Decline::ManagedBuffer : Decline::HostBuffer;
   }
-  if (reinterpret_cast<std::uintptr_t>(pointer) % element_bytes != 0) {
+  if (reinterpret_cast<std::uintptr_t>(pointer) % alignment != 0) {
     return Decline::Misaligned;
   }
   int current = -1;
@@ -68,13 +74,14 @@ Decline publish(IpcHandleCache& cache, const void* pointer, std::size_t element_
              : Decline::NotExportable;
 }
 
-Decline prepare_local(IpcHandleCache& cache, const AllreduceArguments& args, RankSlot& mine) {
+Decline prepare_local(IpcHandleCache& cache, const BufferAgreement& request, RankSlot& mine) {
   int device = -1;
-  const void* input = args.sendbuf == MPI_IN_PLACE ? args.recvbuf : args.sendbuf;
-  const std::size_t element_bytes = element_size(args.reduction.type);
-  Decline decline = publish(cache, input, element_bytes, &mine.input, &device);
-  if (decline == Decline::None) {
-    decline = publish(cache, args.recvbuf, element_bytes, &mine.output, &device);
+  Decline decline = request.arguments_declined ? Decline::Arguments : Decline::None;
+  if (decline == Decline::None && request.input != nullptr) {
+    decline = publish(cache, request.input, request.alignment, &mine.input, &device);
+  }
+  if (decline == Decline::None && request.output != nullptr) {
+    decline = publish(cache, request.output, request.alignment, &mine.output, &device);
   }
   cache.publish_freed_exports(&mine.freed);
   // The buffers' producers may still run on the legacy default stream (or streams synchronising
@@ -129,11 +136,11 @@ bool maps_output(const CommunicatorEngine& engine, IpcAlgorithm algorithm, int p
 
 // The peers' buffers this rank needs for the algorithm, mapped (cached), or, when some are not
 // mapped yet and the host path is faster than opening them, queued for the worker (kMapDeferred).
-MapState map_peer_buffers(CommunicatorEngine& engine, IpcHandleCache& cache, const AllreduceArguments& args,
-                          IpcAlgorithm algorithm, PeerBuffers& buffers, IpcResult& result) {
+MapState map_peer_buffers(CommunicatorEngine& engine, IpcHandleCache& cache, const BufferAgreement& request,
+                          PeerBuffers& buffers, std::uint32_t* ipc_opens) {
   const int me = engine.rank();
-  buffers.inputs[me] = const_cast<void*>(args.sendbuf == MPI_IN_PLACE ? args.recvbuf : args.sendbuf);
-  buffers.outputs[me] = args.recvbuf;
+  buffers.inputs[me] = const_cast<void*>(request.input);
+  buffers.outputs[me] = request.output;
   struct Needed {
     void** local;
     const PublishedBuffer* buffer;
@@ -143,15 +150,15 @@ MapState map_peer_buffers(CommunicatorEngine& engine, IpcHandleCache& cache, con
   std::size_t count = 0;
   for (int peer = 0; peer < engine.size(); ++peer) {
     const RankSlot& slot = engine.segment().slot(peer);
-    if (peer != me && maps_input(engine, algorithm)) {
+    if (peer != me && (request.inputs_needed >> peer & 1U) != 0) {
       needs[count++] = {&buffers.inputs[peer], &slot.input, slot.pid};
     }
-    if (peer != me && maps_output(engine, algorithm, peer)) {
+    if (peer != me && (request.outputs_needed >> peer & 1U) != 0) {
       needs[count++] = {&buffers.outputs[peer], &slot.output, slot.pid};
     }
   }
   const std::span<const Needed> needed(needs.data(), count);
-  if (args.background_opens) {
+  if (request.background_opens) {
     using Readiness = IpcHandleCache::Readiness;
     std::size_t unmapped = 0;
     bool refused = false; // the worker could not open one: this call opens it (and may retry)
@@ -160,8 +167,7 @@ MapState map_peer_buffers(CommunicatorEngine& engine, IpcHandleCache& cache, con
       unmapped += readiness != Readiness::Mapped ? 1 : 0;
       refused = refused || readiness == Readiness::RefusedInBackground;
     }
-    const std::uint64_t bytes = static_cast<std::uint64_t>(args.count) * element_size(args.reduction.type);
-    if (unmapped > 0 && !refused && host_path_is_faster(unmapped, bytes, cache)) {
+    if (unmapped > 0 && !refused && host_path_is_faster(unmapped, request.bytes, cache)) {
       int device = 0;
       cudaGetDevice(&device);
       for (const Needed& need : needed) {
@@ -175,7 +181,7 @@ MapState map_peer_buffers(CommunicatorEngine& engine, IpcHandleCache& cache, con
     int error = 0;
     bool opened = false;
     *need.local = cache.map(need.pid, *need.buffer, epoch, &opened, &error);
-    result.ipc_opens += opened ? 1 : 0;
+    *ipc_opens += opened ? 1 : 0;
     if (*need.local == nullptr) {
       return kMapFailed;
     }
@@ -185,12 +191,12 @@ MapState map_peer_buffers(CommunicatorEngine& engine, IpcHandleCache& cache, con
 
 } // namespace
 
-bool agree_and_map(CommunicatorEngine& engine, IpcHandleCache& cache, const AllreduceArguments& args,
-                   IpcAlgorithm algorithm, PeerBuffers& buffers, IpcResult& result) {
+bool agree_and_map(CommunicatorEngine& engine, IpcHandleCache& cache, const BufferAgreement& request,
+                   PeerBuffers& buffers, std::string* reason, std::uint32_t* ipc_opens) {
   const int me = engine.rank();
   NodeSegment& segment = engine.segment();
   RankSlot& mine = segment.slot(me);
-  const Decline decline = prepare_local(cache, args, mine);
+  const Decline decline = prepare_local(cache, request, mine);
   mine.pid = static_cast<std::int32_t>(getpid());
   mine.device_ok = decline == Decline::None ? 1 : 0;
   mine.decline = static_cast<std::int32_t>(decline);
@@ -200,29 +206,29 @@ bool agree_and_map(CommunicatorEngine& engine, IpcHandleCache& cache, const Allr
       cache.close_freed(segment.slot(peer).pid, segment.slot(peer).freed);
     }
   }
-  result.reason = first_decline(engine);
-  bool ok = result.reason.empty();
+  *reason = first_decline(engine);
+  bool ok = reason->empty();
   if (ok) {
-    mine.mapped_ok = map_peer_buffers(engine, cache, args, algorithm, buffers, result);
+    mine.mapped_ok = map_peer_buffers(engine, cache, request, buffers, ipc_opens);
     segment.barrier(engine.next_barrier());
     for (int peer = 0; peer < engine.size() && ok; ++peer) {
       if (segment.slot(peer).mapped_ok == kMapFailed) {
-        result.reason = "rank " + std::to_string(peer) + ": cudaIpcOpenMemHandle failed";
+        *reason = "rank " + std::to_string(peer) + ": cudaIpcOpenMemHandle failed";
         ok = false;
       }
     }
     for (int peer = 0; peer < engine.size() && ok; ++peer) {
       if (segment.slot(peer).mapped_ok == kMapDeferred) {
-        result.reason = kFirstUseReason;
+        *reason = kFirstUseReason;
         ok = false;
       }
     }
   }
-  if (args.vote != MPI_COMM_NULL) {
+  if (request.vote != MPI_COMM_NULL) {
     int here = ok ? 1 : 0, everywhere = 0;
-    PMPI_Allreduce(&here, &everywhere, 1, MPI_INT, MPI_MIN, args.vote);
+    PMPI_Allreduce(&here, &everywhere, 1, MPI_INT, MPI_MIN, request.vote);
     if (everywhere == 0 && ok) {
-      result.reason = "a rank on another node cannot take the call";
+      *reason = "a rank on another node cannot take the call";
       ok = false;
     }
   }
@@ -230,6 +236,21 @@ bool agree_and_map(CommunicatorEngine& engine, IpcHandleCache& cache, const Allr
     segment.barrier(engine.next_barrier()); // slots stay readable until everyone has looked
   }
   return ok;
+}
+
+bool agree_and_map(CommunicatorEngine& engine, IpcHandleCache& cache, const AllreduceArguments& args,
+                   IpcAlgorithm algorithm, PeerBuffers& buffers, IpcResult& result) {
+  BufferAgreement request{.input = args.sendbuf == MPI_IN_PLACE ? args.recvbuf : args.sendbuf,
+                          .output = args.recvbuf,
+                          .alignment = element_size(args.reduction.type),
+                          .bytes = static_cast<std::uint64_t>(args.count) * element_size(args.reduction.type),
+                          .background_opens = args.background_opens,
+                          .vote = args.vote};
+  for (int peer = 0; peer < engine.size(); ++peer) {
+    request.inputs_needed |= maps_input(engine, algorithm) ? 1U << peer : 0U;
+    request.outputs_needed |= maps_output(engine, algorithm, peer) ? 1U << peer : 0U;
+  }
+  return agree_and_map(engine, cache, request, buffers, &result.reason, &result.ipc_opens);
 }
 
 } // namespace commlens::runtime::ipc

@@ -2,6 +2,7 @@
 // The stages of the IPC allreduce (ipc_allreduce.cpp runs them): the agreement and mapping every
 // algorithm starts with (agreement.cpp), then one of one-shot (one_shot.cpp), two-shot
 // (two_shot.cpp) or the node's part of the hierarchical algorithm (hierarchical.cpp).
+#include "collectives/allreduce/agreement.hpp"
 #include "collectives/allreduce/ipc_allreduce.hpp"
 
 #include <cuda_runtime.h>
@@ -10,18 +11,10 @@
 
 namespace commlens::runtime::ipc {
 
-// Every rank's buffers as this rank sees them: its own, and the peers' it mapped (null otherwise).
-struct PeerBuffers {
-  void* inputs[kMaxRanks] = {};
-  void* outputs[kMaxRanks] = {};
-};
-
-// 1. Agreement: every rank publishes its buffers or why it cannot. 2. Mapping of the peers'
-// buffers this rank needs (cached), then agreement again: a failed open on any rank sends the
-// whole call to the baseline instead of leaving peers waiting. With `vote` (ranks on other nodes:
-// the hierarchical algorithm) every rank of the whole communicator then votes, so all nodes go the
-// same way. Every rank of the node takes the same branches, so the barrier numbers agree.
-// Returns whether the call runs here; on false the barriers are done and result.reason says why.
+// The agreement (agreement.hpp) for an allreduce: every rank publishes its input (recvbuf in
+// place) and output and maps the peers' the algorithm reads or writes. With `vote` (ranks on other
+// nodes: the hierarchical algorithm) every rank of the whole communicator then votes, so all nodes
+// go the same way. Returns whether the call runs here; on false result.reason says why.
 bool agree_and_map(CommunicatorEngine& engine, IpcHandleCache& cache, const AllreduceArguments& args,
                    IpcAlgorithm algorithm, PeerBuffers& buffers, IpcResult& result);
 

@@ -1,0 +1,110 @@
+// The shared skeleton of the data-movement entries (data_movement_call.hpp).
+#include "plugin/data_movement_call.hpp"
+
+#include "datatypes/message_layout.hpp"
+#include "plugin/runtime_state.hpp"
+
+namespace commlens::runtime {
+
+namespace {
+
+int run_baseline(RuntimeState& state, const std::function<int(StagedBuffers&)>& baseline, RuntimeOp& record) {
+  StagedBuffers staged(state.cuda_aware);
+  const int rc = baseline(staged);
+  record.implementation = staged.staged() ? Implementation::MpiHostStaged : Implementation::Mpi;
+  record.algorithm = staged.staged() ? "host_staged" : "pmpi";
+  record.bytes_host = staged.bytes_host();
+  record.chunks = staged.staged() ? 1 : 0;
+  return rc;
+}
+
+// Why the runtime declines the call before any agreement (every rank finds the same), or null.
+const char* decline_everywhere(CommunicatorEngine& engine, const MovementCall& call) {
+  if (!engine.usable()) {
+    return engine.why_unusable().c_str();
+  }
+  if (engine.spans_nodes()) {
+    return "communicator spans nodes (this collective runs on one node only)";
+  }
+  if (call.unsupported != nullptr) {
+    return call.unsupported;
+  }
+  const bool reduces = call.geometry.collective == tuning::Collective::ReduceScatterBlock ||
+                       call.geometry.collective == tuning::Collective::ReduceScatter;
+  if (reduces && !call.reduction) {
+    return "datatype and op pair with no reduction kernel";
+  }
+  return nullptr;
+}
+
+} // namespace
+
+bool contiguous_message(int count, MPI_Datatype datatype) noexcept {
+  const MessageLayout layout = message_layout(count, datatype);
+  return layout.supported && layout.contiguous;
+}
+
+std::uint64_t message_bytes(int count, MPI_Datatype datatype) noexcept {
+  int type_bytes = 0;
+  return count > 0 && PMPI_Type_size(datatype, &type_bytes) == MPI_SUCCESS && type_bytes > 0
+             ? static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(type_bytes)
+             : 0;
+}
+
+int run_movement_call(MovementCall& call, std::uint64_t call_id, std::uint8_t* implementation,
+                      const std::function<int(StagedBuffers&)>& baseline) noexcept {
+  RuntimeState& state = runtime_state();
+  RuntimeOp record;
+  record.call_id = call_id;
+  record.function = call.function;
+  record.start_ns = state.host.now_ns();
+  record.comm_id = state.host.communicator_id(call.comm);
+  record.bytes = call.bytes;
+  CommunicatorEngine& engine =
+      state.engines.engine_for(call.comm, static_cast<int>(state.host.runtime_ranks_per_node));
+  call.geometry.ranks = engine.size();
+  int rc = MPI_SUCCESS;
+  if (const char* why = decline_everywhere(engine, call)) {
+    record.decision = "fallback";
+    record.reason = why;
+    rc = run_baseline(state, baseline, record);
+  } else if (state.mode == RuntimeMode::AB &&
+             !engine.ab_turn_is_runtime(call.function, call.geometry.block_bytes)) {
+    record.decision = "ab_baseline";
+    rc = run_baseline(state, baseline, record);
+  } else {
+    tuning::MovementChoice choice = tuning::choose_movement(
+        state.tuning.table.data_movement, state.tuning.name,
+        {call.geometry.collective, engine.size(), engine.gpu_count(), call.geometry.block_bytes});
+    const IpcResult result = ipc_data_movement(engine, state.cache,
+                                               {.geometry = call.geometry,
+                                                .input = call.input,
+                                                .output = call.output,
+                                                .reduction = call.reduction.value_or(Reduction{}),
+                                                .arguments_declined = call.arguments_declined,
+                                                .background_opens = state.host.runtime_background_opens},
+                                               choice.algorithm);
+    record.decision_source = std::move(choice.source);
+    if (result.ran) {
+      const bool leader = choice.algorithm == tuning::MovementAlgorithm::GpuLeader;
+      record.decision = "runtime";
+      record.implementation = leader ? Implementation::IpcGpuLeader : Implementation::IpcDirect;
+      record.algorithm = tuning::movement_algorithm_name(choice.algorithm);
+      record.bytes_peer = result.bytes_peer;
+      record.ipc_opens = result.ipc_opens;
+      record.chunks = result.chunks;
+      record.streams = 1;
+      rc = result.rc;
+    } else {
+      record.decision = "fallback";
+      record.reason = result.reason;
+      rc = run_baseline(state, baseline, record);
+    }
+  }
+  record.end_ns = state.host.now_ns();
+  *implementation = static_cast<std::uint8_t>(record.implementation);
+  state.records->add(std::move(record));
+  return rc;
+}
+
+} // namespace commlens::runtime

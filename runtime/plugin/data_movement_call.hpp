@@ -1,0 +1,41 @@
+#pragma once
+// What every data-movement entry (data_movement_entries.cpp) shares: the decision (runtime, the
+// baseline's turn in ab mode, or a fallback with its reason), the algorithm from the tuning table,
+// the run over CUDA IPC or the host-staged baseline, and one runtime_ops row. An entry only says
+// what its call is (a MovementCall) and how MPI runs it on staged buffers (its baseline).
+#include "collectives/data_movement/ipc_data_movement.hpp"
+#include "collectives/data_movement/staged_baseline.hpp"
+#include "commlens/profiler/event_record.hpp"
+#include "mpi_header.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+namespace commlens::runtime {
+
+struct MovementCall {
+  FunctionId function = 0;
+  MPI_Comm comm = MPI_COMM_NULL;
+  movement::CallGeometry geometry;    // ranks: filled in from the communicator
+  const void* input = nullptr;        // this rank's input as block_plan.hpp means it (null: none)
+  void* output = nullptr;             // this rank's output (null: none)
+  std::uint64_t bytes = 0;            // runtime_ops.bytes: the bytes this rank sends
+  std::optional<Reduction> reduction; // reduce_scatter: empty when no kernel reduces the pair
+  // Why the runtime cannot take the call, from arguments equal on every rank (null: it can).
+  const char* unsupported = nullptr;
+  // This rank's own arguments rule the runtime out (the ranks agree on it before running).
+  bool arguments_declined = false;
+};
+
+// Runs the call (the runtime, or baseline(staged buffers) where the runtime does not), records it
+// and returns the MPI return code; *implementation gets what ran (an implementations id).
+int run_movement_call(MovementCall& call, std::uint64_t call_id, std::uint8_t* implementation,
+                      const std::function<int(StagedBuffers&)>& baseline) noexcept;
+
+// Whether `count` elements of `datatype` are a contiguous run of bytes (what the runtime copies).
+bool contiguous_message(int count, MPI_Datatype datatype) noexcept;
+// count x type size; 0 on an error or a negative count.
+std::uint64_t message_bytes(int count, MPI_Datatype datatype) noexcept;
+
+} // namespace commlens::runtime
