@@ -7,7 +7,7 @@
 #
 # usage: scripts/runtime-fuzz.sh [BUILD_DIR [SECONDS [STEPS [MAX_LOG2_COUNT]]]]
 # environment: FUZZ_RANKS ("2 4 8"), FUZZ_MODES ("on ab"), FUZZ_COLLECTIVES ("allreduce
-# allreduce,p2p"), FUZZ_SEED (the first seed; default: the time), FUZZ_TIMEOUT (seconds a run may
+# allreduce,p2p bcast,reduce allreduce,bcast,reduce,p2p"), FUZZ_SEED (the first seed; default: the time), FUZZ_TIMEOUT (seconds a run may
 # take, 600).
 set -uo pipefail
 build=$(realpath "${1:-build}")
@@ -31,7 +31,7 @@ echo "runtime-fuzz: first seed $seed, $steps steps a run, counts up to 2^$max_lo
 while ((SECONDS < end)); do
   for ranks in ${FUZZ_RANKS:-2 4 8}; do
     for mode in ${FUZZ_MODES:-on ab}; do
-      for collectives in ${FUZZ_COLLECTIVES:-allreduce allreduce,p2p}; do
+      for collectives in ${FUZZ_COLLECTIVES:-allreduce allreduce,p2p bcast,reduce allreduce,bcast,reduce,p2p}; do
         ((SECONDS < end)) || break 3
         run=$work/$seed
         mkdir -p "$run/log"

@@ -7,7 +7,7 @@ constexpr std::size_t kBatchRows = 256;
 constexpr Implementation kImplementations[] = {
     Implementation::Mpi,          Implementation::MpiHostStaged,  Implementation::TwoShot,
     Implementation::OneShot,      Implementation::OneShotStriped, Implementation::SharedGpu,
-    Implementation::Hierarchical, Implementation::IpcRendezvous};
+    Implementation::Hierarchical, Implementation::IpcRendezvous,  Implementation::Tree};
 } // namespace
 
 const char* implementation_name(Implementation implementation) noexcept {
@@ -26,6 +26,8 @@ const char* implementation_name(Implementation implementation) noexcept {
     return "runtime:hierarchical";
   case Implementation::IpcRendezvous:
     return "runtime:ipc_rendezvous";
+  case Implementation::Tree:
+    return "runtime:tree";
   case Implementation::Mpi:
     break;
   }
@@ -55,7 +57,7 @@ void RuntimeRecords::add(RuntimeOp op) {
                             relative(op.start_ns),
                             relative(op.end_ns),
                             std::int64_t{static_cast<int>(op.implementation)},
-                            std::string(op.algorithm),
+                            std::move(op.algorithm),
                             std::string(op.decision),
                             op.reason.empty() ? SqlValue{} : SqlValue{std::move(op.reason)},
                             static_cast<std::int64_t>(op.bytes),

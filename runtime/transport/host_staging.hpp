@@ -22,6 +22,12 @@ struct StagedCall {
 // (collectors/pmpi/device_staging.hpp).
 pmpi::DeviceStagingOps device_staging_ops() noexcept;
 
+// The rooted collectives' baselines: each rank stages its own device buffers (a rank's buffers
+// may be on the device while another's are in host memory).
+StagedCall baseline_bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                          bool cuda_aware) noexcept;
+StagedCall baseline_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                           int root, MPI_Comm comm, bool cuda_aware) noexcept;
 StagedCall baseline_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                               MPI_Comm comm, bool cuda_aware) noexcept;
 

@@ -14,6 +14,7 @@ NamedTable shipped_table_for_gpu(std::string_view gpu_name) {
     if (gpu_name.find(measured.gpu_marker) != std::string_view::npos) {
       Table table = parse_table(measured.json);
       table.rules.insert(table.rules.end(), defaults.rules.begin(), defaults.rules.end());
+      table.trees.insert(table.trees.end(), defaults.trees.begin(), defaults.trees.end());
       return {std::move(table), std::string(measured.name)};
     }
   }

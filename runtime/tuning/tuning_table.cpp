@@ -1,7 +1,7 @@
 #include "tuning_table.hpp"
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
+#include "table_json_helpers.hpp"
+#include "tree_rules_format.hpp"
 
 #include <algorithm>
 #include <array>
@@ -11,10 +11,8 @@ namespace commlens::runtime::tuning {
 
 namespace {
 
-using nlohmann::json;
+using namespace json_helpers;
 
-constexpr std::array<std::pair<GpuCount, const char*>, 4> kGpuCounts{
-    {{GpuCount::One, "one"}, {GpuCount::Two, "two"}, {GpuCount::More, "more"}, {GpuCount::Any, "any"}}};
 constexpr std::uint32_t kMaxHostPercent = 50; // as COMMLENS_RUNTIME_HOST_PERCENT
 constexpr const char* kRuleKeys[] = {"gpus",      "ranks_share_gpu", "in_place", "max_bytes",
                                      "algorithm", "host_percent",    "why"};
@@ -22,60 +20,11 @@ constexpr const char* kPointToPointKeys[] = {"min_bytes", "host_percent", "why"}
 // A striped message's host share is at least one stage chunk's worth at the smallest share.
 constexpr std::uint64_t kMinStripedBytes = std::uint64_t{1} << 20;
 
-const char* gpu_count_name(GpuCount count) {
-  return std::find_if(kGpuCounts.begin(), kGpuCounts.end(),
-                      [&](const auto& entry) { return entry.first == count; })
-      ->second;
-}
-
-bool gpu_count_matches(GpuCount count, int gpus) {
-  switch (count) {
-  case GpuCount::One:
-    return gpus == 1;
-  case GpuCount::Two:
-    return gpus == 2;
-  case GpuCount::More:
-    return gpus > 2;
-  case GpuCount::Any:
-    break;
-  }
-  return true;
-}
-
 bool matches(const Rule& rule, const CallShape& call) {
   return gpu_count_matches(rule.gpus, call.gpus) &&
          (!rule.ranks_share_gpu || *rule.ranks_share_gpu == (call.gpus < call.ranks)) &&
          (!rule.in_place || *rule.in_place == call.in_place) &&
          (!rule.max_bytes || call.bytes <= *rule.max_bytes);
-}
-
-[[noreturn]] void fail(const std::string& where, std::string_view what) {
-  throw TableError(fmt::format("{}: {}", where, what));
-}
-
-std::optional<bool> optional_flag(const json& rule, const char* key, const std::string& where) {
-  const auto found = rule.find(key);
-  if (found == rule.end() || found->is_null()) {
-    return std::nullopt;
-  }
-  if (!found->is_boolean()) {
-    fail(where + "." + key, "expected true, false or null");
-  }
-  return found->get<bool>();
-}
-
-// An object whose keys are all among `known`.
-template <std::size_t N>
-void expect_object_with(const json& object, const char* const (&known)[N], const std::string& where) {
-  if (!object.is_object()) {
-    fail(where, "expected an object");
-  }
-  for (const auto& [key, value] : object.items()) {
-    if (std::find_if(std::begin(known), std::end(known), [&](const char* name) { return key == name; }) ==
-        std::end(known)) {
-      fail(where, fmt::format("unknown key \"{}\" (accepted: {})", key, fmt::join(known, ", ")));
-    }
-  }
 }
 
 // "host_percent" and "why", optional in rules and in "point_to_point" alike.
@@ -87,12 +36,7 @@ void parse_share_and_why(const json& object, const std::string& where, std::uint
     }
     *host_percent = percent->get<std::uint32_t>();
   }
-  if (const auto text = object.find("why"); text != object.end()) {
-    if (!text->is_string()) {
-      fail(where + ".why", "expected a string");
-    }
-    *why = text->get<std::string>();
-  }
+  parse_why(object, where, why);
 }
 
 PointToPointStripe parse_point_to_point(const json& object) {
@@ -111,23 +55,10 @@ PointToPointStripe parse_point_to_point(const json& object) {
 Rule parse_rule(const json& object, const std::string& where) {
   expect_object_with(object, kRuleKeys, where);
   Rule rule;
-  if (const auto gpus = object.find("gpus"); gpus != object.end()) {
-    const auto named = std::find_if(kGpuCounts.begin(), kGpuCounts.end(), [&](const auto& entry) {
-      return gpus->is_string() && gpus->get<std::string>() == entry.second;
-    });
-    if (named == kGpuCounts.end()) {
-      fail(where + ".gpus", "expected \"one\", \"two\", \"more\" or \"any\"");
-    }
-    rule.gpus = named->first;
-  }
+  rule.gpus = parse_gpu_count(object, where);
   rule.ranks_share_gpu = optional_flag(object, "ranks_share_gpu", where);
   rule.in_place = optional_flag(object, "in_place", where);
-  if (const auto max_bytes = object.find("max_bytes"); max_bytes != object.end() && !max_bytes->is_null()) {
-    if (!max_bytes->is_number_unsigned()) {
-      fail(where + ".max_bytes", "expected a byte count (an integer >= 0) or null");
-    }
-    rule.max_bytes = max_bytes->get<std::uint64_t>();
-  }
+  rule.max_bytes = optional_max_bytes(object, where);
   const auto algorithm = object.find("algorithm");
   if (algorithm == object.end()) {
     fail(where, "no \"algorithm\"");
@@ -211,6 +142,9 @@ Table parse_table(std::string_view json_text) {
   if (const auto p2p = document.find("point_to_point"); p2p != document.end()) {
     table.point_to_point = parse_point_to_point(*p2p);
   }
+  if (const auto trees = document.find("trees"); trees != document.end()) {
+    table.trees = parse_tree_rules(*trees);
+  }
   return table;
 }
 
@@ -224,6 +158,9 @@ std::string table_json(const Table& table) {
   document["point_to_point"] = {{"min_bytes", p2p.min_bytes}, {"host_percent", p2p.host_percent}};
   if (!p2p.why.empty()) {
     document["point_to_point"]["why"] = p2p.why;
+  }
+  if (!table.trees.empty()) {
+    document["trees"] = tree_rules_json(table.trees);
   }
   return document.dump(2) + "\n";
 }

@@ -22,7 +22,8 @@ enum class Decline : std::int32_t {
   OtherDevice,
   NotExportable,
   StreamError,
-  Misaligned
+  Misaligned,
+  NonContiguous
 };
 
 const char* decline_text(Decline decline) {
@@ -39,6 +40,8 @@ const char* decline_text(Decline decline) {
     return "CUDA error while waiting for the buffer's producers";
   case Decline::Misaligned:
     return "buffer not aligned to its element type (the kernels load whole elements)";
+  case Decline::NonContiguous:
+    return "non-contiguous datatype";
   case Decline::None:
     break;
   }
@@ -72,7 +75,8 @@ Decline prepare_local(IpcHandleCache& cache, const AllreduceArguments& args, Ran
   int device = -1;
   const void* input = args.sendbuf == MPI_IN_PLACE ? args.recvbuf : args.sendbuf;
   const std::size_t element_bytes = element_size(args.reduction.type);
-  Decline decline = publish(cache, input, element_bytes, &mine.input, &device);
+  Decline decline = args.non_contiguous ? Decline::NonContiguous
+                                        : publish(cache, input, element_bytes, &mine.input, &device);
   if (decline == Decline::None) {
     decline = publish(cache, args.recvbuf, element_bytes, &mine.output, &device);
   }
@@ -104,8 +108,11 @@ std::string first_decline(CommunicatorEngine& engine) {
 // buffers (every input, and the outputs of the ranks on the leader's GPU); reduce-to-leader has
 // the node leader load every input and every other rank load the leader's output; two-shot has
 // every rank load every input and output.
-bool maps_input(const CommunicatorEngine& engine, IpcAlgorithm algorithm) {
+bool maps_input(const CommunicatorEngine& engine, const AllreduceArguments& args, IpcAlgorithm algorithm,
+                int peer) {
   switch (algorithm) {
+  case IpcAlgorithm::Tree:
+    return (args.tree_inputs >> peer & 1U) != 0;
   case IpcAlgorithm::TwoShot:
     return true;
   case IpcAlgorithm::ReduceToNodeLeader:
@@ -115,8 +122,11 @@ bool maps_input(const CommunicatorEngine& engine, IpcAlgorithm algorithm) {
   }
 }
 
-bool maps_output(const CommunicatorEngine& engine, IpcAlgorithm algorithm, int peer) {
+bool maps_output(const CommunicatorEngine& engine, const AllreduceArguments& args, IpcAlgorithm algorithm,
+                 int peer) {
   switch (algorithm) {
+  case IpcAlgorithm::Tree:
+    return (args.tree_outputs >> peer & 1U) != 0;
   case IpcAlgorithm::TwoShot:
     return true;
   case IpcAlgorithm::ReduceToNodeLeader:
@@ -143,10 +153,10 @@ MapState map_peer_buffers(CommunicatorEngine& engine, IpcHandleCache& cache, con
   std::size_t count = 0;
   for (int peer = 0; peer < engine.size(); ++peer) {
     const RankSlot& slot = engine.segment().slot(peer);
-    if (peer != me && maps_input(engine, algorithm)) {
+    if (peer != me && maps_input(engine, args, algorithm, peer)) {
       needs[count++] = {&buffers.inputs[peer], &slot.input, slot.pid};
     }
-    if (peer != me && maps_output(engine, algorithm, peer)) {
+    if (peer != me && maps_output(engine, args, algorithm, peer)) {
       needs[count++] = {&buffers.outputs[peer], &slot.output, slot.pid};
     }
   }
