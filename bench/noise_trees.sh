@@ -10,7 +10,7 @@
 set -euo pipefail
 build=${1:?usage: noise_trees.sh BUILD_DIR [RANKS [ITERATIONS [NOISE [BYTES...]]]]}
 ranks=${2:-4}
-iterations=${3:-50}
+iterations=${3:-200}
 noise=${4:-10:10}
 shift $(($# < 4 ? $# : 4))
 sizes=("$@")
