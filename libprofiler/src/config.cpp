@@ -268,6 +268,21 @@ const std::vector<Setting>& settings() {
       {"COMMLENS_RUNTIME_PATHS", "off, or the path of the node's copy-path file",
        [](Config& c, const std::string& v) { return store_path(v, c.runtime_paths); },
        [](const Config&) { return std::string("the file in the cache directory"); }},
+      {"COMMLENS_RUNTIME_TREE_PROGRESS", "event, blocking",
+       [](Config& c, const std::string& v) {
+         const bool known = is_known(v, "event,blocking");
+         if (known) {
+           c.runtime_tree_progress = v;
+         }
+         return known;
+       },
+       [](const Config& c) { return c.runtime_tree_progress; }},
+      {"COMMLENS_NOISE", "HZ:MAX_MS[:RANKS] (e.g. 10:10 or 10:10:0-1)",
+       [](Config& c, const std::string& v) {
+         c.noise = v;
+         return !v.empty();
+       },
+       [](const Config&) { return std::string("none"); }},
   };
   return table;
 }

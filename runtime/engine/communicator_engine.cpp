@@ -99,11 +99,15 @@ void CommunicatorEngine::learn_gpu_sharing(MPI_Comm comm) {
   PMPI_Allgather(&mine, 1, MPI_INT64_T, keys.data(), 1, MPI_INT64_T, comm);
   std::vector<std::int64_t> distinct = keys;
   std::ranges::sort(distinct);
-  gpu_count_ = static_cast<int>(std::ranges::unique(distinct).begin() - distinct.begin());
+  const auto distinct_end = std::ranges::unique(distinct).begin();
+  gpu_count_ = static_cast<int>(distinct_end - distinct.begin());
   for (int rank = 0; rank < size_; ++rank) {
-    if (keys[static_cast<std::size_t>(rank)] == mine) {
+    const std::int64_t key = keys[static_cast<std::size_t>(rank)];
+    if (key == mine) {
       ranks_on_my_gpu_.push_back(rank);
     }
+    gpu_of_rank_.push_back(
+        static_cast<int>(std::lower_bound(distinct.begin(), distinct_end, key) - distinct.begin()));
   }
 }
 

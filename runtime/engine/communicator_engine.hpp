@@ -45,11 +45,20 @@ public:
   // one-shot work).
   int gpu_count() const noexcept { return gpu_count_; }
   const std::vector<int>& ranks_on_my_gpu() const noexcept { return ranks_on_my_gpu_; }
+  // Every rank's GPU as an index (0 .. gpu_count - 1), equal for ranks sharing one.
+  const std::vector<int>& gpu_of_rank() const noexcept { return gpu_of_rank_; }
   bool leads_my_gpu() const noexcept {
     return !ranks_on_my_gpu_.empty() && ranks_on_my_gpu_.front() == rank_;
   }
   // The next barrier number (every rank counts the same barriers, so the numbers agree).
   std::uint64_t next_barrier() noexcept { return ++barriers_; }
+  // The rooted collectives' segment counters (RankSlot::segments_done) before this call, which
+  // then adds `segments`: every rank makes the same calls, so the bases agree without resets.
+  std::uint64_t segment_base(std::uint32_t segments) noexcept {
+    const std::uint64_t base = segments_;
+    segments_ += segments;
+    return base;
+  }
   // True on the engine's first call only (every rank of it makes the same calls).
   bool first_call() noexcept { return calls_++ == 0; }
   // A blocking stream on the current device (it orders after work on the legacy default stream).
@@ -66,6 +75,11 @@ public:
   // The same for the data-movement collectives, whose signature equal on every rank is the
   // function and its block size (datatypes may differ between ranks).
   bool ab_turn_is_runtime(std::uint16_t function, std::uint64_t block_bytes);
+  // The same for the rooted collectives, by function, root, bytes and op (a bcast's count and
+  // datatype may differ between ranks, its bytes may not).
+  bool ab_turn_is_runtime(int function, int root, std::uint64_t bytes, MPI_Op op) {
+    return rooted_ab_.runtime_turn(function, root, bytes, op);
+  }
 
 private:
   CommunicatorEngine() = default;
@@ -78,6 +92,8 @@ private:
   NodeSegment segment_;
   int gpu_count_ = 0;
   std::vector<int> ranks_on_my_gpu_;
+  std::vector<int> gpu_of_rank_;
+  std::uint64_t segments_ = 0;
   std::uint64_t barriers_ = 0;
   std::uint64_t calls_ = 0;
   void* stream_ = nullptr;
@@ -89,6 +105,7 @@ private:
   bool stripe_tried_ = false;
   AbAlternation<int, MPI_Datatype, MPI_Op> ab_;
   AbAlternation<std::uint16_t, std::uint64_t> ab_blocks_;
+  AbAlternation<int, int, std::uint64_t, MPI_Op> rooted_ab_;
 };
 
 // Engines by communicator, made on first use and dropped when the communicator is freed.

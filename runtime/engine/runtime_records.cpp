@@ -7,8 +7,8 @@ constexpr std::size_t kBatchRows = 256;
 constexpr Implementation kImplementations[] = {
     Implementation::Mpi,          Implementation::MpiHostStaged,  Implementation::TwoShot,
     Implementation::OneShot,      Implementation::OneShotStriped, Implementation::SharedGpu,
-    Implementation::Hierarchical, Implementation::IpcRendezvous,  Implementation::IpcDirect,
-    Implementation::IpcGpuLeader};
+    Implementation::Hierarchical, Implementation::IpcRendezvous,  Implementation::Tree,
+    Implementation::IpcDirect,    Implementation::IpcGpuLeader};
 } // namespace
 
 const char* implementation_name(Implementation implementation) noexcept {
@@ -31,6 +31,8 @@ const char* implementation_name(Implementation implementation) noexcept {
     return "runtime:ipc_direct";
   case Implementation::IpcGpuLeader:
     return "runtime:ipc_gpu_leader";
+  case Implementation::Tree:
+    return "runtime:tree";
   case Implementation::Mpi:
     break;
   }
@@ -60,7 +62,7 @@ void RuntimeRecords::add(RuntimeOp op) {
                             relative(op.start_ns),
                             relative(op.end_ns),
                             std::int64_t{static_cast<int>(op.implementation)},
-                            std::string(op.algorithm),
+                            std::move(op.algorithm),
                             std::string(op.decision),
                             op.reason.empty() ? SqlValue{} : SqlValue{std::move(op.reason)},
                             static_cast<std::int64_t>(op.bytes),

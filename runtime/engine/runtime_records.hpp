@@ -20,7 +20,8 @@ enum class Implementation : std::uint8_t {
   SharedGpu = 5,
   Hierarchical = 6,
   IpcRendezvous = 7,
-  // The data-movement collectives (collectives/data_movement/); 8 to 11 are kept for the trees.
+  Tree = 8, // bcast and reduce on a tree (collectives/pipeline/)
+  // The data-movement collectives (collectives/data_movement/).
   IpcDirect = 12,
   IpcGpuLeader = 13
 };
@@ -33,7 +34,7 @@ struct RuntimeOp {
   std::uint64_t start_ns = 0; // profiler clock
   std::uint64_t end_ns = 0;
   Implementation implementation = Implementation::Mpi;
-  const char* algorithm = "";
+  std::string algorithm;       // a name, or for trees their shapes, segment size and window
   const char* decision = "";   // runtime, ab_baseline, fallback
   std::string reason;          // empty unless the runtime declined or chose the host path
   std::string decision_source; // what chose the algorithm (tuning::Choice::source); empty: none was

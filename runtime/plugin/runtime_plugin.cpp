@@ -32,6 +32,12 @@ void finish() {
     state.p2p->finalize(); // waits for its rendezvous replies while the channel is still open
   }
   state.records->flush();
+  state.tree_scratch.trim();
+  if (state.noise) {
+    state.host.set_run_value(
+        fmt::format("noise.rank{}", state.host.world_rank),
+        fmt::format("{} delays, {:.3f} ms in all", state.noise->delays(), state.noise->injected_ns() / 1e6));
+  }
   const IpcCacheStats stats = state.cache.stats();
   state.host.set_run_value("runtime_ipc_cache",
                            fmt::format("hits={} misses={} evictions={} open_ms={:.3f} background_opens={}",
@@ -67,6 +73,28 @@ void load_tuning(RuntimeState& state, const pmpi::CudaPluginHost& host) {
   state.tuning_settings = {tuning::parse_algorithm(host.runtime_algorithm), host.runtime_host_percent};
 }
 
+// COMMLENS_NOISE on the ranks it names (a bad value is said once, by rank 0, and nothing injected)
+// and COMMLENS_RUNTIME_TREE_PROGRESS.
+void load_tree_settings(RuntimeState& state, const pmpi::CudaPluginHost& host) {
+  state.blocking_trees = host.runtime_tree_progress == "blocking";
+  if (host.noise.empty()) {
+    return;
+  }
+  std::string error;
+  const std::optional<noise::NoiseSettings> settings = noise::parse_noise(host.noise, &error);
+  if (!settings) {
+    if (host.world_rank == 0) {
+      fmt::print(stderr, "commlens: COMMLENS_NOISE={}: {}; no noise injected\n", host.noise, error);
+    }
+    host.set_run_value("noise", "rejected: " + error);
+    return;
+  }
+  host.set_run_value("noise", noise::describe(*settings) + ", at the rooted collectives' entries and loops");
+  if (noise::applies_to(*settings, host.world_rank)) {
+    state.noise = std::make_unique<NoiseInjector>(*settings, host.world_rank);
+  }
+}
+
 } // namespace
 
 const char* start_runtime(const pmpi::CudaPluginHost& host) {
@@ -80,6 +108,7 @@ const char* start_runtime(const pmpi::CudaPluginHost& host) {
   state.records = std::make_unique<RuntimeRecords>(state.host);
   use_location_cache(host.hooks->buffer_location); // set by the CUDA collector, which starts first
   load_tuning(state, host);
+  load_tree_settings(state, host);
   if (host.runtime_channel != nullptr) {
     state.p2p = std::make_unique<PointToPoint>(
         state.host, state.mode, state.cache, *state.records,

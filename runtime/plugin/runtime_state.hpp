@@ -4,9 +4,11 @@
 // table, and the point-to-point runtime when it is on. The entries (allreduce_entry.cpp,
 // p2p_entries.cpp) reach it through runtime_state(); the layers below get what they need passed in.
 #include "engine/communicator_engine.hpp"
+#include "engine/noise_injector.hpp"
 #include "engine/runtime_records.hpp"
 #include "point_to_point/point_to_point.hpp"
 #include "shipped_tables.hpp"
+#include "transport/buffer_pool.hpp"
 #include "transport/ipc_handle_cache.hpp"
 
 #include "commlens/profiler/config.hpp"
@@ -25,6 +27,11 @@ struct RuntimeState {
   tuning::NamedTable tuning;              // the table the algorithm choice reads (runtime_plugin.cpp)
   tuning::ChoiceSettings tuning_settings; // COMMLENS_RUNTIME_ALGORITHM, COMMLENS_RUNTIME_HOST_PERCENT
   std::unique_ptr<PointToPoint> p2p;      // COMMLENS_RUNTIME_COLLECTIVES names p2p
+  // The rooted collectives (bcast, reduce): partial results of reduce's inner ranks, the noise
+  // injector (COMMLENS_NOISE, on this rank), and COMMLENS_RUNTIME_TREE_PROGRESS=blocking.
+  BufferPool tree_scratch{PoolMemory::Device, std::size_t{256} << 20};
+  std::unique_ptr<NoiseInjector> noise;
+  bool blocking_trees = false;
 };
 
 RuntimeState& runtime_state();

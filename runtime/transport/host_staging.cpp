@@ -43,6 +43,34 @@ PinnedStagingBuffer& staging_buffer(bool send_side) {
   return send_side ? send : receive;
 }
 
+std::size_t span_bytes(int count, MPI_Datatype datatype) {
+  MPI_Aint lower_bound = 0;
+  MPI_Aint extent = 0;
+  PMPI_Type_get_extent(datatype, &lower_bound, &extent);
+  return static_cast<std::size_t>(count) * static_cast<std::size_t>(extent);
+}
+
+// Which buffers of a rooted collective a rank uses: on an intra-communicator the root sends (bcast)
+// or receives (reduce), every rank the other way; on an inter-communicator the root's group names
+// its root MPI_ROOT and the rest MPI_PROC_NULL (no buffer), the other group the remote root's rank.
+struct RootedRole {
+  bool is_root;  // bcast's source, reduce's destination
+  bool sends;    // bcast: the root; reduce: every rank that contributes
+  bool receives; // bcast: every rank but the root
+};
+
+RootedRole rooted_role(int root, MPI_Comm comm) {
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter != 0) {
+    const bool root_side = root == MPI_ROOT;
+    return {root_side, root >= 0, root >= 0};
+  }
+  int me = 0;
+  PMPI_Comm_rank(comm, &me);
+  return {me == root, true, me != root};
+}
+
 } // namespace
 
 void* pinned_staging_buffer(bool send_side, std::size_t bytes) noexcept {
@@ -87,10 +115,7 @@ StagedCall baseline_allreduce(const void* sendbuf, void* recvbuf, int count, MPI
   if (!device || cuda_aware || count <= 0) {
     return {PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm), false, 0};
   }
-  MPI_Aint lower_bound = 0;
-  MPI_Aint extent = 0;
-  PMPI_Type_get_extent(datatype, &lower_bound, &extent);
-  const std::size_t bytes = static_cast<std::size_t>(count) * static_cast<std::size_t>(extent);
+  const std::size_t bytes = span_bytes(count, datatype);
   // The call as the program made it, on pinned host copies: in place stays in place, otherwise the
   // send buffer is staged apart (an inter-communicator allows nothing else).
   void* received = pinned_staging_buffer(false, bytes);
@@ -101,6 +126,54 @@ StagedCall baseline_allreduce(const void* sendbuf, void* recvbuf, int count, MPI
   cudaMemcpy(in_place ? received : sent, in_place ? recvbuf : sendbuf, bytes, cudaMemcpyDefault);
   const int rc = PMPI_Allreduce(sent, received, count, datatype, op, comm);
   cudaMemcpy(recvbuf, received, bytes, cudaMemcpyDefault);
+  return {rc, true, bytes};
+}
+
+StagedCall baseline_bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                          bool cuda_aware) noexcept {
+  if (cuda_aware || count <= 0 || !on_device(buffer)) {
+    return {PMPI_Bcast(buffer, count, datatype, root, comm), false, 0};
+  }
+  const RootedRole role = rooted_role(root, comm);
+  const std::size_t bytes = span_bytes(count, datatype);
+  void* staged = staging_buffer(false).reserve(bytes);
+  if (staged == nullptr) {
+    return {MPI_ERR_NO_MEM, true, 0};
+  }
+  if (role.is_root) {
+    cudaMemcpy(staged, buffer, bytes, cudaMemcpyDefault);
+  }
+  const int rc = PMPI_Bcast(staged, count, datatype, root, comm);
+  if (role.receives) {
+    cudaMemcpy(buffer, staged, bytes, cudaMemcpyDefault);
+  }
+  return {rc, true, bytes};
+}
+
+StagedCall baseline_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                           int root, MPI_Comm comm, bool cuda_aware) noexcept {
+  const RootedRole role = rooted_role(root, comm);
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const bool receive_device = role.is_root && on_device(recvbuf);
+  const bool send_device = role.sends && !in_place && on_device(sendbuf);
+  if (cuda_aware || count <= 0 || (!receive_device && !send_device)) {
+    return {PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm), false, 0};
+  }
+  const std::size_t bytes = span_bytes(count, datatype);
+  void* received = receive_device ? staging_buffer(false).reserve(bytes) : recvbuf;
+  const void* sent = send_device ? staging_buffer(true).reserve(bytes) : sendbuf;
+  if (received == nullptr || sent == nullptr) {
+    return {MPI_ERR_NO_MEM, true, 0};
+  }
+  if (send_device) {
+    cudaMemcpy(const_cast<void*>(sent), sendbuf, bytes, cudaMemcpyDefault);
+  } else if (in_place && receive_device) {
+    cudaMemcpy(received, recvbuf, bytes, cudaMemcpyDefault);
+  }
+  const int rc = PMPI_Reduce(sent, received, count, datatype, op, root, comm);
+  if (receive_device) {
+    cudaMemcpy(recvbuf, received, bytes, cudaMemcpyDefault);
+  }
   return {rc, true, bytes};
 }
 

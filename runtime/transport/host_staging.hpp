@@ -27,6 +27,12 @@ pmpi::DeviceStagingOps device_staging_ops() noexcept;
 // `bytes` and kept (null when pinning failed): what every baseline stages through.
 void* pinned_staging_buffer(bool send_side, std::size_t bytes) noexcept;
 
+// The rooted collectives' baselines: each rank stages its own device buffers (a rank's buffers
+// may be on the device while another's are in host memory).
+StagedCall baseline_bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                          bool cuda_aware) noexcept;
+StagedCall baseline_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                           int root, MPI_Comm comm, bool cuda_aware) noexcept;
 StagedCall baseline_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                               MPI_Comm comm, bool cuda_aware) noexcept;
 

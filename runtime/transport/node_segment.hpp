@@ -52,6 +52,9 @@ struct alignas(64) RankSlot {
   // The hierarchical algorithm's leader: how much of its output holds the final result, as the
   // call's tag (high 32 bits) and a count of elements from the start (low 32 bits).
   std::atomic<std::uint64_t> announced;
+  // The rooted collectives' pipelines (collectives/pipeline/): how many segments this rank has
+  // finished, counted over every such call of the communicator (CommunicatorEngine::segment_base).
+  std::atomic<std::uint64_t> segments_done;
 };
 
 // Waiting on another rank through shared memory: spin briefly, then yield, since ranks may

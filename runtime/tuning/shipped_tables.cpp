@@ -16,6 +16,7 @@ NamedTable shipped_table_for_gpu(std::string_view gpu_name) {
       table.rules.insert(table.rules.end(), defaults.rules.begin(), defaults.rules.end());
       table.data_movement.insert(table.data_movement.end(), defaults.data_movement.begin(),
                                  defaults.data_movement.end());
+      table.trees.insert(table.trees.end(), defaults.trees.begin(), defaults.trees.end());
       return {std::move(table), std::string(measured.name)};
     }
   }

@@ -1,6 +1,7 @@
 #include "tuning_table.hpp"
 
 #include "table_fields.hpp"
+#include "tree_rules_format.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -154,6 +155,9 @@ Table parse_table(std::string_view json_text) {
           parse_movement_rule((*movement)[index], fmt::format("data_movement[{}]", index)));
     }
   }
+  if (const auto trees = document.find("trees"); trees != document.end()) {
+    table.trees = parse_tree_rules(*trees);
+  }
   return table;
 }
 
@@ -173,6 +177,9 @@ std::string table_json(const Table& table) {
     for (const MovementRule& rule : table.data_movement) {
       document["data_movement"].push_back(movement_rule_json(rule));
     }
+  }
+  if (!table.trees.empty()) {
+    document["trees"] = tree_rules_json(table.trees);
   }
   return document.dump(2) + "\n";
 }

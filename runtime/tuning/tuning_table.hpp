@@ -4,6 +4,7 @@
 // the first that matches and is safe for the call wins. Safety is code, not table: a table can
 // only choose among algorithms that compute the right result for the call (docs/runtime.md).
 // Pure C++ (no CUDA), so the CLI's `tune` and CPU-only tests use it too.
+#include "collectives/trees/tree_shape.hpp"
 #include "data_movement_rules.hpp"
 
 #include <cstdint>
@@ -43,11 +44,28 @@ struct PointToPointStripe {
   bool operator==(const PointToPointStripe&) const = default;
 };
 
+// The rooted collectives on device buffers (bcast, reduce): the tree's shape per level, the
+// segment size and how many segments a rank keeps in flight (tree_rules.hpp chooses).
+enum class RootedCollective { Bcast, Reduce };
+struct TreeRule {
+  std::optional<RootedCollective> collective; // unset: both
+  GpuCount gpus = GpuCount::Any;
+  std::optional<bool> ranks_share_gpu;    // unset: either
+  std::optional<std::uint64_t> max_bytes; // inclusive; unset: any size
+  trees::LevelShapes shapes;
+  std::uint64_t segment_bytes = std::uint64_t{256} << 10;
+  std::uint32_t window = 4;
+  std::string why;
+
+  bool operator==(const TreeRule&) const = default;
+};
+
 struct Table {
   std::string gpu; // what the table was measured on (H100, or what `tune` ran on; "any": default rules)
   std::vector<Rule> rules;
   PointToPointStripe point_to_point;       // "point_to_point" (optional: these defaults, no striping)
   std::vector<MovementRule> data_movement; // "data_movement" (optional: direct for every call)
+  std::vector<TreeRule> trees;             // "trees" (optional: tree_rules.hpp's fixed choice)
 };
 
 // A table file that cannot be used; what() names the part ("rules[2].gpus: ...").

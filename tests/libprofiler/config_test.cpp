@@ -168,6 +168,24 @@ TEST(Config, RuntimeSettingsAreRead) {
   EXPECT_TRUE(environment.warnings.empty());
 }
 
+TEST(Config, TreeProgressAndNoiseAreReadAndBadValuesWarn) {
+  Environment defaults;
+  EXPECT_EQ(defaults.load().runtime_tree_progress, "event");
+  EXPECT_EQ(defaults.load().noise, ""); // no noise
+  Environment environment{{{"COMMLENS_RUNTIME_TREE_PROGRESS", "blocking"},
+                           {"COMMLENS_NOISE", "10:10:1"},
+                           {"COMMLENS_RUNTIME_COLLECTIVES", "bcast,reduce"}},
+                          {}};
+  const auto config = environment.load();
+  EXPECT_EQ(config.runtime_tree_progress, "blocking");
+  EXPECT_EQ(config.noise, "10:10:1"); // parsed by the runtime when it starts
+  EXPECT_EQ(config.runtime_collectives, (std::vector<std::string>{"bcast", "reduce"}));
+  EXPECT_TRUE(environment.warnings.empty());
+  Environment bad{{{"COMMLENS_RUNTIME_TREE_PROGRESS", "lazy"}, {"COMMLENS_NOISE", ""}}, {}};
+  EXPECT_EQ(bad.load().runtime_tree_progress, "event");
+  EXPECT_EQ(bad.warnings.size(), 2u);
+}
+
 TEST(Config, BadRuntimeSettingsWarnOnceEachNamingTheVariableAndKeepTheDefaults) {
   Environment environment{{{"COMMLENS_RUNTIME", "yes"},
                            {"COMMLENS_RUNTIME_COLLECTIVES", "allreduce,alltoallv"},

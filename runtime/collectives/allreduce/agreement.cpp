@@ -244,11 +244,17 @@ bool agree_and_map(CommunicatorEngine& engine, IpcHandleCache& cache, const Allr
                           .output = args.recvbuf,
                           .alignment = element_size(args.reduction.type),
                           .bytes = static_cast<std::uint64_t>(args.count) * element_size(args.reduction.type),
+                          .arguments_declined = args.non_contiguous,
                           .background_opens = args.background_opens,
                           .vote = args.vote};
-  for (int peer = 0; peer < engine.size(); ++peer) {
-    request.inputs_needed |= maps_input(engine, algorithm) ? 1U << peer : 0U;
-    request.outputs_needed |= maps_output(engine, algorithm, peer) ? 1U << peer : 0U;
+  if (algorithm == IpcAlgorithm::Tree) { // the tree's caller says whose buffers each rank reads
+    request.inputs_needed = args.tree_inputs;
+    request.outputs_needed = args.tree_outputs;
+  } else {
+    for (int peer = 0; peer < engine.size(); ++peer) {
+      request.inputs_needed |= maps_input(engine, algorithm) ? 1U << peer : 0U;
+      request.outputs_needed |= maps_output(engine, algorithm, peer) ? 1U << peer : 0U;
+    }
   }
   return agree_and_map(engine, cache, request, buffers, &result.reason, &result.ipc_opens);
 }

@@ -19,6 +19,8 @@ IpcResult ipc_allreduce(CommunicatorEngine& engine, IpcHandleCache& cache, const
   case IpcAlgorithm::ReduceToNodeLeader:
     ipc::reduce_to_node_leader(engine, args, buffers, result);
     break;
+  case IpcAlgorithm::Tree: // the agreement only: tree_pipeline.cpp runs the rooted collectives
+    break;
   case IpcAlgorithm::OneShot:
   case IpcAlgorithm::OneShotStriped:
     ipc::one_shot(engine, args, algorithm, buffers, result);

@@ -37,12 +37,20 @@ struct AllreduceArguments {
   // and the node leader runs between_nodes on its output, which the node stages fill and empty.
   MPI_Comm vote = MPI_COMM_NULL;
   std::function<BetweenNodes(void* node_result, const NodeStages& node)> between_nodes = {};
+  // Tree (the rooted collectives, collectives/pipeline/): the peers whose input and whose output
+  // this rank maps, one bit per rank.
+  std::uint32_t tree_inputs = 0;
+  std::uint32_t tree_outputs = 0;
+  // This rank's datatype is not contiguous (a bcast's datatype may differ between ranks): it
+  // declines, and every rank hands the call to the baseline.
+  bool non_contiguous = false;
 };
 
 // OneShotStriped (two ranks, large messages): one-shot over NVLink for most of the data while the
 // host path (host_stripe.hpp) carries the rest. ReduceToNodeLeader: the node's stages of the
 // hierarchical algorithm (reduce into the node leader, its step between nodes, copy out).
-enum class IpcAlgorithm { OneShot, TwoShot, OneShotStriped, ReduceToNodeLeader };
+// Tree: the agreement only, mapping the peers AllreduceArguments' tree masks name (bcast, reduce).
+enum class IpcAlgorithm { OneShot, TwoShot, OneShotStriped, ReduceToNodeLeader, Tree };
 
 struct IpcResult {
   bool ran = false; // false: the ranks agreed to hand the call to the baseline (reason says why)

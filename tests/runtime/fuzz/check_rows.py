@@ -2,8 +2,9 @@
 """Checks a runtime_fuzz trace: every mpi_calls row against the row the program logged for its call
 (function, bytes sent and received, buffer location, datatype, peer; -2 or * in the log: not
 checked), and every runtime_ops row against its call: same function, an allreduce's bytes equal
-to the call's, and the call's implementation one of its rows' (a MPI_Sendrecv has a row for each
-half). A nonblocking or persistent receive's row is written when it is posted, before the runtime
+to the call's, a bcast's or reduce's the larger of the call's sent and received bytes, a tree row's
+algorithm naming its tree, segment size and window, and the call's implementation one of its rows'
+(a MPI_Sendrecv has a row for each half). A nonblocking or persistent receive's row is written when it is posted, before the runtime
 knows how the message will come, so only its runtime_ops rows say that.
 
 usage: check_rows.py DATABASE LOG_DIR
@@ -54,6 +55,9 @@ def compare_rank(db, rank, expected):
 
 
 POSTED_RECEIVES = {"MPI_Irecv", "MPI_Imrecv", "MPI_Recv_init"}
+ROOTED = {"MPI_Bcast", "MPI_Reduce"}
+SHAPE = "(flat|chain|binary|binomial)"
+TREE_ALGORITHM = re.compile(rf"(blocking_)?tree:gpu={SHAPE},node={SHAPE},nodes={SHAPE}:segment=\d+:window=\d+")
 MEMORY_KEYS = ("runtime_ipc_memory", "host_staging_memory")
 
 
@@ -72,14 +76,15 @@ def memory_problems(db):
 def runtime_ops_problems(db):
     rows = db.execute(
         """SELECT r.rank, r.mpi_call_id, r.bytes, r.implementation, c.id, c.bytes_sent, c.implementation,
-                  fr.name, fc.name
+                  fr.name, fc.name, c.bytes_recv, r.algorithm, r.chunks, r.decision
            FROM runtime_ops r LEFT JOIN mpi_calls c ON c.id = r.mpi_call_id
            JOIN functions fr ON fr.id = r.function_id LEFT JOIN functions fc ON fc.id = c.function_id""").fetchall()
     implementations = {}
     for rank, call_id, _, implementation, *_ in rows:
         implementations.setdefault((rank, call_id), set()).add(implementation)
     problems = []
-    for rank, call_id, bytes_, implementation, found, sent, call_implementation, function, call_function in rows:
+    for (rank, call_id, bytes_, implementation, found, sent, call_implementation, function, call_function, received,
+         algorithm, chunks, decision) in rows:
         if found is None:
             problems.append(f"rank {rank}: runtime_ops row of call {call_id} ({function}) has no mpi_calls row")
         elif function != call_function:
@@ -89,6 +94,12 @@ def runtime_ops_problems(db):
                             f"its runtime_ops rows {sorted(implementations[(rank, call_id)])}")
         elif function == "MPI_Allreduce" and bytes_ != sent:
             problems.append(f"rank {rank}: runtime_ops row of call {call_id}: bytes {bytes_}, the call {sent}")
+        elif function in ROOTED and bytes_ != max(sent, received):
+            problems.append(f"rank {rank}: runtime_ops row of call {call_id} ({function}): bytes {bytes_}, "
+                            f"the call sent {sent} and received {received}")
+        elif function in ROOTED and decision == "runtime" and (not TREE_ALGORITHM.fullmatch(algorithm) or chunks < 1):
+            problems.append(f"rank {rank}: runtime_ops row of call {call_id} ({function}): algorithm {algorithm!r}, "
+                            f"{chunks} segments")
     return problems, len(rows)
 
 

@@ -21,7 +21,7 @@ enum class RuntimeMode { Off, On, AB };
 // point-to-point) is not on by default: a probe of a message that went through its rendezvous sees
 // the rendezvous header's size (docs/runtime.md).
 inline constexpr const char* kRuntimeCollectives =
-    "allreduce,allgather,gather,scatter,alltoall,reduce_scatter_block,reduce_scatter,p2p";
+    "allreduce,bcast,reduce,allgather,gather,scatter,alltoall,reduce_scatter_block,reduce_scatter,p2p";
 inline constexpr const char* kRuntimeDefaultCollectives = "allreduce";
 // COMMLENS_RUNTIME_ALGORITHM: auto (the tuning table's choice) or one algorithm forced where safe.
 inline constexpr const char* kRuntimeAlgorithms = "auto,one_shot,two_shot,one_shot_striped";
@@ -80,6 +80,12 @@ struct Config {
   // runtime's hierarchical algorithm can be tested on one machine (as MPICH's
   // MPIR_CVAR_NUM_CLIQUES does for its own).
   std::uint32_t runtime_ranks_per_node = 0; // COMMLENS_RUNTIME_RANKS_PER_NODE
+  // How the rooted collectives' trees progress: event (each rank as its neighbours' segments
+  // arrive) or blocking (one segment at a time, every rank in a barrier after each: the comparison).
+  std::string runtime_tree_progress = "event"; // COMMLENS_RUNTIME_TREE_PROGRESS
+  // Injected system noise, HZ:MAX_MS[:RANKS] (docs/runtime.md); empty: none. The runtime parses it
+  // (and says in the run table what is wrong with it) when it starts.
+  std::string noise; // COMMLENS_NOISE
 
   // Every COMMLENS_* key this run was configured with, as given (stored in the run table).
   std::map<std::string, std::string> raw;

@@ -1,0 +1,55 @@
+#pragma once
+// The event-driven segmented pipeline the rooted collectives run on a tree (bcast/, reduce/), after
+// "ADAPT: An Event-Based Adaptive Collective Communication Framework" (Luo et al.):
+// each rank starts its work on a segment as soon as the ranks it depends on (its parent for bcast,
+// its children for reduce) announced that segment in their counters in the node segment's shared
+// memory, keeps up to `window` segments in flight on its stream, and polls their events
+// (cudaEventQuery), announcing each in order as it completes. No rank waits for all its children
+// at once, and a slow rank delays only the ranks below (bcast) or above (reduce) it.
+// Blocking mode, the comparison ADAPT draws: one segment at a time, the stream synchronised and
+// every rank of the node in a barrier after each segment.
+#include "collectives/trees/collective_tree.hpp"
+#include "collectives/trees/segment_schedule.hpp"
+#include "engine/communicator_engine.hpp"
+#include "engine/noise_injector.hpp"
+
+#include <functional>
+#include <span>
+
+namespace commlens::runtime {
+
+// What the tuning table and the settings chose for a call, equal on every rank.
+struct TreeSettings {
+  trees::LevelShapes shapes;
+  std::uint64_t segment_bytes = 0;
+  std::uint32_t window = 1;
+  bool blocking = false; // COMMLENS_RUNTIME_TREE_PROGRESS=blocking
+  bool background_opens = false;
+  NoiseInjector* noise = nullptr;
+};
+
+struct PipelineRun {
+  const trees::SegmentPlan& segments;
+  std::uint32_t window = 1;
+  bool blocking = false;
+  std::span<const int> upstream; // whose counters gate this rank's segments
+  std::span<const int> readers;  // who reads this rank's buffers: it returns only after they finished
+  bool has_work = true;          // false: announces every segment at once (bcast root, reduce leaf)
+  NoiseInjector* noise = nullptr;
+};
+
+// Enqueues this rank's work on segment `index` on `stream`; returns a CUDA error code (0: none).
+using SegmentWork = std::function<int(std::uint32_t index, void* stream)>;
+
+// Collective over the engine's ranks (every rank calls it for the same call, after the agreement).
+// Returns the first CUDA error this rank met (0: none); after an error the rank still announces
+// its segments, so no peer waits forever.
+int run_pipeline(CommunicatorEngine& engine, const PipelineRun& run, const SegmentWork& work);
+
+// The tree over the engine's ranks (one node: each rank's GPU places it).
+trees::Tree engine_tree(const CommunicatorEngine& engine, int root, const trees::LevelShapes& shapes);
+
+// One bit per rank of `ranks`.
+std::uint32_t rank_mask(std::span<const int> ranks) noexcept;
+
+} // namespace commlens::runtime

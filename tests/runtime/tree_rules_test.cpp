@@ -1,0 +1,92 @@
+// The tuning table's "trees" section: parsing, round trip, the choice, and the shipped tables.
+#include "shipped_tables.hpp"
+#include "tree_rules.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace commlens::runtime::tuning {
+namespace {
+
+std::string table_with_trees(const std::string& trees) {
+  return R"({"format": 1, "gpu": "x", "rules": [{"algorithm": "one_shot"}], "trees": )" + trees + "}";
+}
+
+TEST(TreeRules, ParsesEveryField) {
+  const Table table = parse_table(table_with_trees(R"([
+    {"collective": "reduce", "gpus": "two", "ranks_share_gpu": false, "max_bytes": 4096, "gpu_shape": "chain",
+     "node_shape": "binary", "nodes_shape": "flat", "segment_bytes": 8192, "window": 3, "why": "w"},
+    {}])"));
+  ASSERT_EQ(table.trees.size(), 2u);
+  const TreeRule& rule = table.trees[0];
+  EXPECT_EQ(rule.collective, RootedCollective::Reduce);
+  EXPECT_EQ(rule.gpus, GpuCount::Two);
+  EXPECT_EQ(rule.ranks_share_gpu, false);
+  EXPECT_EQ(rule.max_bytes, 4096u);
+  EXPECT_EQ(rule.shapes, (trees::LevelShapes{trees::Shape::Chain, trees::Shape::Binary, trees::Shape::Flat}));
+  EXPECT_EQ(rule.segment_bytes, 8192u);
+  EXPECT_EQ(rule.window, 3u);
+  EXPECT_EQ(table.trees[1], TreeRule{}); // every field optional
+  EXPECT_EQ(parse_table(table_json(table)).trees, table.trees);
+}
+
+TEST(TreeRules, RejectsBadValuesNamingThePart) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"trees": 1})", "trees"},
+      {R"([{"collective": "gather"}])", "trees[0].collective"},
+      {R"([{"gpu_shape": "ring"}])", "trees[0].gpu_shape"},
+      {R"([{"segment_bytes": 100}])", "trees[0].segment_bytes"},
+      {R"([{"segment_bytes": 1073741824}])", "trees[0].segment_bytes"},
+      {R"([{}, {"window": 0}])", "trees[1].window"},
+      {R"([{"window": 65}])", "trees[0].window"},
+      {R"([{"in_place": true}])", "trees[0]"},
+      {R"([{"max_bytes": -1}])", "trees[0].max_bytes"},
+  };
+  for (const auto& [trees, part] : cases) {
+    try {
+      parse_table(table_with_trees(trees));
+      ADD_FAILURE() << trees << " was accepted";
+    } catch (const TableError& error) {
+      EXPECT_TRUE(std::string(error.what()).starts_with(part)) << error.what();
+    }
+  }
+}
+
+TEST(TreeRules, FirstMatchingRuleWinsElseTheFixedChoice) {
+  const Table table = parse_table(table_with_trees(R"([
+    {"collective": "bcast", "gpus": "one", "gpu_shape": "chain", "segment_bytes": 4096},
+    {"gpus": "more", "max_bytes": 1000, "node_shape": "flat", "window": 8},
+    {"ranks_share_gpu": true, "gpu_shape": "binary"}])"));
+  TreeChoice choice = choose_tree(table, "t", {RootedCollective::Bcast, 4, 1, 1 << 20});
+  EXPECT_EQ(choice.shapes.gpu, trees::Shape::Chain);
+  EXPECT_EQ(choice.segment_bytes, 4096u);
+  EXPECT_EQ(choice.source, "table:t tree rule 1");
+  choice = choose_tree(table, "t", {RootedCollective::Reduce, 4, 1, 1 << 20}); // rule 1 is bcast only
+  EXPECT_EQ(choice.source, "table:t tree rule 3");
+  choice = choose_tree(table, "t", {RootedCollective::Reduce, 3, 3, 1000});
+  EXPECT_EQ(choice.window, 8u);
+  EXPECT_EQ(choice.source, "table:t tree rule 2");
+  choice = choose_tree(table, "t", {RootedCollective::Reduce, 3, 3, 1001});
+  EXPECT_EQ(choice.source, "fallback");
+  EXPECT_EQ(choice.shapes, trees::LevelShapes{});
+  EXPECT_GT(choice.window, 0u);
+}
+
+TEST(TreeRules, ShippedTablesCarryTheDefaultTreeRules) {
+  const NamedTable h100 = shipped_table_for_gpu("NVIDIA H100 80GB HBM3");
+  const NamedTable other = shipped_table_for_gpu("Some GPU");
+  ASSERT_FALSE(other.table.trees.empty());
+  EXPECT_EQ(h100.table.trees, other.table.trees); // no tree rule is measured yet
+  // Ranks sharing one GPU: flat; several GPUs: a tree between them.
+  const TreeChoice one = choose_tree(other.table, other.name, {RootedCollective::Bcast, 4, 1, 1 << 20});
+  EXPECT_EQ(one.shapes.gpu, trees::Shape::Flat);
+  EXPECT_EQ(one.source, "table:default tree rule 1");
+  for (const std::uint64_t bytes : {std::uint64_t{8}, std::uint64_t{1} << 28}) {
+    EXPECT_NE(choose_tree(other.table, other.name, {RootedCollective::Reduce, 8, 8, bytes}).source,
+              "fallback");
+  }
+}
+
+} // namespace
+} // namespace commlens::runtime::tuning
