@@ -43,8 +43,8 @@ const char* decline_text(Decline decline) {
   case Decline::Misaligned:
     return "buffer not aligned to its element type (the kernels load whole elements)";
   case Decline::Arguments:
-    return "arguments the runtime does not take (a non-contiguous datatype, or send and receive "
-           "blocks of different sizes)";
+    return "arguments the runtime does not take (a non-contiguous datatype, send and receive "
+           "blocks of different sizes, or no device memory for a partial result)";
   case Decline::None:
     break;
   }
@@ -244,7 +244,9 @@ bool agree_and_map(CommunicatorEngine& engine, IpcHandleCache& cache, const Allr
                           .output = args.recvbuf,
                           .alignment = element_size(args.reduction.type),
                           .bytes = static_cast<std::uint64_t>(args.count) * element_size(args.reduction.type),
-                          .arguments_declined = args.non_contiguous,
+                          // No output is a reduce's inner rank without scratch memory: the
+                          // allreduce and the trees always publish one, so all must decline.
+                          .arguments_declined = args.non_contiguous || args.recvbuf == nullptr,
                           .background_opens = args.background_opens,
                           .vote = args.vote};
   if (algorithm == IpcAlgorithm::Tree) { // the tree's caller says whose buffers each rank reads
