@@ -1,5 +1,9 @@
 #include "loaded_database.hpp"
 
+#include "nccl_call_details.hpp"
+
+#include <limits>
+
 namespace commlens::viewer {
 
 QString LoadedDatabase::function_name(int function_id) const {
@@ -52,6 +56,16 @@ std::shared_ptr<const LoadedDatabase> load_database(const std::filesystem::path&
   loaded->copy_paths = analysis::query_copy_path_usage(database);
   loaded->has_kernels = database.has_rows("cuda_kernels");
   loaded->has_runtime_ops = database.has_rows("runtime_ops");
+  loaded->has_nccl_calls = has_nccl_call_details(database);
+  if (database.has_rows("nvtx_ranges")) {
+    // Every range of the run, per rank: a training run has a handful per step.
+    std::map<int, std::vector<analysis::TimelineRange>> ranges;
+    for (const auto& rank : loaded->report.ranks)
+      ranges[rank.rank] =
+          analysis::query_timeline_ranges(database, rank.rank, std::numeric_limits<std::int64_t>::min(),
+                                          std::numeric_limits<std::int64_t>::max());
+    loaded->range_steps = steps_from_ranges(ranges);
+  }
   for (const auto& communicator : loaded->report.communicators)
     loaded->communicator_labels[communicator.id] = communicator.label;
   report_step(100, QStringLiteral("done"));
