@@ -6,7 +6,6 @@
 #include "commlens/analysis/function_histograms.hpp"
 
 #include <QComboBox>
-#include <QDir>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -23,12 +22,20 @@ QString file_name(const LoadedDatabase& database) {
   return QFileInfo(QString::fromStdString(database.path.string())).fileName();
 }
 
-// How the legend names `database` next to `other`: its file name, with its folder when both files
-// have one name (two runs' commlens.sqlite).
+// How the legend names `database` next to `other`: its file name, and when both files have one name
+// (two runs' commlens.sqlite) the nearest folder where their paths part ("run-a/.../commlens.sqlite").
 QString run_name(const LoadedDatabase& database, const LoadedDatabase& other) {
-  const QFileInfo file(QString::fromStdString(database.path.string()));
-  return file.fileName() == file_name(other) ? file.dir().dirName() + QLatin1Char('/') + file.fileName()
-                                             : file.fileName();
+  const auto name = file_name(database);
+  if (name != file_name(other))
+    return name;
+  const auto own = QString::fromStdString(database.path.string()).split(QLatin1Char('/'));
+  const auto others = QString::fromStdString(other.path.string()).split(QLatin1Char('/'));
+  for (qsizetype up = 2; up <= own.size(); ++up) {
+    const auto folder = own[own.size() - up];
+    if (up > others.size() || folder != others[others.size() - up])
+      return folder + (up > 2 ? QStringLiteral("/.../") : QStringLiteral("/")) + name;
+  }
+  return name; // the same file twice
 }
 
 std::vector<analysis::SizeBinStats> bins_of(const std::vector<analysis::FunctionStats>& functions,

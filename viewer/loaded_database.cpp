@@ -2,6 +2,7 @@
 
 #include "nccl_call_details.hpp"
 
+#include <algorithm>
 #include <limits>
 
 namespace commlens::viewer {
@@ -57,8 +58,12 @@ std::shared_ptr<const LoadedDatabase> load_database(const std::filesystem::path&
   loaded->has_kernels = database.has_rows("cuda_kernels");
   loaded->has_runtime_ops = database.has_rows("runtime_ops");
   loaded->has_nccl_calls = has_nccl_call_details(database);
-  if (database.has_rows("nvtx_ranges")) {
-    // Every range of the run, per rank: a training run has a handful per step.
+  const bool step_ranges =
+      std::any_of(loaded->report.nvtx_phases.begin(), loaded->report.nvtx_phases.end(),
+                  [](const auto& phase) { return phase.path == "step" || phase.path.ends_with("/step"); });
+  if (step_ranges) {
+    // Every range of the run, per rank (read only when the report found `step` ranges): a training
+    // run has a handful per step.
     std::map<int, std::vector<analysis::TimelineRange>> ranges;
     for (const auto& rank : loaded->report.ranks)
       ranges[rank.rank] =
