@@ -10,6 +10,7 @@
 
 #include <QPainter>
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace commlens::viewer {
