@@ -11,7 +11,9 @@
 #   dl    examples/dl/train.py --model small --steps 6 on 2 ranks (data-parallel training steps).
 # Given databases, it shoots those instead (a GPU trace: gpu=run/commlens.sqlite); a database given
 # without NAME= is named after its folder (run-a/commlens.sqlite: run-a). --second overlays a second
-# run on NAME's histograms (the halo run's twin without it); --only shoots just those views.
+# run on NAME's histograms (the halo run's twin without it); --only shoots just those views (and
+# `messages`, `kernels`: the zoomed timelines on the halo run's first allreduce and on the first
+# call that launched a kernel).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,7 +28,7 @@ while (($#)); do
     --only) only=",$2,"; shift 2 ;;
     --build) build=$(realpath "$2"); shift 2 ;;
     --out) out=$(realpath -m "$2"); shift 2 ;;
-    -h|--help) sed -n 2,15p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,17p "$0"; exit 0 ;;
     *=*) given+=("$1"); shift ;;
     *) [[ -f $1 ]] || { echo "viewer-screenshots: no database '$1' (see --help)" >&2; exit 2; }
        given+=("$(basename "$(dirname "$(realpath "$1")")")=$1"); shift ;;
@@ -107,5 +109,16 @@ for name in "${!databases[@]}"; do
     "$viewer" --screenshot "$out/viewer-$name-messages.png" --view timeline --window "$window" "$database" \
       2>"$work/viewer.log" || { cat "$work/viewer.log" >&2; exit 1; }
     echo "$out/viewer-$name-messages.png"
+  fi
+  # Zoomed in on the first call that launched a GPU kernel (an NCCL call, or an allreduce the GPU
+  # runtime ran), where a dashed line joins the call to its kernel on the rank's kernel row.
+  launch=$(sqlite3 -readonly "$database" "SELECT (m.start_ns - o.t) / 1e6, (k.end_ns - o.t) / 1e6 \
+    FROM cuda_kernels k JOIN mpi_calls m ON m.id = k.mpi_call_id, (SELECT MIN(start_ns) AS t FROM mpi_calls) o \
+    ORDER BY m.start_ns LIMIT 1" 2>/dev/null || true)
+  if [[ -n $launch && ( -z $only || $only == *,kernels,* ) ]]; then
+    window=$(awk -F'|' '{margin = ($2 - $1) / 4; printf "%.4f:%.4f", $1 - margin, $2 + margin}' <<<"$launch")
+    "$viewer" --screenshot "$out/viewer-$name-kernels.png" --view timeline --window "$window" "$database" \
+      2>"$work/viewer.log" || { cat "$work/viewer.log" >&2; exit 1; }
+    echo "$out/viewer-$name-kernels.png"
   fi
 done
