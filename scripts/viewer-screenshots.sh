@@ -28,7 +28,7 @@ while (($#)); do
     --only) only=",$2,"; shift 2 ;;
     --build) build=$(realpath "$2"); shift 2 ;;
     --out) out=$(realpath -m "$2"); shift 2 ;;
-    -h|--help) sed -n 2,17p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,16p "$0"; exit 0 ;;
     *=*) given+=("$1"); shift ;;
     *) [[ -f $1 ]] || { echo "viewer-screenshots: no database '$1' (see --help)" >&2; exit 2; }
        given+=("$(basename "$(dirname "$(realpath "$1")")")=$1"); shift ;;
