@@ -1,11 +1,15 @@
 #pragma once
-// A horizontal bar chart: one labelled bar per item, split into coloured segments (time in MPI per
-// rank split by function, say), on a value axis whose ticks carry their unit, with a legend of the
-// segments and a tooltip per segment. The summary and copy-path views draw their pictures with it.
+// A bar chart: one labelled bar per item, split into coloured segments (time in MPI per rank split by
+// function, say), on a value axis whose ticks carry their unit, with a legend of the segments and a
+// tooltip per segment. Bars grow to the right (one row per item) or, as columns, upward (one column
+// per item left to right: the steps of a training run). The summary, copy-path and steps views draw
+// their pictures with it.
 #include "chart_axis.hpp"
 
 #include <QColor>
 #include <QWidget>
+
+class QPainter;
 
 namespace commlens::viewer {
 
@@ -27,6 +31,9 @@ public:
   explicit BarChart(QWidget* parent = nullptr);
   // `empty_text` is shown when there are no bars; a legend is drawn when segments have several names.
   void set_bars(QString title, std::vector<Bar> bars, ValueUnit unit, QString empty_text = {});
+  // Qt::Horizontal (the default): bars grow to the right; Qt::Vertical: columns grow upward.
+  void set_orientation(Qt::Orientation orientation);
+  Qt::Orientation orientation() const { return orientation_; }
 
   const QString& title() const { return title_; }
   const std::vector<Bar>& bars() const { return bars_; }
@@ -45,6 +52,11 @@ protected:
 
 private:
   QRect plot_area() const;
+  bool columns() const { return orientation_ == Qt::Vertical; }
+  // Where the part [from, to) of the value axis of bar `index` is drawn.
+  QRectF segment_rect(const QRect& plot, std::size_t index, double from, double to) const;
+  void paint_value_axis(QPainter& painter, const QRect& plot) const;
+  void paint_bar_label(QPainter& painter, const QRect& plot, std::size_t index) const;
   QStringList legend_names() const;
   // Where each legend entry goes, the first row at `top`.
   std::vector<QRect> legend_boxes(int top) const;
@@ -54,6 +66,7 @@ private:
   QString title_, empty_text_;
   std::vector<Bar> bars_;
   ValueUnit unit_ = ValueUnit::Count;
+  Qt::Orientation orientation_ = Qt::Horizontal;
 };
 
 } // namespace commlens::viewer

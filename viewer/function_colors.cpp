@@ -6,11 +6,17 @@
 
 namespace commlens::viewer {
 
+bool is_nccl(const QString& name) {
+  return name.startsWith(QLatin1String("nccl"));
+}
+
 QColor function_color(const QString& function_name) {
   // Families keep neighbouring hues (all waits blue-ish, all sends orange-ish) so a timeline reads
   // at a glance; the hash spreads functions of one family within its band.
   const auto spread = static_cast<int>(qHash(function_name) % 40U);
   int hue = 280 + spread / 2;
+  if (is_nccl(function_name)) // before the MPI families: nccl:Send is no MPI send
+    return QColor::fromHsv(160 + spread, 170, 195);
   if (function_name.contains(QLatin1String("Wait")) || function_name.contains(QLatin1String("Test")))
     hue = 200 + spread;
   else if (function_name.contains(QLatin1String("send"), Qt::CaseInsensitive))

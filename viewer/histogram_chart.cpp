@@ -1,12 +1,15 @@
 #include "histogram_chart.hpp"
 
-#include "function_colors.hpp"
-
 #include <QPainter>
 
 #include <algorithm>
 
 namespace commlens::viewer {
+namespace {
+
+constexpr int kLegendRowHeight = 18;
+
+} // namespace
 
 HistogramChart::HistogramChart(QWidget* parent) : QWidget(parent) {
   setMinimumSize(400, 250);
@@ -14,12 +17,17 @@ HistogramChart::HistogramChart(QWidget* parent) : QWidget(parent) {
   setPalette(QPalette(Qt::white));
 }
 
-void HistogramChart::set_histogram(QString title, std::vector<analysis::SizeBinStats> bins,
-                                   HistogramMetric metric) {
+void HistogramChart::set_histograms(QString title, std::vector<HistogramSeries> series,
+                                    HistogramMetric metric) {
   title_ = std::move(title);
-  bins_ = std::move(bins);
+  series_ = std::move(series);
   metric_ = metric;
   update();
+}
+
+const std::vector<analysis::SizeBinStats>& HistogramChart::bins() const {
+  static const std::vector<analysis::SizeBinStats> kNone;
+  return series_.empty() ? kNone : series_.front().bins;
 }
 
 double HistogramChart::value_of(const analysis::SizeBinStats& bin) const {
@@ -48,9 +56,36 @@ ValueUnit HistogramChart::unit() const {
 
 double HistogramChart::highest() const {
   double highest = 0;
-  for (const auto& bin : bins_)
-    highest = std::max(highest, value_of(bin));
+  for (const auto& series : series_)
+    for (const auto& bin : series.bins)
+      highest = std::max(highest, value_of(bin));
   return highest;
+}
+
+std::vector<int> HistogramChart::size_bins() const {
+  std::vector<int> bins;
+  for (const auto& series : series_)
+    for (const auto& bin : series.bins)
+      bins.push_back(bin.size_bin);
+  std::sort(bins.begin(), bins.end());
+  bins.erase(std::unique(bins.begin(), bins.end()), bins.end());
+  return bins;
+}
+
+QString HistogramChart::bin_label(int size_bin) const {
+  for (const auto& series : series_)
+    for (const auto& bin : series.bins)
+      if (bin.size_bin == size_bin)
+        return QString::fromStdString(bin.label);
+  return {};
+}
+
+QStringList HistogramChart::legend() const {
+  QStringList names;
+  if (series_.size() > 1)
+    for (const auto& series : series_)
+      names << series.name;
+  return names;
 }
 
 QStringList HistogramChart::y_tick_labels() const {
@@ -76,20 +111,11 @@ QString HistogramChart::x_axis_title() const {
   return tr("message size per call (power-of-two bins)");
 }
 
-void HistogramChart::paintEvent(QPaintEvent*) {
-  QPainter painter(this);
-  painter.setRenderHint(QPainter::Antialiasing);
-  painter.drawText(QRect(0, 4, width(), 20), Qt::AlignHCenter, title_);
-  if (bins_.empty()) {
-    painter.drawText(rect(), Qt::AlignCenter, tr("No calls of this function in this selection."));
-    return;
-  }
-  const auto ticks = axis_ticks(highest(), unit());
-  const double top = ticks.back();
-  const QRect plot = rect().adjusted(96, 44, -20, -86);
+void HistogramChart::paint_axes(QPainter& painter, const QRect& plot,
+                                const std::vector<double>& ticks) const {
   // Value axis: grid lines under the bars, tick labels with units, the title turned along it.
   for (const double tick : ticks) {
-    const int y = plot.bottom() - static_cast<int>(plot.height() * tick / top);
+    const int y = plot.bottom() - static_cast<int>(plot.height() * tick / ticks.back());
     painter.setPen(QColor(230, 230, 230));
     painter.drawLine(plot.left(), y, plot.right(), y);
     painter.setPen(Qt::darkGray);
@@ -105,26 +131,69 @@ void HistogramChart::paintEvent(QPaintEvent*) {
   painter.setPen(Qt::gray);
   painter.drawLine(plot.bottomLeft(), plot.bottomRight());
   painter.drawLine(plot.bottomLeft(), plot.topLeft());
+}
 
-  // Few bins would make slabs: a bar is at most kMaxSlot wide, the bars centred.
-  constexpr double kMaxSlot = 140;
-  const double slot =
-      std::min(kMaxSlot, static_cast<double>(plot.width()) / static_cast<double>(bins_.size()));
-  const double left = plot.left() + (plot.width() - slot * static_cast<double>(bins_.size())) / 2;
-  const QColor color = function_color(title_.section(QLatin1Char(' '), 0, 0));
-  for (std::size_t index = 0; index < bins_.size(); ++index) {
-    const auto& bin = bins_[index];
-    const double value = value_of(bin);
-    const double bar = plot.height() * value / top;
-    const QRectF box(left + slot * index + slot * 0.1, plot.bottom() - bar, slot * 0.8, bar);
-    painter.fillRect(box, color);
+void HistogramChart::paint_legend(QPainter& painter) const {
+  // One row under the title, entries left to right.
+  int x = 96;
+  for (const auto& series : series_) {
+    if (series_.size() < 2)
+      break;
+    painter.fillRect(x, 26 + 4, 10, 10, series.color);
     painter.setPen(Qt::black);
-    painter.drawText(QRectF(box.left() - slot * 0.1, box.top() - 18, slot, 16), Qt::AlignHCenter,
-                     format_value(value, unit()));
+    const int advance = fontMetrics().horizontalAdvance(series.name);
+    painter.drawText(QRect(x + 14, 26, advance + 4, kLegendRowHeight), Qt::AlignLeft | Qt::AlignVCenter,
+                     series.name);
+    x += advance + 34;
+  }
+}
+
+void HistogramChart::paintEvent(QPaintEvent*) {
+  QPainter painter(this);
+  painter.setRenderHint(QPainter::Antialiasing);
+  painter.drawText(QRect(0, 4, width(), 20), Qt::AlignHCenter, title_);
+  const auto size_bins = this->size_bins();
+  if (size_bins.empty()) {
+    painter.drawText(rect(), Qt::AlignCenter, tr("No calls of this function in this selection."));
+    return;
+  }
+  paint_legend(painter);
+  const auto ticks = axis_ticks(highest(), unit());
+  const QRect plot = rect().adjusted(96, 44 + (series_.size() > 1 ? kLegendRowHeight : 0), -20, -86);
+  paint_axes(painter, plot, ticks);
+
+  // Few bins would make slabs: a group is at most kMaxSlot wide, the groups centred.
+  constexpr double kMaxSlot = 140;
+  const auto groups = static_cast<double>(size_bins.size());
+  const double slot = std::min(kMaxSlot, static_cast<double>(plot.width()) / groups);
+  const double left = plot.left() + (plot.width() - slot * groups) / 2;
+  const double bar_width = slot * 0.8 / static_cast<double>(series_.size());
+  for (std::size_t group = 0; group < size_bins.size(); ++group) {
+    const double group_left = left + slot * static_cast<double>(group) + slot * 0.1;
+    for (std::size_t index = 0; index < series_.size(); ++index) {
+      const auto& bins = series_[index].bins;
+      const auto bin = std::find_if(bins.begin(), bins.end(), [&](const auto& candidate) {
+        return candidate.size_bin == size_bins[group];
+      });
+      if (bin == bins.end())
+        continue;
+      const double value = value_of(*bin);
+      const double bar = plot.height() * value / ticks.back();
+      const QRectF box(group_left + bar_width * static_cast<double>(index), plot.bottom() - bar, bar_width,
+                       bar);
+      painter.fillRect(box, series_[index].color);
+      // Value labels where they fit over their bar.
+      const auto text = format_value(value, unit());
+      if (fontMetrics().horizontalAdvance(text) <= bar_width + 8) {
+        painter.setPen(Qt::black);
+        painter.drawText(QRectF(box.left() - 4, box.top() - 18, bar_width + 8, 16), Qt::AlignHCenter, text);
+      }
+    }
     painter.save();
-    painter.translate(box.center().x(), plot.bottom() + 6);
+    painter.setPen(Qt::black);
+    painter.translate(group_left + slot * 0.4, plot.bottom() + 6);
     painter.rotate(30);
-    painter.drawText(QPointF(0, 10), QString::fromStdString(bin.label));
+    painter.drawText(QPointF(0, 10), bin_label(size_bins[group]));
     painter.restore();
   }
 }

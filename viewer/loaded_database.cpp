@@ -1,5 +1,10 @@
 #include "loaded_database.hpp"
 
+#include "nccl_call_details.hpp"
+
+#include <algorithm>
+#include <limits>
+
 namespace commlens::viewer {
 
 QString LoadedDatabase::function_name(int function_id) const {
@@ -52,6 +57,20 @@ std::shared_ptr<const LoadedDatabase> load_database(const std::filesystem::path&
   loaded->copy_paths = analysis::query_copy_path_usage(database);
   loaded->has_kernels = database.has_rows("cuda_kernels");
   loaded->has_runtime_ops = database.has_rows("runtime_ops");
+  loaded->has_nccl_calls = has_nccl_call_details(database);
+  const bool step_ranges =
+      std::any_of(loaded->report.nvtx_phases.begin(), loaded->report.nvtx_phases.end(),
+                  [](const auto& phase) { return phase.path == "step" || phase.path.ends_with("/step"); });
+  if (step_ranges) {
+    // Every range of the run, per rank (read only when the report found `step` ranges): a training
+    // run has a handful per step.
+    std::map<int, std::vector<analysis::TimelineRange>> ranges;
+    for (const auto& rank : loaded->report.ranks)
+      ranges[rank.rank] =
+          analysis::query_timeline_ranges(database, rank.rank, std::numeric_limits<std::int64_t>::min(),
+                                          std::numeric_limits<std::int64_t>::max());
+    loaded->range_steps = steps_from_ranges(ranges);
+  }
   for (const auto& communicator : loaded->report.communicators)
     loaded->communicator_labels[communicator.id] = communicator.label;
   report_step(100, QStringLiteral("done"));

@@ -5,6 +5,7 @@
 #include "commlens/analysis/breakdowns.hpp"
 #include "commlens/analysis/report.hpp"
 #include "commlens/analysis/timeline.hpp"
+#include "range_steps.hpp"
 
 #include <QString>
 
@@ -27,8 +28,10 @@ struct LoadedDatabase {
   std::vector<analysis::GroupFunctionTime> rank_function_times;  // the summary's stacked bars
   std::vector<analysis::GroupFunctionTime> phase_function_times; // the steps view's bars
   std::vector<analysis::CopyPathUsage> copy_paths;               // empty without CUDA copies
-  bool has_kernels = false;     // cuda_kernels has rows: the timeline gives each rank a kernel row
-  bool has_runtime_ops = false; // runtime_ops has rows: call tooltips say what the runtime decided
+  std::vector<RangeStep> range_steps; // the steps view's split; empty without NVTX `step` ranges
+  bool has_kernels = false;           // cuda_kernels has rows: the timeline gives each rank a kernel row
+  bool has_runtime_ops = false;       // runtime_ops has rows: call tooltips say what the runtime decided
+  bool has_nccl_calls = false;        // the nccl_calls side table is there: NCCL call tooltips show its row
   // For the few queries the UI thread makes itself (histograms of one phase, "find next call").
   std::shared_ptr<const analysis::Database> database;
 

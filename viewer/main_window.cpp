@@ -83,6 +83,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), loader_(this) {
     status_->setText(tr("Loading %1 cancelled").arg(path));
   });
   connect(compare_, &CompareView::failed, this, &MainWindow::report_failure);
+  // One second run for both views that compare: the compare tab's, overlaid on the histograms.
+  connect(&compare_->loader(), &DatabaseLoader::loaded, histograms_, &HistogramView::set_second_database);
+  connect(histograms_, &HistogramView::second_run_requested, this, &MainWindow::choose_second_run);
   connect(paths_, &CopyPathsView::copies_chosen, this, [this](const CopySelection& selection) {
     show_view(QStringLiteral("timeline"));
     timeline_->canvas()->select_copies(selection);
@@ -101,10 +104,18 @@ void MainWindow::build_menus() {
     if (!path.isEmpty())
       open(path);
   });
+  file->addAction(tr("Open a second run to &compare..."), this, &MainWindow::choose_second_run);
   recent_menu_ = file->addMenu(tr("Open &recent"));
   rebuild_recent_menu();
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+}
+
+void MainWindow::choose_second_run() {
+  const auto path = QFileDialog::getOpenFileName(this, tr("Open a second run to compare"), {},
+                                                 tr("commlens databases (*.sqlite *.db);;All files (*)"));
+  if (!path.isEmpty())
+    compare_->open_second(path);
 }
 
 void MainWindow::open(const QString& path) {

@@ -1,6 +1,6 @@
 #pragma once
-// The viewer's window: File menu (Open, recent files, Quit), drag and drop of a database, one tab
-// per view, and a status bar with the loading progress and a Cancel button. A database that
+// The viewer's window: File menu (Open, a second run to compare, recent files, Quit), drag and drop of a
+// database, one tab per view, and a status bar with the loading progress and a Cancel button. A database that
 // cannot be read is reported in a dialog; whatever was open before stays open.
 #include "database_loader.hpp"
 
@@ -51,6 +51,8 @@ protected:
 
 private:
   void build_menus();
+  // Asks for a second database and opens it beside this one (compare tab, histograms).
+  void choose_second_run();
   void show_loaded(std::shared_ptr<const LoadedDatabase> database);
   void report_failure(const QString& path, const QString& reason);
   void remember_recent(const QString& path);

@@ -9,10 +9,40 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace commlens::viewer {
 namespace {
 
 constexpr int kFunctionsNamed = 5;
+
+constexpr std::array<StepPart, kStepParts> kParts = {
+    StepPart::Forward, StepPart::Backward, StepPart::Communication, StepPart::Optimizer, StepPart::Other};
+
+// Compute parts in cool and warm colours, communication in red, the rest grey.
+QColor part_color(StepPart part) {
+  switch (part) {
+  case StepPart::Forward:
+    return QColor(0x4e79a7);
+  case StepPart::Backward:
+    return QColor(0xf28e2b);
+  case StepPart::Communication:
+    return QColor(0xe15759);
+  case StepPart::Optimizer:
+    return QColor(0x59a14f);
+  case StepPart::Other:
+    break;
+  }
+  return QColor(200, 200, 200);
+}
+
+std::int64_t median_ns(std::vector<double> values) {
+  if (values.empty())
+    return 0;
+  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  return static_cast<std::int64_t>(*middle);
+}
 
 } // namespace
 
@@ -24,25 +54,86 @@ StepsView::StepsView(QWidget* parent) : QWidget(parent) {
   layout->addWidget(status_);
   auto* splitter = new QSplitter(Qt::Vertical, this);
   chart_ = new BarChart(splitter);
-  functions_ = new QTableWidget(splitter);
-  functions_->verticalHeader()->hide();
-  functions_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  chart_->set_orientation(Qt::Vertical); // steps as columns, in the order they ran
+  table_ = new QTableWidget(splitter);
+  table_->verticalHeader()->hide();
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   splitter->addWidget(chart_);
-  splitter->addWidget(functions_);
+  splitter->addWidget(table_);
   splitter->setStretchFactor(0, 3);
   splitter->setStretchFactor(1, 1);
   layout->addWidget(splitter, 1);
 }
 
 void StepsView::set_database(const std::shared_ptr<const LoadedDatabase>& database) {
-  const auto& steps = database->report.training_steps;
-  functions_->clear();
-  functions_->setRowCount(0);
+  table_->clear();
+  table_->setRowCount(0);
+  table_->setColumnCount(0);
+  from_ranges_ = !database->range_steps.empty();
+  if (from_ranges_)
+    show_range_steps(*database);
+  else
+    show_phase_steps(*database);
+}
+
+void StepsView::show_range_steps(const LoadedDatabase& database) {
+  const auto& steps = database.range_steps;
+  std::array<double, kStepParts> part_totals{};
+  double total = 0;
+  std::vector<double> durations;
+  std::vector<Bar> bars;
+  for (const auto& step : steps) {
+    Bar bar{tr("step %1").arg(step.number), {}};
+    for (const auto part : kParts) {
+      part_totals[static_cast<std::size_t>(part)] += step.part(part);
+      if (step.part(part) > 0)
+        bar.segments.push_back({step_part_name(part), step.part(part), part_color(part)});
+    }
+    total += step.duration_ns;
+    durations.push_back(step.duration_ns);
+    bars.push_back(std::move(bar));
+  }
+  QStringList shares;
+  for (const auto part : kParts)
+    shares << tr("%1 %2 %")
+                  .arg(step_part_name(part))
+                  .arg(total > 0 ? 100.0 * part_totals[static_cast<std::size_t>(part)] / total : 0.0, 0, 'f',
+                       1);
+  status_->setText(
+      tr("%1 steps on %2 ranks, from NVTX ranges (step: forward, backward, allreduce, optimizer) "
+         "&middot; median step %3<br>%4")
+          .arg(steps.size())
+          .arg(steps.front().ranks)
+          .arg(format_duration(median_ns(durations)), shares.join(QStringLiteral(", "))));
+  chart_->set_bars(tr("Time per training step, per rank (mean over ranks)"), std::move(bars),
+                   ValueUnit::Nanoseconds);
+
+  // Steps as columns: a row per part, then the step's whole time.
+  QStringList headers = {tr("Part")};
+  for (const auto& step : steps)
+    headers << tr("step %1").arg(step.number);
+  std::vector<QStringList> rows;
+  for (const auto part : kParts) {
+    QStringList cells = {step_part_name(part)};
+    for (const auto& step : steps)
+      cells << format_duration(static_cast<std::int64_t>(step.part(part)));
+    rows.push_back(cells);
+  }
+  QStringList whole = {tr("step")};
+  for (const auto& step : steps)
+    whole << format_duration(static_cast<std::int64_t>(step.duration_ns));
+  rows.push_back(whole);
+  fill_table(headers, rows);
+}
+
+void StepsView::show_phase_steps(const LoadedDatabase& database) {
+  const auto& steps = database.report.training_steps;
   if (steps.steps.empty()) {
     status_->setText(
         tr("<b>No training steps</b>: %1").arg(QString::fromStdString(steps.absent).toHtmlEscaped()));
     chart_->set_bars(tr("Time per training step"), {}, ValueUnit::Nanoseconds,
-                     tr("Mark each step with MPI_Pcontrol(2) to see it here (docs/dl-guide.md)."));
+                     tr("Mark each step with MPI_Pcontrol(2), or with an NVTX range named step, to see it "
+                        "here (docs/dl-guide.md)."));
     return;
   }
   status_->setText(
@@ -53,10 +144,10 @@ void StepsView::set_database(const std::shared_ptr<const LoadedDatabase>& databa
           .arg(format_duration(steps.median_ns), format_duration(steps.p25_ns), format_duration(steps.p75_ns))
           .arg(100.0 * steps.mpi_share, 0, 'f', 1));
   // Per step and rank: each function's time, then the rest of the step outside MPI.
-  const auto named = busiest_function_names(*database, kFunctionsNamed);
+  const auto named = busiest_function_names(database, kFunctionsNamed);
   std::vector<Bar> bars;
   for (const auto& step : steps.steps) {
-    auto bar = function_split_bar(tr("step %1").arg(step.phase), database->phase_function_times, step.phase,
+    auto bar = function_split_bar(tr("step %1").arg(step.phase), database.phase_function_times, step.phase,
                                   named, std::max(step.ranks, 1));
     const double outside = static_cast<double>(step.duration_ns - step.mpi_ns);
     if (outside > 0)
@@ -69,21 +160,27 @@ void StepsView::set_database(const std::shared_ptr<const LoadedDatabase>& databa
 
   const QStringList headers = {tr("Function"), tr("Calls per step"), tr("Bytes sent per step"),
                                tr("Time per step"), tr("Fewest / most calls in a step")};
-  functions_->setColumnCount(static_cast<int>(headers.size()));
-  functions_->setHorizontalHeaderLabels(headers);
-  functions_->setRowCount(static_cast<int>(steps.functions.size()));
-  for (int row = 0; const auto& function : steps.functions) {
-    const QStringList cells = {QString::fromStdString(function.name),
-                               QString::number(function.calls_per_step, 'g', 4),
-                               format_bytes(static_cast<std::uint64_t>(function.bytes_sent_per_step)),
-                               format_duration(static_cast<std::int64_t>(function.time_per_step_ns)),
-                               QStringLiteral("%1 / %2").arg(function.min_calls).arg(function.max_calls)};
+  std::vector<QStringList> rows;
+  for (const auto& function : steps.functions)
+    rows.push_back({QString::fromStdString(function.name), QString::number(function.calls_per_step, 'g', 4),
+                    format_bytes(static_cast<std::uint64_t>(function.bytes_sent_per_step)),
+                    format_duration(static_cast<std::int64_t>(function.time_per_step_ns)),
+                    QStringLiteral("%1 / %2").arg(function.min_calls).arg(function.max_calls)});
+  fill_table(headers, rows);
+}
+
+void StepsView::fill_table(const QStringList& headers, const std::vector<QStringList>& rows) {
+  table_->setColumnCount(static_cast<int>(headers.size()));
+  table_->setHorizontalHeaderLabels(headers);
+  table_->setRowCount(static_cast<int>(rows.size()));
+  for (int row = 0; const auto& cells : rows) {
     for (int column = 0; column < cells.size(); ++column)
-      functions_->setItem(row, column, new QTableWidgetItem(cells[column]));
+      table_->setItem(row, column, new QTableWidgetItem(cells[column]));
     ++row;
   }
-  functions_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  functions_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  if (!from_ranges_)
+    table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
 }
 
 QString StepsView::status() const {
@@ -91,7 +188,19 @@ QString StepsView::status() const {
 }
 
 int StepsView::function_rows() const {
-  return functions_->rowCount();
+  return table_->rowCount();
+}
+
+QStringList StepsView::headers() const {
+  QStringList headers;
+  for (int column = 0; column < table_->columnCount(); ++column)
+    headers << table_->horizontalHeaderItem(column)->text();
+  return headers;
+}
+
+QString StepsView::cell(int row, int column) const {
+  const auto* item = table_->item(row, column);
+  return item ? item->text() : QString();
 }
 
 } // namespace commlens::viewer

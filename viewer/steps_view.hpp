@@ -1,8 +1,11 @@
 #pragma once
-// Steps tab: a run whose training loop marks its steps with MPI_Pcontrol(2) (docs/dl-guide.md) is
-// shown one bar per step: its time, mean over ranks, split into the MPI functions it called and
-// the time outside MPI (computing: forward, backward, optimizer). Below, the functions per step.
-// Without steps it says why (the analysis layer's reason).
+// Steps tab: one column per training step. A run whose steps are NVTX ranges (examples/dl's trainer
+// with CUDA: `step` holding `forward`, `backward`, `allreduce` and `optimizer`) shows each step's
+// time, mean over ranks, split into forward, backward, communication, optimizer and the rest, and
+// a table of the same with the steps as columns. Otherwise a run that marks its steps with
+// MPI_Pcontrol(2) (docs/dl-guide.md) shows each step split into the MPI functions it called and the
+// time outside MPI, and the functions per step below. Without either it says why (the analysis
+// layer's reason).
 #include "bar_chart.hpp"
 #include "loaded_database.hpp"
 
@@ -20,12 +23,22 @@ public:
   void set_database(const std::shared_ptr<const LoadedDatabase>& database);
   QString status() const;
   const BarChart& chart() const { return *chart_; }
+  // True when the steps come from NVTX ranges (split by part), false for MPI_Pcontrol steps.
+  bool from_ranges() const { return from_ranges_; }
   int function_rows() const;
+  // The table as shown: its column headers and a cell's text.
+  QStringList headers() const;
+  QString cell(int row, int column) const;
 
 private:
+  void show_range_steps(const LoadedDatabase& database);
+  void show_phase_steps(const LoadedDatabase& database);
+  void fill_table(const QStringList& headers, const std::vector<QStringList>& rows);
+
   QLabel* status_;
   BarChart* chart_;
-  QTableWidget* functions_;
+  QTableWidget* table_;
+  bool from_ranges_ = false;
 };
 
 } // namespace commlens::viewer

@@ -1,6 +1,7 @@
 #include "timeline_annotations.hpp"
 
 #include "format.hpp"
+#include "function_colors.hpp"
 
 #include <QCoreApplication>
 #include <QPainter>
@@ -70,7 +71,10 @@ void paint_copies(QPainter& painter, const TimelineViewport& viewport, const QRe
 }
 
 QColor kernel_color(const std::string& name) {
-  return QColor::fromHsv(static_cast<int>(qHash(QString::fromStdString(name)) % 360U), 90, 200);
+  const auto text = QString::fromStdString(name);
+  // NCCL's kernels in the colour family of the NCCL calls that launch them.
+  return is_nccl(text) ? function_color(text)
+                       : QColor::fromHsv(static_cast<int>(qHash(text) % 360U), 90, 200);
 }
 
 void paint_kernels(QPainter& painter, const TimelineViewport& viewport, const QRectF& row,

@@ -4,22 +4,13 @@
 #include "function_colors.hpp"
 #include "timeline_annotations.hpp"
 
-#include <QKeyEvent>
-#include <QMouseEvent>
 #include <QPainter>
-#include <QToolTip>
-#include <QWheelEvent>
 
 #include <algorithm>
 #include <cmath>
 
 namespace commlens::viewer {
 namespace {
-
-constexpr double kWheelZoomPerNotch = 1.25;
-constexpr int kDragThresholdPixels = 3;
-constexpr double kKeyZoomFactor = 1.5;
-constexpr double kKeyPanShare = 0.2; // of the visible width per key press
 
 // The ruler's tick step: 1, 2 or 5 times a power of ten, at least `minimum_ns` apart.
 std::int64_t tick_step(double minimum_ns) {
@@ -109,7 +100,7 @@ void TimelineCanvas::wait_for_data() {
 }
 
 void TimelineCanvas::relayout() {
-  const int top = kRulerHeight + phase_band_height();
+  const int top = lanes_top();
   row_tops_ = row_tops(rows_, top, height() - top - 2, sizing_);
   update();
 }
@@ -129,9 +120,29 @@ bool TimelineCanvas::collapsed(int rank) const {
 }
 
 void TimelineCanvas::resize_rank(int rank, double factor) {
-  constexpr double kSmallest = 0.1, kLargest = 20; // next to its neighbours' share of 1
-  sizing_.weights[rank] = std::clamp(sizing_.weight(rank) * factor, kSmallest, kLargest);
+  set_rank_weight(rank, sizing_.weight(rank) * factor);
+}
+
+void TimelineCanvas::set_rank_weight(int rank, double weight) {
+  constexpr double kSmallest = 0.05, kLargest = 50; // next to its neighbours' share of 1
+  sizing_.weights[rank] = std::clamp(weight, kSmallest, kLargest);
   relayout();
+}
+
+int TimelineCanvas::lanes_height(int rank) const {
+  int height = 0;
+  for (std::size_t row = 0; row < rows_.size(); ++row)
+    if (rows_[row].rank == rank && rows_[row].kind == TimelineRowKind::Calls)
+      height += row_rect(row).height();
+  return height;
+}
+
+void TimelineCanvas::set_lanes_height(int rank, int pixels) {
+  set_rank_weight(rank, weight_for_lanes_height(rows_, height() - lanes_top() - 2, sizing_, rank, pixels));
+}
+
+int TimelineCanvas::lanes_top() const {
+  return kRulerHeight + phase_band_height();
 }
 
 QRect TimelineCanvas::row_rect(std::size_t index) const {
@@ -235,77 +246,6 @@ void TimelineCanvas::resizeEvent(QResizeEvent* event) {
   request_window();
 }
 
-void TimelineCanvas::keyPressEvent(QKeyEvent* event) {
-  const double middle = kGutterWidth + viewport_.width() / 2.0;
-  switch (event->key()) {
-  case Qt::Key_W:
-    zoom(kKeyZoomFactor, middle);
-    break;
-  case Qt::Key_S:
-    zoom(1 / kKeyZoomFactor, middle);
-    break;
-  case Qt::Key_A:
-    pan(kKeyPanShare * viewport_.width());
-    break;
-  case Qt::Key_D:
-    pan(-kKeyPanShare * viewport_.width());
-    break;
-  default:
-    QWidget::keyPressEvent(event);
-    return;
-  }
-  event->accept();
-}
-
-void TimelineCanvas::wheelEvent(QWheelEvent* event) {
-  const int row = row_at(static_cast<int>(event->position().y()));
-  if ((event->modifiers() & Qt::ControlModifier) && row >= 0) {
-    resize_rank(rows_[static_cast<std::size_t>(row)].rank,
-                std::pow(kWheelZoomPerNotch, event->angleDelta().y() / 120.0));
-    event->accept();
-    return;
-  }
-  zoom(std::pow(kWheelZoomPerNotch, event->angleDelta().y() / 120.0), event->position().x());
-  event->accept();
-}
-
-void TimelineCanvas::mousePressEvent(QMouseEvent* event) {
-  if (event->button() == Qt::LeftButton) {
-    drag_origin_ = event->position().toPoint();
-    dragged_ = false;
-  }
-}
-
-void TimelineCanvas::mouseMoveEvent(QMouseEvent* event) {
-  const auto position = event->position().toPoint();
-  if (drag_origin_ && (event->buttons() & Qt::LeftButton)) {
-    const int dx = position.x() - drag_origin_->x();
-    if (dragged_ || std::abs(dx) >= kDragThresholdPixels) {
-      dragged_ = true;
-      pan(dx);
-      drag_origin_ = position;
-    }
-    return;
-  }
-  const auto text = describe_at(position);
-  if (text.isEmpty())
-    QToolTip::hideText();
-  else
-    QToolTip::showText(event->globalPosition().toPoint(), text, this);
-}
-
-void TimelineCanvas::mouseReleaseEvent(QMouseEvent* event) {
-  const auto position = event->position().toPoint();
-  if (event->button() == Qt::LeftButton && drag_origin_ && !dragged_) {
-    const int row = row_at(position.y());
-    if (position.x() < kGutterWidth && row >= 0)
-      toggle_collapsed(rows_[static_cast<std::size_t>(row)].rank);
-    else
-      select_at(position);
-  }
-  drag_origin_.reset();
-}
-
 void TimelineCanvas::paintEvent(QPaintEvent*) {
   QPainter painter(this);
   if (!database_ || database_->timeline.lanes.empty()) {
@@ -319,6 +259,7 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
   paint_phase_band(painter);
   for (std::size_t row = 0; row < rows_.size(); ++row)
     paint_row(painter, row);
+  paint_kernel_links(painter);
   paint_messages(painter);
 }
 

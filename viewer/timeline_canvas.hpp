@@ -3,10 +3,12 @@
 // NVTX ranges and phases, one lane per thread with its calls coloured by function, its CUDA copies. Calls
 // narrower than a pixel arrive merged into bins (see analysis/timeline.hpp), so painting costs the same at
 // any zoom. Wheel zooms around the cursor, dragging pans, hovering shows a call's arguments, clicking selects
-// it. Call lanes share the height; clicking a rank's name collapses or expands its rows, Ctrl+wheel
-// over them makes them taller or shorter. Keys as in
+// it. Call lanes share the height; clicking a rank's name collapses or expands its rows, dragging the
+// lower edge of a rank's lanes or Ctrl+wheel over them makes them taller or shorter. Keys as in
 // Perfetto: W/S zoom in/out around the centre, A/D pan left/right. Calls the GPU runtime ran are
-// hatched and calls of the host-staged baseline outlined, so an A/B run shows which was which.
+// hatched and calls of the host-staged baseline outlined, so an A/B run shows which was which. NCCL
+// calls (nccl:*) are drawn on the lanes like MPI calls in a colour family of their own; a dashed line
+// joins a call to each kernel it launched on the rank's kernel row (timeline_kernel_links.cpp).
 #include "loaded_database.hpp"
 #include "timeline_annotations.hpp"
 #include "timeline_fetcher.hpp"
@@ -46,9 +48,18 @@ public:
   bool collapsed(int rank) const;
   // Gives a rank's lanes `factor` times their share of the height (Ctrl+wheel over them).
   void resize_rank(int rank, double factor);
+  // The height of a rank's call lanes together, and setting it (dragging the rank's lower edge);
+  // the other ranks share what is left.
+  int lanes_height(int rank) const;
+  void set_lanes_height(int rank, int pixels);
+  // The rank whose lower lane edge is under `position` (a drag there resizes it), if any.
+  std::optional<int> resize_handle_at(QPoint position) const;
   ImplementationStyle style_of(const analysis::TimelineCall& call) const;
   // The lines drawn from each message's send to its receive's completion, in widget pixels.
   std::vector<QLineF> message_lines() const;
+  // The dashed lines from each call drawn on its own to the kernels it launched (cuda_kernels rows
+  // whose mpi_call_id is the call's), in widget pixels.
+  std::vector<QLineF> kernel_links() const;
   void zoom(double factor, double x);
   void pan(double dx);
   void show_range(std::int64_t start_ns, std::int64_t end_ns);
@@ -90,6 +101,11 @@ private:
   static constexpr double kHitSlackPixels = 2;
 
   void relayout();
+  int lanes_top() const; // below the ruler and the phase band
+  void set_rank_weight(int rank, double weight);
+  void paint_kernel_links(QPainter& painter) const;
+  // Tooltip lines of the call's kernels in the window and of its nccl_calls row; empty without.
+  QString describe_call_gpu_work(const SelectedCall& selected) const;
   int row_at(int y) const;
   const analysis::TimelineCall* call_at(QPoint position, int* lane_index) const;
   const analysis::TimelineBin* bin_at(QPoint position, int lane_index) const;
@@ -119,6 +135,12 @@ private:
   std::optional<int> highlighted_function_;
   std::optional<CopySelection> copy_selection_;
   std::optional<QPoint> drag_origin_;
+  struct LaneDrag {
+    int rank = 0;
+    int origin_y = 0;
+    int start_height = 0;
+  };
+  std::optional<LaneDrag> lane_drag_;
   bool dragged_ = false;
 };
 

@@ -27,7 +27,7 @@ QString TimelineCanvas::describe(const SelectedCall& selected) const {
                   database_->implementation_name(call.implementation))
              .arg(call.phase)
              .arg(call.id) +
-         describe_runtime_decision(call);
+         describe_runtime_decision(call) + describe_call_gpu_work(selected);
 }
 
 QString TimelineCanvas::describe_runtime_decision(const analysis::TimelineCall& call) const {

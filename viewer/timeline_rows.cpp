@@ -57,34 +57,76 @@ double RankSizing::weight(int rank) const {
   return found == weights.end() ? 1.0 : found->second;
 }
 
-std::vector<int> row_tops(const std::vector<TimelineRow>& rows, int top, int height,
-                          const RankSizing& sizing) {
-  const auto height_of_fixed = [&](const TimelineRow& row) {
-    if (sizing.is_collapsed(row.rank))
-      return row.kind == TimelineRowKind::Calls ? kCollapsedLaneHeight : 0;
-    return fixed_height(row.kind);
-  };
+namespace {
+
+int height_of_fixed(const TimelineRow& row, const RankSizing& sizing) {
+  if (sizing.is_collapsed(row.rank))
+    return row.kind == TimelineRowKind::Calls ? kCollapsedLaneHeight : 0;
+  return fixed_height(row.kind);
+}
+
+bool shares_height(const TimelineRow& row, const RankSizing& sizing) {
+  return row.kind == TimelineRowKind::Calls && !sizing.is_collapsed(row.rank);
+}
+
+// What the fixed-height rows take, and the weights of the lanes that share the rest.
+struct HeightBudget {
   int fixed = 0;
   double weights = 0;
+};
+
+HeightBudget height_budget(const std::vector<TimelineRow>& rows, const RankSizing& sizing) {
+  HeightBudget budget;
   for (const auto& row : rows) {
-    if (row.kind == TimelineRowKind::Calls && !sizing.is_collapsed(row.rank))
-      weights += sizing.weight(row.rank);
+    if (shares_height(row, sizing))
+      budget.weights += sizing.weight(row.rank);
     else
-      fixed += height_of_fixed(row);
+      budget.fixed += height_of_fixed(row, sizing);
   }
-  const double per_weight = weights > 0 ? std::max(0, height - fixed) / weights : 0;
+  return budget;
+}
+
+} // namespace
+
+std::vector<int> row_tops(const std::vector<TimelineRow>& rows, int top, int height,
+                          const RankSizing& sizing) {
+  const auto budget = height_budget(rows, sizing);
+  const double per_weight = budget.weights > 0 ? std::max(0, height - budget.fixed) / budget.weights : 0;
   std::vector<int> tops;
   tops.reserve(rows.size() + 1);
   int y = top;
   for (const auto& row : rows) {
     tops.push_back(y);
-    if (row.kind == TimelineRowKind::Calls && !sizing.is_collapsed(row.rank))
+    if (shares_height(row, sizing))
       y += std::max(kMinimumLaneHeight, static_cast<int>(per_weight * sizing.weight(row.rank)));
     else
-      y += height_of_fixed(row);
+      y += height_of_fixed(row, sizing);
   }
   tops.push_back(y);
   return tops;
+}
+
+double weight_for_lanes_height(const std::vector<TimelineRow>& rows, int height, const RankSizing& sizing,
+                               int rank, int lanes_height) {
+  const auto budget = height_budget(rows, sizing);
+  int own_lanes = 0, other_lanes = 0;
+  double others = 0; // the other ranks' weights
+  for (const auto& row : rows)
+    if (shares_height(row, sizing)) {
+      (row.rank == rank ? own_lanes : other_lanes) += 1;
+      if (row.rank != rank)
+        others += sizing.weight(row.rank);
+    }
+  const int shared = std::max(0, height - budget.fixed);
+  if (own_lanes == 0 || others <= 0)
+    return sizing.weight(rank);
+  // own / (own + others) of the shared height goes to the rank: solve for its weight.
+  const int target =
+      std::clamp(lanes_height, own_lanes * kMinimumLaneHeight,
+                 std::max(own_lanes * kMinimumLaneHeight, shared - other_lanes * kMinimumLaneHeight));
+  if (target >= shared)
+    return sizing.weight(rank);
+  return static_cast<double>(target) * others / (static_cast<double>(own_lanes) * (shared - target));
 }
 
 } // namespace commlens::viewer

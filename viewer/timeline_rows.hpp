@@ -43,4 +43,11 @@ inline constexpr int kMinimumLaneHeight = 8, kCollapsedLaneHeight = 6;
 std::vector<int> row_tops(const std::vector<TimelineRow>& rows, int top, int height,
                           const RankSizing& sizing);
 
+// The weight that gives `rank`'s call lanes `lanes_height` pixels together in `height` (as for
+// row_tops), the other ranks keeping their weights and sharing the rest: dragging the rank's lower
+// edge. The height is kept between the lanes' minimum and what leaves the others theirs; without
+// other expanded ranks the rank's weight stays as it is.
+double weight_for_lanes_height(const std::vector<TimelineRow>& rows, int height, const RankSizing& sizing,
+                               int rank, int lanes_height);
+
 } // namespace commlens::viewer

@@ -26,11 +26,12 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   overview_ = new TimelineOverview(canvas_, this);
   layout->addWidget(overview_);
   layout->addWidget(canvas_, 1);
-  details_ = new QLabel(tr("Wheel or W/S: zoom. Drag or A/D: pan. Click a call for its details, a rank's "
-                           "name to fold its rows; Ctrl+wheel makes a rank taller or shorter. Hatched calls "
-                           "ran in the GPU runtime; dashed outlines "
-                           "mark the host-staged baseline."),
-                        this);
+  details_ =
+      new QLabel(tr("Wheel or W/S: zoom. Drag or A/D: pan. Click a call for its details, a rank's "
+                    "name to fold its rows; drag a rank's lower edge (or Ctrl+wheel) to make it taller "
+                    "or shorter. Hatched calls ran in the GPU runtime; dashed outlines mark the "
+                    "host-staged baseline; dashed lines join calls to the kernels they launched."),
+                 this);
   details_->setWordWrap(true);
   details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   details_->setMinimumHeight(64);

@@ -1,7 +1,8 @@
 // Saves a PNG of every view of a halo_demo trace into $COMMLENS_SCREENSHOT_DIR (the build tree
 // under ctest) and checks what a person would see in it, read from the widgets that were grabbed:
 // the summary names the collectors and draws one bar per rank on a time axis with units, the
-// histogram opens on the function that moved the most bytes with units on its axis, the timeline's
+// histogram opens on the function that moved the most bytes with units on its axis and the second
+// run overlaid, the timeline's
 // lanes fill the window, and the image is the window's size. Runs twice under ctest: on the
 // offscreen platform, and in a real X server (xvfb-run) with COMMLENS_SCREENSHOT_ON_SCREEN=1, where
 // the window is mapped and the capture is what the X server shows.
@@ -129,6 +130,12 @@ private:
     const auto& chart = window.histograms()->chart();
     QVERIFY(!chart.bins().empty());
     QVERIFY(!chart.y_axis_title().isEmpty() && chart.x_axis_title().contains(QStringLiteral("size")));
+    // The second run (opened for the compare view) is overlaid, the legend telling the two apart
+    // although both files are called commlens.sqlite.
+    QCOMPARE(chart.series().size(), std::size_t{2});
+    QCOMPARE(chart.legend().size(), 2);
+    QVERIFY2(chart.legend()[0] != chart.legend()[1] && chart.legend()[0].startsWith(selected),
+             qPrintable(chart.legend().join(QLatin1Char('|'))));
     auto* histograms = window.histograms();
     histograms->select_metric(HistogramMetric::Bytes);
     QVERIFY2(all_have_units(chart.y_tick_labels(), kSizeUnits), qPrintable(chart.y_tick_labels().join(',')));

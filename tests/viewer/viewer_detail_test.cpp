@@ -1,0 +1,285 @@
+// The viewer's detail views over crafted databases whose rows the test states (the calls are
+// tests/support/databases/trace_database.cpp's): training steps split by their NVTX ranges, NCCL
+// calls with their kernels and the optional nccl_calls side table, lanes resized by dragging, and
+// histograms of several functions and of two runs overlaid. Every check reads widget state.
+#include "compare_view.hpp"
+#include "format.hpp"
+#include "function_colors.hpp"
+#include "histogram_view.hpp"
+#include "main_window.hpp"
+#include "steps_view.hpp"
+#include "timeline_view.hpp"
+
+#include "trace_database.hpp"
+
+#include <QMouseEvent>
+#include <QtTest>
+
+using namespace commlens::viewer;
+namespace test = commlens::test;
+
+namespace {
+
+// Two ranks, as examples/dl's trainer marks a step. Step 1: rank 0 105 us... (means over ranks):
+//   rank 0 [100, 200) us: forward 30, backward 40, allreduce 20, optimizer 5: 5 us other; a
+//          "backward" nested inside forward is no part of the step's own split;
+//   rank 1 [100, 210) us: forward 30, backward 50, allreduce 20, optimizer 5: 5 us other.
+// Step 2, rank 0 only: [300, 350) us with a forward of 10 us.
+constexpr const char* kStepRanges = R"sql(
+INSERT INTO nvtx_ranges (rank, start_ns, end_ns, domain, name) VALUES
+  (0, 100000, 200000, NULL, 'step'), (0, 100000, 130000, NULL, 'forward'),
+  (0, 110000, 111000, NULL, 'backward'), (0, 130000, 170000, NULL, 'backward'),
+  (0, 170000, 190000, NULL, 'allreduce'), (0, 190000, 195000, NULL, 'optimizer'),
+  (1, 100000, 210000, NULL, 'step'), (1, 100000, 130000, NULL, 'forward'),
+  (1, 130000, 180000, NULL, 'backward'), (1, 180000, 200000, NULL, 'allreduce'),
+  (1, 200000, 205000, NULL, 'optimizer'),
+  (0, 300000, 350000, NULL, 'step'), (0, 300000, 310000, NULL, 'forward');
+)sql";
+
+// One ncclAllReduce on rank 0 (call 500, 20 to 24 us) that launched one NCCL kernel (21 to 23 us);
+// a kernel outside any call.
+constexpr const char* kNccl = R"sql(
+INSERT INTO run (key, value) VALUES ('cuda_collectors', 'on');
+INSERT INTO functions (id, name, family) VALUES (5, 'nccl:AllReduce', 'nccl_collective');
+INSERT INTO mpi_calls (id, rank, thread, function_id, start_ns, end_ns, bytes_sent, bytes_recv, peer, tag,
+                       comm_id, implementation, phase)
+  VALUES (500, 0, 0, 5, 20000, 24000, 4096, 4096, -1, 0, 4611686018427387904, 0, 0);
+INSERT INTO cuda_kernels (rank, start_ns, end_ns, device, stream, name, mpi_call_id, correlation_id) VALUES
+  (0, 21000, 23000, 0, 9, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL', 500, 31),
+  (0, 26000, 27000, 0, 7, 'scale_kernel', NULL, 32);
+)sql";
+
+// What the NCCL side table, when a file has it, says about call 500.
+constexpr const char* kNcclCalls = R"sql(
+CREATE TABLE nccl_calls (mpi_call_id INTEGER, rank INTEGER, algorithm TEXT, protocol TEXT, channels INTEGER);
+INSERT INTO nccl_calls VALUES (500, 0, 'Ring', 'LL', 4);
+)sql";
+
+QString crafted(const QString& directory, const char* name, std::initializer_list<const char*> extras,
+                int time_scale = 1) {
+  const auto path = QDir(directory).filePath(QLatin1String(name));
+  test::TestDatabase database(path.toStdString());
+  test::fill_trace_run(database, time_scale);
+  for (const char* sql : extras)
+    database.execute(sql);
+  return path;
+}
+
+void open(MainWindow& window, const QString& path) {
+  window.resize(1280, 800);
+  window.setAttribute(Qt::WA_DontShowOnScreen);
+  window.show();
+  window.open(path);
+  window.loader().wait();
+  QVERIFY2(window.database(), qPrintable(window.last_error()));
+}
+
+std::vector<std::pair<QString, double>> segments_of(const Bar& bar) {
+  std::vector<std::pair<QString, double>> segments;
+  for (const auto& segment : bar.segments)
+    segments.emplace_back(segment.name, segment.value);
+  return segments;
+}
+
+// Every label is a time with its unit ("0 ns", "20 us", "1.5 ms").
+bool all_times(const QStringList& labels) {
+  return !labels.isEmpty() && std::all_of(labels.begin(), labels.end(), [](const QString& label) {
+    return label.endsWith(QLatin1String(" ns")) || label.endsWith(QLatin1String(" us")) ||
+           label.endsWith(QLatin1String(" ms")) || label.endsWith(QLatin1String(" s"));
+  });
+}
+
+void send_mouse(QWidget* widget, QEvent::Type type, QPoint position, Qt::MouseButtons buttons) {
+  QMouseEvent event(type, position, widget->mapToGlobal(position), Qt::LeftButton, buttons, Qt::NoModifier);
+  QApplication::sendEvent(widget, &event);
+}
+
+} // namespace
+
+class ViewerDetailTest : public QObject {
+  Q_OBJECT
+private slots:
+  void initTestCase() {
+    QVERIFY(directory_.isValid());
+    steps_ = crafted(directory_.path(), "steps.sqlite", {kStepRanges});
+    nccl_ = crafted(directory_.path(), "nccl.sqlite", {kNccl});
+    nccl_table_ = crafted(directory_.path(), "nccl-table.sqlite", {kNccl, kNcclCalls});
+    plain_ = crafted(directory_.path(), "plain.sqlite", {});
+    slower_ = crafted(directory_.path(), "slower.sqlite", {}, 2);
+  }
+
+  void stepsAreColumnsSplitByTheirNvtxRanges() {
+    MainWindow window;
+    open(window, steps_);
+    const auto& steps = *window.steps();
+    QVERIFY(steps.from_ranges());
+    QVERIFY2(steps.status().startsWith(QStringLiteral("2 steps on 2 ranks, from NVTX ranges")),
+             qPrintable(steps.status()));
+    QCOMPARE(steps.chart().orientation(), Qt::Vertical);
+    const auto& bars = steps.chart().bars();
+    QCOMPARE(bars.size(), std::size_t{2});
+    QCOMPARE(bars[0].label, QStringLiteral("step 1"));
+    QCOMPARE(segments_of(bars[0]), (std::vector<std::pair<QString, double>>{{"forward", 30000},
+                                                                            {"backward", 45000},
+                                                                            {"communication", 20000},
+                                                                            {"optimizer", 5000},
+                                                                            {"other", 5000}}));
+    QCOMPARE(bars[0].total(), 105000.0);
+    QCOMPARE(segments_of(bars[1]),
+             (std::vector<std::pair<QString, double>>{{"forward", 10000}, {"other", 40000}}));
+    // The table has the steps as columns, a row per part and the step's whole time last.
+    QCOMPARE(steps.headers(), (QStringList{"Part", "step 1", "step 2"}));
+    QCOMPARE(steps.function_rows(), 6);
+    QCOMPARE(steps.cell(2, 0), QStringLiteral("communication"));
+    QCOMPARE(steps.cell(2, 1), format_duration(20000));
+    QCOMPARE(steps.cell(5, 1), format_duration(105000));
+    QCOMPARE(steps.cell(5, 2), format_duration(50000));
+    QVERIFY2(all_times(steps.chart().tick_labels()), qPrintable(steps.chart().tick_labels().join(',')));
+
+    // Without step ranges the view falls back to the MPI_Pcontrol steps (none here: it says why).
+    MainWindow plain;
+    open(plain, plain_);
+    QVERIFY(!plain.steps()->from_ranges());
+    QVERIFY2(plain.steps()->status().contains(QStringLiteral("No training steps")),
+             qPrintable(plain.steps()->status()));
+  }
+
+  void ncclCallsAreDrawnWithTheirKernels() {
+    MainWindow window;
+    open(window, nccl_);
+    window.show_view(QStringLiteral("timeline"));
+    auto* canvas = window.timeline()->canvas();
+    canvas->show_range(19000, 28000);
+    canvas->wait_for_data();
+    // Rank 0, thread 0 is the first call lane; its kernel row is rank 0's last row.
+    const auto& rows = canvas->rows();
+    std::size_t lane = rows.size(), kernels = rows.size();
+    for (std::size_t row = 0; row < rows.size(); ++row) {
+      if (rows[row].rank == 0 && rows[row].kind == TimelineRowKind::Calls && lane == rows.size())
+        lane = row;
+      if (rows[row].rank == 0 && rows[row].kind == TimelineRowKind::Kernels)
+        kernels = row;
+    }
+    QVERIFY(lane < rows.size() && kernels < rows.size() && kernels > lane);
+    const auto x_of = [&](std::int64_t time_ns) {
+      return TimelineCanvas::kGutterWidth + canvas->viewport().x_of(time_ns);
+    };
+    const auto call =
+        canvas->describe_at(QPoint(static_cast<int>(x_of(22000)), canvas->row_rect(lane).center().y()));
+    QVERIFY2(call.contains(QStringLiteral("<b>nccl:AllReduce</b>")), qPrintable(call));
+    QVERIFY2(call.contains(QStringLiteral(
+                 "GPU kernels launched: ncclDevKernel_AllReduce_Sum_f32_RING_LL (2 us on GPU 0)")),
+             qPrintable(call));
+    QVERIFY2(!call.contains(QStringLiteral("NCCL:")), qPrintable(call)); // no side table in this file
+    // One dashed line from the call's start on its lane down to its kernel; none for the other kernel.
+    const auto links = canvas->kernel_links();
+    QCOMPARE(links.size(), std::size_t{1});
+    QCOMPARE(links[0].x1(), x_of(20000));
+    QCOMPARE(links[0].x2(), x_of(21000));
+    QCOMPARE(links[0].y1(), double(canvas->row_rect(lane).bottom()));
+    QVERIFY(canvas->row_rect(kernels).contains(links[0].p2().toPoint()));
+    // NCCL calls and kernels share a colour family no MPI function is drawn in.
+    const auto hue = [](const QString& name) { return function_color(name).hsvHue(); };
+    QVERIFY(hue("nccl:AllReduce") >= 160 && hue("nccl:AllReduce") < 200);
+    QVERIFY(hue("ncclDevKernel_AllReduce_Sum_f32_RING_LL") >= 160);
+    for (const auto* mpi : {"MPI_Allreduce", "MPI_Send", "MPI_Recv", "MPI_Wait", "MPI_Barrier", "MPI_Init"})
+      QVERIFY2(hue(mpi) < 160 || hue(mpi) >= 200, mpi);
+  }
+
+  void ncclSideTableAddsToTheCallsTooltip() {
+    MainWindow window;
+    open(window, nccl_table_);
+    QVERIFY(window.database()->has_nccl_calls);
+    auto* canvas = window.timeline()->canvas();
+    canvas->show_range(19000, 28000);
+    canvas->wait_for_data();
+    const auto* lanes = &canvas->fetcher().snapshot().lanes;
+    QVERIFY(!lanes->empty());
+    const auto& calls = (*lanes)[0].calls;
+    const auto found =
+        std::find_if(calls.begin(), calls.end(), [](const auto& call) { return call.id == 500; });
+    QVERIFY(found != calls.end());
+    const auto text = canvas->describe({window.database()->timeline.lanes[0], *found});
+    QVERIFY2(
+        text.contains(QStringLiteral("NCCL: algorithm <b>Ring</b>, protocol <b>LL</b>, channels <b>4</b>")),
+        qPrintable(text));
+    // A file without the table reads as before.
+    MainWindow without;
+    open(without, nccl_);
+    QVERIFY(!without.database()->has_nccl_calls);
+  }
+
+  void draggingARanksLowerEdgeResizesItsLanes() {
+    MainWindow window;
+    open(window, plain_);
+    window.show_view(QStringLiteral("timeline"));
+    auto* canvas = window.timeline()->canvas();
+    canvas->wait_for_data();
+    // Rank 0 has two lanes (two threads), rank 1 one: at first all three share the height evenly.
+    const int rank0 = canvas->lanes_height(0), rank1 = canvas->lanes_height(1);
+    QVERIFY2(std::abs(rank0 - 2 * rank1) <= 2, qPrintable(QStringLiteral("%1 %2").arg(rank0).arg(rank1)));
+    const auto edge = QPoint(TimelineCanvas::kGutterWidth + 100, canvas->row_rect(1).bottom());
+    QCOMPARE(canvas->resize_handle_at(edge), std::optional<int>(0));
+    QVERIFY(!canvas->resize_handle_at(edge - QPoint(0, 20)));
+    const auto start = canvas->viewport().start_ns(), end = canvas->viewport().end_ns();
+    send_mouse(canvas, QEvent::MouseButtonPress, edge, Qt::LeftButton);
+    send_mouse(canvas, QEvent::MouseMove, edge + QPoint(0, 60), Qt::LeftButton);
+    send_mouse(canvas, QEvent::MouseButtonRelease, edge + QPoint(0, 60), Qt::NoButton);
+    QVERIFY2(std::abs(canvas->lanes_height(0) - (rank0 + 60)) <= 2,
+             qPrintable(QString::number(canvas->lanes_height(0))));
+    QVERIFY2(std::abs(canvas->lanes_height(1) - (rank1 - 60)) <= 2,
+             qPrintable(QString::number(canvas->lanes_height(1))));
+    // The lanes still fill the view; the drag neither panned nor selected anything.
+    QVERIFY(canvas->row_rect(canvas->rows().size() - 1).bottom() >= canvas->height() - 6);
+    QCOMPARE(canvas->viewport().start_ns(), start);
+    QCOMPARE(canvas->viewport().end_ns(), end);
+    QVERIFY(!canvas->selection());
+    // Folding a rank still works after a resize, and unfolding gives it its dragged height back.
+    const int dragged = canvas->lanes_height(0);
+    canvas->toggle_collapsed(0);
+    QVERIFY(canvas->lanes_height(0) < dragged);
+    canvas->toggle_collapsed(0);
+    QVERIFY(std::abs(canvas->lanes_height(0) - dragged) <= 1);
+  }
+
+  void histogramsOverlayFunctionsAndASecondRun() {
+    MainWindow window;
+    open(window, plain_);
+    auto* histograms = window.histograms();
+    QVERIFY(histograms->select_functions({QStringLiteral("MPI_Send"), QStringLiteral("MPI_Isend")}));
+    QCOMPARE(histograms->selected_functions(), (QStringList{"MPI_Send", "MPI_Isend"}));
+    const auto& chart = histograms->chart();
+    QCOMPARE(chart.legend(), (QStringList{"MPI_Send", "MPI_Isend"}));
+    // MPI_Send: 4 calls of 1 KiB; MPI_Isend: 4 calls of 8 B; the x axis has both bins.
+    QCOMPARE(chart.size_bins(), (std::vector<int>{3, 10}));
+    QCOMPARE(chart.series()[0].bins.size(), std::size_t{1});
+    QCOMPARE(chart.value_of(chart.series()[0].bins[0]), 4.0);
+    QVERIFY(chart.series()[0].color != chart.series()[1].color);
+    QCOMPARE(chart.y_axis_title(), QStringLiteral("calls"));
+
+    // A second run (every call twice as long) is overlaid beside each function, named by its file.
+    window.compare()->open_second(slower_);
+    window.compare()->loader().wait();
+    QApplication::processEvents();
+    QCOMPARE(chart.series().size(), std::size_t{4});
+    QCOMPARE(chart.legend(), (QStringList{"MPI_Send (plain.sqlite)", "MPI_Send (slower.sqlite)",
+                                          "MPI_Isend (plain.sqlite)", "MPI_Isend (slower.sqlite)"}));
+    histograms->select_metric(HistogramMetric::Time);
+    QCOMPARE(chart.value_of(chart.series()[1].bins[0]), 2 * chart.value_of(chart.series()[0].bins[0]));
+    QVERIFY2(all_times(chart.y_tick_labels()), qPrintable(chart.y_tick_labels().join(',')));
+    QCOMPARE(chart.y_axis_title(), QStringLiteral("time in calls"));
+    // One function alone again: one series per run, the legend still telling the runs apart.
+    QVERIFY(histograms->select_function(QStringLiteral("MPI_Recv")));
+    QCOMPARE(chart.legend(), (QStringList{"MPI_Recv (plain.sqlite)", "MPI_Recv (slower.sqlite)"}));
+    window.histograms()->set_second_database(nullptr);
+    QCOMPARE(chart.series().size(), std::size_t{1});
+    QVERIFY(chart.legend().isEmpty());
+  }
+
+private:
+  QTemporaryDir directory_;
+  QString steps_, nccl_, nccl_table_, plain_, slower_;
+};
+
+QTEST_MAIN(ViewerDetailTest)
+#include "viewer_detail_test.moc"
