@@ -13,6 +13,7 @@
 // rank 0 prints "allreduce_check: ok" when every result matched
 // (integers bitwise, floats within reordering tolerance). Rank r uses GPU r modulo the GPU count.
 #include "gpu_job.hpp"
+#include "reduction_reference.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -26,57 +27,13 @@
 
 namespace {
 
-enum class Op { Sum, Prod, Min, Max, Land, Lor, Lxor, Band, Bor, Bxor };
+using commlens::reference::combine;
+using commlens::reference::mix;
+using commlens::reference::mpi_op;
+using commlens::reference::Op;
+
 constexpr Op kOps[] = {Op::Sum, Op::Prod, Op::Min,  Op::Max, Op::Land,
                        Op::Lor, Op::Lxor, Op::Band, Op::Bor, Op::Bxor};
-
-MPI_Op mpi_op(Op op) {
-  const MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MIN,  MPI_MAX, MPI_LAND,
-                        MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR};
-  return ops[static_cast<int>(op)];
-}
-
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-// The same promote-then-truncate arithmetic the GPU kernels and MPI's own C loops use.
-template <typename T> T combine(Op op, T a, T b) {
-  switch (op) {
-  case Op::Sum:
-    return T(a + b);
-  case Op::Prod:
-    return T(a * b);
-  case Op::Min:
-    return b < a ? b : a;
-  case Op::Max:
-    return a < b ? b : a;
-  case Op::Land:
-    return T((a != T(0)) && (b != T(0)));
-  case Op::Lor:
-    return T((a != T(0)) || (b != T(0)));
-  case Op::Lxor:
-    return T((a != T(0)) != (b != T(0)));
-  default:
-    break;
-  }
-  if constexpr (std::is_integral_v<T>) {
-    switch (op) {
-    case Op::Band:
-      return T(a & b);
-    case Op::Bor:
-      return T(a | b);
-    case Op::Bxor:
-      return T(a ^ b);
-    default:
-      break;
-    }
-  }
-  return a;
-}
 
 // 16-bit floats as their bits on the host; arithmetic in float, rounded back after every step,
 // as the GPU's __half / __nv_bfloat16 operators do.

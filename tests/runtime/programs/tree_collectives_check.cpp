@@ -14,6 +14,7 @@
 // rank 0 prints "tree_collectives_check: ok" when every result matched. Rank r uses GPU r modulo
 // the GPU count.
 #include "gpu_job.hpp"
+#include "reduction_reference.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -22,56 +23,14 @@
 
 namespace {
 
-enum class Op { Sum, Prod, Min, Max, Land, Lor, Lxor, Band, Bor, Bxor };
+using commlens::reference::combine;
+using commlens::reference::mix;
+using commlens::reference::mpi_op;
+using commlens::reference::Op;
+
 constexpr Op kArithmetic[] = {Op::Sum, Op::Prod, Op::Min, Op::Max};
 constexpr Op kLogical[] = {Op::Land, Op::Lor, Op::Lxor};
 constexpr Op kBitwise[] = {Op::Band, Op::Bor, Op::Bxor};
-
-MPI_Op mpi_op(Op op) {
-  const MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MIN,  MPI_MAX, MPI_LAND,
-                        MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR};
-  return ops[static_cast<int>(op)];
-}
-
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-// Promote, combine, truncate: what the GPU kernels and MPI's C loops do.
-template <typename T> T combine(Op op, T a, T b) {
-  switch (op) {
-  case Op::Sum:
-    return T(a + b);
-  case Op::Prod:
-    return T(a * b);
-  case Op::Min:
-    return b < a ? b : a;
-  case Op::Max:
-    return a < b ? b : a;
-  case Op::Land:
-    return T((a != T(0)) && (b != T(0)));
-  case Op::Lor:
-    return T((a != T(0)) || (b != T(0)));
-  case Op::Lxor:
-    return T((a != T(0)) != (b != T(0)));
-  default:
-    break;
-  }
-  if constexpr (std::is_integral_v<T>) {
-    switch (op) {
-    case Op::Band:
-      return T(a & b);
-    case Op::Bor:
-      return T(a | b);
-    default:
-      return T(a ^ b);
-    }
-  }
-  return a;
-}
 
 constexpr long kFallbackCalls = 4;
 

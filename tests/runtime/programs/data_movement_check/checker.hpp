@@ -18,6 +18,7 @@
 // reductions.cpp: the calls; main.cpp: what runs on which communicator.
 #pragma once
 #include "gpu_job.hpp"
+#include "reduction_reference.hpp"
 
 #include <algorithm>
 #include <type_traits>
@@ -30,12 +31,10 @@
 
 namespace data_movement_check {
 
-inline std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+using commlens::reference::combine;
+using commlens::reference::mix;
+using commlens::reference::mpi_op;
+using commlens::reference::Op;
 
 // A device buffer with its host image; `host` lays the buffer in host memory instead.
 struct Buffer {
@@ -97,40 +96,6 @@ inline const Type kCopyTypes[] = {
     {MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", 16},
     {MPI_2INT, "MPI_2INT", 8},
 };
-
-enum class Op { Sum, Prod, Min, Max, Band, Bor, Bxor, Land, Lor, Lxor };
-
-template <typename T> T combine(Op op, T a, T b) {
-  using Wide = std::conditional_t<std::is_floating_point_v<T>, double, long long>;
-  switch (op) {
-  case Op::Sum:
-    return static_cast<T>(static_cast<Wide>(a) + static_cast<Wide>(b));
-  case Op::Prod:
-    return static_cast<T>(static_cast<Wide>(a) * static_cast<Wide>(b));
-  case Op::Min:
-    return b < a ? b : a;
-  case Op::Max:
-    return a < b ? b : a;
-  case Op::Land:
-    return static_cast<T>((a != T(0)) && (b != T(0)));
-  case Op::Lor:
-    return static_cast<T>((a != T(0)) || (b != T(0)));
-  case Op::Lxor:
-    return static_cast<T>((a != T(0)) != (b != T(0)));
-  default:
-    break;
-  }
-  if constexpr (std::is_integral_v<T>) {
-    return op == Op::Band ? T(a & b) : op == Op::Bor ? T(a | b) : T(a ^ b);
-  }
-  return a;
-}
-
-inline MPI_Op mpi_op(Op op) {
-  const MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MIN,  MPI_MAX, MPI_BAND,
-                        MPI_BOR, MPI_BXOR, MPI_LAND, MPI_LOR, MPI_LXOR};
-  return ops[static_cast<int>(op)];
-}
 
 class Checker {
 public:
