@@ -34,10 +34,11 @@ FROM mpi_calls m {} ORDER BY m.rank, m.start_ns)sql";
 constexpr std::string_view kNcclJoin = "LEFT JOIN nccl_calls n ON n.call_id = m.id "
                                        "LEFT JOIN nccl_datatypes d ON d.id = n.datatype "
                                        "LEFT JOIN nccl_ops o ON o.id = n.op";
-constexpr std::string_view kNoNccl = "LEFT JOIN (SELECT NULL AS call_id, NULL AS datatype, NULL AS op, NULL AS "
-                                     "stream, NULL AS root, NULL AS peer, NULL AS group_depth WHERE 0) n "
-                                     "LEFT JOIN (SELECT NULL AS name WHERE 0) d LEFT JOIN (SELECT NULL AS name "
-                                     "WHERE 0) o";
+constexpr std::string_view kNoNccl =
+    "LEFT JOIN (SELECT NULL AS call_id, NULL AS datatype, NULL AS op, NULL AS "
+    "stream, NULL AS root, NULL AS peer, NULL AS group_depth WHERE 0) n "
+    "LEFT JOIN (SELECT NULL AS name WHERE 0) d LEFT JOIN (SELECT NULL AS name "
+    "WHERE 0) o";
 
 // An NCCL call's own arguments (nccl_calls), after the common ones; empty for other calls.
 std::string nccl_arguments(const Statement& call) {
@@ -125,15 +126,16 @@ ChromeExportCounts export_chrome_trace(const Database& database, std::FILE* out)
              nlohmann::json(database.path().string())
                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   write_process_names(database, out);
-  auto calls = database.prepare(
-      fmt::format(kCallsSql, database.has_table("nccl_calls") && database.has_table("nccl_ops") ? kNcclJoin : kNoNccl));
+  auto calls = database.prepare(fmt::format(
+      kCallsSql, database.has_table("nccl_calls") && database.has_table("nccl_ops") ? kNcclJoin : kNoNccl));
   while (calls.step()) {
     const auto name = quoted.find(static_cast<int>(calls.integer(3)));
     const std::string nccl = nccl_arguments(calls);
     fmt::print(
         out,
         ",\n{{\"ph\":\"X\",\"cat\":\"{}\",\"name\":{},\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{"
-        "\"call_id\":\"{}\",\"bytes_sent\":{},\"bytes_recv\":{},\"peer\":{},\"tag\":{},\"comm\":\"{:#x}\"{}}}}"
+        "\"call_id\":\"{}\",\"bytes_sent\":{},\"bytes_recv\":{},\"peer\":{},\"tag\":{},\"comm\":\"{:#x}\"{}}}"
+        "}"
         "}",
         nccl.empty() ? "mpi" : "nccl", name != quoted.end() ? name->second : "\"?\"", calls.integer(1),
         calls.integer(2), microseconds(calls.integer(4)),

@@ -2,7 +2,6 @@
 
 #include <cupti.h>
 
-
 namespace commlens::cuda {
 
 namespace {

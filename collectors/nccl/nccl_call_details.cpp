@@ -41,7 +41,8 @@ struct StatsKeyHash {
          {std::uint64_t{key.phase}, std::uint64_t(std::uint16_t(key.size_bin)), std::uint64_t(key.comm_id),
           std::uint64_t(std::uint32_t(key.details.datatype)), std::uint64_t(std::uint32_t(key.details.op)),
           std::uint64_t(key.details.stream), std::uint64_t(std::uint32_t(key.details.root)),
-          std::uint64_t(std::uint32_t(key.details.peer)), std::uint64_t(std::uint32_t(key.details.group_depth))}) {
+          std::uint64_t(std::uint32_t(key.details.peer)),
+          std::uint64_t(std::uint32_t(key.details.group_depth))}) {
       hash = (hash ^ part) * 1099511628211ull;
     }
     return hash;
@@ -122,7 +123,9 @@ void store_stats(Profiler& profiler, std::unordered_map<StatsKey, Stats, StatsKe
   }
   const std::int64_t rank = profiler.identity().run_rank;
   const TickConverter& clock = profiler.clock();
-  const auto ns = [&clock](std::uint64_t ticks) { return static_cast<std::int64_t>(clock.duration_ns(ticks)); };
+  const auto ns = [&clock](std::uint64_t ticks) {
+    return static_cast<std::int64_t>(clock.duration_ns(ticks));
+  };
   std::vector<std::vector<SqlValue>> values;
   values.reserve(stats.size());
   for (const auto& [key, entry] : stats) {
@@ -138,10 +141,11 @@ void store_stats(Profiler& profiler, std::unordered_map<StatsKey, Stats, StatsKe
     values.push_back(std::move(columns));
   }
   stats.clear();
-  profiler.store_rows("INSERT INTO nccl_call_stats (rank, function_id, comm_id, size_bin, phase, datatype, op, "
-                      "stream, root, peer, group_depth, count, bytes_sent, bytes_recv, time_total_ns, "
-                      "time_min_ns, time_max_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                      std::move(values));
+  profiler.store_rows(
+      "INSERT INTO nccl_call_stats (rank, function_id, comm_id, size_bin, phase, datatype, op, "
+      "stream, root, peer, group_depth, count, bytes_sent, bytes_recv, time_total_ns, "
+      "time_min_ns, time_max_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      std::move(values));
 }
 
 } // namespace

@@ -16,12 +16,12 @@ namespace commlens::nccl {
 struct NcclCallDetails {
   static constexpr int kNone = -1;
   static constexpr std::int64_t kNoStream = -1;
-  int datatype = kNone;                // ncclDataType_t
-  int op = kNone;                      // ncclRedOp_t
-  std::int64_t stream = kNoStream;     // the cudaStream_t's value; 0 is the legacy default stream
-  int root = kNone;                    // NCCL rank
-  int peer = kNone;                    // NCCL rank
-  int group_depth = 0;                 // ncclGroupStart nesting of the calling thread
+  int datatype = kNone;            // ncclDataType_t
+  int op = kNone;                  // ncclRedOp_t
+  std::int64_t stream = kNoStream; // the cudaStream_t's value; 0 is the legacy default stream
+  int root = kNone;                // NCCL rank
+  int peer = kNone;                // NCCL rank
+  int group_depth = 0;             // ncclGroupStart nesting of the calling thread
 };
 
 inline std::int64_t stream_handle(const void* stream) noexcept {

@@ -8,10 +8,10 @@
 
 #include <algorithm>
 #include <array>
-#include <string_view>
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <string_view>
 
 namespace commlens::nccl {
 namespace {
@@ -156,8 +156,8 @@ void register_early(Profiler& profiler, ncclComm_t comm, std::int64_t id, std::u
   const auto functions = nccl_function_descriptions();
   const auto found = std::ranges::find(functions, creator, &FunctionDescription::name);
   const std::lock_guard lock(registry().creation);
-  add_communicator(profiler, static_cast<FunctionId>(first_function_id() + (found - functions.begin())), comm, id,
-                   -1, created_ns);
+  add_communicator(profiler, static_cast<FunctionId>(first_function_id() + (found - functions.begin())), comm,
+                   id, -1, created_ns);
 }
 
 void register_split(pmpi::CallRecording& call, ncclComm_t newcomm, ncclComm_t parent, int color) {

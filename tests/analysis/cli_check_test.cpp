@@ -55,9 +55,10 @@ TEST_F(CliCheck, NewSizeBinIsARegression) {
 // NCCL calls are in call_stats under their own names: a baseline holds them, and a change in
 // their sizes is a regression like an MPI function's.
 TEST_F(CliCheck, NcclFunctionsAreCheckedByName) {
-  const std::string nccl_run = "INSERT INTO functions VALUES (30, 'nccl:AllReduce', 'nccl_collective', 1);"
-                               "INSERT INTO call_stats VALUES (0, 30, 4611686018427387905, 12, -1, 0, 6, 24576, "
-                               "24576, 60, 10, 10)";
+  const std::string nccl_run =
+      "INSERT INTO functions VALUES (30, 'nccl:AllReduce', 'nccl_collective', 1);"
+      "INSERT INTO call_stats VALUES (0, 30, 4611686018427387905, 12, -1, 0, 6, 24576, "
+      "24576, 60, 10, 10)";
   {
     const auto path = (directory_ / "nccl-baseline.sqlite").string();
     TestDatabase database(path);
@@ -69,7 +70,8 @@ TEST_F(CliCheck, NcclFunctionsAreCheckedByName) {
   EXPECT_EQ(check(nccl_run).status, 0);
   const auto moved = check(nccl_run + ";UPDATE call_stats SET size_bin = 20 WHERE function_id = 30");
   EXPECT_EQ(moved.status, 1);
-  EXPECT_NE(moved.out.find("| nccl:AllReduce | new size bin 2^20 (6 calls) |"), std::string::npos) << moved.out;
+  EXPECT_NE(moved.out.find("| nccl:AllReduce | new size bin 2^20 (6 calls) |"), std::string::npos)
+      << moved.out;
 }
 
 TEST_F(CliCheck, NewFunctionIsARegression) {

@@ -182,15 +182,15 @@ TEST_F(NcclReportSection, GivesEnqueueAndKernelTimePerFunctionFromTheLinkedKerne
   ASSERT_EQ(section.rows.size(), 3u);
   using analysis::human_duration;
   // Ordered by enqueue plus kernel time: 40 + 4000, 20 + 700, 5 + 0 ns.
-  EXPECT_EQ(section.rows[0], (std::vector<std::string>{"nccl:AllReduce", "ncclFloat32", "ncclSum", "2", "8KiB",
-                                                        human_duration(40), human_duration(20), "3",
-                                                        human_duration(4000), human_duration(2000)}));
-  EXPECT_EQ(section.rows[1], (std::vector<std::string>{"nccl:GroupEnd", "-", "-", "1", "0B", human_duration(20),
-                                                        human_duration(20), "1", human_duration(700),
-                                                        human_duration(700)}));
-  EXPECT_EQ(section.rows[2], (std::vector<std::string>{"nccl:Send", "ncclFloat64", "-", "1", "800B",
-                                                        human_duration(5), human_duration(5), "0",
-                                                        human_duration(0), "-"}));
+  EXPECT_EQ(section.rows[0], (std::vector<std::string>{"nccl:AllReduce", "ncclFloat32", "ncclSum", "2",
+                                                       "8KiB", human_duration(40), human_duration(20), "3",
+                                                       human_duration(4000), human_duration(2000)}));
+  EXPECT_EQ(section.rows[1],
+            (std::vector<std::string>{"nccl:GroupEnd", "-", "-", "1", "0B", human_duration(20),
+                                      human_duration(20), "1", human_duration(700), human_duration(700)}));
+  EXPECT_EQ(section.rows[2],
+            (std::vector<std::string>{"nccl:Send", "ncclFloat64", "-", "1", "800B", human_duration(5),
+                                      human_duration(5), "0", human_duration(0), "-"}));
   const auto markdown = analysis::render_markdown_report(report());
   EXPECT_NE(markdown.find("## NCCL calls: enqueue and kernel time\n"), std::string::npos) << markdown;
   const auto json = nlohmann::json::parse(run_cli({"report", path_.string(), "--format", "json"}).out);

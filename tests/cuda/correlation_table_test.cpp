@@ -61,8 +61,8 @@ TEST(CorrelationTable, TheFinalFlushTakesEverythingAndIpcMarkersAreNoCalls) {
   EXPECT_TRUE(table.is_ipc_copy(5));
   EXPECT_EQ(table.mpi_call(5), 0u);
   CudaCopy copy;
-  copy.correlation_id = 9;             // the driver call: no link
-  copy.runtime_correlation_id = 5;     // the runtime call around it: the IPC marker
+  copy.correlation_id = 9;         // the driver call: no link
+  copy.runtime_correlation_id = 5; // the runtime call around it: the IPC marker
   table.add(ExternalKind::MpiCall, 6, kGroupEndCall);
   std::vector<CudaCopy> fresh{copy};
   std::vector<CudaCopy> parked;

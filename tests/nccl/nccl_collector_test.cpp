@@ -163,7 +163,8 @@ TEST_P(NcclCollector, StoresDatatypeOpStreamRootPeerAndGroupDepthPerCall) {
                      "coalesce(s.root, -1), coalesce(s.peer, -1), s.group_depth, sum(s.count) "
                      "FROM nccl_call_stats s JOIN functions f ON f.id = s.function_id "
                      "LEFT JOIN nccl_datatypes d ON d.id = s.datatype LEFT JOIN nccl_ops o ON o.id = s.op "
-                     "WHERE f.name = '" + function + "' AND s.rank = " + std::to_string(rank) +
+                     "WHERE f.name = '" +
+                     function + "' AND s.rank = " + std::to_string(rank) +
                      " GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 7");
   };
   const auto row_text = [](const std::vector<Value>& row) {
@@ -216,8 +217,9 @@ TEST_P(NcclCollector, RecordsAProcessThatNeverInitialisesMpi) {
     return;
   EXPECT_EQ(db->scalar("SELECT count(*) FROM ranks"), 1);
   EXPECT_EQ(db->scalar("SELECT rank FROM ranks"), 0);
-  const std::int64_t comm = db->scalar("SELECT c.id FROM communicators c JOIN functions f ON f.id = c.created_by "
-                                       "WHERE f.name = 'nccl:CommInitRank'");
+  const std::int64_t comm =
+      db->scalar("SELECT c.id FROM communicators c JOIN functions f ON f.id = c.created_by "
+                 "WHERE f.name = 'nccl:CommInitRank'");
   EXPECT_NE(comm & kNcclIdBit, 0);
   CallTable table;
   table.add(0, "nccl:CommInitRank", comm, kNoPeer, 0, 0);
@@ -251,8 +253,9 @@ TEST_P(NcclCollector, RegistersACommunicatorCreatedBeforeMpiInit) {
     table.add(r, "nccl:CommDestroy", comm, kNoPeer, 0, 0);
   }
   expect_calls(*db, table);
-  EXPECT_EQ(db->query("SELECT value FROM run WHERE key = 'nccl_calls_before_mpi_init'").at(0)[0].text.value_or(""),
-            "1");
+  EXPECT_EQ(
+      db->query("SELECT value FROM run WHERE key = 'nccl_calls_before_mpi_init'").at(0)[0].text.value_or(""),
+      "1");
 }
 
 COMMLENS_IN_BOTH_MODES(NcclCollector);
