@@ -90,13 +90,14 @@ SqlValue optional_value(std::int64_t value, std::int64_t none) {
   return value == none ? SqlValue{} : SqlValue{value};
 }
 
-std::vector<SqlValue> detail_values(const NcclCallDetails& details) {
-  return {optional_value(details.datatype, NcclCallDetails::kNone),
-          optional_value(details.op, NcclCallDetails::kNone),
-          optional_value(details.stream, NcclCallDetails::kNoStream),
-          optional_value(details.root, NcclCallDetails::kNone),
-          optional_value(details.peer, NcclCallDetails::kNone),
-          std::int64_t{details.group_depth}};
+// Appends the detail columns (datatype, op, stream, root, peer, group_depth) to a row.
+void append_details(std::vector<SqlValue>& row, const NcclCallDetails& details) {
+  row.push_back(optional_value(details.datatype, NcclCallDetails::kNone));
+  row.push_back(optional_value(details.op, NcclCallDetails::kNone));
+  row.push_back(optional_value(details.stream, NcclCallDetails::kNoStream));
+  row.push_back(optional_value(details.root, NcclCallDetails::kNone));
+  row.push_back(optional_value(details.peer, NcclCallDetails::kNone));
+  row.emplace_back(std::int64_t{details.group_depth});
 }
 
 void store_call_rows(Profiler& profiler, std::vector<CallRow>& rows) {
@@ -107,9 +108,11 @@ void store_call_rows(Profiler& profiler, std::vector<CallRow>& rows) {
   std::vector<std::vector<SqlValue>> values;
   values.reserve(rows.size());
   for (const CallRow& row : rows) {
-    std::vector<SqlValue> columns{static_cast<std::int64_t>(row.call_id), rank};
-    std::ranges::move(detail_values(row.details), std::back_inserter(columns));
-    values.push_back(std::move(columns));
+    std::vector<SqlValue>& columns = values.emplace_back();
+    columns.reserve(8);
+    columns.emplace_back(static_cast<std::int64_t>(row.call_id));
+    columns.emplace_back(rank);
+    append_details(columns, row.details);
   }
   rows.clear();
   profiler.store_rows("INSERT INTO nccl_calls (call_id, rank, datatype, op, stream, root, peer, group_depth) "
@@ -131,7 +134,7 @@ void store_stats(Profiler& profiler, std::unordered_map<StatsKey, Stats, StatsKe
   for (const auto& [key, entry] : stats) {
     std::vector<SqlValue> columns{rank, std::int64_t{key.function}, key.comm_id, std::int64_t{key.size_bin},
                                   std::int64_t{key.phase}};
-    std::ranges::move(detail_values(key.details), std::back_inserter(columns));
+    append_details(columns, key.details);
     for (const std::int64_t value :
          {static_cast<std::int64_t>(entry.count), static_cast<std::int64_t>(entry.bytes_sent),
           static_cast<std::int64_t>(entry.bytes_recv), ns(entry.ticks_total), ns(entry.ticks_min),
