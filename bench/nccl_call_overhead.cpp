@@ -1,10 +1,18 @@
-// Host time per ncclAllReduce (1 MiB of float32) and per ncclGroupStart/ncclSend/ncclGroupEnd,
-// against the stand-in libnccl.so.2 of tests/nccl, which does no work: what remains is the call
-// itself plus whatever a preloaded profiler adds. bench/nccl_overhead.sh runs it without and with
-// libcommlens.so. Real NCCL spends several microseconds per launch on top.
-//   nccl_call_overhead [iterations=1000000]
+// Host time per ncclAllReduce (1 MiB of float32) and per ncclGroupStart/ncclSend/ncclGroupEnd.
+// Built twice: nccl_call_overhead against the stand-in libnccl.so.2 of tests/nccl, which does no
+// work (what remains is the call itself plus whatever a preloaded profiler adds), and
+// nccl_call_overhead_real (COMMLENS_REAL_NCCL) against NCCL on one GPU: device buffers, one
+// stream, a one-rank communicator (the group then sends to and receives from the rank itself),
+// the stream synchronised after each timed loop. bench/overhead.sh runs either without and with
+// libcommlens.so.
+//   nccl_call_overhead[_real] [iterations=1000000]
 // Prints "<call> <ns per call>" lines.
+#ifdef COMMLENS_REAL_NCCL
+#include <cuda_runtime.h>
+#include <nccl.h>
+#else
 #include "fake_nccl.h"
+#endif
 
 #include <chrono>
 #include <cstdio>
@@ -12,14 +20,36 @@
 #include <mpi.h>
 
 namespace {
-constexpr ncclDataType_t kFloat32 = 7;
-constexpr ncclRedOp_t kSum = 0;
+constexpr ncclDataType_t kFloat32 = static_cast<ncclDataType_t>(7);
+constexpr ncclRedOp_t kSum = static_cast<ncclRedOp_t>(0);
+constexpr std::size_t kElements = 1 << 18;
+
+#ifdef COMMLENS_REAL_NCCL
+cudaStream_t stream = nullptr;
+float* device_buffer() {
+  float* buffer = nullptr;
+  cudaStreamCreate(&stream);
+  cudaMalloc(&buffer, 2 * kElements * sizeof(float));
+  return buffer;
+}
+void wait_for_device() {
+  cudaStreamSynchronize(stream);
+}
+#else
+cudaStream_t stream = nullptr;
+float* device_buffer() {
+  static float buffer[2 * kElements];
+  return buffer;
+}
+void wait_for_device() {}
+#endif
 
 template <typename Body> double ns_per_call(long iterations, Body body) {
   const auto start = std::chrono::steady_clock::now();
   for (long i = 0; i < iterations; ++i) {
     body();
   }
+  wait_for_device();
   return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() /
          static_cast<double>(iterations);
 }
@@ -32,17 +62,25 @@ int main(int argc, char** argv) {
   ncclGetUniqueId(&id);
   ncclComm_t comm = nullptr;
   ncclCommInitRank(&comm, 1, id, 0);
-  static float buffer[1 << 18];
-  const auto allreduce = [&] { ncclAllReduce(buffer, buffer, 1 << 18, kFloat32, kSum, comm, nullptr); };
+  float* buffer = device_buffer();
+  const auto allreduce = [&] { ncclAllReduce(buffer, buffer, kElements, kFloat32, kSum, comm, stream); };
   const auto grouped_send = [&] {
     ncclGroupStart();
-    ncclSend(buffer, 1024, kFloat32, 0, comm, nullptr);
+    ncclSend(buffer, 1024, kFloat32, 0, comm, stream);
+#ifdef COMMLENS_REAL_NCCL
+    ncclRecv(buffer + kElements, 1024, kFloat32, 0, comm, stream); // NCCL pairs every send
+#endif
     ncclGroupEnd();
   };
   ns_per_call(iterations / 10, allreduce); // warm-up
   const double allreduce_ns = ns_per_call(iterations, allreduce);
   const double group_ns = ns_per_call(iterations, grouped_send);
-  std::printf("ncclAllReduce %.2f\nncclGroupStart+Send+End %.2f\n", allreduce_ns, group_ns);
+#ifdef COMMLENS_REAL_NCCL
+  const char* group_label = "ncclGroupStart+Send+Recv+End";
+#else
+  const char* group_label = "ncclGroupStart+Send+End";
+#endif
+  std::printf("ncclAllReduce %.2f\n%s %.2f\n", allreduce_ns, group_label, group_ns);
   ncclCommDestroy(comm);
   MPI_Finalize();
   return 0;

@@ -26,9 +26,36 @@ SELECT peer, rank, tag, comm_id, thread, start_ns FROM mpi_calls
 WHERE function_id IN (SELECT id FROM functions WHERE family = 'p2p' AND name LIKE '%recv%' AND name NOT LIKE '%\_init' ESCAPE '\')
   AND peer >= 0 ORDER BY peer, rank, tag, comm_id, start_ns)sql";
 
+// NCCL calls add their nccl_calls row (files without the table: NULLs).
 constexpr std::string_view kCallsSql = R"sql(
-SELECT id, rank, thread, function_id, start_ns, end_ns, bytes_sent, bytes_recv, peer, tag, comm_id
-FROM mpi_calls ORDER BY rank, start_ns)sql";
+SELECT m.id, m.rank, m.thread, m.function_id, m.start_ns, m.end_ns, m.bytes_sent, m.bytes_recv, m.peer, m.tag,
+       m.comm_id, n.call_id, d.name, o.name, n.stream, n.root, n.peer, n.group_depth
+FROM mpi_calls m {} ORDER BY m.rank, m.start_ns)sql";
+constexpr std::string_view kNcclJoin = "LEFT JOIN nccl_calls n ON n.call_id = m.id "
+                                       "LEFT JOIN nccl_datatypes d ON d.id = n.datatype "
+                                       "LEFT JOIN nccl_ops o ON o.id = n.op";
+constexpr std::string_view kNoNccl =
+    "LEFT JOIN (SELECT NULL AS call_id, NULL AS datatype, NULL AS op, NULL AS "
+    "stream, NULL AS root, NULL AS peer, NULL AS group_depth WHERE 0) n "
+    "LEFT JOIN (SELECT NULL AS name WHERE 0) d LEFT JOIN (SELECT NULL AS name "
+    "WHERE 0) o";
+
+// An NCCL call's own arguments (nccl_calls), after the common ones; empty for other calls.
+std::string nccl_arguments(const Statement& call) {
+  if (!call.optional_integer(11))
+    return "";
+  const auto number = [&call](int column) { return call.optional_integer(column).value_or(-1); };
+  std::string text;
+  // The names are NCCL's enum names (nccl_datatypes, nccl_ops): nothing to escape.
+  if (call.optional_integer(12))
+    text += fmt::format(",\"datatype\":\"{}\"", call.text(12));
+  if (call.optional_integer(13))
+    text += fmt::format(",\"op\":\"{}\"", call.text(13));
+  if (call.optional_integer(14))
+    text += fmt::format(",\"stream\":\"{:#x}\"", number(14));
+  return text + fmt::format(",\"nccl_root\":{},\"nccl_peer\":{},\"group_depth\":{}", number(15), number(16),
+                            number(17));
+}
 
 using detail::microseconds;
 
@@ -99,19 +126,22 @@ ChromeExportCounts export_chrome_trace(const Database& database, std::FILE* out)
              nlohmann::json(database.path().string())
                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   write_process_names(database, out);
-  auto calls = database.prepare(kCallsSql);
+  auto calls = database.prepare(fmt::format(
+      kCallsSql, database.has_table("nccl_calls") && database.has_table("nccl_ops") ? kNcclJoin : kNoNccl));
   while (calls.step()) {
     const auto name = quoted.find(static_cast<int>(calls.integer(3)));
+    const std::string nccl = nccl_arguments(calls);
     fmt::print(
         out,
-        ",\n{{\"ph\":\"X\",\"cat\":\"mpi\",\"name\":{},\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{"
-        "\"call_id\":\"{}\",\"bytes_sent\":{},\"bytes_recv\":{},\"peer\":{},\"tag\":{},\"comm\":\"{:#x}\"}}}"
+        ",\n{{\"ph\":\"X\",\"cat\":\"{}\",\"name\":{},\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{"
+        "\"call_id\":\"{}\",\"bytes_sent\":{},\"bytes_recv\":{},\"peer\":{},\"tag\":{},\"comm\":\"{:#x}\"{}}}"
+        "}"
         "}",
-        name != quoted.end() ? name->second : "\"?\"", calls.integer(1), calls.integer(2),
-        microseconds(calls.integer(4)),
+        nccl.empty() ? "mpi" : "nccl", name != quoted.end() ? name->second : "\"?\"", calls.integer(1),
+        calls.integer(2), microseconds(calls.integer(4)),
         microseconds(std::max<std::int64_t>(0, calls.integer(5) - calls.integer(4))), calls.integer(0),
         calls.integer(6), calls.integer(7), calls.integer(8), calls.optional_integer(9).value_or(-1),
-        calls.optional_integer(10).value_or(-1));
+        calls.optional_integer(10).value_or(-1), nccl);
     ++counts.calls;
   }
   counts.flows = write_flows(database, out);

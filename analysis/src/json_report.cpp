@@ -209,6 +209,7 @@ json detail_sections_json(const Report& report) {
           {"mpit", optional_section_json(report.mpit)},
           {"cuda_copies", optional_section_json(report.cuda_copies)},
           {"runtime_decisions", optional_section_json(report.runtime_decisions)},
+          {"nccl", optional_section_json(report.nccl)},
           {"training_steps", training_steps_json(report.training_steps)}};
 }
 

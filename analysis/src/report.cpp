@@ -144,6 +144,7 @@ Report build_report(const Database& database, const ReportFilter& filter, const 
       {"CUDA copies", [&] { report.cuda_copies = detail::query_cuda_copy_section(database, filter); }},
       {"runtime",
        [&] { report.runtime_decisions = detail::query_runtime_decision_section(database, filter); }},
+      {"NCCL", [&] { report.nccl = detail::query_nccl_section(database, filter); }},
   };
   for (std::size_t step = 0; step < steps.size(); ++step) {
     if (progress)

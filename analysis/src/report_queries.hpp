@@ -34,6 +34,7 @@ OptionalSection query_pvar_summary(const Database& database,
                                    const ReportFilter& filter); // pvar_summary_query.cpp
 OptionalSection query_cuda_copy_section(const Database& database, const ReportFilter& filter);
 OptionalSection query_runtime_decision_section(const Database& database, const ReportFilter& filter);
+OptionalSection query_nccl_section(const Database& database, const ReportFilter& filter);
 std::map<int, std::string> query_function_names(const Database& database);
 
 // Binds the filter to ?1 (rank) and ?2 (phase).

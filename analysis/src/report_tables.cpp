@@ -229,6 +229,7 @@ std::vector<ReportTable> detail_tables(const Report& report) {
   tables.push_back(optional_table("MPI_T performance variables", report.mpit));
   tables.push_back(optional_table("CUDA copy paths", report.cuda_copies));
   tables.push_back(optional_table("Runtime decisions", report.runtime_decisions));
+  tables.push_back(optional_table("NCCL calls: enqueue and kernel time", report.nccl));
   return tables;
 }
 

@@ -25,20 +25,6 @@ ActivityConverter converter;
 CorrelationTable correlations;
 ConvertedRecords waiting; // records whose API call's correlation had not arrived yet
 
-// A copy is linked through its driver API call or the runtime API call around it (external
-// correlation records come for both); a kernel through the one call that launched it.
-bool linked(const CudaCopy& copy) {
-  return correlations.knows(copy.correlation_id) || correlations.knows(copy.runtime_correlation_id);
-}
-// Kernels, memsets and synchronisations through the one API call that made them.
-template <class Record> bool linked(const Record& record) {
-  return correlations.knows(record.correlation_id);
-}
-std::uint64_t mpi_call_of(const CudaCopy& copy) {
-  const std::uint64_t by_driver = correlations.mpi_call(copy.correlation_id);
-  return by_driver != 0 ? by_driver : correlations.mpi_call(copy.runtime_correlation_id);
-}
-
 SqlValue call_id_value(std::uint64_t call_id) {
   return call_id != 0 ? SqlValue{static_cast<std::int64_t>(call_id)} : SqlValue{};
 }
@@ -62,7 +48,7 @@ std::vector<SqlValue> copy_row(const CudaCopy& copy) {
           std::string(copy_direction_name(copy.direction)),
           std::string(copy_path_name(classified.path)),
           link != nullptr ? SqlValue{std::string(link)} : SqlValue{},
-          call_id_value(copy.managed_migration ? 0 : mpi_call_of(copy)),
+          call_id_value(copy.managed_migration ? 0 : call_of(correlations, copy)),
           std::int64_t{copy.correlation_id}};
 }
 
@@ -73,7 +59,7 @@ std::vector<SqlValue> kernel_row(const CudaKernel& kernel) {
           std::int64_t{kernel.device},
           std::int64_t{kernel.stream},
           kernel.name,
-          call_id_value(correlations.mpi_call(kernel.correlation_id)),
+          call_id_value(call_of(correlations, kernel)),
           std::int64_t{kernel.correlation_id}};
 }
 
@@ -86,7 +72,7 @@ std::vector<SqlValue> memset_row(const CudaMemset& memset) {
           static_cast<std::int64_t>(memset.bytes),
           std::string(memory_kind_name(memset.memory_kind)),
           std::int64_t{memset.value},
-          call_id_value(correlations.mpi_call(memset.correlation_id)),
+          call_id_value(call_of(correlations, memset)),
           std::int64_t{memset.correlation_id}};
 }
 
@@ -98,7 +84,7 @@ std::vector<SqlValue> synchronization_row(const CudaSynchronization& sync) {
   return {std::int64_t{host().run_rank},    relative_ns(sync.start_ns),
           relative_ns(sync.end_ns),         std::string(sync_kind_name(sync.kind)),
           std::int64_t{sync.context},       optional_id(sync.stream),
-          optional_id(sync.event),          call_id_value(correlations.mpi_call(sync.correlation_id)),
+          optional_id(sync.event),          call_id_value(call_of(correlations, sync)),
           std::int64_t{sync.correlation_id}};
 }
 
@@ -107,25 +93,14 @@ std::vector<SqlValue> nvtx_row(const NvtxRange& range) {
           range.domain ? SqlValue{*range.domain} : SqlValue{}, range.name};
 }
 
-// A record whose correlation is not known yet waits for one more buffer (a synchronous copy can
-// complete before its API call returns and writes the link); after that it is stored as outside
-// any MPI call. `final` stores everything.
+// The records ready in this buffer (correlation_table.hpp: take_ready) as rows of their table.
 template <class Record, class MakeRow>
 void store(std::vector<Record>& fresh, std::vector<Record>& parked, const char* sql, MakeRow make_row,
            bool final) {
   std::vector<std::vector<SqlValue>> rows;
-  std::vector<Record> still_waiting;
-  for (Record& record : parked) {
+  for (const Record& record : take_ready(fresh, parked, correlations, final)) {
     rows.push_back(make_row(record));
   }
-  for (Record& record : fresh) {
-    if (final || linked(record)) {
-      rows.push_back(make_row(record));
-    } else {
-      still_waiting.push_back(std::move(record));
-    }
-  }
-  parked = std::move(still_waiting);
   if (!rows.empty()) {
     host().store_rows(sql, std::move(rows));
   }

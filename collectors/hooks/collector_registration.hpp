@@ -6,6 +6,8 @@
 #include "commlens/profiler/profiler.hpp"
 
 #include <span>
+#include <string>
+#include <vector>
 
 namespace commlens::pmpi {
 
@@ -24,9 +26,19 @@ struct CollectorLifecycle {
   void (*not_started)() = nullptr;
   // MPI_Finalize, after every slot's finalize and before the profiler stops.
   void (*finished)() = nullptr;
+  // Also started in a process that never initialises MPI, where a collector of another API
+  // starts the profiler (collectors/nccl/nccl_without_mpi.hpp); needs no MPI call then.
+  bool without_mpi = false;
 };
 
 // Every collector linked into libcommlens.so besides the PMPI collector, in start order.
 std::span<const CollectorLifecycle> linked_collectors();
+
+// What lifecycle.cpp also lends a collector that starts the profiler without MPI: the run's
+// functions table (MPI's, then the linked collectors'), the process's command line, and a job's
+// end at rank 0 (marks it finished in the run's registry; the last job to finish merges).
+std::vector<FunctionDescription> run_functions();
+std::string command_line();
+void finish_job_and_merge_if_last(const Config& config, const ProcessIdentity& identity);
 
 } // namespace commlens::pmpi

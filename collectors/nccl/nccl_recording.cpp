@@ -1,12 +1,17 @@
 // NCCL communicators, datatype sizes and group nesting for the generated wrappers (nccl_recording.hpp).
 #include "nccl_recording.hpp"
 
+#include "nccl_call_details.hpp"
+#include "nccl_without_mpi.hpp"
+
 #include "handle_map.hpp"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <string_view>
 
 namespace commlens::nccl {
 namespace {
@@ -65,32 +70,41 @@ RankAndSize query_rank_and_size(ncclComm_t comm) {
   return answer;
 }
 
-void add_communicator(pmpi::CallRecording& call, ncclComm_t comm, std::int64_t id, std::int64_t parent_id) {
+const pmpi::CommunicatorEntry* add_communicator(Profiler& profiler, FunctionId created_by, ncclComm_t comm,
+                                                std::int64_t id, std::int64_t parent_id,
+                                                std::uint64_t created_ns) {
   if (comm == nullptr) {
-    return;
+    return nullptr;
   }
   const RankAndSize shape = query_rank_and_size(comm);
-  Profiler& profiler = call.profiler();
   auto* communicator = new NcclCommunicator; // kept for the process: records point to its entry
   communicator->entry.id = id;
   communicator->entry.local_rank = shape.rank;
-  // Peers and roots are NCCL ranks: the entry maps each rank to itself.
-  for (int rank = 0; rank < shape.size; ++rank) {
-    communicator->entry.members.push_back(rank);
-  }
   CommunicatorInfo info;
   info.id = id;
   info.parent_id = parent_id;
-  info.created_by = call.function();
+  info.created_by = created_by;
   info.local_rank = shape.rank;
   info.members.assign(static_cast<std::size_t>(shape.size), -1);
   if (shape.rank >= 0 && shape.rank < shape.size) {
     info.members[static_cast<std::size_t>(shape.rank)] = profiler.identity().run_rank;
   }
-  info.created_ns = profiler.clock().now_ns();
+  // The calls' peer column then holds a run rank or -1 (unknown), never an NCCL rank that reports
+  // would read as a run rank; nccl_calls keeps the NCCL rank, and the merged file maps it through
+  // the members' communicators rows.
+  communicator->entry.members = info.members;
+  info.created_ns = created_ns;
   communicator->entry.index = profiler.communicators().add(std::move(info));
   registry().communicators.insert(pmpi::handle_key(comm), communicator);
-  call.set_communicator(&communicator->entry);
+  return &communicator->entry;
+}
+
+void add_communicator(pmpi::CallRecording& call, ncclComm_t comm, std::int64_t id, std::int64_t parent_id) {
+  Profiler& profiler = call.profiler();
+  if (const pmpi::CommunicatorEntry* entry =
+          add_communicator(profiler, call.function(), comm, id, parent_id, profiler.clock().now_ns())) {
+    call.set_communicator(entry);
+  }
 }
 
 NcclCommunicator* find(ncclComm_t comm) noexcept {
@@ -130,7 +144,20 @@ const pmpi::CommunicatorEntry* find_communicator(ncclComm_t comm) noexcept {
 
 void register_from_unique_id(pmpi::CallRecording& call, ncclComm_t comm, const ncclUniqueId& unique_id) {
   const std::lock_guard lock(registry().creation);
-  add_communicator(call, comm, nccl_id(fnv1a(&unique_id, sizeof unique_id)), -1);
+  add_communicator(call, comm, unique_id_communicator(unique_id), -1);
+}
+
+std::int64_t unique_id_communicator(const ncclUniqueId& unique_id) noexcept {
+  return nccl_id(fnv1a(&unique_id, sizeof unique_id));
+}
+
+void register_early(Profiler& profiler, ncclComm_t comm, std::int64_t id, std::uint64_t created_ns) {
+  const std::string_view creator = "nccl:CommInitRank";
+  const auto functions = nccl_function_descriptions();
+  const auto found = std::ranges::find(functions, creator, &FunctionDescription::name);
+  const std::lock_guard lock(registry().creation);
+  add_communicator(profiler, static_cast<FunctionId>(first_function_id() + (found - functions.begin())), comm,
+                   id, -1, created_ns);
 }
 
 void register_split(pmpi::CallRecording& call, ncclComm_t newcomm, ncclComm_t parent, int color) {
@@ -173,11 +200,18 @@ void forget_communicator(ncclComm_t comm) {
   registry().communicators.erase(slot);
 }
 
-void start_nccl_collector(Profiler&, std::span<const FunctionDescription> functions) {
+void finish_nccl_collector() {
+  if (Profiler* profiler = Profiler::active()) {
+    flush_call_details(*profiler);
+  }
+}
+
+void start_nccl_collector(Profiler& profiler, std::span<const FunctionDescription> functions) {
   const char* first_name = nccl_function_descriptions().front().name;
   for (std::size_t id = 0; id < functions.size(); ++id) {
     if (std::strcmp(functions[id].name, first_name) == 0) {
       first_id.store(static_cast<FunctionId>(id), std::memory_order_release);
+      adopt_early_communicators(profiler);
       return;
     }
   }

@@ -11,7 +11,8 @@
 // counter (the communicators live in this process only). Ids have bit 62 set, so they never meet
 // the MPI communicators' ids (run rank x 2^32 + counter). Rank and size come from NCCL
 // (ncclCommUserRank, ncclCommCount); the members, unknown without a collective, are stored as -1
-// except this process's own run rank, and peers and roots stay ranks of the NCCL communicator.
+// except this process's own run rank; roots stay ranks of the NCCL communicator, peers become run
+// ranks where known (the process itself) and -1 otherwise (nccl_calls keeps the NCCL rank).
 #include "call_recording.hpp"
 #include "nccl_api.hpp"
 
@@ -35,6 +36,10 @@ void leave_group() noexcept;
 const pmpi::CommunicatorEntry* find_communicator(ncclComm_t comm) noexcept;
 // After a successful creating call; each records the new communicator on `call`.
 void register_from_unique_id(pmpi::CallRecording& call, ncclComm_t comm, const ncclUniqueId& unique_id);
+// The id every member derives from the communicator's unique id.
+std::int64_t unique_id_communicator(const ncclUniqueId& unique_id) noexcept;
+// A communicator ncclCommInitRank(Config) created before the profiler ran, registered at its start.
+void register_early(Profiler& profiler, ncclComm_t comm, std::int64_t id, std::uint64_t created_ns);
 void register_split(pmpi::CallRecording& call, ncclComm_t newcomm, ncclComm_t parent, int color);
 void register_all(pmpi::CallRecording& call, const ncclComm_t* comms, int count);
 // Before ncclCommDestroy / ncclCommAbort.
@@ -44,5 +49,7 @@ void forget_communicator(ncclComm_t comm);
 std::span<const FunctionDescription> nccl_function_descriptions();
 // MPI_Init, once the profiler runs: finds the NCCL functions' ids in the run's table.
 void start_nccl_collector(Profiler& profiler, std::span<const FunctionDescription> functions);
+// MPI_Finalize (or the end of a process without MPI): stores the side tables' buffered rows.
+void finish_nccl_collector();
 
 } // namespace commlens::nccl

@@ -62,6 +62,10 @@ public:
   Profiler& profiler() noexcept { return profiler_; }
   FunctionId function() const noexcept { return record_.function; }
   std::uint64_t call_id() const noexcept { return record_.call_id; }
+  // What the call stores so far and the communicator it runs on (null: none), for collectors
+  // that keep more about a call in tables of their own (collectors/nccl).
+  const EventRecord& event() const noexcept { return record_; }
+  const CommunicatorEntry* communicator() const noexcept { return entry_; }
 
   void set_communicator(MPI_Comm comm) noexcept;
   void set_communicator(const CommunicatorEntry* entry) noexcept;

@@ -36,18 +36,6 @@ std::string host_name() {
   return name;
 }
 
-std::string command_line() {
-  std::ifstream file("/proc/self/cmdline", std::ios::binary);
-  std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
-  while (!text.empty() && text.back() == '\0') {
-    text.pop_back();
-  }
-  for (char& c : text) {
-    c = c == '\0' ? ' ' : c;
-  }
-  return text;
-}
-
 std::string utc_now() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm utc{};
@@ -117,17 +105,6 @@ bool take_place_in_run(const std::string& output_directory, ProcessIdentity& ide
 
 // Every rank must profile or none: communicator ids are agreed by collectives that only profiled
 // ranks issue, so one rank that failed to open its file (unwritable directory) stops all of them.
-// The run's functions table: MPI's, then those of the linked collectors that intercept other APIs.
-std::vector<FunctionDescription> run_functions() {
-  std::vector<FunctionDescription> functions = function_descriptions();
-  for (const CollectorLifecycle& collector : linked_collectors()) {
-    if (collector.functions != nullptr) {
-      std::ranges::copy(collector.functions(), std::back_inserter(functions));
-    }
-  }
-  return functions;
-}
-
 Profiler* start_on_every_rank(ProcessIdentity identity) {
   Config config = Config::from_environment([&identity](const std::string& message) {
     if (identity.world_rank == 0) { // every rank sees the same environment: say it once
@@ -175,6 +152,11 @@ void start_profiling(int thread_level, FunctionId init_function, ClockReading in
   identity.pid = static_cast<long>(getpid());
   identity.mpi_init_ticks = init_began.ticks;
   identity.mpi_init_ns = init_began.ns;
+  if (Profiler::active() != nullptr) {
+    // NCCL calls before MPI_Init of a process no MPI launcher started (a singleton) started it:
+    // it goes on recording, MPI calls included, without the MPI communicators' registry.
+    return;
+  }
   Profiler* profiler = start_on_every_rank(identity);
   if (profiler == nullptr) {
     for (const CollectorLifecycle& collector : linked_collectors()) {
@@ -200,7 +182,53 @@ void start_profiling(int thread_level, FunctionId init_function, ClockReading in
   profiler->add_overhead("init", 1, monotonic_ns() - began);
 }
 
-void merge_rank_files(const Config& config) {
+// Without the merge rank 0 has no database to read the ranks' losses from: the ranks add them up
+// (every rank has the same setting, so every rank takes part).
+void report_unmerged_run(const Profiler& profiler, const Config& config) {
+  const Profiler::Losses mine = profiler.losses();
+  std::uint64_t local[2] = {mine.dropped_events, mine.summary_overflow};
+  std::uint64_t total[2] = {0, 0};
+  PMPI_Reduce(local, total, 2, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (profiler.identity().world_rank != 0) {
+    return;
+  }
+  MergeResult run;
+  run.world_size = profiler.identity().world_size;
+  run.dropped_events = total[0];
+  run.summary_overflow = total[1];
+  const std::string losses = describe_losses(run);
+  if (!config.quiet || !losses.empty()) {
+    std::fprintf(stderr, "commlens: %d ranks profiled -> %s (rank files, not merged)%s%s\n", run.world_size,
+                 config.output_directory.c_str(), losses.empty() ? "" : "; WARNING: ", losses.c_str());
+  }
+}
+
+} // namespace
+
+std::string command_line() {
+  std::ifstream file("/proc/self/cmdline", std::ios::binary);
+  std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  while (!text.empty() && text.back() == '\0') {
+    text.pop_back();
+  }
+  for (char& c : text) {
+    c = c == '\0' ? ' ' : c;
+  }
+  return text;
+}
+
+// The run's functions table: MPI's, then those of the linked collectors that intercept other APIs.
+std::vector<FunctionDescription> run_functions() {
+  std::vector<FunctionDescription> functions = function_descriptions();
+  for (const CollectorLifecycle& collector : linked_collectors()) {
+    if (collector.functions != nullptr) {
+      std::ranges::copy(collector.functions(), std::back_inserter(functions));
+    }
+  }
+  return functions;
+}
+
+static void merge_rank_files(const Config& config) {
   try {
     MergeOptions options{config.output_directory, "", nullptr};
     options.remove_rank_files = !config.keep_rank_files;
@@ -247,29 +275,6 @@ void finish_job_and_merge_if_last(const Config& config, const ProcessIdentity& i
     merge();
   }
 }
-
-// Without the merge rank 0 has no database to read the ranks' losses from: the ranks add them up
-// (every rank has the same setting, so every rank takes part).
-void report_unmerged_run(const Profiler& profiler, const Config& config) {
-  const Profiler::Losses mine = profiler.losses();
-  std::uint64_t local[2] = {mine.dropped_events, mine.summary_overflow};
-  std::uint64_t total[2] = {0, 0};
-  PMPI_Reduce(local, total, 2, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-  if (profiler.identity().world_rank != 0) {
-    return;
-  }
-  MergeResult run;
-  run.world_size = profiler.identity().world_size;
-  run.dropped_events = total[0];
-  run.summary_overflow = total[1];
-  const std::string losses = describe_losses(run);
-  if (!config.quiet || !losses.empty()) {
-    std::fprintf(stderr, "commlens: %d ranks profiled -> %s (rank files, not merged)%s%s\n", run.world_size,
-                 config.output_directory.c_str(), losses.empty() ? "" : "; WARNING: ", losses.c_str());
-  }
-}
-
-} // namespace
 
 } // namespace commlens::pmpi
 

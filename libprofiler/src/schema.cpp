@@ -206,6 +206,49 @@ CREATE TABLE IF NOT EXISTS cvars (
   description TEXT,
   PRIMARY KEY (rank, name)
 ) WITHOUT ROWID;
+-- NCCL collector (collectors/nccl): what an nccl:* call carries beyond its mpi_calls / call_stats row.
+CREATE TABLE IF NOT EXISTS nccl_datatypes (
+  id   INTEGER PRIMARY KEY,            -- NCCL's ncclDataType_t value
+  name TEXT NOT NULL UNIQUE
+);
+INSERT OR IGNORE INTO nccl_datatypes VALUES (0, 'ncclInt8'), (1, 'ncclUint8'), (2, 'ncclInt32'),
+  (3, 'ncclUint32'), (4, 'ncclInt64'), (5, 'ncclUint64'), (6, 'ncclFloat16'), (7, 'ncclFloat32'),
+  (8, 'ncclFloat64'), (9, 'ncclBfloat16'), (10, 'ncclFloat8e4m3'), (11, 'ncclFloat8e5m2');
+CREATE TABLE IF NOT EXISTS nccl_ops (
+  id   INTEGER PRIMARY KEY,            -- NCCL's ncclRedOp_t value (5 and up: ncclRedOpCreatePreMulSum's)
+  name TEXT NOT NULL UNIQUE
+);
+INSERT OR IGNORE INTO nccl_ops VALUES (0, 'ncclSum'), (1, 'ncclProd'), (2, 'ncclMax'), (3, 'ncclMin'),
+  (4, 'ncclAvg');
+CREATE TABLE IF NOT EXISTS nccl_calls (  -- trace mode: one row per recorded nccl:* call
+  call_id     INTEGER PRIMARY KEY,     -- mpi_calls.id
+  rank        INTEGER NOT NULL,
+  datatype    INTEGER,                 -- nccl_datatypes.id; NULL: the function has none
+  op          INTEGER,                 -- nccl_ops.id; NULL: not a reduction
+  stream      INTEGER,                 -- the cudaStream_t's value (0: legacy default stream)
+  root        INTEGER,                 -- rank of the NCCL communicator
+  peer        INTEGER,                 -- rank of the NCCL communicator (ncclSend / ncclRecv)
+  group_depth INTEGER NOT NULL         -- ncclGroupStart nesting (group calls: the level they open/close)
+);
+CREATE TABLE IF NOT EXISTS nccl_call_stats ( -- both modes: call_stats' key plus the columns above
+  rank          INTEGER NOT NULL,
+  function_id   INTEGER NOT NULL REFERENCES functions(id),
+  comm_id       INTEGER NOT NULL,
+  size_bin      INTEGER NOT NULL,
+  phase         INTEGER NOT NULL,
+  datatype      INTEGER,
+  op            INTEGER,
+  stream        INTEGER,
+  root          INTEGER,
+  peer          INTEGER,
+  group_depth   INTEGER NOT NULL,
+  count         INTEGER NOT NULL,
+  bytes_sent    INTEGER NOT NULL,
+  bytes_recv    INTEGER NOT NULL,
+  time_total_ns INTEGER NOT NULL,
+  time_min_ns   INTEGER NOT NULL,
+  time_max_ns   INTEGER NOT NULL
+);
 -- CUDA collectors (collectors/cupti). One row per memory copy CUPTI saw, classified by path.
 CREATE TABLE IF NOT EXISTS cuda_copies (
   rank           INTEGER NOT NULL,
@@ -323,6 +366,10 @@ const TableMerge kMerges[] = {
     {"pvar_handles", false, "created_ns,freed_ns"},
     {"pvar_samples", false, "time_ns"},
     {"cvars", false, ""},
+    {"nccl_datatypes", true, ""},
+    {"nccl_ops", true, ""},
+    {"nccl_calls", false, ""},
+    {"nccl_call_stats", false, ""},
     {"cuda_copies", false, "start_ns,end_ns"},
     {"cuda_kernels", false, "start_ns,end_ns"},
     {"cuda_memsets", false, "start_ns,end_ns"},

@@ -52,6 +52,28 @@ TEST_F(CliCheck, NewSizeBinIsARegression) {
   EXPECT_NE(result.out.find("| MPI_Send | new size bin 2^20 (1 calls) |"), std::string::npos) << result.out;
 }
 
+// NCCL calls are in call_stats under their own names: a baseline holds them, and a change in
+// their sizes is a regression like an MPI function's.
+TEST_F(CliCheck, NcclFunctionsAreCheckedByName) {
+  const std::string nccl_run =
+      "INSERT INTO functions VALUES (30, 'nccl:AllReduce', 'nccl_collective', 1);"
+      "INSERT INTO call_stats VALUES (0, 30, 4611686018427387905, 12, -1, 0, 6, 24576, "
+      "24576, 60, 10, 10)";
+  {
+    const auto path = (directory_ / "nccl-baseline.sqlite").string();
+    TestDatabase database(path);
+    fill_three_rank_run(database);
+    database.execute(nccl_run);
+    database.close();
+    ASSERT_EQ(run_cli({"histogram", path, "--save", baseline_}).status, 0);
+  }
+  EXPECT_EQ(check(nccl_run).status, 0);
+  const auto moved = check(nccl_run + ";UPDATE call_stats SET size_bin = 20 WHERE function_id = 30");
+  EXPECT_EQ(moved.status, 1);
+  EXPECT_NE(moved.out.find("| nccl:AllReduce | new size bin 2^20 (6 calls) |"), std::string::npos)
+      << moved.out;
+}
+
 TEST_F(CliCheck, NewFunctionIsARegression) {
   const auto result = check("INSERT INTO functions VALUES (9, 'MPI_Alltoall', 'collective', 0);"
                             "INSERT INTO call_stats VALUES (0, 9, 0, 3, -1, 0, 1, 8, 8, 5, 5, 5)");

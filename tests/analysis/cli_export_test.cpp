@@ -60,6 +60,37 @@ TEST_F(CliExport, ChromeEventsCarryTheirCallsArgumentsInMicroseconds) {
   FAIL() << "no MPI_Allreduce event";
 }
 
+// An NCCL call carries its nccl_calls row (datatype, op, stream, NCCL root and peer, group
+// nesting) under category nccl; MPI calls keep category mpi and no such arguments.
+TEST_F(CliExport, ChromeEventsOfNcclCallsCarryTheirNcclArguments) {
+  TestDatabase(path_).execute(R"sql(
+INSERT INTO functions (id, name, family) VALUES (20, 'nccl:Send', 'nccl_p2p');
+INSERT INTO mpi_calls (id, rank, thread, function_id, start_ns, end_ns, bytes_sent, bytes_recv, peer, tag, comm_id)
+VALUES (5000, 1, 0, 20, 40000, 41000, 80, 0, -1, 1, 4611686018427387905);
+INSERT INTO nccl_calls VALUES (5000, 1, 8, NULL, 4096, NULL, 3, 1);
+)sql");
+  const auto result = run_cli({"export", path_, "--format", "chrome"});
+  ASSERT_EQ(result.status, 0) << result.err;
+  const auto trace = nlohmann::json::parse(result.out);
+  int nccl_events = 0;
+  for (const auto& event : trace["traceEvents"]) {
+    if (event["ph"] != "X" || !event.contains("cat") || event["cat"] == "mpi") {
+      EXPECT_FALSE(event.contains("args") && event["args"].contains("nccl_peer")) << event.dump();
+      continue;
+    }
+    ++nccl_events;
+    EXPECT_EQ(event["cat"], "nccl");
+    EXPECT_EQ(event["name"], "nccl:Send");
+    EXPECT_EQ(event["args"]["datatype"], "ncclFloat64");
+    EXPECT_FALSE(event["args"].contains("op"));
+    EXPECT_EQ(event["args"]["stream"], "0x1000");
+    EXPECT_EQ(event["args"]["nccl_peer"], 3);
+    EXPECT_EQ(event["args"]["nccl_root"], -1);
+    EXPECT_EQ(event["args"]["group_depth"], 1);
+  }
+  EXPECT_EQ(nccl_events, 1);
+}
+
 // Three copies (two on rank 0's GPU 0, one on rank 1's GPU 1), a kernel, two user NVTX ranges
 // and one of commlens' own MPI-domain ranges, which repeats an MPI call and is not exported.
 constexpr std::string_view kGpuRows = R"sql(

@@ -142,6 +142,83 @@ TEST_F(ReportSections, RuntimeDecisionsOfFilesWithoutDecisionSourceLeaveItEmpty)
   EXPECT_EQ(section.rows[0][10], "");
 }
 
+// NCCL calls on a communicator whose NCCL ranks are the run ranks reversed, with the kernels the
+// CUDA collector tied to them: enqueue and kernel time per function, and the NCCL peer mapped to
+// its run rank in the partner matrix.
+class NcclReportSection : public ReportSections {
+protected:
+  void SetUp() override {
+    ReportSections::SetUp();
+    TestDatabase database(path_);
+    database.execute(R"sql(
+INSERT INTO functions (id, name, family) VALUES (20, 'nccl:AllReduce', 'nccl_collective'),
+  (21, 'nccl:Send', 'nccl_p2p'), (22, 'nccl:GroupEnd', 'nccl_group');
+INSERT INTO communicators (id, rank, local_rank, size, is_inter, members) VALUES
+  (4611686018427387905, 0, 1, 2, 0, '-1,0'), (4611686018427387905, 1, 0, 2, 0, '1,-1');
+INSERT INTO mpi_calls (id, rank, thread, function_id, start_ns, end_ns, bytes_sent, bytes_recv, peer, tag, comm_id)
+VALUES (1001, 0, 0, 20, 100, 110, 4096, 4096, -1, 0, 4611686018427387905),
+       (1002, 0, 0, 20, 200, 230, 4096, 4096, -1, 0, 4611686018427387905),
+       (1003, 0, 0, 21, 300, 305, 800, 0, -1, 1, 4611686018427387905),
+       (1004, 0, 0, 22, 305, 325, 0, 0, -1, 1, NULL);
+INSERT INTO nccl_calls (call_id, rank, datatype, op, stream, root, peer, group_depth) VALUES
+  (1001, 0, 7, 0, 0, NULL, NULL, 0), (1002, 0, 7, 0, 0, NULL, NULL, 0),
+  (1003, 0, 8, NULL, 0, NULL, 0, 1), (1004, 0, NULL, NULL, NULL, NULL, NULL, 1);
+INSERT INTO nccl_call_stats VALUES
+  (0, 20, 4611686018427387905, 12, 0, 7, 0, 0, NULL, NULL, 0, 2, 8192, 8192, 40, 10, 30),
+  (0, 21, 4611686018427387905, 9, 0, 8, NULL, 0, NULL, 0, 1, 1, 800, 0, 5, 5, 5),
+  (0, 22, -1, -1, 0, NULL, NULL, NULL, NULL, NULL, 1, 1, 0, 0, 20, 20, 20);
+INSERT INTO cuda_kernels (rank, start_ns, end_ns, device, stream, name, mpi_call_id, correlation_id) VALUES
+  (0, 120, 1120, 0, 7, 'ncclDevKernel_AllReduce', 1001, 1), (0, 1200, 1700, 0, 7, 'ncclDevKernel_AllReduce', 1001, 2),
+  (0, 2000, 4500, 0, 7, 'ncclDevKernel_AllReduce', 1002, 3), (0, 5000, 5700, 0, 7, 'ncclDevKernel_SendRecv', 1004, 4),
+  (0, 9000, 19000, 0, 7, 'user_kernel', NULL, 5);
+)sql");
+  }
+};
+
+TEST_F(NcclReportSection, GivesEnqueueAndKernelTimePerFunctionFromTheLinkedKernels) {
+  const auto section = report().nccl;
+  ASSERT_TRUE(section.absent.empty()) << section.absent;
+  ASSERT_EQ(section.headers.size(), 10u);
+  ASSERT_EQ(section.rows.size(), 3u);
+  using analysis::human_duration;
+  // Ordered by enqueue plus kernel time: 40 + 4000, 20 + 700, 5 + 0 ns.
+  EXPECT_EQ(section.rows[0], (std::vector<std::string>{"nccl:AllReduce", "ncclFloat32", "ncclSum", "2",
+                                                       "8KiB", human_duration(40), human_duration(20), "3",
+                                                       human_duration(4000), human_duration(2000)}));
+  EXPECT_EQ(section.rows[1],
+            (std::vector<std::string>{"nccl:GroupEnd", "-", "-", "1", "0B", human_duration(20),
+                                      human_duration(20), "1", human_duration(700), human_duration(700)}));
+  EXPECT_EQ(section.rows[2],
+            (std::vector<std::string>{"nccl:Send", "ncclFloat64", "-", "1", "800B", human_duration(5),
+                                      human_duration(5), "0", human_duration(0), "-"}));
+  const auto markdown = analysis::render_markdown_report(report());
+  EXPECT_NE(markdown.find("## NCCL calls: enqueue and kernel time\n"), std::string::npos) << markdown;
+  const auto json = nlohmann::json::parse(run_cli({"report", path_.string(), "--format", "json"}).out);
+  EXPECT_EQ(json["nccl"]["rows"][0][7], "3");
+}
+
+TEST_F(NcclReportSection, WithoutTraceRowsGivesTheHostSideFromTheStatistics) {
+  TestDatabase(path_).execute("DELETE FROM nccl_calls");
+  const auto section = report().nccl;
+  ASSERT_EQ(section.rows.size(), 3u);
+  EXPECT_EQ(section.rows[0][0], "nccl:AllReduce");
+  EXPECT_EQ(section.rows[0][5], analysis::human_duration(40));
+  EXPECT_EQ(section.rows[0][7], "- (trace mode)");
+}
+
+TEST_F(NcclReportSection, PartnerMatrixMapsTheNcclPeerToItsRunRank) {
+  // NCCL rank 0 of the communicator is run rank 1: the ncclSend joins the MPI traffic from 0 to 1.
+  const auto partners = report().partners;
+  ASSERT_EQ(partners.size(), 1u);
+  EXPECT_EQ(partners[0].to, 1);
+  EXPECT_EQ(partners[0].messages, 9u);
+  EXPECT_EQ(partners[0].bytes, 4096u + 32u + 800u);
+}
+
+TEST_F(ReportSections, NcclSectionIsAbsentWithoutNcclCalls) {
+  EXPECT_EQ(report().nccl.absent, "no NCCL calls in this database");
+}
+
 TEST(ReportSectionsSummaryMode, TraceOnlySectionsSayWhyTheyAreEmpty) {
   const auto path = make_temp_directory("commlens-sections-summary") / "commlens.sqlite";
   TestDatabase database(path);

@@ -58,18 +58,41 @@ class Wrappers(unittest.TestCase):
         function = one("ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, "
                        "ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream)  comm=comm send=count*datatype")
         code = generator.wrapper(function, 0)
-        passthrough = code.index("return nccl_function(sendbuff, recvbuff, count, datatype, op, comm, stream);")
+        passthrough = code.index("const ncclResult_t result = nccl_function(sendbuff, recvbuff, count, datatype, "
+                                 "op, comm, stream);\n    return result;")
+        self.assertLess(code.index("note_call_before_profiler();"), passthrough, "counted before MPI_Init")
         self.assertLess(passthrough, code.index("pmpi::CallRecording call"))
+        self.assertNotIn("remember_early_communicator", code)
         self.assertIn('RealFunction<ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, '
                       'ncclComm_t, cudaStream_t)> real{"ncclAllReduce"}', code)
-        self.assertIn("call.set_tag(group_depth());", code)
+        self.assertIn("call.set_tag(details.group_depth);", code)
+
+    def test_communicators_from_a_unique_id_are_remembered_before_the_profiler_runs(self):
+        function = one("ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank)  "
+                       "newcomm=comm uid=commId", "nccl_communicator")
+        code = generator.wrapper(function, 0)
+        self.assertLess(code.index("remember_early_communicator(*comm, commId);"),
+                        code.index("pmpi::CallRecording call"))
+
+    def test_details_roles_fill_the_side_table_after_the_record(self):
+        function = one("ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, "
+                       "ncclComm_t comm, cudaStream_t stream)  comm=comm peer=peer send=count*datatype "
+                       "datatype=datatype stream=stream", "nccl_p2p")
+        code = generator.wrapper(function, 3)
+        self.assertIn("details.peer = peer;", code)
+        self.assertIn("details.datatype = datatype;", code)
+        self.assertIn("details.stream = stream_handle(stream);", code)
+        self.assertNotIn("details.op", code, "no op role, no op")
+        self.assertLess(code.index("call.record();"), code.index("store_call_details(call, details);"))
+        with self.assertRaises(generator.SpecError):
+            one("ncclSend(const void* sendbuff, size_t count, int peer)  op=reduction", "nccl_p2p")
 
     def test_group_end_leaves_the_level_also_without_profiler(self):
         code = generator.wrapper(one("ncclGroupEnd()  group=end", "nccl_group"), 1)
         self.assertEqual(code.count("leave_group();"), 2)
-        self.assertLess(code.index("call.set_tag(group_depth());"), code.rindex("leave_group();"))
+        self.assertLess(code.index("call.set_tag(details.group_depth);"), code.rindex("leave_group();"))
         start = generator.wrapper(one("ncclGroupStart()  group=start", "nccl_group"), 0)
-        self.assertLess(start.index("enter_group();"), start.index("Profiler::active()"))
+        self.assertLess(start.index("enter_group();"), start.index("profiler_for_nccl()"))
 
     def test_communicator_roles_register_after_success(self):
         init = generator.wrapper(one("ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank)"

@@ -33,7 +33,6 @@ CallTable NcclCollector::expected_calls(const Database& db) {
   const std::int64_t world = created_by(db, "nccl:CommInitRank", 0);
   const std::int64_t split = created_by(db, "nccl:CommSplit", 0);
   for (int r = 0; r < p; ++r) {
-    const int right = (r + 1) % p, left = (r - 1 + p) % p;
     const std::int64_t first_local = created_by(db, "nccl:CommInitAll", r, 0);
     const std::int64_t second_local = created_by(db, "nccl:CommInitAll", r, 1);
     table.add(r, "nccl:CommInitRank", world, kNoPeer, 0, 0);
@@ -44,8 +43,10 @@ CallTable NcclCollector::expected_calls(const Database& db) {
     table.add(r, "nccl:AllGather", world, kNoPeer, kGatherBytes, kGatherBytes * p, n);
     table.add(r, "nccl:ReduceScatter", world, kNoPeer, kScatterBytes * p, kScatterBytes, n);
     table.add(r, "nccl:GroupStart", kNoCommunicator, kNoPeer, 0, 0, n);
-    table.add(r, "nccl:Send", world, right, kP2pBytes, 0, n);
-    table.add(r, "nccl:Recv", world, left, 0, kP2pBytes, n);
+    // The peers are other processes, whose run ranks a member cannot know: -1 (nccl_calls and
+    // nccl_call_stats keep the NCCL ranks).
+    table.add(r, "nccl:Send", world, kNoPeer, kP2pBytes, 0, n);
+    table.add(r, "nccl:Recv", world, kNoPeer, 0, kP2pBytes, n);
     table.add(r, "nccl:GroupEnd", kNoCommunicator, kNoPeer, 0, 0, n);
     table.add(r, "nccl:Bcast", world, kNoPeer, r == 0 ? kBcastBytes : 0, r == 0 ? 0 : kBcastBytes, n);
     table.add(r, "nccl:AlltoAll", world, kNoPeer, kAlltoAllBytes * p, kAlltoAllBytes * p, n);
@@ -150,6 +151,111 @@ TEST_P(NcclCollector, StoresRootsAndGroupDepthPerCallInTrace) {
   EXPECT_EQ(db->scalar("SELECT count(*) FROM mpi_calls m JOIN functions f ON f.id = m.function_id "
                        "WHERE f.name LIKE 'nccl:%' AND m.end_ns < m.start_ns"),
             0);
+}
+
+// nccl_call_stats: call_stats' key plus datatype, op, stream, root, NCCL peer and group nesting.
+TEST_P(NcclCollector, StoresDatatypeOpStreamRootPeerAndGroupDepthPerCall) {
+  auto db = merged(run());
+  if (!db)
+    return;
+  const auto details = [&](const std::string& function, int rank) {
+    return db->query("SELECT coalesce(d.name, '-'), coalesce(o.name, '-'), coalesce(s.stream, -1), "
+                     "coalesce(s.root, -1), coalesce(s.peer, -1), s.group_depth, sum(s.count) "
+                     "FROM nccl_call_stats s JOIN functions f ON f.id = s.function_id "
+                     "LEFT JOIN nccl_datatypes d ON d.id = s.datatype LEFT JOIN nccl_ops o ON o.id = s.op "
+                     "WHERE f.name = '" +
+                     function + "' AND s.rank = " + std::to_string(rank) +
+                     " GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 7");
+  };
+  const auto row_text = [](const std::vector<Value>& row) {
+    std::string text;
+    for (const Value& value : row)
+      text += (text.empty() ? "" : " ") + (value.text ? *value.text : std::to_string(value.as_int()));
+    return text;
+  };
+  const auto only = [&](const std::string& function, int rank) {
+    const auto rows = details(function, rank);
+    return rows.size() == 1 ? row_text(rows[0]) : std::to_string(rows.size()) + " rows";
+  };
+  for (int r = 0; r < kRanks2; ++r) {
+    const int right = (r + 1) % kRanks2, left = (r - 1 + kRanks2) % kRanks2;
+    EXPECT_EQ(details("nccl:AllReduce", r).size(), 2u) << "the world's float32 and the split's int64";
+    EXPECT_EQ(row_text(details("nccl:AllReduce", r).back()), "ncclFloat32 ncclSum 0 -1 -1 0 3");
+    EXPECT_EQ(only("nccl:Broadcast", r), "ncclInt8 - 0 1 -1 0 3");
+    EXPECT_EQ(only("nccl:Reduce", r), "ncclFloat64 ncclSum 0 0 -1 0 3");
+    EXPECT_EQ(only("nccl:Send", r), "ncclFloat64 - 0 -1 " + std::to_string(right) + " 1 3");
+    EXPECT_EQ(only("nccl:Recv", r), "ncclFloat64 - 0 -1 " + std::to_string(left) + " 1 3");
+    EXPECT_EQ(only("nccl:GroupStart", r), "- - -1 -1 -1 1 3");
+    EXPECT_EQ(only("nccl:CommInitRank", r), "- - -1 -1 -1 0 1");
+  }
+  // Every recorded call has its row: the side table adds up to call_stats.
+  EXPECT_EQ(db->scalar("SELECT sum(count) FROM nccl_call_stats"),
+            db->scalar("SELECT sum(s.count) FROM call_stats s JOIN functions f ON f.id = s.function_id "
+                       "WHERE f.name LIKE 'nccl:%'"));
+  if (trace()) {
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM nccl_calls n JOIN mpi_calls m ON m.id = n.call_id"),
+              db->scalar("SELECT count(*) FROM mpi_calls m JOIN functions f ON f.id = m.function_id "
+                         "WHERE f.name LIKE 'nccl:%'"));
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM nccl_calls n JOIN mpi_calls m ON m.id = n.call_id "
+                         "JOIN functions f ON f.id = m.function_id WHERE f.name = 'nccl:Send' AND n.peer = "
+                         "(m.rank + 1) % 2 AND n.group_depth = 1 AND n.datatype = 8"),
+              kRanks2 * kIterations);
+  } else {
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM nccl_calls"), 0) << "one row per call only in trace mode";
+  }
+  // The merged file maps an NCCL peer to its run rank through the members' communicators rows.
+  EXPECT_EQ(db->scalar("SELECT count(*) FROM nccl_call_stats s JOIN communicators c ON c.id = s.comm_id AND "
+                       "c.local_rank = s.peer WHERE c.rank <> s.rank"),
+            2 * kRanks2);
+}
+
+// A process that never calls MPI_Init and was not started by mpirun: the first NCCL call starts
+// the profiler (rank 0 of 1: no $RANK), which stops and merges at exit.
+TEST_P(NcclCollector, RecordsAProcessThatNeverInitialisesMpi) {
+  auto db = merged(job(JobSpec{.command = {NCCL_EARLY_PROGRAM}, .without_launcher = true}));
+  if (!db)
+    return;
+  EXPECT_EQ(db->scalar("SELECT count(*) FROM ranks"), 1);
+  EXPECT_EQ(db->scalar("SELECT rank FROM ranks"), 0);
+  const std::int64_t comm =
+      db->scalar("SELECT c.id FROM communicators c JOIN functions f ON f.id = c.created_by "
+                 "WHERE f.name = 'nccl:CommInitRank'");
+  EXPECT_NE(comm & kNcclIdBit, 0);
+  CallTable table;
+  table.add(0, "nccl:CommInitRank", comm, kNoPeer, 0, 0);
+  table.add(0, "nccl:AllReduce", comm, kNoPeer, 512 * 4, 512 * 4, 4);
+  table.add(0, "nccl:GroupStart", kNoCommunicator, kNoPeer, 0, 0);
+  table.add(0, "nccl:Send", comm, 0, 6 * 8, 0); // a peer that is the process itself: its run rank
+  table.add(0, "nccl:Recv", comm, 0, 0, 6 * 8);
+  table.add(0, "nccl:GroupEnd", kNoCommunicator, kNoPeer, 0, 0);
+  table.add(0, "nccl:CommDestroy", comm, kNoPeer, 0, 0);
+  expect_calls(*db, table);
+  EXPECT_EQ(db->scalar("SELECT count(*) FROM nccl_call_stats s JOIN functions f ON f.id = s.function_id "
+                       "WHERE f.name = 'nccl:AllReduce' AND s.op = 2 AND s.stream = 16 AND s.datatype = 7"),
+            1);
+  EXPECT_EQ(db->scalar("SELECT count(*) FROM nccl_call_stats s JOIN functions f ON f.id = s.function_id "
+                       "WHERE f.name = 'nccl:Send' AND s.stream = 32 AND s.peer = 0 AND s.group_depth = 1"),
+            1);
+}
+
+// Under mpirun, a communicator made before MPI_Init is registered when MPI_Init starts the
+// profiler: the later calls name it, with the same id on every member.
+TEST_P(NcclCollector, RegistersACommunicatorCreatedBeforeMpiInit) {
+  auto db = merged(job(JobSpec{.command = {NCCL_EARLY_PROGRAM, "--mpi"}, .ranks = kRanks2}));
+  if (!db)
+    return;
+  const std::int64_t comm = created_by(*db, "nccl:CommInitRank", 0);
+  EXPECT_NE(comm & kNcclIdBit, 0);
+  CallTable table;
+  for (int r = 0; r < kRanks2; ++r) {
+    EXPECT_EQ(created_by(*db, "nccl:CommInitRank", r), comm) << "rank " << r;
+    table.add(r, "nccl:AllReduce", comm, kNoPeer, 512 * 4, 512 * 4, 4);
+    table.add(r, "nccl:CommDestroy", comm, kNoPeer, 0, 0);
+  }
+  expect_calls(*db, table);
+  EXPECT_EQ(
+      db->query("SELECT value FROM run WHERE key = 'nccl_calls_before_mpi_init'").at(0)[0].text.value_or(""),
+      "1");
 }
 
 COMMLENS_IN_BOTH_MODES(NcclCollector);

@@ -60,12 +60,19 @@ JobResult run_profiled_job(const JobSpec& spec) {
 
   // Hydra passes variables as `-genv NAME VALUE` and starts any number of ranks without being told.
   const std::string launcher = spec.hydra ? spec.hydra->launcher.string() : COMMLENS_TEST_MPIRUN;
-  std::string command = "cd " + quoted(result.work_directory.string()) + " && timeout " +
-                        std::to_string(spec.timeout_seconds) + " " + quoted(launcher) + " -np " +
-                        std::to_string(spec.ranks) + (spec.hydra ? "" : " --oversubscribe");
-  for (const auto& [name, value] : environment)
-    command +=
-        spec.hydra ? " -genv " + quoted(name) + " " + quoted(value) : " -x " + quoted(name + "=" + value);
+  std::string command =
+      "cd " + quoted(result.work_directory.string()) + " && timeout " + std::to_string(spec.timeout_seconds);
+  if (spec.without_launcher) {
+    command += " env";
+    for (const auto& [name, value] : environment)
+      command += " " + quoted(name + "=" + value);
+  } else {
+    command += " " + quoted(launcher) + " -np " + std::to_string(spec.ranks) +
+               (spec.hydra ? "" : " --oversubscribe");
+    for (const auto& [name, value] : environment)
+      command +=
+          spec.hydra ? " -genv " + quoted(name) + " " + quoted(value) : " -x " + quoted(name + "=" + value);
+  }
   for (const auto& word : spec.command)
     command += " " + quoted(word);
   command += " > stdout.txt 2> stderr.txt < /dev/null";

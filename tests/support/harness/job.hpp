@@ -24,6 +24,7 @@ struct JobSpec {
     std::filesystem::path preload;  // libcommlens.so built against that MPI
   };
   std::optional<HydraLaunch> hydra; // empty: Open MPI's mpirun and this build's libcommlens.so
+  bool without_launcher = false;    // one process started directly, not by mpirun (ranks ignored)
 };
 
 struct JobResult {

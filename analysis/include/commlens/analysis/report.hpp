@@ -189,6 +189,7 @@ struct Report {
   OptionalSection mpit;                    // MPI_T pvar summaries
   OptionalSection cuda_copies;             // CUDA copy paths: bytes, count, bandwidth per path
   OptionalSection runtime_decisions;
+  OptionalSection nccl;         // NCCL calls: enqueue (host) time and kernel (device) time per function
   TrainingSteps training_steps; // MPI_Pcontrol(2) phases as training steps
 };
 

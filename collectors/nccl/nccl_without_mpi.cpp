@@ -1,0 +1,197 @@
+// NCCL before MPI_Init or without MPI (nccl_without_mpi.hpp).
+#include "nccl_without_mpi.hpp"
+
+#include "collector_hooks.hpp"
+#include "collector_registration.hpp"
+#include "nccl_call_details.hpp"
+#include "nccl_recording.hpp"
+
+#include "commlens/profiler/job_registry.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <ranges>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace commlens::nccl {
+namespace {
+
+enum class Start : int { Untried, Started, WaitForMpi };
+
+std::atomic<Start> start_state{Start::Untried};
+std::atomic<std::uint64_t> calls_before_profiler{0};
+
+struct EarlyCommunicator {
+  ncclComm_t comm;
+  std::int64_t id;
+  std::uint64_t created_ns; // CLOCK_MONOTONIC
+};
+
+struct EarlyCommunicators {
+  std::mutex mutex;
+  std::vector<EarlyCommunicator> list;
+};
+
+EarlyCommunicators& early() {
+  static auto* instance = new EarlyCommunicators; // never destroyed: calls may come during exit
+  return *instance;
+}
+
+bool launched_by_mpi() {
+  for (const char* variable : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
+    if (std::getenv(variable) != nullptr) {
+      return true;
+    }
+  }
+  return false;
+}
+
+int environment_number(const char* name, int otherwise) {
+  const char* text = std::getenv(name);
+  char* end = nullptr;
+  const long value = text != nullptr ? std::strtol(text, &end, 10) : -1;
+  return text != nullptr && end != text && *end == '\0' && value >= 0 ? static_cast<int>(value) : otherwise;
+}
+
+void stop_at_exit() {
+  Profiler* const profiler = Profiler::active();
+  if (profiler == nullptr) {
+    return; // a later MPI_Finalize stopped it
+  }
+  for (const pmpi::CollectorSlot& slot : std::views::reverse(pmpi::collector_hooks().slots)) {
+    if (slot.finalize != nullptr) {
+      slot.finalize();
+    }
+  }
+  for (const pmpi::CollectorLifecycle& collector : pmpi::linked_collectors()) {
+    if (collector.without_mpi && collector.finished != nullptr) {
+      collector.finished();
+    }
+  }
+  const Config config = profiler->config();
+  const ProcessIdentity identity = profiler->identity();
+  profiler->stop();
+  if (identity.world_size == 1) {
+    pmpi::finish_job_and_merge_if_last(config, identity);
+  } else if (!config.quiet) {
+    std::fprintf(stderr, "commlens: rank %d of %d (no MPI) -> %s; merge with `commlens merge %s`\n",
+                 identity.run_rank, identity.world_size, profiler->rank_database_path().c_str(),
+                 config.output_directory.c_str());
+  }
+}
+
+Profiler* start_without_mpi() {
+  ProcessIdentity identity;
+  identity.world_size = std::max(1, environment_number("WORLD_SIZE", 1));
+  identity.world_rank = std::min(environment_number("RANK", 0), identity.world_size - 1);
+  identity.run_rank = identity.world_rank;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  identity.host = host;
+  identity.pid = static_cast<long>(getpid());
+  const bool first = identity.world_rank == 0;
+  Config config = Config::from_environment([first](const std::string& message) {
+    if (first) {
+      std::fprintf(stderr, "%s%s\n", message.rfind("commlens:", 0) == 0 ? "" : "commlens: ", message.c_str());
+    }
+  });
+  if (!config.collectors.pmpi) {
+    return nullptr;
+  }
+  config.runtime = RuntimeMode::Off; // the GPU runtime takes MPI calls and needs MPI to set up
+  if (identity.world_size == 1) {
+    try {
+      claim_job(config.output_directory, 1, false, identity.host, identity.pid);
+    } catch (const std::runtime_error& error) {
+      std::fprintf(stderr, "commlens: cannot register the job in %s; running unprofiled\n", error.what());
+      return nullptr;
+    }
+  }
+  const std::vector<FunctionDescription> functions = pmpi::run_functions();
+  Profiler* profiler = Profiler::start(std::move(config), identity, functions);
+  if (profiler == nullptr) {
+    return nullptr;
+  }
+  profiler->set_run_value("command_line", pmpi::command_line());
+  profiler->set_run_value("mode", mode_name(profiler->config().mode));
+  profiler->set_run_value("world_size", std::to_string(identity.world_size));
+  profiler->set_run_value("mpi_library_version", "MPI not initialised: NCCL started the profiler");
+  for (const pmpi::CollectorLifecycle& collector : pmpi::linked_collectors()) {
+    if (collector.without_mpi) {
+      collector.start(*profiler, functions);
+    }
+  }
+  std::atexit(stop_at_exit);
+  return profiler;
+}
+
+} // namespace
+
+Profiler* profiler_for_nccl() noexcept {
+  if (Profiler* const profiler = Profiler::active()) [[likely]] {
+    return profiler;
+  }
+  if (start_state.load(std::memory_order_acquire) != Start::Untried) {
+    return nullptr;
+  }
+  static std::mutex starting;
+  const std::lock_guard lock(starting);
+  if (start_state.load(std::memory_order_relaxed) != Start::Untried) {
+    return Profiler::active();
+  }
+  int mpi_started = 0;
+  PMPI_Initialized(&mpi_started);
+  if (mpi_started != 0 || launched_by_mpi()) {
+    // MPI_Init ran and left the profiler off, or will run and start it.
+    start_state.store(Start::WaitForMpi, std::memory_order_release);
+    return nullptr;
+  }
+  Profiler* profiler = nullptr;
+  try {
+    profiler = start_without_mpi();
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "commlens: cannot start the profiler for NCCL: %s\n", error.what());
+  }
+  start_state.store(profiler != nullptr ? Start::Started : Start::WaitForMpi, std::memory_order_release);
+  return profiler;
+}
+
+void note_call_before_profiler() noexcept {
+  calls_before_profiler.fetch_add(1, std::memory_order_relaxed);
+}
+
+void remember_early_communicator(ncclComm_t comm, const ncclUniqueId& unique_id) noexcept {
+  if (comm == nullptr) {
+    return;
+  }
+  const std::lock_guard lock(early().mutex);
+  early().list.push_back({comm, unique_id_communicator(unique_id), monotonic_ns()});
+}
+
+void forget_early_communicator(ncclComm_t comm) noexcept {
+  const std::lock_guard lock(early().mutex);
+  std::erase_if(early().list, [comm](const EarlyCommunicator& early_one) { return early_one.comm == comm; });
+}
+
+void adopt_early_communicators(Profiler& profiler) {
+  if (const std::uint64_t calls = calls_before_profiler.load(std::memory_order_relaxed); calls > 0) {
+    profiler.set_run_value("nccl_calls_before_mpi_init", std::to_string(calls));
+  }
+  const std::lock_guard lock(early().mutex);
+  for (const EarlyCommunicator& communicator : early().list) {
+    // The profiler's clock counts from its own origin: the creation time on it, in the past.
+    const std::uint64_t now_ns = monotonic_ns();
+    const std::uint64_t age_ns = now_ns > communicator.created_ns ? now_ns - communicator.created_ns : 0;
+    const std::uint64_t profiler_now = profiler.clock().now_ns();
+    register_early(profiler, communicator.comm, communicator.id,
+                   profiler_now > age_ns ? profiler_now - age_ns : 0);
+  }
+  early().list.clear();
+}
+
+} // namespace commlens::nccl

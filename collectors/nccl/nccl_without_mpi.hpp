@@ -1,0 +1,30 @@
+#pragma once
+// NCCL used before MPI_Init, or in a process that never initialises MPI (a PyTorch job started by
+// torchrun, a plain NCCL program) with libcommlens.so preloaded.
+//
+// - No MPI launcher started the process (none of OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_RANK is set):
+//   the first NCCL call starts the profiler itself. The process's rank is $RANK (torchrun, PyTorch's
+//   launchers) or 0, the run's size $WORLD_SIZE or 1; the collectors that need no MPI start with it
+//   (NCCL, CUDA; the GPU runtime stays off), and the profiler stops at exit. A run of one process
+//   merges its file then; with several, `commlens merge` merges their rank files afterwards.
+// - An MPI launcher started it: MPI_Init is expected and starts the profiler as usual. Until then
+//   calls pass through and are counted (run key nccl_calls_before_mpi_init), and communicators
+//   made from a unique id are remembered and registered at MPI_Init, so later calls on them name them.
+#include "nccl_api.hpp"
+
+#include "commlens/profiler/profiler.hpp"
+
+namespace commlens::nccl {
+
+// The profiler to record an NCCL call with: the running one, else one this call starts (first
+// case above), else null (the call passes through).
+Profiler* profiler_for_nccl() noexcept;
+
+// Before the profiler runs: the pass-through calls (counted), and the communicators they create.
+void note_call_before_profiler() noexcept;
+void remember_early_communicator(ncclComm_t comm, const ncclUniqueId& unique_id) noexcept;
+void forget_early_communicator(ncclComm_t comm) noexcept;
+// MPI_Init: registers the remembered communicators and stores the count.
+void adopt_early_communicators(Profiler& profiler);
+
+} // namespace commlens::nccl
