@@ -26,9 +26,11 @@ SELECT peer, rank, tag, comm_id, thread, start_ns FROM mpi_calls
 WHERE function_id IN (SELECT id FROM functions WHERE family = 'p2p' AND name LIKE '%recv%' AND name NOT LIKE '%\_init' ESCAPE '\')
   AND peer >= 0 ORDER BY peer, rank, tag, comm_id, start_ns)sql";
 
+// In id order: rank by rank, each thread's calls in start order (the storage order of mpi_calls,
+// which has no index by time).
 constexpr std::string_view kCallsSql = R"sql(
 SELECT id, rank, thread, function_id, start_ns, end_ns, bytes_sent, bytes_recv, peer, tag, comm_id
-FROM mpi_calls ORDER BY rank, start_ns)sql";
+FROM mpi_calls ORDER BY id)sql";
 
 using detail::microseconds;
 
