@@ -46,24 +46,25 @@ TimelineWindow query_window_from_calls(const Database& database, const TimelineL
   // lane's calls follow in rowid order. The first one is found by a binary search over the lane's
   // ids (call_lanes.hpp); reading the rest by rowid walks the table in storage order.
   CallLaneProbe probe(database);
-  const auto first_in_window =
-      call_lanes::first_call_from(probe, call_lanes::lane_ids(lane.rank, lane.thread), start_ns);
+  const auto lane_ids = call_lanes::lane_ids(lane.rank, lane.thread);
+  const auto first_in_window = call_lanes::first_call_from(probe, lane_ids, start_ns);
   const bool any_in_window = first_in_window && first_in_window->start_ns < end_ns;
+  // Most calls of a wide window only go into a bin: the scan reads the three columns a bin needs,
+  // and the rest by id only for calls drawn on their own.
   auto in_window = database.prepare(
-      fmt::format("SELECT rank, thread, {} FROM mpi_calls WHERE id >= ?1 ORDER BY id", kCallColumns));
-  in_window.bind(1, any_in_window ? first_in_window->id : std::numeric_limits<std::int64_t>::max());
+      "SELECT id, function_id, start_ns, end_ns FROM mpi_calls WHERE id >= ?1 AND id < ?2 ORDER BY id");
+  in_window.bind(1, any_in_window ? first_in_window->id : lane_ids.end).bind(2, lane_ids.end);
+  CallsById calls_by_id(database);
   std::uint64_t rows = 0;
   while (in_window.step()) {
-    if (in_window.integer(0) != lane.rank || in_window.integer(1) != lane.thread)
-      break; // the next lane's calls
-    // Most calls of a wide window only go into a bin: read the three columns a bin needs and the
-    // rest only for calls drawn on their own.
-    TimelineCall call{.function_id = static_cast<int>(in_window.integer(3)),
-                      .start_ns = in_window.integer(4),
-                      .end_ns = in_window.integer(5)};
+    TimelineCall call{.function_id = static_cast<int>(in_window.integer(1)),
+                      .start_ns = in_window.integer(2),
+                      .end_ns = in_window.integer(3)};
     if (call.start_ns >= end_ns)
       break;
-    take(call.end_ns - call.start_ns >= resolution_ns ? read_call(in_window, 2) : call);
+    const auto drawn =
+        call.end_ns - call.start_ns >= resolution_ns ? calls_by_id.find(in_window.integer(0)) : std::nullopt;
+    take(drawn ? *drawn : call);
     if (cancel && ++rows % kRowsBetweenCancelChecks == 0 && cancel->load(std::memory_order_relaxed))
       break;
   }
