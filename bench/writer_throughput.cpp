@@ -7,6 +7,7 @@
 // (seconds, events/s, MB/s written, bytes per event of the merged file) against writing the same
 // number of bytes to the same disk directly (the merge "keeps up with the disk" at ratio >= 1).
 //   writer_throughput [target_events_per_second=10000000] [seconds=4]
+#include "commlens/profiler/event_codec.hpp"
 #include "commlens/profiler/merge.hpp"
 #include "commlens/profiler/profiler.hpp"
 #include "commlens/profiler/sqlite.hpp"
@@ -39,12 +40,35 @@ struct Outcome {
   std::uint64_t rank_file_bytes = 0;
   std::uint64_t merged_calls = 0;
   double merge_seconds = 0;
+  double merge_rows_seconds = 0;
+  double merge_analysis_seconds = 0;
+  double decode_seconds = 0;
   std::uint64_t merged_file_bytes = 0;
+  std::uint64_t call_table_bytes = 0; // the calls' table and its indexes (dbstat)
+  std::uint64_t call_index_bytes = 0;
 };
 
 std::int64_t overhead(SqliteDatabase& db, const char* component, const char* column) {
   return db.query_int64(fmt::format(
       "SELECT coalesce((SELECT {} FROM profiler_overhead WHERE component = '{}'), 0)", column, component));
+}
+
+// Seconds to read and decode every chunk of a rank file without storing anything: the merge's
+// share of its row-making time that is not SQLite's.
+double decode_seconds(const std::string& rank_file) {
+  SqliteDatabase db(rank_file, SQLITE_OPEN_READONLY);
+  const std::uint64_t begin = monotonic_ns();
+  auto chunks = db.prepare("SELECT records FROM trace_chunks ORDER BY id");
+  std::uint64_t checksum = 0;
+  while (chunks.step()) {
+    const auto* data = static_cast<const std::uint8_t*>(sqlite3_column_blob(chunks.get(), 0));
+    ChunkDecoder decoder({data, static_cast<std::size_t>(sqlite3_column_bytes(chunks.get(), 0))});
+    EventRecord record{};
+    while (decoder.next(record))
+      checksum += record.start_ticks;
+  }
+  const double seconds = static_cast<double>(monotonic_ns() - begin) / 1e9;
+  return checksum == 1 ? -seconds : seconds; // the checksum keeps the decoding from being optimised away
 }
 
 Outcome run(const fs::path& directory, double target_rate, double seconds) {
@@ -64,8 +88,8 @@ Outcome run(const fs::path& directory, double target_rate, double seconds) {
     // Pacing: record the events due by now, in batches so the clock read stays negligible.
     // At most 4096 events between clock reads: a thread held back by a full buffer falls behind
     // the schedule, and must not then run past the end of the run catching up.
-    const auto due = std::min(static_cast<std::uint64_t>((now - begin) * target_rate / 1e9),
-                              outcome.recorded + 4096);
+    const auto due =
+        std::min(static_cast<std::uint64_t>((now - begin) * target_rate / 1e9), outcome.recorded + 4096);
     for (; outcome.recorded < due; ++outcome.recorded) {
       EventRecord record{};
       record.start_ticks = now_ticks();
@@ -99,7 +123,19 @@ Outcome run(const fs::path& directory, double target_rate, double seconds) {
   const MergeResult merged = merge_rank_databases(MergeOptions{directory.string(), "", nullptr});
   outcome.merge_seconds = static_cast<double>(monotonic_ns() - merge_begin) / 1e9;
   outcome.merged_calls = merged.calls;
+  outcome.merge_rows_seconds = merged.rows_seconds;
+  outcome.merge_analysis_seconds = merged.analysis_seconds;
   outcome.merged_file_bytes = fs::file_size(merged.output_path);
+  SqliteDatabase db(merged.output_path, SQLITE_OPEN_READONLY);
+  // mpi_call_rows, or the mpi_calls table of files merged before it existed.
+  constexpr const char* kCallTables = "('mpi_call_rows', 'mpi_calls')";
+  outcome.call_table_bytes = static_cast<std::uint64_t>(db.query_int64(
+      fmt::format("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN {}", kCallTables)));
+  outcome.call_index_bytes = static_cast<std::uint64_t>(db.query_int64(
+      fmt::format("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN (SELECT name FROM sqlite_master "
+                  "WHERE type = 'index' AND tbl_name IN {})",
+                  kCallTables)));
+  outcome.decode_seconds = decode_seconds(path);
   return outcome;
 }
 
@@ -137,15 +173,23 @@ int main(int argc, char** argv) {
       "of the run; stop {:.2f} s\n",
       o.waits, o.wait_seconds, 100.0 * o.wait_seconds / o.seconds, 100.0 * o.writer_busy_seconds / o.seconds,
       o.stop_seconds);
-  fmt::print("disk: rank file {:.1f} bytes/event, merged file {:.1f} bytes/event ({} calls)\n",
-             static_cast<double>(o.rank_file_bytes) / static_cast<double>(o.recorded),
-             static_cast<double>(o.merged_file_bytes) / static_cast<double>(o.merged_calls), o.merged_calls);
+  const auto per_call = [&](std::uint64_t bytes) {
+    return static_cast<double>(bytes) / static_cast<double>(o.merged_calls);
+  };
+  fmt::print(
+      "disk: rank file {:.1f} bytes/event, merged file {:.1f} bytes/event ({} calls): calls' table {:.1f}, "
+      "its indexes {:.1f}\n",
+      static_cast<double>(o.rank_file_bytes) / static_cast<double>(o.recorded), per_call(o.merged_file_bytes),
+      o.merged_calls, per_call(o.call_table_bytes), per_call(o.call_index_bytes));
   const double raw = raw_write_seconds(directory, o.merged_file_bytes);
   fmt::print("merge: {:.2f} s, {:.2f} M events/s, {:.0f} MB/s written; the same bytes written raw: {:.2f} s "
              "({:.0f} MB/s); merge / raw speed = {:.2f}x\n",
              o.merge_seconds, static_cast<double>(o.merged_calls) / o.merge_seconds / 1e6,
              static_cast<double>(o.merged_file_bytes) / o.merge_seconds / 1e6, raw,
              static_cast<double>(o.merged_file_bytes) / raw / 1e6, raw / o.merge_seconds);
+  fmt::print("merge time: rows {:.2f} s (of which reading and decoding the chunks {:.2f} s), indexes and "
+             "timeline tiles {:.2f} s\n",
+             o.merge_rows_seconds, o.decode_seconds, o.merge_analysis_seconds);
   fs::remove_all(directory);
   return o.dropped == 0 && o.merged_calls == o.recorded ? 0 : 1;
 }

@@ -26,11 +26,12 @@ SELECT peer, rank, tag, comm_id, thread, start_ns FROM mpi_calls
 WHERE function_id IN (SELECT id FROM functions WHERE family = 'p2p' AND name LIKE '%recv%' AND name NOT LIKE '%\_init' ESCAPE '\')
   AND peer >= 0 ORDER BY peer, rank, tag, comm_id, start_ns)sql";
 
-// NCCL calls add their nccl_calls row (files without the table: NULLs).
+// In id order: rank by rank, each thread's calls in start order (the storage order of mpi_calls,
+// which has no index by time). NCCL calls add their nccl_calls row (files without the table: NULLs).
 constexpr std::string_view kCallsSql = R"sql(
 SELECT m.id, m.rank, m.thread, m.function_id, m.start_ns, m.end_ns, m.bytes_sent, m.bytes_recv, m.peer, m.tag,
        m.comm_id, n.call_id, d.name, o.name, n.stream, n.root, n.peer, n.group_depth
-FROM mpi_calls m {} ORDER BY m.rank, m.start_ns)sql";
+FROM mpi_calls m {} ORDER BY m.id)sql";
 constexpr std::string_view kNcclJoin = "LEFT JOIN nccl_calls n ON n.call_id = m.id "
                                        "LEFT JOIN nccl_datatypes d ON d.id = n.datatype "
                                        "LEFT JOIN nccl_ops o ON o.id = n.op";

@@ -13,9 +13,11 @@ constexpr std::string_view kThreadedRanksSql = R"sql(
 SELECT rank, threads FROM ranks WHERE threads > 1 AND (?1 IS NULL OR rank = ?1) ORDER BY rank
 )sql";
 
-// The (rank, start_ns) index returns the calls in start order.
+// The rank's calls are the id range rank << 46 .. (rank + 1) << 46 (a rowid range: mpi_calls has
+// no index by rank), lane by lane; sorted into start order across its threads.
 constexpr std::string_view kCallSpansSql = R"sql(
-SELECT start_ns, end_ns FROM mpi_calls WHERE rank = ?1 AND (?2 IS NULL OR phase = ?2) ORDER BY start_ns
+SELECT start_ns, end_ns FROM mpi_calls WHERE id >= ?1 << 46 AND id < (?1 + 1) << 46
+  AND (?2 IS NULL OR phase = ?2) ORDER BY start_ns
 )sql";
 
 // A sweep over start-ordered calls with a min-heap of the ends of those still in flight.

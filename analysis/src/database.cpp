@@ -90,7 +90,7 @@ Statement Database::prepare(std::string_view sql) const {
 }
 
 bool Database::has_table(std::string_view name) const {
-  auto query = prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
+  auto query = prepare("SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?1");
   query.bind(1, name);
   return query.step();
 }

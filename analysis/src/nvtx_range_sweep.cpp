@@ -12,10 +12,12 @@ WHERE (domain IS NULL OR domain <> 'MPI') AND (?1 IS NULL OR rank = ?1)
 ORDER BY rank, start_ns, end_ns DESC
 )sql";
 
-// Per rank over mpi_calls_by_rank_time; only the stretch the rank's ranges cover is read.
+// Per rank: its calls are the id range rank << 46 .. (rank + 1) << 46 (a rowid range: mpi_calls has
+// no index by rank), sorted into start order across its threads.
 constexpr std::string_view kCallsOfRankSql = R"sql(
 SELECT id, function_id, COALESCE(comm_id, -1), peer, phase, start_ns, end_ns, bytes_sent, bytes_recv
-FROM mpi_calls WHERE rank = ?1 AND (?2 IS NULL OR phase = ?2) AND start_ns >= ?3 AND start_ns < ?4
+FROM mpi_calls WHERE id >= ?1 << 46 AND id < (?1 + 1) << 46 AND (?2 IS NULL OR phase = ?2)
+  AND start_ns >= ?3 AND start_ns < ?4
 ORDER BY start_ns
 )sql";
 

@@ -22,14 +22,26 @@ TimelineCall read_call(const Statement& row, int first_column) {
 
 std::optional<TimelineCall> call_running_at(const Database& database, const TimelineLane& lane,
                                             std::int64_t time_ns) {
-  auto query = database.prepare(fmt::format("SELECT {} FROM mpi_calls WHERE rank = ?1 AND thread = ?2 "
-                                            "AND start_ns < ?3 ORDER BY start_ns DESC LIMIT 1",
-                                            kCallColumns));
-  query.bind(1, lane.rank).bind(2, lane.thread).bind(3, time_ns);
+  CallLaneProbe probe(database);
+  const auto last =
+      call_lanes::last_call_before(probe, call_lanes::lane_ids(lane.rank, lane.thread), time_ns);
+  if (!last || last->end_ns <= time_ns)
+    return std::nullopt;
+  return CallsById(database).find(last->id);
+}
+
+CallLaneProbe::CallLaneProbe(const Database& database)
+    : oldest_(database.prepare(call_lanes::kProbeOldestSql)),
+      newest_(database.prepare(call_lanes::kProbeNewestSql)) {}
+
+std::optional<call_lanes::LaneCall> CallLaneProbe::operator()(std::int64_t from_id, std::int64_t to_id,
+                                                              bool newest) {
+  Statement& query = newest ? newest_ : oldest_;
+  query.reset();
+  query.bind(1, from_id).bind(2, to_id);
   if (!query.step())
     return std::nullopt;
-  auto call = read_call(query, 0);
-  return call.end_ns > time_ns ? std::optional(call) : std::nullopt;
+  return call_lanes::LaneCall{query.integer(0), query.integer(1), query.integer(2)};
 }
 
 CallsById::CallsById(const Database& database)

@@ -1,6 +1,7 @@
 #pragma once
 // Reading single mpi_calls rows as TimelineCall, shared by the raw and the tiled timeline paths.
 #include "commlens/analysis/timeline.hpp"
+#include "commlens/profiler/call_lanes.hpp"
 
 #include <optional>
 #include <string_view>
@@ -17,6 +18,16 @@ TimelineCall read_call(const Statement& row, int first_column);
 // one thread do not overlap, so it can only be the thread's last call before `time_ns`.
 std::optional<TimelineCall> call_running_at(const Database& database, const TimelineLane& lane,
                                             std::int64_t time_ns);
+
+// The probe of call_lanes.hpp's seeks over this database's mpi_calls, two prepared statements.
+class CallLaneProbe {
+public:
+  explicit CallLaneProbe(const Database& database);
+  std::optional<call_lanes::LaneCall> operator()(std::int64_t from_id, std::int64_t to_id, bool newest);
+
+private:
+  Statement oldest_, newest_;
+};
 
 // Calls looked up by id (rowid), one prepared statement for many look-ups.
 class CallsById {

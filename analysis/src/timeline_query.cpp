@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 
 namespace commlens::analysis {
 namespace {
@@ -20,20 +19,6 @@ std::optional<std::string> nullable_text(const Statement& row, int is_null_colum
   if (row.integer(is_null_column) != 0)
     return std::nullopt;
   return row.text(text_column);
-}
-
-std::vector<std::int64_t> threads_of_rank(const Database& database, int rank, std::int64_t recorded_threads) {
-  // One calling thread is the common case; its id is read from a single indexed row instead of
-  // scanning the rank's calls for distinct values.
-  auto query =
-      recorded_threads > 1
-          ? database.prepare("SELECT DISTINCT thread FROM mpi_calls WHERE rank = ?1 ORDER BY thread")
-          : database.prepare("SELECT thread FROM mpi_calls WHERE rank = ?1 ORDER BY start_ns LIMIT 1");
-  query.bind(1, rank);
-  std::vector<std::int64_t> threads;
-  while (query.step())
-    threads.push_back(query.integer(0));
-  return threads;
 }
 
 // Every call of the lane in the window: the path for windows a few calls per pixel wide, and for
@@ -57,28 +42,28 @@ TimelineWindow query_window_from_calls(const Database& database, const TimelineL
 
   // Call ids number each thread's calls in order (rank << 46 | thread << 36 | sequence, see
   // docs/schema.md), and calls on one thread do not overlap: from the window's first call, the
-  // lane's calls follow in rowid order. Reading them by rowid walks the table in storage order;
-  // going through the (rank, start_ns) index instead costs one b-tree descent per call, which at
-  // the whole-trace view of ten million calls is most of the time to the first paint.
-  auto first_in_window = database.prepare("SELECT id FROM mpi_calls WHERE rank = ?1 AND start_ns >= ?3 "
-                                          "AND start_ns < ?4 AND thread = ?2 ORDER BY start_ns LIMIT 1");
-  first_in_window.bind(1, lane.rank).bind(2, lane.thread).bind(3, start_ns).bind(4, end_ns);
+  // lane's calls follow in rowid order. The first one is found by a binary search over the lane's
+  // ids (call_lanes.hpp); reading the rest by rowid walks the table in storage order.
+  CallLaneProbe probe(database);
+  const auto lane_ids = call_lanes::lane_ids(lane.rank, lane.thread);
+  const auto first_in_window = call_lanes::first_call_from(probe, lane_ids, start_ns);
+  const bool any_in_window = first_in_window && first_in_window->start_ns < end_ns;
+  // Most calls of a wide window only go into a bin: the scan reads the three columns a bin needs,
+  // and the rest by id only for calls drawn on their own.
   auto in_window = database.prepare(
-      fmt::format("SELECT rank, thread, {} FROM mpi_calls WHERE id >= ?1 ORDER BY id", kCallColumns));
-  const bool any_in_window = first_in_window.step();
-  in_window.bind(1, any_in_window ? first_in_window.integer(0) : std::numeric_limits<std::int64_t>::max());
+      "SELECT id, function_id, start_ns, end_ns FROM mpi_calls WHERE id >= ?1 AND id < ?2 ORDER BY id");
+  in_window.bind(1, any_in_window ? first_in_window->id : lane_ids.end).bind(2, lane_ids.end);
+  CallsById calls_by_id(database);
   std::uint64_t rows = 0;
   while (in_window.step()) {
-    if (in_window.integer(0) != lane.rank || in_window.integer(1) != lane.thread)
-      break; // the next lane's calls
-    // Most calls of a wide window only go into a bin: read the three columns a bin needs and the
-    // rest only for calls drawn on their own.
-    TimelineCall call{.function_id = static_cast<int>(in_window.integer(3)),
-                      .start_ns = in_window.integer(4),
-                      .end_ns = in_window.integer(5)};
+    TimelineCall call{.function_id = static_cast<int>(in_window.integer(1)),
+                      .start_ns = in_window.integer(2),
+                      .end_ns = in_window.integer(3)};
     if (call.start_ns >= end_ns)
       break;
-    take(call.end_ns - call.start_ns >= resolution_ns ? read_call(in_window, 2) : call);
+    const auto drawn =
+        call.end_ns - call.start_ns >= resolution_ns ? calls_by_id.find(in_window.integer(0)) : std::nullopt;
+    take(drawn ? *drawn : call);
     if (cancel && ++rows % kRowsBetweenCancelChecks == 0 && cancel->load(std::memory_order_relaxed))
       break;
   }
@@ -99,26 +84,18 @@ TimelineExtent query_timeline_extent(const Database& database) {
   TimelineExtent extent;
   if (!database.has_table("mpi_calls"))
     return extent;
-  auto ranks = database.prepare("SELECT rank, coalesce(threads, 1) FROM ranks ORDER BY rank");
+  auto ranks = database.prepare("SELECT rank FROM ranks ORDER BY rank");
+  CallLaneProbe probe(database);
   bool any = false;
   while (ranks.step()) {
     const int rank = static_cast<int>(ranks.integer(0));
-    auto first_call =
-        database.prepare("SELECT start_ns FROM mpi_calls WHERE rank = ?1 ORDER BY start_ns LIMIT 1");
-    first_call.bind(1, rank);
-    if (!first_call.step())
+    const auto span = call_lanes::rank_span(probe, rank);
+    if (!span)
       continue;
-    // The call that starts last ends last unless another thread of the rank is still inside a
-    // longer one; that rare case at worst clips the end of the initial view.
-    auto last_call =
-        database.prepare("SELECT end_ns FROM mpi_calls WHERE rank = ?1 ORDER BY start_ns DESC LIMIT 1");
-    last_call.bind(1, rank);
-    last_call.step();
-    const auto start = first_call.integer(0), end = last_call.integer(0);
-    extent.start_ns = any ? std::min(extent.start_ns, start) : start;
-    extent.end_ns = any ? std::max(extent.end_ns, end) : end;
+    extent.start_ns = any ? std::min(extent.start_ns, span->start_ns) : span->start_ns;
+    extent.end_ns = any ? std::max(extent.end_ns, span->end_ns) : span->end_ns;
     any = true;
-    for (const auto thread : threads_of_rank(database, rank, ranks.integer(1)))
+    for (const auto thread : call_lanes::threads_of_rank(probe, rank))
       extent.lanes.push_back({rank, thread});
   }
   auto count = database.prepare("SELECT count(*) FROM mpi_calls");
@@ -223,13 +200,31 @@ std::optional<std::pair<TimelineLane, TimelineCall>> query_next_call(const Datab
                                                                      int function_id, std::int64_t after_ns) {
   if (!database.has_table("mpi_calls"))
     return std::nullopt;
-  auto query = database.prepare(fmt::format("SELECT rank, thread, {} FROM mpi_calls WHERE function_id = ?1 "
-                                            "AND start_ns >= ?2 ORDER BY start_ns LIMIT 1",
-                                            kCallColumns));
-  query.bind(1, function_id).bind(2, after_ns);
-  if (!query.step())
-    return std::nullopt;
-  return std::pair{TimelineLane{static_cast<int>(query.integer(0)), query.integer(1)}, read_call(query, 2)};
+  // Lane by lane: seek the lane's first call at or after `after_ns` (call_lanes.hpp), then read on
+  // in id order, which is the lane's time order, to its first call of the function.
+  CallLaneProbe probe(database);
+  auto next_in_lane = database.prepare(fmt::format(
+      "SELECT {} FROM mpi_calls WHERE id >= ?1 AND id < ?2 AND function_id = ?3 ORDER BY id LIMIT 1",
+      kCallColumns));
+  auto ranks = database.prepare("SELECT rank FROM ranks ORDER BY rank");
+  std::optional<std::pair<TimelineLane, TimelineCall>> next;
+  while (ranks.step()) {
+    const int rank = static_cast<int>(ranks.integer(0));
+    for (const auto thread : call_lanes::threads_of_rank(probe, rank)) {
+      const auto lane = call_lanes::lane_ids(rank, thread);
+      const auto from = call_lanes::first_call_from(probe, lane, after_ns);
+      if (!from || (next && from->start_ns >= next->second.start_ns))
+        continue;
+      next_in_lane.reset();
+      next_in_lane.bind(1, from->id).bind(2, lane.end).bind(3, function_id);
+      if (!next_in_lane.step())
+        continue;
+      const TimelineCall call = read_call(next_in_lane, 0);
+      if (!next || call.start_ns < next->second.start_ns)
+        next = std::pair{TimelineLane{rank, thread}, call};
+    }
+  }
+  return next;
 }
 
 std::map<int, std::string> query_enum_names(const Database& database, std::string_view table) {

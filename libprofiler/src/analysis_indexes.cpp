@@ -16,7 +16,7 @@ AnalysisIndexTimes create_analysis_indexes(SqliteDatabase& merged) {
   const auto start = Clock::now();
   merged.exec(schema::kCreateAnalysisIndexes);
   times.index_seconds = seconds_since(start);
-  // The tiles read the lane spans through mpi_calls_by_rank_time, so they come second.
+  // The tiles read every call once, in id order.
   const auto tiles_start = Clock::now();
   times.tiles = build_timeline_tiles(merged);
   times.tile_seconds = seconds_since(tiles_start);

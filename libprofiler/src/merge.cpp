@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -171,6 +172,7 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
 
   // Timeline origin: rank 0's MPI_Init on rank 0's clock (offsets are relative to rank 0).
   std::optional<std::int64_t> origin;
+  const auto rows_began = std::chrono::steady_clock::now();
   int done = 0;
   for (const RankFile& file : files) {
     settle_journal(file.path);
@@ -230,7 +232,9 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
   }
   std::sort(result.missing_ranks.begin(), result.missing_ranks.end());
 
-  create_analysis_indexes(merged);
+  result.rows_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - rows_began).count();
+  const AnalysisIndexTimes analysis = create_analysis_indexes(merged);
+  result.analysis_seconds = analysis.index_seconds + analysis.tile_seconds;
   { // the statement ends before the connection closes below
     auto set_value = merged.prepare("INSERT OR REPLACE INTO run VALUES (?, ?)");
     set_value.bind(1, std::string_view("merged_ranks"))

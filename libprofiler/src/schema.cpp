@@ -89,25 +89,45 @@ CREATE TABLE IF NOT EXISTS phases (
   pcontrol_level INTEGER,            -- the MPI_Pcontrol level that opened it; NULL for phase 0
   PRIMARY KEY (rank, phase)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS mpi_calls (
-  id              INTEGER PRIMARY KEY, -- job-wide: rank << 46 | thread << 36 | sequence
-  rank            INTEGER NOT NULL,
-  thread          INTEGER NOT NULL,
-  function_id     INTEGER NOT NULL REFERENCES functions(id),
-  start_ns        INTEGER NOT NULL,
-  end_ns          INTEGER NOT NULL,
-  bytes_sent      INTEGER NOT NULL,
-  bytes_recv      INTEGER NOT NULL,
-  peer            INTEGER NOT NULL,    -- world rank; -1 none, -2 MPI_PROC_NULL, -3 MPI_ANY_SOURCE
-  tag             INTEGER,
-  comm_id         INTEGER,
-  root            INTEGER,             -- rank in comm_id, rooted collectives only
-  request_id      INTEGER,             -- the request posted or completed (mpi_requests)
-  buffer_location INTEGER NOT NULL DEFAULT 0 REFERENCES buffer_locations(id),
-  implementation  INTEGER NOT NULL DEFAULT 0 REFERENCES implementations(id),
-  phase           INTEGER NOT NULL DEFAULT 0,
-  datatype        INTEGER REFERENCES datatypes(id) -- of the data sent (else received); NULL: none
+-- The trace's calls: mpi_call_rows stores them compactly, and mpi_calls (below) is the public view of
+-- them. The call id is the rowid: rank << 46 | thread << 36 | sequence, so rank and thread are not
+-- stored, a lane's calls are contiguous and in time order (docs/schema.md), and a time seek needs
+-- no index (call_lanes.hpp). `code` packs the small enumerations; docs/design.md gives the bytes.
+CREATE TABLE IF NOT EXISTS mpi_call_rows (
+  id             INTEGER PRIMARY KEY,
+  start_ns       INTEGER NOT NULL,
+  duration_ns    INTEGER NOT NULL,   -- end_ns - start_ns
+  code           INTEGER NOT NULL,   -- function_id | buffer_location << 11 | implementation << 13
+                                     -- | (tag_or_root holds the root) << 17 | phase << 18
+  peer           INTEGER NOT NULL,
+  bytes_sent     INTEGER NOT NULL,
+  bytes_recv     INTEGER NOT NULL,
+  tag_or_root    INTEGER,            -- the tag, or the root when code's bit 17 is set
+  comm_id        INTEGER,
+  datatype       INTEGER,
+  request_offset INTEGER             -- id - request_id: 0 for the request a call posts
 );
+CREATE VIEW IF NOT EXISTS mpi_calls (id, rank, thread, function_id, start_ns, end_ns, bytes_sent,
+  bytes_recv, peer, tag, comm_id, root, request_id, buffer_location, implementation, phase, datatype) AS
+SELECT id, id >> 46, (id >> 36) & 1023, code & 2047, start_ns, start_ns + duration_ns, bytes_sent,
+  bytes_recv, peer, CASE WHEN code & 131072 = 0 THEN tag_or_root END, comm_id,
+  CASE WHEN code & 131072 <> 0 THEN tag_or_root END, id - request_offset, (code >> 11) & 3,
+  (code >> 13) & 15, code >> 18, datatype
+FROM mpi_call_rows;
+-- Rows written through the view (tests, tools) are encoded as the merge encodes them.
+CREATE TRIGGER IF NOT EXISTS mpi_calls_insert INSTEAD OF INSERT ON mpi_calls BEGIN
+  SELECT RAISE(ABORT, 'mpi_calls: id must be rank << 46 | thread << 36 | sequence')
+    WHERE NEW.rank IS NOT NEW.id >> 46 OR NEW.thread IS NOT (NEW.id >> 36) & 1023;
+  SELECT RAISE(ABORT, 'mpi_calls: function_id, buffer_location or implementation out of range')
+    WHERE NEW.function_id NOT BETWEEN 0 AND 2047 OR coalesce(NEW.buffer_location, 0) NOT BETWEEN 0 AND 3
+       OR coalesce(NEW.implementation, 0) NOT BETWEEN 0 AND 15 OR coalesce(NEW.phase, 0) < 0
+       OR (NEW.tag IS NOT NULL AND NEW.root IS NOT NULL);
+  INSERT INTO mpi_call_rows VALUES (NEW.id, NEW.start_ns, NEW.end_ns - NEW.start_ns,
+    NEW.function_id | (coalesce(NEW.buffer_location, 0) << 11) | (coalesce(NEW.implementation, 0) << 13)
+      | ((NEW.root IS NOT NULL) << 17) | (coalesce(NEW.phase, 0) << 18),
+    NEW.peer, NEW.bytes_sent, NEW.bytes_recv, coalesce(NEW.root, NEW.tag), NEW.comm_id, NEW.datatype,
+    NEW.id - NEW.request_id);
+END;
 -- Trace records as the writer stored them: one compact BLOB per drained piece of a buffer
 -- (event_codec.hpp). A rank file holds its trace only here; the merge decodes the chunks into the
 -- merged file's mpi_calls / mpi_requests rows, and the merged file holds none.
@@ -381,10 +401,10 @@ const TableMerge kMerges[] = {
 } // namespace
 const std::span<const TableMerge> kTableMerges(kMerges);
 
-// mpi_calls has no index by function: it cost 12.5 to 16.6 bytes a call (a fifth of the file),
-// and only the viewer's find-next-call is slower without it (docs/performance.md).
+// mpi_calls has no index: a lane's calls are in time order by id, so time seeks go through the
+// call ids (call_lanes.hpp), and an index by rank and time cost 15.5 to 20 bytes a call, by function
+// 12.5 to 16.6 (docs/performance.md).
 const std::string_view kCreateAnalysisIndexes = R"sql(
-CREATE INDEX IF NOT EXISTS mpi_calls_by_rank_time ON mpi_calls (rank, start_ns);
 CREATE INDEX IF NOT EXISTS mpi_requests_by_function ON mpi_requests (function_id, rank);
 )sql";
 

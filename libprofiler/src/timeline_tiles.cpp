@@ -1,5 +1,6 @@
 #include "commlens/profiler/timeline_tiles.hpp"
 
+#include "commlens/profiler/call_lanes.hpp"
 #include "commlens/profiler/dominant_function.hpp"
 #include "commlens/profiler/sqlite.hpp"
 
@@ -62,25 +63,29 @@ struct Lane {
 
 // Tile widths from the density of calls: the finest level holds kMinMeanCallsPerFinestTile calls
 // per tile on average, the coarsest covers the longest rank in one or two tiles. Spans come from
-// the (rank, start_ns) index, a few look-ups per rank.
+// a few rowid seeks per lane (call_lanes.hpp).
 std::vector<std::int64_t> choose_tile_widths(SqliteDatabase& merged) {
   const auto calls = merged.query_int64("SELECT count(*) FROM mpi_calls");
   if (calls == 0)
     return {};
   auto ranks = merged.prepare("SELECT rank FROM ranks");
-  auto first = merged.prepare("SELECT start_ns FROM mpi_calls WHERE rank = ?1 ORDER BY start_ns LIMIT 1");
-  auto last = merged.prepare("SELECT end_ns FROM mpi_calls WHERE rank = ?1 ORDER BY start_ns DESC LIMIT 1");
+  auto oldest = merged.prepare(call_lanes::kProbeOldestSql);
+  auto newest = merged.prepare(call_lanes::kProbeNewestSql);
+  const auto probe = [&](std::int64_t from, std::int64_t to, bool newest_first) {
+    SqliteStatement& query = newest_first ? newest : oldest;
+    query.reset();
+    query.bind(1, from).bind(2, to);
+    return query.step() ? std::optional(call_lanes::LaneCall{query.column_int64(0), query.column_int64(1),
+                                                             query.column_int64(2)})
+                        : std::nullopt;
+  };
   std::int64_t total_span = 0, longest_span = 0;
   while (ranks.step()) {
-    first.bind(1, ranks.column_int64(0));
-    last.bind(1, ranks.column_int64(0));
-    if (first.step() && last.step()) {
-      const auto span = std::max<std::int64_t>(last.column_int64(0) - first.column_int64(0), 0);
+    if (const auto rank_span = call_lanes::rank_span(probe, ranks.column_int64(0))) {
+      const auto span = std::max<std::int64_t>(rank_span->end_ns - rank_span->start_ns, 0);
       total_span += span;
       longest_span = std::max(longest_span, span);
     }
-    first.reset();
-    last.reset();
   }
   // In floating point: thousands of ranks running for a day overflow the product in 64 bits.
   const double finest = static_cast<double>(kMinMeanCallsPerFinestTile) * static_cast<double>(total_span) /

@@ -1,5 +1,7 @@
 #include "trace_rows.hpp"
 
+#include <fmt/format.h>
+
 #include <string>
 
 namespace commlens {
@@ -11,12 +13,26 @@ std::int64_t as_int(std::uint64_t value) {
 }
 
 std::string call_rows(int count) {
-  const std::string one_row = "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+  const std::string one_row = "(?,?,?,?,?,?,?,?,?,?,?)";
   std::string rows = one_row;
   for (int row = 1; row < count; ++row) {
     rows += "," + one_row;
   }
-  return "INSERT INTO mpi_calls VALUES " + rows;
+  return "INSERT INTO mpi_call_rows VALUES " + rows;
+}
+
+// mpi_call_rows.code (schema.cpp); a value outside its bits would decode as another.
+std::int64_t encode_call_code(const CallRow& row) {
+  if (row.function_id < 0 || row.function_id > 2047 || row.buffer_location < 0 || row.buffer_location > 3 ||
+      row.implementation < 0 || row.implementation > 15 || row.phase < 0) {
+    throw SqliteError(fmt::format("call {}: function {}, buffer location {}, implementation {} or phase {} "
+                                  "out of mpi_call_rows.code's range",
+                                  row.id, row.function_id, row.buffer_location, row.implementation,
+                                  row.phase));
+  }
+  return std::int64_t{row.function_id} | std::int64_t{row.buffer_location} << 11 |
+         std::int64_t{row.implementation} << 13 | std::int64_t{row.root.has_value()} << 17 |
+         std::int64_t{row.phase} << 18;
 }
 
 } // namespace
@@ -28,19 +44,13 @@ TraceRowWriter::TraceRowWriter(const SqliteDatabase& db)
 }
 
 void TraceRowWriter::bind_call(SqliteStatement& s, int first, const CallRow& row) {
-  s.bind(first, as_int(row.id))
-      .bind(first + 1, std::int64_t{row.rank})
-      .bind(first + 2, std::int64_t{row.thread});
-  s.bind(first + 3, std::int64_t{row.function_id}).bind(first + 4, row.start_ns).bind(first + 5, row.end_ns);
-  s.bind(first + 6, as_int(row.bytes_sent)).bind(first + 7, as_int(row.bytes_recv));
-  s.bind(first + 8, std::int64_t{row.peer});
-  s.bind_integer(first + 9, row.tag);
-  s.bind_integer(first + 10, row.comm_id);
-  s.bind_integer(first + 11, row.root);
-  s.bind_integer(first + 12, row.request_id);
-  s.bind(first + 13, std::int64_t{row.buffer_location}).bind(first + 14, std::int64_t{row.implementation});
-  s.bind(first + 15, std::int64_t{row.phase});
-  s.bind_integer(first + 16, row.datatype);
+  s.bind(first, as_int(row.id)).bind(first + 1, row.start_ns).bind(first + 2, row.end_ns - row.start_ns);
+  s.bind(first + 3, encode_call_code(row)).bind(first + 4, std::int64_t{row.peer});
+  s.bind(first + 5, as_int(row.bytes_sent)).bind(first + 6, as_int(row.bytes_recv));
+  s.bind_integer(first + 7, row.root ? row.root : row.tag);
+  s.bind_integer(first + 8, row.comm_id);
+  s.bind_integer(first + 9, row.datatype);
+  s.bind_integer(first + 10, row.request_id ? std::optional(as_int(row.id - *row.request_id)) : std::nullopt);
 }
 
 void TraceRowWriter::insert_call(const CallRow& row) {

@@ -1,7 +1,8 @@
 #pragma once
-// Rows of mpi_calls and mpi_requests, and the batched inserter both the writer (into the rank
-// file) and the merge (into the merged file) use. Per-statement overhead is most of SQLite's cost
-// for rows this small, so calls are inserted kBatch rows per statement.
+// Rows of mpi_calls and mpi_requests, and the batched inserter the merge writes them with. Calls go
+// straight into mpi_call_rows, encoded as the mpi_calls view decodes them (schema.cpp). Per-statement
+// overhead is most of SQLite's cost for rows this small, so calls are inserted kBatch rows per
+// statement.
 #include "commlens/profiler/sqlite.hpp"
 
 #include <cstdint>
@@ -54,7 +55,7 @@ public:
 
 private:
   static constexpr int kBatch = 64;
-  static constexpr int kCallColumns = 17;
+  static constexpr int kCallColumns = 11; // of mpi_call_rows
   static void bind_call(SqliteStatement& statement, int first_parameter, const CallRow& row);
 
   std::vector<CallRow> pending_;

@@ -26,8 +26,9 @@ constexpr std::string_view kRanges = R"sql(
 INSERT INTO nvtx_ranges (rank, start_ns, end_ns, domain, name) VALUES
   (0, 0, 5000, NULL, 'train'), (0, 1500, 3500, NULL, 'step'), (0, 9000, 20000, 'app', 'io'),
   (0, 1000, 1100, 'MPI', 'MPI_Send'), (1, 0, 5000, NULL, 'train');
--- Tie the four queued MPI_Isend requests to the MPI_Isend calls that posted them (ids 3, 6, 9, 12).
-UPDATE mpi_requests SET request_id = 3 * (request_id - 99);
+-- Tie the four queued MPI_Isend requests to the MPI_Isend calls that posted them (ids 5 to 8:
+-- rank 0's first lane holds the four MPI_Send, then the four MPI_Isend).
+UPDATE mpi_requests SET request_id = request_id - 95;
 )sql";
 
 const analysis::FunctionStats* find_function(const analysis::Report& report, std::string_view name) {

@@ -54,7 +54,8 @@ INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_kind, dst_kind, byt
             fmt::format("INSERT INTO mpi_calls (id, rank, thread, function_id, start_ns, end_ns, "
                         "bytes_sent, bytes_recv, peer, phase) VALUES ({}, {}, 0, 1, {}, {}, {}, {}, "
                         "-1, {})",
-                        call_id++, rank, starts[phase] + 1000, starts[phase] + 2000, bytes, bytes, phase));
+                        std::int64_t{rank} << 46 | call_id++, rank, starts[phase] + 1000,
+                        starts[phase] + 2000, bytes, bytes, phase));
     }
   }
   database.execute("INSERT INTO call_stats VALUES (1, 2, 0, 3, -1, 3, 1, 0, 8, 1000000, 1000000, 1000000)");

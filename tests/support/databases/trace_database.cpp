@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <tuple>
 #include <vector>
 
 namespace commlens::test {
@@ -13,15 +15,23 @@ struct Call {
   int peer, tag;
 };
 
-void insert_calls(TestDatabase& database, const std::vector<Call>& calls, int implementation,
-                  long long first_id) {
-  long long id = first_id;
+// Call ids as the profiler makes them (rank << 46 | thread << 36 | sequence, docs/schema.md), each
+// lane's sequence in start order from first_sequence: mpi_calls derives rank and thread from the id
+// and seeks a lane's calls by time through it.
+void insert_calls(TestDatabase& database, std::vector<Call> calls, int implementation,
+                  long long first_sequence) {
+  std::stable_sort(calls.begin(), calls.end(), [](const Call& a, const Call& b) {
+    return std::tie(a.rank, a.thread, a.start) < std::tie(b.rank, b.thread, b.start);
+  });
+  long long sequence = first_sequence;
   for (const auto& c : calls) {
+    const long long id =
+        (static_cast<long long>(c.rank) << 46) | (static_cast<long long>(c.thread) << 36) | sequence++;
     database.execute(fmt::format(
         "INSERT INTO mpi_calls (id, rank, thread, function_id, start_ns, end_ns, bytes_sent, bytes_recv, "
         "peer, tag, "
         "comm_id, implementation, phase) VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, {}, 0)",
-        id++, c.rank, c.thread, c.function, c.start, c.start + c.duration, c.sent, c.recv, c.peer, c.tag,
+        id, c.rank, c.thread, c.function, c.start, c.start + c.duration, c.sent, c.recv, c.peer, c.tag,
         implementation));
   }
 }

@@ -54,7 +54,8 @@ std::int64_t Database::scalar(const std::string& sql) const {
 }
 
 bool Database::has_table(const std::string& name) const {
-  return scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '" + name + "'") == 1;
+  return scalar("SELECT count(*) FROM sqlite_master WHERE type IN ('table', 'view') AND name = '" + name +
+                "'") == 1;
 }
 
 std::string Database::integrity() const {

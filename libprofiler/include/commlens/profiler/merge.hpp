@@ -24,6 +24,10 @@ struct MergeResult {
   std::uint64_t dropped_events = 0;
   std::uint64_t summary_overflow = 0;
   bool rank_files_removed = false;
+  // Where the merge's time went: copying the rank files' tables and turning their trace chunks into
+  // rows, then the analysis indexes and the timeline tiles (analysis_indexes.hpp).
+  double rows_seconds = 0;
+  double analysis_seconds = 0;
 };
 
 struct MergeOptions {

@@ -29,7 +29,7 @@ struct TimelineTileSummary {
 };
 
 // (Re)creates timeline_tile_levels and timeline_tiles from mpi_calls in one pass in call-id order.
-// Reads the merged file's mpi_calls_by_rank_time index, so it runs after kCreateAnalysisIndexes.
+// Finds the lanes and their spans by rowid seeks (call_lanes.hpp): no index needed.
 TimelineTileSummary build_timeline_tiles(SqliteDatabase& merged);
 
 } // namespace commlens
