@@ -2,46 +2,38 @@
 
 #include <QStringList>
 
-#include <optional>
-#include <string>
-
 namespace commlens::viewer {
 namespace {
 
-constexpr const char* kTable = "nccl_calls";
-
-std::optional<std::string> link_column(const analysis::Database& database) {
-  if (!database.has_table(kTable))
-    return std::nullopt;
-  for (const char* column : {"mpi_call_id", "call_id"})
-    if (database.has_column(kTable, column))
-      return column;
-  return std::nullopt;
-}
+// The NCCL collector's side table (docs/schema.md) with its code tables' names; the columns'
+// names are what the tooltip shows.
+constexpr const char* kDetailsSql = R"sql(
+SELECT d.name AS datatype, o.name AS op, printf('%#x', n.stream) AS stream, n.root AS root,
+       n.peer AS peer, n.group_depth AS "group depth"
+FROM nccl_calls n LEFT JOIN nccl_datatypes d ON d.id = n.datatype LEFT JOIN nccl_ops o ON o.id = n.op
+WHERE n.call_id = ?1)sql";
 
 } // namespace
 
 bool has_nccl_call_details(const analysis::Database& database) {
-  return link_column(database).has_value();
+  return database.has_table("nccl_calls") && database.has_column("nccl_calls", "call_id") &&
+         database.has_table("nccl_datatypes") && database.has_table("nccl_ops");
 }
 
 QString describe_nccl_call(const analysis::Database& database, std::int64_t call_id) {
-  const auto link = link_column(database);
-  if (!link)
+  if (!has_nccl_call_details(database))
     return {};
-  auto query = database.prepare("SELECT * FROM " + std::string(kTable) + " WHERE " + *link + " = ?1 LIMIT 1");
+  auto query = database.prepare(kDetailsSql);
   query.bind(1, call_id);
   if (!query.step())
     return {};
   QStringList fields;
   for (int column = 0; column < query.column_count(); ++column) {
-    const auto name = query.column_name(column);
     const auto value = query.optional_text(column);
-    // The link and the rank are the call's own, already in the tooltip.
-    if (name == *link || name == "rank" || !value || query.is_blob(column))
+    if (!value) // NULL: the function has no such argument
       continue;
     fields << QStringLiteral("%1 <b>%2</b>")
-                  .arg(QString::fromStdString(name).toHtmlEscaped(),
+                  .arg(QString::fromStdString(query.column_name(column)).toHtmlEscaped(),
                        QString::fromStdString(*value).toHtmlEscaped());
   }
   return fields.isEmpty() ? QString() : QStringLiteral("<br>NCCL: ") + fields.join(QStringLiteral(", "));

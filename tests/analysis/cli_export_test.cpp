@@ -63,11 +63,12 @@ TEST_F(CliExport, ChromeEventsCarryTheirCallsArgumentsInMicroseconds) {
 // An NCCL call carries its nccl_calls row (datatype, op, stream, NCCL root and peer, group
 // nesting) under category nccl; MPI calls keep category mpi and no such arguments.
 TEST_F(CliExport, ChromeEventsOfNcclCallsCarryTheirNcclArguments) {
+  // Call 5000 of rank 1's first thread: 1 << 46 | 5000.
   TestDatabase(path_).execute(R"sql(
 INSERT INTO functions (id, name, family) VALUES (20, 'nccl:Send', 'nccl_p2p');
 INSERT INTO mpi_calls (id, rank, thread, function_id, start_ns, end_ns, bytes_sent, bytes_recv, peer, tag, comm_id)
-VALUES (5000, 1, 0, 20, 40000, 41000, 80, 0, -1, 1, 4611686018427387905);
-INSERT INTO nccl_calls VALUES (5000, 1, 8, NULL, 4096, NULL, 3, 1);
+VALUES (70368744182664, 1, 0, 20, 40000, 41000, 80, 0, -1, 1, 4611686018427387905);
+INSERT INTO nccl_calls VALUES (70368744182664, 1, 8, NULL, 4096, NULL, 3, 1);
 )sql");
   const auto result = run_cli({"export", path_, "--format", "chrome"});
   ASSERT_EQ(result.status, 0) << result.err;

@@ -210,8 +210,8 @@ TEST_F(ReportModel, ARunWhoseRanksCalledFromOneThreadHasNoThreadRows) {
 }
 
 TEST_F(ReportModel, AFilterOnARankOrPhaseThatDoesNotExistIsAnError) {
-  EXPECT_THROW(report({.rank = 7, .phase = std::nullopt}), FilterError);
-  EXPECT_THROW(report({.rank = std::nullopt, .phase = 9}), FilterError);
+  EXPECT_THROW(report({.rank = 7, .phase = std::nullopt, .nvtx_range = std::nullopt}), FilterError);
+  EXPECT_THROW(report({.rank = std::nullopt, .phase = 9, .nvtx_range = std::nullopt}), FilterError);
 }
 
 TEST(EmptyReport, ADatabaseWithoutCallsHasNoFunctionsAndNoSpread) {

@@ -51,8 +51,8 @@ INSERT INTO cuda_kernels (rank, start_ns, end_ns, device, stream, name, mpi_call
 
 // What the NCCL side table, when a file has it, says about call 500.
 constexpr const char* kNcclCalls = R"sql(
-CREATE TABLE nccl_calls (mpi_call_id INTEGER, rank INTEGER, algorithm TEXT, protocol TEXT, channels INTEGER);
-INSERT INTO nccl_calls VALUES (500, 0, 'Ring', 'LL', 4);
+INSERT INTO nccl_calls (call_id, rank, datatype, op, stream, root, peer, group_depth)
+  VALUES (500, 0, 7, 0, 4096, NULL, NULL, 1);
 )sql";
 
 QString crafted(const QString& directory, const char* name, std::initializer_list<const char*> extras,
@@ -200,13 +200,21 @@ private slots:
         std::find_if(calls.begin(), calls.end(), [](const auto& call) { return call.id == 500; });
     QVERIFY(found != calls.end());
     const auto text = canvas->describe({window.database()->timeline.lanes[0], *found});
-    QVERIFY2(
-        text.contains(QStringLiteral("NCCL: algorithm <b>Ring</b>, protocol <b>LL</b>, channels <b>4</b>")),
-        qPrintable(text));
-    // A file without the table reads as before.
+    QVERIFY2(text.contains(QStringLiteral("NCCL: datatype <b>ncclFloat32</b>, op <b>ncclSum</b>, stream "
+                                          "<b>0x1000</b>, group depth <b>1</b>")),
+             qPrintable(text));
+    // A call without a row (summary mode, or a file written before the table) reads as before.
     MainWindow without;
     open(without, nccl_);
-    QVERIFY(!without.database()->has_nccl_calls);
+    auto* other = without.timeline()->canvas();
+    other->show_range(19000, 28000);
+    other->wait_for_data();
+    const auto& plain_calls = other->fetcher().snapshot().lanes[0].calls;
+    const auto plain =
+        std::find_if(plain_calls.begin(), plain_calls.end(), [](const auto& call) { return call.id == 500; });
+    QVERIFY(plain != plain_calls.end());
+    QVERIFY(
+        !other->describe({without.database()->timeline.lanes[0], *plain}).contains(QStringLiteral("NCCL:")));
   }
 
   void draggingARanksLowerEdgeResizesItsLanes() {
