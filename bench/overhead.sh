@@ -4,12 +4,13 @@
 # difference. PROGRAM prints one "LABEL NS_PER_CALL" line per loop: call_overhead (MPI calls, the
 # default) or nccl_call_overhead (NCCL calls against the stand-in NCCL that does nothing).
 #   bench/overhead.sh BUILD_DIR [REPEATS=7] [ITERATIONS=2000000] [PROGRAM=call_overhead]
+# OVERHEAD_LIBRARY=path measures another libcommlens.so (an earlier build) with BUILD_DIR's programs.
 set -euo pipefail
 build=${1:?usage: overhead.sh BUILD_DIR [REPEATS] [ITERATIONS] [PROGRAM]}
 repeats=${2:-7}
 iterations=${3:-2000000}
 program="$build/bench/${4:-call_overhead}"
-library="$build/collectors/pmpi/libcommlens.so"
+library="${OVERHEAD_LIBRARY:-$build/collectors/pmpi/libcommlens.so}"
 output=$(mktemp -d)
 trap 'rm -rf "$output"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

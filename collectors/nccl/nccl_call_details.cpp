@@ -15,11 +15,6 @@ namespace {
 
 constexpr std::size_t kRowsPerBatch = 4096;
 
-struct CallRow {
-  std::uint64_t call_id;
-  NcclCallDetails details;
-};
-
 struct StatsKey {
   FunctionId function;
   std::uint16_t phase;
@@ -60,7 +55,7 @@ struct Stats {
 
 struct ThreadDetails {
   std::mutex mutex; // the owner on every call, the final flush once
-  std::vector<CallRow> rows;
+  std::vector<NcclCallFields> rows;
   std::unordered_map<StatsKey, Stats, StatsKeyHash> stats;
 };
 
@@ -100,24 +95,18 @@ void append_details(std::vector<SqlValue>& row, const NcclCallDetails& details) 
   row.emplace_back(std::int64_t{details.group_depth});
 }
 
-void store_call_rows(Profiler& profiler, std::vector<CallRow>& rows) {
+// One SQLite row per call would cost the writer more than the call itself: the batch goes as one
+// chunk, bound as text and stored as the BLOB of its bytes.
+void store_call_rows(Profiler& profiler, std::vector<NcclCallFields>& rows) {
   if (rows.empty()) {
     return;
   }
-  const std::int64_t rank = profiler.identity().run_rank;
-  std::vector<std::vector<SqlValue>> values;
-  values.reserve(rows.size());
-  for (const CallRow& row : rows) {
-    std::vector<SqlValue>& columns = values.emplace_back();
-    columns.reserve(8);
-    columns.emplace_back(static_cast<std::int64_t>(row.call_id));
-    columns.emplace_back(rank);
-    append_details(columns, row.details);
-  }
+  std::string chunk;
+  encode_nccl_calls(rows, chunk);
   rows.clear();
-  profiler.store_rows("INSERT INTO nccl_calls (call_id, rank, datatype, op, stream, root, peer, group_depth) "
-                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                      std::move(values));
+  std::vector<std::vector<SqlValue>> values(1);
+  values.front().emplace_back(std::move(chunk));
+  profiler.store_rows("INSERT INTO nccl_call_chunks (data) VALUES (CAST(? AS BLOB))", std::move(values));
 }
 
 void store_stats(Profiler& profiler, std::unordered_map<StatsKey, Stats, StatsKeyHash>& stats) {
@@ -166,7 +155,7 @@ void store_call_details(pmpi::CallRecording& call, const NcclCallDetails& detail
                      static_cast<std::int16_t>(size_bin_of(std::max(event.bytes_sent, event.bytes_recv))),
                      communicator != nullptr ? communicator->id : -1, details};
   ThreadDetails& mine = this_thread();
-  std::vector<CallRow> full;
+  std::vector<NcclCallFields> full;
   {
     const std::lock_guard lock(mine.mutex);
     Stats& stats = mine.stats[key];

@@ -2,6 +2,7 @@
 
 #include "commlens/profiler/analysis_indexes.hpp"
 #include "commlens/profiler/job_registry.hpp"
+#include "commlens/profiler/nccl_call_chunk.hpp"
 #include "commlens/profiler/schema.hpp"
 #include "commlens/profiler/sqlite.hpp"
 #include "trace_materializer.hpp"
@@ -87,6 +88,7 @@ void copy_rank(SqliteDatabase& merged, int rank, const ClockMap& map) {
   // The rank's trace, stored as compact chunks, becomes rows here.
   TraceRowWriter rows(merged);
   TraceMaterializer(merged, "src", rank, map).run(rows);
+  materialize_nccl_calls(merged, "src", rank);
 }
 
 void check_rank_file(SqliteDatabase& merged, const fs::path& path) {

@@ -250,6 +250,12 @@ CREATE TABLE IF NOT EXISTS nccl_calls (  -- trace mode: one row per recorded ncc
   peer        INTEGER,                 -- rank of the NCCL communicator (ncclSend / ncclRecv)
   group_depth INTEGER NOT NULL         -- ncclGroupStart nesting (group calls: the level they open/close)
 );
+-- Trace mode, rank files only: nccl_calls' fields of a batch of one thread's calls as one BLOB
+-- (nccl_call_chunk.hpp); the merge decodes them into nccl_calls, and the merged file holds none.
+CREATE TABLE IF NOT EXISTS nccl_call_chunks (
+  id   INTEGER PRIMARY KEY,
+  data BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS nccl_call_stats ( -- both modes: call_stats' key plus the columns above
   rank          INTEGER NOT NULL,
   function_id   INTEGER NOT NULL REFERENCES functions(id),
