@@ -135,10 +135,15 @@ def wrapper(function, index):
     lines.append(f"    const ncclResult_t result = nccl_function({arguments});")
     if group == "end":
         lines.append("    leave_group();")
-    if "uid" in roles:
+    if "newcomm" in roles or "newcomms" in roles:
         # Registered when MPI_Init starts the profiler (nccl_without_mpi.hpp).
-        lines += ["    if (result == kNcclSuccess || result == kNcclInProgress) {",
-                  f"      remember_early_communicator(*{roles['newcomm']}, {roles['uid']});", "    }"]
+        if "uid" in roles:
+            remember = f"remember_early_from_unique_id(*{roles['newcomm']}, {roles['uid']}, {index})"
+        elif "parent" in roles:
+            remember = f"remember_early_split(*{roles['newcomm']}, {roles['parent']}, {roles['color']}, {index})"
+        else:
+            remember = f"remember_early_all({roles['newcomms']}, {roles['ndev']}, {index})"
+        lines += ["    if (result == kNcclSuccess || result == kNcclInProgress) {", f"      {remember};", "    }"]
     lines.append("    return result;")
     lines += ["  }", f"  pmpi::CallRecording call(*profiler, static_cast<FunctionId>(first + {index}));",
               "  NcclCallDetails details;", "  details.group_depth = group_depth();"]

@@ -11,7 +11,6 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
-#include <string_view>
 
 namespace commlens::nccl {
 namespace {
@@ -70,9 +69,21 @@ RankAndSize query_rank_and_size(ncclComm_t comm) {
   return answer;
 }
 
-const pmpi::CommunicatorEntry* add_communicator(Profiler& profiler, FunctionId created_by, ncclComm_t comm,
-                                                std::int64_t id, std::int64_t parent_id,
-                                                std::uint64_t created_ns) {
+// The id every member of a split derives (nccl_recording.hpp).
+std::int64_t split_id(std::int64_t parent_id, std::uint32_t sequence, int color) {
+  std::uint64_t hash = fnv1a(&parent_id, sizeof parent_id);
+  hash = fnv1a(&sequence, sizeof sequence, hash);
+  return nccl_id(fnv1a(&color, sizeof color, hash));
+}
+
+// The next id of a communicator of this process alone (ncclCommInitAll); under the creation lock.
+std::int64_t next_process_id(int run_rank) {
+  const std::uint32_t counter = registry().created_here++;
+  return nccl_id(fnv1a(&counter, sizeof counter, fnv1a(&run_rank, sizeof run_rank)));
+}
+
+NcclCommunicator* add_communicator(Profiler& profiler, FunctionId created_by, ncclComm_t comm,
+                                   std::int64_t id, std::int64_t parent_id, std::uint64_t created_ns) {
   if (comm == nullptr) {
     return nullptr;
   }
@@ -96,14 +107,14 @@ const pmpi::CommunicatorEntry* add_communicator(Profiler& profiler, FunctionId c
   info.created_ns = created_ns;
   communicator->entry.index = profiler.communicators().add(std::move(info));
   registry().communicators.insert(pmpi::handle_key(comm), communicator);
-  return &communicator->entry;
+  return communicator;
 }
 
 void add_communicator(pmpi::CallRecording& call, ncclComm_t comm, std::int64_t id, std::int64_t parent_id) {
   Profiler& profiler = call.profiler();
-  if (const pmpi::CommunicatorEntry* entry =
+  if (const NcclCommunicator* communicator =
           add_communicator(profiler, call.function(), comm, id, parent_id, profiler.clock().now_ns())) {
-    call.set_communicator(entry);
+    call.set_communicator(&communicator->entry);
   }
 }
 
@@ -151,40 +162,46 @@ std::int64_t unique_id_communicator(const ncclUniqueId& unique_id) noexcept {
   return nccl_id(fnv1a(&unique_id, sizeof unique_id));
 }
 
-void register_early(Profiler& profiler, ncclComm_t comm, std::int64_t id, std::uint64_t created_ns) {
-  const std::string_view creator = "nccl:CommInitRank";
-  const auto functions = nccl_function_descriptions();
-  const auto found = std::ranges::find(functions, creator, &FunctionDescription::name);
+void register_early(Profiler& profiler, const EarlyCommunicator& early, std::uint64_t created_ns) {
   const std::lock_guard lock(registry().creation);
-  add_communicator(profiler, static_cast<FunctionId>(first_function_id() + (found - functions.begin())), comm,
-                   id, -1, created_ns);
+  std::int64_t id = early.unique_id;
+  std::int64_t parent_id = -1;
+  if (early.origin == EarlyCommunicator::Origin::Split) {
+    const NcclCommunicator* parent = find(early.parent);
+    if (parent == nullptr) {
+      return; // a parent NCCL had destroyed or the collector never saw
+    }
+    parent_id = parent->entry.id;
+    id = split_id(parent_id, early.sequence, early.color);
+  } else if (early.origin == EarlyCommunicator::Origin::All) {
+    id = next_process_id(profiler.identity().run_rank);
+  }
+  if (NcclCommunicator* communicator =
+          add_communicator(profiler, static_cast<FunctionId>(first_function_id() + early.creator), early.comm,
+                           id, parent_id, created_ns)) {
+    communicator->splits.store(early.splits, std::memory_order_relaxed);
+  }
 }
 
 void register_split(pmpi::CallRecording& call, ncclComm_t newcomm, ncclComm_t parent, int color) {
   NcclCommunicator* from = find(parent);
   if (from == nullptr) {
-    return; // a parent made before the profiler started: its children stay unknown too
+    return; // a parent the collector never saw: its children stay unknown too
   }
   // Every member of the parent calls ncclCommSplit, also those that get no communicator.
   const std::uint32_t sequence = from->splits.fetch_add(1, std::memory_order_relaxed);
   if (newcomm == nullptr) {
     return;
   }
-  std::uint64_t hash = fnv1a(&from->entry.id, sizeof from->entry.id);
-  hash = fnv1a(&sequence, sizeof sequence, hash);
-  hash = fnv1a(&color, sizeof color, hash);
   const std::lock_guard lock(registry().creation);
-  add_communicator(call, newcomm, nccl_id(hash), from->entry.id);
+  add_communicator(call, newcomm, split_id(from->entry.id, sequence, color), from->entry.id);
 }
 
 void register_all(pmpi::CallRecording& call, const ncclComm_t* comms, int count) {
   const std::lock_guard lock(registry().creation);
   const int run_rank = call.profiler().identity().run_rank;
   for (int i = 0; i < count; ++i) {
-    const std::uint32_t counter = registry().created_here++;
-    std::uint64_t hash = fnv1a(&run_rank, sizeof run_rank);
-    hash = fnv1a(&counter, sizeof counter, hash);
-    add_communicator(call, comms[i], nccl_id(hash), -1);
+    add_communicator(call, comms[i], next_process_id(run_rank), -1);
   }
 }
 

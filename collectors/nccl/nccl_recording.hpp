@@ -16,6 +16,7 @@
 #include "call_recording.hpp"
 #include "nccl_api.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -38,8 +39,22 @@ const pmpi::CommunicatorEntry* find_communicator(ncclComm_t comm) noexcept;
 void register_from_unique_id(pmpi::CallRecording& call, ncclComm_t comm, const ncclUniqueId& unique_id);
 // The id every member derives from the communicator's unique id.
 std::int64_t unique_id_communicator(const ncclUniqueId& unique_id) noexcept;
-// A communicator ncclCommInitRank(Config) created before the profiler ran, registered at its start.
-void register_early(Profiler& profiler, ncclComm_t comm, std::int64_t id, std::uint64_t created_ns);
+// A communicator created before the profiler ran (nccl_without_mpi.hpp), registered at its start
+// with the id it would have had: the run rank an ncclCommInitAll id needs is known only then.
+struct EarlyCommunicator {
+  enum class Origin { UniqueId, Split, All };
+  Origin origin = Origin::UniqueId;
+  ncclComm_t comm = nullptr;
+  std::size_t creator = 0;      // the creating function's index in nccl_function_descriptions()
+  std::uint64_t created_ns = 0; // CLOCK_MONOTONIC
+  std::int64_t unique_id = 0;   // UniqueId: unique_id_communicator()
+  ncclComm_t parent = nullptr;  // Split: the parent, its split sequence number and the color
+  std::uint32_t sequence = 0;
+  int color = 0;
+  std::uint32_t splits = 0; // how often it was itself split before the profiler ran
+};
+// In creation order (a split's parent first); `created_ns` on the profiler's clock.
+void register_early(Profiler& profiler, const EarlyCommunicator& early, std::uint64_t created_ns);
 void register_split(pmpi::CallRecording& call, ncclComm_t newcomm, ncclComm_t parent, int color);
 void register_all(pmpi::CallRecording& call, const ncclComm_t* comms, int count);
 // Before ncclCommDestroy / ncclCommAbort.

@@ -26,12 +26,6 @@ enum class Start : int { Untried, Started, WaitForMpi };
 std::atomic<Start> start_state{Start::Untried};
 std::atomic<std::uint64_t> calls_before_profiler{0};
 
-struct EarlyCommunicator {
-  ncclComm_t comm;
-  std::int64_t id;
-  std::uint64_t created_ns; // CLOCK_MONOTONIC
-};
-
 struct EarlyCommunicators {
   std::mutex mutex;
   std::vector<EarlyCommunicator> list;
@@ -165,12 +159,48 @@ void note_call_before_profiler() noexcept {
   calls_before_profiler.fetch_add(1, std::memory_order_relaxed);
 }
 
-void remember_early_communicator(ncclComm_t comm, const ncclUniqueId& unique_id) noexcept {
+void remember_early_from_unique_id(ncclComm_t comm, const ncclUniqueId& unique_id,
+                                   std::size_t creator) noexcept {
   if (comm == nullptr) {
     return;
   }
   const std::lock_guard lock(early().mutex);
-  early().list.push_back({comm, unique_id_communicator(unique_id), monotonic_ns()});
+  early().list.push_back({.origin = EarlyCommunicator::Origin::UniqueId,
+                          .comm = comm,
+                          .creator = creator,
+                          .created_ns = monotonic_ns(),
+                          .unique_id = unique_id_communicator(unique_id)});
+}
+
+void remember_early_split(ncclComm_t newcomm, ncclComm_t parent, int color, std::size_t creator) noexcept {
+  const std::lock_guard lock(early().mutex);
+  const auto from = std::ranges::find(early().list, parent, &EarlyCommunicator::comm);
+  if (from == early().list.end()) {
+    return; // a parent the collector never saw: its children stay unknown too
+  }
+  const std::uint32_t sequence = from->splits++;
+  if (newcomm == nullptr) {
+    return;
+  }
+  early().list.push_back({.origin = EarlyCommunicator::Origin::Split,
+                          .comm = newcomm,
+                          .creator = creator,
+                          .created_ns = monotonic_ns(),
+                          .parent = parent,
+                          .sequence = sequence,
+                          .color = color});
+}
+
+void remember_early_all(const ncclComm_t* comms, int count, std::size_t creator) noexcept {
+  const std::lock_guard lock(early().mutex);
+  for (int i = 0; i < count; ++i) {
+    if (comms[i] != nullptr) {
+      early().list.push_back({.origin = EarlyCommunicator::Origin::All,
+                              .comm = comms[i],
+                              .creator = creator,
+                              .created_ns = monotonic_ns()});
+    }
+  }
 }
 
 void forget_early_communicator(ncclComm_t comm) noexcept {
@@ -188,8 +218,7 @@ void adopt_early_communicators(Profiler& profiler) {
     const std::uint64_t now_ns = monotonic_ns();
     const std::uint64_t age_ns = now_ns > communicator.created_ns ? now_ns - communicator.created_ns : 0;
     const std::uint64_t profiler_now = profiler.clock().now_ns();
-    register_early(profiler, communicator.comm, communicator.id,
-                   profiler_now > age_ns ? profiler_now - age_ns : 0);
+    register_early(profiler, communicator, profiler_now > age_ns ? profiler_now - age_ns : 0);
   }
   early().list.clear();
 }

@@ -8,11 +8,14 @@
 //   (NCCL, CUDA; the GPU runtime stays off), and the profiler stops at exit. A run of one process
 //   merges its file then; with several, `commlens merge` merges their rank files afterwards.
 // - An MPI launcher started it: MPI_Init is expected and starts the profiler as usual. Until then
-//   calls pass through and are counted (run key nccl_calls_before_mpi_init), and communicators
-//   made from a unique id are remembered and registered at MPI_Init, so later calls on them name them.
+//   calls pass through and are counted (run key nccl_calls_before_mpi_init), and the communicators
+//   they create (from a unique id, by ncclCommSplit, by ncclCommInitAll) are remembered and
+//   registered at MPI_Init with the ids they would have had, so later calls on them name them.
 #include "nccl_api.hpp"
 
 #include "commlens/profiler/profiler.hpp"
+
+#include <cstddef>
 
 namespace commlens::nccl {
 
@@ -22,7 +25,12 @@ Profiler* profiler_for_nccl() noexcept;
 
 // Before the profiler runs: the pass-through calls (counted), and the communicators they create.
 void note_call_before_profiler() noexcept;
-void remember_early_communicator(ncclComm_t comm, const ncclUniqueId& unique_id) noexcept;
+// `creator`: the creating function's index in nccl_function_descriptions().
+void remember_early_from_unique_id(ncclComm_t comm, const ncclUniqueId& unique_id,
+                                   std::size_t creator) noexcept;
+// Every member of the parent calls it, also one that gets no communicator (newcomm null).
+void remember_early_split(ncclComm_t newcomm, ncclComm_t parent, int color, std::size_t creator) noexcept;
+void remember_early_all(const ncclComm_t* comms, int count, std::size_t creator) noexcept;
 void forget_early_communicator(ncclComm_t comm) noexcept;
 // MPI_Init: registers the remembered communicators and stores the count.
 void adopt_early_communicators(Profiler& profiler);

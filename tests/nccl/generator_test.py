@@ -62,7 +62,7 @@ class Wrappers(unittest.TestCase):
                                  "op, comm, stream);\n    return result;")
         self.assertLess(code.index("note_call_before_profiler();"), passthrough, "counted before MPI_Init")
         self.assertLess(passthrough, code.index("pmpi::CallRecording call"))
-        self.assertNotIn("remember_early_communicator", code)
+        self.assertNotIn("remember_early", code)
         self.assertIn('RealFunction<ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, '
                       'ncclComm_t, cudaStream_t)> real{"ncclAllReduce"}', code)
         self.assertIn("call.set_tag(details.group_depth);", code)
@@ -71,8 +71,19 @@ class Wrappers(unittest.TestCase):
         function = one("ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank)  "
                        "newcomm=comm uid=commId", "nccl_communicator")
         code = generator.wrapper(function, 0)
-        self.assertLess(code.index("remember_early_communicator(*comm, commId);"),
+        self.assertLess(code.index("remember_early_from_unique_id(*comm, commId, 0);"),
                         code.index("pmpi::CallRecording call"))
+
+    def test_split_and_init_all_communicators_are_remembered_before_the_profiler_runs(self):
+        split = one("ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config)  "
+                    "comm=comm newcomm=newcomm parent=comm color=color", "nccl_communicator")
+        code = generator.wrapper(split, 4)
+        self.assertLess(code.index("remember_early_split(*newcomm, comm, color, 4);"),
+                        code.index("pmpi::CallRecording call"))
+        init_all = one("ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist)  newcomms=comm ndev=ndev",
+                       "nccl_communicator")
+        code = generator.wrapper(init_all, 2)
+        self.assertLess(code.index("remember_early_all(comm, ndev, 2);"), code.index("pmpi::CallRecording call"))
 
     def test_details_roles_fill_the_side_table_after_the_record(self):
         function = one("ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, "

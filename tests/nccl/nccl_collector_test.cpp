@@ -2,6 +2,8 @@
 // libcommlens.so preloaded. Expected values mirror the pattern documented in nccl_traffic_calls.cpp.
 #include "harness/profiled_test.hpp"
 
+#include <set>
+
 namespace commlens::integration {
 namespace {
 
@@ -238,24 +240,62 @@ TEST_P(NcclCollector, RecordsAProcessThatNeverInitialisesMpi) {
             1);
 }
 
-// Under mpirun, a communicator made before MPI_Init is registered when MPI_Init starts the
-// profiler: the later calls name it, with the same id on every member.
-TEST_P(NcclCollector, RegistersACommunicatorCreatedBeforeMpiInit) {
+// Under mpirun, the communicators made before MPI_Init are registered when MPI_Init starts the
+// profiler, with the ids the same calls would have given them later: the later calls name them,
+// a split has the same id on every member, and the splits and InitAll communicators made after
+// MPI_Init continue the sequence (new ids, not the early ones again).
+TEST_P(NcclCollector, RegistersCommunicatorsCreatedBeforeMpiInit) {
   auto db = merged(job(JobSpec{.command = {NCCL_EARLY_PROGRAM, "--mpi"}, .ranks = kRanks2}));
   if (!db)
     return;
   const std::int64_t comm = created_by(*db, "nccl:CommInitRank", 0);
   EXPECT_NE(comm & kNcclIdBit, 0);
+  const auto splits = db->query("SELECT c.id FROM communicators c JOIN functions f ON f.id = c.created_by "
+                                "WHERE f.name = 'nccl:CommSplit' AND c.rank = 0 ORDER BY c.created_ns");
+  ASSERT_EQ(splits.size(), 2u) << "the early split and the later one";
+  const std::int64_t early_split = splits[0][0].as_int();
+  const std::int64_t later_split = splits[1][0].as_int();
+  EXPECT_NE(early_split, later_split) << "the later split is the parent's second";
   CallTable table;
   for (int r = 0; r < kRanks2; ++r) {
     EXPECT_EQ(created_by(*db, "nccl:CommInitRank", r), comm) << "rank " << r;
+    const auto split_rows = db->query("SELECT c.id, c.parent_id FROM communicators c JOIN functions f "
+                                      "ON f.id = c.created_by WHERE f.name = 'nccl:CommSplit' AND c.rank = " +
+                                      std::to_string(r) + " ORDER BY c.created_ns");
+    ASSERT_EQ(split_rows.size(), 2u) << "rank " << r;
+    for (std::size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(split_rows[i][0].as_int(), i == 0 ? early_split : later_split) << "rank " << r;
+      EXPECT_EQ(split_rows[i][1].as_int(), comm) << "rank " << r;
+    }
+    // The fake NCCL gives InitAll's communicator i rank i: the early ones are ranks 0 and 1, the
+    // later one rank 0 again.
+    const auto first_locals = db->query("SELECT c.id FROM communicators c JOIN functions f ON f.id = "
+                                        "c.created_by WHERE f.name = 'nccl:CommInitAll' AND c.local_rank = 0 "
+                                        "AND c.rank = " +
+                                        std::to_string(r) + " ORDER BY c.created_ns");
+    ASSERT_EQ(first_locals.size(), 2u) << "rank " << r << ": the early one and the later one";
+    const std::int64_t early_first_local = first_locals[0][0].as_int();
+    const std::int64_t early_local = created_by(*db, "nccl:CommInitAll", r, 1);
+    const std::int64_t later_local = first_locals[1][0].as_int();
+    const std::set<std::int64_t> distinct{early_first_local, early_local, later_local};
+    EXPECT_EQ(distinct.size(), 3u) << "rank " << r;
+    for (const std::int64_t local : distinct) {
+      EXPECT_NE(local & kNcclIdBit, 0);
+    }
     table.add(r, "nccl:AllReduce", comm, kNoPeer, 512 * 4, 512 * 4, 4);
-    table.add(r, "nccl:CommDestroy", comm, kNoPeer, 0, 0);
+    table.add(r, "nccl:AllReduce", early_split, kNoPeer, 256 * 4, 256 * 4);
+    table.add(r, "nccl:AllReduce", early_local, kNoPeer, 256 * 4, 256 * 4);
+    table.add(r, "nccl:CommSplit", later_split, kNoPeer, 0, 0);
+    table.add(r, "nccl:CommInitAll", later_local, kNoPeer, 0, 0);
+    for (const std::int64_t destroyed :
+         {early_split, early_first_local, early_local, later_split, later_local, comm}) {
+      table.add(r, "nccl:CommDestroy", destroyed, kNoPeer, 0, 0);
+    }
   }
   expect_calls(*db, table);
   EXPECT_EQ(
       db->query("SELECT value FROM run WHERE key = 'nccl_calls_before_mpi_init'").at(0)[0].text.value_or(""),
-      "1");
+      "3");
 }
 
 COMMLENS_IN_BOTH_MODES(NcclCollector);

@@ -3,9 +3,13 @@
 //                         ncclAllReduce 512 float32 with ncclMax on stream 0x10, then
 //                         inside one group ncclSend and ncclRecv 6 int64 to and from itself on
 //                         stream 0x20; ncclCommDestroy.
-//   nccl_early --mpi      under mpirun: ncclCommInitRank over all ranks before MPI_Init (every
+//   nccl_early --mpi      under mpirun: before MPI_Init ncclCommInitRank over all ranks (every
 //                         rank builds the same unique id, as a file-based exchange would give it),
-//                         MPI_Init, kIterations x the allreduce above, ncclCommDestroy, MPI_Finalize.
+//                         ncclCommSplit of it (color 3) and ncclCommInitAll of 2 communicators;
+//                         MPI_Init, kIterations x the allreduce above, one 256 float32 allreduce
+//                         on the split and one on the second InitAll communicator, ncclCommSplit
+//                         again (color 3: its second split), ncclCommInitAll of 1, every
+//                         communicator destroyed, MPI_Finalize.
 #include "fake_nccl.h"
 
 #include <cstdio>
@@ -42,12 +46,28 @@ int main(int argc, char** argv) {
   std::memset(id.internal, 0x5a, sizeof id.internal);
   ncclComm_t comm = nullptr;
   check(ncclCommInitRank(&comm, size, id, rank), "ncclCommInitRank");
+  ncclComm_t early_split = nullptr;
+  ncclComm_t early_locals[2] = {};
   if (with_mpi) {
+    check(ncclCommSplit(comm, 3, rank, &early_split, nullptr), "ncclCommSplit");
+    check(ncclCommInitAll(early_locals, 2, nullptr), "ncclCommInitAll");
     MPI_Init(&argc, &argv);
   }
   static float buffer[1024];
   for (int i = 0; i < kIterations; ++i) {
     check(ncclAllReduce(buffer, buffer, 512, kFloat32, kMax, comm, kAllReduceStream), "ncclAllReduce");
+  }
+  if (with_mpi) {
+    check(ncclAllReduce(buffer, buffer, 256, kFloat32, kMax, early_split, kAllReduceStream), "ncclAllReduce");
+    check(ncclAllReduce(buffer, buffer, 256, kFloat32, kMax, early_locals[1], kAllReduceStream),
+          "ncclAllReduce");
+    ncclComm_t later_split = nullptr;
+    ncclComm_t later_local = nullptr;
+    check(ncclCommSplit(comm, 3, rank, &later_split, nullptr), "ncclCommSplit");
+    check(ncclCommInitAll(&later_local, 1, nullptr), "ncclCommInitAll");
+    for (ncclComm_t created : {early_split, early_locals[0], early_locals[1], later_split, later_local}) {
+      check(ncclCommDestroy(created), "ncclCommDestroy");
+    }
   }
   if (!with_mpi) {
     check(ncclGroupStart(), "ncclGroupStart");
