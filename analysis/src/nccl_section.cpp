@@ -1,7 +1,8 @@
 // The NCCL section: per NCCL function, datatype and reduction op, the host time of the calls
-// (enqueue: NCCL returns once the work is on the stream) against the device time of the kernels
-// the calls launched (cuda_kernels.mpi_call_id, linked by the CUDA collector's external
-// correlation). Kernels need trace mode (they name their call by id) and the CUDA collectors.
+// (enqueue: NCCL returns once the work is on the stream) against the device time of the kernels and
+// copies the calls launched (cuda_kernels / cuda_copies .mpi_call_id, linked by the CUDA
+// collector's external correlation): a single-rank out-of-place ncclAllReduce is a copy, no kernel.
+// Device work needs trace mode (it names its call by id) and the CUDA collectors.
 #include "commlens/analysis/report_format.hpp"
 #include "commlens/analysis/size_bin.hpp"
 #include "report_queries.hpp"
@@ -11,21 +12,21 @@
 namespace commlens::analysis::detail {
 namespace {
 
-// Trace mode: every call with its kernels (none when cuda_kernels is absent or empty).
+// Trace mode: every call with its kernels and copies ({} is their union; empty without CUDA data).
 constexpr std::string_view kTraceSql = R"sql(
 WITH calls AS (
   SELECT m.id, m.function_id, n.datatype, n.op, m.end_ns - m.start_ns AS enqueue_ns,
          MAX(m.bytes_sent, m.bytes_recv) AS bytes
   FROM mpi_calls m JOIN nccl_calls n ON n.call_id = m.id
   WHERE (?1 IS NULL OR m.rank = ?1) AND (?2 IS NULL OR m.phase = ?2)),
-kernels AS (
-  SELECT mpi_call_id, COUNT(*) AS kernels, SUM(end_ns - start_ns) AS kernel_ns FROM {}
+device AS (
+  SELECT mpi_call_id, COUNT(*) AS operations, SUM(end_ns - start_ns) AS device_ns FROM ({})
   WHERE mpi_call_id IN (SELECT id FROM calls) GROUP BY mpi_call_id)
 SELECT f.name, COALESCE(d.name, '-'), COALESCE(o.name, '-'), COUNT(*), SUM(c.bytes), SUM(c.enqueue_ns),
-       COALESCE(SUM(k.kernels), 0), COALESCE(SUM(k.kernel_ns), 0), COUNT(k.mpi_call_id)
-FROM calls c JOIN functions f ON f.id = c.function_id LEFT JOIN kernels k ON k.mpi_call_id = c.id
+       COALESCE(SUM(k.operations), 0), COALESCE(SUM(k.device_ns), 0), COUNT(k.mpi_call_id)
+FROM calls c JOIN functions f ON f.id = c.function_id LEFT JOIN device k ON k.mpi_call_id = c.id
      LEFT JOIN nccl_datatypes d ON d.id = c.datatype LEFT JOIN nccl_ops o ON o.id = c.op
-GROUP BY 1, 2, 3 ORDER BY SUM(c.enqueue_ns) + COALESCE(SUM(k.kernel_ns), 0) DESC, 1, 2, 3)sql";
+GROUP BY 1, 2, 3 ORDER BY SUM(c.enqueue_ns) + COALESCE(SUM(k.device_ns), 0) DESC, 1, 2, 3)sql";
 
 // Summary mode: the host side only.
 constexpr std::string_view kSummarySql = R"sql(
@@ -35,6 +36,19 @@ FROM nccl_call_stats s JOIN functions f ON f.id = s.function_id
      LEFT JOIN nccl_datatypes d ON d.id = s.datatype LEFT JOIN nccl_ops o ON o.id = s.op
 WHERE (?1 IS NULL OR s.rank = ?1) AND (?2 IS NULL OR s.phase = ?2)
 GROUP BY 1, 2, 3 ORDER BY SUM(s.time_total_ns) DESC, 1, 2, 3)sql";
+
+// The kernels and copies tied to calls, as one row source; an empty stand-in keeps one query for
+// databases without CUDA data.
+std::string device_work(const Database& database) {
+  std::string parts;
+  for (const char* table : {"cuda_kernels", "cuda_copies"}) {
+    if (database.has_table(table)) {
+      parts += fmt::format("{}SELECT mpi_call_id, start_ns, end_ns FROM {}",
+                           parts.empty() ? "" : " UNION ALL ", table);
+    }
+  }
+  return parts.empty() ? "SELECT NULL AS mpi_call_id, 0 AS start_ns, 0 AS end_ns WHERE 0" : parts;
+}
 
 std::string mean(std::int64_t total_ns, std::int64_t count) {
   return count > 0 ? human_duration(double(total_ns) / double(count)) : "-";
@@ -47,7 +61,7 @@ OptionalSection query_nccl_section(const Database& database, const ReportFilter&
   if (!traced && !database.has_rows("nccl_call_stats"))
     return {.absent = "no NCCL calls in this database"};
   OptionalSection section{.headers = {"function", "datatype", "op", "calls", "bytes", "enqueue time",
-                                      "mean enqueue", "kernels", "kernel time", "mean kernel time"}};
+                                      "mean enqueue", "kernels + copies", "device time", "mean device time"}};
   if (!traced) {
     auto query = database.prepare(kSummarySql);
     bind_filter(query, filter);
@@ -60,17 +74,13 @@ OptionalSection query_nccl_section(const Database& database, const ReportFilter&
     }
     return section;
   }
-  // An empty stand-in keeps one query for databases without CUDA data.
-  const std::string kernels = database.has_table("cuda_kernels")
-                                  ? "cuda_kernels"
-                                  : "(SELECT NULL AS mpi_call_id, 0 AS start_ns, 0 AS end_ns WHERE 0)";
-  auto query = database.prepare(fmt::format(kTraceSql, kernels));
+  auto query = database.prepare(fmt::format(kTraceSql, device_work(database)));
   bind_filter(query, filter);
   while (query.step()) {
     const auto calls = query.integer(3);
     const auto calls_with_kernels = query.integer(8);
-    // The mean kernel time is over the calls that launched kernels (a group's kernels come from
-    // its ncclGroupEnd, not from the ncclSend / ncclRecv inside it).
+    // The mean device time is over the calls that launched device work (a group's kernels come
+    // from its ncclGroupEnd, not from the ncclSend / ncclRecv inside it).
     section.rows.push_back({query.text(0), query.text(1), query.text(2), fmt::format("{}", calls),
                             binary_size(static_cast<std::uint64_t>(query.integer(4))),
                             human_duration(double(query.integer(5))), mean(query.integer(5), calls),

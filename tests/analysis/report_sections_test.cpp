@@ -197,6 +197,29 @@ TEST_F(NcclReportSection, GivesEnqueueAndKernelTimePerFunctionFromTheLinkedKerne
   EXPECT_EQ(json["nccl"]["rows"][0][7], "3");
 }
 
+// A one-rank out-of-place ncclAllReduce launches no kernel: NCCL copies the send buffer into the
+// receive buffer. The copy tied to the call is its device time, beside the kernels of the others.
+TEST_F(NcclReportSection, CountsACopyTiedToTheCallAsDeviceTime) {
+  TestDatabase(path_).execute(R"sql(
+INSERT INTO mpi_calls (id, rank, thread, function_id, start_ns, end_ns, bytes_sent, bytes_recv, peer, tag, comm_id)
+VALUES (1005, 0, 0, 20, 400, 420, 4096, 4096, -1, 0, 4611686018427387905);
+INSERT INTO nccl_calls (call_id, rank, datatype, op, stream, root, peer, group_depth) VALUES
+  (1005, 0, 7, 0, 0, NULL, NULL, 0);
+INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_device, dst_device, src_kind, dst_kind, bytes,
+  stream, copy_kind, path, link, mpi_call_id, correlation_id) VALUES
+  (0, 430, 930, 0, 0, 0, 'device', 'device', 4096, 7, 'DtoD', 'same_device', NULL, 1005, 6),
+  (0, 9000, 9900, 0, 0, 0, 'pageable', 'device', 4096, 7, 'HtoD', 'host_staged', NULL, NULL, 7);
+)sql");
+  const auto section = report().nccl;
+  ASSERT_EQ(section.rows.size(), 3u);
+  using analysis::human_duration;
+  // Three AllReduce calls: 3 kernels (4000 ns) of two calls and the copy (500 ns) of the third;
+  // the copy outside any call counts nowhere.
+  EXPECT_EQ(section.rows[0], (std::vector<std::string>{"nccl:AllReduce", "ncclFloat32", "ncclSum", "3",
+                                                       "12KiB", human_duration(60), human_duration(20), "4",
+                                                       human_duration(4500), human_duration(1500)}));
+}
+
 TEST_F(NcclReportSection, WithoutTraceRowsGivesTheHostSideFromTheStatistics) {
   TestDatabase(path_).execute("DELETE FROM nccl_calls");
   const auto section = report().nccl;
