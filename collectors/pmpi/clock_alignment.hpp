@@ -1,5 +1,5 @@
 #pragma once
-// Offset of this rank's profiler clock from rank 0's, by ping-pong over a private communicator.
+// Offset of this rank's profiler clock from rank 0's, by ping-pong with rank 0.
 #include "commlens/profiler/clock.hpp"
 #include "mpi_header.hpp"
 
@@ -12,8 +12,10 @@ struct ClockSample {
   std::uint64_t taken_ns = 0; // local profiler clock when measured
 };
 
-// Collective over comm (a duplicate of MPI_COMM_WORLD). Rank 0 answers every other rank in turn;
-// each rank keeps the round with the smallest round-trip time, whose midpoint error is smallest.
+// Collective over comm: MPI_COMM_WORLD before the application communicates, else a duplicate of
+// it, so the ping-pongs never match the application's messages. Rank 0 answers every other rank
+// in turn; each rank keeps the round with the smallest round-trip time, whose midpoint error is
+// smallest.
 ClockSample measure_clock_offset(MPI_Comm comm, const TickConverter& clock);
 
 // Linear drift between two samples, in ns of offset change per second (ppb).

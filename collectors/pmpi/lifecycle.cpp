@@ -27,7 +27,6 @@ namespace commlens::pmpi {
 
 namespace {
 
-MPI_Comm clock_comm = MPI_COMM_NULL; // private, so clock ping-pongs never match user messages
 ClockSample init_clock;
 
 std::string host_name() {
@@ -172,8 +171,10 @@ void start_profiling(int thread_level, FunctionId init_function, ClockReading in
   record_lifecycle_call(*profiler, init_function, MPI_COMM_WORLD, init_began.ticks, init_ended);
   register_joined_communicator(fn::MPI_Comm_get_parent, parent, MPI_COMM_WORLD);
   store_run_values(*profiler, thread_level);
-  PMPI_Comm_dup(MPI_COMM_WORLD, &clock_comm);
-  init_clock = measure_clock_offset(clock_comm, profiler->clock());
+  // On MPI_COMM_WORLD itself: a private duplicate would add a collective to every start. The
+  // application has not communicated yet, and every ping-pong message is received with its source
+  // and tag named before the exchange returns, so none can match the application's receives.
+  init_clock = measure_clock_offset(MPI_COMM_WORLD, profiler->clock());
   profiler->set_clock_alignment({init_clock.offset_ns, 0.0});
   const std::vector<FunctionDescription> functions = run_functions();
   for (const CollectorLifecycle& collector : linked_collectors()) {
@@ -313,6 +314,9 @@ extern "C" COMMLENS_EXPORT int MPI_Finalize() {
   using namespace commlens::pmpi;
   const std::uint64_t entered = commlens::now_ticks();
   const std::uint64_t began = commlens::monotonic_ns();
+  // Private here: the application may still have receives posted on MPI_COMM_WORLD.
+  MPI_Comm clock_comm = MPI_COMM_NULL;
+  PMPI_Comm_dup(MPI_COMM_WORLD, &clock_comm);
   const ClockSample final_clock = measure_clock_offset(clock_comm, profiler->clock());
   PMPI_Comm_free(&clock_comm);
   profiler->set_clock_alignment({init_clock.offset_ns, drift_ppb(init_clock, final_clock)});
