@@ -3,6 +3,7 @@
 #include "commlens/profiler/call_lanes.hpp"
 #include "commlens/profiler/dominant_function.hpp"
 #include "commlens/profiler/sqlite.hpp"
+#include "commlens/profiler/sqlite_lane_probe.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -69,16 +70,7 @@ std::vector<std::int64_t> choose_tile_widths(SqliteDatabase& merged) {
   if (calls == 0)
     return {};
   auto ranks = merged.prepare("SELECT rank FROM ranks");
-  auto oldest = merged.prepare(call_lanes::kProbeOldestSql);
-  auto newest = merged.prepare(call_lanes::kProbeNewestSql);
-  const auto probe = [&](std::int64_t from, std::int64_t to, bool newest_first) {
-    SqliteStatement& query = newest_first ? newest : oldest;
-    query.reset();
-    query.bind(1, from).bind(2, to);
-    return query.step() ? std::optional(call_lanes::LaneCall{query.column_int64(0), query.column_int64(1),
-                                                             query.column_int64(2)})
-                        : std::nullopt;
-  };
+  call_lanes::SqliteLaneProbe probe(merged);
   std::int64_t total_span = 0, longest_span = 0;
   while (ranks.step()) {
     if (const auto rank_span = call_lanes::rank_span(probe, ranks.column_int64(0))) {

@@ -6,6 +6,7 @@
 #include "commlens/profiler/profiler.hpp"
 #include "commlens/profiler/schema.hpp"
 #include "commlens/profiler/sqlite.hpp"
+#include "commlens/profiler/sqlite_lane_probe.hpp"
 
 #include <gtest/gtest.h>
 
@@ -215,16 +216,7 @@ TEST(CallRows, TimeSeeksByIdMatchTheCallsTheyFind) {
     }
   }
   db.exec("COMMIT");
-  auto oldest = db.prepare(call_lanes::kProbeOldestSql);
-  auto newest = db.prepare(call_lanes::kProbeNewestSql);
-  const auto probe = [&](std::int64_t from, std::int64_t to, bool newest_first) {
-    SqliteStatement& query = newest_first ? newest : oldest;
-    query.reset();
-    query.bind(1, from).bind(2, to);
-    return query.step() ? std::optional(call_lanes::LaneCall{query.column_int64(0), query.column_int64(1),
-                                                             query.column_int64(2)})
-                        : std::nullopt;
-  };
+  call_lanes::SqliteLaneProbe probe(db);
   const auto id_or_none = [&](const std::string& sql) {
     auto query = db.prepare(sql);
     return query.step() ? query.column_int64(0) : -1;
