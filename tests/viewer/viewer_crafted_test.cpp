@@ -5,6 +5,7 @@
 #include "copy_paths_view.hpp"
 #include "format.hpp"
 #include "main_window.hpp"
+#include "shown_window.hpp"
 #include "steps_view.hpp"
 #include "summary_view.hpp"
 #include "timeline_view.hpp"
@@ -92,15 +93,6 @@ QString crafted_database(const QString& directory, const char* name, bool gpu, b
   return path;
 }
 
-void open(MainWindow& window, const QString& path) {
-  window.resize(1280, 800);
-  window.setAttribute(Qt::WA_DontShowOnScreen);
-  window.show();
-  window.open(path);
-  window.loader().wait();
-  QVERIFY2(window.database(), qPrintable(window.last_error()));
-}
-
 bool all_of_unit(const QStringList& labels, const QString& unit) {
   return !labels.isEmpty() && std::all_of(labels.begin(), labels.end(),
                                           [&](const QString& label) { return label.endsWith(unit); });
@@ -168,7 +160,7 @@ private slots:
 
   void timelineGivesEachRankRangeAndCopyRows() {
     MainWindow window;
-    open(window, gpu_);
+    test_support::open_shown(window, gpu_);
     window.show_view(QStringLiteral("timeline"));
     auto* canvas = window.timeline()->canvas();
     canvas->show_range(2000, 9200);
@@ -235,7 +227,7 @@ private slots:
 
   void timelineWithoutGpuDataHasOnlyCallLanesFillingTheHeight() {
     MainWindow window;
-    open(window, plain_);
+    test_support::open_shown(window, plain_);
     window.show_view(QStringLiteral("timeline"));
     const auto* canvas = window.timeline()->canvas();
     const auto rows = canvas->rows().size();
@@ -248,7 +240,7 @@ private slots:
 
   void collapsingARankShrinksItsRowsAndGivesTheOthersTheHeight() {
     MainWindow window;
-    open(window, gpu_);
+    test_support::open_shown(window, gpu_);
     window.show_view(QStringLiteral("timeline"));
     auto* canvas = window.timeline()->canvas();
     const int before = canvas->row_rect(6).height(); // rank 1's lane
@@ -274,7 +266,7 @@ private slots:
 
   void stepsGetABarEachSplitIntoMpiAndTheRest() {
     MainWindow window;
-    open(window, steps_);
+    test_support::open_shown(window, steps_);
     const auto& steps = *window.steps();
     QVERIFY2(steps.status().startsWith(QStringLiteral("2 steps on 2 ranks")), qPrintable(steps.status()));
     const auto& bars = steps.chart().bars();
@@ -305,13 +297,13 @@ private slots:
              qPrintable(canvas->describe_at(at(9000))));
     QVERIFY(canvas->row_rect(0).top() >= band_y);
     MainWindow plain;
-    open(plain, plain_);
+    test_support::open_shown(plain, plain_);
     QCOMPARE(plain.timeline()->canvas()->phase_band_height(), 0);
   }
 
   void overviewShowsTheWholeRunAndMovesTheWindow() {
     MainWindow window;
-    open(window, plain_);
+    test_support::open_shown(window, plain_);
     window.show_view(QStringLiteral("timeline"));
     auto* canvas = window.timeline()->canvas();
     auto* overview = window.timeline()->overview();
@@ -363,7 +355,7 @@ private slots:
     QVERIFY(analysis::query_timeline_messages(database, 0, 100000, 3).empty()); // too many to draw
 
     MainWindow window;
-    open(window, plain_);
+    test_support::open_shown(window, plain_);
     window.show_view(QStringLiteral("timeline"));
     auto* canvas = window.timeline()->canvas();
     canvas->show_range(2500, 5000);
@@ -391,7 +383,7 @@ private slots:
 
   void keysZoomAndPanLikePerfetto() {
     MainWindow window;
-    open(window, plain_);
+    test_support::open_shown(window, plain_);
     window.show_view(QStringLiteral("timeline"));
     auto* canvas = window.timeline()->canvas();
     const auto span = canvas->viewport().span_ns();
@@ -408,7 +400,7 @@ private slots:
 
   void runtimeCallsAreHatchedAndSayWhatTheRuntimeDecided() {
     MainWindow window;
-    open(window, ab_);
+    test_support::open_shown(window, ab_);
     auto* canvas = window.timeline()->canvas();
     const analysis::Database database(ab_.toStdString());
     const auto window_calls = analysis::query_timeline_window(database, {0, 0}, 20000, 40000, 1).calls;
@@ -428,7 +420,7 @@ private slots:
 
   void summaryOfAGpuRunNamesItsCollectorsAndCopyPaths() {
     MainWindow window;
-    open(window, gpu_);
+    test_support::open_shown(window, gpu_);
     const auto& summary = *window.summary();
     QCOMPARE(summary.collectors(),
              QStringLiteral(
@@ -449,7 +441,7 @@ private slots:
 
   void copyPathsListEachPathRankAndGpuWithBandwidth() {
     MainWindow window;
-    open(window, gpu_);
+    test_support::open_shown(window, gpu_);
     const auto& paths = *window.paths();
     QCOMPARE(paths.rows(), 4);
     const auto row = [&](int index) {
@@ -487,7 +479,7 @@ private slots:
 
   void compareShowsTheImplementationsOfAnAbRun() {
     MainWindow window;
-    open(window, ab_);
+    test_support::open_shown(window, ab_);
     window.show_view(QStringLiteral("compare"));
     auto* compare = window.compare();
     compare->wait_for_implementations();
@@ -515,7 +507,7 @@ private slots:
 
   void compareOfARunWithOneImplementationWaitsForASecondDatabase() {
     MainWindow window;
-    open(window, plain_);
+    test_support::open_shown(window, plain_);
     window.show_view(QStringLiteral("compare"));
     window.compare()->wait_for_implementations();
     QVERIFY(window.compare()->status().contains(QStringLiteral("Open a second database")));

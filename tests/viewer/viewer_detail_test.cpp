@@ -7,6 +7,7 @@
 #include "function_colors.hpp"
 #include "histogram_view.hpp"
 #include "main_window.hpp"
+#include "shown_window.hpp"
 #include "steps_view.hpp"
 #include "timeline_view.hpp"
 
@@ -65,15 +66,6 @@ QString crafted(const QString& directory, const char* name, std::initializer_lis
   return path;
 }
 
-void open(MainWindow& window, const QString& path) {
-  window.resize(1280, 800);
-  window.setAttribute(Qt::WA_DontShowOnScreen);
-  window.show();
-  window.open(path);
-  window.loader().wait();
-  QVERIFY2(window.database(), qPrintable(window.last_error()));
-}
-
 std::vector<std::pair<QString, double>> segments_of(const Bar& bar) {
   std::vector<std::pair<QString, double>> segments;
   for (const auto& segment : bar.segments)
@@ -110,7 +102,7 @@ private slots:
 
   void stepsAreColumnsSplitByTheirNvtxRanges() {
     MainWindow window;
-    open(window, steps_);
+    test_support::open_shown(window, steps_);
     const auto& steps = *window.steps();
     QVERIFY(steps.from_ranges());
     QVERIFY2(steps.status().startsWith(QStringLiteral("2 steps on 2 ranks, from NVTX ranges")),
@@ -138,7 +130,7 @@ private slots:
 
     // Without step ranges the view falls back to the MPI_Pcontrol steps (none here: it says why).
     MainWindow plain;
-    open(plain, plain_);
+    test_support::open_shown(plain, plain_);
     QVERIFY(!plain.steps()->from_ranges());
     QVERIFY2(plain.steps()->status().contains(QStringLiteral("No training steps")),
              qPrintable(plain.steps()->status()));
@@ -146,7 +138,7 @@ private slots:
 
   void ncclCallsAreDrawnWithTheirKernels() {
     MainWindow window;
-    open(window, nccl_);
+    test_support::open_shown(window, nccl_);
     window.show_view(QStringLiteral("timeline"));
     auto* canvas = window.timeline()->canvas();
     canvas->show_range(19000, 28000);
@@ -188,7 +180,7 @@ private slots:
 
   void ncclSideTableAddsToTheCallsTooltip() {
     MainWindow window;
-    open(window, nccl_table_);
+    test_support::open_shown(window, nccl_table_);
     QVERIFY(window.database()->has_nccl_calls);
     auto* canvas = window.timeline()->canvas();
     canvas->show_range(19000, 28000);
@@ -205,7 +197,7 @@ private slots:
              qPrintable(text));
     // A call without a row (summary mode, or a file written before the table) reads as before.
     MainWindow without;
-    open(without, nccl_);
+    test_support::open_shown(without, nccl_);
     auto* other = without.timeline()->canvas();
     other->show_range(19000, 28000);
     other->wait_for_data();
@@ -219,7 +211,7 @@ private slots:
 
   void draggingARanksLowerEdgeResizesItsLanes() {
     MainWindow window;
-    open(window, plain_);
+    test_support::open_shown(window, plain_);
     window.show_view(QStringLiteral("timeline"));
     auto* canvas = window.timeline()->canvas();
     canvas->wait_for_data();
@@ -252,7 +244,7 @@ private slots:
 
   void histogramsOverlayFunctionsAndASecondRun() {
     MainWindow window;
-    open(window, plain_);
+    test_support::open_shown(window, plain_);
     auto* histograms = window.histograms();
     QVERIFY(histograms->select_functions({QStringLiteral("MPI_Send"), QStringLiteral("MPI_Isend")}));
     QCOMPARE(histograms->selected_functions(), (QStringList{"MPI_Send", "MPI_Isend"}));
