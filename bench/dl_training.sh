@@ -89,9 +89,13 @@ if [[ " ${PARTS:-modes overhead} " == *" overhead "* ]]; then
       rates[$variant]+="$rate "
       this_round[$variant]=$rate
     done
+    progress="round $((round + 1))/${ROUNDS:-5}:"
     for variant in "${variants[@]}"; do
-      overheads[$variant]+="$(awk -v b="${this_round[none]}" -v v="${this_round[$variant]}" 'BEGIN {printf "%.3f", (b / v - 1) * 100}') "
+      overhead=$(awk -v b="${this_round[none]}" -v v="${this_round[$variant]}" 'BEGIN {printf "%.3f", (b / v - 1) * 100}')
+      overheads[$variant]+="$overhead "
+      progress+=" $variant ${this_round[$variant]} ($overhead%)"
     done
+    echo "$progress" >&2 # progress: a long run's rounds so far survive an interrupted run
   done
   printf '%-28s %14s %14s  %s\n' "profiling (2 ranks)" "median img/s" "step time +%" "per round: img/s (step time +%)"
   for variant in "${variants[@]}"; do
