@@ -3,8 +3,10 @@
 // work (what remains is the call itself plus whatever a preloaded profiler adds), and
 // nccl_call_overhead_real (COMMLENS_REAL_NCCL) against NCCL on one GPU: device buffers, one
 // stream, a one-rank communicator (the group then sends to and receives from the rank itself),
-// the stream synchronised after each timed loop. bench/overhead.sh runs either without and with
-// libcommlens.so.
+// host time only: the stream is synchronised every kSyncEvery calls outside the timed part, so
+// the figure is the enqueue cost the issue of each call adds (what a profiler's wrappers and
+// CUDA callbacks add), not the device's time, and the launch queue never fills. bench/overhead.sh
+// runs either without and with libcommlens.so.
 //   nccl_call_overhead[_real] [iterations=1000000]
 // Prints "<call> <ns per call>" lines.
 #ifdef COMMLENS_REAL_NCCL
@@ -44,14 +46,21 @@ float* device_buffer() {
 void wait_for_device() {}
 #endif
 
+constexpr long kSyncEvery = 64;
+
 template <typename Body> double ns_per_call(long iterations, Body body) {
-  const auto start = std::chrono::steady_clock::now();
-  for (long i = 0; i < iterations; ++i) {
-    body();
+  using clock = std::chrono::steady_clock;
+  clock::duration host_time{};
+  for (long done = 0; done < iterations; done += kSyncEvery) {
+    const long batch = iterations - done < kSyncEvery ? iterations - done : kSyncEvery;
+    const auto start = clock::now();
+    for (long i = 0; i < batch; ++i) {
+      body();
+    }
+    host_time += clock::now() - start;
+    wait_for_device();
   }
-  wait_for_device();
-  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() /
-         static_cast<double>(iterations);
+  return std::chrono::duration<double, std::nano>(host_time).count() / static_cast<double>(iterations);
 }
 } // namespace
 

@@ -5,6 +5,8 @@
 # default) or nccl_call_overhead (NCCL calls against the stand-in NCCL that does nothing).
 #   bench/overhead.sh BUILD_DIR [REPEATS=7] [ITERATIONS=2000000] [PROGRAM=call_overhead]
 # OVERHEAD_LIBRARY=path measures another libcommlens.so (an earlier build) with BUILD_DIR's programs.
+# OVERHEAD_VARIANTS="MODE/COLLECTORS ..." adds variants with only those collectors (e.g.
+# "summary/pmpi,nvtx": summary mode without the CUDA collector), to tell whose cost is whose.
 set -euo pipefail
 build=${1:?usage: overhead.sh BUILD_DIR [REPEATS] [ITERATIONS] [PROGRAM]}
 repeats=${2:-7}
@@ -19,16 +21,20 @@ run() { # run MODE -> "LABEL NS" lines
   local mode=$1
   if [[ $mode == none ]]; then
     mpirun -np 1 "$program" "$iterations"
+  elif [[ $mode == */* ]]; then
+    mpirun -np 1 -x LD_PRELOAD="$library" -x COMMLENS_MODE="${mode%%/*}" -x COMMLENS_COLLECTORS="${mode#*/}" \
+      -x COMMLENS_QUIET=1 -x COMMLENS_OUTPUT="$output/variant" "$program" "$iterations"
   else
     mpirun -np 1 -x LD_PRELOAD="$library" -x COMMLENS_MODE="$mode" -x COMMLENS_QUIET=1 \
       -x COMMLENS_OUTPUT="$output/$mode" "$program" "$iterations"
   fi
 }
+modes=(none summary trace ${OVERHEAD_VARIANTS:-})
 
 declare -A values # "LABEL MODE" -> the runs' ns/call
 labels=()
 for ((i = 0; i < repeats; ++i)); do
-  for mode in none summary trace; do
+  for mode in "${modes[@]}"; do
     while read -r label ns; do
       if [[ $mode == none && ! -v "values[$label none]" ]]; then labels+=("$label"); fi
       values["$label $mode"]+="$ns "
@@ -37,12 +43,13 @@ for ((i = 0; i < repeats; ++i)); do
 done
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
-printf '%-26s %10s %10s %10s %14s %14s\n' call baseline summary trace "summary +ns" "trace +ns"
+printf '%-30s %-22s %10s %10s\n' call variant "ns/call" "+ns"
 for label in "${labels[@]}"; do
   base=$(median <<<"${values[$label none]}")
-  summary=$(median <<<"${values[$label summary]}")
-  trace=$(median <<<"${values[$label trace]}")
-  awk -v n="$label" -v b="$base" -v s="$summary" -v t="$trace" \
-    'BEGIN {printf "%-26s %10.1f %10.1f %10.1f %14.1f %14.1f\n", n, b, s, t, s - b, t - b}'
+  for mode in "${modes[@]}"; do
+    value=$(median <<<"${values[$label $mode]}")
+    awk -v n="$label" -v m="$mode" -v b="$base" -v v="$value" \
+      'BEGIN {printf "%-30s %-22s %10.1f %10.1f\n", n, m, v, v - b}'
+  done
 done
 echo "(ns per call, median of $repeats interleaved runs of $iterations calls; baseline = same loop unprofiled)"

@@ -51,24 +51,6 @@ std::int64_t nccl_id(std::uint64_t hash) {
   return static_cast<std::int64_t>((hash & ((1ull << 62) - 1)) | (1ull << 62));
 }
 
-struct RankAndSize {
-  int rank = 0;
-  int size = 0;
-};
-
-RankAndSize query_rank_and_size(ncclComm_t comm) {
-  static RealFunction<ncclResult_t (*)(ncclComm_t, int*)> user_rank{"ncclCommUserRank"};
-  static RealFunction<ncclResult_t (*)(ncclComm_t, int*)> count{"ncclCommCount"};
-  RankAndSize answer;
-  const auto rank_of = user_rank.get();
-  const auto size_of = count.get();
-  if (rank_of == nullptr || size_of == nullptr || rank_of(comm, &answer.rank) != kNcclSuccess ||
-      size_of(comm, &answer.size) != kNcclSuccess || answer.size <= 0) {
-    return {0, 1}; // an NCCL without the queries: a communicator of this process alone
-  }
-  return answer;
-}
-
 // The id every member of a split derives (nccl_recording.hpp).
 std::int64_t split_id(std::int64_t parent_id, std::uint32_t sequence, int color) {
   std::uint64_t hash = fnv1a(&parent_id, sizeof parent_id);
@@ -83,11 +65,11 @@ std::int64_t next_process_id(int run_rank) {
 }
 
 NcclCommunicator* add_communicator(Profiler& profiler, FunctionId created_by, ncclComm_t comm,
-                                   std::int64_t id, std::int64_t parent_id, std::uint64_t created_ns) {
+                                   std::int64_t id, std::int64_t parent_id, std::uint64_t created_ns,
+                                   CommunicatorShape shape) {
   if (comm == nullptr) {
     return nullptr;
   }
-  const RankAndSize shape = query_rank_and_size(comm);
   auto* communicator = new NcclCommunicator; // kept for the process: records point to its entry
   communicator->entry.id = id;
   communicator->entry.local_rank = shape.rank;
@@ -113,7 +95,8 @@ NcclCommunicator* add_communicator(Profiler& profiler, FunctionId created_by, nc
 void add_communicator(pmpi::CallRecording& call, ncclComm_t comm, std::int64_t id, std::int64_t parent_id) {
   Profiler& profiler = call.profiler();
   if (const NcclCommunicator* communicator =
-          add_communicator(profiler, call.function(), comm, id, parent_id, profiler.clock().now_ns())) {
+          add_communicator(profiler, call.function(), comm, id, parent_id, profiler.clock().now_ns(),
+                           communicator_shape(comm))) {
     call.set_communicator(&communicator->entry);
   }
 }
@@ -158,29 +141,53 @@ void register_from_unique_id(pmpi::CallRecording& call, ncclComm_t comm, const n
   add_communicator(call, comm, unique_id_communicator(unique_id), -1);
 }
 
+CommunicatorShape communicator_shape(ncclComm_t comm) {
+  static RealFunction<ncclResult_t (*)(ncclComm_t, int*)> user_rank{"ncclCommUserRank"};
+  static RealFunction<ncclResult_t (*)(ncclComm_t, int*)> count{"ncclCommCount"};
+  CommunicatorShape answer;
+  const auto rank_of = user_rank.get();
+  const auto size_of = count.get();
+  if (rank_of == nullptr || size_of == nullptr || rank_of(comm, &answer.rank) != kNcclSuccess ||
+      size_of(comm, &answer.size) != kNcclSuccess || answer.size <= 0) {
+    return {}; // an NCCL without the queries: a communicator of this process alone
+  }
+  return answer;
+}
+
 std::int64_t unique_id_communicator(const ncclUniqueId& unique_id) noexcept {
   return nccl_id(fnv1a(&unique_id, sizeof unique_id));
 }
 
-void register_early(Profiler& profiler, const EarlyCommunicator& early, std::uint64_t created_ns) {
+std::int64_t register_early(Profiler& profiler, const EarlyCommunicator& early, std::int64_t parent_id,
+                            std::uint64_t created_ns, std::uint64_t destroyed_ns) {
   const std::lock_guard lock(registry().creation);
   std::int64_t id = early.unique_id;
-  std::int64_t parent_id = -1;
   if (early.origin == EarlyCommunicator::Origin::Split) {
-    const NcclCommunicator* parent = find(early.parent);
-    if (parent == nullptr) {
-      return; // a parent NCCL had destroyed or the collector never saw
+    if (parent_id < 0) {
+      return -1; // a parent the collector never saw
     }
-    parent_id = parent->entry.id;
     id = split_id(parent_id, early.sequence, early.color);
-  } else if (early.origin == EarlyCommunicator::Origin::All) {
-    id = next_process_id(profiler.identity().run_rank);
+  } else {
+    parent_id = -1;
+    if (early.origin == EarlyCommunicator::Origin::All) {
+      id = next_process_id(profiler.identity().run_rank);
+    }
   }
-  if (NcclCommunicator* communicator =
-          add_communicator(profiler, static_cast<FunctionId>(first_function_id() + early.creator), early.comm,
-                           id, parent_id, created_ns)) {
-    communicator->splits.store(early.splits, std::memory_order_relaxed);
+  NcclCommunicator* communicator = add_communicator(
+      profiler, static_cast<FunctionId>(first_function_id() + early.creator), early.comm, id, parent_id,
+      created_ns, destroyed_ns != 0 ? early.shape : communicator_shape(early.comm));
+  if (communicator == nullptr) {
+    return -1;
   }
+  communicator->splits.store(early.splits, std::memory_order_relaxed);
+  if (destroyed_ns != 0) {
+    // Freed at once: NCCL may have given its handle to a communicator created after it.
+    profiler.communicators().mark_freed(communicator->entry.index, destroyed_ns);
+    if (auto* slot = registry().communicators.find(pmpi::handle_key(early.comm))) {
+      registry().communicators.erase(slot);
+    }
+  }
+  return id;
 }
 
 void register_split(pmpi::CallRecording& call, ncclComm_t newcomm, ncclComm_t parent, int color) {

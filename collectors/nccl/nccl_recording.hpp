@@ -41,20 +41,32 @@ void register_from_unique_id(pmpi::CallRecording& call, ncclComm_t comm, const n
 std::int64_t unique_id_communicator(const ncclUniqueId& unique_id) noexcept;
 // A communicator created before the profiler ran (nccl_without_mpi.hpp), registered at its start
 // with the id it would have had: the run rank an ncclCommInitAll id needs is known only then.
+// A communicator's rank and size as NCCL tells them ({0, 1} for an NCCL without the queries).
+struct CommunicatorShape {
+  int rank = 0;
+  int size = 1;
+};
+CommunicatorShape communicator_shape(ncclComm_t comm);
+
 struct EarlyCommunicator {
   enum class Origin { UniqueId, Split, All };
   Origin origin = Origin::UniqueId;
   ncclComm_t comm = nullptr;
-  std::size_t creator = 0;      // the creating function's index in nccl_function_descriptions()
-  std::uint64_t created_ns = 0; // CLOCK_MONOTONIC
-  std::int64_t unique_id = 0;   // UniqueId: unique_id_communicator()
-  ncclComm_t parent = nullptr;  // Split: the parent, its split sequence number and the color
+  std::size_t creator = 0;        // the creating function's index in nccl_function_descriptions()
+  std::uint64_t created_ns = 0;   // CLOCK_MONOTONIC
+  std::uint64_t destroyed_ns = 0; // CLOCK_MONOTONIC; 0 while it lives
+  CommunicatorShape shape;        // asked before it was destroyed (its handle is gone after)
+  std::int64_t unique_id = 0;     // UniqueId: unique_id_communicator()
+  std::size_t parent = 0; // Split: the parent's place in the list, its split sequence number, the color
   std::uint32_t sequence = 0;
   int color = 0;
   std::uint32_t splits = 0; // how often it was itself split before the profiler ran
 };
-// In creation order (a split's parent first); `created_ns` on the profiler's clock.
-void register_early(Profiler& profiler, const EarlyCommunicator& early, std::uint64_t created_ns);
+// In creation order (a split's parent first), with the parent's id for a split (-1: unknown);
+// `created_ns` and `destroyed_ns` on the profiler's clock (destroyed_ns 0: still alive). Returns
+// the id it registered, -1 for none.
+std::int64_t register_early(Profiler& profiler, const EarlyCommunicator& early, std::int64_t parent_id,
+                            std::uint64_t created_ns, std::uint64_t destroyed_ns);
 void register_split(pmpi::CallRecording& call, ncclComm_t newcomm, ncclComm_t parent, int color);
 void register_all(pmpi::CallRecording& call, const ncclComm_t* comms, int count);
 // Before ncclCommDestroy / ncclCommAbort.

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <mutex>
 #include <ranges>
 #include <string>
@@ -45,11 +46,32 @@ bool launched_by_mpi() {
   return false;
 }
 
-int environment_number(const char* name, int otherwise) {
-  const char* text = std::getenv(name);
-  char* end = nullptr;
-  const long value = text != nullptr ? std::strtol(text, &end, 10) : -1;
-  return text != nullptr && end != text && *end == '\0' && value >= 0 ? static_cast<int>(value) : otherwise;
+// The first of the variables that holds a number >= 0, else `otherwise`.
+int environment_number(std::initializer_list<const char*> names, int otherwise) {
+  for (const char* name : names) {
+    const char* text = std::getenv(name);
+    char* end = nullptr;
+    const long value = text != nullptr ? std::strtol(text, &end, 10) : -1;
+    if (text != nullptr && end != text && *end == '\0' && value >= 0) {
+      return static_cast<int>(value);
+    }
+  }
+  return otherwise;
+}
+
+// A process under an MPI launcher that used NCCL and never initialised MPI: say what was lost.
+void warn_if_mpi_never_started() {
+  int initialised = 0;
+  PMPI_Initialized(&initialised);
+  const std::uint64_t calls = calls_before_profiler.load(std::memory_order_relaxed);
+  if (initialised == 0 && calls > 0 && Profiler::active() == nullptr) {
+    std::fprintf(
+        stderr,
+        "commlens: this process made %llu NCCL calls under an MPI launcher and never called MPI_Init: "
+        "none was recorded (COMMLENS_START_AT_NCCL=1 profiles such processes from their first NCCL "
+        "call)\n",
+        static_cast<unsigned long long>(calls));
+  }
 }
 
 void stop_at_exit() {
@@ -79,10 +101,18 @@ void stop_at_exit() {
   }
 }
 
+// Null when the process waits for MPI_Init (launched by MPI, COMMLENS_START_AT_NCCL off) or must not
+// be profiled.
 Profiler* start_without_mpi() {
+  const bool under_mpi_launcher = launched_by_mpi();
   ProcessIdentity identity;
-  identity.world_size = std::max(1, environment_number("WORLD_SIZE", 1));
-  identity.world_rank = std::min(environment_number("RANK", 0), identity.world_size - 1);
+  identity.world_size = under_mpi_launcher ? environment_number({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}, 1)
+                                           : environment_number({"WORLD_SIZE"}, 1);
+  identity.world_size = std::max(1, identity.world_size);
+  identity.world_rank =
+      std::min(under_mpi_launcher ? environment_number({"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}, 0)
+                                  : environment_number({"RANK"}, 0),
+               identity.world_size - 1);
   identity.run_rank = identity.world_rank;
   char host[256] = {};
   gethostname(host, sizeof host - 1);
@@ -95,6 +125,10 @@ Profiler* start_without_mpi() {
     }
   });
   if (!config.collectors.pmpi) {
+    return nullptr;
+  }
+  if (under_mpi_launcher && !config.start_at_nccl) {
+    std::atexit(warn_if_mpi_never_started); // MPI_Init is expected to start the profiler
     return nullptr;
   }
   config.runtime = RuntimeMode::Off; // the GPU runtime takes MPI calls and needs MPI to set up
@@ -124,6 +158,16 @@ Profiler* start_without_mpi() {
   return profiler;
 }
 
+// The list's last living communicator with that handle (NCCL reuses the handles of destroyed ones).
+std::size_t living_early(const std::vector<EarlyCommunicator>& list, ncclComm_t comm) {
+  for (std::size_t i = list.size(); i-- > 0;) {
+    if (list[i].comm == comm && list[i].destroyed_ns == 0) {
+      return i;
+    }
+  }
+  return list.size();
+}
+
 } // namespace
 
 Profiler* profiler_for_nccl() noexcept {
@@ -140,8 +184,8 @@ Profiler* profiler_for_nccl() noexcept {
   }
   int mpi_started = 0;
   PMPI_Initialized(&mpi_started);
-  if (mpi_started != 0 || launched_by_mpi()) {
-    // MPI_Init ran and left the profiler off, or will run and start it.
+  if (mpi_started != 0) {
+    // MPI_Init ran and left the profiler off.
     start_state.store(Start::WaitForMpi, std::memory_order_release);
     return nullptr;
   }
@@ -174,21 +218,22 @@ void remember_early_from_unique_id(ncclComm_t comm, const ncclUniqueId& unique_i
 
 void remember_early_split(ncclComm_t newcomm, ncclComm_t parent, int color, std::size_t creator) noexcept {
   const std::lock_guard lock(early().mutex);
-  const auto from = std::ranges::find(early().list, parent, &EarlyCommunicator::comm);
-  if (from == early().list.end()) {
+  std::vector<EarlyCommunicator>& list = early().list;
+  const std::size_t from = living_early(list, parent);
+  if (from == list.size()) {
     return; // a parent the collector never saw: its children stay unknown too
   }
-  const std::uint32_t sequence = from->splits++;
+  const std::uint32_t sequence = list[from].splits++;
   if (newcomm == nullptr) {
     return;
   }
-  early().list.push_back({.origin = EarlyCommunicator::Origin::Split,
-                          .comm = newcomm,
-                          .creator = creator,
-                          .created_ns = monotonic_ns(),
-                          .parent = parent,
-                          .sequence = sequence,
-                          .color = color});
+  list.push_back({.origin = EarlyCommunicator::Origin::Split,
+                  .comm = newcomm,
+                  .creator = creator,
+                  .created_ns = monotonic_ns(),
+                  .parent = from,
+                  .sequence = sequence,
+                  .color = color});
 }
 
 void remember_early_all(const ncclComm_t* comms, int count, std::size_t creator) noexcept {
@@ -203,9 +248,15 @@ void remember_early_all(const ncclComm_t* comms, int count, std::size_t creator)
   }
 }
 
+// Kept, marked destroyed: its splits made before still name it as their parent, and it is
+// registered at MPI_Init as created and freed.
 void forget_early_communicator(ncclComm_t comm) noexcept {
   const std::lock_guard lock(early().mutex);
-  std::erase_if(early().list, [comm](const EarlyCommunicator& early_one) { return early_one.comm == comm; });
+  const std::size_t index = living_early(early().list, comm);
+  if (index < early().list.size()) {
+    early().list[index].destroyed_ns = monotonic_ns();
+    early().list[index].shape = communicator_shape(comm);
+  }
 }
 
 void adopt_early_communicators(Profiler& profiler) {
@@ -213,12 +264,21 @@ void adopt_early_communicators(Profiler& profiler) {
     profiler.set_run_value("nccl_calls_before_mpi_init", std::to_string(calls));
   }
   const std::lock_guard lock(early().mutex);
+  // The profiler's clock counts from its own origin: monotonic times moved onto it, in the past.
+  const std::uint64_t now_ns = monotonic_ns();
+  const std::uint64_t profiler_now = profiler.clock().now_ns();
+  const auto on_profiler_clock = [&](std::uint64_t monotonic) -> std::uint64_t {
+    const std::uint64_t age_ns = now_ns > monotonic ? now_ns - monotonic : 0;
+    return profiler_now > age_ns ? profiler_now - age_ns : 1;
+  };
+  std::vector<std::int64_t> ids; // per list entry, for its splits
+  ids.reserve(early().list.size());
   for (const EarlyCommunicator& communicator : early().list) {
-    // The profiler's clock counts from its own origin: the creation time on it, in the past.
-    const std::uint64_t now_ns = monotonic_ns();
-    const std::uint64_t age_ns = now_ns > communicator.created_ns ? now_ns - communicator.created_ns : 0;
-    const std::uint64_t profiler_now = profiler.clock().now_ns();
-    register_early(profiler, communicator, profiler_now > age_ns ? profiler_now - age_ns : 0);
+    const std::int64_t parent_id =
+        communicator.origin == EarlyCommunicator::Origin::Split ? ids[communicator.parent] : -1;
+    ids.push_back(
+        register_early(profiler, communicator, parent_id, on_profiler_clock(communicator.created_ns),
+                       communicator.destroyed_ns != 0 ? on_profiler_clock(communicator.destroyed_ns) : 0));
   }
   early().list.clear();
 }

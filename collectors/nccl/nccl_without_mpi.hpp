@@ -10,7 +10,11 @@
 // - An MPI launcher started it: MPI_Init is expected and starts the profiler as usual. Until then
 //   calls pass through and are counted (run key nccl_calls_before_mpi_init), and the communicators
 //   they create (from a unique id, by ncclCommSplit, by ncclCommInitAll) are remembered and
-//   registered at MPI_Init with the ids they would have had, so later calls on them name them.
+//   registered at MPI_Init with the ids they would have had, so later calls on them name them;
+//   those destroyed before are registered as created and freed, so their splits keep their parent.
+//   A process that never calls MPI_Init says at exit how many calls went unrecorded, unless
+//   COMMLENS_START_AT_NCCL=1, with which the first case applies with the launcher's rank and size
+//   (whether MPI_Init will come cannot be known at the first NCCL call).
 #include "nccl_api.hpp"
 
 #include "commlens/profiler/profiler.hpp"

@@ -203,6 +203,9 @@ const std::vector<Setting>& settings() {
       {"COMMLENS_KEEP_RANK_FILES", std::string(kBoolValues),
        [](Config& c, const std::string& v) { return store(parse_bool(v), c.keep_rank_files); },
        [](const Config& c) { return bool_text(c.keep_rank_files); }},
+      {"COMMLENS_START_AT_NCCL", std::string(kBoolValues),
+       [](Config& c, const std::string& v) { return store(parse_bool(v), c.start_at_nccl); },
+       [](const Config& c) { return bool_text(c.start_at_nccl); }},
       // Read before the others (read_config_file); nothing to store.
       {"COMMLENS_CONFIG", "the path of a file of COMMLENS_NAME=VALUE lines",
        [](Config&, const std::string&) { return true; }, [](const Config&) { return std::string("none"); }},

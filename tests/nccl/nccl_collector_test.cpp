@@ -2,6 +2,8 @@
 // libcommlens.so preloaded. Expected values mirror the pattern documented in nccl_traffic_calls.cpp.
 #include "harness/profiled_test.hpp"
 
+#include <cstdlib>
+#include <filesystem>
 #include <set>
 
 namespace commlens::integration {
@@ -240,28 +242,93 @@ TEST_P(NcclCollector, RecordsAProcessThatNeverInitialisesMpi) {
             1);
 }
 
+// Under mpirun, a process that never calls MPI_Init (a PyTorch job using NCCL alone) is profiled
+// from its first NCCL call with COMMLENS_START_AT_NCCL=1, as the launcher's rank of its size; the
+// rank files merge afterwards. Without the setting, nothing is recorded and each rank says so.
+TEST_P(NcclCollector, RecordsProcessesUnderMpirunThatNeverInitialiseMpiWhenAsked) {
+  const JobResult unasked = job(JobSpec{.command = {NCCL_EARLY_PROGRAM}, .ranks = kRanks2});
+  EXPECT_EQ(unasked.exit_code, 0) << unasked.describe();
+  EXPECT_FALSE(std::filesystem::exists(unasked.rank_database(0)));
+  EXPECT_NE(unasked.standard_error.find("made 10 NCCL calls under an MPI launcher and never called MPI_Init"),
+            std::string::npos)
+      << unasked.describe();
+  const JobResult asked = job(JobSpec{
+      .command = {NCCL_EARLY_PROGRAM}, .environment = {{"COMMLENS_START_AT_NCCL", "1"}}, .ranks = kRanks2});
+  ASSERT_EQ(asked.exit_code, 0) << asked.describe();
+  const std::string merge =
+      std::string(COMMLENS_CLI) + " merge " + asked.output_directory.string() + " >/dev/null";
+  ASSERT_EQ(std::system(merge.c_str()), 0) << merge;
+  auto db = merged(asked);
+  if (!db)
+    return;
+  EXPECT_EQ(db->scalar("SELECT count(*) FROM ranks"), kRanks2);
+  const std::int64_t comm = created_by(*db, "nccl:CommInitRank", 1);
+  CallTable table;
+  for (int r = 0; r < kRanks2; ++r) {
+    EXPECT_EQ(created_by(*db, "nccl:CommInitRank", r), comm) << "rank " << r;
+    table.add(r, "nccl:CommInitRank", comm, kNoPeer, 0, 0);
+    table.add(r, "nccl:AllReduce", comm, kNoPeer, 512 * 4, 512 * 4, 4);
+    table.add(r, "nccl:GroupStart", kNoCommunicator, kNoPeer, 0, 0);
+    // NCCL rank 0 of its one-rank communicator: the process itself, so its run rank.
+    table.add(r, "nccl:Send", comm, r, 6 * 8, 0);
+    table.add(r, "nccl:Recv", comm, r, 0, 6 * 8);
+    table.add(r, "nccl:GroupEnd", kNoCommunicator, kNoPeer, 0, 0);
+    table.add(r, "nccl:CommDestroy", comm, kNoPeer, 0, 0);
+  }
+  expect_calls(*db, table);
+}
+
 // Under mpirun, the communicators made before MPI_Init are registered when MPI_Init starts the
 // profiler, with the ids the same calls would have given them later: the later calls name them,
 // a split has the same id on every member, and the splits and InitAll communicators made after
-// MPI_Init continue the sequence (new ids, not the early ones again).
+// MPI_Init continue the sequence (new ids, not the early ones again). A communicator destroyed
+// before MPI_Init is registered as created and freed, and its split still names it as parent.
 TEST_P(NcclCollector, RegistersCommunicatorsCreatedBeforeMpiInit) {
   auto db = merged(job(JobSpec{.command = {NCCL_EARLY_PROGRAM, "--mpi"}, .ranks = kRanks2}));
   if (!db)
     return;
-  const std::int64_t comm = created_by(*db, "nccl:CommInitRank", 0);
+  const auto unique_id_comms =
+      db->query("SELECT c.id FROM communicators c JOIN functions f ON f.id = c.created_by "
+                "WHERE f.name = 'nccl:CommInitRank' AND c.rank = 0 ORDER BY c.created_ns");
+  ASSERT_EQ(unique_id_comms.size(), 2u) << "the long-lived one and the one destroyed before MPI_Init";
+  const std::int64_t comm = unique_id_comms[0][0].as_int();
+  const std::int64_t doomed = unique_id_comms[1][0].as_int();
   EXPECT_NE(comm & kNcclIdBit, 0);
+  EXPECT_NE(comm, doomed);
   const auto splits = db->query("SELECT c.id FROM communicators c JOIN functions f ON f.id = c.created_by "
-                                "WHERE f.name = 'nccl:CommSplit' AND c.rank = 0 ORDER BY c.created_ns");
+                                "WHERE f.name = 'nccl:CommSplit' AND c.rank = 0 AND c.parent_id = " +
+                                std::to_string(comm) + " ORDER BY c.created_ns");
   ASSERT_EQ(splits.size(), 2u) << "the early split and the later one";
+  const std::int64_t orphan =
+      db->scalar("SELECT c.id FROM communicators c JOIN functions f ON f.id = c.created_by "
+                 "WHERE f.name = 'nccl:CommSplit' AND c.rank = 0 AND c.parent_id = " +
+                 std::to_string(doomed));
   const std::int64_t early_split = splits[0][0].as_int();
   const std::int64_t later_split = splits[1][0].as_int();
   EXPECT_NE(early_split, later_split) << "the later split is the parent's second";
   CallTable table;
   for (int r = 0; r < kRanks2; ++r) {
-    EXPECT_EQ(created_by(*db, "nccl:CommInitRank", r), comm) << "rank " << r;
-    const auto split_rows = db->query("SELECT c.id, c.parent_id FROM communicators c JOIN functions f "
-                                      "ON f.id = c.created_by WHERE f.name = 'nccl:CommSplit' AND c.rank = " +
-                                      std::to_string(r) + " ORDER BY c.created_ns");
+    const std::string rank = std::to_string(r);
+    const auto own_comms =
+        db->query("SELECT c.id, c.freed_ns > c.created_ns, c.freed_ns < (SELECT min(created_ns) "
+                  "FROM communicators WHERE id = " +
+                  std::to_string(orphan) + " AND rank = " + rank +
+                  ") FROM communicators c JOIN functions f ON f.id = c.created_by WHERE f.name = "
+                  "'nccl:CommInitRank' AND c.rank = " +
+                  rank + " ORDER BY c.created_ns");
+    ASSERT_EQ(own_comms.size(), 2u) << "rank " << r;
+    EXPECT_EQ(own_comms[0][0].as_int(), comm) << "rank " << r;
+    EXPECT_EQ(own_comms[1][0].as_int(), doomed) << "rank " << r;
+    EXPECT_EQ(own_comms[1][1].as_int(), 1) << "rank " << r << ": freed after it was created";
+    EXPECT_EQ(own_comms[1][2].as_int(), 0) << "rank " << r << ": freed after its split was made";
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM communicators WHERE id = " + std::to_string(orphan) +
+                         " AND parent_id = " + std::to_string(doomed) + " AND rank = " + rank),
+              1)
+        << "rank " << r << ": the destroyed parent's split has the same id on every member";
+    const auto split_rows =
+        db->query("SELECT c.id, c.parent_id FROM communicators c JOIN functions f "
+                  "ON f.id = c.created_by WHERE f.name = 'nccl:CommSplit' AND c.rank = " +
+                  rank + " AND c.parent_id = " + std::to_string(comm) + " ORDER BY c.created_ns");
     ASSERT_EQ(split_rows.size(), 2u) << "rank " << r;
     for (std::size_t i = 0; i < 2; ++i) {
       EXPECT_EQ(split_rows[i][0].as_int(), i == 0 ? early_split : later_split) << "rank " << r;
@@ -285,17 +352,18 @@ TEST_P(NcclCollector, RegistersCommunicatorsCreatedBeforeMpiInit) {
     table.add(r, "nccl:AllReduce", comm, kNoPeer, 512 * 4, 512 * 4, 4);
     table.add(r, "nccl:AllReduce", early_split, kNoPeer, 256 * 4, 256 * 4);
     table.add(r, "nccl:AllReduce", early_local, kNoPeer, 256 * 4, 256 * 4);
+    table.add(r, "nccl:AllReduce", orphan, kNoPeer, 128 * 4, 128 * 4);
     table.add(r, "nccl:CommSplit", later_split, kNoPeer, 0, 0);
     table.add(r, "nccl:CommInitAll", later_local, kNoPeer, 0, 0);
     for (const std::int64_t destroyed :
-         {early_split, early_first_local, early_local, later_split, later_local, comm}) {
+         {early_split, early_first_local, early_local, later_split, later_local, orphan, comm}) {
       table.add(r, "nccl:CommDestroy", destroyed, kNoPeer, 0, 0);
     }
   }
   expect_calls(*db, table);
   EXPECT_EQ(
       db->query("SELECT value FROM run WHERE key = 'nccl_calls_before_mpi_init'").at(0)[0].text.value_or(""),
-      "3");
+      "6");
 }
 
 COMMLENS_IN_BOTH_MODES(NcclCollector);

@@ -9,12 +9,15 @@
 //                         MPI_Init, kIterations x the allreduce above, one 256 float32 allreduce
 //                         on the split and one on the second InitAll communicator, ncclCommSplit
 //                         again (color 3: its second split), ncclCommInitAll of 1, every
-//                         communicator destroyed, MPI_Finalize.
+//                         communicator destroyed, MPI_Finalize. Also before MPI_Init: a second
+//                         ncclCommInitRank (another unique id), its ncclCommSplit (color 5) and
+//                         its destruction; after MPI_Init one 128 float32 allreduce on that split.
 #include "fake_nccl.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <mpi.h>
 
 namespace {
@@ -48,9 +51,16 @@ int main(int argc, char** argv) {
   check(ncclCommInitRank(&comm, size, id, rank), "ncclCommInitRank");
   ncclComm_t early_split = nullptr;
   ncclComm_t early_locals[2] = {};
+  ncclComm_t orphan = nullptr;
   if (with_mpi) {
     check(ncclCommSplit(comm, 3, rank, &early_split, nullptr), "ncclCommSplit");
     check(ncclCommInitAll(early_locals, 2, nullptr), "ncclCommInitAll");
+    ncclUniqueId doomed_id{};
+    std::memset(doomed_id.internal, 0x3c, sizeof doomed_id.internal);
+    ncclComm_t doomed = nullptr;
+    check(ncclCommInitRank(&doomed, size, doomed_id, rank), "ncclCommInitRank");
+    check(ncclCommSplit(doomed, 5, rank, &orphan, nullptr), "ncclCommSplit");
+    check(ncclCommDestroy(doomed), "ncclCommDestroy"); // its split lives on
     MPI_Init(&argc, &argv);
   }
   static float buffer[1024];
@@ -61,11 +71,13 @@ int main(int argc, char** argv) {
     check(ncclAllReduce(buffer, buffer, 256, kFloat32, kMax, early_split, kAllReduceStream), "ncclAllReduce");
     check(ncclAllReduce(buffer, buffer, 256, kFloat32, kMax, early_locals[1], kAllReduceStream),
           "ncclAllReduce");
+    check(ncclAllReduce(buffer, buffer, 128, kFloat32, kMax, orphan, kAllReduceStream), "ncclAllReduce");
     ncclComm_t later_split = nullptr;
     ncclComm_t later_local = nullptr;
     check(ncclCommSplit(comm, 3, rank, &later_split, nullptr), "ncclCommSplit");
     check(ncclCommInitAll(&later_local, 1, nullptr), "ncclCommInitAll");
-    for (ncclComm_t created : {early_split, early_locals[0], early_locals[1], later_split, later_local}) {
+    for (ncclComm_t created :
+         {early_split, early_locals[0], early_locals[1], later_split, later_local, orphan}) {
       check(ncclCommDestroy(created), "ncclCommDestroy");
     }
   }

@@ -53,6 +53,9 @@ struct Config {
   bool merge_at_finalize = true;                    // COMMLENS_MERGE=1|0
   bool quiet = false;                               // COMMLENS_QUIET=1|0: no banner at finalize
   bool keep_rank_files = false; // COMMLENS_KEEP_RANK_FILES=1|0: keep rank-NNNNN.sqlite after the merge
+  // Under an MPI launcher, start at the first NCCL call when MPI_Init has not run yet, for jobs that
+  // never call it (a PyTorch job started by mpirun); otherwise MPI_Init starts the profiler.
+  bool start_at_nccl = false; // COMMLENS_START_AT_NCCL=1|0
   // MPI_T collector. Names of pvars to sample ('*' suffix: prefix match; "all", "none", "default").
   std::vector<std::string> pvars = split_names(kDefaultPvars); // COMMLENS_PVARS
   std::uint32_t pvar_period_ms = 100;                          // COMMLENS_PVAR_PERIOD_MS, 1..60000
