@@ -33,14 +33,13 @@ run() { # run SIZE none|A|B|B-pmpi -> "mpi_init_ms init_ms init_cpu_ms mpit_init
   local seen
   seen=$(mpirun -np "$size" --oversubscribe -x LD_PRELOAD="$library" -x COMMLENS_COLLECTORS=$collectors \
     -x COMMLENS_QUIET=1 -x COMMLENS_OUTPUT="$output" "$program" | awk '/^mpi_init_ms/ {print $2}')
-  local rows cpu=NULL
+  local rows cpu="'-'" # for a library that does not record it
   if [[ -n $(sqlite3 "$output/commlens.sqlite" \
     "SELECT name FROM pragma_table_info('profiler_overhead') WHERE name = 'cpu_time_ns'") ]]; then
-    cpu=cpu_time_ns # a library that records it
+    cpu="(SELECT printf('%.1f', avg(cpu_time_ns) / 1e6) FROM profiler_overhead WHERE component = 'init')"
   fi
   rows=$(sqlite3 "$output/commlens.sqlite" "SELECT printf('%.1f %s %.1f',
-      (SELECT avg(time_ns) / 1e6 FROM profiler_overhead WHERE component = 'init'),
-      coalesce((SELECT printf('%.1f', avg($cpu) / 1e6) FROM profiler_overhead WHERE component = 'init'), '-'),
+      (SELECT avg(time_ns) / 1e6 FROM profiler_overhead WHERE component = 'init'), $cpu,
       coalesce((SELECT avg(time_ns) / 1e6 FROM profiler_overhead WHERE component = 'mpit_init'), 0))")
   echo "$seen $rows"
 }

@@ -68,9 +68,11 @@ ClockSample measure_clock_offset(MPI_Comm comm, const TickConverter& clock, std:
   return sample;
 }
 
-ClockAlignment alignment_at_init(const ClockSample& sample, std::int64_t own_rate_ppb, std::uint64_t init_ns) {
+ClockAlignment alignment_at_init(const ClockSample& sample, std::int64_t own_rate_ppb,
+                                 std::uint64_t init_ns) {
   const auto drift_ppb = static_cast<double>(own_rate_ppb - sample.root_rate_ppb);
-  const auto seconds_since_init = static_cast<double>(static_cast<std::int64_t>(sample.taken_ns - init_ns)) / 1e9;
+  const auto seconds_since_init =
+      static_cast<double>(static_cast<std::int64_t>(sample.taken_ns - init_ns)) / 1e9;
   return {sample.offset_ns - static_cast<std::int64_t>(drift_ppb * seconds_since_init), drift_ppb};
 }
 

@@ -11,9 +11,9 @@
 namespace commlens::pmpi {
 
 struct ClockSample {
-  std::int64_t offset_ns = 0;      // this rank's clock minus rank 0's
-  std::uint64_t taken_ns = 0;      // local profiler clock when measured
-  std::int64_t root_rate_ppb = 0;  // rank 0's rate_against_monotonic_ppb, sent with its replies
+  std::int64_t offset_ns = 0;     // this rank's clock minus rank 0's
+  std::uint64_t taken_ns = 0;     // local profiler clock when measured
+  std::int64_t root_rate_ppb = 0; // rank 0's rate_against_monotonic_ppb, sent with its replies
 };
 
 // How fast the profiler's clock (converted ticks) ran against CLOCK_MONOTONIC since `since`, in

@@ -36,7 +36,8 @@ std::string launcher_job_key(int world_rank) {
     if (job != nullptr && *job != '\0' && names_rank(std::getenv(launcher.rank), world_rank)) {
       std::string key = std::string(launcher.family) + ":" + job;
       // The registry separates its fields by blanks.
-      std::replace_if(key.begin(), key.end(), [](unsigned char c) { return std::isspace(c) != 0; }, '_');
+      std::replace_if(
+          key.begin(), key.end(), [](unsigned char c) { return std::isspace(c) != 0; }, '_');
       return key;
     }
   }

@@ -369,9 +369,10 @@ extern "C" COMMLENS_EXPORT int MPI_Finalize() {
   if (identity.job >= 0) {
     finish_job_and_merge_if_last(config, identity);
   } else if (identity.world_rank == 0) {
-    std::fprintf(stderr, "commlens: %d of %d ranks kept their files in %s; this job is not registered there, "
-                         "run `commlens merge` on that folder\n", files_kept, identity.world_size,
-                 config.output_directory.c_str());
+    std::fprintf(stderr,
+                 "commlens: %d of %d ranks kept their files in %s; this job is not registered there, "
+                 "run `commlens merge` on that folder\n",
+                 files_kept, identity.world_size, config.output_directory.c_str());
   }
   return PMPI_Finalize();
 }

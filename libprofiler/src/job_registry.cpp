@@ -119,7 +119,8 @@ JobEntry claim_job(const std::string& directory, int size, bool spawned, const s
   // (launchers reuse their numbers): every process of a job claims before any of them can finish
   // (MPI_Finalize's barrier comes first), and the creator lives until then.
   const auto same_job = std::find_if(jobs.begin(), jobs.end(), [&](const JobEntry& e) {
-    return !key.empty() && e.key == key && e.size == size && !e.finished && (e.host != host || process_alive(e));
+    return !key.empty() && e.key == key && e.size == size && !e.finished &&
+           (e.host != host || process_alive(e));
   });
   if (same_job != jobs.end()) {
     return *same_job;

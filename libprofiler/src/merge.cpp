@@ -257,10 +257,11 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
 
   result.unaligned_ranks = unaligned_ranks(merged);
   if (!result.unaligned_ranks.empty()) {
-    std::fprintf(stderr,
-                 "commlens: warning: ranks %s never finalized and ran on another host than rank 0: their "
-                 "clocks were never compared with rank 0's, so their times are taken as they are (offset 0)\n",
-                 join_ranks(result.unaligned_ranks).c_str());
+    std::fprintf(
+        stderr,
+        "commlens: warning: ranks %s never finalized and ran on another host than rank 0: their "
+        "clocks were never compared with rank 0's, so their times are taken as they are (offset 0)\n",
+        join_ranks(result.unaligned_ranks).c_str());
   }
   result.rows_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - rows_began).count();
   const AnalysisIndexTimes analysis = create_analysis_indexes(merged);

@@ -38,8 +38,8 @@ Profiler* Profiler::start(Config config, ProcessIdentity identity, std::vector<F
     return nullptr;
   }
   // Deliberately never deleted: threads may hold its recorders until the process exits.
-  auto* profiler =
-      new Profiler(std::move(config), std::move(identity), std::move(functions), std::move(datatypes), storage);
+  auto* profiler = new Profiler(std::move(config), std::move(identity), std::move(functions),
+                                std::move(datatypes), storage);
   const std::string path = storage == Storage::RankFile ? profiler->rank_database_path() : kInMemoryDatabase;
   try {
     auto store = std::make_unique<RankStore>(path, profiler->identity_.run_rank);

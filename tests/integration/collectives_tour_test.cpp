@@ -140,10 +140,11 @@ TEST_P(CollectivesTour, TraceShowsEveryBarrierOverlappingOnAllRanks) {
   if (!db)
     return;
   constexpr std::int64_t kSlackNs = 5'000'000;
-  const auto barriers = db->query(
-      "WITH b AS (SELECT rank, start_ns, end_ns, row_number() OVER (PARTITION BY rank ORDER BY start_ns) AS k "
-      "FROM mpi_calls WHERE function_id = (SELECT id FROM functions WHERE name = 'MPI_Barrier')) "
-      "SELECT k, count(*), max(start_ns) - min(end_ns) FROM b GROUP BY k ORDER BY k");
+  const auto barriers =
+      db->query("WITH b AS (SELECT rank, start_ns, end_ns, row_number() OVER (PARTITION BY rank ORDER BY "
+                "start_ns) AS k "
+                "FROM mpi_calls WHERE function_id = (SELECT id FROM functions WHERE name = 'MPI_Barrier')) "
+                "SELECT k, count(*), max(start_ns) - min(end_ns) FROM b GROUP BY k ORDER BY k");
   ASSERT_EQ(barriers.size(), static_cast<std::size_t>(kIterations));
   for (const auto& barrier : barriers) {
     EXPECT_EQ(barrier[1].as_int(), kRanks) << "barrier " << barrier[0].as_int();

@@ -20,7 +20,8 @@ TEST_P(EarlyWildcards, WildcardReceivesAfterInitMatchOnlyTheProgramsMessages) {
   const std::string expected = "early_wildcards: " + std::to_string(3 * (kRanks - 1)) + " messages matched";
   EXPECT_NE(job.standard_output.find(expected), std::string::npos) << job.describe();
   Database db(job.merged_database());
-  EXPECT_EQ(db.scalar("SELECT count(*) FROM ranks WHERE clock_offset_ns IS NOT NULL AND finalized = 1"), kRanks);
+  EXPECT_EQ(db.scalar("SELECT count(*) FROM ranks WHERE clock_offset_ns IS NOT NULL AND finalized = 1"),
+            kRanks);
   EXPECT_EQ(db.scalar("SELECT clock_offset_ns FROM ranks WHERE rank = 0"), 0);
 }
 

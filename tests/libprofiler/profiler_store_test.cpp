@@ -226,7 +226,8 @@ TEST(ProfilerStore, StoresTheCpuTimeOfAnOverheadRowBesideItsWallTime) {
   profiler->add_overhead("finalize", 1, 7'000);
   const std::string path = profiler->stop();
   SqliteDatabase rank_file(path, SQLITE_OPEN_READONLY);
-  EXPECT_EQ(rank_file.query_int64("SELECT cpu_time_ns FROM profiler_overhead WHERE component = 'init'"), 3'000);
+  EXPECT_EQ(rank_file.query_int64("SELECT cpu_time_ns FROM profiler_overhead WHERE component = 'init'"),
+            3'000);
   EXPECT_EQ(rank_file.query_int64("SELECT time_ns FROM profiler_overhead WHERE component = 'init'"), 5'000);
   EXPECT_EQ(rank_file.query_int64("SELECT count(*) FROM profiler_overhead WHERE component = 'finalize' "
                                   "AND cpu_time_ns IS NULL"),
