@@ -69,6 +69,16 @@ TEST(ClockAlignment, RankZeroIsItsOwnReference) {
   EXPECT_DOUBLE_EQ(alignment.drift_ppb, 0.0);
 }
 
+TEST(ClockAlignment, MeasuresTheRateOfAClockRunningFastAgainstMonotonic) {
+  // A scale 1% fast (ten times the error of a 5 ms calibration), readings taken 11 s ago.
+  const TickConverter calibrated;
+  const ClockReading now = read_clocks();
+  const ClockReading since{now.ticks - static_cast<std::uint64_t>(11e9 / calibrated.ns_per_tick()),
+                           now.ns - 11'000'000'000};
+  const TickConverter fast(since.ticks, since.ns, calibrated.ns_per_tick() * 1.01);
+  EXPECT_NEAR(static_cast<double>(rate_against_monotonic_ppb(fast, since)), 1e7, 5e5);
+}
+
 TEST(ClockAlignment, MeasuresNoRateOverShortRuns) {
   const TickConverter clock;
   EXPECT_EQ(rate_against_monotonic_ppb(clock, read_clocks()), 0) << "under 10 s, reading noise";
