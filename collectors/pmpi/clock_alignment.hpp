@@ -1,6 +1,9 @@
 #pragma once
-// Offset of this rank's profiler clock from rank 0's, by ping-pong with rank 0.
+// Offset of this rank's profiler clock from rank 0's, by ping-pong with rank 0 at MPI_Finalize,
+// and the drift that carries it back to MPI_Init. Nothing is exchanged at MPI_Init: each rank
+// only keeps its clock readings there (ProcessIdentity::mpi_init_ticks and mpi_init_ns).
 #include "commlens/profiler/clock.hpp"
+#include "commlens/profiler/profiler.hpp"
 #include "mpi_header.hpp"
 
 #include <cstdint>
@@ -8,17 +11,25 @@
 namespace commlens::pmpi {
 
 struct ClockSample {
-  std::int64_t offset_ns = 0; // this rank's clock minus rank 0's
-  std::uint64_t taken_ns = 0; // local profiler clock when measured
+  std::int64_t offset_ns = 0;     // this rank's clock minus rank 0's
+  std::uint64_t taken_ns = 0;     // local profiler clock when measured
+  std::int64_t root_rate_ppb = 0; // rank 0's rate_against_monotonic_ppb, sent with its replies
 };
 
-// Collective over comm: MPI_COMM_WORLD before the application communicates, else a duplicate of
-// it, so the ping-pongs never match the application's messages. Rank 0 answers every other rank
-// in turn; each rank keeps the round with the smallest round-trip time, whose midpoint error is
-// smallest.
-ClockSample measure_clock_offset(MPI_Comm comm, const TickConverter& clock);
+// How fast the profiler's clock (converted ticks) ran against CLOCK_MONOTONIC since `since`, in
+// ns per second: the error of the tick rate calibrated at start-up. CLOCK_MONOTONIC is the same
+// clock for every process of a host and is slewed, never stepped, by NTP across hosts, so two
+// ranks' rates differ by how fast their clocks drift apart. 0 over less than 10 s, where the
+// readings' own error (about 1 us) would pass for drift, or without the readings of MPI_Init.
+std::int64_t rate_against_monotonic_ppb(const TickConverter& clock, ClockReading since);
 
-// Linear drift between two samples, in ns of offset change per second (ppb).
-double drift_ppb(const ClockSample& first, const ClockSample& second) noexcept;
+// Collective over comm, a private duplicate of MPI_COMM_WORLD (the application's receives may
+// still be posted). Rank 0 answers every other rank in turn, sending its time and own_rate_ppb;
+// each rank keeps the round with the smallest round-trip time, whose midpoint error is smallest.
+ClockSample measure_clock_offset(MPI_Comm comm, const TickConverter& clock, std::int64_t own_rate_ppb);
+
+// The alignment the ranks table stores: the offset at MPI_Init (init_ns, on the profiler's
+// scale), from the sample at finalize moved back along the drift between this rank and rank 0.
+ClockAlignment alignment_at_init(const ClockSample& sample, std::int64_t own_rate_ppb, std::uint64_t init_ns);
 
 } // namespace commlens::pmpi

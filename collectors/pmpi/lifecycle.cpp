@@ -10,6 +10,7 @@
 #include "device_staging.hpp"
 #include "function_ids.hpp"
 #include "function_table.hpp"
+#include "launcher_job_key.hpp"
 
 #include "commlens/profiler/job_registry.hpp"
 #include "commlens/profiler/merge.hpp"
@@ -27,7 +28,12 @@ namespace commlens::pmpi {
 
 namespace {
 
-ClockSample init_clock;
+// CPU time of the calling thread, to tell the profiler's own start-up work from waiting.
+std::uint64_t thread_cpu_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(now.tv_nsec);
+}
 
 std::string host_name() {
   char name[256] = {};
@@ -82,28 +88,38 @@ void record_lifecycle_call(Profiler& profiler, FunctionId function, MPI_Comm com
   call.record();
 }
 
-// Rank 0 claims this job's block of run ranks (job_registry.hpp) and tells the others. Without a
-// claim (unwritable folder) no rank profiles: a spawned job would overwrite its parent's files.
-bool take_place_in_run(const std::string& output_directory, ProcessIdentity& identity) {
-  int place[2] = {-1, 0}; // job, first run rank
-  if (identity.world_rank == 0) {
+// This job's block of run ranks (job_registry.hpp). Where the launcher names the job, every process
+// claims on its own and nothing is exchanged; else rank 0 claims and tells the others. Without a
+// claim (unwritable folder) job stays -1: the process keeps no rank file, as a spawned job would
+// overwrite its parent's files.
+void take_place_in_run(const std::string& output_directory, ProcessIdentity& identity) {
+  const std::string key = launcher_job_key(identity.world_rank);
+  const auto claim = [&](const std::string& claim_key) {
     try {
-      const JobEntry entry =
-          claim_job(output_directory, identity.world_size, identity.spawned, identity.host, identity.pid);
-      place[0] = entry.job;
-      place[1] = entry.first_rank;
+      return claim_job(output_directory, identity.world_size, identity.spawned, identity.host, identity.pid,
+                       claim_key);
     } catch (const std::runtime_error& error) {
       std::fprintf(stderr, "commlens: cannot register the job in %s; running unprofiled\n", error.what());
+      return JobEntry{-1, 0};
     }
+  };
+  int place[2] = {-1, 0}; // job, first run rank
+  if (!key.empty() || identity.world_rank == 0) {
+    const JobEntry entry = claim(key);
+    place[0] = entry.job;
+    place[1] = entry.first_rank;
   }
-  PMPI_Bcast(place, 2, MPI_INT, 0, MPI_COMM_WORLD);
+  if (key.empty()) {
+    PMPI_Bcast(place, 2, MPI_INT, 0, MPI_COMM_WORLD);
+  }
   identity.job = place[0];
   identity.run_rank = place[1] + identity.world_rank;
-  return identity.job >= 0;
 }
 
-// Every rank must profile or none: communicator ids are agreed by collectives that only profiled
-// ranks issue, so one rank that failed to open its file (unwritable directory) stops all of them.
+// Every rank profiles or none, without asking the others: communicator ids are agreed by
+// collectives that only profiled ranks issue. A rank that cannot keep a file (its claim or its
+// file failed, and it said so) records into memory that is dropped; MPI_Finalize counts the
+// ranks that kept files before merging.
 Profiler* start_on_every_rank(ProcessIdentity identity) {
   Config config = Config::from_environment([&identity](const std::string& message) {
     if (identity.world_rank == 0) { // every rank sees the same environment: say it once
@@ -113,19 +129,13 @@ Profiler* start_on_every_rank(ProcessIdentity identity) {
   if (!config.collectors.pmpi) {
     return nullptr; // the same environment on every rank: all of them skip profiling together
   }
-  if (!take_place_in_run(config.output_directory, identity)) {
-    return nullptr; // every rank got the same answer
-  }
+  take_place_in_run(config.output_directory, identity);
   start_datatype_catalog();
-  Profiler* profiler = Profiler::start(std::move(config), identity, run_functions(), datatype_names());
-  int started = profiler != nullptr ? 1 : 0;
-  int everywhere = 0;
-  PMPI_Allreduce(&started, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (profiler != nullptr && everywhere == 0) {
-    profiler->stop();
-    return nullptr;
-  }
-  return everywhere != 0 ? profiler : nullptr;
+  Profiler* profiler =
+      identity.job >= 0 ? Profiler::start(config, identity, run_functions(), datatype_names()) : nullptr;
+  return profiler != nullptr ? profiler
+                             : Profiler::start(std::move(config), identity, run_functions(), datatype_names(),
+                                               Profiler::Storage::Discarded);
 }
 
 // Before PMPI_Init(_thread): the collectors that must act before MPI starts (collector_registration.hpp).
@@ -141,6 +151,7 @@ void before_mpi_init(int required_thread_level) {
 void start_profiling(int thread_level, FunctionId init_function, ClockReading init_began,
                      std::uint64_t init_ended) {
   const std::uint64_t began = monotonic_ns();
+  const std::uint64_t began_cpu = thread_cpu_ns();
   ProcessIdentity identity;
   PMPI_Comm_rank(MPI_COMM_WORLD, &identity.world_rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &identity.world_size);
@@ -171,16 +182,11 @@ void start_profiling(int thread_level, FunctionId init_function, ClockReading in
   record_lifecycle_call(*profiler, init_function, MPI_COMM_WORLD, init_began.ticks, init_ended);
   register_joined_communicator(fn::MPI_Comm_get_parent, parent, MPI_COMM_WORLD);
   store_run_values(*profiler, thread_level);
-  // On MPI_COMM_WORLD itself: a private duplicate would add a collective to every start. The
-  // application has not communicated yet, and every ping-pong message is received with its source
-  // and tag named before the exchange returns, so none can match the application's receives.
-  init_clock = measure_clock_offset(MPI_COMM_WORLD, profiler->clock());
-  profiler->set_clock_alignment({init_clock.offset_ns, 0.0});
   const std::vector<FunctionDescription> functions = run_functions();
   for (const CollectorLifecycle& collector : linked_collectors()) {
     collector.start(*profiler, functions);
   }
-  profiler->add_overhead("init", 1, monotonic_ns() - began);
+  profiler->add_overhead("init", 1, monotonic_ns() - began, thread_cpu_ns() - began_cpu);
 }
 
 // Without the merge rank 0 has no database to read the ranks' losses from: the ranks add them up
@@ -314,12 +320,16 @@ extern "C" COMMLENS_EXPORT int MPI_Finalize() {
   using namespace commlens::pmpi;
   const std::uint64_t entered = commlens::now_ticks();
   const std::uint64_t began = commlens::monotonic_ns();
-  // Private here: the application may still have receives posted on MPI_COMM_WORLD.
+  // The ranks' only clock exchange (MPI_Init has none, so no rank waits for another there). On a
+  // private duplicate: the application may still have receives posted on MPI_COMM_WORLD.
   MPI_Comm clock_comm = MPI_COMM_NULL;
   PMPI_Comm_dup(MPI_COMM_WORLD, &clock_comm);
-  const ClockSample final_clock = measure_clock_offset(clock_comm, profiler->clock());
+  const commlens::ProcessIdentity& started = profiler->identity();
+  const std::int64_t rate_ppb =
+      rate_against_monotonic_ppb(profiler->clock(), {started.mpi_init_ticks, started.mpi_init_ns});
+  const ClockSample final_clock = measure_clock_offset(clock_comm, profiler->clock(), rate_ppb);
   PMPI_Comm_free(&clock_comm);
-  profiler->set_clock_alignment({init_clock.offset_ns, drift_ppb(init_clock, final_clock)});
+  profiler->set_clock_alignment(alignment_at_init(final_clock, rate_ppb, profiler->init_ns()));
   profiler->add_overhead("finalize", 1, commlens::monotonic_ns() - began);
   detached_requests::finish_all(); // freed requests still in flight: MPI completes them now
   // Pinned images, freed while the runtime's CUDA calls still serve; the run table says how much.
@@ -344,12 +354,26 @@ extern "C" COMMLENS_EXPORT int MPI_Finalize() {
   }
   const commlens::Config config = profiler->config();
   const commlens::ProcessIdentity identity = profiler->identity();
+  const int kept_file = profiler->keeps_rank_file() ? 1 : 0;
   profiler->stop();
-  PMPI_Barrier(MPI_COMM_WORLD); // every rank file of the job is closed before rank 0 goes on
+  // Every rank file of the job is closed before rank 0 goes on; the count is the start-up check
+  // MPI_Init no longer makes.
+  int files_kept = 0;
+  PMPI_Allreduce(&kept_file, &files_kept, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (files_kept == 0) {
+    return PMPI_Finalize(); // every rank said why it kept nothing
+  }
   if (!config.merge_at_finalize) {
     report_unmerged_run(*profiler, config);
   }
-  finish_job_and_merge_if_last(config, identity);
+  if (identity.job >= 0) {
+    finish_job_and_merge_if_last(config, identity);
+  } else if (identity.world_rank == 0) {
+    std::fprintf(stderr,
+                 "commlens: %d of %d ranks kept their files in %s; this job is not registered there, "
+                 "run `commlens merge` on that folder\n",
+                 files_kept, identity.world_size, config.output_directory.c_str());
+  }
   return PMPI_Finalize();
 }
 

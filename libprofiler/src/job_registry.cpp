@@ -52,9 +52,9 @@ public:
   void write(const std::vector<JobEntry>& jobs) const {
     std::string text;
     for (const JobEntry& e : jobs) {
-      text +=
-          fmt::format("{} {} {} {} {} {} {}\n", e.job, e.first_rank, e.size,
-                      e.spawned ? "spawned" : "launched", e.finished ? "finished" : "running", e.host, e.pid);
+      text += fmt::format("{} {} {} {} {} {} {} {}\n", e.job, e.first_rank, e.size,
+                          e.spawned ? "spawned" : "launched", e.finished ? "finished" : "running", e.host,
+                          e.pid, e.key.empty() ? "-" : e.key);
     }
     if (ftruncate(fd_, 0) != 0 ||
         pwrite(fd_, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
@@ -65,13 +65,18 @@ public:
   static std::vector<JobEntry> parse(const std::string& text) {
     std::vector<JobEntry> jobs;
     std::istringstream lines(text);
-    JobEntry e;
-    std::string how;
-    std::string state;
-    while (lines >> e.job >> e.first_rank >> e.size >> how >> state >> e.host >> e.pid) {
-      e.spawned = how == "spawned";
-      e.finished = state == "finished";
-      jobs.push_back(e);
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream fields(line);
+      JobEntry e;
+      std::string how;
+      std::string state;
+      if (fields >> e.job >> e.first_rank >> e.size >> how >> state >> e.host >> e.pid) {
+        e.spawned = how == "spawned";
+        e.finished = state == "finished";
+        fields >> e.key; // absent in files of older versions
+        e.key = e.key == "-" ? "" : e.key;
+        jobs.push_back(e);
+      }
     }
     return jobs;
   }
@@ -81,11 +86,14 @@ private:
   int fd_;
 };
 
+bool process_alive(const JobEntry& entry) {
+  return kill(static_cast<pid_t>(entry.pid), 0) == 0 || errno == EPERM;
+}
+
 // Only a process on this host can be checked; an entry of another host, or of a process that is
 // gone, belongs to a run that ended (or was killed).
 bool still_running(const JobEntry& entry, const std::string& host) {
-  return !entry.finished && entry.host == host &&
-         (kill(static_cast<pid_t>(entry.pid), 0) == 0 || errno == EPERM);
+  return !entry.finished && entry.host == host && process_alive(entry);
 }
 
 void remove_rank_files(const std::string& directory, const std::vector<JobEntry>& jobs) {
@@ -101,11 +109,22 @@ void remove_rank_files(const std::string& directory, const std::vector<JobEntry>
 
 } // namespace
 
-JobEntry claim_job(const std::string& directory, int size, bool spawned, const std::string& host, long pid) {
+JobEntry claim_job(const std::string& directory, int size, bool spawned, const std::string& host, long pid,
+                   const std::string& key) {
   std::error_code ignored;
   std::filesystem::create_directories(directory, ignored); // a failure shows in the open below
   const LockedRegistry registry(directory);
   std::vector<JobEntry> jobs = registry.read();
+  // A finished entry with this key, or one whose creator on this host is gone, is an earlier run's
+  // (launchers reuse their numbers): every process of a job claims before any of them can finish
+  // (MPI_Finalize's barrier comes first), and the creator lives until then.
+  const auto same_job = std::find_if(jobs.begin(), jobs.end(), [&](const JobEntry& e) {
+    return !key.empty() && e.key == key && e.size == size && !e.finished &&
+           (e.host != host || process_alive(e));
+  });
+  if (same_job != jobs.end()) {
+    return *same_job;
+  }
   const bool joins_a_running_run = spawned || std::any_of(jobs.begin(), jobs.end(), [&](const JobEntry& e) {
                                      return still_running(e, host);
                                    });
@@ -113,7 +132,7 @@ JobEntry claim_job(const std::string& directory, int size, bool spawned, const s
     remove_rank_files(directory, jobs);
     jobs.clear();
   }
-  JobEntry entry{static_cast<int>(jobs.size()), 0, size, spawned, false, host, pid};
+  JobEntry entry{static_cast<int>(jobs.size()), 0, size, spawned, false, host, pid, key};
   for (const JobEntry& e : jobs) {
     entry.first_rank = std::max(entry.first_rank, e.first_rank + e.size);
   }

@@ -136,6 +136,27 @@ RankClock read_rank_clock(SqliteDatabase& merged, int rank) {
   return RankClock{query.column_int64(0), query.column_int64(1), query.column_double(2)};
 }
 
+std::string join_ranks(const std::vector<int>& ranks) {
+  std::string text;
+  for (const int rank : ranks) {
+    text += (text.empty() ? "" : ",") + std::to_string(rank);
+  }
+  return text;
+}
+
+// Ranks whose clock offset is unknown: the offsets are measured at MPI_Finalize, so a rank that
+// never got there (a crash, MPI_Abort) keeps offset 0. On rank 0's host that is right (one
+// CLOCK_MONOTONIC for all processes, up to the tick rate's error); elsewhere it may not be.
+std::vector<int> unaligned_ranks(SqliteDatabase& merged) {
+  auto query = merged.prepare("SELECT rank FROM ranks WHERE finalized = 0 AND host IS NOT "
+                              "(SELECT host FROM ranks ORDER BY rank LIMIT 1) ORDER BY rank");
+  std::vector<int> ranks;
+  while (query.step()) {
+    ranks.push_back(static_cast<int>(query.column_int64(0)));
+  }
+  return ranks;
+}
+
 // Processes the run should have: every job the registry lists (even one whose rank files all
 // failed to arrive), else the jobs the rank files describe, else run.world_size.
 int expected_processes(SqliteDatabase& merged, const std::vector<JobEntry>& registered, int fallback) {
@@ -234,6 +255,14 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
   }
   std::sort(result.missing_ranks.begin(), result.missing_ranks.end());
 
+  result.unaligned_ranks = unaligned_ranks(merged);
+  if (!result.unaligned_ranks.empty()) {
+    std::fprintf(
+        stderr,
+        "commlens: warning: ranks %s never finalized and ran on another host than rank 0: their "
+        "clocks were never compared with rank 0's, so their times are taken as they are (offset 0)\n",
+        join_ranks(result.unaligned_ranks).c_str());
+  }
   result.rows_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - rows_began).count();
   const AnalysisIndexTimes analysis = create_analysis_indexes(merged);
   result.analysis_seconds = analysis.index_seconds + analysis.tile_seconds;
@@ -242,11 +271,9 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
     set_value.bind(1, std::string_view("merged_ranks"))
         .bind(2, std::to_string(result.merged_ranks.size()))
         .run();
-    std::string missing;
-    for (int rank : result.missing_ranks) {
-      missing += (missing.empty() ? "" : ",") + std::to_string(rank);
-    }
+    const std::string missing = join_ranks(result.missing_ranks);
     set_value.bind(1, std::string_view("missing_ranks")).bind(2, missing).run();
+    set_value.bind(1, std::string_view("unaligned_ranks")).bind(2, join_ranks(result.unaligned_ranks)).run();
     set_value.bind(1, std::string_view("processes")).bind(2, std::to_string(result.world_size)).run();
   }
   result.jobs = static_cast<int>(merged.query_int64("SELECT COUNT(*) FROM jobs"));

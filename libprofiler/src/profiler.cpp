@@ -14,9 +14,9 @@ namespace commlens {
 std::atomic<Profiler*> Profiler::active_{nullptr};
 
 Profiler::Profiler(Config config, ProcessIdentity identity, std::vector<FunctionDescription> functions,
-                   std::vector<std::string> datatypes)
+                   std::vector<std::string> datatypes, Storage storage)
     : config_(std::move(config)), identity_(std::move(identity)), functions_(std::move(functions)),
-      datatypes_(std::move(datatypes)),
+      datatypes_(std::move(datatypes)), storage_(storage),
       clock_(identity_.mpi_init_ticks != 0 && identity_.mpi_init_ns != 0
                  ? TickConverter(ClockReading{identity_.mpi_init_ticks, identity_.mpi_init_ns})
                  : TickConverter()),
@@ -27,18 +27,20 @@ Profiler::Profiler(Config config, ProcessIdentity identity, std::vector<Function
 Profiler::~Profiler() = default;
 
 Profiler* Profiler::start(Config config, ProcessIdentity identity, std::vector<FunctionDescription> functions,
-                          std::vector<std::string> datatypes) {
+                          std::vector<std::string> datatypes, Storage storage) {
   std::error_code error;
-  std::filesystem::create_directories(config.output_directory, error);
+  if (storage == Storage::RankFile) {
+    std::filesystem::create_directories(config.output_directory, error);
+  }
   if (error) {
     std::fprintf(stderr, "commlens: cannot create COMMLENS_OUTPUT directory %s: %s; running unprofiled\n",
                  config.output_directory.c_str(), error.message().c_str());
     return nullptr;
   }
   // Deliberately never deleted: threads may hold its recorders until the process exits.
-  auto* profiler =
-      new Profiler(std::move(config), std::move(identity), std::move(functions), std::move(datatypes));
-  const std::string path = profiler->rank_database_path();
+  auto* profiler = new Profiler(std::move(config), std::move(identity), std::move(functions),
+                                std::move(datatypes), storage);
+  const std::string path = storage == Storage::RankFile ? profiler->rank_database_path() : kInMemoryDatabase;
   try {
     auto store = std::make_unique<RankStore>(path, profiler->identity_.run_rank);
     store->write_catalog(profiler->functions_, profiler->datatypes_, profiler->identity_, profiler->init_ns_,
@@ -148,11 +150,15 @@ void Profiler::store_rows(std::string insert_sql, std::vector<std::vector<SqlVal
   pending_rows_.emplace_back(std::move(insert_sql), std::move(rows));
 }
 
-void Profiler::add_overhead(const std::string& component, std::uint64_t count, std::uint64_t time_ns) {
+void Profiler::add_overhead(const std::string& component, std::uint64_t count, std::uint64_t time_ns,
+                            std::optional<std::uint64_t> cpu_time_ns) {
   std::lock_guard lock(metadata_mutex_);
-  auto& totals = overhead_[component];
-  totals.first += count;
-  totals.second += time_ns;
+  OverheadTotals& totals = overhead_[component];
+  totals.count += count;
+  totals.time_ns += time_ns;
+  if (cpu_time_ns) {
+    totals.cpu_time_ns = totals.cpu_time_ns.value_or(0) + *cpu_time_ns;
+  }
   ++metadata_version_;
 }
 

@@ -26,7 +26,9 @@ std::string join_ranks(const std::vector<int>& ranks) {
 
 SqliteDatabase open_fresh(const std::string& path) {
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
-    std::remove((path + suffix).c_str());
+    if (path != kInMemoryDatabase) {
+      std::remove((path + suffix).c_str());
+    }
   }
   return SqliteDatabase(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
 }
@@ -54,7 +56,7 @@ RankStore::RankStore(const std::string& path, int rank) : rank_(rank), db_(open_
   upsert_communicator_ =
       db_.prepare("INSERT OR REPLACE INTO communicators VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
   upsert_phase_ = db_.prepare("INSERT OR REPLACE INTO phases VALUES (?,?,?,?,?)");
-  upsert_overhead_ = db_.prepare("INSERT OR REPLACE INTO profiler_overhead VALUES (?,?,?,?)");
+  upsert_overhead_ = db_.prepare("INSERT OR REPLACE INTO profiler_overhead VALUES (?,?,?,?,?)");
   update_counters_ = db_.prepare(
       "UPDATE ranks SET threads=?, dropped_events=?, summary_overflow=?, finalize_ns=?, finalized=?, "
       "clock_offset_ns=?, clock_drift_ppb=?, mpi_wall_ns=? WHERE rank=?");
@@ -207,11 +209,10 @@ void RankStore::replace_phases(const std::vector<PhaseRow>& phases) {
   }
 }
 
-void RankStore::replace_overhead(
-    const std::map<std::string, std::pair<std::uint64_t, std::uint64_t>>& overhead) {
+void RankStore::replace_overhead(const std::map<std::string, OverheadTotals>& overhead) {
   for (const auto& [component, totals] : overhead) {
-    upsert_overhead_.bind(1, std::int64_t{rank_}).bind(2, component).bind(3, as_int(totals.first));
-    upsert_overhead_.bind(4, as_int(totals.second)).run();
+    upsert_overhead_.bind(1, std::int64_t{rank_}).bind(2, component).bind(3, as_int(totals.count));
+    upsert_overhead_.bind(4, as_int(totals.time_ns)).bind_integer(5, totals.cpu_time_ns).run();
   }
 }
 

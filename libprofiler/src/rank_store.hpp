@@ -15,6 +15,9 @@
 
 namespace commlens {
 
+// The path RankStore opens for Profiler::Storage::Discarded: SQLite keeps it in memory.
+inline constexpr const char* kInMemoryDatabase = ":memory:";
+
 struct CallStatsRow {
   int function_id;
   std::int64_t comm_id;
@@ -63,7 +66,7 @@ public:
   void replace_run_values(const std::map<std::string, std::string>& values);
   void replace_communicators(const std::vector<CommunicatorInfo>& communicators, std::uint64_t init_ns);
   void replace_phases(const std::vector<PhaseRow>& phases);
-  void replace_overhead(const std::map<std::string, std::pair<std::uint64_t, std::uint64_t>>& overhead);
+  void replace_overhead(const std::map<std::string, OverheadTotals>& overhead);
   void update_counters(const RankCounters& counters);
   void insert_rows(const std::string& insert_sql, const std::vector<std::vector<SqlValue>>& rows);
   void close();

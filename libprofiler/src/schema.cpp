@@ -178,7 +178,8 @@ CREATE TABLE IF NOT EXISTS profiler_overhead (
   rank      INTEGER NOT NULL,
   component TEXT NOT NULL,             -- init, mpit_init, writer, finalize, merge
   count     INTEGER NOT NULL,
-  time_ns   INTEGER NOT NULL,
+  time_ns   INTEGER NOT NULL,          -- wall time
+  cpu_time_ns INTEGER,                 -- the thread's CPU time over the same spans; NULL: not measured
   PRIMARY KEY (rank, component)
 ) WITHOUT ROWID;
 -- MPI_T collector (collectors/mpit). The pvar catalogue: MPI_T's index, name and properties.

@@ -258,9 +258,9 @@ void WriterThread::store_metadata(bool final) {
     }
     collector_rows.swap(profiler_.pending_rows_);
     auto overhead = profiler_.overhead_;
-    overhead["writer"] = {flushes_, busy_ns_};
+    overhead["writer"] = {flushes_, busy_ns_, std::nullopt};
     if (const auto waits = full_ring_waits(); waits.first > 0) {
-      overhead["trace_wait"] = waits;
+      overhead["trace_wait"] = {waits.first, waits.second, std::nullopt};
     }
     store_->replace_overhead(overhead);
     counters.alignment = profiler_.alignment_;

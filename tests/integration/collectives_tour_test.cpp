@@ -129,6 +129,34 @@ TEST_P(CollectivesTour, TraceStoresARequestForEveryNonblockingCollectiveComplete
     }
 }
 
+// Clock offsets are measured at MPI_Finalize and carried back along the drift: on rank 0's
+// timeline every rank is inside each MPI_Barrier at one common instant (the k-th barrier of every
+// rank is the same barrier). The slack covers the offsets' measurement error on a loaded machine;
+// a wrong offset (sign, origin, a run's length of drift) is off by far more.
+TEST_P(CollectivesTour, TraceShowsEveryBarrierOverlappingOnAllRanks) {
+  if (!trace())
+    GTEST_SKIP() << "call times are stored in trace mode only";
+  auto db = merged(run());
+  if (!db)
+    return;
+  constexpr std::int64_t kSlackNs = 5'000'000;
+  const auto barriers =
+      db->query("WITH b AS (SELECT rank, start_ns, end_ns, row_number() OVER (PARTITION BY rank ORDER BY "
+                "start_ns) AS k "
+                "FROM mpi_calls WHERE function_id = (SELECT id FROM functions WHERE name = 'MPI_Barrier')) "
+                "SELECT k, count(*), max(start_ns) - min(end_ns) FROM b GROUP BY k ORDER BY k");
+  ASSERT_EQ(barriers.size(), static_cast<std::size_t>(kIterations));
+  for (const auto& barrier : barriers) {
+    EXPECT_EQ(barrier[1].as_int(), kRanks) << "barrier " << barrier[0].as_int();
+    EXPECT_LE(barrier[2].as_int(), kSlackNs)
+        << "barrier " << barrier[0].as_int() << ": a rank left it before another entered";
+  }
+  EXPECT_EQ(db->scalar("SELECT count(*) FROM ranks WHERE finalized = 1 AND abs(clock_offset_ns) < " +
+                       std::to_string(kSlackNs)),
+            kRanks)
+      << "one host, one CLOCK_MONOTONIC: every offset is near 0";
+}
+
 TEST_P(CollectivesTour, TraceStoresRootZeroForRootedCollectives) {
   if (!trace())
     GTEST_SKIP() << "roots are stored in trace mode only";

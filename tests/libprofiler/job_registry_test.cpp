@@ -1,5 +1,6 @@
-// The jobs of a run: blocks of run ranks in claim order, a new run clearing an ended one, and
-// only the last job to finish told to merge.
+// The jobs of a run: blocks of run ranks in claim order, a new run clearing an ended one, only
+// the last job to finish told to merge, and every process of a job the launcher names finding the
+// entry its first process made.
 #include "commlens/profiler/job_registry.hpp"
 #include "commlens/profiler/merge.hpp"
 
@@ -7,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace {
@@ -72,6 +74,55 @@ TEST_F(JobRegistry, JoinsARunWhoseJobStillRunsOnThisHost) {
   const JobEntry connecting = claim_job(directory(), 2, false, host(), getpid());
   EXPECT_EQ(connecting.job, 1);
   EXPECT_EQ(connecting.first_rank, 2);
+}
+
+TEST_F(JobRegistry, EveryProcessOfANamedJobGetsTheEntryItsFirstProcessMade) {
+  const JobEntry parent_rank_1 = claim_job(directory(), 2, false, host(), getpid(), "pmix:100");
+  const JobEntry parent_rank_0 = claim_job(directory(), 2, false, host(), getpid(), "pmix:100");
+  const JobEntry child_rank_2 = claim_job(directory(), 3, true, host(), getpid(), "pmix:101");
+  const JobEntry child_rank_0 = claim_job(directory(), 3, true, host(), getpid(), "pmix:101");
+  EXPECT_EQ(parent_rank_0.job, parent_rank_1.job);
+  EXPECT_EQ(parent_rank_0.first_rank, 0);
+  EXPECT_EQ(parent_rank_1.first_rank, 0);
+  EXPECT_EQ(child_rank_0.job, 1);
+  EXPECT_EQ(child_rank_2.job, 1);
+  EXPECT_EQ(child_rank_0.first_rank, 2);
+  EXPECT_EQ(child_rank_2.first_rank, 2);
+  ASSERT_EQ(read_jobs(directory()).size(), 2u);
+  EXPECT_EQ(read_jobs(directory())[1].key, "pmix:101");
+}
+
+TEST_F(JobRegistry, AFinishedEntryWithTheSameNameBelongsToAnEarlierRun) {
+  claim_job(directory(), 2, false, host(), getpid(), "pmix:7");
+  claim_job(directory(), 1, true, host(), getpid(), "pmix:8");
+  finish_job(directory(), 0, [] {});
+  finish_job(directory(), 1, [] {});
+  const JobEntry again = claim_job(directory(), 2, false, host(), getpid(), "pmix:7");
+  EXPECT_EQ(again.job, 0);
+  ASSERT_EQ(read_jobs(directory()).size(), 1u) << "the earlier run's entries are cleared";
+  EXPECT_FALSE(read_jobs(directory())[0].finished);
+}
+
+TEST_F(JobRegistry, AnEntryWhoseCreatorOnThisHostIsGoneIsNotJoined) {
+  const pid_t gone = fork();
+  if (gone == 0) {
+    _exit(0);
+  }
+  waitpid(gone, nullptr, 0);
+  claim_job(directory(), 2, false, host(), gone, "pmix:9"); // a killed run's entry, never finished
+  claim_job(directory(), 2, false, host(), getpid(), "pmix:9");
+  const std::vector<JobEntry> jobs = read_jobs(directory());
+  ASSERT_EQ(jobs.size(), 1u) << "the killed run's entry is cleared, not joined";
+  EXPECT_EQ(jobs[0].pid, getpid());
+}
+
+TEST_F(JobRegistry, ReadsEntriesWithoutAName) {
+  fs::create_directories(directory());
+  std::ofstream(fs::path(directory()) / kJobRegistryName) << "0 0 2 launched running otherhost 12\n";
+  const std::vector<JobEntry> jobs = read_jobs(directory());
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].size, 2);
+  EXPECT_TRUE(jobs[0].key.empty());
 }
 
 TEST_F(JobRegistry, ReadsNoJobsWhereNoRegistryExists) {

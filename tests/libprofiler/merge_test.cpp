@@ -43,6 +43,32 @@ void run_rank(const fs::path& directory, int rank, int calls, std::int64_t offse
   profiler->stop();
 }
 
+// Offsets are measured at MPI_Finalize: a rank that crashed has none. On rank 0's host offset 0
+// is right (one CLOCK_MONOTONIC); on another host the merge says its times are not aligned.
+TEST(Merge, NamesTheRanksOnAnotherHostThatNeverFinalized) {
+  const fs::path directory = fs::path(testing::TempDir()) / "merge-unaligned";
+  fs::remove_all(directory);
+  run_rank(directory, 0, 5, 0);
+  run_rank(directory, 1, 5, 0);
+  const auto crash = [&](const std::string& host) {
+    SqliteDatabase rank_file((directory / rank_database_name(1)).string(), SQLITE_OPEN_READWRITE);
+    rank_file.prepare("UPDATE ranks SET finalized = 0, finalize_ns = NULL, host = ?").bind(1, host).run();
+  };
+  crash("host");
+  const MergeOptions options{directory.string(), "", nullptr};
+  EXPECT_TRUE(merge_rank_databases(options).unaligned_ranks.empty()) << "rank 0's host: one clock";
+  crash("another-host");
+  testing::internal::CaptureStderr();
+  const MergeResult result = merge_rank_databases(options);
+  const std::string warning = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(result.unaligned_ranks, (std::vector<int>{1}));
+  EXPECT_NE(warning.find("ranks 1 never finalized"), std::string::npos) << warning;
+  SqliteDatabase db(result.output_path, SQLITE_OPEN_READONLY);
+  auto stored = db.prepare("SELECT value FROM run WHERE key = 'unaligned_ranks'");
+  ASSERT_TRUE(stored.step());
+  EXPECT_EQ(stored.column_text(0), "1");
+}
+
 TEST(Merge, CombinesEveryRankAndShiftsTimesByTheMeasuredOffset) {
   const fs::path directory = fs::path(testing::TempDir()) / "merge-two";
   fs::remove_all(directory);

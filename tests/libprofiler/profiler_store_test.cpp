@@ -195,6 +195,45 @@ TEST(ProfilerStore, UnwritableOutputDirectoryLeavesTheProfilerOff) {
   fs::remove(blocker);
 }
 
+// A rank that cannot keep a file still records (its collectives must match the other ranks'), into
+// memory: nothing appears in the output folder, not even under a path that could be written.
+TEST(ProfilerStore, DiscardedStorageRecordsButWritesNothing) {
+  const fs::path directory = fresh_directory("store-discarded");
+  Config config;
+  config.output_directory = (directory / "out").string();
+  config.mode = Mode::Trace;
+  Profiler* profiler = Profiler::start(config, ProcessIdentity{0, 2, "testhost", 1000}, kFunctions, {},
+                                       Profiler::Storage::Discarded);
+  ASSERT_NE(profiler, nullptr);
+  EXPECT_FALSE(profiler->keeps_rank_file());
+  CommunicatorInfo world;
+  world.id = 0;
+  world.name = "MPI_COMM_WORLD";
+  world.members = {0, 1};
+  record_send(*profiler, profiler->communicators().add(world), 1, 64, 5);
+  profiler->add_overhead("init", 1, 2'000, 1'000);
+  profiler->flush();
+  profiler->stop();
+  EXPECT_FALSE(fs::exists(directory / "out")) << "nothing is written, not even the folder";
+  EXPECT_FALSE(fs::exists(":memory:")) << "the in-memory database is no file in the working directory";
+}
+
+TEST(ProfilerStore, StoresTheCpuTimeOfAnOverheadRowBesideItsWallTime) {
+  const fs::path directory = fresh_directory("store-cpu-time");
+  Profiler* profiler = start_profiler(directory, Mode::Summary, 0);
+  ASSERT_NE(profiler, nullptr);
+  profiler->add_overhead("init", 1, 5'000, 3'000);
+  profiler->add_overhead("finalize", 1, 7'000);
+  const std::string path = profiler->stop();
+  SqliteDatabase rank_file(path, SQLITE_OPEN_READONLY);
+  EXPECT_EQ(rank_file.query_int64("SELECT cpu_time_ns FROM profiler_overhead WHERE component = 'init'"),
+            3'000);
+  EXPECT_EQ(rank_file.query_int64("SELECT time_ns FROM profiler_overhead WHERE component = 'init'"), 5'000);
+  EXPECT_EQ(rank_file.query_int64("SELECT count(*) FROM profiler_overhead WHERE component = 'finalize' "
+                                  "AND cpu_time_ns IS NULL"),
+            1);
+}
+
 } // namespace
 
 namespace {

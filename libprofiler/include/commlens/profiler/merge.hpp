@@ -19,7 +19,10 @@ struct MergeResult {
   int jobs = 1;       // the job mpirun started and those it spawned
   std::vector<int> merged_ranks;
   std::vector<int> missing_ranks; // ranks of the run with no readable file
-  std::uint64_t calls = 0;        // rows in mpi_calls
+  // Ranks that never finalized, on another host than rank 0: no clock offset was measured for them
+  // (run table 'unaligned_ranks'; the merge prints a warning).
+  std::vector<int> unaligned_ranks;
+  std::uint64_t calls = 0; // rows in mpi_calls
   // Losses the ranks recorded (ranks.dropped_events, ranks.summary_overflow), summed.
   std::uint64_t dropped_events = 0;
   std::uint64_t summary_overflow = 0;

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -38,10 +39,20 @@ struct ProcessIdentity {
   std::uint64_t mpi_init_ns = 0;
 };
 
-// Offset of this rank's clock from rank 0's, measured at init and at finalize (drift is linear).
+// Offset of this rank's clock from rank 0's, measured at finalize and carried back to init along
+// the drift (docs/design.md). Both stay 0 in a rank that never finalized.
 struct ClockAlignment {
   std::int64_t offset_ns = 0; // this rank's CLOCK_MONOTONIC minus rank 0's, at init
   double drift_ppb = 0.0;     // change of the offset per second, in ns
+};
+
+// One profiler_overhead row: what a component of the profiler cost this rank.
+struct OverheadTotals {
+  std::uint64_t count = 0;
+  std::uint64_t time_ns = 0; // wall time
+  // CPU time of the thread over the same spans, where measured: against time_ns it tells the
+  // profiler's own work from waiting (for other ranks, or for a core when ranks oversubscribe).
+  std::optional<std::uint64_t> cpu_time_ns;
 };
 
 // What EventRecord::tag_or_root holds for a function: the writer stores it in the tag or the root
@@ -59,11 +70,15 @@ struct FunctionDescription {
 
 class Profiler final : public RingDrainer {
 public:
+  // Where start() stores: this rank's file, or memory dropped at stop() (a rank of an MPI job whose
+  // file could not be written still records, so that it issues the same collectives as the
+  // ranks that could: communicator ids are agreed by collectives; nothing of it is kept).
+  enum class Storage { RankFile, Discarded };
   // Opens <output>/rank-NNNNN.sqlite and starts the writer. On failure prints one message naming
   // the file and the reason and returns null: the application then runs unprofiled.
   // datatypes: names by EventRecord::datatype index (index 0, "no datatype", is not listed).
   static Profiler* start(Config config, ProcessIdentity identity, std::vector<FunctionDescription> functions,
-                         std::vector<std::string> datatypes = {});
+                         std::vector<std::string> datatypes = {}, Storage storage = Storage::RankFile);
   static Profiler* active() noexcept { return active_.load(std::memory_order_acquire); }
 
   // Stores everything still buffered, closes the rank file and deactivates the profiler.
@@ -114,11 +129,13 @@ public:
   const ProcessIdentity& identity() const noexcept { return identity_; }
   std::uint64_t init_ns() const noexcept { return init_ns_; }
   std::string rank_database_path() const;
+  bool keeps_rank_file() const noexcept { return storage_ == Storage::RankFile; }
   std::string merged_database_path() const;
 
   void set_run_value(const std::string& key, const std::string& value);
   void set_clock_alignment(const ClockAlignment& alignment);
-  void add_overhead(const std::string& component, std::uint64_t count, std::uint64_t time_ns);
+  void add_overhead(const std::string& component, std::uint64_t count, std::uint64_t time_ns,
+                    std::optional<std::uint64_t> cpu_time_ns = std::nullopt);
   // Rows for a collector's own table (insert_sql with ? parameters, one vector per row), stored
   // by the writer at its next flush. For data arriving at thousands of rows a second (samples,
   // catalogues), not per-call events: it takes a lock. Times in rows are ns since MPI_Init
@@ -140,7 +157,7 @@ private:
   };
 
   Profiler(Config config, ProcessIdentity identity, std::vector<FunctionDescription> functions,
-           std::vector<std::string> datatypes);
+           std::vector<std::string> datatypes, Storage storage);
   ThreadRecorder* register_thread() noexcept;
   ThreadRecorder* refuse_thread() noexcept {
     threads_refused_.fetch_add(1, std::memory_order_relaxed);
@@ -153,6 +170,7 @@ private:
   ProcessIdentity identity_;
   std::vector<FunctionDescription> functions_;
   std::vector<std::string> datatypes_;
+  Storage storage_;
   TickConverter clock_;
   std::uint64_t init_ns_;
   std::atomic<bool> collecting_{true};
@@ -170,7 +188,7 @@ private:
   std::map<std::string, std::string> run_values_;
   std::vector<Phase> phases_;
   ClockAlignment alignment_;
-  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> overhead_;
+  std::map<std::string, OverheadTotals> overhead_;
   std::vector<std::pair<std::string, std::vector<std::vector<SqlValue>>>> pending_rows_;
   std::uint64_t metadata_version_ = 0;
 
