@@ -7,6 +7,7 @@
 #include "engine/noise_injector.hpp"
 #include "engine/runtime_records.hpp"
 #include "point_to_point/point_to_point.hpp"
+#include "dynamic_learner.hpp"
 #include "shipped_tables.hpp"
 #include "transport/buffer_pool.hpp"
 #include "transport/ipc_handle_cache.hpp"
@@ -27,6 +28,8 @@ struct RuntimeState {
   tuning::NamedTable tuning;              // the table the algorithm choice reads (runtime_plugin.cpp)
   tuning::ChoiceSettings tuning_settings; // COMMLENS_RUNTIME_ALGORITHM, COMMLENS_RUNTIME_HOST_PERCENT
   std::unique_ptr<PointToPoint> p2p;      // COMMLENS_RUNTIME_COLLECTIVES names p2p
+  bool dynamic_selection = false;         // COMMLENS_RUNTIME_SELECT=dynamic|sweep (plugin/dynamic_choice.hpp)
+  tuning::LearnerRegistry learners;       // its learners per communicator, operation and size bucket
   // The rooted collectives (bcast, reduce): partial results of reduce's inner ranks, the noise
   // injector (COMMLENS_NOISE, on this rank), and COMMLENS_RUNTIME_TREE_PROGRESS=blocking.
   BufferPool tree_scratch{PoolMemory::Device, std::size_t{256} << 20};

@@ -17,6 +17,7 @@ NamedTable shipped_table_for_gpu(std::string_view gpu_name) {
       table.data_movement.insert(table.data_movement.end(), defaults.data_movement.begin(),
                                  defaults.data_movement.end());
       table.trees.insert(table.trees.end(), defaults.trees.begin(), defaults.trees.end());
+      // (default.json is format 1: it lists no measurements to merge.)
       return {std::move(table), std::string(measured.name)};
     }
   }
