@@ -73,7 +73,8 @@ void load_tuning(RuntimeState& state, const pmpi::CudaPluginHost& host) {
   state.tuning_settings = {tuning::parse_algorithm(host.runtime_algorithm), host.runtime_host_percent};
   // config.cpp accepted static, dynamic or sweep.
   state.dynamic_selection = host.runtime_select != "static";
-  if (host.runtime_select == "sweep") {
+  state.sweep_selection = host.runtime_select == "sweep";
+  if (state.sweep_selection) {
     state.learners = tuning::LearnerRegistry(tuning::kSweepSettings);
   }
 }

@@ -61,9 +61,10 @@ TreeSettings tree_settings(RootedCall& call, tuning::RootedCollective collective
   const tuning::TreeCall shape{collective, call.engine.size(), call.engine.gpu_count(), call.record.bytes};
   tuning::TreeChoice choice = tuning::choose_tree(state.tuning.table, state.tuning.name, shape);
   if (state.dynamic_selection) {
-    std::vector<tuning::TreeChoice> candidates = tuning::tree_candidates(state.tuning.table, state.tuning.name, shape);
-    call.dynamic =
-        dynamic_turn(state, call.comm, call.record.function, 0, shape.bytes, candidates.size());
+    std::vector<tuning::TreeChoice> candidates = tuning::tree_candidates(
+        state.tuning.table, state.tuning.name, shape,
+        state.sweep_selection ? tuning::TreeBreadth::Sweep : tuning::TreeBreadth::Dynamic);
+    call.dynamic = dynamic_turn(state, call.comm, call.record.function, 0, shape.bytes, candidates.size());
     if (call.dynamic) {
       choice = std::move(candidates[call.dynamic->turn.candidate]);
       choice.source = call.dynamic->source + " of " + choice.source;

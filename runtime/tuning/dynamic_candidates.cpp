@@ -3,13 +3,16 @@
 #include "dynamic_learner.hpp"
 
 #include <algorithm>
+#include <span>
 
 namespace commlens::runtime::tuning {
 
 namespace {
 
-constexpr std::uint64_t kSmallSegment = std::uint64_t{64} << 10;
-constexpr std::uint64_t kLargeSegment = std::uint64_t{1} << 20;
+constexpr std::uint64_t kDynamicSegments[] = {std::uint64_t{64} << 10, std::uint64_t{1} << 20};
+constexpr std::uint64_t kSweepSegments[] = {std::uint64_t{64} << 10, std::uint64_t{256} << 10,
+                                            std::uint64_t{1} << 20};
+constexpr std::uint32_t kSweepWindows[] = {2, 8};
 constexpr trees::Shape kTriedShapes[] = {trees::Shape::Flat, trees::Shape::Binomial, trees::Shape::Chain};
 
 // Two settings the bucket's messages cannot tell apart: same shapes, window, and segments that
@@ -44,19 +47,27 @@ std::vector<MovementAlgorithm> movement_candidates(const MovementShape& call) {
   return candidates;
 }
 
-std::vector<TreeChoice> tree_candidates(const Table& table, std::string_view table_name, const TreeCall& call) {
+std::vector<TreeChoice> tree_candidates(const Table& table, std::string_view table_name, const TreeCall& call,
+                                        TreeBreadth breadth) {
   TreeCall bucket = call;
   bucket.bytes = bucket_floor(call.bytes);
   std::vector<TreeChoice> candidates{choose_tree(table, table_name, bucket)};
   const TreeChoice base = candidates.front(); // a copy: the pushes below move the vector
+  const bool sweep = breadth == TreeBreadth::Sweep;
+  const auto segments = sweep ? std::span<const std::uint64_t>(kSweepSegments)
+                              : std::span<const std::uint64_t>(kDynamicSegments);
+  const auto windows =
+      sweep ? std::span<const std::uint32_t>(kSweepWindows) : std::span<const std::uint32_t>(&base.window, 1);
   for (const trees::Shape shape : kTriedShapes) {
-    for (const std::uint64_t segment : {kSmallSegment, kLargeSegment}) {
-      TreeChoice variant{base.shapes, segment, base.window, base.source};
-      (call.gpus == 1 ? variant.shapes.gpu : variant.shapes.node) = shape;
-      if (std::ranges::none_of(candidates, [&](const TreeChoice& listed) {
-            return same_run(listed, variant, bucket.bytes);
-          })) {
-        candidates.push_back(std::move(variant));
+    for (const std::uint64_t segment : segments) {
+      for (const std::uint32_t window : windows) {
+        TreeChoice variant{base.shapes, segment, window, base.source};
+        (call.gpus == 1 ? variant.shapes.gpu : variant.shapes.node) = shape;
+        if (std::ranges::none_of(candidates, [&](const TreeChoice& listed) {
+              return same_run(listed, variant, bucket.bytes);
+            })) {
+          candidates.push_back(std::move(variant));
+        }
       }
     }
   }

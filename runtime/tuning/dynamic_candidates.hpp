@@ -24,8 +24,11 @@ std::vector<MovementAlgorithm> movement_candidates(const MovementShape& call);
 
 // The table's choice for the bucket first, then flat, binomial and chain on the level that has
 // several members (the GPU's ranks when every rank is on one GPU, else the GPUs of the node) with
-// 64 KiB and 1 MiB segments; settings that cut the bucket's messages into the same segments as
-// one already listed are left out.
-std::vector<TreeChoice> tree_candidates(const Table& table, std::string_view table_name, const TreeCall& call);
+// 64 KiB and 1 MiB segments and the table's window; settings that cut the bucket's messages into
+// the same segments as one already listed are left out. `commlens tune` (sweep) tries more:
+// 64 KiB, 256 KiB and 1 MiB segments, each with windows 2 and 8.
+enum class TreeBreadth { Dynamic, Sweep };
+std::vector<TreeChoice> tree_candidates(const Table& table, std::string_view table_name, const TreeCall& call,
+                                        TreeBreadth breadth = TreeBreadth::Dynamic);
 
 } // namespace commlens::runtime::tuning

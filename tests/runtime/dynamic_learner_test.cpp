@@ -25,10 +25,10 @@ struct CostModel {
 struct Simulation {
   std::vector<BucketLearner> ranks;
   std::vector<std::mt19937_64> noise;
-  std::vector<std::size_t> chosen;      // the candidate of every call
-  std::vector<double> call_costs;       // the slowest rank's time of every call
-  std::size_t first_decision_call = 0;  // index of the first call after the first decision
-  std::vector<std::size_t> winners;     // the winner of every decision
+  std::vector<std::size_t> chosen;     // the candidate of every call
+  std::vector<double> call_costs;      // the slowest rank's time of every call
+  std::size_t first_decision_call = 0; // index of the first call after the first decision
+  std::vector<std::size_t> winners;    // the winner of every decision
 
   Simulation(int rank_count, std::size_t candidates, const LearnerSettings& settings) {
     for (int rank = 0; rank < rank_count; ++rank) {
@@ -239,12 +239,18 @@ TEST(DynamicCandidates, TreeSettingsDependOnTheBucketOnlyAndAreDistinct) {
   EXPECT_EQ(small.front().source, "fallback");
   const auto large = tree_candidates(table, "t", {RootedCollective::Bcast, 4, 1, std::uint64_t{5} << 20});
   EXPECT_EQ(large.size(), 7u); // the table's, then three shapes with two segment sizes each
-  const auto same_bucket = tree_candidates(table, "t", {RootedCollective::Bcast, 4, 1, std::uint64_t{6} << 20});
+  const auto same_bucket =
+      tree_candidates(table, "t", {RootedCollective::Bcast, 4, 1, std::uint64_t{6} << 20});
   ASSERT_EQ(same_bucket.size(), large.size());
   for (std::size_t index = 0; index < large.size(); ++index) {
     EXPECT_EQ(same_bucket[index].shapes, large[index].shapes);
     EXPECT_EQ(same_bucket[index].segment_bytes, large[index].segment_bytes);
   }
+  // What tune sweeps: three shapes, three segment sizes, two windows, and the table's choice.
+  EXPECT_EQ(
+      tree_candidates(table, "t", {RootedCollective::Bcast, 4, 1, std::uint64_t{5} << 20}, TreeBreadth::Sweep)
+          .size(),
+      19u);
   // Several GPUs: the node level varies, the GPU level keeps the table's shape.
   for (const TreeChoice& choice : tree_candidates(table, "t", {RootedCollective::Reduce, 4, 2, 1 << 20})) {
     EXPECT_EQ(choice.shapes.gpu, trees::Shape::Flat);
