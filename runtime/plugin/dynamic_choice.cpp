@@ -8,10 +8,14 @@ namespace commlens::runtime {
 
 std::optional<DynamicTurn> dynamic_turn(RuntimeState& state, MPI_Comm comm, std::uint32_t function,
                                         std::uint32_t variant, std::uint64_t bytes, std::size_t candidates) {
-  if (!state.dynamic_selection || candidates < 2) {
+  // Communicator ids are agreed by the members and never reused, so a learner's history is the same
+  // on every rank of its communicator; one without an id (-1) gets no learner.
+  const std::int64_t comm_id = state.host.communicator_id(comm);
+  if (!state.dynamic_selection || candidates < 2 || comm_id < 0) {
     return std::nullopt;
   }
-  const tuning::LearnerKey key{state.host.communicator_id(comm), function, variant, tuning::size_bucket(bytes)};
+  const tuning::LearnerKey key{static_cast<std::uint64_t>(comm_id), function, variant,
+                               tuning::size_bucket(bytes)};
   tuning::BucketLearner& learner = state.learners.learner(key, candidates);
   const tuning::LearnerTurn turn = learner.next();
   return DynamicTurn{&learner, turn, learner.describe(turn)};

@@ -15,11 +15,15 @@ constexpr std::uint64_t kSweepSegments[] = {std::uint64_t{64} << 10, std::uint64
 constexpr std::uint32_t kSweepWindows[] = {2, 8};
 constexpr trees::Shape kTriedShapes[] = {trees::Shape::Flat, trees::Shape::Binomial, trees::Shape::Chain};
 
-// Two settings the bucket's messages cannot tell apart: same shapes, window, and segments that
-// both cover the whole message.
+// Two settings the bucket's messages cannot tell apart: same shapes, and the same segments with
+// the same number in flight (a window wider than the message's segments is the same window).
 bool same_run(const TreeChoice& a, const TreeChoice& b, std::uint64_t bytes) {
-  return a.shapes == b.shapes && a.window == b.window &&
-         std::min(a.segment_bytes, bytes) == std::min(b.segment_bytes, bytes);
+  const auto in_flight = [&](const TreeChoice& choice) {
+    const std::uint64_t segments = (bytes + choice.segment_bytes - 1) / choice.segment_bytes;
+    return std::min<std::uint64_t>(choice.window, std::max<std::uint64_t>(segments, 1));
+  };
+  return a.shapes == b.shapes && std::min(a.segment_bytes, bytes) == std::min(b.segment_bytes, bytes) &&
+         in_flight(a) == in_flight(b);
 }
 
 } // namespace

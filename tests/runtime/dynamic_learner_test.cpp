@@ -246,7 +246,11 @@ TEST(DynamicCandidates, TreeSettingsDependOnTheBucketOnlyAndAreDistinct) {
     EXPECT_EQ(same_bucket[index].shapes, large[index].shapes);
     EXPECT_EQ(same_bucket[index].segment_bytes, large[index].segment_bytes);
   }
-  // What tune sweeps: three shapes, three segment sizes, two windows, and the table's choice.
+  // What tune sweeps: three shapes, three segment sizes, two windows, and the table's choice; for a
+  // message of one segment the window makes no difference either.
+  EXPECT_EQ(tree_candidates(table, "t", {RootedCollective::Bcast, 4, 1, 5000}, TreeBreadth::Sweep).size(),
+            3u);
+  // Large messages:
   EXPECT_EQ(
       tree_candidates(table, "t", {RootedCollective::Bcast, 4, 1, std::uint64_t{5} << 20}, TreeBreadth::Sweep)
           .size(),
