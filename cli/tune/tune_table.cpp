@@ -18,29 +18,6 @@ namespace commlens::cli {
 namespace fs = std::filesystem;
 using namespace runtime::tuning;
 
-namespace {
-
-template <typename RuleType> bool same_shape(const RuleType& rule, const MeasuredShape& shape) {
-  return rule.gpus == shape.gpus && rule.ranks_share_gpu == shape.ranks_share_gpu;
-}
-
-// The file's rules of other shapes, after `kept`'s.
-template <typename RuleType>
-void keep_other_shapes(std::vector<RuleType>& kept, const std::vector<RuleType>& file,
-                       const MeasuredShape& shape) {
-  std::ranges::copy_if(file, std::back_inserter(kept),
-                       [&](const RuleType& rule) { return !same_shape(rule, shape); });
-}
-
-template <typename RuleType>
-void collect_names(const std::vector<RuleType>& rules, std::vector<std::string>& names) {
-  for (const RuleType& rule : rules)
-    if (rule.measured)
-      names.push_back(rule.measured->measurement);
-}
-
-} // namespace
-
 Measurement describe_measurement(const std::string& id, const std::string& gpu, int ranks, int gpus,
                                  const std::string& command) {
   char host[256] = {};
@@ -56,16 +33,9 @@ Measurement describe_measurement(const std::string& id, const std::string& gpu, 
 }
 
 std::string default_output(const std::string& gpu_name) {
-  static const std::regex kModel(R"(\b([A-Za-z]+[0-9]+)\b)");
+  static const std::regex kModel(R"(\b([A-Za-z]+[0-9]+)\b)"); // H100 in "NVIDIA H100 80GB HBM3"
   std::smatch model;
-  std::string name = "gpu";
-  for (auto it = std::sregex_iterator(gpu_name.begin(), gpu_name.end(), kModel); it != std::sregex_iterator();
-       ++it) {
-    if ((*it)[1] != "NVIDIA") {
-      name = (*it)[1];
-      break;
-    }
-  }
+  std::string name = std::regex_search(gpu_name, model, kModel) ? model[1].str() : std::string("gpu");
   std::ranges::transform(name, name.begin(),
                          [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   const fs::path folder = "runtime/tuning";
@@ -78,25 +48,7 @@ Table merge_with_file(Table measured, const std::string& path, const MeasuredSha
     return measured;
   std::stringstream text;
   text << input.rdbuf();
-  const Table file = parse_table(text.str());
-  keep_other_shapes(measured.rules, file.rules, shape);
-  keep_other_shapes(measured.data_movement, file.data_movement, shape);
-  keep_other_shapes(measured.trees, file.trees, shape);
-  if (!measured.point_to_point.measured)
-    measured.point_to_point = file.point_to_point;
-  std::vector<std::string> named;
-  collect_names(measured.rules, named);
-  collect_names(measured.data_movement, named);
-  collect_names(measured.trees, named);
-  if (measured.point_to_point.measured)
-    named.push_back(measured.point_to_point.measured->measurement);
-  for (const Measurement& earlier : file.measurements) {
-    const bool listed =
-        std::ranges::any_of(measured.measurements, [&](const Measurement& m) { return m.id == earlier.id; });
-    if (!listed && std::ranges::find(named, earlier.id) != named.end())
-      measured.measurements.push_back(earlier);
-  }
-  return measured;
+  return merge_measured(std::move(measured), parse_table(text.str()), shape);
 }
 
 } // namespace commlens::cli

@@ -31,6 +31,27 @@ void fill_measured(RuleType& rule, const WinnerRun& run, const std::string& meas
   rule.measured = RuleMeasurement{measurement, run.points};
 }
 
+template <typename RuleType> bool same_shape(const RuleType& rule, const MeasuredShape& shape) {
+  return rule.gpus == shape.gpus && rule.ranks_share_gpu == shape.ranks_share_gpu;
+}
+
+// `earlier`'s rules of other shapes, after `kept`'s.
+template <typename RuleType>
+void keep_other_shapes(std::vector<RuleType>& kept, const std::vector<RuleType>& earlier,
+                       const MeasuredShape& shape) {
+  std::ranges::copy_if(earlier, std::back_inserter(kept),
+                       [&](const RuleType& rule) { return !same_shape(rule, shape); });
+}
+
+template <typename RuleType>
+void collect_names(const std::vector<RuleType>& rules, std::vector<std::string>& names) {
+  for (const RuleType& rule : rules) {
+    if (rule.measured) {
+      names.push_back(rule.measured->measurement);
+    }
+  }
+}
+
 trees::Shape shape_from(const std::string& name, const std::string& candidate) {
   const auto shape = trees::parse_shape(name);
   if (!shape) {
@@ -101,7 +122,8 @@ std::vector<Rule> allreduce_rules(std::span<const WinnerRun> runs, const Measure
     }
     Rule rule{shape.gpus, shape.ranks_share_gpu,
               in_place,   run.max_bytes,
-              *algorithm, *algorithm == Algorithm::OneShotStriped ? host_percent : 0};
+              *algorithm, *algorithm == Algorithm::OneShotStriped ? host_percent : 0,
+              {},         {}};
     fill_measured(rule, run, measurement);
     rules.push_back(std::move(rule));
   }
@@ -116,7 +138,7 @@ std::vector<MovementRule> movement_rules(std::span<const WinnerRun> runs, Collec
     if (!algorithm) {
       throw TableError(fmt::format("data movement candidate \"{}\" is not an algorithm", run.winner));
     }
-    MovementRule rule{{collective}, shape.gpus, shape.ranks_share_gpu, run.max_bytes, *algorithm};
+    MovementRule rule{{collective}, shape.gpus, shape.ranks_share_gpu, run.max_bytes, *algorithm, {}, {}};
     fill_measured(rule, run, measurement);
     rules.push_back(std::move(rule));
   }
@@ -146,6 +168,30 @@ std::vector<TreeRule> tree_rules(std::span<const WinnerRun> runs, RootedCollecti
     rules.push_back(std::move(rule));
   }
   return rules;
+}
+
+Table merge_measured(Table measured, const Table& earlier, const MeasuredShape& shape) {
+  keep_other_shapes(measured.rules, earlier.rules, shape);
+  keep_other_shapes(measured.data_movement, earlier.data_movement, shape);
+  keep_other_shapes(measured.trees, earlier.trees, shape);
+  if (!measured.point_to_point.measured) {
+    measured.point_to_point = earlier.point_to_point;
+  }
+  std::vector<std::string> named;
+  collect_names(measured.rules, named);
+  collect_names(measured.data_movement, named);
+  collect_names(measured.trees, named);
+  if (measured.point_to_point.measured) {
+    named.push_back(measured.point_to_point.measured->measurement);
+  }
+  for (const Measurement& listed : earlier.measurements) {
+    const bool have = std::ranges::any_of(measured.measurements,
+                                          [&](const Measurement& each) { return each.id == listed.id; });
+    if (!have && std::ranges::find(named, listed.id) != named.end()) {
+      measured.measurements.push_back(listed);
+    }
+  }
+  return measured;
 }
 
 } // namespace commlens::runtime::tuning

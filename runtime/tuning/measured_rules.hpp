@@ -57,4 +57,9 @@ std::vector<MovementRule> movement_rules(std::span<const WinnerRun> runs, Collec
 std::vector<TreeRule> tree_rules(std::span<const WinnerRun> runs, RootedCollective collective,
                                  const MeasuredShape& shape, const std::string& measurement);
 
+// A table a new measurement of `shape` produced, followed by `earlier`'s rules for other shapes
+// and the measurements those name (one file collects the runs of several shapes); point_to_point
+// from `measured` when it was measured, else `earlier`'s.
+Table merge_measured(Table measured, const Table& earlier, const MeasuredShape& shape);
+
 } // namespace commlens::runtime::tuning

@@ -122,6 +122,40 @@ TEST(MeasuredRules, MovementAndTreeRulesFromTheirCandidateNames) {
       TableError);
 }
 
+TEST(MeasuredRules, ANewMeasurementReplacesItsShapeAndKeepsTheOthersWithTheirMeasurements) {
+  const Measurement shared{"allreduce:4ranks:1gpus", "H100", "h", 4, 1, true, "d", "c"};
+  const Measurement pair{"allreduce:2ranks:2gpus", "H100", "h", 2, 2, false, "d", "c"};
+  Table earlier;
+  earlier.rules = {
+      Rule{GpuCount::One, true, false, std::nullopt, Algorithm::TwoShot, 0, "old",
+           RuleMeasurement{shared.id, {{8, "a", 1, "", 0}}}},
+      Rule{GpuCount::Two, false, false, std::nullopt, Algorithm::OneShot, 0, "pair",
+           RuleMeasurement{pair.id, {{8, "a", 1, "", 0}}}},
+      Rule{GpuCount::More, std::nullopt, std::nullopt, std::nullopt, Algorithm::TwoShot, 0, "reasoned", {}}};
+  TreeRule shared_tree;
+  shared_tree.gpus = GpuCount::One;
+  shared_tree.ranks_share_gpu = true;
+  TreeRule pair_tree;
+  pair_tree.gpus = GpuCount::Two;
+  earlier.trees = {shared_tree, pair_tree};
+  earlier.point_to_point.why = "kept";
+  earlier.measurements = {shared, pair};
+  Table measured;
+  measured.rules = {Rule{GpuCount::One, true, false, std::nullopt, Algorithm::OneShot, 0, "new",
+                         RuleMeasurement{shared.id, {{8, "a", 1, "", 0}}}}};
+  measured.measurements = {shared};
+  const Table merged = merge_measured(measured, earlier, {GpuCount::One, true});
+  ASSERT_EQ(merged.rules.size(), 3u);
+  EXPECT_EQ(merged.rules[0].why, "new");
+  EXPECT_EQ(merged.rules[1].why, "pair");
+  EXPECT_EQ(merged.rules[2].why, "reasoned");
+  ASSERT_EQ(merged.trees.size(), 1u); // the one-GPU tree rule was of the measured shape
+  EXPECT_EQ(merged.trees[0].gpus, GpuCount::Two);
+  EXPECT_EQ(merged.point_to_point.why, "kept");
+  EXPECT_EQ(merged.measurements, (std::vector{shared, pair}));
+  EXPECT_EQ(parse_table(table_json(merged)).rules, merged.rules); // names only listed measurements
+}
+
 TEST(MeasuredRules, NoTimingsNoRules) {
   EXPECT_TRUE(winner_runs({}).empty());
 }
