@@ -41,13 +41,11 @@ for key in sorted(static):
     print(f"{key[0]:10} {key[1]:>10} {s[0]:>10.2f} {d[0]:>11.2f} {d[0] / s[0]:>6.3f} {d[1] / s[1]:>9.3f}")
 database = sqlite3.connect(f"{out}/dynamic/commlens.sqlite")
 print("dynamic selection's last decision (rank 0) per operation and size:")
-for function, size, algorithm, source in database.execute("""
-    SELECT f.name, o.bytes, o.algorithm, o.decision_source FROM runtime_ops o
+# SQLite takes the bare columns from the row where MAX() is found: the last call's.
+for function, size, algorithm, source, _ in database.execute("""
+    SELECT f.name, o.bytes, o.algorithm, o.decision_source, MAX(o.start_ns) FROM runtime_ops o
     JOIN functions f ON f.id = o.function_id
-    WHERE o.rank = 0 AND o.decision = 'runtime' AND o.start_ns = (
-      SELECT MAX(p.start_ns) FROM runtime_ops p WHERE p.rank = 0 AND p.function_id = o.function_id
-        AND p.bytes = o.bytes AND p.decision = 'runtime')
-    ORDER BY f.name, o.bytes"""):
+    WHERE o.rank = 0 AND o.decision = 'runtime' GROUP BY f.name, o.bytes ORDER BY f.name, o.bytes"""):
     print(f"  {function:14} {size:>10} {algorithm:12} {source}")
 PY
 echo "databases: $out/static/commlens.sqlite $out/dynamic/commlens.sqlite"
