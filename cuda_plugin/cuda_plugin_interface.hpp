@@ -14,7 +14,7 @@
 
 namespace commlens::pmpi {
 
-inline constexpr int kCudaPluginAbiVersion = 11;
+inline constexpr int kCudaPluginAbiVersion = 12;
 inline constexpr const char* kCudaPluginFile = "libcommlens_cuda.so";
 inline constexpr const char* kCudaPluginStartSymbol = "commlens_cuda_plugin_start";
 
@@ -33,6 +33,7 @@ struct CudaPluginHost {
   bool runtime_background_opens = false;             // COMMLENS_RUNTIME_BACKGROUND_OPENS
   std::uint32_t runtime_ranks_per_node = 0;          // COMMLENS_RUNTIME_RANKS_PER_NODE
   std::string runtime_tree_progress = "event";       // COMMLENS_RUNTIME_TREE_PROGRESS
+  std::string runtime_select = "static";             // COMMLENS_RUNTIME_SELECT
   std::string noise;                                 // COMMLENS_NOISE (empty: none)
   const RuntimeChannel* runtime_channel = nullptr;   // open when COMMLENS_RUNTIME_COLLECTIVES names p2p
   std::uint64_t init_ns = 0; // profiler time of MPI_Init; rows store times relative to it

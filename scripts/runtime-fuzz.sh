@@ -6,7 +6,8 @@
 # failure (a mismatch, a wrong row, a crash or a hang) prints one command that reproduces it.
 #
 # usage: scripts/runtime-fuzz.sh [BUILD_DIR [SECONDS [STEPS [MAX_LOG2_COUNT]]]]
-# environment: FUZZ_RANKS ("2 4 8"), FUZZ_MODES ("on ab"), FUZZ_COLLECTIVES ("allreduce
+# environment: FUZZ_RANKS ("2 4 8"), FUZZ_MODES ("on ab dynamic"; dynamic: COMMLENS_RUNTIME=on with
+# COMMLENS_RUNTIME_SELECT=dynamic, so every candidate algorithm runs on fuzzed calls), FUZZ_COLLECTIVES ("allreduce
 # allreduce,p2p bcast,reduce allreduce,bcast,reduce,p2p" and the data-movement set: allgather,
 # gather, scatter, alltoall, reduce_scatter_block and reduce_scatter with allreduce), FUZZ_SEED (the
 # first seed; default: the time), FUZZ_TIMEOUT (seconds a run may take, 600).
@@ -32,12 +33,14 @@ trap 'rm -rf "$work"' EXIT
 echo "runtime-fuzz: first seed $seed, $steps steps a run, counts up to 2^$max_log2, ${seconds}s"
 while ((SECONDS < end)); do
   for ranks in ${FUZZ_RANKS:-2 4 8}; do
-    for mode in ${FUZZ_MODES:-on ab}; do
+    for mode in ${FUZZ_MODES:-on ab dynamic}; do
       for collectives in ${FUZZ_COLLECTIVES:-allreduce allreduce,p2p bcast,reduce allreduce,bcast,reduce,p2p $data_movement}; do
         ((SECONDS < end)) || break 3
         run=$work/$seed
         mkdir -p "$run/log"
         settings="COMMLENS_RUNTIME=$mode COMMLENS_RUNTIME_COLLECTIVES=$collectives"
+        [[ $mode != dynamic ]] ||
+          settings="COMMLENS_RUNTIME=on COMMLENS_RUNTIME_SELECT=dynamic COMMLENS_RUNTIME_COLLECTIVES=$collectives"
         env $settings COMMLENS_FUZZ_LOG="$run/log" timeout "${FUZZ_TIMEOUT:-600}" \
           "$commlens" run --mode trace --output "$run/trace" -- \
           mpirun -np "$ranks" --oversubscribe "$program" "$seed" "$steps" "$max_log2" >"$run/out" 2>&1

@@ -1,23 +1,26 @@
-// `commlens tune --output table.json [options] [-- LAUNCHER...]`: measures the GPU runtime's
-// allreduce algorithms on this machine and writes a tuning table for COMMLENS_RUNTIME_TUNING
-// (docs/runtime.md). It profiles the allreduce sweep once per algorithm, forced with
-// COMMLENS_RUNTIME_ALGORITHM, reads the traces' runtime_ops and keeps the fastest per size.
+// `commlens tune [options] [-- LAUNCHER...]`: measures the GPU runtime's choices on this machine
+// for the current rank count and GPU sharing, and writes the tuning table (docs/runtime.md,
+// Tuning). Each sweep program (cli/tune/*_sweep.cpp) runs once under the profiler with
+// COMMLENS_RUNTIME_SELECT=sweep, so every call runs the next candidate in turn; the traces'
+// runtime_ops rows are the measurements, the fastest candidate per size wins (measured_rules.hpp),
+// and every rule carries the measurement it came from.
 #include "commands.hpp"
-#include "commlens/analysis/database.hpp"
 #include "commlens/analysis/errors.hpp"
-#include "launch/child_process.hpp"
+#include "dynamic_candidates.hpp"
 #include "launch/gpu_probe.hpp"
 #include "launch/preload_library.hpp"
-#include "measured_rules.hpp"
 #include "shipped_tables.hpp"
+#include "tune/sweep_runs.hpp"
+#include "tune/tune_table.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 namespace commlens::cli {
 namespace {
@@ -25,130 +28,260 @@ namespace {
 namespace fs = std::filesystem;
 using namespace runtime::tuning;
 
-constexpr const char* kSweepName = "commlens-allreduce-sweep";
+constexpr const char* kOperations[] = {"allreduce", "trees", "data_movement", "p2p"};
+constexpr std::uint32_t kSweptHostPercents[] = {0, 10, 25};
+constexpr std::uint64_t kSmallestStripedBytes = std::uint64_t{1} << 20;
 
 struct TuneArguments {
   std::string output;
-  int ranks = 2;
-  std::uint64_t max_bytes = std::uint64_t{1} << 30;
+  int ranks = 4;
+  std::uint64_t min_bytes = 8;
+  std::uint64_t max_bytes = std::uint64_t{256} << 20;
   int iterations = 20;
+  int factor = 2;
+  bool quick = false;
   std::uint32_t host_percent = 0;
+  std::vector<std::string> operations{std::begin(kOperations), std::end(kOperations)};
   std::vector<std::string> launcher;
 };
 
-// $COMMLENS_TUNE_SWEEP, else beside this executable (installed), else in the build tree.
-fs::path find_sweep_program() {
-  if (const char* configured = std::getenv("COMMLENS_TUNE_SWEEP");
-      configured != nullptr && *configured != '\0')
-    return fs::absolute(configured);
-  std::vector<std::string> candidates;
-  std::error_code error;
-  if (const auto executable = fs::read_symlink("/proc/self/exe", error); !error)
-    candidates.push_back((executable.parent_path() / kSweepName).string());
-#ifdef COMMLENS_BUILD_TREE_SWEEP
-  candidates.emplace_back(COMMLENS_BUILD_TREE_SWEEP);
-#endif
-  for (const auto& candidate : candidates)
-    if (fs::is_regular_file(candidate))
-      return candidate;
-  throw analysis::AnalysisError(fmt::format("cannot find {} (built with CUDA only; looked in: {}); set "
-                                            "COMMLENS_TUNE_SWEEP to its path",
-                                            kSweepName, fmt::join(candidates, ", ")));
-}
-
-// The calls of one sweep that ran the forced algorithm; those that opened IPC mappings (the
-// warm-up) are left out.
-std::vector<Timing> read_timings(const fs::path& database_path, Algorithm algorithm,
-                                 std::uint32_t host_percent) {
-  const analysis::Database database(database_path);
-  auto query = database.prepare(R"sql(
-SELECT bytes, rank, end_ns - start_ns FROM runtime_ops
-WHERE decision = 'runtime' AND decision_source = 'forced' AND ipc_opens = 0)sql");
-  std::vector<CallDuration> calls;
-  while (query.step())
-    calls.push_back({static_cast<std::uint64_t>(query.integer(0)), query.integer(1), query.integer(2)});
-  return timings_from_calls(calls, algorithm, host_percent);
-}
-
-// One profiled sweep with `algorithm` forced; returns its merged database.
-fs::path profile_sweep(const TuneArguments& arguments, Algorithm algorithm, const fs::path& runs,
-                       const fs::path& sweep) {
-  const fs::path output = runs / algorithm_name(algorithm);
-  fs::create_directories(output);
-  setenv("COMMLENS_OUTPUT", output.c_str(), 1);
-  setenv("COMMLENS_RUNTIME_ALGORITHM", algorithm_name(algorithm), 1);
-  if (algorithm == Algorithm::OneShotStriped)
-    setenv("COMMLENS_RUNTIME_HOST_PERCENT", std::to_string(arguments.host_percent).c_str(), 1);
-  else
-    unsetenv("COMMLENS_RUNTIME_HOST_PERCENT");
-  std::vector<std::string> command = arguments.launcher;
-  command.insert(command.end(),
-                 {sweep.string(), std::to_string(arguments.iterations), std::to_string(arguments.max_bytes)});
-  fmt::print(stderr, "commlens tune: {}: {}\n", algorithm_name(algorithm), fmt::join(command, " "));
-  if (const int status = run_child_process(command); status != 0)
-    throw analysis::AnalysisError(fmt::format("the {} sweep failed with status {} (profiles in {})",
-                                              algorithm_name(algorithm), status, output.string()));
-  const fs::path database = output / "commlens.sqlite";
-  if (!fs::exists(database))
-    merge_with_progress(output.string(), database.string(), false);
-  return database;
-}
+// What every sweep's measurement shares, and where this run stands.
+struct TuneRun {
+  const TuneArguments& arguments;
+  std::string gpu;
+  int gpus = 1; // the GPUs the ranks run on (rank r on GPU r % GPUs)
+  MeasuredShape shape;
+  fs::path runs;
+  std::string command;
+  Table table;
+  int step = 0;
+  int steps = 0;
+};
 
 GpuCount gpu_count_of(int gpus) {
   return gpus == 1 ? GpuCount::One : (gpus == 2 ? GpuCount::Two : GpuCount::More);
 }
 
+std::vector<std::string> sweep_arguments(const TuneArguments& arguments, int calls, std::uint64_t min_bytes,
+                                         std::uint64_t max_bytes) {
+  return {std::to_string(calls), std::to_string(min_bytes), std::to_string(max_bytes),
+          std::to_string(arguments.factor)};
+}
+
+// Profiles one sweep with progress lines around it; returns its database.
+fs::path run_step(TuneRun& run, SweepRun sweep) {
+  ++run.step;
+  fmt::print(stderr, "commlens tune: [{}/{}] {} ...\n", run.step, run.steps, sweep.label);
+  const auto start = std::chrono::steady_clock::now();
+  const fs::path database = profile_sweep(sweep, run.arguments.launcher, run.runs);
+  fmt::print(stderr, "commlens tune: [{}/{}] {} done in {:.0f} s\n", run.step, run.steps, sweep.label,
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return database;
+}
+
+std::vector<WinnerRun> measured_runs(const fs::path& database, const std::string& function,
+                                     const std::function<std::string(const std::string&)>& rename = {}) {
+  std::vector<CandidateCall> calls = read_calls(database, function);
+  if (calls.empty())
+    throw analysis::AnalysisError(
+        fmt::format("the sweep recorded no runtime {} calls ({}: is libcommlens_cuda.so "
+                    "built, and did the runtime start?)",
+                    function, database.string()));
+  if (rename)
+    for (CandidateCall& call : calls)
+      call.candidate = rename(call.candidate);
+  return winner_runs(candidate_timings(calls));
+}
+
+std::string add_measurement(TuneRun& run, const std::string& sweep) {
+  const std::string id = fmt::format("{}:{}ranks:{}gpus", sweep, run.arguments.ranks, run.gpus);
+  run.table.measurements.push_back(
+      describe_measurement(id, run.gpu, run.arguments.ranks, run.gpus, run.command));
+  return id;
+}
+
+void tune_allreduce(TuneRun& run) {
+  const TuneArguments& arguments = run.arguments;
+  const bool striping = arguments.host_percent > 0 && arguments.ranks == 2 && run.gpus == 2;
+  const std::string id = add_measurement(run, "allreduce");
+  for (const bool in_place : {false, true}) {
+    SweepRun sweep{"commlens-allreduce-sweep",
+                   in_place ? "allreduce-in-place" : "allreduce",
+                   {{"COMMLENS_RUNTIME_COLLECTIVES", "allreduce"}},
+                   sweep_arguments(arguments, arguments.iterations * (striping ? 3 : 2), arguments.min_bytes,
+                                   arguments.max_bytes)};
+    if (striping)
+      sweep.environment.emplace_back("COMMLENS_RUNTIME_HOST_PERCENT", std::to_string(arguments.host_percent));
+    if (in_place)
+      sweep.arguments.emplace_back("in_place");
+    // Ranks sharing a GPU run one-shot as the shared-GPU implementation: the same table algorithm.
+    const auto runs = measured_runs(run_step(run, sweep), "MPI_Allreduce", [](const std::string& name) {
+      return name == "shared_gpu" ? std::string("one_shot") : name;
+    });
+    const auto rules = allreduce_rules(runs, run.shape, in_place, arguments.host_percent, id);
+    run.table.rules.insert(run.table.rules.end(), rules.begin(), rules.end());
+  }
+}
+
+void tune_trees(TuneRun& run) {
+  const TuneArguments& arguments = run.arguments;
+  // As many calls per size as the widest candidate list has candidates, times the iterations.
+  const Table shipped = shipped_table_for_gpu(run.gpu).table;
+  const std::size_t widest =
+      tree_candidates(shipped, "", {RootedCollective::Bcast, arguments.ranks, run.gpus, arguments.max_bytes},
+                      TreeBreadth::Sweep)
+          .size();
+  const fs::path database =
+      run_step(run, {"commlens-tree-sweep",
+                     "bcast+reduce",
+                     {{"COMMLENS_RUNTIME_COLLECTIVES", "bcast,reduce"}},
+                     sweep_arguments(arguments, arguments.iterations * static_cast<int>(widest),
+                                     arguments.min_bytes, arguments.max_bytes)});
+  const std::string id = add_measurement(run, "trees");
+  for (const auto& [function, collective] :
+       {std::pair{"MPI_Bcast", RootedCollective::Bcast}, std::pair{"MPI_Reduce", RootedCollective::Reduce}}) {
+    const auto rules = tree_rules(measured_runs(database, function), collective, run.shape, id);
+    run.table.trees.insert(run.table.trees.end(), rules.begin(), rules.end());
+  }
+}
+
+void tune_data_movement(TuneRun& run) {
+  const TuneArguments& arguments = run.arguments;
+  const std::uint64_t largest_block = std::max(arguments.min_bytes, arguments.max_bytes / arguments.ranks);
+  const fs::path database =
+      run_step(run, {"commlens-movement-sweep",
+                     "data-movement",
+                     {{"COMMLENS_RUNTIME_COLLECTIVES",
+                       "allgather,gather,scatter,alltoall,reduce_scatter_block,reduce_scatter"}},
+                     sweep_arguments(arguments, arguments.iterations * 2,
+                                     std::max<std::uint64_t>(arguments.min_bytes, 4), largest_block)});
+  const std::string id = add_measurement(run, "data_movement");
+  for (const Collective collective : kCollectives) {
+    std::string function = fmt::format("MPI_{}", collective_name(collective));
+    function[4] = static_cast<char>(std::toupper(static_cast<unsigned char>(function[4])));
+    const auto rules = movement_rules(measured_runs(database, function), collective, run.shape, id);
+    run.table.data_movement.insert(run.table.data_movement.end(), rules.begin(), rules.end());
+  }
+}
+
+// Host shares of device messages between two GPUs; the rule stripes from the smallest size from
+// which a share above 0 won at every larger size.
+void tune_p2p(TuneRun& run) {
+  const TuneArguments& arguments = run.arguments;
+  std::vector<CandidateCall> calls;
+  for (const std::uint32_t percent : kSweptHostPercents) {
+    const std::string name = fmt::format("host_percent={}", percent);
+    const fs::path database = run_step(
+        run, {"commlens-p2p-sweep",
+              "p2p-" + name,
+              {{"COMMLENS_RUNTIME_COLLECTIVES", "p2p"},
+               {"COMMLENS_RUNTIME_HOST_PERCENT", std::to_string(percent)}},
+              sweep_arguments(arguments, arguments.iterations,
+                              std::max(kSmallestStripedBytes, arguments.min_bytes), arguments.max_bytes)});
+    for (const char* function : {"MPI_Send", "MPI_Recv"})
+      for (CandidateCall call : read_calls(database, function)) {
+        call.candidate = name;
+        calls.push_back(std::move(call));
+      }
+  }
+  const std::vector<WinnerRun> runs = winner_runs(candidate_timings(calls));
+  if (runs.empty())
+    throw analysis::AnalysisError("the point-to-point sweeps recorded no runtime sends or receives");
+  PointToPointStripe& stripe = run.table.point_to_point;
+  const WinnerRun& last = runs.back();
+  const auto percent = static_cast<std::uint32_t>(std::stoul(last.winner.substr(last.winner.find('=') + 1)));
+  stripe.host_percent = percent;
+  stripe.min_bytes = percent > 0 ? last.points.front().bytes : stripe.min_bytes;
+  stripe.why = percent > 0 ? last.why + " with this share" : "no host share was faster at the largest sizes";
+  RuleMeasurement measured{add_measurement(run, "p2p"), {}};
+  for (const WinnerRun& each : runs)
+    measured.points.insert(measured.points.end(), each.points.begin(), each.points.end());
+  stripe.measured = std::move(measured);
+}
+
+std::string command_line(const TuneArguments& arguments) {
+  std::string text = fmt::format(
+      "commlens tune --ranks {} --min-bytes {} --max-bytes {} --iterations {} --factor {}", arguments.ranks,
+      arguments.min_bytes, arguments.max_bytes, arguments.iterations, arguments.factor);
+  if (arguments.host_percent > 0)
+    text += fmt::format(" --host-percent {}", arguments.host_percent);
+  text += fmt::format(" --ops {}", fmt::join(arguments.operations, ","));
+  if (!arguments.launcher.empty())
+    text += fmt::format(" -- {}", fmt::join(arguments.launcher, " "));
+  return text;
+}
+
+bool wants(const TuneArguments& arguments, std::string_view operation) {
+  return std::ranges::find(arguments.operations, operation) != arguments.operations.end();
+}
+
 int tune(TuneArguments arguments) {
-  const GpuProbe gpus = probe_gpus();
-  if (gpus.count == 0) {
-    fmt::print(stderr, "commlens tune: no GPU to measure on: {}\n", gpus.problem);
+  const GpuProbe probe = probe_gpus();
+  if (probe.count == 0) {
+    fmt::print(stderr, "commlens tune: no GPU to measure on: {} (tune needs a CUDA build and a GPU)\n",
+               probe.problem);
     return kBadInput;
   }
-  // As the sweep places them: rank r on GPU r % GPUs.
-  const int used_gpus = std::min(arguments.ranks, gpus.count);
-  const MeasuredShape shape{gpu_count_of(used_gpus), used_gpus < arguments.ranks, false};
-  std::vector<Algorithm> candidates{Algorithm::OneShot, Algorithm::TwoShot};
-  if (arguments.host_percent > 0 && arguments.ranks == 2 && used_gpus == 2)
-    candidates.push_back(Algorithm::OneShotStriped);
+  if (arguments.quick) {
+    arguments.iterations = std::min(arguments.iterations, 5);
+    arguments.factor = 4;
+    arguments.max_bytes = std::min<std::uint64_t>(arguments.max_bytes, std::uint64_t{64} << 20);
+  }
+  const std::string command = command_line(arguments);
+  if (arguments.output.empty())
+    arguments.output = default_output(probe.name);
   if (arguments.launcher.empty())
     arguments.launcher = {"mpirun", "-np", std::to_string(arguments.ranks)};
+  const int gpus = std::min(arguments.ranks, probe.count);
+  TuneRun run{arguments, probe.name, gpus, {gpu_count_of(gpus), gpus < arguments.ranks}, {}, command, {}};
+  run.table.gpu = probe.name;
+  const bool p2p = wants(arguments, "p2p") && arguments.ranks == 2 && gpus == 2;
+  if (wants(arguments, "p2p") && !p2p)
+    fmt::print(stderr, "commlens tune: p2p left out: its host share applies between two GPUs, two ranks\n");
+  run.steps = (wants(arguments, "allreduce") ? 2 : 0) + (wants(arguments, "trees") ? 1 : 0) +
+              (wants(arguments, "data_movement") ? 1 : 0) + (p2p ? 3 : 0);
 
-  const fs::path sweep = find_sweep_program();
   preload_in_child_processes(find_preload_library());
   setenv("COMMLENS_MODE", "trace", 1);
   setenv("COMMLENS_COLLECTORS", "pmpi", 1); // the runtime needs no CUDA collector, and they cost time
   setenv("COMMLENS_QUIET", "1", 1);
   setenv("COMMLENS_RUNTIME", "on", 1);
-  // Steady state: every call runs the forced algorithm, none goes to the host path while a first
-  // use's handles open in the background.
+  setenv("COMMLENS_RUNTIME_SELECT", "sweep", 1);
+  unsetenv("COMMLENS_RUNTIME_ALGORITHM"); // a forced algorithm would leave nothing to sweep
+  unsetenv("COMMLENS_RUNTIME_HOST_PERCENT");
+  unsetenv("COMMLENS_RUNTIME_TUNING");
+  // Steady state: every call runs its candidate, none goes to the host path while a first use's
+  // handles open in the background.
   setenv("COMMLENS_RUNTIME_BACKGROUND_OPENS", "0", 1);
   std::string runs_template = (fs::temp_directory_path() / "commlens-tune-XXXXXX").string();
   if (mkdtemp(runs_template.data()) == nullptr)
     throw analysis::AnalysisError("cannot create a directory for the sweeps' profiles");
-  fmt::print(stderr, "commlens tune: {} ranks on {} x {}; profiles in {}\n", arguments.ranks, used_gpus,
-             gpus.name, runs_template);
+  run.runs = runs_template;
+  fmt::print(stderr, "commlens tune: {} ranks on {} x {}, {} B to {} B; profiles in {}\n", arguments.ranks,
+             gpus, probe.name, arguments.min_bytes, arguments.max_bytes, runs_template);
 
-  std::vector<Timing> timings;
-  for (const Algorithm algorithm : candidates) {
-    const auto database = profile_sweep(arguments, algorithm, runs_template, sweep);
-    const auto measured = read_timings(database, algorithm, arguments.host_percent);
-    if (measured.empty())
-      throw analysis::AnalysisError(fmt::format("the {} sweep recorded no runtime calls ({}: is "
-                                                "libcommlens_cuda.so built, and did the runtime start?)",
-                                                algorithm_name(algorithm), database.string()));
-    timings.insert(timings.end(), measured.begin(), measured.end());
-  }
-  Table table{gpus.name, rules_from_timings(timings, shape)};
-  // Other shapes (in place, other GPU counts) keep the shipped rules.
-  const Table shipped = shipped_table_for_gpu(gpus.name).table;
-  table.rules.insert(table.rules.end(), shipped.rules.begin(), shipped.rules.end());
+  if (wants(arguments, "allreduce"))
+    tune_allreduce(run);
+  if (wants(arguments, "trees"))
+    tune_trees(run);
+  if (wants(arguments, "data_movement"))
+    tune_data_movement(run);
+  if (p2p)
+    tune_p2p(run);
+  Table table = merge_with_file(std::move(run.table), arguments.output, run.shape);
+  if (table.rules.empty())
+    throw analysis::AnalysisError(
+        "a table needs allreduce rules: measure allreduce (--ops) or write into a table "
+        "that has some (--output)");
   const std::string text = table_json(table);
+  parse_table(text); // what is written must read back
   std::ofstream file(arguments.output);
   if (!(file << text))
     throw analysis::AnalysisError(fmt::format("--output {}: cannot be written", arguments.output));
   fmt::print("{}", text);
-  fmt::print(stderr, "commlens tune: wrote {} (use it with COMMLENS_RUNTIME_TUNING={})\n", arguments.output,
-             fs::absolute(arguments.output).string());
+  fmt::print(stderr,
+             "commlens tune: wrote {} (use it with COMMLENS_RUNTIME_TUNING={}, or rebuild to ship it)\n",
+             arguments.output, fs::absolute(arguments.output).string());
   return kSuccess;
 }
 
@@ -157,22 +290,38 @@ int tune(TuneArguments arguments) {
 void add_tune_command(CLI::App& app, int& exit_status) {
   auto arguments = std::make_shared<TuneArguments>();
   auto* command = app.add_subcommand(
-      "tune", "Measure the GPU runtime's allreduce algorithms here and write a tuning table (needs GPUs)");
-  command->add_option("-o,--output", arguments->output, "The table to write (JSON)")->required();
-  command->add_option("--ranks", arguments->ranks, "Ranks the launcher starts (default 2)")
+      "tune", "Measure the GPU runtime's algorithms and settings here and write a tuning table (needs GPUs)");
+  command->add_option(
+      "-o,--output", arguments->output,
+      "The table to write (JSON); rules of other shapes already in it are kept (default: "
+      "runtime/tuning/MODEL.json in a source tree, else MODEL.json, MODEL from the GPU's name)");
+  command->add_option("--ranks", arguments->ranks, "Ranks the launcher starts (default 4)")
       ->check(CLI::Range(2, 8));
-  command->add_option("--max-bytes", arguments->max_bytes, "Largest size measured (default 1 GiB)")
+  command->add_option("--min-bytes", arguments->min_bytes, "Smallest size measured (default 8)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 31));
+  command->add_option("--max-bytes", arguments->max_bytes, "Largest size measured (default 256 MiB)")
       ->check(CLI::Range(std::uint64_t{8}, std::uint64_t{1} << 31));
-  command->add_option("--iterations", arguments->iterations, "Calls timed per size (default 20)")
+  command
+      ->add_option("--iterations", arguments->iterations, "Calls timed per candidate and size (default 20)")
       ->check(CLI::Range(1, 10000));
+  command->add_option("--factor", arguments->factor, "Each size is the previous one times this (default 2)")
+      ->check(CLI::Range(2, 64));
+  command->add_flag("--quick", arguments->quick,
+                    "About 3 minutes for 4 ranks: 5 calls per candidate, sizes x4, up to 64 MiB");
+  command
+      ->add_option("--ops", arguments->operations,
+                   "What to measure (default all): allreduce, trees, "
+                   "data_movement, p2p (two ranks on two GPUs only)")
+      ->delimiter(',')
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(kOperations), std::end(kOperations))));
   command
       ->add_option("--host-percent", arguments->host_percent,
-                   "Also measure striping with this host share (two ranks on two GPUs)")
+                   "Also measure allreduce striping with this host share (two ranks on two GPUs)")
       ->check(CLI::Range(0, 50));
   command->add_option("launcher", arguments->launcher,
                       "The launcher, after -- (default: mpirun -np RANKS); the sweep is appended");
-  command->footer("Exit status 2 without a GPU. The sweeps' profiles stay in a temporary directory, named "
-                  "on stderr.");
+  command->footer("Exit status 2 without a GPU. The sweeps' profiles stay in a temporary directory, named on "
+                  "stderr.");
   command->callback([arguments, &exit_status] { exit_status = tune(*arguments); });
 }
 

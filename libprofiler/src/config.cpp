@@ -280,6 +280,15 @@ const std::vector<Setting>& settings() {
          return known;
        },
        [](const Config& c) { return c.runtime_tree_progress; }},
+      {"COMMLENS_RUNTIME_SELECT", "static, dynamic, sweep",
+       [](Config& c, const std::string& v) {
+         const bool known = is_known(v, "static,dynamic,sweep");
+         if (known) {
+           c.runtime_select = v;
+         }
+         return known;
+       },
+       [](const Config& c) { return c.runtime_select; }},
       {"COMMLENS_NOISE", "HZ:MAX_MS[:RANKS] (e.g. 10:10 or 10:10:0-1)",
        [](Config& c, const std::string& v) {
          c.noise = v;

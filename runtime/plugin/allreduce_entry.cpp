@@ -2,9 +2,11 @@
 // a reason), the algorithm or the baseline, and one runtime_ops record.
 #include "collectives/allreduce/ipc_allreduce.hpp"
 #include "device/mpi_reduction_map.hpp"
+#include "dynamic_candidates.hpp"
 #include "engine/path_probe.hpp"
 #include "function_ids.hpp"
 #include "numa_placement.hpp"
+#include "plugin/dynamic_choice.hpp"
 #include "plugin/runtime_state.hpp"
 #include "runtime_entry_points.hpp"
 #include "transport/host_staging.hpp"
@@ -25,9 +27,10 @@ struct AlgorithmChoice {
 
 // From arguments equal on every rank (and the table, equal on every rank), so every rank chooses
 // alike: the host path's first use is collective. The table (runtime/tuning/) picks among the
-// algorithms that are safe for the call; which are is code there, not table.
-AlgorithmChoice choose_algorithm(const RuntimeState& state, CommunicatorEngine& engine, MPI_Comm comm,
-                                 bool in_place, std::uint64_t bytes) {
+// algorithms that are safe for the call; which are is code there, not table. Dynamic selection
+// (set in *dynamic) picks among the same safe algorithms by the agreed measurements instead.
+AlgorithmChoice choose_algorithm(RuntimeState& state, CommunicatorEngine& engine, MPI_Comm comm,
+                                 bool in_place, std::uint64_t bytes, std::optional<DynamicTurn>* dynamic) {
   // Across nodes the structure is fixed: node stages over IPC, the node leaders between nodes.
   if (engine.spans_nodes()) {
     return {IpcAlgorithm::ReduceToNodeLeader, Implementation::Hierarchical, "hierarchical", 3, 0,
@@ -35,6 +38,14 @@ AlgorithmChoice choose_algorithm(const RuntimeState& state, CommunicatorEngine& 
   }
   const tuning::CallShape call{engine.size(), engine.gpu_count(), in_place, bytes};
   tuning::Choice choice = tuning::choose(state.tuning.table, state.tuning.name, call, state.tuning_settings);
+  if (state.dynamic_selection && !state.tuning_settings.forced) {
+    const std::vector<tuning::Choice> candidates = tuning::allreduce_candidates(call, state.tuning_settings);
+    *dynamic = dynamic_turn(state, comm, pmpi::fn::MPI_Allreduce, in_place ? 1 : 0, bytes, candidates.size());
+    if (*dynamic) {
+      choice = candidates[(*dynamic)->turn.candidate];
+      choice.source = (*dynamic)->source;
+    }
+  }
   if (choice.algorithm == tuning::Algorithm::TwoShot) {
     return {IpcAlgorithm::TwoShot, Implementation::TwoShot, "two_shot", 1, 0, std::move(choice.source)};
   }
@@ -141,7 +152,10 @@ int entry::MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Data
     record.decision = "ab_baseline";
     rc = run_baseline(state, sendbuf, recvbuf, count, datatype, op, comm, record);
   } else {
-    AlgorithmChoice choice = choose_algorithm(state, engine, comm, sendbuf == MPI_IN_PLACE, record.bytes);
+    std::optional<DynamicTurn> dynamic;
+    AlgorithmChoice choice =
+        choose_algorithm(state, engine, comm, sendbuf == MPI_IN_PLACE, record.bytes, &dynamic);
+    const std::uint64_t run_start_ns = state.host.now_ns();
     const IpcResult result = run_choice(engine, state.cache, choice,
                                         {.sendbuf = sendbuf,
                                          .recvbuf = recvbuf,
@@ -153,6 +167,9 @@ int entry::MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Data
                                         datatype, op, comm);
     record.decision_source = std::move(choice.source);
     if (result.ran) {
+      if (dynamic) {
+        learn_from_call(*dynamic, comm, state.host.now_ns() - run_start_ns);
+      }
       record.decision = "runtime";
       record.implementation = choice.implementation;
       record.algorithm = choice.name;

@@ -2,6 +2,8 @@
 #include "plugin/data_movement_call.hpp"
 
 #include "datatypes/message_layout.hpp"
+#include "dynamic_candidates.hpp"
+#include "plugin/dynamic_choice.hpp"
 #include "plugin/runtime_state.hpp"
 
 namespace commlens::runtime {
@@ -73,9 +75,18 @@ int run_movement_call(MovementCall& call, std::uint64_t call_id, std::uint8_t* i
     record.decision = "ab_baseline";
     rc = run_baseline(state, baseline, record);
   } else {
-    tuning::MovementChoice choice = tuning::choose_movement(
-        state.tuning.table.data_movement, state.tuning.name,
-        {call.geometry.collective, engine.size(), engine.gpu_count(), call.geometry.block_bytes});
+    const tuning::MovementShape shape{call.geometry.collective, engine.size(), engine.gpu_count(),
+                                      call.geometry.block_bytes};
+    tuning::MovementChoice choice = tuning::choose_movement(state.tuning.table.data_movement, state.tuning.name, shape);
+    std::optional<DynamicTurn> dynamic;
+    if (state.dynamic_selection) {
+      const std::vector<tuning::MovementAlgorithm> candidates = tuning::movement_candidates(shape);
+      dynamic = dynamic_turn(state, call.comm, call.function, 0, shape.block_bytes, candidates.size());
+      if (dynamic) {
+        choice = {candidates[dynamic->turn.candidate], dynamic->source};
+      }
+    }
+    const std::uint64_t run_start_ns = state.host.now_ns();
     const IpcResult result = ipc_data_movement(engine, state.cache,
                                                {.geometry = call.geometry,
                                                 .input = call.input,
@@ -86,6 +97,9 @@ int run_movement_call(MovementCall& call, std::uint64_t call_id, std::uint8_t* i
                                                choice.algorithm);
     record.decision_source = std::move(choice.source);
     if (result.ran) {
+      if (dynamic) {
+        learn_from_call(*dynamic, call.comm, state.host.now_ns() - run_start_ns);
+      }
       const bool leader = choice.algorithm == tuning::MovementAlgorithm::GpuLeader;
       record.decision = "runtime";
       record.implementation = leader ? Implementation::IpcGpuLeader : Implementation::IpcDirect;

@@ -71,6 +71,12 @@ void load_tuning(RuntimeState& state, const pmpi::CudaPluginHost& host) {
   state.tuning = std::move(loaded.named);
   // config.cpp accepted only auto or an algorithm's name.
   state.tuning_settings = {tuning::parse_algorithm(host.runtime_algorithm), host.runtime_host_percent};
+  // config.cpp accepted static, dynamic or sweep.
+  state.dynamic_selection = host.runtime_select != "static";
+  state.sweep_selection = host.runtime_select == "sweep";
+  if (state.sweep_selection) {
+    state.learners = tuning::LearnerRegistry(tuning::kSweepSettings);
+  }
 }
 
 // COMMLENS_NOISE on the ranks it names (a bad value is said once, by rank 0, and nothing injected)

@@ -3,6 +3,7 @@
 // the mode, the engines per communicator, the IPC handle cache, the runtime_ops records, the tuning
 // table, and the point-to-point runtime when it is on. The entries (allreduce_entry.cpp,
 // p2p_entries.cpp) reach it through runtime_state(); the layers below get what they need passed in.
+#include "dynamic_learner.hpp"
 #include "engine/communicator_engine.hpp"
 #include "engine/noise_injector.hpp"
 #include "engine/runtime_records.hpp"
@@ -27,6 +28,9 @@ struct RuntimeState {
   tuning::NamedTable tuning;              // the table the algorithm choice reads (runtime_plugin.cpp)
   tuning::ChoiceSettings tuning_settings; // COMMLENS_RUNTIME_ALGORITHM, COMMLENS_RUNTIME_HOST_PERCENT
   std::unique_ptr<PointToPoint> p2p;      // COMMLENS_RUNTIME_COLLECTIVES names p2p
+  bool dynamic_selection = false;         // COMMLENS_RUNTIME_SELECT=dynamic|sweep (plugin/dynamic_choice.hpp)
+  bool sweep_selection = false;           // COMMLENS_RUNTIME_SELECT=sweep: every candidate in turn
+  tuning::LearnerRegistry learners;       // its learners per communicator, operation and size bucket
   // The rooted collectives (bcast, reduce): partial results of reduce's inner ranks, the noise
   // injector (COMMLENS_NOISE, on this rank), and COMMLENS_RUNTIME_TREE_PROGRESS=blocking.
   BufferPool tree_scratch{PoolMemory::Device, std::size_t{256} << 20};

@@ -4,7 +4,9 @@
 #include "collectives/reduce/tree_reduce.hpp"
 #include "datatypes/message_layout.hpp"
 #include "device/mpi_reduction_map.hpp"
+#include "dynamic_candidates.hpp"
 #include "function_ids.hpp"
+#include "plugin/dynamic_choice.hpp"
 #include "plugin/runtime_state.hpp"
 #include "runtime_entry_points.hpp"
 #include "transport/host_staging.hpp"
@@ -22,7 +24,9 @@ struct RootedCall {
   RuntimeState& state;
   RuntimeOp record;
   CommunicatorEngine& engine;
-  const char* decline = nullptr; // set: the call goes to the baseline with this reason
+  MPI_Comm comm;
+  const char* decline = nullptr;      // set: the call goes to the baseline with this reason
+  std::optional<DynamicTurn> dynamic; // Dynamic selection's turn, when it chose the settings
 };
 
 RootedCall start_call(FunctionId function, MPI_Comm comm, int root, std::uint64_t bytes,
@@ -33,7 +37,7 @@ RootedCall start_call(FunctionId function, MPI_Comm comm, int root, std::uint64_
     state.noise->point(); // inside the call's time, as noise inside MPI would be
   }
   RootedCall call{
-      state, {}, state.engines.engine_for(comm, static_cast<int>(state.host.runtime_ranks_per_node))};
+      state, {}, state.engines.engine_for(comm, static_cast<int>(state.host.runtime_ranks_per_node)), comm};
   call.record.call_id = call_id;
   call.record.function = function;
   call.record.start_ns = start_ns;
@@ -53,10 +57,19 @@ RootedCall start_call(FunctionId function, MPI_Comm comm, int root, std::uint64_
 }
 
 TreeSettings tree_settings(RootedCall& call, tuning::RootedCollective collective) {
-  const RuntimeState& state = call.state;
-  tuning::TreeChoice choice =
-      tuning::choose_tree(state.tuning.table, state.tuning.name,
-                          {collective, call.engine.size(), call.engine.gpu_count(), call.record.bytes});
+  RuntimeState& state = call.state;
+  const tuning::TreeCall shape{collective, call.engine.size(), call.engine.gpu_count(), call.record.bytes};
+  tuning::TreeChoice choice = tuning::choose_tree(state.tuning.table, state.tuning.name, shape);
+  if (state.dynamic_selection) {
+    std::vector<tuning::TreeChoice> candidates = tuning::tree_candidates(
+        state.tuning.table, state.tuning.name, shape,
+        state.sweep_selection ? tuning::TreeBreadth::Sweep : tuning::TreeBreadth::Dynamic);
+    call.dynamic = dynamic_turn(state, call.comm, call.record.function, 0, shape.bytes, candidates.size());
+    if (call.dynamic) {
+      choice = std::move(candidates[call.dynamic->turn.candidate]);
+      choice.source = call.dynamic->source + " of " + choice.source;
+    }
+  }
   call.record.decision_source = std::move(choice.source);
   return {choice.shapes,
           choice.segment_bytes,
@@ -73,6 +86,9 @@ bool record_outcome(RootedCall& call, const TreeSettings& settings, const TreeOu
     record.decision = "fallback";
     record.reason = outcome.result.reason;
     return false;
+  }
+  if (call.dynamic) {
+    learn_from_call(*call.dynamic, call.comm, call.state.host.now_ns() - record.start_ns);
   }
   record.decision = "runtime";
   record.implementation = Implementation::Tree;

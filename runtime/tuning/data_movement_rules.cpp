@@ -14,7 +14,8 @@ using nlohmann::json;
 using namespace fields;
 
 constexpr const char* kMovementKeys[] = {"collectives",     "gpus",      "ranks_share_gpu",
-                                         "max_block_bytes", "algorithm", "why"};
+                                         "max_block_bytes", "algorithm", "why",
+                                         "measured"};
 constexpr MovementAlgorithm kMovementAlgorithms[] = {MovementAlgorithm::Direct, MovementAlgorithm::GpuLeader};
 
 bool matches(const MovementRule& rule, const MovementShape& call) {
@@ -111,6 +112,7 @@ MovementRule parse_movement_rule(const json& object, const std::string& where) {
   }
   rule.algorithm = *parsed;
   rule.why = optional_text(object, "why", where);
+  rule.measured = parse_rule_measurement(object, where);
   return rule;
 }
 
@@ -132,6 +134,7 @@ nlohmann::ordered_json movement_rule_json(const MovementRule& rule) {
   if (!rule.why.empty()) {
     object["why"] = rule.why;
   }
+  put_rule_measurement(object, rule.measured);
   return object;
 }
 

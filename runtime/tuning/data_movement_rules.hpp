@@ -4,6 +4,8 @@
 // which of their algorithms runs, by collective, GPUs, whether ranks share them, and block size.
 // Both algorithms are safe for every call the runtime takes, so the table only chooses speed.
 // Pure C++ (no CUDA), like tuning_table.hpp.
+#include "rule_measurement.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -42,6 +44,7 @@ struct MovementRule {
   std::optional<std::uint64_t> max_block_bytes; // inclusive; unset: any size
   MovementAlgorithm algorithm = MovementAlgorithm::Direct;
   std::string why;
+  OptionalMeasurement measured; // format 2: the measurement it came from
 
   bool operator==(const MovementRule&) const = default;
 };

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <regex>
 
 namespace commlens::runtime::tuning {
 
@@ -19,63 +20,178 @@ std::string size_text(std::uint64_t bytes) {
   return fmt::format("{} {}", bytes, kUnits[unit]);
 }
 
-int rank_in_listing(Algorithm algorithm) {
-  return static_cast<int>(std::find(std::begin(kAlgorithms), std::end(kAlgorithms), algorithm) -
-                          std::begin(kAlgorithms));
+double microseconds(double ns) {
+  return static_cast<double>(static_cast<std::int64_t>(ns / 10.0 + 0.5)) / 100.0; // 0.01 us
+}
+
+// The rule fields every kind shares, from a run.
+template <typename RuleType>
+void fill_measured(RuleType& rule, const WinnerRun& run, const std::string& measurement) {
+  rule.why = run.why;
+  rule.measured = RuleMeasurement{measurement, run.points};
+}
+
+template <typename RuleType> bool same_shape(const RuleType& rule, const MeasuredShape& shape) {
+  return rule.gpus == shape.gpus && rule.ranks_share_gpu == shape.ranks_share_gpu;
+}
+
+// `earlier`'s rules of other shapes, after `kept`'s.
+template <typename RuleType>
+void keep_other_shapes(std::vector<RuleType>& kept, const std::vector<RuleType>& earlier,
+                       const MeasuredShape& shape) {
+  std::ranges::copy_if(earlier, std::back_inserter(kept),
+                       [&](const RuleType& rule) { return !same_shape(rule, shape); });
+}
+
+template <typename RuleType>
+void collect_names(const std::vector<RuleType>& rules, std::vector<std::string>& names) {
+  for (const RuleType& rule : rules) {
+    if (rule.measured) {
+      names.push_back(rule.measured->measurement);
+    }
+  }
+}
+
+trees::Shape shape_from(const std::string& name, const std::string& candidate) {
+  const auto shape = trees::parse_shape(name);
+  if (!shape) {
+    throw TableError(fmt::format("tree candidate \"{}\": unknown shape \"{}\"", candidate, name));
+  }
+  return *shape;
 }
 
 } // namespace
 
-std::vector<Timing> timings_from_calls(std::span<const CallDuration> calls, Algorithm algorithm,
-                                       std::uint32_t host_percent) {
-  std::map<std::uint64_t, std::map<std::int64_t, std::vector<std::int64_t>>> durations;
-  for (const CallDuration& call : calls) {
-    durations[call.bytes][call.rank].push_back(call.duration_ns);
+std::vector<CandidateTiming> candidate_timings(std::span<const CandidateCall> calls) {
+  std::map<std::pair<std::uint64_t, std::string>, std::map<std::int64_t, std::vector<std::int64_t>>>
+      durations;
+  for (const CandidateCall& call : calls) {
+    durations[{call.bytes, call.candidate}][call.rank].push_back(call.duration_ns);
   }
-  std::vector<Timing> timings;
-  for (auto& [bytes, by_rank] : durations) {
+  std::vector<CandidateTiming> timings;
+  for (auto& [key, by_rank] : durations) {
     double slowest = 0;
     for (auto& [rank, values] : by_rank) {
       const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
       std::nth_element(values.begin(), middle, values.end());
       slowest = std::max(slowest, static_cast<double>(*middle));
     }
-    timings.push_back({bytes, algorithm, host_percent, slowest});
+    timings.push_back({key.first, key.second, slowest});
   }
   return timings;
 }
 
-std::vector<Rule> rules_from_timings(std::span<const Timing> timings, const MeasuredShape& shape) {
-  // The winner of each size, sizes in ascending order.
-  std::map<std::uint64_t, const Timing*> winners;
-  for (const Timing& timing : timings) {
-    const Timing*& best = winners[timing.bytes];
-    if (best == nullptr || timing.median_ns < best->median_ns ||
-        (timing.median_ns == best->median_ns &&
-         rank_in_listing(timing.algorithm) < rank_in_listing(best->algorithm))) {
-      best = &timing;
-    }
+std::vector<WinnerRun> winner_runs(std::span<const CandidateTiming> timings) {
+  // Per size, ascending, the candidates fastest first (ties by name, so every run decides alike).
+  std::map<std::uint64_t, std::vector<const CandidateTiming*>> by_size;
+  for (const CandidateTiming& timing : timings) {
+    by_size[timing.bytes].push_back(&timing);
   }
-  std::vector<Rule> rules;
+  std::vector<WinnerRun> runs;
   std::uint64_t first_bytes = 0;
-  for (auto it = winners.begin(); it != winners.end(); ++it) {
-    const Timing& winner = *it->second;
-    const auto next = std::next(it);
-    if (it == winners.begin() || rules.back().algorithm != winner.algorithm ||
-        rules.back().host_percent != winner.host_percent) {
-      first_bytes = it->first;
-      rules.push_back({shape.gpus, shape.ranks_share_gpu, shape.in_place, std::nullopt, winner.algorithm,
-                       winner.host_percent, ""});
+  for (auto& [bytes, ranked] : by_size) {
+    std::ranges::sort(ranked, [](const CandidateTiming* a, const CandidateTiming* b) {
+      return a->median_ns != b->median_ns ? a->median_ns < b->median_ns : a->candidate < b->candidate;
+    });
+    MeasuredPoint point{bytes, ranked[0]->candidate, microseconds(ranked[0]->median_ns), "", 0};
+    if (ranked.size() > 1) {
+      point.runner_up = ranked[1]->candidate;
+      point.runner_up_us = microseconds(ranked[1]->median_ns);
     }
-    const bool run_ends = next == winners.end() || next->second->algorithm != winner.algorithm ||
-                          next->second->host_percent != winner.host_percent;
-    if (run_ends) {
-      rules.back().max_bytes = next == winners.end() ? std::nullopt : std::optional(it->first);
-      rules.back().why =
-          fmt::format("fastest measured from {} to {}", size_text(first_bytes), size_text(it->first));
+    if (runs.empty() || runs.back().winner != point.winner) {
+      first_bytes = bytes;
+      runs.push_back({point.winner, std::nullopt, {}, ""});
     }
+    runs.back().points.push_back(point);
+    runs.back().max_bytes = bytes;
+    runs.back().why = fmt::format("fastest measured from {} to {}", size_text(first_bytes), size_text(bytes));
+  }
+  if (!runs.empty()) {
+    runs.back().max_bytes.reset(); // the largest run covers everything above too
+  }
+  return runs;
+}
+
+std::vector<Rule> allreduce_rules(std::span<const WinnerRun> runs, const MeasuredShape& shape, bool in_place,
+                                  std::uint32_t host_percent, const std::string& measurement) {
+  std::vector<Rule> rules;
+  for (const WinnerRun& run : runs) {
+    const auto algorithm = parse_algorithm(run.winner);
+    if (!algorithm) {
+      throw TableError(fmt::format("allreduce candidate \"{}\" is not an algorithm", run.winner));
+    }
+    Rule rule{shape.gpus, shape.ranks_share_gpu,
+              in_place,   run.max_bytes,
+              *algorithm, *algorithm == Algorithm::OneShotStriped ? host_percent : 0,
+              {},         {}};
+    fill_measured(rule, run, measurement);
+    rules.push_back(std::move(rule));
   }
   return rules;
+}
+
+std::vector<MovementRule> movement_rules(std::span<const WinnerRun> runs, Collective collective,
+                                         const MeasuredShape& shape, const std::string& measurement) {
+  std::vector<MovementRule> rules;
+  for (const WinnerRun& run : runs) {
+    const auto algorithm = parse_movement_algorithm(run.winner);
+    if (!algorithm) {
+      throw TableError(fmt::format("data movement candidate \"{}\" is not an algorithm", run.winner));
+    }
+    MovementRule rule{{collective}, shape.gpus, shape.ranks_share_gpu, run.max_bytes, *algorithm, {}, {}};
+    fill_measured(rule, run, measurement);
+    rules.push_back(std::move(rule));
+  }
+  return rules;
+}
+
+std::vector<TreeRule> tree_rules(std::span<const WinnerRun> runs, RootedCollective collective,
+                                 const MeasuredShape& shape, const std::string& measurement) {
+  static const std::regex kTreeName(R"(tree:gpu=(\w+),node=(\w+),nodes=(\w+):segment=(\d+):window=(\d+))");
+  std::vector<TreeRule> rules;
+  for (const WinnerRun& run : runs) {
+    std::smatch parts;
+    if (!std::regex_match(run.winner, parts, kTreeName)) {
+      throw TableError(
+          fmt::format("tree candidate \"{}\" is not tree:SHAPES:segment=N:window=W", run.winner));
+    }
+    TreeRule rule;
+    rule.collective = collective;
+    rule.gpus = shape.gpus;
+    rule.ranks_share_gpu = shape.ranks_share_gpu;
+    rule.max_bytes = run.max_bytes;
+    rule.shapes = {shape_from(parts[1], run.winner), shape_from(parts[2], run.winner),
+                   shape_from(parts[3], run.winner)};
+    rule.segment_bytes = std::clamp<std::uint64_t>(std::stoull(parts[4]), kMinSegmentBytes, kMaxSegmentBytes);
+    rule.window = std::clamp<std::uint32_t>(static_cast<std::uint32_t>(std::stoul(parts[5])), 1, kMaxWindow);
+    fill_measured(rule, run, measurement);
+    rules.push_back(std::move(rule));
+  }
+  return rules;
+}
+
+Table merge_measured(Table measured, const Table& earlier, const MeasuredShape& shape) {
+  keep_other_shapes(measured.rules, earlier.rules, shape);
+  keep_other_shapes(measured.data_movement, earlier.data_movement, shape);
+  keep_other_shapes(measured.trees, earlier.trees, shape);
+  if (!measured.point_to_point.measured) {
+    measured.point_to_point = earlier.point_to_point;
+  }
+  std::vector<std::string> named;
+  collect_names(measured.rules, named);
+  collect_names(measured.data_movement, named);
+  collect_names(measured.trees, named);
+  if (measured.point_to_point.measured) {
+    named.push_back(measured.point_to_point.measured->measurement);
+  }
+  for (const Measurement& listed : earlier.measurements) {
+    const bool have = std::ranges::any_of(measured.measurements,
+                                          [&](const Measurement& each) { return each.id == listed.id; });
+    if (!have && std::ranges::find(named, listed.id) != named.end()) {
+      measured.measurements.push_back(listed);
+    }
+  }
+  return measured;
 }
 
 } // namespace commlens::runtime::tuning

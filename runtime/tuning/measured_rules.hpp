@@ -1,42 +1,65 @@
 #pragma once
-// What `commlens tune` makes of its measurements: for each measured size the fastest algorithm,
-// adjacent sizes with the same winner merged into one rule up to the largest of them.
+// What `commlens tune` makes of its measurements. Every swept call ran one candidate (its
+// runtime_ops.algorithm) at one size; per size the slowest rank's median is the candidate's time,
+// the fastest candidate wins, and adjacent sizes with the same winner become one rule up to the
+// largest of them, carrying per size the winner's and the runner-up's times (rule_measurement.hpp).
+#include "tree_rules.hpp"
 #include "tuning_table.hpp"
 
+#include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace commlens::runtime::tuning {
 
-struct Timing {
-  std::uint64_t bytes = 0;
-  Algorithm algorithm = Algorithm::OneShot;
-  std::uint32_t host_percent = 0; // one_shot_striped: the share it ran with
-  double median_ns = 0;
-};
-
-// One call on one rank that ran the measured algorithm, from runtime_ops.
-struct CallDuration {
+// One call on one rank, from runtime_ops.
+struct CandidateCall {
   std::uint64_t bytes = 0;
   std::int64_t rank = 0;
+  std::string candidate; // what ran (runtime_ops.algorithm, or a name tune gives it)
   std::int64_t duration_ns = 0;
 };
 
-// Per size, the slowest rank's median: a collective is done when its last rank is, and the median
-// leaves out the odd preempted call.
-std::vector<Timing> timings_from_calls(std::span<const CallDuration> calls, Algorithm algorithm,
-                                       std::uint32_t host_percent);
+struct CandidateTiming {
+  std::uint64_t bytes = 0;
+  std::string candidate;
+  double median_ns = 0;
+};
 
-// The calls the measurements were taken on: the rules match exactly this shape.
+// Per size and candidate, the slowest rank's median: a collective is done when its last rank is,
+// and the median leaves out the odd preempted call.
+std::vector<CandidateTiming> candidate_timings(std::span<const CandidateCall> calls);
+
+// Adjacent measured sizes won by one candidate (ties: the name first in alphabetical order).
+struct WinnerRun {
+  std::string winner;
+  std::optional<std::uint64_t> max_bytes; // the run's largest size; none for the last run
+  std::vector<MeasuredPoint> points;      // per size: the winner and the runner-up
+  std::string why;                        // "fastest measured from 8 B to 1 KiB"
+};
+std::vector<WinnerRun> winner_runs(std::span<const CandidateTiming> timings);
+
+// The calls the measurements ran on: the rules match exactly this shape.
 struct MeasuredShape {
   GpuCount gpus = GpuCount::Two;
   bool ranks_share_gpu = false;
-  bool in_place = false;
 };
 
-// One rule per run of sizes with the same winner (ties go to the algorithm listed first in
-// kAlgorithms). A rule's max_bytes is the largest size of its run (sizes between two measured ones
-// go to the larger one's winner); the last rule has none. Empty when there are no timings.
-std::vector<Rule> rules_from_timings(std::span<const Timing> timings, const MeasuredShape& shape);
+// Candidates named as the algorithms are (one_shot, two_shot, one_shot_striped).
+std::vector<Rule> allreduce_rules(std::span<const WinnerRun> runs, const MeasuredShape& shape, bool in_place,
+                                  std::uint32_t host_percent, const std::string& measurement);
+// Candidates named direct or gpu_leader.
+std::vector<MovementRule> movement_rules(std::span<const WinnerRun> runs, Collective collective,
+                                         const MeasuredShape& shape, const std::string& measurement);
+// Candidates named as runtime_ops names trees: tree:gpu=S,node=S,nodes=S:segment=N:window=W. Throws
+// TableError for another name.
+std::vector<TreeRule> tree_rules(std::span<const WinnerRun> runs, RootedCollective collective,
+                                 const MeasuredShape& shape, const std::string& measurement);
+
+// A table a new measurement of `shape` produced, followed by `earlier`'s rules for other shapes
+// and the measurements those name (one file collects the runs of several shapes); point_to_point
+// from `measured` when it was measured, else `earlier`'s.
+Table merge_measured(Table measured, const Table& earlier, const MeasuredShape& shape);
 
 } // namespace commlens::runtime::tuning

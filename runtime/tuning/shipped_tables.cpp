@@ -7,20 +7,30 @@
 
 namespace commlens::runtime::tuning {
 
-NamedTable shipped_table_for_gpu(std::string_view gpu_name) {
+namespace {
+
+// A measured table's rules first, then the default rules for every shape it does not cover.
+// (default.json is format 1: it lists no measurements to merge; its point_to_point is the
+// measured table's own or, when that has none, the parser's defaults, the same as default.json's.)
+Table with_default_rules(Table table) {
   // The shipped texts are checked by the tests; a bad one is a build defect, not a user error.
-  Table defaults = parse_table(kDefaultTableText);
+  const Table defaults = parse_table(kDefaultTableText);
+  table.rules.insert(table.rules.end(), defaults.rules.begin(), defaults.rules.end());
+  table.data_movement.insert(table.data_movement.end(), defaults.data_movement.begin(),
+                             defaults.data_movement.end());
+  table.trees.insert(table.trees.end(), defaults.trees.begin(), defaults.trees.end());
+  return table;
+}
+
+} // namespace
+
+NamedTable shipped_table_for_gpu(std::string_view gpu_name) {
   for (const ShippedTableText& measured : kMeasuredTableTexts) {
     if (gpu_name.find(measured.gpu_marker) != std::string_view::npos) {
-      Table table = parse_table(measured.json);
-      table.rules.insert(table.rules.end(), defaults.rules.begin(), defaults.rules.end());
-      table.data_movement.insert(table.data_movement.end(), defaults.data_movement.begin(),
-                                 defaults.data_movement.end());
-      table.trees.insert(table.trees.end(), defaults.trees.begin(), defaults.trees.end());
-      return {std::move(table), std::string(measured.name)};
+      return {with_default_rules(parse_table(measured.json)), std::string(measured.name)};
     }
   }
-  return {std::move(defaults), "default"};
+  return {parse_table(kDefaultTableText), "default"};
 }
 
 LoadedTable load_table(std::string_view gpu_name, const std::string& file) {
@@ -37,7 +47,7 @@ LoadedTable load_table(std::string_view gpu_name, const std::string& file) {
     loaded.problem = "cannot be read";
   } else {
     try {
-      loaded.named = {parse_table(text.str()), "file"};
+      loaded.named = {with_default_rules(parse_table(text.str())), "file"};
       loaded.description = "file:" + file;
       return loaded;
     } catch (const TableError& error) {

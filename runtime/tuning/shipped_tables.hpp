@@ -25,7 +25,8 @@ struct LoadedTable {
   std::string problem;     // why `file` was not used (empty when it was, or none was given)
 };
 
-// The table in `file` when one is named and valid, else the shipped table for the GPU.
+// The table in `file` (its rules, then the default rules, as for a shipped measured table) when one
+// is named and valid, else the shipped table for the GPU.
 LoadedTable load_table(std::string_view gpu_name, const std::string& file);
 
 } // namespace commlens::runtime::tuning

@@ -110,7 +110,19 @@ inline std::string optional_text(const nlohmann::json& object, const char* key, 
 
 } // namespace commlens::runtime::tuning::fields
 
+namespace commlens::runtime::tuning::fields {
+
+// A rule's optional "measured" object (rule_measurement.hpp), and writing it back.
+OptionalMeasurement parse_rule_measurement(const nlohmann::json& rule, const std::string& where);
+void put_rule_measurement(nlohmann::ordered_json& object, const OptionalMeasurement& measured);
+
+} // namespace commlens::runtime::tuning::fields
+
 namespace commlens::runtime::tuning {
+
+// The table's "measurements" (format 2); throws TableError naming the part.
+std::vector<Measurement> parse_measurements(const nlohmann::json& array);
+nlohmann::ordered_json measurements_json(const std::vector<Measurement>& measurements);
 
 // A "data_movement" rule (data_movement_rules.hpp); throws TableError naming `where`
 // ("data_movement[1].gpus: ...").

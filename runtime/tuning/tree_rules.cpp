@@ -12,7 +12,7 @@ using namespace fields;
 
 constexpr const char* kTreeRuleKeys[] = {"collective", "gpus",       "ranks_share_gpu", "max_bytes",
                                          "gpu_shape",  "node_shape", "nodes_shape",     "segment_bytes",
-                                         "window",     "why"};
+                                         "window",     "why",        "measured"};
 
 bool matches(const TreeRule& rule, const TreeCall& call) {
   return (!rule.collective || *rule.collective == call.collective) &&
@@ -68,6 +68,7 @@ TreeRule parse_tree_rule(const json& object, const std::string& where) {
   rule.window =
       static_cast<std::uint32_t>(parse_bounded(object, "window", rule.window, 1, kMaxWindow, where));
   rule.why = optional_text(object, "why", where);
+  rule.measured = parse_rule_measurement(object, where);
   return rule;
 }
 
@@ -105,6 +106,7 @@ nlohmann::ordered_json tree_rules_json(const std::vector<TreeRule>& rules) {
     if (!rule.why.empty()) {
       object["why"] = rule.why;
     }
+    put_rule_measurement(object, rule.measured);
     array.push_back(std::move(object));
   }
   return array;

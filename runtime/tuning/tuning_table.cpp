@@ -18,9 +18,12 @@ using nlohmann::json;
 using namespace fields;
 
 constexpr std::uint32_t kMaxHostPercent = 50; // as COMMLENS_RUNTIME_HOST_PERCENT
+constexpr const char* kTableKeys[] = {"format", "gpu",   "rules",       "point_to_point",
+                                      "data_movement", "trees", "measurements"};
 constexpr const char* kRuleKeys[] = {"gpus",      "ranks_share_gpu", "in_place", "max_bytes",
-                                     "algorithm", "host_percent",    "why"};
-constexpr const char* kPointToPointKeys[] = {"min_bytes", "host_percent", "why"};
+                                     "algorithm", "host_percent",    "why",      "measured"};
+constexpr const char* kPointToPointKeys[] = {"min_bytes", "host_percent", "why", "measured"};
+constexpr int kFirstTableFormat = 1;
 // A striped message's host share is at least one stage chunk's worth at the smallest share.
 constexpr std::uint64_t kMinStripedBytes = std::uint64_t{1} << 20;
 
@@ -53,6 +56,7 @@ PointToPointStripe parse_point_to_point(const json& object) {
     stripe.min_bytes = min_bytes->get<std::uint64_t>();
   }
   parse_share_and_why(object, "point_to_point", &stripe.host_percent, &stripe.why);
+  stripe.measured = parse_rule_measurement(object, "point_to_point");
   return stripe;
 }
 
@@ -73,6 +77,7 @@ Rule parse_rule(const json& object, const std::string& where) {
   }
   rule.algorithm = *parsed;
   parse_share_and_why(object, where, &rule.host_percent, &rule.why);
+  rule.measured = parse_rule_measurement(object, where);
   return rule;
 }
 
@@ -89,7 +94,36 @@ nlohmann::ordered_json rule_json(const Rule& rule) {
   if (!rule.why.empty()) {
     object["why"] = rule.why;
   }
+  put_rule_measurement(object, rule.measured);
   return object;
+}
+
+// Every "measured" names a listed measurement; a format 1 table has neither.
+void check_measurements(const Table& table, int format) {
+  const auto check = [&](const OptionalMeasurement& measured, const std::string& where) {
+    if (!measured) {
+      return;
+    }
+    if (format < 2) {
+      fail(where + ".measured", "needs \"format\": 2");
+    }
+    if (std::ranges::none_of(table.measurements, [&](const Measurement& listed) {
+          return listed.id == measured->measurement;
+        })) {
+      fail(where + ".measured.measurement",
+           fmt::format("\"{}\" is not the id of an entry of \"measurements\"", measured->measurement));
+    }
+  };
+  for (std::size_t index = 0; index < table.rules.size(); ++index) {
+    check(table.rules[index].measured, fmt::format("rules[{}]", index));
+  }
+  for (std::size_t index = 0; index < table.data_movement.size(); ++index) {
+    check(table.data_movement[index].measured, fmt::format("data_movement[{}]", index));
+  }
+  for (std::size_t index = 0; index < table.trees.size(); ++index) {
+    check(table.trees[index].measured, fmt::format("trees[{}]", index));
+  }
+  check(table.point_to_point.measured, "point_to_point");
 }
 
 } // namespace
@@ -125,9 +159,12 @@ Table parse_table(std::string_view json_text) {
   if (!document.is_object()) {
     fail("table", "expected an object with \"format\", \"gpu\" and \"rules\"");
   }
+  expect_object_with(document, kTableKeys, "table");
   const auto format = document.find("format");
-  if (format == document.end() || !format->is_number_integer() || format->get<int>() != kTableFormat) {
-    fail("format", fmt::format("expected {} (the only table format this commlens reads)", kTableFormat));
+  if (format == document.end() || !format->is_number_integer() || format->get<int>() < kFirstTableFormat ||
+      format->get<int>() > kTableFormat) {
+    fail("format", fmt::format("expected {} to {} (the table formats this commlens reads)", kFirstTableFormat,
+                               kTableFormat));
   }
   Table table;
   if (const auto gpu = document.find("gpu"); gpu != document.end()) {
@@ -158,6 +195,13 @@ Table parse_table(std::string_view json_text) {
   if (const auto trees = document.find("trees"); trees != document.end()) {
     table.trees = parse_tree_rules(*trees);
   }
+  if (const auto measurements = document.find("measurements"); measurements != document.end()) {
+    if (format->get<int>() < 2) {
+      fail("measurements", "needs \"format\": 2");
+    }
+    table.measurements = parse_measurements(*measurements);
+  }
+  check_measurements(table, format->get<int>());
   return table;
 }
 
@@ -172,6 +216,7 @@ std::string table_json(const Table& table) {
   if (!p2p.why.empty()) {
     document["point_to_point"]["why"] = p2p.why;
   }
+  put_rule_measurement(document["point_to_point"], p2p.measured);
   if (!table.data_movement.empty()) {
     document["data_movement"] = nlohmann::ordered_json::array();
     for (const MovementRule& rule : table.data_movement) {
@@ -180,6 +225,9 @@ std::string table_json(const Table& table) {
   }
   if (!table.trees.empty()) {
     document["trees"] = tree_rules_json(table.trees);
+  }
+  if (!table.measurements.empty()) {
+    document["measurements"] = measurements_json(table.measurements);
   }
   return document.dump(2) + "\n";
 }

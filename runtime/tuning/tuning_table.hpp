@@ -30,6 +30,7 @@ struct Rule {
   Algorithm algorithm = Algorithm::OneShot;
   std::uint32_t host_percent = 0; // one_shot_striped: the share carried over the host path
   std::string why;                // free text kept with the rule (measurements, reasons)
+  OptionalMeasurement measured;   // format 2: the measurement it came from
 
   bool operator==(const Rule&) const = default;
 };
@@ -40,6 +41,7 @@ struct PointToPointStripe {
   std::uint64_t min_bytes = std::uint64_t{16} << 20;
   std::uint32_t host_percent = 0;
   std::string why;
+  OptionalMeasurement measured;
 
   bool operator==(const PointToPointStripe&) const = default;
 };
@@ -56,6 +58,7 @@ struct TreeRule {
   std::uint64_t segment_bytes = std::uint64_t{256} << 10;
   std::uint32_t window = 4;
   std::string why;
+  OptionalMeasurement measured;
 
   bool operator==(const TreeRule&) const = default;
 };
@@ -66,6 +69,7 @@ struct Table {
   PointToPointStripe point_to_point;       // "point_to_point" (optional: these defaults, no striping)
   std::vector<MovementRule> data_movement; // "data_movement" (optional: direct for every call)
   std::vector<TreeRule> trees;             // "trees" (optional: tree_rules.hpp's fixed choice)
+  std::vector<Measurement> measurements;   // "measurements" (format 2): what the rules' "measured" name
 };
 
 // A table file that cannot be used; what() names the part ("rules[2].gpus: ...").
@@ -74,8 +78,11 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-inline constexpr int kTableFormat = 1;
-// Throws TableError for bad JSON, an unknown format, unknown keys or values out of range.
+// Format 1: rules only. Format 2 (what `commlens tune` writes): "measurements", and a "measured"
+// object on every rule a measurement produced. Both are read.
+inline constexpr int kTableFormat = 2;
+// Throws TableError for bad JSON, an unknown format, unknown keys or values out of range, and (format
+// 2) a rule naming a measurement the table does not list, or measurements in a format 1 table.
 Table parse_table(std::string_view json_text);
 // The JSON text of a table, as parse_table reads it (indented, one rule per object).
 std::string table_json(const Table& table);

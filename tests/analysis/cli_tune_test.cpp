@@ -20,9 +20,12 @@ TEST(CliTune, WithoutAGpuFailsWithOneLineAndStatus2) {
   EXPECT_FALSE(std::filesystem::exists(table));
 }
 
-TEST(CliTune, NeedsAnOutputAndAtLeastTwoRanks) {
-  EXPECT_EQ(run_cli({"tune"}).status, 2);
+TEST(CliTune, RejectsBadOptions) {
   EXPECT_EQ(run_cli({"tune", "--output", "x.json", "--ranks", "1"}).status, 2);
+  EXPECT_EQ(run_cli({"tune", "--ops", "allreduce,barrier"}).status, 2);
+  EXPECT_EQ(run_cli({"tune", "--factor", "1"}).status, 2);
+  // Without --output the table's name comes from the GPU's, so there must be one first.
+  EXPECT_EQ(run_cli({"tune", "--quick"}, "CUDA_VISIBLE_DEVICES=-1").status, 2);
 }
 
 } // namespace

@@ -186,6 +186,17 @@ TEST(Config, TreeProgressAndNoiseAreReadAndBadValuesWarn) {
   EXPECT_EQ(bad.warnings.size(), 2u);
 }
 
+TEST(Config, SelectionIsStaticUnlessDynamicIsAsked) {
+  Environment defaults;
+  EXPECT_EQ(defaults.load().runtime_select, "static");
+  Environment dynamic{{{"COMMLENS_RUNTIME_SELECT", "dynamic"}}, {}};
+  EXPECT_EQ(dynamic.load().runtime_select, "dynamic");
+  EXPECT_TRUE(dynamic.warnings.empty());
+  Environment bad{{{"COMMLENS_RUNTIME_SELECT", "learned"}}, {}};
+  EXPECT_EQ(bad.load().runtime_select, "static");
+  EXPECT_EQ(bad.warnings.size(), 1u);
+}
+
 TEST(Config, BadRuntimeSettingsWarnOnceEachNamingTheVariableAndKeepTheDefaults) {
   Environment environment{{{"COMMLENS_RUNTIME", "yes"},
                            {"COMMLENS_RUNTIME_COLLECTIVES", "allreduce,alltoallv"},

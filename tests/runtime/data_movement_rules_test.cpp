@@ -112,9 +112,11 @@ TEST(DataMovementRules, ShippedTablesCarryTheDefaultRulesAfterTheMeasuredOnes) {
       }
     }
   }
-  // Small blocks of ranks sharing one GPU go to the leader where it runs; large ones direct.
+  // Every block goes direct until a measurement says otherwise (gpu_leader lost at 64 KiB).
   EXPECT_EQ(choose_movement(defaults.data_movement, "d", {Collective::Allgather, 4, 1, 64}).algorithm,
-            MovementAlgorithm::GpuLeader);
+            MovementAlgorithm::Direct);
+  EXPECT_EQ(choose_movement(defaults.data_movement, "d", {Collective::Alltoall, 4, 1, 65536}).algorithm,
+            MovementAlgorithm::Direct);
   EXPECT_EQ(choose_movement(defaults.data_movement, "d", {Collective::Allgather, 4, 1, 1 << 20}).algorithm,
             MovementAlgorithm::Direct);
   EXPECT_EQ(choose_movement(defaults.data_movement, "d", {Collective::Gather, 4, 1, 64}).algorithm,

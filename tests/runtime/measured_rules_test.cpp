@@ -1,4 +1,4 @@
-// What `commlens tune` makes of its measurements, from synthetic timings.
+// What `commlens tune` makes of its measurements, from synthetic calls and timings.
 #include "measured_rules.hpp"
 
 #include <gtest/gtest.h>
@@ -7,20 +7,32 @@ namespace {
 
 using namespace commlens::runtime::tuning;
 
-constexpr MeasuredShape kFourGpus{GpuCount::More, false, false};
+constexpr MeasuredShape kFourGpus{GpuCount::More, false};
 
-TEST(MeasuredRules, FastestPerSizeWithRunsMergedIntoThresholds) {
-  const std::vector<Timing> timings = {
-      {8, Algorithm::OneShot, 0, 10},       {8, Algorithm::TwoShot, 0, 20},
-      {1024, Algorithm::OneShot, 0, 12},    {1024, Algorithm::TwoShot, 0, 21},
-      {65536, Algorithm::OneShot, 0, 40},   {65536, Algorithm::TwoShot, 0, 30},
-      {1 << 20, Algorithm::TwoShot, 0, 90}, {1 << 20, Algorithm::OneShot, 0, 200},
-  };
-  const std::vector<Rule> rules = rules_from_timings(timings, kFourGpus);
+std::vector<CandidateTiming> timings(std::initializer_list<CandidateTiming> list) {
+  return list;
+}
+
+TEST(MeasuredRules, FastestPerSizeWithRunsMergedIntoThresholdsAndTheirTimes) {
+  const auto runs = winner_runs(timings({
+      {8, "one_shot", 10'000},
+      {8, "two_shot", 20'000},
+      {1024, "one_shot", 12'000},
+      {1024, "two_shot", 21'000},
+      {65536, "one_shot", 40'000},
+      {65536, "two_shot", 30'000},
+      {1 << 20, "two_shot", 90'000},
+      {1 << 20, "one_shot", 200'000},
+  }));
+  const std::vector<Rule> rules = allreduce_rules(runs, kFourGpus, false, 0, "allreduce");
   ASSERT_EQ(rules.size(), 2u);
   EXPECT_EQ(rules[0].algorithm, Algorithm::OneShot);
   EXPECT_EQ(rules[0].max_bytes, 1024u);
   EXPECT_EQ(rules[0].why, "fastest measured from 8 B to 1 KiB");
+  ASSERT_TRUE(rules[0].measured);
+  EXPECT_EQ(rules[0].measured->measurement, "allreduce");
+  ASSERT_EQ(rules[0].measured->points.size(), 2u);
+  EXPECT_EQ(rules[0].measured->points[0], (MeasuredPoint{8, "one_shot", 10.0, "two_shot", 20.0}));
   EXPECT_EQ(rules[1].algorithm, Algorithm::TwoShot);
   EXPECT_EQ(rules[1].max_bytes, std::nullopt); // the largest run covers everything above too
   for (const Rule& rule : rules) {
@@ -31,25 +43,30 @@ TEST(MeasuredRules, FastestPerSizeWithRunsMergedIntoThresholds) {
 }
 
 TEST(MeasuredRules, AWinnerThatComesBackStartsANewRule) {
-  const std::vector<Timing> timings = {
-      {8, Algorithm::TwoShot, 0, 1},  {8, Algorithm::OneShot, 0, 2},  {16, Algorithm::OneShot, 0, 1},
-      {16, Algorithm::TwoShot, 0, 2}, {32, Algorithm::TwoShot, 0, 1}, {32, Algorithm::OneShot, 0, 2},
-  };
-  const std::vector<Rule> rules = rules_from_timings(timings, kFourGpus);
+  const auto runs = winner_runs(timings({
+      {8, "two_shot", 1},
+      {8, "one_shot", 2},
+      {16, "one_shot", 1},
+      {16, "two_shot", 2},
+      {32, "two_shot", 1},
+      {32, "one_shot", 2},
+  }));
+  const std::vector<Rule> rules = allreduce_rules(runs, kFourGpus, true, 0, "m");
   ASSERT_EQ(rules.size(), 3u);
   EXPECT_EQ(rules[0].max_bytes, 8u);
   EXPECT_EQ(rules[1].max_bytes, 16u);
   EXPECT_EQ(rules[2].algorithm, Algorithm::TwoShot);
+  EXPECT_EQ(rules[2].in_place, true);
 }
 
-TEST(MeasuredRules, StripedRulesKeepTheirShareAndTiesGoToTheFirstListed) {
-  const std::vector<Timing> timings = {
-      {8, Algorithm::TwoShot, 0, 5},
-      {8, Algorithm::OneShot, 0, 5},
-      {1 << 30, Algorithm::OneShot, 0, 3000},
-      {1 << 30, Algorithm::OneShotStriped, 13, 2500},
-  };
-  const std::vector<Rule> rules = rules_from_timings(timings, {GpuCount::Two, false, false});
+TEST(MeasuredRules, StripedRulesKeepTheirShareAndTiesGoToTheFirstName) {
+  const auto runs = winner_runs(timings({
+      {8, "two_shot", 5},
+      {8, "one_shot", 5},
+      {1 << 30, "one_shot", 3000},
+      {1 << 30, "one_shot_striped", 2500},
+  }));
+  const std::vector<Rule> rules = allreduce_rules(runs, {GpuCount::Two, false}, false, 13, "m");
   ASSERT_EQ(rules.size(), 2u);
   EXPECT_EQ(rules[0].algorithm, Algorithm::OneShot);
   EXPECT_EQ(rules[1].algorithm, Algorithm::OneShotStriped);
@@ -57,26 +74,90 @@ TEST(MeasuredRules, StripedRulesKeepTheirShareAndTiesGoToTheFirstListed) {
 }
 
 TEST(MeasuredRules, EachSizeTakesTheSlowestRanksMedian) {
-  const std::vector<CallDuration> calls = {// 8 B: rank 0's median 10 (one slow outlier), rank 1's 12.
-                                           {8, 0, 10},
-                                           {8, 0, 9},
-                                           {8, 0, 500},
-                                           {8, 1, 12},
-                                           {8, 1, 11},
-                                           {8, 1, 13},
-                                           // 1 KiB: one rank only.
-                                           {1024, 0, 40}};
-  const std::vector<Timing> timings = timings_from_calls(calls, Algorithm::TwoShot, 0);
-  ASSERT_EQ(timings.size(), 2u);
-  EXPECT_EQ(timings[0].bytes, 8u);
-  EXPECT_EQ(timings[0].median_ns, 12);
-  EXPECT_EQ(timings[0].algorithm, Algorithm::TwoShot);
-  EXPECT_EQ(timings[1].bytes, 1024u);
-  EXPECT_EQ(timings[1].median_ns, 40);
+  const std::vector<CandidateCall> calls = {// 8 B: rank 0's median 10 (one slow outlier), rank 1's 12.
+                                            {8, 0, "a", 10},
+                                            {8, 0, "a", 9},
+                                            {8, 0, "a", 500},
+                                            {8, 1, "a", 12},
+                                            {8, 1, "a", 11},
+                                            {8, 1, "a", 13},
+                                            {8, 0, "b", 3},
+                                            // 1 KiB: one rank only.
+                                            {1024, 0, "a", 40}};
+  const std::vector<CandidateTiming> result = candidate_timings(calls);
+  ASSERT_EQ(result.size(), 3u);
+  EXPECT_EQ(result[0].bytes, 8u);
+  EXPECT_EQ(result[0].candidate, "a");
+  EXPECT_EQ(result[0].median_ns, 12);
+  EXPECT_EQ(result[1].candidate, "b");
+  EXPECT_EQ(result[2].bytes, 1024u);
+  EXPECT_EQ(result[2].median_ns, 40);
+}
+
+TEST(MeasuredRules, MovementAndTreeRulesFromTheirCandidateNames) {
+  const auto movement = movement_rules(winner_runs(timings({{64, "direct", 5}, {64, "gpu_leader", 9}})),
+                                       Collective::Alltoall, {GpuCount::One, true}, "data_movement");
+  ASSERT_EQ(movement.size(), 1u);
+  EXPECT_EQ(movement[0].collectives, std::vector{Collective::Alltoall});
+  EXPECT_EQ(movement[0].algorithm, MovementAlgorithm::Direct);
+  EXPECT_EQ(movement[0].ranks_share_gpu, true);
+  const auto tree =
+      tree_rules(winner_runs(timings(
+                     {{4096, "tree:gpu=chain,node=binomial,nodes=flat:segment=65536:window=8", 5},
+                      {4096, "tree:gpu=flat,node=binomial,nodes=binomial:segment=1048576:window=4", 7}})),
+                 RootedCollective::Reduce, {GpuCount::One, true}, "trees");
+  ASSERT_EQ(tree.size(), 1u);
+  EXPECT_EQ(tree[0].collective, RootedCollective::Reduce);
+  using commlens::runtime::trees::Shape;
+  EXPECT_EQ(tree[0].shapes,
+            (commlens::runtime::trees::LevelShapes{Shape::Chain, Shape::Binomial, Shape::Flat}));
+  EXPECT_EQ(tree[0].segment_bytes, 65536u);
+  EXPECT_EQ(tree[0].window, 8u);
+  EXPECT_EQ(tree[0].measured->points[0].runner_up_us, 0.01);
+  EXPECT_THROW(tree_rules(winner_runs(timings({{8, "host_staged", 1}})), RootedCollective::Bcast,
+                          {GpuCount::One, true}, "t"),
+               TableError);
+  EXPECT_THROW(
+      movement_rules(winner_runs(timings({{8, "ring", 1}})), Collective::Gather, {GpuCount::One, true}, "t"),
+      TableError);
+}
+
+TEST(MeasuredRules, ANewMeasurementReplacesItsShapeAndKeepsTheOthersWithTheirMeasurements) {
+  const Measurement shared{"allreduce:4ranks:1gpus", "H100", "h", 4, 1, true, "d", "c"};
+  const Measurement pair{"allreduce:2ranks:2gpus", "H100", "h", 2, 2, false, "d", "c"};
+  Table earlier;
+  earlier.rules = {
+      Rule{GpuCount::One, true, false, std::nullopt, Algorithm::TwoShot, 0, "old",
+           RuleMeasurement{shared.id, {{8, "a", 1, "", 0}}}},
+      Rule{GpuCount::Two, false, false, std::nullopt, Algorithm::OneShot, 0, "pair",
+           RuleMeasurement{pair.id, {{8, "a", 1, "", 0}}}},
+      Rule{GpuCount::More, std::nullopt, std::nullopt, std::nullopt, Algorithm::TwoShot, 0, "reasoned", {}}};
+  TreeRule shared_tree;
+  shared_tree.gpus = GpuCount::One;
+  shared_tree.ranks_share_gpu = true;
+  TreeRule pair_tree;
+  pair_tree.gpus = GpuCount::Two;
+  earlier.trees = {shared_tree, pair_tree};
+  earlier.point_to_point.why = "kept";
+  earlier.measurements = {shared, pair};
+  Table measured;
+  measured.rules = {Rule{GpuCount::One, true, false, std::nullopt, Algorithm::OneShot, 0, "new",
+                         RuleMeasurement{shared.id, {{8, "a", 1, "", 0}}}}};
+  measured.measurements = {shared};
+  const Table merged = merge_measured(measured, earlier, {GpuCount::One, true});
+  ASSERT_EQ(merged.rules.size(), 3u);
+  EXPECT_EQ(merged.rules[0].why, "new");
+  EXPECT_EQ(merged.rules[1].why, "pair");
+  EXPECT_EQ(merged.rules[2].why, "reasoned");
+  ASSERT_EQ(merged.trees.size(), 1u); // the one-GPU tree rule was of the measured shape
+  EXPECT_EQ(merged.trees[0].gpus, GpuCount::Two);
+  EXPECT_EQ(merged.point_to_point.why, "kept");
+  EXPECT_EQ(merged.measurements, (std::vector{shared, pair}));
+  EXPECT_EQ(parse_table(table_json(merged)).rules, merged.rules); // names only listed measurements
 }
 
 TEST(MeasuredRules, NoTimingsNoRules) {
-  EXPECT_TRUE(rules_from_timings({}, kFourGpus).empty());
+  EXPECT_TRUE(winner_runs({}).empty());
 }
 
 } // namespace

@@ -33,7 +33,8 @@ std::int64_t rows(const Database& db, int rank, const std::string& condition) {
       std::to_string(rank) + " AND " + condition);
 }
 
-void run_check(const std::string& mode, int ranks, const std::string& progress = "event") {
+void run_check(const std::string& mode, int ranks, const std::string& progress = "event",
+               const std::string& select = "static") {
   const std::string skip = cuda_tests::why_gpu_check_cannot_run(
       COMMLENS_CHECK_PROGRAM, 1, "the runtime bcast/reduce check with " + std::to_string(ranks) + " ranks");
   if (!skip.empty()) {
@@ -44,7 +45,8 @@ void run_check(const std::string& mode, int ranks, const std::string& progress =
                         .mode = "trace",
                         .environment = {{"COMMLENS_RUNTIME", mode},
                                         {"COMMLENS_RUNTIME_COLLECTIVES", "allreduce,bcast,reduce"},
-                                        {"COMMLENS_RUNTIME_TREE_PROGRESS", progress}},
+                                        {"COMMLENS_RUNTIME_TREE_PROGRESS", progress},
+                                        {"COMMLENS_RUNTIME_SELECT", select}},
                         .timeout_seconds = 900,
                         .ranks = ranks});
   std::cout << job.standard_output;
@@ -75,6 +77,13 @@ void run_check(const std::string& mode, int ranks, const std::string& progress =
     EXPECT_GE(rows(db, rank, "decision = 'fallback' AND reason LIKE '%host buffer%'"), mode == "ab" ? 2 : 3);
     EXPECT_EQ(rows(db, rank, "decision = 'fallback' AND reason LIKE '%non-contiguous%'"), 1);
     EXPECT_EQ(rows(db, rank, "decision = 'fallback' AND reason IS NULL"), 0);
+    if (select == "dynamic") {
+      // Every tree call the runtime ran was the learner's, and it tried more than one setting.
+      EXPECT_EQ(rows(db, rank, "decision = 'runtime' AND decision_source LIKE 'dynamic %'"), ran);
+      EXPECT_GT(db.scalar("SELECT count(DISTINCT algorithm) FROM runtime_ops WHERE rank = " +
+                          std::to_string(rank) + " AND decision = 'runtime' AND algorithm LIKE 'tree:%'"),
+                1);
+    }
     if (mode == "ab") {
       EXPECT_GT(rows(db, rank, "decision = 'ab_baseline'"), 0);
     } else {
@@ -103,6 +112,9 @@ TEST(RuntimeTrees, EightRanksAb) {
 }
 TEST(RuntimeTrees, FourRanksBlockingTrees) {
   run_check("on", 4, "blocking");
+}
+TEST(RuntimeTrees, FourRanksDynamicSelection) {
+  run_check("on", 4, "event", "dynamic");
 }
 
 } // namespace

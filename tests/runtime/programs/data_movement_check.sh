@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs data_movement_check traced under the runtime and checks its rows (data_movement_rows.py).
-# usage: data_movement_check.sh BUILD_DIR RANKS MODE [LARGEST_COUNT]   (MODE: on or ab)
+# usage: data_movement_check.sh BUILD_DIR RANKS MODE [LARGEST_COUNT]   (MODE: on, ab, or dynamic: on
+# with COMMLENS_RUNTIME_SELECT=dynamic, so direct and gpu_leader both run where they differ)
 set -uo pipefail
 build=$(realpath "$1")
 ranks=$2
@@ -9,7 +10,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-COMMLENS_RUNTIME=$mode COMMLENS_RUNTIME_COLLECTIVES=allgather,gather,scatter,alltoall,reduce_scatter_block,reduce_scatter \
+select=static
+if [[ $mode == dynamic ]]; then
+  mode=on select=dynamic
+fi
+COMMLENS_RUNTIME=$mode COMMLENS_RUNTIME_SELECT=$select COMMLENS_RUNTIME_COLLECTIVES=allgather,gather,scatter,alltoall,reduce_scatter_block,reduce_scatter \
   "$build/cli/commlens" run --mode trace --output "$work/trace" -- \
   mpirun -np "$ranks" --oversubscribe "$build/tests/runtime/programs/data_movement_check" ${4:-} >"$work/out" 2>&1
 status=$?

@@ -86,6 +86,10 @@ struct Config {
   // How the rooted collectives' trees progress: event (each rank as its neighbours' segments
   // arrive) or blocking (one segment at a time, every rank in a barrier after each: the comparison).
   std::string runtime_tree_progress = "event"; // COMMLENS_RUNTIME_TREE_PROGRESS
+  // How the runtime picks algorithms and settings: static (the tuning table), dynamic (measured
+  // in turns at run time per operation and size bucket, agreed by the ranks; docs/runtime.md) or
+  // sweep (every candidate in turn, never deciding: what `commlens tune` measures with).
+  std::string runtime_select = "static"; // COMMLENS_RUNTIME_SELECT
   // Injected system noise, HZ:MAX_MS[:RANKS] (docs/runtime.md); empty: none. The runtime parses it
   // (and says in the run table what is wrong with it) when it starts.
   std::string noise; // COMMLENS_NOISE

@@ -1,0 +1,74 @@
+#include "tune/sweep_runs.hpp"
+
+#include "commands.hpp"
+#include "commlens/analysis/database.hpp"
+#include "commlens/analysis/errors.hpp"
+#include "launch/child_process.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cstdlib>
+
+namespace commlens::cli {
+
+namespace fs = std::filesystem;
+
+fs::path find_sweep_program(const std::string& program) {
+  std::vector<std::string> candidates;
+  if (const char* configured = std::getenv("COMMLENS_TUNE_SWEEPS");
+      configured != nullptr && *configured != '\0')
+    candidates.push_back((fs::path(configured) / program).string());
+  std::error_code error;
+  if (const auto executable = fs::read_symlink("/proc/self/exe", error); !error)
+    candidates.push_back((executable.parent_path() / program).string());
+#ifdef COMMLENS_BUILD_TREE_SWEEPS
+  candidates.push_back((fs::path(COMMLENS_BUILD_TREE_SWEEPS) / program).string());
+#endif
+  for (const auto& candidate : candidates)
+    if (fs::is_regular_file(candidate))
+      return fs::absolute(candidate);
+  throw analysis::AnalysisError(fmt::format("cannot find {} (built with CUDA only; looked in: {}); set "
+                                            "COMMLENS_TUNE_SWEEPS to the folder that holds it",
+                                            program, fmt::join(candidates, ", ")));
+}
+
+fs::path profile_sweep(const SweepRun& sweep, const std::vector<std::string>& launcher,
+                       const fs::path& runs) {
+  const fs::path output = runs / sweep.label;
+  fs::create_directories(output);
+  setenv("COMMLENS_OUTPUT", output.c_str(), 1);
+  for (const auto& [name, value] : sweep.environment)
+    setenv(name.c_str(), value.c_str(), 1);
+  std::vector<std::string> command = launcher;
+  command.push_back(find_sweep_program(sweep.program).string());
+  command.insert(command.end(), sweep.arguments.begin(), sweep.arguments.end());
+  fmt::print(stderr, "commlens tune: {}: {}\n", sweep.label, fmt::join(command, " "));
+  const int status = run_child_process(command);
+  for (const auto& [name, value] : sweep.environment)
+    unsetenv(name.c_str());
+  if (status != 0)
+    throw analysis::AnalysisError(fmt::format("the {} sweep failed with status {} (profiles in {})",
+                                              sweep.label, status, output.string()));
+  const fs::path database = output / "commlens.sqlite";
+  if (!fs::exists(database))
+    merge_with_progress(output.string(), database.string(), false);
+  return database;
+}
+
+std::vector<runtime::tuning::CandidateCall> read_calls(const fs::path& database_path,
+                                                       const std::string& function) {
+  const analysis::Database database(database_path);
+  auto query = database.prepare(R"sql(
+SELECT o.bytes, o.rank, o.algorithm, o.end_ns - o.start_ns FROM runtime_ops o
+JOIN functions f ON f.id = o.function_id
+WHERE f.name = ?1 AND o.decision = 'runtime' AND o.ipc_opens = 0)sql");
+  query.bind(1, function);
+  std::vector<runtime::tuning::CandidateCall> calls;
+  while (query.step())
+    calls.push_back(
+        {static_cast<std::uint64_t>(query.integer(0)), query.integer(1), query.text(2), query.integer(3)});
+  return calls;
+}
+
+} // namespace commlens::cli

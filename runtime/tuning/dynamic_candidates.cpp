@@ -1,0 +1,81 @@
+#include "dynamic_candidates.hpp"
+
+#include "dynamic_learner.hpp"
+
+#include <algorithm>
+#include <span>
+
+namespace commlens::runtime::tuning {
+
+namespace {
+
+constexpr std::uint64_t kDynamicSegments[] = {std::uint64_t{64} << 10, std::uint64_t{1} << 20};
+constexpr std::uint64_t kSweepSegments[] = {std::uint64_t{64} << 10, std::uint64_t{256} << 10,
+                                            std::uint64_t{1} << 20};
+constexpr std::uint32_t kSweepWindows[] = {2, 8};
+constexpr trees::Shape kTriedShapes[] = {trees::Shape::Flat, trees::Shape::Binomial, trees::Shape::Chain};
+
+// Two settings the bucket's messages cannot tell apart: same shapes, and the same segments with
+// the same number in flight (a window wider than the message's segments is the same window).
+bool same_run(const TreeChoice& a, const TreeChoice& b, std::uint64_t bytes) {
+  const auto in_flight = [&](const TreeChoice& choice) {
+    const std::uint64_t segments = (bytes + choice.segment_bytes - 1) / choice.segment_bytes;
+    return std::min<std::uint64_t>(choice.window, std::max<std::uint64_t>(segments, 1));
+  };
+  return a.shapes == b.shapes && std::min(a.segment_bytes, bytes) == std::min(b.segment_bytes, bytes) &&
+         in_flight(a) == in_flight(b);
+}
+
+} // namespace
+
+std::uint64_t bucket_floor(std::uint64_t bytes) noexcept {
+  return bytes == 0 ? 0 : std::uint64_t{1} << size_bucket(bytes);
+}
+
+std::vector<Choice> allreduce_candidates(const CallShape& call, const ChoiceSettings& settings) {
+  const std::uint32_t share = settings.host_percent.value_or(0);
+  std::vector<Choice> candidates;
+  for (const Algorithm algorithm : kAlgorithms) {
+    if (unsafe_reason(algorithm, call, share) == nullptr) {
+      candidates.push_back({algorithm, algorithm == Algorithm::OneShotStriped ? share : 0, ""});
+    }
+  }
+  return candidates;
+}
+
+std::vector<MovementAlgorithm> movement_candidates(const MovementShape& call) {
+  std::vector<MovementAlgorithm> candidates{MovementAlgorithm::Direct};
+  if (gpu_leader_takes(call.collective) && call.gpus < call.ranks) {
+    candidates.push_back(MovementAlgorithm::GpuLeader);
+  }
+  return candidates;
+}
+
+std::vector<TreeChoice> tree_candidates(const Table& table, std::string_view table_name, const TreeCall& call,
+                                        TreeBreadth breadth) {
+  TreeCall bucket = call;
+  bucket.bytes = bucket_floor(call.bytes);
+  std::vector<TreeChoice> candidates{choose_tree(table, table_name, bucket)};
+  const TreeChoice base = candidates.front(); // a copy: the pushes below move the vector
+  const bool sweep = breadth == TreeBreadth::Sweep;
+  const auto segments = sweep ? std::span<const std::uint64_t>(kSweepSegments)
+                              : std::span<const std::uint64_t>(kDynamicSegments);
+  const auto windows =
+      sweep ? std::span<const std::uint32_t>(kSweepWindows) : std::span<const std::uint32_t>(&base.window, 1);
+  for (const trees::Shape shape : kTriedShapes) {
+    for (const std::uint64_t segment : segments) {
+      for (const std::uint32_t window : windows) {
+        TreeChoice variant{base.shapes, segment, window, base.source};
+        (call.gpus == 1 ? variant.shapes.gpu : variant.shapes.node) = shape;
+        if (std::ranges::none_of(candidates, [&](const TreeChoice& listed) {
+              return same_run(listed, variant, bucket.bytes);
+            })) {
+          candidates.push_back(std::move(variant));
+        }
+      }
+    }
+  }
+  return candidates;
+}
+
+} // namespace commlens::runtime::tuning
