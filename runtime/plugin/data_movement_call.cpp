@@ -60,6 +60,7 @@ int run_movement_call(MovementCall& call, std::uint64_t call_id, std::uint8_t* i
   record.start_ns = state.host.now_ns();
   record.comm_id = state.host.communicator_id(call.comm);
   record.bytes = call.bytes;
+  drain_nonblocking(call.comm);
   CommunicatorEngine& engine =
       state.engines.engine_for(call.comm, static_cast<int>(state.host.runtime_ranks_per_node));
   call.geometry.ranks = engine.size();
