@@ -17,6 +17,22 @@ nonblocking::LaneKey lane_of(MPI_Comm comm) {
   return pmpi::handle_key(comm);
 }
 
+// An event on the legacy default stream now (null on a CUDA error: the job then waits for that
+// stream as it is when it runs, later but as correct).
+void* ready_event() {
+  cudaEvent_t event = nullptr;
+  if (cudaEventCreateWithFlags(&event, cudaEventDisableTiming) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  if (cudaEventRecord(event, cudaStreamLegacy) != cudaSuccess) {
+    cudaGetLastError();
+    cudaEventDestroy(event);
+    return nullptr;
+  }
+  return event;
+}
+
 } // namespace
 
 namespace {
@@ -53,6 +69,9 @@ int NonblockingCollectives::post(MPI_Comm comm, int device, RuntimeOp record, Jo
       return rc;
     }
     communicator.cache = std::make_unique<IpcHandleCache>(kLaneCacheMappings);
+    cudaStream_t stream = nullptr;
+    communicator.stream =
+        cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess ? stream : nullptr;
   }
   auto pending = std::make_unique<Pending>();
   pending->comm = comm;
@@ -67,13 +86,17 @@ int NonblockingCollectives::post(MPI_Comm comm, int device, RuntimeOp record, Jo
   pending->handle = *request;
   const std::uint64_t key = pmpi::handle_key(*request);
   Pending* const raw = pending.get();
-  IpcHandleCache* const cache = communicator.cache.get();
-  pending->ticket = lanes_.post(lane_of(comm), [raw, cache, device, job = std::move(job)] {
-    if (cudaSetDevice(device) != cudaSuccess) {
-      cudaGetLastError();
-      return nonblocking::Outcome{MPI_SUCCESS, true, "the lane could not make the caller's GPU current"};
+  const Lane lane{*communicator.cache, communicator.stream, ready_event()};
+  pending->ticket = lanes_.post(lane_of(comm), [raw, lane, device, job = std::move(job)] {
+    nonblocking::Outcome outcome{MPI_SUCCESS, true, "the lane could not make the caller's GPU current"};
+    if (cudaSetDevice(device) == cudaSuccess) {
+      outcome = job(lane, raw->record);
     }
-    return job(*cache, raw->record);
+    cudaGetLastError();
+    if (lane.ready_event != nullptr) {
+      cudaEventDestroy(static_cast<cudaEvent_t>(lane.ready_event));
+    }
+    return outcome;
   });
   states_.add(key, lane_of(comm), pending->ticket);
   pending_[key] = std::move(pending);
@@ -269,6 +292,9 @@ void NonblockingCollectives::forget(MPI_Comm comm) {
   }
   PMPI_Comm_free(&found->second.baseline_comm);
   found->second.cache->close_all();
+  if (found->second.stream != nullptr) {
+    cudaStreamDestroy(static_cast<cudaStream_t>(found->second.stream));
+  }
   communicators_.erase(found);
 }
 

@@ -32,9 +32,17 @@ namespace commlens::runtime {
 
 class NonblockingCollectives {
 public:
-  // Runs on the lane (no MPI): the collective over `cache`, filling the row's implementation,
-  // algorithm and figures; declined: every rank of the communicator agreed to the baseline.
-  using Job = std::function<nonblocking::Outcome(IpcHandleCache& cache, RuntimeOp& record)>;
+  // What a job runs with: the lane's IPC cache, its non-blocking stream, and an event recorded on
+  // the legacy default stream at the call (null if none could be): the inputs' producers are done
+  // once it is, whatever the program queued there since.
+  struct Lane {
+    IpcHandleCache& cache;
+    void* stream;
+    void* ready_event;
+  };
+  // Runs on the lane (no MPI): the collective, filling the row's implementation, algorithm and
+  // figures; declined: every rank of the communicator agreed to the baseline.
+  using Job = std::function<nonblocking::Outcome(const Lane& lane, RuntimeOp& record)>;
   // Posts the host-staged baseline on `comm` (the calling thread): staged buffers in `images`.
   using Baseline = std::function<int(MPI_Comm comm, StagedImages& images, MPI_Request* request)>;
 
@@ -85,6 +93,7 @@ private:
   struct CommunicatorState {
     MPI_Comm baseline_comm = MPI_COMM_NULL; // the private duplicate declined jobs' baselines use
     std::unique_ptr<IpcHandleCache> cache;  // the lane's own (used by its worker only)
+    void* stream = nullptr;                 // the lane's kernels' (non-blocking: see Lane)
   };
 
   bool progress_locked();

@@ -94,10 +94,16 @@ int entry::MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Dat
   *implementation = static_cast<std::uint8_t>(choice.implementation);
   NonblockingCollectives::Job job = [&engine, sendbuf, recvbuf, count, reduction = *reduction,
                                      algorithm = choice.algorithm, implementation_id = choice.implementation,
-                                     name = choice.name](IpcHandleCache& cache, RuntimeOp& row) {
-    const IpcResult result = ipc_allreduce(
-        engine, cache, {.sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .reduction = reduction},
-        algorithm);
+                                     name = choice.name](const NonblockingCollectives::Lane& lane,
+                                                         RuntimeOp& row) {
+    const IpcResult result = ipc_allreduce(engine, lane.cache,
+                                           {.sendbuf = sendbuf,
+                                            .recvbuf = recvbuf,
+                                            .count = count,
+                                            .reduction = reduction,
+                                            .ready_event = lane.ready_event,
+                                            .stream = lane.stream},
+                                           algorithm);
     if (!result.ran) {
       return nonblocking::Outcome{MPI_SUCCESS, true, result.reason};
     }
