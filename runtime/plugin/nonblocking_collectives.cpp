@@ -33,10 +33,6 @@ void* ready_event() {
   return event;
 }
 
-} // namespace
-
-namespace {
-
 // The generalized request's status: empty, as a collective's (MPI_ERROR: the call's error).
 int query_status(void* state, MPI_Status* status) {
   const int rc = static_cast<const int*>(state)[0];

@@ -107,8 +107,9 @@ void progress_at_call(std::uint64_t /*call_id*/, FunctionId /*function*/) noexce
   runtime_state().nonblocking->progress();
 }
 
+// COMMLENS_RUNTIME_COLLECTIVES names whose calls run through NonblockingCollectives.
 bool is_nonblocking_name(const std::string& name) {
-  return name.starts_with("i");
+  return name == "iallreduce";
 }
 
 // The wait/test hooks: the nonblocking collectives' requests, then point-to-point's.
