@@ -109,7 +109,7 @@ void progress_at_call(std::uint64_t /*call_id*/, FunctionId /*function*/) noexce
 
 // COMMLENS_RUNTIME_COLLECTIVES names whose calls run through NonblockingCollectives.
 bool is_nonblocking_name(const std::string& name) {
-  return name == "iallreduce";
+  return name == "iallreduce" || name == "iallgather" || name == "ireduce_scatter";
 }
 
 // The wait/test hooks: the nonblocking collectives' requests, then point-to-point's.
@@ -173,7 +173,10 @@ const char* start_runtime(const pmpi::CudaPluginHost& host) {
   }
   pmpi::RuntimeEntries& entries = host.hooks->runtime;
   install_runtime_entries(entries, [&](std::string_view family, std::string_view entry_name) {
-    return family == "p2p" ? state.p2p != nullptr : named(entry_name);
+    // `ireduce_scatter` names both nonblocking reduce-scatters.
+    return family == "p2p"                         ? state.p2p != nullptr
+           : entry_name == "ireduce_scatter_block" ? named("ireduce_scatter")
+                                                   : named(entry_name);
   });
   if (state.p2p || state.nonblocking) {
     install_request_hooks(entries);

@@ -14,7 +14,9 @@ void* StagedImages::stage(void* buffer, const MessageLayout& layout, bool fill, 
   }
   char* const span_start = static_cast<char*>(buffer) + layout.span_start;
   PooledBuffer pinned = pinned_.acquire(layout.span);
-  if (!pinned || (fill && !copy_on_legacy_stream(pinned.data(), span_start, layout.span))) {
+  // An output whose datatype leaves gaps is filled too: copy_back() writes the whole span.
+  const bool copy_in = fill || (output && !layout.contiguous);
+  if (!pinned || (copy_in && !copy_on_legacy_stream(pinned.data(), span_start, layout.span))) {
     return nullptr;
   }
   char* const image = static_cast<char*>(pinned.data());

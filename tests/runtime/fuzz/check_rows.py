@@ -57,7 +57,7 @@ def compare_rank(db, rank, expected):
 POSTED_RECEIVES = {"MPI_Irecv", "MPI_Imrecv", "MPI_Recv_init"}
 # A nonblocking collective's mpi_calls.implementation is what the runtime meant to run at the call;
 # the ranks may still agree on the baseline in its job, which only its runtime_ops row says.
-POSTED_COLLECTIVES = {"MPI_Iallreduce"}
+POSTED_COLLECTIVES = {"MPI_Iallreduce", "MPI_Iallgather", "MPI_Ireduce_scatter_block", "MPI_Ireduce_scatter"}
 ROOTED = {"MPI_Bcast", "MPI_Reduce"}
 SHAPE = "(flat|chain|binary|binomial)"
 TREE_ALGORITHM = re.compile(rf"(blocking_)?tree:gpu={SHAPE},node={SHAPE},nodes={SHAPE}:segment=\d+:window=\d+")

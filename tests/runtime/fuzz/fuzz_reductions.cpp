@@ -217,20 +217,37 @@ void scan(Context& context, const Communicator& c) {
   release(context, r);
 }
 
-void reduce_scatter_block(Context& context, const Communicator& c) {
+// MPI_Reduce_scatter_block, or MPI_Ireduce_scatter_block and its MPI_Wait.
+void reduce_scatter_block_call(Context& context, const Communicator& c, bool nonblocking) {
+  const char* const name = nonblocking ? "MPI_Ireduce_scatter_block" : "MPI_Reduce_scatter_block";
   const std::size_t block =
       context.fit(context.draw_count(), types().back(), static_cast<std::size_t>(c.size));
   const std::size_t total = block * static_cast<std::size_t>(c.size);
   Reduction r = prepare(context, c, total, total, context.draw(3) == 0);
-  const std::string what = describe("MPI_Reduce_scatter_block", r, c) + " block " + std::to_string(block);
-  context.expect_ok(MPI_Reduce_scatter_block(send_pointer(r), r.recv.data, static_cast<int>(block),
-                                             r.type.type, r.op.op, c.comm),
+  const std::string what = describe(name, r, c) + " block " + std::to_string(block);
+  const int c_block = static_cast<int>(block);
+  MPI_Request request = MPI_REQUEST_NULL;
+  context.expect_ok(nonblocking ? MPI_Ireduce_scatter_block(send_pointer(r), r.recv.data, c_block,
+                                                            r.type.type, r.op.op, c.comm, &request)
+                                : MPI_Reduce_scatter_block(send_pointer(r), r.recv.data, c_block, r.type.type,
+                                                           r.op.op, c.comm),
                     what);
-  context.log.call("MPI_Reduce_scatter_block", bytes(r, total), bytes(r, block), location(r), r.type.name,
-                   -1);
+  context.log.call(name, bytes(r, total), bytes(r, block), location(r), r.type.name, -1);
+  if (nonblocking) {
+    context.expect_ok(MPI_Wait(&request, MPI_STATUS_IGNORE), what + " (wait)");
+    context.log.call("MPI_Wait");
+  }
   const std::size_t first = block * static_cast<std::size_t>(c.rank);
   expect_elements(context, r.recv, 0, block, r.type, reference(r, c.size, first, block), what);
   release(context, r);
+}
+
+void reduce_scatter_block(Context& context, const Communicator& c) {
+  reduce_scatter_block_call(context, c, false);
+}
+
+void ireduce_scatter_block(Context& context, const Communicator& c) {
+  reduce_scatter_block_call(context, c, true);
 }
 
 } // namespace
@@ -243,7 +260,8 @@ void add_reductions(std::vector<NamedOperation>& list) {
                            {"iallreduce_outstanding", iallreduce_outstanding},
                            {"reduce", reduce},
                            {"scan", scan},
-                           {"reduce_scatter_block", reduce_scatter_block}});
+                           {"reduce_scatter_block", reduce_scatter_block},
+                           {"ireduce_scatter_block", ireduce_scatter_block}});
 }
 
 } // namespace fuzz

@@ -21,7 +21,7 @@ enum class RuntimeMode { Off, On, AB };
 // point-to-point) is not on by default: a probe of a message that went through its rendezvous sees
 // the rendezvous header's size (docs/runtime.md).
 inline constexpr const char* kRuntimeCollectives =
-    "allreduce,bcast,reduce,allgather,gather,scatter,alltoall,reduce_scatter_block,reduce_scatter,p2p,iallreduce";
+    "allreduce,bcast,reduce,allgather,gather,scatter,alltoall,reduce_scatter_block,reduce_scatter,p2p,iallreduce,iallgather,ireduce_scatter";
 inline constexpr const char* kRuntimeDefaultCollectives = "allreduce";
 // COMMLENS_RUNTIME_ALGORITHM: auto (the tuning table's choice) or one algorithm forced where safe.
 inline constexpr const char* kRuntimeAlgorithms = "auto,one_shot,two_shot,one_shot_striped";
