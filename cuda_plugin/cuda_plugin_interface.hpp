@@ -14,7 +14,7 @@
 
 namespace commlens::pmpi {
 
-inline constexpr int kCudaPluginAbiVersion = 12;
+inline constexpr int kCudaPluginAbiVersion = 13;
 inline constexpr const char* kCudaPluginFile = "libcommlens_cuda.so";
 inline constexpr const char* kCudaPluginStartSymbol = "commlens_cuda_plugin_start";
 

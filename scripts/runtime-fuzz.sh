@@ -9,7 +9,9 @@
 # environment: FUZZ_RANKS ("2 4 8"), FUZZ_MODES ("on ab dynamic"; dynamic: COMMLENS_RUNTIME=on with
 # COMMLENS_RUNTIME_SELECT=dynamic, so every candidate algorithm runs on fuzzed calls), FUZZ_COLLECTIVES ("allreduce
 # allreduce,p2p bcast,reduce allreduce,bcast,reduce,p2p" and the data-movement set: allgather,
-# gather, scatter, alltoall, reduce_scatter_block and reduce_scatter with allreduce), FUZZ_SEED (the
+# gather, scatter, alltoall, reduce_scatter_block and reduce_scatter with allreduce; the nonblocking
+# sets: iallreduce,iallgather,ireduce_scatter alone and beside allreduce, allgather,
+# reduce_scatter_block, bcast, reduce and p2p), FUZZ_SEED (the
 # first seed; default: the time), FUZZ_TIMEOUT (seconds a run may take, 600).
 set -uo pipefail
 build=$(realpath "${1:-build}")
@@ -25,6 +27,9 @@ for needed in "$program" "$commlens"; do
 done
 
 data_movement=allreduce,allgather,gather,scatter,alltoall,reduce_scatter_block,reduce_scatter
+# The nonblocking collectives alone, and beside the blocking ones and point-to-point on the same
+# communicators (their requests in the same wait and test calls).
+nonblocking="iallreduce,iallgather,ireduce_scatter allreduce,allgather,reduce_scatter_block,iallreduce,iallgather,ireduce_scatter,bcast,reduce,p2p"
 seed=${FUZZ_SEED:-$(date +%s)}
 end=$((SECONDS + seconds))
 runs=0 failures=0 calls=0
@@ -34,7 +39,7 @@ echo "runtime-fuzz: first seed $seed, $steps steps a run, counts up to 2^$max_lo
 while ((SECONDS < end)); do
   for ranks in ${FUZZ_RANKS:-2 4 8}; do
     for mode in ${FUZZ_MODES:-on ab dynamic}; do
-      for collectives in ${FUZZ_COLLECTIVES:-allreduce allreduce,p2p bcast,reduce allreduce,bcast,reduce,p2p $data_movement}; do
+      for collectives in ${FUZZ_COLLECTIVES:-allreduce allreduce,p2p bcast,reduce allreduce,bcast,reduce,p2p $data_movement $nonblocking}; do
         ((SECONDS < end)) || break 3
         run=$work/$seed
         mkdir -p "$run/log"

@@ -42,6 +42,11 @@ struct RuntimeEntries : RuntimeCallEntries {
   // What the runtime posted under the request that its completion must finish (detached_requests.hpp
   // keeps such a request when the program frees it in flight).
   RequestWork (*tracks)(std::uint64_t request_key) = nullptr;
+  // At the start of every wait and test call: the runtime completes the generalized requests of its
+  // nonblocking collectives whose work finished. True while some of them still cannot complete
+  // without it: a wait call then tests in a loop (runtime_dispatch.hpp), as MPI alone would never
+  // see them complete.
+  bool (*progress_requests)() = nullptr;
 };
 
 // What host staging of device buffers needs from CUDA (device_staging.hpp), filled by the runtime

@@ -340,6 +340,10 @@ def wrapper(function):
         recorded = f"{dispatch}(&call, {pmpi_args})"
     elif "free_request" in roles:  # the runtime and the staging may keep the request (runtime_dispatch.hpp)
         unrecorded = recorded = f"commlens::pmpi::runtime::free_request({roles['free_request']})"
+    elif "complete" in roles:  # the runtime's nonblocking collectives progress first (runtime_dispatch.hpp)
+        rule = roles["complete"].partition("(")[0]
+        unrecorded = f"commlens::pmpi::runtime::completion::{rule}({plain_args})"
+        recorded = f"commlens::pmpi::runtime::completion::{rule}({pmpi_args})"
     else:
         unrecorded, recorded = f"P{function.name}({plain_args})", f"P{function.name}({pmpi_args})"
     finish += staging_finish

@@ -57,6 +57,80 @@ inline int finish_completed(int rc, const RequestSnapshot& requests, int complet
   return rc;
 }
 
+// The wait and test calls as the wrappers make them: the runtime's nonblocking collectives are
+// progressed first, and while some of them are incomplete a wait is a loop of its test (the same
+// result; MPI never completes those requests by itself). Without them: PMPI's call, one load more.
+namespace completion {
+
+inline bool runtime_incomplete() noexcept {
+  const auto progress = collector_hooks().runtime.progress_requests;
+  return progress != nullptr && progress();
+}
+
+inline int wait(MPI_Request* request, MPI_Status* status) noexcept {
+  int flag = 0;
+  while (runtime_incomplete()) {
+    if (const int rc = PMPI_Test(request, &flag, status); rc != MPI_SUCCESS || flag != 0) {
+      return rc;
+    }
+  }
+  return PMPI_Wait(request, status);
+}
+
+inline int test(MPI_Request* request, int* flag, MPI_Status* status) noexcept {
+  runtime_incomplete();
+  return PMPI_Test(request, flag, status);
+}
+
+inline int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) noexcept {
+  int flag = 0;
+  while (runtime_incomplete()) {
+    if (const int rc = PMPI_Testall(count, requests, &flag, statuses); rc != MPI_SUCCESS || flag != 0) {
+      return rc;
+    }
+  }
+  return PMPI_Waitall(count, requests, statuses);
+}
+
+inline int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) noexcept {
+  runtime_incomplete();
+  return PMPI_Testall(count, requests, flag, statuses);
+}
+
+inline int waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) noexcept {
+  int flag = 0;
+  while (runtime_incomplete()) {
+    if (const int rc = PMPI_Testany(count, requests, index, &flag, status); rc != MPI_SUCCESS || flag != 0) {
+      return rc; // flag with index MPI_UNDEFINED: no active request, as MPI_Waitany says
+    }
+  }
+  return PMPI_Waitany(count, requests, index, status);
+}
+
+inline int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) noexcept {
+  runtime_incomplete();
+  return PMPI_Testany(count, requests, index, flag, status);
+}
+
+inline int waitsome(int count, MPI_Request requests[], int* outcount, int indices[],
+                    MPI_Status statuses[]) noexcept {
+  while (runtime_incomplete()) {
+    if (const int rc = PMPI_Testsome(count, requests, outcount, indices, statuses);
+        rc != MPI_SUCCESS || *outcount != 0) {
+      return rc; // MPI_UNDEFINED: no active request, as MPI_Waitsome says
+    }
+  }
+  return PMPI_Waitsome(count, requests, outcount, indices, statuses);
+}
+
+inline int testsome(int count, MPI_Request requests[], int* outcount, int indices[],
+                    MPI_Status statuses[]) noexcept {
+  runtime_incomplete();
+  return PMPI_Testsome(count, requests, outcount, indices, statuses);
+}
+
+} // namespace completion
+
 // MPI_Request_free: a request the runtime or the staging still has work under is kept until MPI
 // completes it (detached_requests.hpp); any other is freed after they released what they posted.
 inline int free_request(MPI_Request* request) noexcept {

@@ -138,6 +138,7 @@ int entry::MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Data
 
   // Everything up to the engine's agreement is decided from arguments equal on every rank, so all
   // ranks take the same branch without talking to each other.
+  drain_nonblocking(comm);
   CommunicatorEngine& engine =
       state.engines.engine_for(comm, static_cast<int>(state.host.runtime_ranks_per_node));
   if (engine.usable()) {

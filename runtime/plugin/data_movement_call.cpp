@@ -20,8 +20,9 @@ int run_baseline(RuntimeState& state, const std::function<int(StagedBuffers&)>& 
   return rc;
 }
 
-// Why the runtime declines the call before any agreement (every rank finds the same), or null.
-const char* decline_everywhere(CommunicatorEngine& engine, const MovementCall& call) {
+} // namespace
+
+const char* movement_declined(CommunicatorEngine& engine, const MovementCall& call) {
   if (!engine.usable()) {
     return engine.why_unusable().c_str();
   }
@@ -38,8 +39,6 @@ const char* decline_everywhere(CommunicatorEngine& engine, const MovementCall& c
   }
   return nullptr;
 }
-
-} // namespace
 
 bool contiguous_message(int count, MPI_Datatype datatype) noexcept {
   const MessageLayout layout = message_layout(count, datatype);
@@ -62,11 +61,12 @@ int run_movement_call(MovementCall& call, std::uint64_t call_id, std::uint8_t* i
   record.start_ns = state.host.now_ns();
   record.comm_id = state.host.communicator_id(call.comm);
   record.bytes = call.bytes;
+  drain_nonblocking(call.comm);
   CommunicatorEngine& engine =
       state.engines.engine_for(call.comm, static_cast<int>(state.host.runtime_ranks_per_node));
   call.geometry.ranks = engine.size();
   int rc = MPI_SUCCESS;
-  if (const char* why = decline_everywhere(engine, call)) {
+  if (const char* why = movement_declined(engine, call)) {
     record.decision = "fallback";
     record.reason = why;
     rc = run_baseline(state, baseline, record);

@@ -33,6 +33,22 @@ struct MovementCall {
 int run_movement_call(MovementCall& call, std::uint64_t call_id, std::uint8_t* implementation,
                       const std::function<int(StagedBuffers&)>& baseline) noexcept;
 
+// What the calls are, for their blocking entries and their nonblocking ones (nonblocking_entries.cpp);
+// `function` names the runtime_ops row. The arrays and buffers stay the caller's.
+MovementCall allgather_call(FunctionId function, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+MovementCall reduce_scatter_block_call(FunctionId function, const void* sendbuf, void* recvbuf, int recvcount,
+                                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+MovementCall reduce_scatter_call(FunctionId function, const void* sendbuf, void* recvbuf,
+                                 const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+
+// Why the runtime declines the call before any agreement (every rank finds the same), or null.
+const char* movement_declined(CommunicatorEngine& engine, const MovementCall& call);
+
+// The ranks a buffer holds a block for: the communicator's, the remote group's for an
+// inter-communicator (which the runtime leaves to the baseline, whose staging must still fit).
+int movement_group_size(MPI_Comm comm);
+
 // Whether `count` elements of `datatype` are a contiguous run of bytes (what the runtime copies).
 bool contiguous_message(int count, MPI_Datatype datatype) noexcept;
 // count x type size; 0 on an error or a negative count.

@@ -5,6 +5,7 @@
 #include "plugin/data_movement_call.hpp"
 #include "runtime_entry_points.hpp"
 
+#include <numeric>
 #include <span>
 
 namespace commlens::runtime {
@@ -25,9 +26,9 @@ bool is_inter(MPI_Comm comm) {
   return inter != 0;
 }
 
-// The ranks a buffer holds a block for: the communicator's, the remote group's for an
-// inter-communicator (which the runtime leaves to the baseline, whose staging must still fit).
-int group_size(MPI_Comm comm) {
+} // namespace
+
+int movement_group_size(MPI_Comm comm) {
   int size = 0;
   if (is_inter(comm)) {
     PMPI_Comm_remote_size(comm, &size);
@@ -36,6 +37,8 @@ int group_size(MPI_Comm comm) {
   }
   return size;
 }
+
+namespace {
 
 // Whether this rank is the root of a rooted call (an inter-communicator's root passes MPI_ROOT).
 bool is_root_of(MPI_Comm comm, int root) {
@@ -72,12 +75,11 @@ void set_reduction(MovementCall& call, MPI_Datatype datatype, MPI_Op op) {
 
 } // namespace
 
-int entry::MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, std::uint64_t call_id,
-                         std::uint8_t* implementation) noexcept {
+MovementCall allgather_call(FunctionId function, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   const bool in_place = sendbuf == MPI_IN_PLACE;
   const std::uint64_t block = message_bytes(recvcount, recvtype);
-  MovementCall call = copy_call(pmpi::fn::MPI_Allgather, Collective::Allgather, comm, block);
+  MovementCall call = copy_call(function, Collective::Allgather, comm, block);
   call.geometry.in_place = in_place;
   call.input = in_place
                    ? static_cast<const char*>(recvbuf) + block * static_cast<std::uint64_t>(comm_rank(comm))
@@ -85,9 +87,56 @@ int entry::MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendty
   call.output = recvbuf;
   call.arguments_declined = in_place ? !contiguous_message(recvcount, recvtype)
                                      : !blocks_match(sendcount, sendtype, recvcount, recvtype);
+  return call;
+}
+
+MovementCall reduce_scatter_block_call(FunctionId function, const void* sendbuf, void* recvbuf, int recvcount,
+                                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  MovementCall call =
+      copy_call(function, Collective::ReduceScatterBlock, comm, message_bytes(recvcount, datatype));
+  if (sendbuf == MPI_IN_PLACE && call.unsupported == nullptr) {
+    // A rank's result would overwrite the first block of its input while rank 0 still reads it.
+    call.unsupported = "MPI_IN_PLACE reduce_scatter (not implemented)";
+  }
+  set_reduction(call, datatype, op);
+  call.input = sendbuf;
+  call.output = recvbuf;
+  return call;
+}
+
+MovementCall reduce_scatter_call(FunctionId function, const void* sendbuf, void* recvbuf,
+                                 const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  const int ranks = movement_group_size(comm);
+  const int me = is_inter(comm) ? 0 : comm_rank(comm); // an inter-communicator goes to the baseline
+  const std::span<const int> counts(recvcounts, static_cast<std::size_t>(ranks));
+  int total = 0;
+  for (const int count : counts) {
+    total += count;
+  }
+  // The signature every rank shares: the mean block (block_plan.hpp slices by the counts).
+  MovementCall call = copy_call(function, Collective::ReduceScatter, comm,
+                                message_bytes(total, datatype) / static_cast<std::uint64_t>(ranks));
+  call.bytes = message_bytes(total, datatype);
+  call.unsupported = total > 0 ? nullptr : "empty call";
+  if (sendbuf == MPI_IN_PLACE && call.unsupported == nullptr) {
+    call.unsupported = "MPI_IN_PLACE reduce_scatter (not implemented)";
+  }
+  set_reduction(call, datatype, op);
+  call.geometry.counts = counts;
+  call.input = sendbuf;
+  call.output = counts[static_cast<std::size_t>(me)] > 0 ? recvbuf : nullptr;
+  return call;
+}
+
+int entry::MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, std::uint64_t call_id,
+                         std::uint8_t* implementation) noexcept {
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  MovementCall call = allgather_call(pmpi::fn::MPI_Allgather, sendbuf, sendcount, sendtype, recvbuf,
+                                     recvcount, recvtype, comm);
   return run_movement_call(call, call_id, implementation, [&](StagedBuffers& staged) {
     const void* send = staged.send(sendbuf, sendcount, sendtype);
-    void* receive = staged.receive(recvbuf, recvcount, recvtype, group_size(comm), in_place);
+    void* receive = staged.receive(recvbuf, recvcount, recvtype, movement_group_size(comm), in_place);
     return staged.finish(staged.ok()
                              ? PMPI_Allgather(send, sendcount, sendtype, receive, recvcount, recvtype, comm)
                              : MPI_SUCCESS);
@@ -112,7 +161,7 @@ int entry::MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
   return run_movement_call(call, call_id, implementation, [&](StagedBuffers& staged) {
     const void* send = staged.send(sendbuf, sendcount, sendtype);
     void* receive =
-        is_root ? staged.receive(recvbuf, recvcount, recvtype, group_size(comm), in_place) : recvbuf;
+        is_root ? staged.receive(recvbuf, recvcount, recvtype, movement_group_size(comm), in_place) : recvbuf;
     return staged.finish(
         staged.ok() ? PMPI_Gather(send, sendcount, sendtype, receive, recvcount, recvtype, root, comm)
                     : MPI_SUCCESS);
@@ -135,7 +184,8 @@ int entry::MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype
                             : in_place ? !contiguous_message(sendcount, sendtype)
                                        : !blocks_match(sendcount, sendtype, recvcount, recvtype);
   return run_movement_call(call, call_id, implementation, [&](StagedBuffers& staged) {
-    const void* send = is_root ? staged.send(sendbuf, sendcount, sendtype, group_size(comm)) : sendbuf;
+    const void* send =
+        is_root ? staged.send(sendbuf, sendcount, sendtype, movement_group_size(comm)) : sendbuf;
     void* receive = staged.receive(recvbuf, recvcount, recvtype, 1, false);
     return staged.finish(
         staged.ok() ? PMPI_Scatter(send, sendcount, sendtype, receive, recvcount, recvtype, root, comm)
@@ -157,7 +207,7 @@ int entry::MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
   call.output = recvbuf;
   call.arguments_declined = !in_place && !blocks_match(sendcount, sendtype, recvcount, recvtype);
   return run_movement_call(call, call_id, implementation, [&](StagedBuffers& staged) {
-    const int ranks = group_size(comm);
+    const int ranks = movement_group_size(comm);
     const void* send = staged.send(sendbuf, sendcount, sendtype, ranks);
     void* receive = staged.receive(recvbuf, recvcount, recvtype, ranks, in_place);
     return staged.finish(staged.ok()
@@ -170,18 +220,12 @@ int entry::MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recv
                                     MPI_Op op, MPI_Comm comm, std::uint64_t call_id,
                                     std::uint8_t* implementation) noexcept {
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  MovementCall call = copy_call(pmpi::fn::MPI_Reduce_scatter_block, Collective::ReduceScatterBlock, comm,
-                                message_bytes(recvcount, datatype));
-  if (in_place && call.unsupported == nullptr) {
-    // A rank's result would overwrite the first block of its input while rank 0 still reads it.
-    call.unsupported = "MPI_IN_PLACE reduce_scatter (not implemented)";
-  }
-  set_reduction(call, datatype, op);
-  call.input = sendbuf;
-  call.output = recvbuf;
+  MovementCall call = reduce_scatter_block_call(pmpi::fn::MPI_Reduce_scatter_block, sendbuf, recvbuf,
+                                                recvcount, datatype, op, comm);
   return run_movement_call(call, call_id, implementation, [&](StagedBuffers& staged) {
-    const void* send = staged.send(sendbuf, recvcount, datatype, group_size(comm));
-    void* receive = staged.receive(recvbuf, recvcount, datatype, in_place ? group_size(comm) : 1, in_place);
+    const void* send = staged.send(sendbuf, recvcount, datatype, movement_group_size(comm));
+    void* receive =
+        staged.receive(recvbuf, recvcount, datatype, in_place ? movement_group_size(comm) : 1, in_place);
     return staged.finish(staged.ok() ? PMPI_Reduce_scatter_block(send, receive, recvcount, datatype, op, comm)
                                      : MPI_SUCCESS);
   });
@@ -191,25 +235,11 @@ int entry::MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recv
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, std::uint64_t call_id,
                               std::uint8_t* implementation) noexcept {
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  const int ranks = group_size(comm);
-  const int me = is_inter(comm) ? 0 : comm_rank(comm); // an inter-communicator goes to the baseline
-  const std::span<const int> counts(recvcounts, static_cast<std::size_t>(ranks));
-  int total = 0;
-  for (const int count : counts) {
-    total += count;
-  }
-  // The signature every rank shares: the mean block (block_plan.hpp slices by the counts).
-  MovementCall call = copy_call(pmpi::fn::MPI_Reduce_scatter, Collective::ReduceScatter, comm,
-                                message_bytes(total, datatype) / static_cast<std::uint64_t>(ranks));
-  call.bytes = message_bytes(total, datatype);
-  call.unsupported = total > 0 ? nullptr : "empty call";
-  if (in_place && call.unsupported == nullptr) {
-    call.unsupported = "MPI_IN_PLACE reduce_scatter (not implemented)";
-  }
-  set_reduction(call, datatype, op);
-  call.geometry.counts = counts;
-  call.input = sendbuf;
-  call.output = counts[static_cast<std::size_t>(me)] > 0 ? recvbuf : nullptr;
+  const int me = is_inter(comm) ? 0 : comm_rank(comm);
+  const std::span<const int> counts(recvcounts, static_cast<std::size_t>(movement_group_size(comm)));
+  const int total = std::accumulate(counts.begin(), counts.end(), 0);
+  MovementCall call =
+      reduce_scatter_call(pmpi::fn::MPI_Reduce_scatter, sendbuf, recvbuf, recvcounts, datatype, op, comm);
   return run_movement_call(call, call_id, implementation, [&](StagedBuffers& staged) {
     const void* send = staged.send(sendbuf, total, datatype);
     void* receive = staged.receive(recvbuf, in_place ? total : counts[static_cast<std::size_t>(me)], datatype,

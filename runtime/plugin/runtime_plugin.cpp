@@ -16,6 +16,9 @@ namespace commlens::runtime {
 namespace {
 
 void forget_communicator(MPI_Comm comm) {
+  if (runtime_state().nonblocking) {
+    runtime_state().nonblocking->forget(comm); // its lane's jobs use the engine
+  }
   runtime_state().engines.forget(comm);
   if (runtime_state().p2p) {
     runtime_state().p2p->forget(comm);
@@ -30,6 +33,9 @@ void finish() {
   hooks.slots[static_cast<int>(pmpi::Collector::Runtime)] = {};
   if (state.p2p) {
     state.p2p->finalize(); // waits for its rendezvous replies while the channel is still open
+  }
+  if (state.nonblocking) {
+    state.nonblocking->finalize(); // its rows go into this flush
   }
   state.records->flush();
   state.tree_scratch.trim();
@@ -101,6 +107,47 @@ void load_tree_settings(RuntimeState& state, const pmpi::CudaPluginHost& host) {
   }
 }
 
+// At every recorded MPI call: the baselines of nonblocking collectives whose ranks declined in
+// their jobs are posted as early as the calling thread can (nonblocking_collectives.hpp).
+void progress_at_call(std::uint64_t /*call_id*/, FunctionId /*function*/) noexcept {
+  runtime_state().nonblocking->progress();
+}
+
+// COMMLENS_RUNTIME_COLLECTIVES names whose calls run through NonblockingCollectives.
+bool is_nonblocking_name(const std::string& name) {
+  return name == "iallreduce" || name == "iallgather" || name == "ireduce_scatter";
+}
+
+// The wait/test hooks: the nonblocking collectives' requests, then point-to-point's.
+void install_request_hooks(pmpi::RuntimeEntries& entries) {
+  entries.finish_request = [](std::uint64_t request_key, MPI_Status* status) {
+    RuntimeState& state = runtime_state();
+    if (state.nonblocking && state.nonblocking->knows(request_key)) {
+      return state.nonblocking->finish_request(request_key);
+    }
+    return state.p2p ? state.p2p->finish_request(request_key, status) : MPI_SUCCESS;
+  };
+  entries.request_freed = [](std::uint64_t request_key) {
+    RuntimeState& state = runtime_state();
+    if (state.nonblocking && state.nonblocking->knows(request_key)) {
+      state.nonblocking->request_freed(request_key);
+    } else if (state.p2p) {
+      state.p2p->request_freed(request_key);
+    }
+  };
+  entries.tracks = [](std::uint64_t request_key) {
+    RuntimeState& state = runtime_state();
+    if (state.nonblocking && state.nonblocking->knows(request_key)) {
+      return state.nonblocking->tracks(request_key);
+    }
+    return state.p2p ? state.p2p->tracks(request_key) : pmpi::RequestWork::None;
+  };
+  entries.progress_requests = [] {
+    const auto& nonblocking = runtime_state().nonblocking;
+    return nonblocking != nullptr && nonblocking->progress();
+  };
+}
+
 } // namespace
 
 const char* start_runtime(const pmpi::CudaPluginHost& host) {
@@ -123,28 +170,30 @@ const char* start_runtime(const pmpi::CudaPluginHost& host) {
   // The `runtime` functions of mpi_functions.spec: point-to-point when its channel is open (the
   // core opens it when COMMLENS_RUNTIME_COLLECTIVES names p2p), each collective when named there.
   const auto& collectives = host.runtime_collectives;
+  const auto named = [&](std::string_view name) {
+    return std::find(collectives.begin(), collectives.end(), name) != collectives.end();
+  };
+  if (std::any_of(collectives.begin(), collectives.end(), is_nonblocking_name)) {
+    state.nonblocking =
+        std::make_unique<NonblockingCollectives>(state.host, *state.records, state.cuda_aware);
+  }
   pmpi::RuntimeEntries& entries = host.hooks->runtime;
   install_runtime_entries(entries, [&](std::string_view family, std::string_view entry_name) {
-    return family == "p2p"
-               ? state.p2p != nullptr
-               : std::find(collectives.begin(), collectives.end(), entry_name) != collectives.end();
+    // `ireduce_scatter` names both nonblocking reduce-scatters.
+    return family == "p2p"                         ? state.p2p != nullptr
+           : entry_name == "ireduce_scatter_block" ? named("ireduce_scatter")
+                                                   : named(entry_name);
   });
-  if (state.p2p) {
-    entries.finish_request = [](std::uint64_t request_key, MPI_Status* status) {
-      return runtime_state().p2p->finish_request(request_key, status);
-    };
-    entries.request_freed = [](std::uint64_t request_key) {
-      runtime_state().p2p->request_freed(request_key);
-    };
-    entries.tracks = [](std::uint64_t request_key) { return runtime_state().p2p->tracks(request_key); };
+  if (state.p2p || state.nonblocking) {
+    install_request_hooks(entries);
   }
   // Every other call that takes a buffer stages its device buffers through host memory
   // (collectors/pmpi/device_staging.hpp): a library that is not CUDA-aware would crash on them.
   if (!state.cuda_aware) {
     host.hooks->staging = device_staging_ops();
   }
-  host.hooks->slots[static_cast<int>(pmpi::Collector::Runtime)] = {nullptr, nullptr, nullptr,
-                                                                   forget_communicator, finish};
+  host.hooks->slots[static_cast<int>(pmpi::Collector::Runtime)] = {
+      state.nonblocking ? progress_at_call : nullptr, nullptr, nullptr, forget_communicator, finish};
   host.set_run_value("runtime", host.runtime == RuntimeMode::AB ? "ab" : "on");
   host.set_run_value("runtime_baseline",
                      state.cuda_aware ? "pmpi (CUDA-aware MPI)" : "host staging (MPI not CUDA-aware)");

@@ -7,4 +7,10 @@ RuntimeState& runtime_state() {
   return state;
 }
 
+void drain_nonblocking(MPI_Comm comm) {
+  if (const auto& nonblocking = runtime_state().nonblocking) {
+    nonblocking->drain(comm);
+  }
+}
+
 } // namespace commlens::runtime

@@ -7,6 +7,7 @@
 #include "engine/communicator_engine.hpp"
 #include "engine/noise_injector.hpp"
 #include "engine/runtime_records.hpp"
+#include "plugin/nonblocking_collectives.hpp"
 #include "point_to_point/point_to_point.hpp"
 #include "shipped_tables.hpp"
 #include "transport/buffer_pool.hpp"
@@ -36,8 +37,14 @@ struct RuntimeState {
   BufferPool tree_scratch{PoolMemory::Device, std::size_t{256} << 20};
   std::unique_ptr<NoiseInjector> noise;
   bool blocking_trees = false;
+  // COMMLENS_RUNTIME_COLLECTIVES names a nonblocking collective (iallreduce ...).
+  std::unique_ptr<NonblockingCollectives> nonblocking;
 };
 
 RuntimeState& runtime_state();
+
+// Before a blocking runtime collective on comm: the nonblocking ones posted on it before have run
+// (they share its engine; MPI orders a communicator's collectives by call order).
+void drain_nonblocking(MPI_Comm comm);
 
 } // namespace commlens::runtime

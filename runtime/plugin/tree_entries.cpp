@@ -36,6 +36,7 @@ RootedCall start_call(FunctionId function, MPI_Comm comm, int root, std::uint64_
   if (state.noise) {
     state.noise->point(); // inside the call's time, as noise inside MPI would be
   }
+  drain_nonblocking(comm);
   RootedCall call{
       state, {}, state.engines.engine_for(comm, static_cast<int>(state.host.runtime_ranks_per_node)), comm};
   call.record.call_id = call_id;

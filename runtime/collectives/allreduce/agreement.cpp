@@ -74,6 +74,19 @@ Decline publish(IpcHandleCache& cache, const void* pointer, std::size_t alignmen
              : Decline::NotExportable;
 }
 
+// Waits for the request's ready event, or for the legacy default stream; false on a CUDA error
+// (cleared).
+bool producers_done(const BufferAgreement& request) {
+  if (request.ready_event == nullptr) {
+    return wait_for_legacy_stream();
+  }
+  if (cudaEventSynchronize(static_cast<cudaEvent_t>(request.ready_event)) == cudaSuccess) {
+    return true;
+  }
+  cudaGetLastError();
+  return false;
+}
+
 Decline prepare_local(IpcHandleCache& cache, const BufferAgreement& request, RankSlot& mine) {
   int device = -1;
   Decline decline = request.arguments_declined ? Decline::Arguments : Decline::None;
@@ -85,8 +98,9 @@ Decline prepare_local(IpcHandleCache& cache, const BufferAgreement& request, Ran
   }
   cache.publish_freed_exports(&mine.freed);
   // The buffers' producers may still run on the legacy default stream (or streams synchronising
-  // with it): peers read this memory directly, so wait for them first.
-  if (decline == Decline::None && !wait_for_legacy_stream()) {
+  // with it): peers read this memory directly, so wait for them first (for a nonblocking call,
+  // for what was queued there before its call).
+  if (decline == Decline::None && !producers_done(request)) {
     decline = Decline::StreamError;
   }
   return decline;
@@ -248,7 +262,8 @@ bool agree_and_map(CommunicatorEngine& engine, IpcHandleCache& cache, const Allr
                           // allreduce and the trees always publish one, so all must decline.
                           .arguments_declined = args.non_contiguous || args.recvbuf == nullptr,
                           .background_opens = args.background_opens,
-                          .vote = args.vote};
+                          .vote = args.vote,
+                          .ready_event = args.ready_event};
   if (algorithm == IpcAlgorithm::Tree) { // the tree's caller says whose buffers each rank reads
     request.inputs_needed = args.tree_inputs;
     request.outputs_needed = args.tree_outputs;

@@ -32,6 +32,7 @@ struct BufferAgreement {
   bool arguments_declined = false;  // this rank's own arguments rule the runtime out (see decline text)
   bool background_opens = false;    // COMMLENS_RUNTIME_BACKGROUND_OPENS (ipc_allreduce.hpp)
   MPI_Comm vote = MPI_COMM_NULL;    // with ranks on other nodes: every rank of it votes too
+  void* ready_event = nullptr;      // the producers are done with it (else: the legacy stream now)
 };
 
 // Returns whether the call runs here, with the peers' buffers in `buffers` and the handles opened

@@ -44,6 +44,12 @@ struct AllreduceArguments {
   // This rank's datatype is not contiguous (a bcast's datatype may differ between ranks): it
   // declines, and every rank hands the call to the baseline.
   bool non_contiguous = false;
+  // A nonblocking call run after its call returned: the buffers' producers are done once this
+  // CUDA event (recorded on the legacy default stream at the call) is, and the kernels run on
+  // `stream`, so that work the program queued after the call is not waited for. Null: the legacy
+  // stream as it is now, and the engine's stream.
+  void* ready_event = nullptr;
+  void* stream = nullptr;
 };
 
 // OneShotStriped (two ranks, large messages): one-shot over NVLink for most of the data while the

@@ -18,7 +18,7 @@ void one_shot(CommunicatorEngine& engine, const AllreduceArguments& args, IpcAlg
   }
   const std::size_t element_bytes = element_size(args.reduction.type);
   const std::size_t elements = static_cast<std::size_t>(args.count);
-  void* const stream = engine.stream();
+  void* const stream = args.stream != nullptr ? args.stream : engine.stream();
   const std::size_t over_links =
       algorithm == IpcAlgorithm::OneShotStriped
           ? whole_packs(static_cast<std::size_t>(static_cast<double>(elements) * (1.0 - args.host_share)),

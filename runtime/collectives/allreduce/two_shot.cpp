@@ -22,7 +22,7 @@ void two_shot(CommunicatorEngine& engine, const AllreduceArguments& args, const 
   const int ranks = engine.size();
   const std::size_t element_bytes = element_size(args.reduction.type);
   const std::size_t elements = static_cast<std::size_t>(args.count);
-  void* const stream = engine.stream();
+  void* const stream = args.stream != nullptr ? args.stream : engine.stream();
   const std::size_t first = slice_start(elements, element_bytes, me, ranks);
   const std::size_t last = slice_start(elements, element_bytes, me + 1, ranks);
   SourceList sources{{}, ranks};

@@ -87,13 +87,14 @@ IpcResult ipc_data_movement(CommunicatorEngine& engine, IpcHandleCache& cache, c
                                      .inputs_needed = served != 0 ? movement::inputs_read(call, served) : 0U,
                                      .outputs_needed = served & outputs & ~(1U << me),
                                      .arguments_declined = args.arguments_declined,
-                                     .background_opens = args.background_opens};
+                                     .background_opens = args.background_opens,
+                                     .ready_event = args.ready_event};
   ipc::PeerBuffers buffers;
   if (!ipc::agree_and_map(engine, cache, request, buffers, &result.reason, &result.ipc_opens)) {
     return result;
   }
   result.ran = true;
-  void* const stream = engine.stream();
+  void* const stream = args.stream != nullptr ? args.stream : engine.stream();
   int error = queue_work(args, buffers, served, me, stream, result);
   if (served != 0) {
     const int synchronised = static_cast<int>(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));

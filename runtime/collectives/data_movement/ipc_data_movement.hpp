@@ -17,6 +17,9 @@ struct MovementArguments {
   Reduction reduction{};           // reduce_scatter
   bool arguments_declined = false; // this rank's own arguments rule the runtime out
   bool background_opens = false;
+  // A nonblocking call: as AllreduceArguments' (ipc_allreduce.hpp).
+  void* ready_event = nullptr;
+  void* stream = nullptr;
 };
 
 // Collective over the engine's communicator (one node); every rank returns the same `ran`. The

@@ -98,25 +98,43 @@ void expect_blocks(Context& context, const Buffer& buffer, const Movement& m, st
   }
 }
 
-void allgather(Context& context, const Communicator& c) {
+// MPI_Allgather, or MPI_Iallgather and its MPI_Wait.
+void allgather_call(Context& context, const Communicator& c, bool nonblocking) {
+  const char* const name = nonblocking ? "MPI_Iallgather" : "MPI_Allgather";
   const Movement m = draw_movement(context);
   const std::size_t n = static_cast<std::size_t>(c.size);
   const std::size_t count = context.fit(context.draw_count(), m.type, n);
   const bool in_place = context.draw(3) == 0;
   Buffer recv = blank(context, m, count * n);
   Buffer send = contribution(context, m, c.rank, count, in_place, recv);
-  const std::string what = describe("MPI_Allgather", m, count, c, send, recv) + (in_place ? " in place" : "");
+  const std::string what = describe(name, m, count, c, send, recv) + (in_place ? " in place" : "");
   const int c_count = static_cast<int>(count);
-  context.expect_ok(MPI_Allgather(in_place ? MPI_IN_PLACE : send.data, c_count, m.type.type, recv.data,
-                                  c_count, m.type.type, c.comm),
-                    what);
-  context.log.call("MPI_Allgather", bytes(m, count), bytes(m, count * n),
+  const void* const input = in_place ? MPI_IN_PLACE : send.data;
+  MPI_Request request = MPI_REQUEST_NULL;
+  context.expect_ok(
+      nonblocking
+          ? MPI_Iallgather(input, c_count, m.type.type, recv.data, c_count, m.type.type, c.comm, &request)
+          : MPI_Allgather(input, c_count, m.type.type, recv.data, c_count, m.type.type, c.comm),
+      what);
+  context.log.call(name, bytes(m, count), bytes(m, count * n),
                    recorded_location(in_place ? recv.memory : send.memory), m.type.name, -1);
+  if (nonblocking) {
+    context.expect_ok(MPI_Wait(&request, MPI_STATUS_IGNORE), what + " (wait)");
+    context.log.call("MPI_Wait");
+  }
   expect_blocks(context, recv, m, count, c.size, what);
   if (!in_place) {
     context.buffers.release(send);
   }
   context.buffers.release(recv);
+}
+
+void allgather(Context& context, const Communicator& c) {
+  allgather_call(context, c, false);
+}
+
+void iallgather(Context& context, const Communicator& c) {
+  allgather_call(context, c, true);
 }
 
 void gather(Context& context, const Communicator& c) {
@@ -279,6 +297,7 @@ void alltoallv(Context& context, const Communicator& c) {
 void add_data_movement(std::vector<NamedOperation>& list) {
   list.insert(list.end(), {{"bcast", bcast},
                            {"allgather", allgather},
+                           {"iallgather", iallgather},
                            {"gather", gather},
                            {"scatter", scatter},
                            {"alltoall", alltoall},

@@ -3,6 +3,9 @@
 // and memory per buffer, checked against the host reference on every rank.
 #include "fuzz_operations.hpp"
 
+#include <algorithm>
+#include <numeric>
+
 namespace fuzz {
 
 namespace {
@@ -96,6 +99,96 @@ void iallreduce(Context& context, const Communicator& c) {
   release(context, r);
 }
 
+// Completes every request with one wait or test call form, drawn; logs each call it makes.
+void complete_all(Context& context, std::vector<MPI_Request>& requests, const std::string& what) {
+  const int n = static_cast<int>(requests.size());
+  const auto pending = [&] {
+    return std::any_of(requests.begin(), requests.end(), [](MPI_Request r) { return r != MPI_REQUEST_NULL; });
+  };
+  const std::uint64_t form = context.draw(8);
+  std::vector<int> order(requests.size());
+  std::iota(order.begin(), order.end(), 0);
+  for (std::size_t i = order.size(); i > 1; --i) { // shuffled alike on every rank
+    std::swap(order[i - 1], order[context.draw(i)]);
+  }
+  std::vector<int> indices(requests.size());
+  int flag = 0;
+  int index = 0;
+  int outcount = 0;
+  const auto logged = [&](const char* name, int rc) {
+    context.expect_ok(rc, what + " (" + name + ")");
+    context.log.call(name);
+  };
+  switch (form) {
+  case 0:
+    for (int i : order) {
+      logged("MPI_Wait", MPI_Wait(&requests[i], MPI_STATUS_IGNORE));
+    }
+    break;
+  case 1:
+    logged("MPI_Waitall", MPI_Waitall(n, requests.data(), MPI_STATUSES_IGNORE));
+    break;
+  case 2:
+    while (pending()) {
+      logged("MPI_Waitany", MPI_Waitany(n, requests.data(), &index, MPI_STATUS_IGNORE));
+    }
+    break;
+  case 3:
+    while (pending()) {
+      logged("MPI_Waitsome",
+             MPI_Waitsome(n, requests.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE));
+    }
+    break;
+  case 4:
+    while (pending()) {
+      for (int i : order) {
+        logged("MPI_Test", MPI_Test(&requests[i], &flag, MPI_STATUS_IGNORE));
+      }
+    }
+    break;
+  case 5:
+    for (flag = 0; flag == 0;) {
+      logged("MPI_Testall", MPI_Testall(n, requests.data(), &flag, MPI_STATUSES_IGNORE));
+    }
+    break;
+  case 6:
+    while (pending()) {
+      logged("MPI_Testany", MPI_Testany(n, requests.data(), &index, &flag, MPI_STATUS_IGNORE));
+    }
+    break;
+  default:
+    while (pending()) {
+      logged("MPI_Testsome",
+             MPI_Testsome(n, requests.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE));
+    }
+    break;
+  }
+}
+
+// Two to five MPI_Iallreduce calls outstanding at once on one communicator, completed together.
+void iallreduce_outstanding(Context& context, const Communicator& c) {
+  std::vector<Reduction> calls;
+  std::vector<MPI_Request> requests;
+  const std::size_t outstanding = 2 + context.draw(4);
+  std::string what = "outstanding";
+  for (std::size_t i = 0; i < outstanding; ++i) {
+    const std::size_t count = context.fit(context.draw_count(), types().back(), 1);
+    calls.push_back(prepare(context, c, count, count, context.draw(3) == 0));
+    Reduction& r = calls.back();
+    what += " [" + describe("MPI_Iallreduce", r, c) + "]";
+    requests.push_back(MPI_REQUEST_NULL);
+    context.expect_ok(MPI_Iallreduce(send_pointer(r), r.recv.data, static_cast<int>(count), r.type.type,
+                                     r.op.op, c.comm, &requests.back()),
+                      what);
+    context.log.call("MPI_Iallreduce", bytes(r, count), bytes(r, count), location(r), r.type.name, -1);
+  }
+  complete_all(context, requests, what);
+  for (Reduction& r : calls) {
+    expect_elements(context, r.recv, 0, r.count, r.type, reference(r, c.size, 0, r.count), what);
+    release(context, r);
+  }
+}
+
 void reduce(Context& context, const Communicator& c) {
   const std::size_t count = context.fit(context.draw_count(), types().back(), 1);
   const int root = static_cast<int>(context.draw(static_cast<std::uint64_t>(c.size)));
@@ -124,20 +217,37 @@ void scan(Context& context, const Communicator& c) {
   release(context, r);
 }
 
-void reduce_scatter_block(Context& context, const Communicator& c) {
+// MPI_Reduce_scatter_block, or MPI_Ireduce_scatter_block and its MPI_Wait.
+void reduce_scatter_block_call(Context& context, const Communicator& c, bool nonblocking) {
+  const char* const name = nonblocking ? "MPI_Ireduce_scatter_block" : "MPI_Reduce_scatter_block";
   const std::size_t block =
       context.fit(context.draw_count(), types().back(), static_cast<std::size_t>(c.size));
   const std::size_t total = block * static_cast<std::size_t>(c.size);
   Reduction r = prepare(context, c, total, total, context.draw(3) == 0);
-  const std::string what = describe("MPI_Reduce_scatter_block", r, c) + " block " + std::to_string(block);
-  context.expect_ok(MPI_Reduce_scatter_block(send_pointer(r), r.recv.data, static_cast<int>(block),
-                                             r.type.type, r.op.op, c.comm),
+  const std::string what = describe(name, r, c) + " block " + std::to_string(block);
+  const int c_block = static_cast<int>(block);
+  MPI_Request request = MPI_REQUEST_NULL;
+  context.expect_ok(nonblocking ? MPI_Ireduce_scatter_block(send_pointer(r), r.recv.data, c_block,
+                                                            r.type.type, r.op.op, c.comm, &request)
+                                : MPI_Reduce_scatter_block(send_pointer(r), r.recv.data, c_block, r.type.type,
+                                                           r.op.op, c.comm),
                     what);
-  context.log.call("MPI_Reduce_scatter_block", bytes(r, total), bytes(r, block), location(r), r.type.name,
-                   -1);
+  context.log.call(name, bytes(r, total), bytes(r, block), location(r), r.type.name, -1);
+  if (nonblocking) {
+    context.expect_ok(MPI_Wait(&request, MPI_STATUS_IGNORE), what + " (wait)");
+    context.log.call("MPI_Wait");
+  }
   const std::size_t first = block * static_cast<std::size_t>(c.rank);
   expect_elements(context, r.recv, 0, block, r.type, reference(r, c.size, first, block), what);
   release(context, r);
+}
+
+void reduce_scatter_block(Context& context, const Communicator& c) {
+  reduce_scatter_block_call(context, c, false);
+}
+
+void ireduce_scatter_block(Context& context, const Communicator& c) {
+  reduce_scatter_block_call(context, c, true);
 }
 
 } // namespace
@@ -147,9 +257,11 @@ void add_reductions(std::vector<NamedOperation>& list) {
                            {"allreduce", allreduce},
                            {"allreduce", allreduce},
                            {"iallreduce", iallreduce},
+                           {"iallreduce_outstanding", iallreduce_outstanding},
                            {"reduce", reduce},
                            {"scan", scan},
-                           {"reduce_scatter_block", reduce_scatter_block}});
+                           {"reduce_scatter_block", reduce_scatter_block},
+                           {"ireduce_scatter_block", ireduce_scatter_block}});
 }
 
 } // namespace fuzz

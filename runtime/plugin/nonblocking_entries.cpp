@@ -1,0 +1,253 @@
+// The nonblocking collectives the runtime runs (entry::MPI_Iallreduce, MPI_Iallgather,
+// MPI_Ireduce_scatter_block, MPI_Ireduce_scatter): the decision at the call, from arguments equal
+// on every rank, then the job its communicator's lane runs or the baseline posted at once
+// (nonblocking_collectives.hpp).
+#include "collectives/allreduce/ipc_allreduce.hpp"
+#include "datatypes/message_layout.hpp"
+#include "device/mpi_reduction_map.hpp"
+#include "function_ids.hpp"
+#include "plugin/data_movement_call.hpp"
+#include "plugin/runtime_state.hpp"
+#include "runtime_entry_points.hpp"
+
+#include <cuda_runtime.h>
+
+namespace commlens::runtime {
+
+namespace {
+
+RuntimeOp start_record(RuntimeState& state, FunctionId function, MPI_Comm comm, std::uint64_t call_id,
+                       std::uint64_t bytes) {
+  RuntimeOp record;
+  record.call_id = call_id;
+  record.function = function;
+  record.start_ns = state.host.now_ns();
+  record.comm_id = state.host.communicator_id(comm);
+  record.bytes = bytes;
+  return record;
+}
+
+// The algorithms a lane may run: those that need nothing but the node segment and the GPUs. The
+// striped one shares the engine's host path with blocking calls, so it runs as one-shot here.
+struct LaneAlgorithm {
+  IpcAlgorithm algorithm;
+  Implementation implementation;
+  const char* name;
+  std::string source;
+};
+
+LaneAlgorithm choose_lane_algorithm(const RuntimeState& state, const CommunicatorEngine& engine,
+                                    bool in_place, std::uint64_t bytes) {
+  const tuning::CallShape call{engine.size(), engine.gpu_count(), in_place, bytes};
+  tuning::Choice choice = tuning::choose(state.tuning.table, state.tuning.name, call, state.tuning_settings);
+  if (choice.algorithm == tuning::Algorithm::TwoShot) {
+    return {IpcAlgorithm::TwoShot, Implementation::TwoShot, "two_shot", std::move(choice.source)};
+  }
+  if (choice.algorithm == tuning::Algorithm::OneShotStriped) {
+    choice.source += " (nonblocking: one_shot)";
+  }
+  const bool shared = call.gpus < call.ranks;
+  return {IpcAlgorithm::OneShot, shared ? Implementation::SharedGpu : Implementation::OneShot,
+          shared ? "shared_gpu" : "one_shot", std::move(choice.source)};
+}
+
+// A data-movement collective (data_movement_call.hpp's MovementCall) as a nonblocking call.
+int post_movement(MovementCall call, std::uint64_t call_id, std::uint8_t* implementation,
+                  NonblockingCollectives::Baseline baseline, MPI_Request* request) {
+  RuntimeState& state = runtime_state();
+  RuntimeOp record = start_record(state, call.function, call.comm, call_id, call.bytes);
+  CommunicatorEngine& engine =
+      state.engines.engine_for(call.comm, static_cast<int>(state.host.runtime_ranks_per_node));
+  call.geometry.ranks = engine.size();
+  const char* declined = movement_declined(engine, call);
+  if (declined != nullptr || (state.mode == RuntimeMode::AB &&
+                              !engine.ab_turn_is_runtime(call.function, call.geometry.block_bytes))) {
+    record.decision = declined != nullptr ? "fallback" : "ab_baseline";
+    record.reason = declined != nullptr ? declined : "";
+    return state.nonblocking->post_baseline(call.comm, std::move(record), baseline, request, implementation);
+  }
+  tuning::MovementChoice choice = tuning::choose_movement(
+      state.tuning.table.data_movement, state.tuning.name,
+      {call.geometry.collective, engine.size(), engine.gpu_count(), call.geometry.block_bytes});
+  record.decision_source = std::move(choice.source);
+  const Implementation chosen = choice.algorithm == tuning::MovementAlgorithm::GpuLeader
+                                    ? Implementation::IpcGpuLeader
+                                    : Implementation::IpcDirect;
+  *implementation = static_cast<std::uint8_t>(chosen); // the intent, as for MPI_Iallreduce
+  int device = 0;
+  cudaGetDevice(&device);
+  NonblockingCollectives::Job job = [&engine, call, algorithm = choice.algorithm,
+                                     chosen](const NonblockingCollectives::Lane& lane, RuntimeOp& row) {
+    const IpcResult result = ipc_data_movement(engine, lane.cache,
+                                               {.geometry = call.geometry,
+                                                .input = call.input,
+                                                .output = call.output,
+                                                .reduction = call.reduction.value_or(Reduction{}),
+                                                .arguments_declined = call.arguments_declined,
+                                                .ready_event = lane.ready_event,
+                                                .stream = lane.stream},
+                                               algorithm);
+    if (!result.ran) {
+      return nonblocking::Outcome{MPI_SUCCESS, true, result.reason};
+    }
+    row.decision = "runtime";
+    row.implementation = chosen;
+    row.algorithm = tuning::movement_algorithm_name(algorithm);
+    row.bytes_peer = result.bytes_peer;
+    row.ipc_opens = result.ipc_opens;
+    row.chunks = result.chunks;
+    row.streams = 1;
+    return nonblocking::Outcome{result.rc, false, {}};
+  };
+  return state.nonblocking->post(call.comm, device, std::move(record), std::move(job), std::move(baseline),
+                                 request);
+}
+
+} // namespace
+
+int entry::MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request,
+                          std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+  MovementCall call = allgather_call(pmpi::fn::MPI_Iallgather, sendbuf, sendcount, sendtype, recvbuf,
+                                     recvcount, recvtype, comm);
+  const int ranks = movement_group_size(comm);
+  return post_movement(
+      std::move(call), call_id, implementation,
+      [=](MPI_Comm on, StagedImages& images, MPI_Request* posted) {
+        const bool in_place = sendbuf == MPI_IN_PLACE;
+        void* const receive =
+            images.stage(recvbuf, message_layout(recvcount * ranks, recvtype), in_place, true);
+        const void* const send =
+            in_place ? MPI_IN_PLACE : images.stage_input(sendbuf, message_layout(sendcount, sendtype));
+        if (receive == nullptr || send == nullptr) {
+          return MPI_ERR_NO_MEM;
+        }
+        return PMPI_Iallgather(send, sendcount, sendtype, receive, recvcount, recvtype, on, posted);
+      },
+      request);
+}
+
+int entry::MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
+                                     MPI_Op op, MPI_Comm comm, MPI_Request* request, std::uint64_t call_id,
+                                     std::uint8_t* implementation) noexcept {
+  MovementCall call = reduce_scatter_block_call(pmpi::fn::MPI_Ireduce_scatter_block, sendbuf, recvbuf,
+                                                recvcount, datatype, op, comm);
+  const int ranks = movement_group_size(comm);
+  return post_movement(
+      std::move(call), call_id, implementation,
+      [=](MPI_Comm on, StagedImages& images, MPI_Request* posted) {
+        const bool in_place = sendbuf == MPI_IN_PLACE;
+        const MessageLayout whole = message_layout(recvcount * ranks, datatype);
+        void* const receive =
+            images.stage(recvbuf, in_place ? whole : message_layout(recvcount, datatype), in_place, true);
+        const void* const send = in_place ? MPI_IN_PLACE : images.stage_input(sendbuf, whole);
+        if (receive == nullptr || send == nullptr) {
+          return MPI_ERR_NO_MEM;
+        }
+        return PMPI_Ireduce_scatter_block(send, receive, recvcount, datatype, op, on, posted);
+      },
+      request);
+}
+
+int entry::MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request,
+                               std::uint64_t call_id, std::uint8_t* implementation) noexcept {
+  MovementCall call =
+      reduce_scatter_call(pmpi::fn::MPI_Ireduce_scatter, sendbuf, recvbuf, recvcounts, datatype, op, comm);
+  int inter = 0;
+  int me = 0; // as the blocking entry counts it (an inter-communicator goes to the baseline)
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter == 0) {
+    PMPI_Comm_rank(comm, &me);
+  }
+  int total = 0;
+  for (int rank = 0; rank < movement_group_size(comm); ++rank) {
+    total += recvcounts[rank];
+  }
+  const int mine = recvcounts[me];
+  return post_movement(
+      std::move(call), call_id, implementation,
+      [=](MPI_Comm on, StagedImages& images, MPI_Request* posted) {
+        const bool in_place = sendbuf == MPI_IN_PLACE;
+        const MessageLayout whole = message_layout(total, datatype);
+        void* const receive =
+            images.stage(recvbuf, in_place ? whole : message_layout(mine, datatype), in_place, true);
+        const void* const send = in_place ? MPI_IN_PLACE : images.stage_input(sendbuf, whole);
+        if (receive == nullptr || send == nullptr) {
+          return MPI_ERR_NO_MEM;
+        }
+        return PMPI_Ireduce_scatter(send, receive, recvcounts, datatype, op, on, posted);
+      },
+      request);
+}
+
+int entry::MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                          MPI_Comm comm, MPI_Request* request, std::uint64_t call_id,
+                          std::uint8_t* implementation) noexcept {
+  RuntimeState& state = runtime_state();
+  const MessageLayout layout = message_layout(count, datatype);
+  RuntimeOp record =
+      start_record(state, pmpi::fn::MPI_Iallreduce, comm, call_id, count > 0 ? layout.bytes : 0);
+  // The host-staged baseline on `on` (the program's communicator, or the runtime's duplicate).
+  NonblockingCollectives::Baseline baseline = [=](MPI_Comm on, StagedImages& images, MPI_Request* posted) {
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    void* const output = images.stage(recvbuf, layout, in_place, true);
+    const void* const input = in_place ? MPI_IN_PLACE : images.stage_input(sendbuf, layout);
+    if (output == nullptr || input == nullptr) {
+      return MPI_ERR_NO_MEM;
+    }
+    return PMPI_Iallreduce(input, output, count, datatype, op, on, posted);
+  };
+  const char* why = nullptr;
+  const auto reduction = reduction_for(datatype, op, &why);
+  CommunicatorEngine& engine =
+      state.engines.engine_for(comm, static_cast<int>(state.host.runtime_ranks_per_node));
+  // Decided from arguments equal on every rank, so every rank posts the same way.
+  const char* declined = !engine.usable() ? engine.why_unusable().c_str()
+                         : engine.spans_nodes()
+                             ? "communicator spans nodes (nonblocking calls run on one node only)"
+                         : !reduction ? why
+                         : count <= 0 ? "empty call"
+                                      : nullptr;
+  if (declined != nullptr ||
+      (state.mode == RuntimeMode::AB && !engine.ab_turn_is_runtime(count, datatype, op))) {
+    record.decision = declined != nullptr ? "fallback" : "ab_baseline";
+    record.reason = declined != nullptr ? declined : "";
+    return state.nonblocking->post_baseline(comm, std::move(record), baseline, request, implementation);
+  }
+  LaneAlgorithm choice = choose_lane_algorithm(state, engine, sendbuf == MPI_IN_PLACE, record.bytes);
+  record.decision_source = std::move(choice.source);
+  int device = 0;
+  cudaGetDevice(&device);
+  // What mpi_calls.implementation says is the intent at the call; the runtime_ops row, written when
+  // a wait or test returns the request, says what ran (the ranks may still agree on the baseline).
+  *implementation = static_cast<std::uint8_t>(choice.implementation);
+  NonblockingCollectives::Job job = [&engine, sendbuf, recvbuf, count, reduction = *reduction,
+                                     algorithm = choice.algorithm, implementation_id = choice.implementation,
+                                     name = choice.name](const NonblockingCollectives::Lane& lane,
+                                                         RuntimeOp& row) {
+    const IpcResult result = ipc_allreduce(engine, lane.cache,
+                                           {.sendbuf = sendbuf,
+                                            .recvbuf = recvbuf,
+                                            .count = count,
+                                            .reduction = reduction,
+                                            .ready_event = lane.ready_event,
+                                            .stream = lane.stream},
+                                           algorithm);
+    if (!result.ran) {
+      return nonblocking::Outcome{MPI_SUCCESS, true, result.reason};
+    }
+    row.decision = "runtime";
+    row.implementation = implementation_id;
+    row.algorithm = name;
+    row.bytes_peer = result.bytes_peer;
+    row.ipc_opens = result.ipc_opens;
+    row.chunks = result.chunks;
+    row.streams = 1;
+    return nonblocking::Outcome{result.rc, false, {}};
+  };
+  return state.nonblocking->post(comm, device, std::move(record), std::move(job), std::move(baseline),
+                                 request);
+}
+
+} // namespace commlens::runtime

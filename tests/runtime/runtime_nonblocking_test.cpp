@@ -1,0 +1,92 @@
+// The runtime's nonblocking collectives against real Open MPI: tests/runtime/programs/nonblocking_check
+// verifies every result itself (types, ops, counts up to 2^22 + 3, in place, sub-communicators,
+// several outstanding calls completed by each wait and test call, blocking calls between them,
+// host buffers the ranks must agree on); these tests add what the trace must say: one runtime_ops
+// row per MPI_Iallreduce, which ran on the runtime and which the ranks handed to the baseline and
+// why, and in ab mode both halves. Without a GPU they skip, naming what was skipped.
+#include "gpu_probe.hpp"
+#include "harness/database.hpp"
+#include "harness/job.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+
+namespace commlens::integration {
+namespace {
+
+constexpr int kRounds = 40;
+
+// "rank R: nonblocking_calls N blocking_calls B failures 0" -> N per rank.
+std::map<int, std::int64_t> nonblocking_calls_per_rank(const std::string& output) {
+  std::map<int, std::int64_t> calls;
+  const std::regex line(R"(rank (\d+): nonblocking_calls (\d+) blocking_calls \d+ failures 0)");
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), line); it != std::sregex_iterator();
+       ++it) {
+    calls[std::stoi((*it)[1])] = std::stoll((*it)[2]);
+  }
+  return calls;
+}
+
+std::int64_t iallreduce_rows(const Database& db, int rank, const std::string& where = "1") {
+  return db.scalar("SELECT count(*) FROM runtime_ops o JOIN functions f ON f.id = o.function_id WHERE "
+                   "f.name = 'MPI_Iallreduce' AND o.rank = " +
+                   std::to_string(rank) + " AND " + where);
+}
+
+void run_check(const std::string& mode, int ranks) {
+  const std::string skip = cuda_tests::why_gpu_check_cannot_run(COMMLENS_CHECK_PROGRAM, 1,
+                                                                "the nonblocking collectives check with " +
+                                                                    std::to_string(ranks) + " ranks");
+  if (!skip.empty()) {
+    GTEST_SKIP() << skip;
+  }
+  const JobResult job = run_profiled_job(
+      {.command = {COMMLENS_CHECK_PROGRAM, std::to_string(kRounds)},
+       .mode = "trace",
+       .environment = {{"COMMLENS_RUNTIME", mode}, {"COMMLENS_RUNTIME_COLLECTIVES", "allreduce,iallreduce"}},
+       .timeout_seconds = 900,
+       .ranks = ranks});
+  std::cout << job.standard_output;
+  ASSERT_EQ(job.exit_code, 0) << job.describe();
+  EXPECT_NE(job.standard_output.find("nonblocking_check: ok"), std::string::npos) << job.describe();
+  const std::map<int, std::int64_t> calls = nonblocking_calls_per_rank(job.standard_output);
+  ASSERT_EQ(static_cast<int>(calls.size()), ranks) << job.describe();
+  const Database db(job.merged_database());
+  for (const auto& [rank, posted] : calls) {
+    // One row per call, each saying what ran.
+    EXPECT_EQ(iallreduce_rows(db, rank), posted) << "rank " << rank;
+    EXPECT_EQ(iallreduce_rows(db, rank, "o.implementation IS NULL"), 0) << "rank " << rank;
+    EXPECT_GT(iallreduce_rows(db, rank, "o.decision = 'runtime'"), 0) << "rank " << rank;
+    // Host buffers on some rank: the ranks agreed on the baseline, and the row says why.
+    EXPECT_GT(iallreduce_rows(db, rank, "o.decision = 'fallback' AND o.reason LIKE '%host%'"), 0)
+        << "rank " << rank;
+    EXPECT_EQ(iallreduce_rows(db, rank, "o.decision = 'fallback' AND o.reason = ''"), 0) << "rank " << rank;
+    if (mode == "ab") {
+      EXPECT_GT(iallreduce_rows(db, rank, "o.decision = 'ab_baseline'"), 0) << "rank " << rank;
+    }
+  }
+}
+
+TEST(RuntimeNonblocking, TwoRanksOn) {
+  run_check("on", 2);
+}
+TEST(RuntimeNonblocking, FourRanksOn) {
+  run_check("on", 4);
+}
+TEST(RuntimeNonblocking, EightRanksOn) {
+  run_check("on", 8);
+}
+TEST(RuntimeNonblocking, TwoRanksAb) {
+  run_check("ab", 2);
+}
+TEST(RuntimeNonblocking, FourRanksAb) {
+  run_check("ab", 4);
+}
+TEST(RuntimeNonblocking, EightRanksAb) {
+  run_check("ab", 8);
+}
+
+} // namespace
+} // namespace commlens::integration
