@@ -121,7 +121,16 @@ public:
   void add(std::uint64_t key, const StagedRequest& request) {
     std::lock_guard lock(mutex_);
     if (auto old = requests_.find(key); old != requests_.end()) {
-      release_all_of(old->second); // a handle MPI reused: its earlier request was freed unseen
+      // A handle MPI gave out again while its earlier call is still unfinished here: a request MPI
+      // completed at once and shares between calls (Open MPI's nonblocking collectives on a
+      // one-process communicator all return the same, already complete, request), or one freed
+      // unseen. Either way MPI is done with that earlier call: its outputs go back now.
+      if (!old->second.persistent) {
+        for (int i = 0; i < old->second.count; ++i) {
+          copy_back(old->second.images[i]);
+        }
+      }
+      release_all_of(old->second);
       old->second = request;
       return;
     }

@@ -120,7 +120,15 @@ int NonblockingCollectives::post_baseline(MPI_Comm comm, RuntimeOp record, const
     return rc;
   }
   pending->handle = *request;
-  pending_[pmpi::handle_key(*request)] = std::move(pending);
+  const std::uint64_t key = pmpi::handle_key(*request);
+  if (const auto earlier = pending_.find(key); earlier != pending_.end() && !earlier->second->generalized) {
+    // MPI gave this handle to an earlier baseline still unfinished here: a request it completed at
+    // once and shares between calls (Open MPI's nonblocking collectives on a one-process
+    // communicator), so that call is done: its outputs go back now.
+    earlier->second->images->copy_back();
+    retire(key);
+  }
+  pending_[key] = std::move(pending);
   return MPI_SUCCESS;
 }
 

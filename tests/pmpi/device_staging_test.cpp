@@ -158,6 +158,26 @@ TEST_F(DeviceStagingTest, NonblockingImagesStayUntilTheRequestCompletes) {
   EXPECT_EQ(staged_requests::tracks(handle_key(request)), RequestWork::None);
 }
 
+// Open MPI's nonblocking collectives on a one-process communicator return one shared request,
+// already complete, for every call: a second call given the handle of an earlier unfinished one
+// means MPI is done with the earlier, whose outputs must still reach the device.
+TEST_F(DeviceStagingTest, AHandleGivenToTwoUnfinishedCallsFinishesTheEarlierOne) {
+  int* first_output = device_ints(0);
+  int* second_output = device_ints(kAllocation);
+  const MPI_Request shared = fake_request(0x2000);
+  for (int* output : {first_output, second_output}) {
+    DeviceStaging staging(MPI_COMM_NULL, DeviceStaging::Kind::Nonblocking);
+    int* host = staging.stage(output, 4, true, false);
+    host[0] = output == first_output ? 1111 : 2222;
+    MPI_Request request = shared;
+    EXPECT_EQ(staging.finish(MPI_SUCCESS, &request), MPI_SUCCESS);
+  }
+  EXPECT_EQ(first_output[0], 1111) << "the earlier call's output, copied back when its handle came again";
+  EXPECT_NE(second_output[0], 2222) << "the later call waits for its own completion";
+  EXPECT_EQ(staged_requests::completed(handle_key(shared)), MPI_SUCCESS);
+  EXPECT_EQ(second_output[0], 2222);
+}
+
 TEST_F(DeviceStagingTest, PersistentImagesAreFilledAtEachStartAndReleasedAtFree) {
   int* input = device_ints(0);
   int* output = device_ints(kAllocation);
