@@ -51,6 +51,7 @@ private:
   std::vector<std::int64_t> communicator_ids_;
   std::uint64_t metadata_version_ = ~0ull;
   ChunkEncoder encoder_;
+  std::uint64_t last_summary_ns_ = 0; // when a flush last stored summaries and metadata
   std::uint64_t flushes_ = 0;
   std::uint64_t busy_ns_ = 0;
 

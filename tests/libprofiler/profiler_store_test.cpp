@@ -151,6 +151,9 @@ TEST(ProfilerStore, FullBuffersMakeThreadsWaitAndLoseNothing) {
   SqliteDatabase db(merged(directory), SQLITE_OPEN_READONLY);
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls"), kThreads * kCallsPerThread);
   EXPECT_EQ(db.query_int64("SELECT count(DISTINCT id) FROM mpi_calls"), kThreads * kCallsPerThread);
+  // The writer counts the calls into the summary as it drains the rings, while they refill.
+  EXPECT_EQ(db.query_int64("SELECT sum(count) FROM call_stats"), kThreads * kCallsPerThread);
+  EXPECT_EQ(db.query_int64("SELECT sum(calls) FROM thread_stats"), kThreads * kCallsPerThread);
 }
 
 TEST(ProfilerStore, SummaryModeKeepsAggregatesOnly) {
@@ -178,6 +181,8 @@ TEST(ProfilerStore, PeriodicFlushMakesEventsVisibleBeforeStop) {
   {
     SqliteDatabase db(profiler->rank_database_path(), SQLITE_OPEN_READONLY);
     EXPECT_EQ(db.query_int64("SELECT sum(count) FROM trace_chunks"), 100);
+    // Summaries are rewritten at most once per flush interval, so they lag the chunks by one at most.
+    EXPECT_EQ(db.query_int64("SELECT sum(count) FROM call_stats"), 100);
     EXPECT_EQ(db.query_int64("SELECT finalized FROM ranks"), 0);
   }
   profiler->stop();
