@@ -43,13 +43,13 @@ void WriterThread::run() {
     }
     wake_requested_ = false;
     lock.unlock();
-    busy = flush(false) >= kRecordsPerChunk;
+    busy = flush(Flush::Periodic) >= kRecordsPerChunk;
     lock.lock();
   }
 }
 
 void WriterThread::flush_now() {
-  flush(false);
+  flush(Flush::Everything);
 }
 
 void WriterThread::stop() {
@@ -65,12 +65,13 @@ void WriterThread::stop() {
   // that began before MPI_Finalize would otherwise wait for ever. The final flush drains what
   // every buffer holds, so a thread waiting now is woken by it.
   draining_.store(false, std::memory_order_release);
-  flush(true);
+  flush(Flush::Final);
   std::lock_guard lock(store_mutex_);
   store_->close();
 }
 
-std::size_t WriterThread::flush(bool final) {
+std::size_t WriterThread::flush(Flush kind) {
+  const bool final = kind == Flush::Final;
   std::lock_guard lock(store_mutex_);
   const std::uint64_t started = monotonic_ns();
   store_->begin();
@@ -84,8 +85,15 @@ std::size_t WriterThread::flush(bool final) {
     }
   }
   refresh_communicator_ids();
-  store_metadata(final);
-  store_summaries();
+  // Summaries and counters are cumulative, rewritten whole: while the application records fast
+  // the writer flushes back to back, and rewriting them at each flush took CPU time from the
+  // application on the shared cores. Once per flush interval is as fresh as a sleeping writer's.
+  const std::uint64_t interval_ns = std::uint64_t{profiler_.config().flush_interval_ms} * 1'000'000;
+  if (kind != Flush::Periodic || started - last_summary_ns_ >= interval_ns) {
+    store_metadata(final);
+    store_summaries();
+    last_summary_ns_ = started;
+  }
   store_->commit();
   ++flushes_;
   busy_ns_ += monotonic_ns() - started;

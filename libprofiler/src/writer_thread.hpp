@@ -31,9 +31,12 @@ public:
 
 private:
   void run();
-  // Stores what the buffers hold as trace chunks, plus summaries and metadata; returns the number
-  // of trace records stored.
-  std::size_t flush(bool final);
+  // Periodic: the writer's own flush, summaries and metadata at most once per flush interval.
+  // Everything: a flush asked for (flush_now). Final: everything, and the rank marked finalized.
+  enum class Flush { Periodic, Everything, Final };
+  // Stores what the buffers hold as trace chunks, plus summaries and metadata as `kind` says;
+  // returns the number of trace records stored.
+  std::size_t flush(Flush kind);
   std::size_t store_ring(ThreadRecorder& recorder);
   void store_summaries();
   // How often application threads found their buffer full and waited, and for how long (ns).
@@ -51,6 +54,7 @@ private:
   std::vector<std::int64_t> communicator_ids_;
   std::uint64_t metadata_version_ = ~0ull;
   ChunkEncoder encoder_;
+  std::uint64_t last_summary_ns_ = 0; // when a flush last stored summaries and metadata
   std::uint64_t flushes_ = 0;
   std::uint64_t busy_ns_ = 0;
 

@@ -151,6 +151,9 @@ TEST(ProfilerStore, FullBuffersMakeThreadsWaitAndLoseNothing) {
   SqliteDatabase db(merged(directory), SQLITE_OPEN_READONLY);
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls"), kThreads * kCallsPerThread);
   EXPECT_EQ(db.query_int64("SELECT count(DISTINCT id) FROM mpi_calls"), kThreads * kCallsPerThread);
+  // The writer counts the calls into the summary as it drains the rings, while they refill.
+  EXPECT_EQ(db.query_int64("SELECT sum(count) FROM call_stats"), kThreads * kCallsPerThread);
+  EXPECT_EQ(db.query_int64("SELECT sum(calls) FROM thread_stats"), kThreads * kCallsPerThread);
 }
 
 TEST(ProfilerStore, SummaryModeKeepsAggregatesOnly) {
@@ -178,7 +181,31 @@ TEST(ProfilerStore, PeriodicFlushMakesEventsVisibleBeforeStop) {
   {
     SqliteDatabase db(profiler->rank_database_path(), SQLITE_OPEN_READONLY);
     EXPECT_EQ(db.query_int64("SELECT sum(count) FROM trace_chunks"), 100);
+    // Summaries are rewritten at most once per flush interval, so they lag the chunks by one at most.
+    EXPECT_EQ(db.query_int64("SELECT sum(count) FROM call_stats"), 100);
     EXPECT_EQ(db.query_int64("SELECT finalized FROM ranks"), 0);
+  }
+  profiler->stop();
+}
+
+// The writer rewrites summaries at most once per flush interval on its own, but a flush asked for
+// (MPI_Abort, a checkpoint) stores everything recorded so far, however soon after the last one.
+TEST(ProfilerStore, RequestedFlushStoresTheSummariesEvenWithinTheFlushInterval) {
+  const fs::path directory = fresh_directory("store-requested-flush");
+  Config config;
+  config.output_directory = directory.string();
+  config.mode = Mode::Trace;
+  config.flush_interval_ms = 1000;
+  Profiler* profiler = Profiler::start(config, ProcessIdentity{0, 1, "testhost", 1000}, kFunctions);
+  ASSERT_NE(profiler, nullptr);
+  for (int round = 1; round <= 3; ++round) {
+    for (int i = 0; i < 10; ++i) {
+      record_send(*profiler, kNoCommunicator, 1, 8, 0);
+    }
+    profiler->flush();
+    SqliteDatabase db(profiler->rank_database_path(), SQLITE_OPEN_READONLY);
+    EXPECT_EQ(db.query_int64("SELECT sum(count) FROM trace_chunks"), 10 * round);
+    EXPECT_EQ(db.query_int64("SELECT sum(count) FROM call_stats"), 10 * round);
   }
   profiler->stop();
 }
