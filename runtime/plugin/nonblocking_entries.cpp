@@ -11,6 +11,7 @@
 #include "runtime_entry_points.hpp"
 
 #include <cuda_runtime.h>
+#include <optional>
 
 namespace commlens::runtime {
 
@@ -103,6 +104,26 @@ int post_movement(MovementCall call, std::uint64_t call_id, std::uint8_t* implem
                                  request);
 }
 
+// A reduce-scatter's images: the whole input of `whole_count` elements and this rank's block of
+// `my_count`, or in place the whole buffer as input and output; empty when staging failed.
+struct ReduceScatterImages {
+  const void* send;
+  void* receive;
+};
+std::optional<ReduceScatterImages> stage_reduce_scatter(StagedImages& images, const void* sendbuf,
+                                                        void* recvbuf, int whole_count, int my_count,
+                                                        MPI_Datatype datatype) {
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const MessageLayout whole = message_layout(whole_count, datatype);
+  void* const receive =
+      images.stage(recvbuf, in_place ? whole : message_layout(my_count, datatype), in_place, true);
+  const void* const send = in_place ? MPI_IN_PLACE : images.stage_input(sendbuf, whole);
+  if (receive == nullptr || send == nullptr) {
+    return std::nullopt;
+  }
+  return ReduceScatterImages{send, receive};
+}
+
 } // namespace
 
 int entry::MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -136,15 +157,11 @@ int entry::MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int rec
   return post_movement(
       std::move(call), call_id, implementation,
       [=](MPI_Comm on, StagedImages& images, MPI_Request* posted) {
-        const bool in_place = sendbuf == MPI_IN_PLACE;
-        const MessageLayout whole = message_layout(recvcount * ranks, datatype);
-        void* const receive =
-            images.stage(recvbuf, in_place ? whole : message_layout(recvcount, datatype), in_place, true);
-        const void* const send = in_place ? MPI_IN_PLACE : images.stage_input(sendbuf, whole);
-        if (receive == nullptr || send == nullptr) {
-          return MPI_ERR_NO_MEM;
-        }
-        return PMPI_Ireduce_scatter_block(send, receive, recvcount, datatype, op, on, posted);
+        const auto staged =
+            stage_reduce_scatter(images, sendbuf, recvbuf, recvcount * ranks, recvcount, datatype);
+        return staged ? PMPI_Ireduce_scatter_block(staged->send, staged->receive, recvcount, datatype, op, on,
+                                                   posted)
+                      : MPI_ERR_NO_MEM;
       },
       request);
 }
@@ -168,15 +185,10 @@ int entry::MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int rec
   return post_movement(
       std::move(call), call_id, implementation,
       [=](MPI_Comm on, StagedImages& images, MPI_Request* posted) {
-        const bool in_place = sendbuf == MPI_IN_PLACE;
-        const MessageLayout whole = message_layout(total, datatype);
-        void* const receive =
-            images.stage(recvbuf, in_place ? whole : message_layout(mine, datatype), in_place, true);
-        const void* const send = in_place ? MPI_IN_PLACE : images.stage_input(sendbuf, whole);
-        if (receive == nullptr || send == nullptr) {
-          return MPI_ERR_NO_MEM;
-        }
-        return PMPI_Ireduce_scatter(send, receive, recvcounts, datatype, op, on, posted);
+        const auto staged = stage_reduce_scatter(images, sendbuf, recvbuf, total, mine, datatype);
+        return staged
+                   ? PMPI_Ireduce_scatter(staged->send, staged->receive, recvcounts, datatype, op, on, posted)
+                   : MPI_ERR_NO_MEM;
       },
       request);
 }
