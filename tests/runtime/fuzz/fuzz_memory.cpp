@@ -56,7 +56,7 @@ bool device_resident(Memory memory) {
 }
 
 BufferFactory::BufferFactory(std::size_t arena_bytes, std::uint64_t seed)
-    : random_(seed), arena_bytes_(arena_bytes) {
+    : random_(seed), arena_bytes_(arena_bytes), sub_buffers_(arena_bytes) {
   if (arena_bytes_ > 0) {
     check(cudaMalloc(&arena_, arena_bytes_), "cudaMalloc of the sub-buffer arena");
   }
@@ -81,25 +81,21 @@ Memory BufferFactory::draw_memory() {
 
 Buffer BufferFactory::make(std::size_t bytes, std::size_t alignment, Memory memory) {
   Buffer buffer{nullptr, bytes == 0 ? 1 : bytes, memory};
-  if (memory == Memory::SubBuffer && buffer.bytes + alignment * 64 > arena_bytes_) {
-    buffer.memory = memory = Memory::Fresh; // larger than the arena
+  if (memory == Memory::SubBuffer) {
+    const std::optional<std::size_t> offset = sub_buffers_.fits(buffer.bytes, alignment)
+                                                  ? sub_buffers_.place(buffer.bytes, alignment, random_)
+                                                  : std::nullopt;
+    if (offset) {
+      buffer.data = arena_ + *offset;
+      return buffer;
+    }
+    buffer.memory = memory = Memory::Fresh; // larger than the arena, or its place is still in use
   }
   switch (memory) {
   case Memory::Fresh:
+  case Memory::SubBuffer: // not here: placed above, or made fresh
     check(cudaMalloc(&buffer.data, buffer.bytes), "cudaMalloc");
     break;
-  case Memory::SubBuffer: {
-    // Aligned to the element, as allocators and tensor views give them, not to 16 bytes; now and
-    // then one byte off, which the runtime's kernels cannot load and must decline.
-    arena_cursor_ = (arena_cursor_ + alignment - 1) / alignment * alignment;
-    const std::size_t offset = (random_() % 64) * alignment + (alignment > 1 && random_() % 16 == 0 ? 1 : 0);
-    if (arena_cursor_ + offset + buffer.bytes > arena_bytes_) {
-      arena_cursor_ = 0;
-    }
-    buffer.data = arena_ + arena_cursor_ + offset;
-    arena_cursor_ += offset + buffer.bytes;
-    break;
-  }
   case Memory::Pool:
     check(cudaMallocAsync(&buffer.data, buffer.bytes, cudaStreamLegacy), "cudaMallocAsync");
     check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize");
@@ -133,7 +129,8 @@ void BufferFactory::release(Buffer& buffer) {
     std::free(buffer.data);
     break;
   case Memory::SubBuffer:
-    break; // the arena stays; its bytes are handed out again
+    sub_buffers_.release(static_cast<std::size_t>(buffer.data - arena_)); // the arena stays
+    break;
   }
   buffer = {};
 }

@@ -4,6 +4,8 @@
 // varying offsets inside one long-lived allocation (as PyTorch's caching allocator hands them out),
 // stream-ordered pool memory (cudaMallocAsync, which CUDA IPC cannot export), managed memory, and
 // pinned and pageable host memory.
+#include "sub_buffer_arena.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <random>
@@ -43,7 +45,7 @@ private:
   std::mt19937_64 random_;
   char* arena_ = nullptr;
   std::size_t arena_bytes_;
-  std::size_t arena_cursor_ = 0; // sub-buffers are taken round the arena, overlapping old ones
+  SubBufferArena sub_buffers_; // where in the arena each sub-buffer goes
 };
 
 } // namespace fuzz
