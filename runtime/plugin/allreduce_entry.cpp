@@ -171,13 +171,9 @@ int entry::MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Data
       if (dynamic) {
         learn_from_call(*dynamic, comm, state.host.now_ns() - run_start_ns);
       }
-      record.decision = "runtime";
+      record_ran(result, record);
       record.implementation = choice.implementation;
       record.algorithm = choice.name;
-      record.bytes_host = result.bytes_host;
-      record.bytes_peer = result.bytes_peer;
-      record.ipc_opens = result.ipc_opens;
-      record.chunks = result.chunks;
       record.streams = choice.streams;
       rc = result.rc;
     } else {

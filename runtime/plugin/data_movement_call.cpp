@@ -40,6 +40,11 @@ const char* movement_declined(CommunicatorEngine& engine, const MovementCall& ca
   return nullptr;
 }
 
+Implementation movement_implementation(tuning::MovementAlgorithm algorithm) noexcept {
+  return algorithm == tuning::MovementAlgorithm::GpuLeader ? Implementation::IpcGpuLeader
+                                                           : Implementation::IpcDirect;
+}
+
 bool contiguous_message(int count, MPI_Datatype datatype) noexcept {
   const MessageLayout layout = message_layout(count, datatype);
   return layout.supported && layout.contiguous;
@@ -77,7 +82,8 @@ int run_movement_call(MovementCall& call, std::uint64_t call_id, std::uint8_t* i
   } else {
     const tuning::MovementShape shape{call.geometry.collective, engine.size(), engine.gpu_count(),
                                       call.geometry.block_bytes};
-    tuning::MovementChoice choice = tuning::choose_movement(state.tuning.table.data_movement, state.tuning.name, shape);
+    tuning::MovementChoice choice =
+        tuning::choose_movement(state.tuning.table.data_movement, state.tuning.name, shape);
     std::optional<DynamicTurn> dynamic;
     if (state.dynamic_selection) {
       const std::vector<tuning::MovementAlgorithm> candidates = tuning::movement_candidates(shape);
@@ -100,13 +106,9 @@ int run_movement_call(MovementCall& call, std::uint64_t call_id, std::uint8_t* i
       if (dynamic) {
         learn_from_call(*dynamic, call.comm, state.host.now_ns() - run_start_ns);
       }
-      const bool leader = choice.algorithm == tuning::MovementAlgorithm::GpuLeader;
-      record.decision = "runtime";
-      record.implementation = leader ? Implementation::IpcGpuLeader : Implementation::IpcDirect;
+      record_ran(result, record);
+      record.implementation = movement_implementation(choice.algorithm);
       record.algorithm = tuning::movement_algorithm_name(choice.algorithm);
-      record.bytes_peer = result.bytes_peer;
-      record.ipc_opens = result.ipc_opens;
-      record.chunks = result.chunks;
       record.streams = 1;
       rc = result.rc;
     } else {

@@ -6,6 +6,8 @@
 #include "collectives/data_movement/ipc_data_movement.hpp"
 #include "collectives/data_movement/staged_baseline.hpp"
 #include "commlens/profiler/event_record.hpp"
+#include "data_movement_rules.hpp"
+#include "engine/runtime_records.hpp"
 #include "mpi_header.hpp"
 
 #include <cstdint>
@@ -44,6 +46,8 @@ MovementCall reduce_scatter_call(FunctionId function, const void* sendbuf, void*
 
 // Why the runtime declines the call before any agreement (every rank finds the same), or null.
 const char* movement_declined(CommunicatorEngine& engine, const MovementCall& call);
+// The implementation id a data-movement algorithm's runtime_ops row and mpi_calls row carry.
+Implementation movement_implementation(tuning::MovementAlgorithm algorithm) noexcept;
 
 // The ranks a buffer holds a block for: the communicator's, the remote group's for an
 // inter-communicator (which the runtime leaves to the baseline, whose staging must still fit).

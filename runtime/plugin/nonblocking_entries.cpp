@@ -71,9 +71,7 @@ int post_movement(MovementCall call, std::uint64_t call_id, std::uint8_t* implem
       state.tuning.table.data_movement, state.tuning.name,
       {call.geometry.collective, engine.size(), engine.gpu_count(), call.geometry.block_bytes});
   record.decision_source = std::move(choice.source);
-  const Implementation chosen = choice.algorithm == tuning::MovementAlgorithm::GpuLeader
-                                    ? Implementation::IpcGpuLeader
-                                    : Implementation::IpcDirect;
+  const Implementation chosen = movement_implementation(choice.algorithm);
   *implementation = static_cast<std::uint8_t>(chosen); // the intent, as for MPI_Iallreduce
   int device = 0;
   cudaGetDevice(&device);
@@ -91,12 +89,9 @@ int post_movement(MovementCall call, std::uint64_t call_id, std::uint8_t* implem
     if (!result.ran) {
       return nonblocking::Outcome{MPI_SUCCESS, true, result.reason};
     }
-    row.decision = "runtime";
+    record_ran(result, row);
     row.implementation = chosen;
     row.algorithm = tuning::movement_algorithm_name(algorithm);
-    row.bytes_peer = result.bytes_peer;
-    row.ipc_opens = result.ipc_opens;
-    row.chunks = result.chunks;
     row.streams = 1;
     return nonblocking::Outcome{result.rc, false, {}};
   };
@@ -249,12 +244,9 @@ int entry::MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Dat
     if (!result.ran) {
       return nonblocking::Outcome{MPI_SUCCESS, true, result.reason};
     }
-    row.decision = "runtime";
+    record_ran(result, row);
     row.implementation = implementation_id;
     row.algorithm = name;
-    row.bytes_peer = result.bytes_peer;
-    row.ipc_opens = result.ipc_opens;
-    row.chunks = result.chunks;
     row.streams = 1;
     return nonblocking::Outcome{result.rc, false, {}};
   };

@@ -12,6 +12,7 @@
 //   communications in MPI" (Faraji and Afsahi) fused into one kernel (docs/runtime.md).
 #include "device/reduction_types.hpp"
 #include "engine/communicator_engine.hpp"
+#include "engine/runtime_records.hpp"
 #include "mpi_header.hpp"
 #include "transport/host_stripe.hpp"
 #include "transport/ipc_handle_cache.hpp"
@@ -67,6 +68,16 @@ struct IpcResult {
   std::uint32_t ipc_opens = 0;
   std::uint32_t chunks = 1;
 };
+
+// The runtime_ops fields of a call the runtime ran that `result` gives (what it moved, opened and
+// in how many chunks); the caller adds the implementation, algorithm and streams of its choice.
+inline void record_ran(const IpcResult& result, RuntimeOp& row) {
+  row.decision = "runtime";
+  row.bytes_host = result.bytes_host;
+  row.bytes_peer = result.bytes_peer;
+  row.ipc_opens = result.ipc_opens;
+  row.chunks = result.chunks;
+}
 
 // Collective over the engine's communicator; every rank returns the same `ran`. The algorithm must
 // be equal on every rank (it is chosen from arguments MPI requires to be equal).
