@@ -28,12 +28,10 @@
 namespace {
 
 using commlens::reference::combine;
+using commlens::reference::kAllOps;
 using commlens::reference::mix;
 using commlens::reference::mpi_op;
 using commlens::reference::Op;
-
-constexpr Op kOps[] = {Op::Sum, Op::Prod, Op::Min,  Op::Max, Op::Land,
-                       Op::Lor, Op::Lxor, Op::Band, Op::Bor, Op::Bxor};
 
 // 16-bit floats as their bits on the host; arithmetic in float, rounded back after every step,
 // as the GPU's __half / __nv_bfloat16 operators do.
@@ -233,7 +231,7 @@ struct Checker {
 
   template <typename T>
   void every_op(MPI_Datatype type, std::size_t count, std::size_t offset, bool in_place) {
-    for (const Op op : kOps) {
+    for (const Op op : kAllOps) {
       const bool bitwise = op == Op::Band || op == Op::Bor || op == Op::Bxor;
       const bool logical = op == Op::Land || op == Op::Lor || op == Op::Lxor;
       if (std::is_floating_point_v<T> && (bitwise || logical))
@@ -368,7 +366,7 @@ int main(int argc, char** argv) {
     const std::uint64_t h = mix(check.seed + 7919 * static_cast<std::uint64_t>(i));
     const std::size_t count = 1 + h % 70000;
     const bool in_place = (h >> 20) % 2;
-    const Op op = kOps[(h >> 24) % 4]; // sum, prod, min, max: defined for every numeric type
+    const Op op = kAllOps[(h >> 24) % 4]; // sum, prod, min, max: defined for every numeric type
     switch ((h >> 32) % 3) {
     case 0:
       check.run<float>(MPI_FLOAT, op, count, 0, in_place);

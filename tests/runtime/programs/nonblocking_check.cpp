@@ -27,12 +27,10 @@
 namespace {
 
 using commlens::reference::combine;
+using commlens::reference::kAllOps;
 using commlens::reference::mix;
 using commlens::reference::mpi_op;
 using commlens::reference::Op;
-
-constexpr Op kAllOps[] = {Op::Sum, Op::Prod, Op::Min,  Op::Max, Op::Land,
-                          Op::Lor, Op::Lxor, Op::Band, Op::Bor, Op::Bxor};
 
 // One element type: its MPI name and how to fill and reduce a host array of it.
 struct ElementType {

@@ -10,6 +10,9 @@
 namespace commlens::reference {
 
 enum class Op { Sum, Prod, Min, Max, Land, Lor, Lxor, Band, Bor, Bxor };
+// Every predefined reduction, in the order above (the first four defined for every numeric type).
+inline constexpr Op kAllOps[] = {Op::Sum, Op::Prod, Op::Min,  Op::Max, Op::Land,
+                                 Op::Lor, Op::Lxor, Op::Band, Op::Bor, Op::Bxor};
 
 inline MPI_Op mpi_op(Op op) {
   const MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MIN,  MPI_MAX, MPI_LAND,
