@@ -12,7 +12,8 @@
 #
 # usage: bench/dl_training.sh [BUILD_DIR]
 # environment: RANKS ("2 4 8"), ROUNDS (5), STEPS (30), WARMUP (5), MODEL (resnet50), BATCH (32),
-#   PYTHON (python3), PARTS ("modes overhead"), REPORTS (a folder for the full reports of the traced
+#   PYTHON (python3), PARTS ("modes overhead"), PROFILED_VARIANTS (the overhead part's modes, "summary trace";
+#   "summary" alone gives more rounds in the same time), REPORTS (a folder for the full reports of the traced
 #   host-staged and ab runs), COLLECTORS_VARIANTS (extra overhead variants MODE/COLLECTORS, e.g.
 #   "summary/pmpi,mpit,nvtx": summary mode with only those collectors, to locate a cost), GRADIENTS (of the overhead
 #   part: host-staged; `host` measures it on a machine without a GPU), MPS (1: run everything under
@@ -74,7 +75,7 @@ if [[ " ${PARTS:-modes overhead} " == *" overhead "* ]]; then
   # machine's drift over minutes (clocks, the GPU's time slicing) then cancels instead of landing
   # on whichever variant ran last.
   gradients=${GRADIENTS:-host-staged}
-  variants=(none summary trace ${COLLECTORS_VARIANTS:-})
+  variants=(none ${PROFILED_VARIANTS:-summary trace} ${COLLECTORS_VARIANTS:-})
   declare -A rates overheads
   for ((round = 0; round < ${ROUNDS:-5}; ++round)); do
     order=("${variants[@]}")
