@@ -93,23 +93,7 @@ void iallreduce(Context& context, const Communicator& c) {
                                    r.op.op, c.comm, &request),
                     what);
   context.log.call("MPI_Iallreduce", bytes(r, count), bytes(r, count), location(r), r.type.name, -1);
-  // Now and then MPI's progress rule: the communicator's rank 0 blocks in MPI_Recv of a message its
-  // last rank sends only once its wait returned, so the call must finish without rank 0's thread
-  // (a hang here: the runtime left a call declined in its job to rank 0's next MPI call).
-  const bool progress_pattern = context.draw(4) == 0 && c.size > 1;
-  int token = 0;
-  constexpr int kProgressTag = 77;
-  if (progress_pattern && c.rank == 0) {
-    context.expect_ok(MPI_Recv(&token, 1, MPI_INT, c.size - 1, kProgressTag, c.comm, MPI_STATUS_IGNORE),
-                      what + " (receive before the wait)");
-    context.log.call("MPI_Recv");
-  }
-  context.expect_ok(MPI_Wait(&request, MPI_STATUS_IGNORE), what + " (wait)");
-  context.log.call("MPI_Wait");
-  if (progress_pattern && c.rank == c.size - 1) {
-    context.expect_ok(MPI_Send(&token, 1, MPI_INT, 0, kProgressTag, c.comm), what + " (send after the wait)");
-    context.log.call("MPI_Send");
-  }
+  wait_collective(context, c, request, what);
   expect_elements(context, r.recv, 0, count, r.type, reference(r, c.size, 0, count), what);
   release(context, r);
 }
@@ -249,8 +233,7 @@ void reduce_scatter_block_call(Context& context, const Communicator& c, bool non
                     what);
   context.log.call(name, bytes(r, total), bytes(r, block), location(r), r.type.name, -1);
   if (nonblocking) {
-    context.expect_ok(MPI_Wait(&request, MPI_STATUS_IGNORE), what + " (wait)");
-    context.log.call("MPI_Wait");
+    wait_collective(context, c, request, what);
   }
   const std::size_t first = block * static_cast<std::size_t>(c.rank);
   expect_elements(context, r.recv, 0, block, r.type, reference(r, c.size, first, block), what);
