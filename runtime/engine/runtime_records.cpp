@@ -8,7 +8,7 @@ constexpr Implementation kImplementations[] = {
     Implementation::Mpi,          Implementation::MpiHostStaged,  Implementation::TwoShot,
     Implementation::OneShot,      Implementation::OneShotStriped, Implementation::SharedGpu,
     Implementation::Hierarchical, Implementation::IpcRendezvous,  Implementation::Tree,
-    Implementation::IpcDirect,    Implementation::IpcGpuLeader};
+    Implementation::IpcDirect,    Implementation::IpcGpuLeader,   Implementation::NodeSharedMemory};
 } // namespace
 
 const char* implementation_name(Implementation implementation) noexcept {
@@ -33,6 +33,8 @@ const char* implementation_name(Implementation implementation) noexcept {
     return "runtime:ipc_gpu_leader";
   case Implementation::Tree:
     return "runtime:tree";
+  case Implementation::NodeSharedMemory:
+    return "runtime:node_shared_memory";
   case Implementation::Mpi:
     break;
   }

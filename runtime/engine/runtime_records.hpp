@@ -23,7 +23,10 @@ enum class Implementation : std::uint8_t {
   Tree = 8, // bcast and reduce on a tree (collectives/pipeline/)
   // The data-movement collectives (collectives/data_movement/).
   IpcDirect = 12,
-  IpcGpuLeader = 13
+  IpcGpuLeader = 13,
+  // A nonblocking collective the ranks declined in its job, run by its lane through node shared
+  // memory (transport/shared_memory_collectives.hpp).
+  NodeSharedMemory = 14
 };
 const char* implementation_name(Implementation implementation) noexcept;
 

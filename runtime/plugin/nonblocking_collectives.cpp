@@ -68,6 +68,20 @@ int NonblockingCollectives::post(MPI_Comm comm, int device, RuntimeOp record, Jo
     cudaStream_t stream = nullptr;
     communicator.stream =
         cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess ? stream : nullptr;
+    int rank = 0;
+    int size = 0;
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Comm_size(comm, &size);
+    auto stages = std::make_unique<SharedStages>();
+    if (stages->open(comm, rank, size)) {
+      communicator.stages = std::move(stages);
+    }
+  }
+  if (communicator.stages == nullptr) { // on every rank: the mapping is collective
+    record.decision = "fallback";
+    record.reason = "node shared memory for the nonblocking calls' fallback could not be mapped";
+    std::uint8_t ran = 0; // mpi_calls.implementation keeps the intent, as for calls declined in a job
+    return post_baseline(comm, std::move(record), baseline, request, &ran);
   }
   auto pending = std::make_unique<Pending>();
   pending->comm = comm;
@@ -82,7 +96,7 @@ int NonblockingCollectives::post(MPI_Comm comm, int device, RuntimeOp record, Jo
   pending->handle = *request;
   const std::uint64_t key = pmpi::handle_key(*request);
   Pending* const raw = pending.get();
-  const Lane lane{*communicator.cache, communicator.stream, ready_event()};
+  const Lane lane{*communicator.cache, communicator.stream, ready_event(), *communicator.stages};
   pending->ticket = lanes_.post(lane_of(comm), [raw, lane, device, job = std::move(job)] {
     nonblocking::Outcome outcome{MPI_SUCCESS, true, "the lane could not make the caller's GPU current"};
     if (cudaSetDevice(device) == cudaSuccess) {

@@ -7,10 +7,14 @@
 // - the lane's worker runs the job (the agreement through node shared memory and the kernels, as
 //   the blocking collective does), never MPI, with an IPC cache of the lane's own, so that no other
 //   thread's call closes a mapping its kernels read;
+// - a job whose ranks decline the runtime's algorithms in its agreement runs the call through node
+//   shared memory on the lane (plugin/nonblocking_fallback.hpp), so that no rank's call waits for
+//   its calling thread (MPI's progress rule);
 // - every wait and test call first calls progress() (runtime_dispatch.hpp), which completes the
-//   generalized requests of jobs that ran, and for a job whose ranks agreed to decline, posts the
-//   host-staged baseline on a duplicate of the communicator private to the runtime (in the lane's
-//   order on every rank, request_states.hpp) and completes the request when MPI finished it.
+//   generalized requests of jobs that ran, and for a job that still declined (no fallback could
+//   take it), posts the host-staged baseline on a duplicate of the communicator private to the
+//   runtime (in the lane's order on every rank, request_states.hpp) and completes the request
+//   when MPI finished it.
 // A call declined from arguments equal on every rank runs the baseline at once on the program's
 // communicator, its outputs copied back by the wait/test that completes it (finish_request).
 #include "engine/runtime_records.hpp"
@@ -18,6 +22,7 @@
 #include "nonblocking/request_states.hpp"
 #include "transport/buffer_pool.hpp"
 #include "transport/ipc_handle_cache.hpp"
+#include "transport/shared_memory_collectives.hpp"
 #include "transport/staged_images.hpp"
 
 #include "collector_hooks.hpp"
@@ -32,16 +37,21 @@ namespace commlens::runtime {
 
 class NonblockingCollectives {
 public:
-  // What a job runs with: the lane's IPC cache, its non-blocking stream, and an event recorded on
+  // What a job runs with: the lane's IPC cache, its non-blocking stream, an event recorded on
   // the legacy default stream at the call (null if none could be): the inputs' producers are done
-  // once it is, whatever the program queued there since.
+  // once it is, whatever the program queued there since; and the communicator's stages in node
+  // shared memory, through which the job runs the call when the ranks decline the runtime's
+  // algorithms in it (plugin/nonblocking_fallback.hpp).
   struct Lane {
     IpcHandleCache& cache;
     void* stream;
     void* ready_event;
+    const SharedStages& stages;
   };
   // Runs on the lane (no MPI): the collective, filling the row's implementation, algorithm and
-  // figures; declined: every rank of the communicator agreed to the baseline.
+  // figures; declined: every rank of the communicator agreed to the baseline posted through MPI
+  // by the calling thread (the jobs built here decline only where the shared-memory fallback
+  // cannot take the call either).
   using Job = std::function<nonblocking::Outcome(const Lane& lane, RuntimeOp& record)>;
   // Posts the host-staged baseline on `comm` (the calling thread): staged buffers in `images`.
   using Baseline = std::function<int(MPI_Comm comm, StagedImages& images, MPI_Request* request)>;
@@ -50,8 +60,9 @@ public:
       : host_(host), records_(records), cuda_aware_(cuda_aware) {}
 
   // A call the runtime takes: `job` queued behind the communicator's earlier ones, *request a
-  // generalized request. Its private duplicate is made here on the communicator's first call
-  // (collective, as the engine's bootstrap is).
+  // generalized request. Its private duplicate and shared-memory stages are made here on the
+  // communicator's first call (collective, as the engine's bootstrap is); where the stages could
+  // not be mapped (on every rank alike), the call is the baseline at once.
   int post(MPI_Comm comm, int device, RuntimeOp record, Job job, Baseline baseline, MPI_Request* request);
   // A call declined from arguments: the baseline posted on `comm` now, *request MPI's;
   // *implementation: what ran (mpi_calls.implementation).
@@ -94,6 +105,7 @@ private:
     MPI_Comm baseline_comm = MPI_COMM_NULL; // the private duplicate declined jobs' baselines use
     std::unique_ptr<IpcHandleCache> cache;  // the lane's own (used by its worker only)
     void* stream = nullptr;                 // the lane's kernels' (non-blocking: see Lane)
+    std::unique_ptr<SharedStages> stages;   // null: they could not be mapped
   };
 
   bool progress_locked();

@@ -3,15 +3,18 @@
 // on every rank, then the job its communicator's lane runs or the baseline posted at once
 // (nonblocking_collectives.hpp).
 #include "collectives/allreduce/ipc_allreduce.hpp"
+#include "datatypes/datatype_runs.hpp"
 #include "datatypes/message_layout.hpp"
 #include "device/mpi_reduction_map.hpp"
 #include "function_ids.hpp"
 #include "plugin/data_movement_call.hpp"
+#include "plugin/nonblocking_fallback.hpp"
 #include "plugin/runtime_state.hpp"
 #include "runtime_entry_points.hpp"
 
 #include <cuda_runtime.h>
 #include <optional>
+#include <vector>
 
 namespace commlens::runtime {
 
@@ -52,9 +55,11 @@ LaneAlgorithm choose_lane_algorithm(const RuntimeState& state, const Communicato
           shared ? "shared_gpu" : "one_shot", std::move(choice.source)};
 }
 
-// A data-movement collective (data_movement_call.hpp's MovementCall) as a nonblocking call.
+// A data-movement collective (data_movement_call.hpp's MovementCall) as a nonblocking call;
+// `fallback`: the call through node shared memory, should the ranks decline it in its job.
 int post_movement(MovementCall call, std::uint64_t call_id, std::uint8_t* implementation,
-                  NonblockingCollectives::Baseline baseline, MPI_Request* request) {
+                  NonblockingCollectives::Baseline baseline, SharedMemoryCollective fallback,
+                  MPI_Request* request) {
   RuntimeState& state = runtime_state();
   RuntimeOp record = start_record(state, call.function, call.comm, call_id, call.bytes);
   CommunicatorEngine& engine =
@@ -75,8 +80,9 @@ int post_movement(MovementCall call, std::uint64_t call_id, std::uint8_t* implem
   *implementation = static_cast<std::uint8_t>(chosen); // the intent, as for MPI_Iallreduce
   int device = 0;
   cudaGetDevice(&device);
-  NonblockingCollectives::Job job = [&engine, call, algorithm = choice.algorithm,
-                                     chosen](const NonblockingCollectives::Lane& lane, RuntimeOp& row) {
+  NonblockingCollectives::Job job = [&engine, call, algorithm = choice.algorithm, chosen,
+                                     fallback = std::move(fallback)](const NonblockingCollectives::Lane& lane,
+                                                                     RuntimeOp& row) {
     const IpcResult result = ipc_data_movement(engine, lane.cache,
                                                {.geometry = call.geometry,
                                                 .input = call.input,
@@ -87,7 +93,7 @@ int post_movement(MovementCall call, std::uint64_t call_id, std::uint8_t* implem
                                                 .stream = lane.stream},
                                                algorithm);
     if (!result.ran) {
-      return nonblocking::Outcome{MPI_SUCCESS, true, result.reason};
+      return run_through_shared_memory(engine, lane, result.reason, row, fallback);
     }
     record_ran(result, row);
     row.implementation = chosen;
@@ -119,6 +125,51 @@ std::optional<ReduceScatterImages> stage_reduce_scatter(StagedImages& images, co
   return ReduceScatterImages{send, receive};
 }
 
+// A reduce-scatter through node shared memory (contiguous: its datatype maps to a reduction).
+SharedMemoryCollective reduce_scatter_fallback(const MovementCall& call, std::vector<int> counts) {
+  return [input = call.input, output = call.output, reduction = call.reduction.value_or(Reduction{}),
+          counts = std::move(counts)](const StageContext& context) {
+    return shared_memory_reduce_scatter(context, input, output, counts, reduction);
+  };
+}
+
+// The most runs a datatype may have for the allgather's fallback to copy it run by run.
+constexpr std::size_t kMaxFallbackRuns = std::size_t{1} << 20;
+
+// (count, datatype)'s runs, empty when contiguous; nullopt when they cannot be decoded.
+std::optional<std::vector<ByteRun>> fallback_runs(int count, MPI_Datatype datatype) {
+  return contiguous_message(count, datatype) ? std::vector<ByteRun>{}
+                                             : datatype_runs(count, datatype, kMaxFallbackRuns);
+}
+
+// An allgather through node shared memory: the datatypes' layouts decoded here, on the calling
+// thread (the lane may not call MPI), for a job that may never need them; contiguous ones cost
+// nothing.
+SharedMemoryCollective allgather_fallback(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                          void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                                          MPI_Comm comm) {
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const auto output_runs = fallback_runs(recvcount, recvtype);
+  const auto input_runs = in_place ? output_runs : fallback_runs(sendcount, sendtype);
+  MPI_Aint lower_bound = 0;
+  MPI_Aint extent = 0;
+  PMPI_Type_get_extent(recvtype, &lower_bound, &extent);
+  const auto block_extent = static_cast<std::uint64_t>(recvcount) * static_cast<std::uint64_t>(extent);
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
+  const void* const input =
+      in_place ? static_cast<const char*>(recvbuf) + block_extent * static_cast<std::uint64_t>(rank)
+               : sendbuf;
+  const std::uint64_t bytes =
+      in_place ? message_bytes(recvcount, recvtype) : message_bytes(sendcount, sendtype);
+  return [=](const StageContext& context) {
+    const bool described = input_runs.has_value() && output_runs.has_value();
+    const std::vector<ByteRun> none;
+    return shared_memory_allgather(context, {input, bytes, described ? *input_runs : none}, recvbuf,
+                                   block_extent, described ? *output_runs : none, described);
+  };
+}
+
 } // namespace
 
 int entry::MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -127,6 +178,8 @@ int entry::MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendt
   MovementCall call = allgather_call(pmpi::fn::MPI_Iallgather, sendbuf, sendcount, sendtype, recvbuf,
                                      recvcount, recvtype, comm);
   const int ranks = movement_group_size(comm);
+  SharedMemoryCollective fallback =
+      allgather_fallback(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   return post_movement(
       std::move(call), call_id, implementation,
       [=](MPI_Comm on, StagedImages& images, MPI_Request* posted) {
@@ -140,7 +193,7 @@ int entry::MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendt
         }
         return PMPI_Iallgather(send, sendcount, sendtype, receive, recvcount, recvtype, on, posted);
       },
-      request);
+      std::move(fallback), request);
 }
 
 int entry::MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
@@ -149,6 +202,7 @@ int entry::MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int rec
   MovementCall call = reduce_scatter_block_call(pmpi::fn::MPI_Ireduce_scatter_block, sendbuf, recvbuf,
                                                 recvcount, datatype, op, comm);
   const int ranks = movement_group_size(comm);
+  SharedMemoryCollective fallback = reduce_scatter_fallback(call, std::vector<int>(ranks, recvcount));
   return post_movement(
       std::move(call), call_id, implementation,
       [=](MPI_Comm on, StagedImages& images, MPI_Request* posted) {
@@ -158,7 +212,7 @@ int entry::MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int rec
                                                    posted)
                       : MPI_ERR_NO_MEM;
       },
-      request);
+      std::move(fallback), request);
 }
 
 int entry::MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
@@ -177,6 +231,8 @@ int entry::MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int rec
     total += recvcounts[rank];
   }
   const int mine = recvcounts[me];
+  SharedMemoryCollective fallback =
+      reduce_scatter_fallback(call, std::vector<int>(recvcounts, recvcounts + movement_group_size(comm)));
   return post_movement(
       std::move(call), call_id, implementation,
       [=](MPI_Comm on, StagedImages& images, MPI_Request* posted) {
@@ -185,7 +241,7 @@ int entry::MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int rec
                    ? PMPI_Ireduce_scatter(staged->send, staged->receive, recvcounts, datatype, op, on, posted)
                    : MPI_ERR_NO_MEM;
       },
-      request);
+      std::move(fallback), request);
 }
 
 int entry::MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -242,7 +298,10 @@ int entry::MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Dat
                                             .stream = lane.stream},
                                            algorithm);
     if (!result.ran) {
-      return nonblocking::Outcome{MPI_SUCCESS, true, result.reason};
+      return run_through_shared_memory(engine, lane, result.reason, row, [&](const StageContext& context) {
+        return shared_memory_allreduce(context, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvbuf,
+                                       static_cast<std::size_t>(count), reduction);
+      });
     }
     record_ran(result, row);
     row.implementation = implementation_id;

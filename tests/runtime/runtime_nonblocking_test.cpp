@@ -69,6 +69,49 @@ void run_check(const std::string& mode, int ranks) {
   }
 }
 
+// MPI's progress rule (programs/nonblocking_progress_check.cpp): rank 0's host buffers make every
+// rank's job decline, and rank 0 is blocked in MPI_Recv until the last rank's wait for that call
+// returned, so only the lanes can finish the calls; a hang fails the test by its timeout. Every
+// call's row says the ranks declined and what ran instead.
+void run_progress_check(int ranks) {
+  const std::string skip = cuda_tests::why_gpu_check_cannot_run(COMMLENS_PROGRESS_PROGRAM, 1,
+                                                                "the nonblocking progress check with " +
+                                                                    std::to_string(ranks) + " ranks");
+  if (!skip.empty()) {
+    GTEST_SKIP() << skip;
+  }
+  constexpr int kProgressRounds = 4;
+  const JobResult job = run_profiled_job(
+      {.command = {COMMLENS_PROGRESS_PROGRAM, std::to_string(kProgressRounds)},
+       .mode = "trace",
+       .environment = {{"COMMLENS_RUNTIME", "on"},
+                       {"COMMLENS_RUNTIME_COLLECTIVES", "iallreduce,iallgather,ireduce_scatter"}},
+       .timeout_seconds = 120,
+       .ranks = ranks});
+  std::cout << job.standard_output;
+  ASSERT_EQ(job.exit_code, 0) << job.describe();
+  EXPECT_NE(job.standard_output.find("nonblocking_progress_check: ok"), std::string::npos) << job.describe();
+  const Database db(job.merged_database());
+  for (int rank = 0; rank < ranks; ++rank) {
+    // Four calls a round, each declined in its job (rank 0's host buffer) and run by the lanes.
+    EXPECT_EQ(
+        db.scalar("SELECT count(*) FROM runtime_ops o JOIN implementations i ON i.id = o.implementation "
+                  "WHERE o.rank = " +
+                  std::to_string(rank) +
+                  " AND o.decision = 'fallback' AND o.reason LIKE 'rank 0: host buffer%' AND "
+                  "i.name = 'runtime:node_shared_memory' AND o.algorithm = 'node_shared_memory'"),
+        4 * kProgressRounds)
+        << "rank " << rank;
+  }
+}
+
+TEST(RuntimeNonblocking, DeclinedCallsProgressWithoutTheCallingThreadTwoRanks) {
+  run_progress_check(2);
+}
+TEST(RuntimeNonblocking, DeclinedCallsProgressWithoutTheCallingThreadFourRanks) {
+  run_progress_check(4);
+}
+
 TEST(RuntimeNonblocking, TwoRanksOn) {
   run_check("on", 2);
 }

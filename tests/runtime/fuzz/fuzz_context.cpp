@@ -61,6 +61,23 @@ std::vector<char> host_fill(const TypeInfo& type, MPI_Op op, std::uint64_t salt,
   return data;
 }
 
+void wait_collective(Context& context, const Communicator& c, MPI_Request& request, const std::string& what) {
+  const bool progress_rule = context.draw(4) == 0 && c.size > 1;
+  constexpr int kProgressTag = 77;
+  int token = 0;
+  if (progress_rule && c.rank == 0) {
+    context.expect_ok(MPI_Recv(&token, 1, MPI_INT, c.size - 1, kProgressTag, c.comm, MPI_STATUS_IGNORE),
+                      what + " (receive before the wait)");
+    context.log.call("MPI_Recv");
+  }
+  context.expect_ok(MPI_Wait(&request, MPI_STATUS_IGNORE), what + " (wait)");
+  context.log.call("MPI_Wait");
+  if (progress_rule && c.rank == c.size - 1) {
+    context.expect_ok(MPI_Send(&token, 1, MPI_INT, 0, kProgressTag, c.comm), what + " (send after the wait)");
+    context.log.call("MPI_Send");
+  }
+}
+
 void expect_elements(Context& context, const Buffer& buffer, std::size_t first, std::size_t count,
                      const TypeInfo& type, const std::vector<char>& expected, const std::string& what) {
   std::vector<char> got(count * static_cast<std::size_t>(type.size));

@@ -69,6 +69,12 @@ struct NamedOperation {
 };
 const std::vector<NamedOperation>& operations();
 
+// MPI_Wait for a nonblocking collective posted on `c`, logged. One time in four (drawn alike on
+// every rank) under MPI's progress rule: c's rank 0 first blocks in MPI_Recv of a message c's last
+// rank sends only once its own wait returned, so the runtime must finish the call without rank
+// 0's thread (a hang: it left a call its ranks declined in its job to rank 0's next MPI call).
+void wait_collective(Context& context, const Communicator& c, MPI_Request& request, const std::string& what);
+
 // Host images of what each rank sent, to compare buffers against.
 std::vector<char> host_fill(const TypeInfo& type, MPI_Op op, std::uint64_t salt, int rank, std::size_t first,
                             std::size_t count);

@@ -119,8 +119,7 @@ void allgather_call(Context& context, const Communicator& c, bool nonblocking) {
   context.log.call(name, bytes(m, count), bytes(m, count * n),
                    recorded_location(in_place ? recv.memory : send.memory), m.type.name, -1);
   if (nonblocking) {
-    context.expect_ok(MPI_Wait(&request, MPI_STATUS_IGNORE), what + " (wait)");
-    context.log.call("MPI_Wait");
+    wait_collective(context, c, request, what);
   }
   expect_blocks(context, recv, m, count, c.size, what);
   if (!in_place) {

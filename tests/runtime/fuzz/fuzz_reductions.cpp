@@ -93,8 +93,7 @@ void iallreduce(Context& context, const Communicator& c) {
                                    r.op.op, c.comm, &request),
                     what);
   context.log.call("MPI_Iallreduce", bytes(r, count), bytes(r, count), location(r), r.type.name, -1);
-  context.expect_ok(MPI_Wait(&request, MPI_STATUS_IGNORE), what + " (wait)");
-  context.log.call("MPI_Wait");
+  wait_collective(context, c, request, what);
   expect_elements(context, r.recv, 0, count, r.type, reference(r, c.size, 0, count), what);
   release(context, r);
 }
@@ -234,8 +233,7 @@ void reduce_scatter_block_call(Context& context, const Communicator& c, bool non
                     what);
   context.log.call(name, bytes(r, total), bytes(r, block), location(r), r.type.name, -1);
   if (nonblocking) {
-    context.expect_ok(MPI_Wait(&request, MPI_STATUS_IGNORE), what + " (wait)");
-    context.log.call("MPI_Wait");
+    wait_collective(context, c, request, what);
   }
   const std::size_t first = block * static_cast<std::size_t>(c.rank);
   expect_elements(context, r.recv, 0, block, r.type, reference(r, c.size, first, block), what);

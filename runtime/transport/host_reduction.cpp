@@ -1,0 +1,190 @@
+#include "transport/host_reduction.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+namespace commlens::runtime {
+
+namespace {
+
+// `value` rounded to nearest even at `significant_bits` bits, with a quantum no finer than
+// 2^min_exponent (the format's subnormals); exact in double, so later conversions do not round.
+double round_to_bits(double value, int significant_bits, int min_exponent) noexcept {
+  if (!std::isfinite(value) || value == 0.0) {
+    return value;
+  }
+  int exponent = 0;
+  std::frexp(value, &exponent); // value = m 2^exponent, 0.5 <= |m| < 1
+  const int quantum = std::max(exponent - significant_bits, min_exponent);
+  return std::ldexp(std::nearbyint(std::ldexp(value, -quantum)), quantum);
+}
+
+// A float that half precision holds exactly (or is out of its range: infinity), to its bits.
+std::uint16_t half_from_exact_float(float value) noexcept {
+  const auto bits = std::bit_cast<std::uint32_t>(value);
+  const auto sign = static_cast<std::uint16_t>((bits >> 16) & 0x8000U);
+  const std::uint32_t magnitude = bits & 0x7fffffffU;
+  if (magnitude > 0x7f800000U) {
+    return sign | 0x7e00U; // NaN
+  }
+  if (magnitude >= 0x47800000U) {
+    return sign | 0x7c00U; // 65536 and above: infinity
+  }
+  if (magnitude < 0x38800000U) { // below 2^-14: subnormal, a multiple of 2^-24
+    return sign | static_cast<std::uint16_t>(std::ldexp(std::fabs(value), 24));
+  }
+  return sign | static_cast<std::uint16_t>((magnitude - 0x38000000U) >> 13);
+}
+
+template <typename T> T combine(ReduceOp op, T a, T b) noexcept {
+  switch (op) {
+  case ReduceOp::Sum:
+    return T(a + b);
+  case ReduceOp::Prod:
+    return T(a * b);
+  case ReduceOp::Min:
+    return b < a ? b : a;
+  case ReduceOp::Max:
+    return a < b ? b : a;
+  case ReduceOp::LogicalAnd:
+    return T((a != T(0)) && (b != T(0)));
+  case ReduceOp::LogicalOr:
+    return T((a != T(0)) || (b != T(0)));
+  case ReduceOp::LogicalXor:
+    return T((a != T(0)) != (b != T(0)));
+  default:
+    break;
+  }
+  if constexpr (std::is_integral_v<T>) {
+    switch (op) {
+    case ReduceOp::BitAnd:
+      return T(a & b);
+    case ReduceOp::BitOr:
+      return T(a | b);
+    case ReduceOp::BitXor:
+      return T(a ^ b);
+    default:
+      break;
+    }
+  }
+  return a;
+}
+
+template <typename T>
+void reduce_typed(ReduceOp op, void* accumulator, const void* operand, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) { // memcpy: the buffers need not be aligned to T
+    T a;
+    T b;
+    std::memcpy(&a, static_cast<const char*>(accumulator) + i * sizeof(T), sizeof(T));
+    std::memcpy(&b, static_cast<const char*>(operand) + i * sizeof(T), sizeof(T));
+    const T result = combine(op, a, b);
+    std::memcpy(static_cast<char*>(accumulator) + i * sizeof(T), &result, sizeof(T));
+  }
+}
+
+// 16-bit floats: the sum or product of two is exact in double, so one rounding gives the correctly
+// rounded result the GPU's instructions give.
+template <float (*Widen)(std::uint16_t), std::uint16_t (*Narrow)(double)>
+void reduce_16bit(ReduceOp op, void* accumulator, const void* operand, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint16_t a_bits;
+    std::uint16_t b_bits;
+    std::memcpy(&a_bits, static_cast<const char*>(accumulator) + 2 * i, 2);
+    std::memcpy(&b_bits, static_cast<const char*>(operand) + 2 * i, 2);
+    const double a = Widen(a_bits);
+    const double b = Widen(b_bits);
+    std::uint16_t result = a_bits;
+    switch (op) {
+    case ReduceOp::Sum:
+      result = Narrow(a + b);
+      break;
+    case ReduceOp::Prod:
+      result = Narrow(a * b);
+      break;
+    case ReduceOp::Min:
+      result = b < a ? b_bits : a_bits;
+      break;
+    case ReduceOp::Max:
+      result = a < b ? b_bits : a_bits;
+      break;
+    default:
+      break; // MPI defines only the arithmetic ops and min/max on them (op_applies)
+    }
+    std::memcpy(static_cast<char*>(accumulator) + 2 * i, &result, 2);
+  }
+}
+
+} // namespace
+
+float float_from_half(std::uint16_t bits) noexcept {
+  const std::uint32_t sign = static_cast<std::uint32_t>(bits & 0x8000U) << 16;
+  const std::uint32_t exponent = (bits >> 10) & 0x1fU;
+  const std::uint32_t mantissa = bits & 0x3ffU;
+  if (exponent == 0) {
+    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign != 0 ? -magnitude : magnitude;
+  }
+  if (exponent == 0x1f) {
+    return std::bit_cast<float>(sign | 0x7f800000U | (mantissa << 13));
+  }
+  return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
+}
+
+std::uint16_t half_from_double(double value) noexcept {
+  if (std::isnan(value)) {
+    return std::signbit(value) ? 0xfe00U : 0x7e00U;
+  }
+  return half_from_exact_float(static_cast<float>(round_to_bits(value, 11, -24)));
+}
+
+float float_from_bfloat16(std::uint16_t bits) noexcept {
+  return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
+}
+
+std::uint16_t bfloat16_from_double(double value) noexcept {
+  if (std::isnan(value)) {
+    return std::signbit(value) ? 0xffc0U : 0x7fc0U;
+  }
+  const double rounded = round_to_bits(value, 8, -133);
+  // Beyond bfloat16's largest finite value (float's exponent range, 8 bits): infinity.
+  if (std::fabs(rounded) >= 0x1p128) {
+    return std::signbit(rounded) ? 0xff80U : 0x7f80U;
+  }
+  return static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(static_cast<float>(rounded)) >> 16);
+}
+
+void reduce_into(Reduction reduction, void* accumulator, const void* operand, std::size_t count) noexcept {
+  const ReduceOp op = reduction.op;
+  switch (reduction.type) {
+  case ElementType::Int8:
+    return reduce_typed<std::int8_t>(op, accumulator, operand, count);
+  case ElementType::UInt8:
+  case ElementType::Bool:
+    return reduce_typed<std::uint8_t>(op, accumulator, operand, count);
+  case ElementType::Int16:
+    return reduce_typed<std::int16_t>(op, accumulator, operand, count);
+  case ElementType::UInt16:
+    return reduce_typed<std::uint16_t>(op, accumulator, operand, count);
+  case ElementType::Int32:
+    return reduce_typed<std::int32_t>(op, accumulator, operand, count);
+  case ElementType::UInt32:
+    return reduce_typed<std::uint32_t>(op, accumulator, operand, count);
+  case ElementType::Int64:
+    return reduce_typed<std::int64_t>(op, accumulator, operand, count);
+  case ElementType::UInt64:
+    return reduce_typed<std::uint64_t>(op, accumulator, operand, count);
+  case ElementType::Float32:
+    return reduce_typed<float>(op, accumulator, operand, count);
+  case ElementType::Float64:
+    return reduce_typed<double>(op, accumulator, operand, count);
+  case ElementType::Float16:
+    return reduce_16bit<float_from_half, half_from_double>(op, accumulator, operand, count);
+  case ElementType::BFloat16:
+    return reduce_16bit<float_from_bfloat16, bfloat16_from_double>(op, accumulator, operand, count);
+  }
+}
+
+} // namespace commlens::runtime
