@@ -65,7 +65,7 @@ if [[ " ${PARTS:-modes overhead} " == *" modes "* ]]; then
     echo "-- $ranks ranks, COMMLENS_RUNTIME=ab: runtime decisions (runtime against baseline, call by call)"
     "$commlens" report "$work/ab-$ranks/commlens.sqlite" | awk '/^Runtime decisions/{on=1} on'
     for run in ab staged; do
-      [[ -n ${REPORTS:-} ]] && "$commlens" report "$work/$run-$ranks/commlens.sqlite" >"$REPORTS/$run-$ranks.txt"
+      [[ -n ${REPORTS:-} ]] && mkdir -p "$REPORTS" && "$commlens" report "$work/$run-$ranks/commlens.sqlite" >"$REPORTS/$run-$ranks.txt"
     done
   done
 fi
