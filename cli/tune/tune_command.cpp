@@ -307,7 +307,7 @@ void add_tune_command(CLI::App& app, int& exit_status) {
   command->add_option("--factor", arguments->factor, "Each size is the previous one times this (default 2)")
       ->check(CLI::Range(2, 64));
   command->add_flag("--quick", arguments->quick,
-                    "About 3 minutes for 4 ranks: 5 calls per candidate, sizes x4, up to 64 MiB");
+                    "Seconds for 4 ranks: 5 calls per candidate, sizes x4, up to 64 MiB");
   command
       ->add_option("--ops", arguments->operations,
                    "What to measure (default all): allreduce, trees, "
