@@ -99,23 +99,16 @@ public:
   LevelTiles(int level, std::int64_t width_ns) : level_(level), width_ns_(width_ns) {}
 
   void add(const Call& call, TileWriter& out) {
+    // Most calls lie inside the open tile: no division.
+    if (open_ && call.start_ns >= begin_ns_ && call.start_ns < end_ns_ && call.end_ns <= end_ns_) {
+      add_part(call, call.end_ns - call.start_ns, true);
+      return;
+    }
     const auto first = tile_index(call.start_ns, width_ns_);
     const auto last = call.end_ns > call.start_ns ? tile_index(call.end_ns - 1, width_ns_) : first;
     for (auto index = first; index <= last; ++index) {
       move_to(index, out);
-      const auto covered =
-          std::min(call.end_ns, (index + 1) * width_ns_) - std::max(call.start_ns, index * width_ns_);
-      tile_.busy_ns += covered;
-      const bool starts_here = index == first;
-      votes_.add(call.function_id, covered + (starts_here ? 1 : 0));
-      if (!starts_here)
-        continue;
-      ++tile_.calls;
-      const auto duration = call.end_ns - call.start_ns;
-      if (tile_.calls == 1 || duration > tile_.longest_call_ns) {
-        tile_.longest_call_ns = duration;
-        tile_.longest_call_id = call.id;
-      }
+      add_part(call, std::min(call.end_ns, end_ns_) - std::max(call.start_ns, begin_ns_), index == first);
     }
   }
 
@@ -133,17 +126,34 @@ public:
   }
 
 private:
+  // `covered`: the call's time inside the open tile.
+  void add_part(const Call& call, std::int64_t covered, bool starts_here) {
+    tile_.busy_ns += covered;
+    votes_.add(call.function_id, covered + (starts_here ? 1 : 0));
+    if (!starts_here)
+      return;
+    ++tile_.calls;
+    const auto duration = call.end_ns - call.start_ns;
+    if (tile_.calls == 1 || duration > tile_.longest_call_ns) {
+      tile_.longest_call_ns = duration;
+      tile_.longest_call_id = call.id;
+    }
+  }
+
   void move_to(std::int64_t index, TileWriter& out) {
     if (open_ && index == tile_.index)
       return;
     flush(out);
     open_ = true;
     tile_ = {.index = index};
+    begin_ns_ = index * width_ns_;
+    end_ns_ = (index + 1) * width_ns_;
   }
 
   int level_;
   std::int64_t width_ns_;
   bool open_ = false;
+  std::int64_t begin_ns_ = 0, end_ns_ = 0; // the open tile's span
   Tile tile_;
   DominantFunction votes_;
 };
