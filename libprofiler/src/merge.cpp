@@ -16,8 +16,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <map>
-#include <optional>
 #include <regex>
 
 namespace commlens {
@@ -207,8 +205,10 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
   int done = static_cast<int>(plan.unreadable_ranks.size());
   for (const PlannedRank& rank : plan.ranks) {
     const RankFile& file = rank.file;
-    merged.prepare("ATTACH DATABASE ? AS src").bind(1, "file:" + file.path.string() + "?mode=ro").run();
+    bool attached = false;
     try {
+      merged.prepare("ATTACH DATABASE ? AS src").bind(1, "file:" + file.path.string() + "?mode=ro").run();
+      attached = true;
       merged.exec("BEGIN");
       call_rows_copied |= copy_rank(merged, file.rank, rank.map, tiles);
       merged.exec("COMMIT");
@@ -221,7 +221,9 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
       std::fprintf(stderr, "commlens: skipping %s: %s\n", file.path.string().c_str(), error.what());
       result.missing_ranks.push_back(file.rank);
     }
-    merged.exec("DETACH DATABASE src");
+    if (attached) {
+      merged.exec("DETACH DATABASE src");
+    }
     if (options.progress) {
       options.progress(++done, static_cast<int>(files.size()));
     }
