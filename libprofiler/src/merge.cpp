@@ -207,7 +207,7 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
     const RankFile& file = rank.file;
     bool attached = false;
     try {
-      merged.prepare("ATTACH DATABASE ? AS src").bind(1, "file:" + file.path.string() + "?mode=ro").run();
+      attach_rank_file(merged, file.path);
       attached = true;
       merged.exec("BEGIN");
       call_rows_copied |= copy_rank(merged, file.rank, rank.map, tiles);

@@ -104,6 +104,10 @@ private:
 
 } // namespace
 
+void attach_rank_file(SqliteDatabase& merged, const std::filesystem::path& path) {
+  merged.prepare("ATTACH DATABASE ? AS src").bind(1, "file:" + path.string() + "?mode=ro").run();
+}
+
 MergePlan plan_merge(SqliteDatabase& merged, const std::vector<RankFile>& files) {
   MergePlan plan;
   std::int64_t calls = 0;
@@ -112,9 +116,8 @@ MergePlan plan_merge(SqliteDatabase& merged, const std::vector<RankFile>& files)
   std::optional<std::int64_t> origin;
   for (const RankFile& file : files) {
     settle_journal(file.path);
-    const std::string uri = "file:" + file.path.string() + "?mode=ro";
     try {
-      merged.prepare("ATTACH DATABASE ? AS src").bind(1, uri).run();
+      attach_rank_file(merged, file.path);
     } catch (const SqliteError& error) {
       std::fprintf(stderr, "commlens: skipping %s: %s\n", file.path.string().c_str(), error.what());
       plan.unreadable_ranks.push_back(file.rank);

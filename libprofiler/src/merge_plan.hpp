@@ -28,6 +28,9 @@ struct MergePlan {
   std::vector<std::int64_t> tile_widths; // timeline_tile_levels.tile_ns, finest first
 };
 
+// Attaches a rank file read-only to `merged` as "src".
+void attach_rank_file(SqliteDatabase& merged, const std::filesystem::path& path);
+
 // Attaches each file as "src" to `merged` in turn (detached again before returning).
 MergePlan plan_merge(SqliteDatabase& merged, const std::vector<RankFile>& files);
 
