@@ -167,4 +167,22 @@ TEST(RequestRows, TilesBuiltWhileMergingEqualThoseOfAPassOverTheCalls) {
             db.query_int64("SELECT count(*) FROM mpi_calls"));
 }
 
+// A rank file of an earlier commlens holds call rows of its own, which the merge copies rather than
+// decodes: the tiles must count those calls too.
+TEST(RequestRows, TilesCountTheCallRowsARankFileCarries) {
+  const fs::path directory = fresh_directory("merge-tiles-copied-rows");
+  record_rank(directory, 0, 1, 200);
+  {
+    SqliteDatabase rank_file((directory / rank_database_name(0)).string(), SQLITE_OPEN_READWRITE);
+    rank_file.exec("INSERT INTO mpi_calls (id, rank, thread, function_id, start_ns, end_ns, bytes_sent, "
+                   "bytes_recv, peer) VALUES (5 << 36 | 1, 0, 5, 3, 1000, 2000, 0, 0, -1)");
+  }
+  SqliteDatabase db(merge_rank_databases(MergeOptions{directory.string(), "", nullptr}).output_path,
+                    SQLITE_OPEN_READONLY);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls"), 3 * (200 + 100) + 1);
+  EXPECT_EQ(db.query_int64("SELECT sum(calls) FROM timeline_tiles WHERE level = 0"), 3 * (200 + 100) + 1);
+  EXPECT_EQ(db.query_int64("SELECT sum(calls) FROM timeline_tiles WHERE thread = 5"),
+            db.query_int64("SELECT count(*) FROM timeline_tile_levels"));
+}
+
 } // namespace
