@@ -1,13 +1,13 @@
 // Generates a merged trace database with N synthetic mpi_calls rows (default 10 million) shaped
 // like a halo-exchange + allreduce code on 64 ranks, two of them with a second calling thread,
-// with the matching call_stats, mpi_requests and the merge's analysis indexes and timeline tiles
-// (create_analysis_indexes, the merge's own code, timed); then times
+// with the matching call_stats, mpi_requests and the timeline tiles (build_timeline_tiles, the
+// merge's own tile code, timed); then times
 // `commlens report` on it. Usage: report_10m COMMLENS DB [CALLS]. REPORT_10M_REUSE=1 reuses DB;
 // REPORT_10M_NVTX=1 then adds user NVTX ranges and times the NVTX phase section and filter too
 // (slow at 10 M calls: docs/performance.md).
-#include "commlens/profiler/analysis_indexes.hpp"
 #include "commlens/profiler/schema.hpp"
 #include "commlens/profiler/sqlite.hpp"
+#include "commlens/profiler/timeline_tiles.hpp"
 
 #include <fmt/format.h>
 #include <sqlite3.h>
@@ -126,12 +126,14 @@ void generate(const std::string& path, long long calls) {
   sqlite3_close(db);
   // The merge's own last step, with the merge's connection settings, so the file is what
   // `commlens merge` would have written and its cost is what the merge pays for it.
-  fmt::print(stderr, "\nreport_10m: creating the merge's analysis indexes and timeline tiles\n");
+  fmt::print(stderr, "\nreport_10m: creating the timeline tiles\n");
   commlens::SqliteDatabase merged(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
   merged.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");
-  const auto times = commlens::create_analysis_indexes(merged);
-  fmt::print("merge's analysis step: indexes {:.2f} s, timeline tiles {:.2f} s ({} levels, {} tiles)\n",
-             times.index_seconds, times.tile_seconds, times.tiles.levels, times.tiles.tiles);
+  const auto tiles_began = std::chrono::steady_clock::now();
+  const auto tiles = commlens::build_timeline_tiles(merged);
+  fmt::print("timeline tiles {:.2f} s ({} levels, {} tiles)\n",
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - tiles_began).count(),
+             tiles.levels, tiles.tiles);
   merged.exec("ANALYZE");
 }
 

@@ -6,7 +6,9 @@
 // and how long it waited, the bytes per event of the rank file, then the merge of that file
 // (seconds, events/s, MB/s written, bytes per event of the merged file) against writing the same
 // number of bytes to the same disk directly (the merge "keeps up with the disk" at ratio >= 1).
-//   writer_throughput [target_events_per_second=10000000] [seconds=4]
+// Mix "isend" records MPI_Isend calls only; "requests" makes every second call an MPI_Wait that
+// completes the Isend before it, so a third of the records are request completions (mpi_requests).
+//   writer_throughput [target_events_per_second=10000000] [seconds=4] [mix=isend|requests]
 #include "commlens/profiler/event_codec.hpp"
 #include "commlens/profiler/merge.hpp"
 #include "commlens/profiler/profiler.hpp"
@@ -18,6 +20,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <time.h>
 #include <unistd.h>
 #include <vector>
 
@@ -26,11 +29,16 @@ namespace {
 using namespace commlens;
 namespace fs = std::filesystem;
 
-const std::vector<FunctionDescription> kFunctions = {{"MPI_Unused", "none"},
-                                                     {"MPI_Isend", "p2p", TagOrRoot::Tag}};
+const std::vector<FunctionDescription> kFunctions = {
+    {"MPI_Unused", "none"}, {"MPI_Isend", "p2p", TagOrRoot::Tag}, {"MPI_Wait", "completion"}};
+constexpr FunctionId kIsend = 1;
+constexpr FunctionId kWait = 2;
+
+enum class Mix { Isend, Requests };
 
 struct Outcome {
-  std::uint64_t recorded = 0;
+  std::uint64_t recorded = 0;    // calls
+  std::uint64_t completions = 0; // request completions (mix "requests")
   double seconds = 0;
   double stop_seconds = 0;
   std::uint64_t dropped = 0;
@@ -40,17 +48,39 @@ struct Outcome {
   std::uint64_t rank_file_bytes = 0;
   std::uint64_t merged_calls = 0;
   double merge_seconds = 0;
+  double merge_cpu_seconds = 0; // the process's CPU time during the merge (the writer has stopped)
+  double merge_plan_seconds = 0;
   double merge_rows_seconds = 0;
-  double merge_analysis_seconds = 0;
   double decode_seconds = 0;
   std::uint64_t merged_file_bytes = 0;
   std::uint64_t call_table_bytes = 0; // the calls' table and its indexes (dbstat)
   std::uint64_t call_index_bytes = 0;
+  std::uint64_t merged_requests = 0;
+  std::uint64_t request_table_bytes = 0; // the requests' table and its indexes (dbstat)
 };
+
+// Bytes of the tables named in `tables` (an SQL list), and of every index on them.
+std::uint64_t table_bytes(SqliteDatabase& db, const char* tables) {
+  return static_cast<std::uint64_t>(
+      db.query_int64(fmt::format("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN {}", tables)));
+}
+std::uint64_t index_bytes(SqliteDatabase& db, const char* tables) {
+  return static_cast<std::uint64_t>(db.query_int64(
+      fmt::format("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN (SELECT name FROM sqlite_master "
+                  "WHERE type = 'index' AND tbl_name IN {})",
+                  tables)));
+}
 
 std::int64_t overhead(SqliteDatabase& db, const char* component, const char* column) {
   return db.query_int64(fmt::format(
       "SELECT coalesce((SELECT {} FROM profiler_overhead WHERE component = '{}'), 0)", column, component));
+}
+
+// On a loaded machine the merge's wall time includes waiting for a core; its CPU time does not.
+double process_cpu_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
 }
 
 // Seconds to read and decode every chunk of a rank file without storing anything: the merge's
@@ -71,7 +101,7 @@ double decode_seconds(const std::string& rank_file) {
   return checksum == 1 ? -seconds : seconds; // the checksum keeps the decoding from being optimised away
 }
 
-Outcome run(const fs::path& directory, double target_rate, double seconds) {
+Outcome run(const fs::path& directory, double target_rate, double seconds, Mix mix) {
   fs::remove_all(directory);
   Config config;
   config.output_directory = directory.string();
@@ -84,6 +114,7 @@ Outcome run(const fs::path& directory, double target_rate, double seconds) {
   const std::uint64_t begin = monotonic_ns();
   const auto duration_ns = static_cast<std::uint64_t>(seconds * 1e9);
   Outcome outcome;
+  EventRecord last_isend{};
   for (std::uint64_t now = begin; now - begin < duration_ns; now = monotonic_ns()) {
     // Pacing: record the events due by now, in batches so the clock read stays negligible.
     // At most 4096 events between clock reads: a thread held back by a full buffer falls behind
@@ -97,11 +128,30 @@ Outcome run(const fs::path& directory, double target_rate, double seconds) {
       record.bytes_sent = 1024 + (outcome.recorded & 1023);
       record.peer = static_cast<std::int32_t>(outcome.recorded & 7);
       record.tag_or_root = 7;
-      record.function = 1;
+      record.function = kIsend;
       record.communicator_index = kNoCommunicator;
       record.request_id = record.call_id;
+      const bool wait = mix == Mix::Requests && (outcome.recorded & 1) == 1;
+      if (wait) { // completes the Isend before it
+        record.function = kWait;
+        record.bytes_sent = 0;
+        record.peer = kNoPeer;
+        record.tag_or_root = kNoTagOrRoot;
+        record.request_id = last_isend.call_id;
+      }
       record.end_ticks = now_ticks();
-      if (recorder->record_call(record, 0)) {
+      bool wake = false;
+      if (wait) {
+        EventRecord completion = last_isend;
+        completion.kind = RecordKind::RequestCompletion;
+        completion.end_ticks = record.end_ticks;
+        completion.call_id = record.call_id;
+        completion.request_id = last_isend.call_id;
+        wake = recorder->record_request_completion(completion);
+        ++outcome.completions;
+      }
+      last_isend = record;
+      if (recorder->record_call(record, 0) || wake) {
         profiler->wake_writer();
       }
     }
@@ -120,21 +170,22 @@ Outcome run(const fs::path& directory, double target_rate, double seconds) {
   outcome.rank_file_bytes = fs::file_size(path);
 
   const std::uint64_t merge_begin = monotonic_ns();
+  const double merge_cpu_begin = process_cpu_seconds();
   const MergeResult merged = merge_rank_databases(MergeOptions{directory.string(), "", nullptr});
   outcome.merge_seconds = static_cast<double>(monotonic_ns() - merge_begin) / 1e9;
+  outcome.merge_cpu_seconds = process_cpu_seconds() - merge_cpu_begin;
   outcome.merged_calls = merged.calls;
+  outcome.merge_plan_seconds = merged.plan_seconds;
   outcome.merge_rows_seconds = merged.rows_seconds;
-  outcome.merge_analysis_seconds = merged.analysis_seconds;
   outcome.merged_file_bytes = fs::file_size(merged.output_path);
   SqliteDatabase db(merged.output_path, SQLITE_OPEN_READONLY);
-  // mpi_call_rows, or the mpi_calls table of files merged before it existed.
+  // mpi_call_rows, or the mpi_calls table of files merged before it existed; the same for requests.
   constexpr const char* kCallTables = "('mpi_call_rows', 'mpi_calls')";
-  outcome.call_table_bytes = static_cast<std::uint64_t>(db.query_int64(
-      fmt::format("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN {}", kCallTables)));
-  outcome.call_index_bytes = static_cast<std::uint64_t>(db.query_int64(
-      fmt::format("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN (SELECT name FROM sqlite_master "
-                  "WHERE type = 'index' AND tbl_name IN {})",
-                  kCallTables)));
+  constexpr const char* kRequestTables = "('mpi_request_rows', 'mpi_requests')";
+  outcome.call_table_bytes = table_bytes(db, kCallTables);
+  outcome.call_index_bytes = index_bytes(db, kCallTables);
+  outcome.request_table_bytes = table_bytes(db, kRequestTables) + index_bytes(db, kRequestTables);
+  outcome.merged_requests = static_cast<std::uint64_t>(db.query_int64("SELECT count(*) FROM mpi_requests"));
   outcome.decode_seconds = decode_seconds(path);
   return outcome;
 }
@@ -160,36 +211,49 @@ double raw_write_seconds(const fs::path& directory, std::uint64_t bytes) {
 int main(int argc, char** argv) {
   const double target = argc > 1 ? std::stod(argv[1]) : 10e6;
   const double seconds = argc > 2 ? std::stod(argv[2]) : 4.0;
+  const std::string mix_name = argc > 3 ? argv[3] : "isend";
+  if (mix_name != "isend" && mix_name != "requests") {
+    fmt::print(stderr, "usage: writer_throughput [events_per_second] [seconds] [isend|requests]\n");
+    return 2;
+  }
+  const Mix mix = mix_name == "requests" ? Mix::Requests : Mix::Isend;
   const fs::path directory = fs::temp_directory_path() / fmt::format("commlens-bench-writer-{}", getpid());
 
-  const Outcome o = run(directory, target, seconds);
+  const Outcome o = run(directory, target, seconds, mix);
+  const bool complete = o.dropped == 0 && o.merged_calls == o.recorded && o.merged_requests == o.completions;
   const double achieved = static_cast<double>(o.recorded) / o.seconds;
-  fmt::print("record: target {:.2f} M events/s for {:.1f} s: recorded {} ({:.2f} M/s, {:.2f}x the target), "
-             "dropped {} -> {}\n",
-             target / 1e6, o.seconds, o.recorded, achieved / 1e6, achieved / target, o.dropped,
-             o.dropped == 0 && o.merged_calls == o.recorded ? "PASS" : "FAIL");
+  fmt::print(
+      "record: target {:.2f} M calls/s for {:.1f} s: recorded {} ({:.2f} M/s, {:.2f}x the target) and {} "
+      "request completions, dropped {} -> {}\n",
+      target / 1e6, o.seconds, o.recorded, achieved / 1e6, achieved / target, o.completions, o.dropped,
+      complete ? "PASS" : "FAIL");
   fmt::print(
       "record: waited for the writer {} times, {:.3f} s in all ({:.1f}% of the run); writer busy {:.0f}% "
       "of the run; stop {:.2f} s\n",
       o.waits, o.wait_seconds, 100.0 * o.wait_seconds / o.seconds, 100.0 * o.writer_busy_seconds / o.seconds,
       o.stop_seconds);
-  const auto per_call = [&](std::uint64_t bytes) {
-    return static_cast<double>(bytes) / static_cast<double>(o.merged_calls);
+  // An event is a trace record: a call or a request completion.
+  const auto events = static_cast<double>(o.merged_calls + o.merged_requests);
+  const auto per = [](std::uint64_t bytes, std::uint64_t count) {
+    return count == 0 ? 0.0 : static_cast<double>(bytes) / static_cast<double>(count);
   };
-  fmt::print(
-      "disk: rank file {:.1f} bytes/event, merged file {:.1f} bytes/event ({} calls): calls' table {:.1f}, "
-      "its indexes {:.1f}\n",
-      static_cast<double>(o.rank_file_bytes) / static_cast<double>(o.recorded), per_call(o.merged_file_bytes),
-      o.merged_calls, per_call(o.call_table_bytes), per_call(o.call_index_bytes));
+  fmt::print("disk: rank file {:.1f} bytes/event, merged file {:.1f} bytes/event ({} calls, {} requests): "
+             "calls' table {:.1f} bytes/call, its indexes {:.1f}; requests' table and indexes {:.1f} "
+             "bytes/request\n",
+             per(o.rank_file_bytes, o.recorded + o.completions),
+             static_cast<double>(o.merged_file_bytes) / events, o.merged_calls, o.merged_requests,
+             per(o.call_table_bytes, o.merged_calls), per(o.call_index_bytes, o.merged_calls),
+             per(o.request_table_bytes, o.merged_requests));
   const double raw = raw_write_seconds(directory, o.merged_file_bytes);
-  fmt::print("merge: {:.2f} s, {:.2f} M events/s, {:.0f} MB/s written; the same bytes written raw: {:.2f} s "
-             "({:.0f} MB/s); merge / raw speed = {:.2f}x\n",
-             o.merge_seconds, static_cast<double>(o.merged_calls) / o.merge_seconds / 1e6,
-             static_cast<double>(o.merged_file_bytes) / o.merge_seconds / 1e6, raw,
-             static_cast<double>(o.merged_file_bytes) / raw / 1e6, raw / o.merge_seconds);
-  fmt::print("merge time: rows {:.2f} s (of which reading and decoding the chunks {:.2f} s), indexes and "
-             "timeline tiles {:.2f} s\n",
-             o.merge_rows_seconds, o.decode_seconds, o.merge_analysis_seconds);
+  fmt::print(
+      "merge: {:.2f} s ({:.2f} s CPU), {:.2f} M events/s, {:.0f} MB/s written; the same bytes written raw: "
+      "{:.2f} s ({:.0f} MB/s); merge / raw speed = {:.3f}x\n",
+      o.merge_seconds, o.merge_cpu_seconds, events / o.merge_seconds / 1e6,
+      static_cast<double>(o.merged_file_bytes) / o.merge_seconds / 1e6, raw,
+      static_cast<double>(o.merged_file_bytes) / raw / 1e6, raw / o.merge_seconds);
+  fmt::print("merge time: counting the calls for the tile widths {:.2f} s, rows and timeline tiles {:.2f} s "
+             "(reading and decoding the chunks alone: {:.2f} s)\n",
+             o.merge_plan_seconds, o.merge_rows_seconds, o.decode_seconds);
   fs::remove_all(directory);
-  return o.dropped == 0 && o.merged_calls == o.recorded ? 0 : 1;
+  return complete ? 0 : 1;
 }

@@ -53,10 +53,11 @@ int export_csv_tables(const Database& database, const std::filesystem::path& dir
   std::filesystem::create_directories(directory, error);
   if (error)
     throw AnalysisError(directory.string() + ": cannot create directory (" + error.message() + ")");
-  // mpi_calls is a view of mpi_call_rows (docs/schema.md): the view is exported, not its storage.
-  auto tables =
-      database.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT "
-                       "LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> 'mpi_call_rows' ORDER BY name");
+  // mpi_calls and mpi_requests are views of mpi_call_rows and mpi_request_rows (docs/schema.md): the
+  // views are exported, not their storage.
+  auto tables = database.prepare(
+      "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT "
+      "LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT IN ('mpi_call_rows', 'mpi_request_rows') ORDER BY name");
   int written = 0;
   while (tables.step()) {
     const auto table = tables.text(0);

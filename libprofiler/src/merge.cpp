@@ -1,10 +1,11 @@
 #include "commlens/profiler/merge.hpp"
 
-#include "commlens/profiler/analysis_indexes.hpp"
 #include "commlens/profiler/job_registry.hpp"
 #include "commlens/profiler/nccl_call_chunk.hpp"
 #include "commlens/profiler/schema.hpp"
 #include "commlens/profiler/sqlite.hpp"
+#include "commlens/profiler/timeline_tiles.hpp"
+#include "merge_plan.hpp"
 #include "trace_materializer.hpp"
 #include "trace_rows.hpp"
 
@@ -15,8 +16,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <map>
-#include <optional>
 #include <regex>
 
 namespace commlens {
@@ -28,11 +27,6 @@ std::string rank_database_name(int rank) {
 }
 
 namespace {
-
-struct RankFile {
-  int rank;
-  fs::path path;
-};
 
 std::vector<RankFile> find_rank_files(const fs::path& directory) {
   std::error_code error;
@@ -76,8 +70,16 @@ std::string copy_clause(SqliteDatabase& merged, const schema::TableMerge& rule, 
   return names.empty() ? "" : fmt::format("({}) SELECT {} FROM src.{}", names, values, rule.table);
 }
 
-// Copies one attached rank file ("src") into the merged database, on rank 0's timeline.
-void copy_rank(SqliteDatabase& merged, int rank, const ClockMap& map) {
+// Whether src holds call rows of its own (rank files of versions that made rows before the merge).
+bool has_call_rows(SqliteDatabase& merged) {
+  return merged.query_int64("SELECT count(*) FROM src.sqlite_master WHERE name = 'mpi_calls'") != 0 &&
+         merged.query_int64("SELECT EXISTS (SELECT 1 FROM src.mpi_calls)") != 0;
+}
+
+// Copies one attached rank file ("src") into the merged database, on rank 0's timeline; its calls
+// go to `tiles` too. Returns whether the file had call rows, which `tiles` did not see.
+bool copy_rank(SqliteDatabase& merged, int rank, const ClockMap& map, TimelineTileBuilder& tiles) {
+  const bool call_rows = has_call_rows(merged);
   for (const schema::TableMerge& rule : schema::kTableMerges) {
     const std::string clause = copy_clause(merged, rule, map);
     if (!clause.empty()) {
@@ -86,54 +88,17 @@ void copy_rank(SqliteDatabase& merged, int rank, const ClockMap& map) {
     }
   }
   // The rank's trace, stored as compact chunks, becomes rows here.
-  TraceRowWriter rows(merged);
+  TraceRowWriter rows(merged, &tiles);
   TraceMaterializer(merged, "src", rank, map).run(rows);
+  rows.flush();
   materialize_nccl_calls(merged, "src", rank);
-}
-
-void check_rank_file(SqliteDatabase& merged, const fs::path& path) {
-  const auto application_id = merged.query_int64("PRAGMA src.application_id");
-  const auto version = merged.query_int64("PRAGMA src.user_version");
-  if (application_id != schema::kApplicationId) {
-    throw MergeError(fmt::format("{}: not a commlens rank file", path.string()));
-  }
-  if (version > schema::kVersion) {
-    throw MergeError(fmt::format("{}: schema version {} is newer than this commlens ({})", path.string(),
-                                 version, schema::kVersion));
-  }
-}
-
-// A rank killed before it closed its file leaves it in WAL mode, and attaching it read-only would
-// leave -wal and -shm files beside it: recover and checkpoint it into a rollback-journal file
-// first. A file this process may not write is read as it is.
-void settle_journal(const fs::path& path) {
-  try {
-    SqliteDatabase file(path.string(), SQLITE_OPEN_READWRITE);
-    file.exec("PRAGMA journal_mode=DELETE");
-  } catch (const SqliteError&) {
-  }
+  return call_rows;
 }
 
 void remove_rank_file(const fs::path& path) {
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
     std::remove((path.string() + suffix).c_str());
   }
-}
-
-struct RankClock {
-  std::int64_t init_ns = 0;
-  std::int64_t offset_ns = 0;
-  double drift_ppb = 0.0;
-};
-
-RankClock read_rank_clock(SqliteDatabase& merged, int rank) {
-  auto query =
-      merged.prepare("SELECT init_ns, clock_offset_ns, clock_drift_ppb FROM src.ranks WHERE rank = ?");
-  query.bind(1, std::int64_t{rank});
-  if (!query.step()) {
-    throw MergeError(fmt::format("rank {}: its file has no ranks row", rank));
-  }
-  return RankClock{query.column_int64(0), query.column_int64(1), query.column_double(2)};
 }
 
 std::string join_ranks(const std::vector<int>& ranks) {
@@ -173,62 +138,92 @@ int expected_processes(SqliteDatabase& merged, const std::vector<JobEntry>& regi
   return in_jobs > 0 ? static_cast<int>(in_jobs) : fallback;
 }
 
+// The merged database is written under a name of its own and renamed to the output name once
+// complete: a merge that crashes or fails leaves no file under the output name.
+class PartialOutput {
+public:
+  explicit PartialOutput(std::string final_path)
+      : final_path_(std::move(final_path)), path_(final_path_ + ".partial") {
+    remove_with_journals(final_path_);
+    remove_with_journals(path_);
+  }
+  ~PartialOutput() {
+    if (!renamed_) {
+      remove_with_journals(path_);
+    }
+  }
+  PartialOutput(const PartialOutput&) = delete;
+  PartialOutput& operator=(const PartialOutput&) = delete;
+
+  const std::string& path() const { return path_; }
+  void rename_to_final() {
+    fs::rename(path_, final_path_);
+    renamed_ = true;
+  }
+
+private:
+  static void remove_with_journals(const std::string& path) {
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+      std::remove((path + suffix).c_str());
+    }
+  }
+  std::string final_path_;
+  std::string path_;
+  bool renamed_ = false;
+};
+
 } // namespace
 
 MergeResult merge_rank_databases(const MergeOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  const auto seconds_since = [](Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
   const fs::path directory(options.directory);
   const std::vector<RankFile> files = find_rank_files(directory);
   MergeResult result;
   result.output_path =
       options.output_path.empty() ? (directory / "commlens.sqlite").string() : options.output_path;
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
-    std::remove((result.output_path + suffix).c_str());
-  }
-  // NOMUTEX: only this thread uses the connection, and the timeline tiles read every call through
-  // it, one sqlite3_column_* call per value (the connection mutex was a tenth of their build time).
-  SqliteDatabase merged(result.output_path,
+  PartialOutput output(result.output_path);
+  // NOMUTEX: only this thread uses the connection.
+  SqliteDatabase merged(output.path(),
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX);
+  // No journal and no sync: the file is not under its final name until it is complete.
   merged.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=MEMORY;");
   merged.exec(fmt::format("PRAGMA application_id={}; PRAGMA user_version={};", schema::kApplicationId,
                           schema::kVersion));
   merged.exec(schema::kCreateTables);
 
-  // Timeline origin: rank 0's MPI_Init on rank 0's clock (offsets are relative to rank 0).
-  std::optional<std::int64_t> origin;
-  const auto rows_began = std::chrono::steady_clock::now();
-  int done = 0;
-  for (const RankFile& file : files) {
-    settle_journal(file.path);
-    const std::string uri = "file:" + file.path.string() + "?mode=ro";
+  const auto plan_began = Clock::now();
+  const MergePlan plan = plan_merge(merged, files);
+  result.missing_ranks = plan.unreadable_ranks;
+  result.plan_seconds = seconds_since(plan_began);
+
+  const auto rows_began = Clock::now();
+  TimelineTileBuilder tiles(merged, plan.tile_widths);
+  bool call_rows_copied = false;
+  int done = static_cast<int>(plan.unreadable_ranks.size());
+  for (const PlannedRank& rank : plan.ranks) {
+    const RankFile& file = rank.file;
+    bool attached = false;
     try {
-      merged.prepare("ATTACH DATABASE ? AS src").bind(1, uri).run();
-    } catch (const SqliteError& error) {
-      std::fprintf(stderr, "commlens: skipping %s: %s\n", file.path.string().c_str(), error.what());
-      result.missing_ranks.push_back(file.rank);
-      continue;
-    }
-    try {
-      check_rank_file(merged, file.path);
-      const RankClock clock = read_rank_clock(merged, file.rank);
-      if (!origin) {
-        origin = clock.init_ns - clock.offset_ns;
-      }
-      const ClockMap map{clock.init_ns - clock.offset_ns - *origin, clock.drift_ppb * 1e-9};
+      attach_rank_file(merged, file.path);
+      attached = true;
       merged.exec("BEGIN");
-      copy_rank(merged, file.rank, map);
+      call_rows_copied |= copy_rank(merged, file.rank, rank.map, tiles);
       merged.exec("COMMIT");
       result.merged_ranks.push_back(file.rank);
     } catch (const SqliteError& error) {
       if (sqlite3_get_autocommit(merged.get()) == 0) {
         merged.exec("ROLLBACK");
       }
+      tiles.discard();
       std::fprintf(stderr, "commlens: skipping %s: %s\n", file.path.string().c_str(), error.what());
       result.missing_ranks.push_back(file.rank);
-    } catch (const MergeError& error) {
-      std::fprintf(stderr, "commlens: skipping %s\n", error.what());
-      result.missing_ranks.push_back(file.rank);
     }
-    merged.exec("DETACH DATABASE src");
+    if (attached) {
+      merged.exec("DETACH DATABASE src");
+    }
     if (options.progress) {
       options.progress(++done, static_cast<int>(files.size()));
     }
@@ -237,6 +232,10 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
     throw MergeError(
         fmt::format("{}: none of the {} rank files could be read", directory.string(), files.size()));
   }
+  if (call_rows_copied) { // calls the tiles did not see: build them from the merged calls
+    build_timeline_tiles(merged);
+  }
+  result.rows_seconds = seconds_since(rows_began);
 
   const std::string world_size = [&] {
     auto query = merged.prepare("SELECT value FROM run WHERE key = 'world_size'");
@@ -263,9 +262,6 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
         "clocks were never compared with rank 0's, so their times are taken as they are (offset 0)\n",
         join_ranks(result.unaligned_ranks).c_str());
   }
-  result.rows_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - rows_began).count();
-  const AnalysisIndexTimes analysis = create_analysis_indexes(merged);
-  result.analysis_seconds = analysis.index_seconds + analysis.tile_seconds;
   { // the statement ends before the connection closes below
     auto set_value = merged.prepare("INSERT OR REPLACE INTO run VALUES (?, ?)");
     set_value.bind(1, std::string_view("merged_ranks"))
@@ -283,6 +279,7 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
   result.summary_overflow =
       static_cast<std::uint64_t>(merged.query_int64("SELECT COALESCE(sum(summary_overflow), 0) FROM ranks"));
   merged.close();
+  output.rename_to_final();
   if (options.remove_rank_files && result.missing_ranks.empty()) {
     for (const RankFile& file : files) {
       remove_rank_file(file.path);

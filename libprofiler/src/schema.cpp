@@ -137,19 +137,35 @@ CREATE TABLE IF NOT EXISTS trace_chunks (
   count   INTEGER NOT NULL,
   records BLOB NOT NULL
 );
-CREATE TABLE IF NOT EXISTS mpi_requests (
-  rank               INTEGER NOT NULL,
-  request_id         INTEGER NOT NULL, -- id of the call that posted (or started) it
-  function_id        INTEGER NOT NULL REFERENCES functions(id),
-  post_ns            INTEGER NOT NULL,
-  complete_ns        INTEGER NOT NULL,
-  completion_call_id INTEGER NOT NULL, -- the wait/test call that saw it complete
-  peer               INTEGER NOT NULL,
-  bytes_sent         INTEGER NOT NULL,
-  bytes_recv         INTEGER NOT NULL,
-  comm_id            INTEGER,
-  PRIMARY KEY (rank, request_id, complete_ns)
-) WITHOUT ROWID;
+-- The trace's requests: mpi_request_rows stores them compactly, and mpi_requests (below) is the public
+-- view of them. The rowid is the request id, the id of the call that posted it (each activation of
+-- a persistent request has its own), so the rank is not stored and a call's request is one rowid
+-- seek away.
+CREATE TABLE IF NOT EXISTS mpi_request_rows (
+  request_id        INTEGER PRIMARY KEY,
+  post_ns           INTEGER NOT NULL,
+  queue_ns          INTEGER NOT NULL, -- complete_ns - post_ns
+  completion_offset INTEGER NOT NULL, -- completion_call_id - request_id
+  function_id       INTEGER NOT NULL,
+  peer              INTEGER NOT NULL,
+  bytes_sent        INTEGER NOT NULL,
+  bytes_recv        INTEGER NOT NULL,
+  comm_id           INTEGER
+);
+CREATE VIEW IF NOT EXISTS mpi_requests (rank, request_id, function_id, post_ns, complete_ns,
+  completion_call_id, peer, bytes_sent, bytes_recv, comm_id) AS
+SELECT request_id >> 46, request_id, function_id, post_ns, post_ns + queue_ns,
+  request_id + completion_offset, peer, bytes_sent, bytes_recv, comm_id
+FROM mpi_request_rows;
+-- Rows written through the view (tests, tools) are stored as the merge stores them; a second row
+-- of one request replaces the first.
+CREATE TRIGGER IF NOT EXISTS mpi_requests_insert INSTEAD OF INSERT ON mpi_requests BEGIN
+  SELECT RAISE(ABORT, 'mpi_requests: request_id must be rank << 46 | thread << 36 | sequence')
+    WHERE NEW.rank IS NOT NEW.request_id >> 46;
+  INSERT OR REPLACE INTO mpi_request_rows VALUES (NEW.request_id, NEW.post_ns, NEW.complete_ns - NEW.post_ns,
+    NEW.completion_call_id - NEW.request_id, NEW.function_id, NEW.peer, NEW.bytes_sent, NEW.bytes_recv,
+    NEW.comm_id);
+END;
 CREATE TABLE IF NOT EXISTS call_stats (
   rank          INTEGER NOT NULL,
   function_id   INTEGER NOT NULL REFERENCES functions(id),
@@ -407,12 +423,5 @@ const TableMerge kMerges[] = {
 };
 } // namespace
 const std::span<const TableMerge> kTableMerges(kMerges);
-
-// mpi_calls has no index: a lane's calls are in time order by id, so time seeks go through the
-// call ids (call_lanes.hpp), and an index by rank and time cost 15.5 to 20 bytes a call, by function
-// 12.5 to 16.6 (docs/performance.md).
-const std::string_view kCreateAnalysisIndexes = R"sql(
-CREATE INDEX IF NOT EXISTS mpi_requests_by_function ON mpi_requests (function_id, rank);
-)sql";
 
 } // namespace commlens::schema

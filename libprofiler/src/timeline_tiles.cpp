@@ -62,38 +62,6 @@ struct Lane {
   bool operator==(const Lane&) const = default;
 };
 
-// Tile widths from the density of calls: the finest level holds kMinMeanCallsPerFinestTile calls
-// per tile on average, the coarsest covers the longest rank in one or two tiles. Spans come from
-// a few rowid seeks per lane (call_lanes.hpp).
-std::vector<std::int64_t> choose_tile_widths(SqliteDatabase& merged) {
-  const auto calls = merged.query_int64("SELECT count(*) FROM mpi_calls");
-  if (calls == 0)
-    return {};
-  auto ranks = merged.prepare("SELECT rank FROM ranks");
-  call_lanes::SqliteLaneProbe probe(merged);
-  std::int64_t total_span = 0, longest_span = 0;
-  while (ranks.step()) {
-    if (const auto rank_span = call_lanes::rank_span(probe, ranks.column_int64(0))) {
-      const auto span = std::max<std::int64_t>(rank_span->end_ns - rank_span->start_ns, 0);
-      total_span += span;
-      longest_span = std::max(longest_span, span);
-    }
-  }
-  // In floating point: thousands of ranks running for a day overflow the product in 64 bits.
-  const double finest = static_cast<double>(kMinMeanCallsPerFinestTile) * static_cast<double>(total_span) /
-                        static_cast<double>(calls);
-  constexpr auto kWidest = std::numeric_limits<std::int64_t>::max() / kTileWidthFactor;
-  std::int64_t width = 1;
-  while (static_cast<double>(width) < finest && width < kWidest)
-    width *= kTileWidthFactor;
-  std::vector<std::int64_t> widths{width};
-  while (width < longest_span && width < kWidest) {
-    width *= kTileWidthFactor;
-    widths.push_back(width);
-  }
-  return widths;
-}
-
 // One row of timeline_tiles, without its lane and level.
 struct Tile {
   std::int64_t index = 0, calls = 0, busy_ns = 0;
@@ -131,24 +99,22 @@ public:
   LevelTiles(int level, std::int64_t width_ns) : level_(level), width_ns_(width_ns) {}
 
   void add(const Call& call, TileWriter& out) {
+    // Most calls lie inside the open tile: no division.
+    if (open_ && call.start_ns >= begin_ns_ && call.start_ns < end_ns_ && call.end_ns <= end_ns_) {
+      add_part(call, call.end_ns - call.start_ns, true);
+      return;
+    }
     const auto first = tile_index(call.start_ns, width_ns_);
     const auto last = call.end_ns > call.start_ns ? tile_index(call.end_ns - 1, width_ns_) : first;
     for (auto index = first; index <= last; ++index) {
       move_to(index, out);
-      const auto covered =
-          std::min(call.end_ns, (index + 1) * width_ns_) - std::max(call.start_ns, index * width_ns_);
-      tile_.busy_ns += covered;
-      const bool starts_here = index == first;
-      votes_.add(call.function_id, covered + (starts_here ? 1 : 0));
-      if (!starts_here)
-        continue;
-      ++tile_.calls;
-      const auto duration = call.end_ns - call.start_ns;
-      if (tile_.calls == 1 || duration > tile_.longest_call_ns) {
-        tile_.longest_call_ns = duration;
-        tile_.longest_call_id = call.id;
-      }
+      add_part(call, std::min(call.end_ns, end_ns_) - std::max(call.start_ns, begin_ns_), index == first);
     }
+  }
+
+  void discard() {
+    open_ = false;
+    votes_.take();
   }
 
   void flush(TileWriter& out) {
@@ -160,62 +126,136 @@ public:
   }
 
 private:
+  // `covered`: the call's time inside the open tile.
+  void add_part(const Call& call, std::int64_t covered, bool starts_here) {
+    tile_.busy_ns += covered;
+    votes_.add(call.function_id, covered + (starts_here ? 1 : 0));
+    if (!starts_here)
+      return;
+    ++tile_.calls;
+    const auto duration = call.end_ns - call.start_ns;
+    if (tile_.calls == 1 || duration > tile_.longest_call_ns) {
+      tile_.longest_call_ns = duration;
+      tile_.longest_call_id = call.id;
+    }
+  }
+
   void move_to(std::int64_t index, TileWriter& out) {
     if (open_ && index == tile_.index)
       return;
     flush(out);
     open_ = true;
     tile_ = {.index = index};
+    begin_ns_ = index * width_ns_;
+    end_ns_ = (index + 1) * width_ns_;
   }
 
   int level_;
   std::int64_t width_ns_;
   bool open_ = false;
+  std::int64_t begin_ns_ = 0, end_ns_ = 0; // the open tile's span
   Tile tile_;
   DominantFunction votes_;
 };
 
 } // namespace
 
-TimelineTileSummary build_timeline_tiles(SqliteDatabase& merged) {
-  merged.exec(kCreateTileTables);
-  const auto widths = choose_tile_widths(merged);
-  auto level_row = merged.prepare("INSERT INTO timeline_tile_levels VALUES (?1, ?2)");
-  std::vector<LevelTiles> levels;
-  for (const auto width : widths) {
-    const auto level = static_cast<int>(levels.size());
-    level_row.bind(1, std::int64_t{level}).bind(2, width).run();
-    levels.emplace_back(level, width);
-  }
-  if (levels.empty())
+std::vector<std::int64_t> choose_tile_widths(std::int64_t calls, const std::vector<TileSpan>& rank_spans) {
+  if (calls == 0)
     return {};
+  std::int64_t total_span = 0, longest_span = 0;
+  for (const TileSpan& rank_span : rank_spans) {
+    const auto span = std::max<std::int64_t>(rank_span.end_ns - rank_span.start_ns, 0);
+    total_span += span;
+    longest_span = std::max(longest_span, span);
+  }
+  // In floating point: thousands of ranks running for a day overflow the product in 64 bits.
+  const double finest = static_cast<double>(kMinMeanCallsPerFinestTile) * static_cast<double>(total_span) /
+                        static_cast<double>(calls);
+  constexpr auto kWidest = std::numeric_limits<std::int64_t>::max() / kTileWidthFactor;
+  std::int64_t width = 1;
+  while (static_cast<double>(width) < finest && width < kWidest)
+    width *= kTileWidthFactor;
+  std::vector<std::int64_t> widths{width};
+  while (width < longest_span && width < kWidest) {
+    width *= kTileWidthFactor;
+    widths.push_back(width);
+  }
+  return widths;
+}
+
+struct TimelineTileBuilder::State {
+  explicit State(SqliteDatabase& db) : out(db) {}
+  TileWriter out;
+  std::vector<LevelTiles> levels;
+  std::optional<Lane> lane;
+};
+
+TimelineTileBuilder::TimelineTileBuilder(SqliteDatabase& db, const std::vector<std::int64_t>& widths) {
+  db.exec(kCreateTileTables);
+  state_ = std::make_unique<State>(db);
+  auto level_row = db.prepare("INSERT INTO timeline_tile_levels VALUES (?1, ?2)");
+  for (const auto width : widths) {
+    const auto level = static_cast<int>(state_->levels.size());
+    level_row.bind(1, std::int64_t{level}).bind(2, width).run();
+    state_->levels.emplace_back(level, width);
+  }
+}
+
+TimelineTileBuilder::~TimelineTileBuilder() = default;
+
+void TimelineTileBuilder::add_call(std::int64_t id, int function_id, std::int64_t start_ns,
+                                   std::int64_t end_ns) {
+  // Call ids are rank << 46 | thread << 36 | sequence: a lane's calls come together, in call order.
+  const Lane lane{id >> call_lanes::kRankShift, call_lanes::thread_of(id)};
+  if (state_->lane != lane) {
+    flush();
+    state_->lane = lane;
+    state_->out.set_lane(lane);
+  }
+  const Call call{id, start_ns, end_ns, function_id};
+  for (auto& level : state_->levels)
+    level.add(call, state_->out);
+}
+
+void TimelineTileBuilder::flush() {
+  for (auto& level : state_->levels)
+    level.flush(state_->out);
+}
+
+void TimelineTileBuilder::discard() {
+  for (auto& level : state_->levels)
+    level.discard();
+  state_->lane.reset();
+}
+
+TimelineTileSummary TimelineTileBuilder::summary() const {
+  return {static_cast<int>(state_->levels.size()), state_->out.rows()};
+}
+
+TimelineTileSummary build_timeline_tiles(SqliteDatabase& merged) {
+  std::vector<TileSpan> spans;
+  {
+    auto ranks = merged.prepare("SELECT rank FROM ranks");
+    call_lanes::SqliteLaneProbe probe(merged);
+    while (ranks.step()) {
+      if (const auto span = call_lanes::rank_span(probe, ranks.column_int64(0)))
+        spans.push_back({span->start_ns, span->end_ns});
+    }
+  }
+  TimelineTileBuilder tiles(merged,
+                            choose_tile_widths(merged.query_int64("SELECT count(*) FROM mpi_calls"), spans));
   // A savepoint works both inside the caller's transaction and as one of its own: without it,
   // every row would be committed on its own.
   merged.exec("SAVEPOINT timeline_tiles");
-
-  // Call ids are rank << 46 | thread << 36 | sequence: rowid order is lane by lane, each lane in
-  // call order, and walks the table in storage order.
-  TileWriter out(merged);
-  auto calls =
-      merged.prepare("SELECT id, rank, thread, function_id, start_ns, end_ns FROM mpi_calls ORDER BY id");
-  std::optional<Lane> lane;
-  while (calls.step()) {
-    const Lane row_lane{calls.column_int64(1), calls.column_int64(2)};
-    if (lane != row_lane) {
-      for (auto& level : levels)
-        level.flush(out);
-      lane = row_lane;
-      out.set_lane(row_lane);
-    }
-    const Call call{calls.column_int64(0), calls.column_int64(4), calls.column_int64(5),
-                    static_cast<int>(calls.column_int64(3))};
-    for (auto& level : levels)
-      level.add(call, out);
-  }
-  for (auto& level : levels)
-    level.flush(out);
+  // Rowid order is lane by lane, each lane in call order, and walks the table in storage order.
+  auto calls = merged.prepare("SELECT id, function_id, start_ns, end_ns FROM mpi_calls ORDER BY id");
+  while (calls.step())
+    tiles.add_call(calls.column_int64(0), static_cast<int>(calls.column_int64(1)), calls.column_int64(2),
+                   calls.column_int64(3));
+  tiles.flush();
   merged.exec("RELEASE timeline_tiles");
-  return {static_cast<int>(levels.size()), out.rows()};
+  return tiles.summary();
 }
 
 } // namespace commlens

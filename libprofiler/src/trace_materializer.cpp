@@ -65,7 +65,7 @@ std::int64_t TraceMaterializer::comm_id_of(std::uint32_t index) const {
   return index < communicator_ids_.size() ? communicator_ids_[index] : -1;
 }
 
-std::uint64_t TraceMaterializer::run(TraceRowWriter& out) {
+std::uint64_t TraceMaterializer::run(TraceRowSink& out) {
   load_context();
   // The chunks' order first, without their records (an ORDER BY over the BLOBs would sort them
   // all in memory), then each chunk by its id.
@@ -86,11 +86,10 @@ std::uint64_t TraceMaterializer::run(TraceRowWriter& out) {
     }
     chunk.reset();
   }
-  out.flush();
   return records;
 }
 
-std::uint64_t TraceMaterializer::store_chunk(TraceRowWriter& out, int thread,
+std::uint64_t TraceMaterializer::store_chunk(TraceRowSink& out, int thread,
                                              std::span<const std::uint8_t> bytes) {
   const auto relative_ns = [&](std::uint64_t ticks) {
     return static_cast<std::int64_t>(clock_.to_ns(ticks)) - init_ns_;
@@ -105,21 +104,21 @@ std::uint64_t TraceMaterializer::store_chunk(TraceRowWriter& out, int thread,
     const std::int64_t end = relative_ns(record.end_ticks);
     const std::optional<std::int64_t> comm = known_comm(comm_id_of(record.communicator_index));
     if (record.kind == RecordKind::RequestCompletion) {
-      out.insert_request(RequestRow{rank_, record.request_id, record.function, map_.apply(start),
-                                    map_.apply(end), record.call_id, record.peer, record.bytes_sent,
-                                    record.bytes_recv, comm});
+      out.add_request(RequestRow{rank_, record.request_id, record.function, map_.apply(start),
+                                 map_.apply(end), record.call_id, record.peer, record.bytes_sent,
+                                 record.bytes_recv, comm});
       continue;
     }
     const FunctionMeaning meaning =
         record.function < functions_.size() ? functions_[record.function] : FunctionMeaning{};
     const bool has_value = record.tag_or_root != kNoTagOrRoot;
-    out.insert_call(CallRow{record.call_id, rank_, thread, record.function, map_.apply(start),
-                            map_.apply(end), record.bytes_sent, record.bytes_recv, record.peer,
-                            meaning.tag && has_value ? std::optional(record.tag_or_root) : std::nullopt, comm,
-                            meaning.root && has_value ? std::optional(record.tag_or_root) : std::nullopt,
-                            record.request_id != 0 ? std::optional(record.request_id) : std::nullopt,
-                            static_cast<int>(record.location), record.implementation, phase_of(start),
-                            record.datatype != 0 ? std::optional<int>(record.datatype) : std::nullopt});
+    out.add_call(CallRow{record.call_id, rank_, thread, record.function, map_.apply(start), map_.apply(end),
+                         record.bytes_sent, record.bytes_recv, record.peer,
+                         meaning.tag && has_value ? std::optional(record.tag_or_root) : std::nullopt, comm,
+                         meaning.root && has_value ? std::optional(record.tag_or_root) : std::nullopt,
+                         record.request_id != 0 ? std::optional(record.request_id) : std::nullopt,
+                         static_cast<int>(record.location), record.implementation, phase_of(start),
+                         record.datatype != 0 ? std::optional<int>(record.datatype) : std::nullopt});
   }
   return records;
 }

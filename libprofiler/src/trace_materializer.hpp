@@ -1,6 +1,7 @@
 #pragma once
 // Turns a rank file's trace_chunks into mpi_calls / mpi_requests rows of the merged file: rank
-// files hold chunks only, and the merge decodes them straight into the file it writes.
+// files hold chunks only, and the merge decodes them straight into the file it writes (and once
+// before, for the calls' count and spans that the timeline tiles' widths need).
 // Everything needed to decode a rank's chunks is read from the database holding them, so this
 // works long after the process is gone (a killed rank's file included).
 #include "commlens/profiler/clock.hpp"
@@ -30,9 +31,9 @@ public:
   TraceMaterializer(const SqliteDatabase& db, std::string schema, int rank, ClockMap map);
 
   // Decodes every chunk into `out`, thread by thread: call ids grow within a thread, and thread
-  // bits lie above the sequence, so the rows arrive in id order (appends to mpi_calls' B-tree).
-  // Returns the number of records decoded.
-  std::uint64_t run(TraceRowWriter& out);
+  // bits lie above the sequence, so the calls arrive in id order (appends to mpi_call_rows'
+  // B-tree), each lane's together. Returns the number of records decoded.
+  std::uint64_t run(TraceRowSink& out);
 
 private:
   struct FunctionMeaning {
@@ -42,7 +43,7 @@ private:
   void load_context();
   int phase_of(std::int64_t ns) const;
   std::int64_t comm_id_of(std::uint32_t index) const;
-  std::uint64_t store_chunk(TraceRowWriter& out, int thread, std::span<const std::uint8_t> bytes);
+  std::uint64_t store_chunk(TraceRowSink& out, int thread, std::span<const std::uint8_t> bytes);
 
   const SqliteDatabase& db_;
   std::string schema_;

@@ -1,5 +1,7 @@
 #include "trace_rows.hpp"
 
+#include "commlens/profiler/timeline_tiles.hpp"
+
 #include <fmt/format.h>
 
 #include <string>
@@ -12,13 +14,17 @@ std::int64_t as_int(std::uint64_t value) {
   return static_cast<std::int64_t>(value);
 }
 
-std::string call_rows(int count) {
-  const std::string one_row = "(?,?,?,?,?,?,?,?,?,?,?)";
-  std::string rows = one_row;
-  for (int row = 1; row < count; ++row) {
-    rows += "," + one_row;
+std::string insert_rows(std::string_view insert, int columns, int rows) {
+  std::string one_row = "(?";
+  for (int column = 1; column < columns; ++column) {
+    one_row += ",?";
   }
-  return "INSERT INTO mpi_call_rows VALUES " + rows;
+  one_row += ")";
+  std::string sql(insert);
+  for (int row = 0; row < rows; ++row) {
+    sql += (row == 0 ? "" : ",") + one_row;
+  }
+  return sql;
 }
 
 // mpi_call_rows.code (schema.cpp); a value outside its bits would decode as another.
@@ -35,15 +41,9 @@ std::int64_t encode_call_code(const CallRow& row) {
          std::int64_t{row.phase} << 18;
 }
 
-} // namespace
-
-TraceRowWriter::TraceRowWriter(const SqliteDatabase& db)
-    : insert_call_(db.prepare(call_rows(1))), insert_call_batch_(db.prepare(call_rows(kBatch))),
-      insert_request_(db.prepare("INSERT OR REPLACE INTO mpi_requests VALUES (?,?,?,?,?,?,?,?,?,?)")) {
-  pending_.reserve(kBatch);
-}
-
-void TraceRowWriter::bind_call(SqliteStatement& s, int first, const CallRow& row) {
+// The columns of mpi_call_rows, in order.
+constexpr int kCallColumns = 11;
+void bind_call(SqliteStatement& s, int first, const CallRow& row) {
   s.bind(first, as_int(row.id)).bind(first + 1, row.start_ns).bind(first + 2, row.end_ns - row.start_ns);
   s.bind(first + 3, encode_call_code(row)).bind(first + 4, std::int64_t{row.peer});
   s.bind(first + 5, as_int(row.bytes_sent)).bind(first + 6, as_int(row.bytes_recv));
@@ -53,32 +53,69 @@ void TraceRowWriter::bind_call(SqliteStatement& s, int first, const CallRow& row
   s.bind_integer(first + 10, row.request_id ? std::optional(as_int(row.id - *row.request_id)) : std::nullopt);
 }
 
-void TraceRowWriter::insert_call(const CallRow& row) {
+// The columns of mpi_request_rows, in order.
+constexpr int kRequestColumns = 9;
+void bind_request(SqliteStatement& s, int first, const RequestRow& row) {
+  s.bind(first, as_int(row.request_id))
+      .bind(first + 1, row.post_ns)
+      .bind(first + 2, row.complete_ns - row.post_ns);
+  s.bind(first + 3, as_int(row.completion_call_id - row.request_id))
+      .bind(first + 4, std::int64_t{row.function_id});
+  s.bind(first + 5, std::int64_t{row.peer}).bind(first + 6, as_int(row.bytes_sent));
+  s.bind(first + 7, as_int(row.bytes_recv)).bind_integer(first + 8, row.comm_id);
+}
+
+} // namespace
+
+template <typename Row>
+BatchedInsert<Row>::BatchedInsert(const SqliteDatabase& db, std::string_view insert, int columns, Bind bind)
+    : columns_(columns), bind_(bind), one_(db.prepare(insert_rows(insert, columns, 1))),
+      batch_(db.prepare(insert_rows(insert, columns, kBatch))) {
+  pending_.reserve(kBatch);
+}
+
+template <typename Row> void BatchedInsert<Row>::add(const Row& row) {
   pending_.push_back(row);
   if (pending_.size() == kBatch) {
     for (int index = 0; index < kBatch; ++index) {
-      bind_call(insert_call_batch_, 1 + index * kCallColumns, pending_[index]);
+      bind_(batch_, 1 + index * columns_, pending_[index]);
     }
-    insert_call_batch_.run();
+    batch_.run();
     pending_.clear();
   }
 }
 
-void TraceRowWriter::flush() {
-  for (const CallRow& row : pending_) {
-    bind_call(insert_call_, 1, row);
-    insert_call_.run();
+template <typename Row> void BatchedInsert<Row>::flush() {
+  for (const Row& row : pending_) {
+    bind_(one_, 1, row);
+    one_.run();
   }
   pending_.clear();
 }
 
-void TraceRowWriter::insert_request(const RequestRow& row) {
-  auto& s = insert_request_;
-  s.bind(1, std::int64_t{row.rank}).bind(2, as_int(row.request_id)).bind(3, std::int64_t{row.function_id});
-  s.bind(4, row.post_ns).bind(5, row.complete_ns).bind(6, as_int(row.completion_call_id));
-  s.bind(7, std::int64_t{row.peer}).bind(8, as_int(row.bytes_sent)).bind(9, as_int(row.bytes_recv));
-  s.bind_integer(10, row.comm_id);
-  s.run();
+TraceRowWriter::TraceRowWriter(const SqliteDatabase& db, TimelineTileBuilder* tiles)
+    : calls_(db, "INSERT INTO mpi_call_rows VALUES ", kCallColumns, bind_call),
+      // A request's second row (none is known to occur) replaces its first, as the view's trigger does.
+      requests_(db, "INSERT OR REPLACE INTO mpi_request_rows VALUES ", kRequestColumns, bind_request),
+      tiles_(tiles) {}
+
+void TraceRowWriter::add_call(const CallRow& row) {
+  calls_.add(row);
+  if (tiles_ != nullptr) {
+    tiles_->add_call(as_int(row.id), row.function_id, row.start_ns, row.end_ns);
+  }
+}
+
+void TraceRowWriter::add_request(const RequestRow& row) {
+  requests_.add(row);
+}
+
+void TraceRowWriter::flush() {
+  calls_.flush();
+  requests_.flush();
+  if (tiles_ != nullptr) {
+    tiles_->flush();
+  }
 }
 
 } // namespace commlens

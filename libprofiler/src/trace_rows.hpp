@@ -1,15 +1,18 @@
 #pragma once
 // Rows of mpi_calls and mpi_requests, and the batched inserter the merge writes them with. Calls go
-// straight into mpi_call_rows, encoded as the mpi_calls view decodes them (schema.cpp). Per-statement
-// overhead is most of SQLite's cost for rows this small, so calls are inserted kBatch rows per
-// statement.
+// straight into mpi_call_rows and requests into mpi_request_rows, encoded as the mpi_calls and
+// mpi_requests views decode them (schema.cpp). Per-statement overhead is most of SQLite's cost for
+// rows this small, so rows are inserted kBatch per statement.
 #include "commlens/profiler/sqlite.hpp"
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 namespace commlens {
+
+class TimelineTileBuilder;
 
 struct CallRow {
   std::uint64_t id;
@@ -44,24 +47,49 @@ struct RequestRow {
   std::optional<std::int64_t> comm_id;
 };
 
-class TraceRowWriter {
+// Where decoded trace rows go: the merged file (TraceRowWriter), or a pass that only looks at them.
+class TraceRowSink {
 public:
-  // Inserts into `schema`.mpi_calls / mpi_requests of db ("main" for the file itself).
-  explicit TraceRowWriter(const SqliteDatabase& db);
-  void insert_call(const CallRow& row);
-  void insert_request(const RequestRow& row);
-  // Stores calls still waiting for a full batch; call before committing.
+  virtual void add_call(const CallRow& row) = 0;
+  virtual void add_request(const RequestRow& row) = 0;
+
+protected:
+  ~TraceRowSink() = default;
+};
+
+// Rows of one table, inserted kBatch to a statement.
+template <typename Row> class BatchedInsert {
+public:
+  using Bind = void (*)(SqliteStatement& statement, int first_parameter, const Row& row);
+  // insert: "INSERT ... INTO table VALUES " (the rows' placeholders are appended).
+  BatchedInsert(const SqliteDatabase& db, std::string_view insert, int columns, Bind bind);
+  void add(const Row& row);
+  // Stores rows still waiting for a full batch; call before committing.
   void flush();
 
 private:
   static constexpr int kBatch = 64;
-  static constexpr int kCallColumns = 11; // of mpi_call_rows
-  static void bind_call(SqliteStatement& statement, int first_parameter, const CallRow& row);
+  int columns_;
+  Bind bind_;
+  std::vector<Row> pending_;
+  SqliteStatement one_;
+  SqliteStatement batch_;
+};
 
-  std::vector<CallRow> pending_;
-  SqliteStatement insert_call_;
-  SqliteStatement insert_call_batch_;
-  SqliteStatement insert_request_;
+class TraceRowWriter final : public TraceRowSink {
+public:
+  // Inserts into mpi_call_rows / mpi_request_rows of db's main schema, and hands every call to
+  // `tiles` (null: no tiles).
+  TraceRowWriter(const SqliteDatabase& db, TimelineTileBuilder* tiles);
+  void add_call(const CallRow& row) override;
+  void add_request(const RequestRow& row) override;
+  // Stores rows still waiting for a full batch and the open tiles; call before committing.
+  void flush();
+
+private:
+  BatchedInsert<CallRow> calls_;
+  BatchedInsert<RequestRow> requests_;
+  TimelineTileBuilder* tiles_;
 };
 
 } // namespace commlens

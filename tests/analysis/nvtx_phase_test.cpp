@@ -27,8 +27,9 @@ INSERT INTO nvtx_ranges (rank, start_ns, end_ns, domain, name) VALUES
   (0, 0, 5000, NULL, 'train'), (0, 1500, 3500, NULL, 'step'), (0, 9000, 20000, 'app', 'io'),
   (0, 1000, 1100, 'MPI', 'MPI_Send'), (1, 0, 5000, NULL, 'train');
 -- Tie the four queued MPI_Isend requests to the MPI_Isend calls that posted them (ids 5 to 8:
--- rank 0's first lane holds the four MPI_Send, then the four MPI_Isend).
-UPDATE mpi_requests SET request_id = request_id - 95;
+-- rank 0's first lane holds the four MPI_Send, then the four MPI_Isend). The view has no update
+-- trigger: its storage is updated, keeping completion_call_id (stored as an offset from request_id).
+UPDATE mpi_request_rows SET request_id = request_id - 95, completion_offset = completion_offset + 95;
 )sql";
 
 const analysis::FunctionStats* find_function(const analysis::Report& report, std::string_view name) {

@@ -1,12 +1,12 @@
 // The timeline's level-of-detail tiles (docs/timeline-lod.md) against the calls they summarise: on
-// the synthetic 64-rank trace of bench/report_10m (written by the merge's own
-// create_analysis_indexes), and on a crafted lane with the awkward cases (negative times,
+// the synthetic 64-rank trace of bench/report_10m (written by the merge's own tile code,
+// build_timeline_tiles), and on a crafted lane with the awkward cases (negative times,
 // zero-length calls, a call spanning many tiles with another call nested in it).
 #include "test_database.hpp"
 
 #include "commlens/analysis/timeline.hpp"
-#include "commlens/profiler/analysis_indexes.hpp"
 #include "commlens/profiler/sqlite.hpp"
+#include "commlens/profiler/timeline_tiles.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -206,8 +206,7 @@ TEST(CraftedTiles, AwkwardCallsAreCountedOnceAndTheirTimeSplitExactly) {
     database.execute(rows);
     database.close();
     commlens::SqliteDatabase merged(path.string(), SQLITE_OPEN_READWRITE);
-    const auto times = commlens::create_analysis_indexes(merged);
-    EXPECT_GE(times.tiles.levels, 2);
+    EXPECT_GE(commlens::build_timeline_tiles(merged).levels, 2);
   }
   const Database database(path);
   expect_tiles_sum_to_the_calls(database);

@@ -209,6 +209,37 @@ TEST(Merge, SumsWhatEveryRankLostAndSaysItInOneLine) {
   EXPECT_EQ(describe_losses(merge_rank_databases(MergeOptions{directory.string(), "", nullptr})), "");
 }
 
+// The merged file gets its name only once complete: a merge that dies half way (here: the process
+// exits after the first of two ranks) leaves no commlens.sqlite that a user could take for a whole
+// run, and the next merge starts afresh.
+TEST(Merge, AMergeThatDiesLeavesNoMergedFile) {
+  const fs::path directory = fs::path(testing::TempDir()) / "merge-dies";
+  fs::remove_all(directory);
+  run_rank(directory, 0, 300, 0);
+  run_rank(directory, 1, 300, 0);
+  MergeOptions options{directory.string(), "", [](int done, int) {
+                         if (done == 1)
+                           std::_Exit(3);
+                       }};
+  EXPECT_EXIT(merge_rank_databases(options), testing::ExitedWithCode(3), "");
+  EXPECT_FALSE(fs::exists(directory / "commlens.sqlite"));
+  EXPECT_TRUE(fs::exists(directory / "rank-00001.sqlite"));
+  const MergeResult result = merge_rank_databases(MergeOptions{directory.string(), "", nullptr});
+  EXPECT_EQ(result.calls, 600u);
+  EXPECT_EQ(files_in(directory),
+            (std::set<std::string>{"commlens.sqlite", "rank-00000.sqlite", "rank-00001.sqlite"}));
+}
+
+TEST(Merge, AFailedMergeLeavesNoFileBehind) {
+  const fs::path directory = fs::path(testing::TempDir()) / "merge-fails";
+  fs::remove_all(directory);
+  run_rank(directory, 0, 3, 0);
+  run_rank(directory, 1, 3, 0);
+  MergeOptions options{directory.string(), "", [](int, int) { throw std::runtime_error("interrupted"); }};
+  EXPECT_THROW(merge_rank_databases(options), std::runtime_error);
+  EXPECT_EQ(files_in(directory), (std::set<std::string>{"rank-00000.sqlite", "rank-00001.sqlite"}));
+}
+
 TEST(Merge, EmptyDirectoryIsAClearError) {
   const fs::path directory = fs::path(testing::TempDir()) / "merge-empty";
   fs::remove_all(directory);

@@ -1,6 +1,7 @@
 #pragma once
 // Merges the per-rank files of one run (<dir>/rank-NNNNN.sqlite) into one database on rank 0's
-// clock. Used by rank 0 at MPI_Finalize and by `commlens merge DIR` afterwards.
+// clock. Used by rank 0 at MPI_Finalize and by `commlens merge DIR` afterwards. The database is
+// written as <output>.partial and renamed to <output> once complete.
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -27,10 +28,11 @@ struct MergeResult {
   std::uint64_t dropped_events = 0;
   std::uint64_t summary_overflow = 0;
   bool rank_files_removed = false;
-  // Where the merge's time went: copying the rank files' tables and turning their trace chunks into
-  // rows, then the analysis indexes and the timeline tiles (analysis_indexes.hpp).
+  // Where the merge's time went: reading the rank files' chunks once for the calls' count and spans
+  // (the timeline tiles' widths), then copying the rank files' tables and turning their chunks
+  // into rows and timeline tiles.
+  double plan_seconds = 0;
   double rows_seconds = 0;
-  double analysis_seconds = 0;
 };
 
 struct MergeOptions {

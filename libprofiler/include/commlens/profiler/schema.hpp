@@ -13,9 +13,6 @@ inline constexpr std::int32_t kApplicationId = 0x436C4E53; // "ClNS"
 
 // Tables, enum tables and their fixed rows. Safe to run on an existing v1 database.
 extern const std::string_view kCreateTables;
-// Indexes for analysis; created on the merged database only, so per-rank writes stay cheap. Applied
-// by create_analysis_indexes (analysis_indexes.hpp) with the rest of the merged file's analysis data.
-extern const std::string_view kCreateAnalysisIndexes;
 
 // How the merge copies each table from a rank file. Tables not listed (trace_chunks) are not
 // copied. A collector that adds a table adds its rule here.

@@ -4,6 +4,8 @@
 // much of them calls cover. A viewer window much wider than a call reads a few rows per pixel
 // from it instead of every call, so the whole trace opens at a cost independent of its size.
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 namespace commlens {
 
@@ -28,8 +30,42 @@ struct TimelineTileSummary {
   std::int64_t tiles = 0; // rows written
 };
 
-// (Re)creates timeline_tile_levels and timeline_tiles from mpi_calls in one pass in call-id order.
-// Finds the lanes and their spans by rowid seeks (call_lanes.hpp): no index needed.
+// Where a rank's calls begin (the earliest start) and end (the end of the call that starts last),
+// as call_lanes::rank_span finds them in a merged file.
+struct TileSpan {
+  std::int64_t start_ns = 0, end_ns = 0;
+};
+
+// Tile widths from the density of calls: the finest level holds kMinMeanCallsPerFinestTile calls
+// per tile on average over the ranks' spans, the coarsest covers the longest rank in one or two
+// tiles. Empty when there are no calls.
+std::vector<std::int64_t> choose_tile_widths(std::int64_t calls, const std::vector<TileSpan>& rank_spans);
+
+// Writes the tiles of calls fed to it lane by lane, each lane's calls in call-id order (the order
+// the merge inserts them in), so the tiles need no pass of their own over the calls. Creating it
+// (re)creates timeline_tile_levels and timeline_tiles and writes the levels.
+class TimelineTileBuilder {
+public:
+  TimelineTileBuilder(SqliteDatabase& db, const std::vector<std::int64_t>& widths);
+  ~TimelineTileBuilder();
+  TimelineTileBuilder(const TimelineTileBuilder&) = delete;
+  TimelineTileBuilder& operator=(const TimelineTileBuilder&) = delete;
+
+  void add_call(std::int64_t id, int function_id, std::int64_t start_ns, std::int64_t end_ns);
+  // Writes the tiles still open; call before committing the calls of a lane.
+  void flush();
+  // Forgets the tiles still open (their calls were rolled back).
+  void discard();
+  TimelineTileSummary summary() const;
+
+private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// (Re)creates timeline_tile_levels and timeline_tiles from mpi_calls in one pass in call-id order,
+// for files whose calls are already in. Finds the lanes and their spans by rowid seeks
+// (call_lanes.hpp): no index needed.
 TimelineTileSummary build_timeline_tiles(SqliteDatabase& merged);
 
 } // namespace commlens

@@ -1,0 +1,37 @@
+#pragma once
+// What the merge reads from the rank files before it writes a row: which files can be read, each
+// rank's clock on rank 0's timeline, and the trace's call count and per-rank spans, which set the
+// timeline tiles' widths. With the widths known first, the tiles are built as the calls are
+// inserted instead of in a second pass over the merged file.
+#include "commlens/profiler/sqlite.hpp"
+#include "trace_materializer.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+namespace commlens {
+
+struct RankFile {
+  int rank;
+  std::filesystem::path path;
+};
+
+struct PlannedRank {
+  RankFile file;
+  ClockMap map; // the rank's times onto rank 0's timeline
+};
+
+struct MergePlan {
+  std::vector<PlannedRank> ranks;        // readable, in rank order
+  std::vector<int> unreadable_ranks;     // skipped, with a message on stderr
+  std::vector<std::int64_t> tile_widths; // timeline_tile_levels.tile_ns, finest first
+};
+
+// Attaches a rank file read-only to `merged` as "src".
+void attach_rank_file(SqliteDatabase& merged, const std::filesystem::path& path);
+
+// Attaches each file as "src" to `merged` in turn (detached again before returning).
+MergePlan plan_merge(SqliteDatabase& merged, const std::vector<RankFile>& files);
+
+} // namespace commlens

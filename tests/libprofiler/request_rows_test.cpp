@@ -1,0 +1,188 @@
+// The merged file's requests and tiles: mpi_request_rows stores the requests compactly, the
+// mpi_requests view gives back every documented column, rows written through the view are stored
+// as the merge stores them, a request costs at most 40 bytes, and the timeline tiles the merge
+// builds while inserting the calls are those of a pass over the merged calls.
+#include "commlens/profiler/merge.hpp"
+#include "commlens/profiler/profiler.hpp"
+#include "commlens/profiler/schema.hpp"
+#include "commlens/profiler/sqlite.hpp"
+#include "commlens/profiler/timeline_tiles.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace commlens;
+
+const std::vector<FunctionDescription> kFunctions = {{"MPI_Unused", "none"},
+                                                     {"MPI_Isend", "p2p", TagOrRoot::Tag},
+                                                     {"MPI_Irecv", "p2p", TagOrRoot::Tag},
+                                                     {"MPI_Waitall", "completion"}};
+
+// One thread's calls: per step an Isend and an Irecv (two requests), then a Waitall that completes
+// both, the receive's first when `step` is odd (completions out of posting order).
+void record_steps(Profiler& profiler, int steps) {
+  ThreadRecorder* recorder = profiler.thread_recorder();
+  for (int step = 0; step < steps; ++step) {
+    EventRecord posted[2];
+    for (int side = 0; side < 2; ++side) {
+      EventRecord& record = posted[side];
+      record = EventRecord{};
+      record.start_ticks = now_ticks();
+      record.call_id = recorder->next_call_id();
+      record.function = static_cast<FunctionId>(1 + side);
+      (side == 0 ? record.bytes_sent : record.bytes_recv) = 64 + static_cast<std::uint64_t>(step % 500);
+      record.peer = step % 3;
+      record.tag_or_root = step % 7;
+      record.communicator_index = kNoCommunicator;
+      record.request_id = record.call_id;
+      record.end_ticks = now_ticks();
+      recorder->record_call(record, 0);
+    }
+    EventRecord wait{};
+    wait.start_ticks = now_ticks();
+    wait.call_id = recorder->next_call_id();
+    wait.function = 3;
+    wait.peer = kNoPeer;
+    wait.tag_or_root = kNoTagOrRoot;
+    wait.communicator_index = kNoCommunicator;
+    wait.end_ticks = now_ticks();
+    for (int index = 0; index < 2; ++index) {
+      EventRecord completion = posted[(index + step) % 2];
+      completion.kind = RecordKind::RequestCompletion;
+      completion.end_ticks = wait.end_ticks;
+      completion.call_id = wait.call_id;
+      recorder->record_request_completion(completion);
+    }
+    recorder->record_call(wait, 0);
+  }
+}
+
+// Rank `rank` of `size`, its main thread and one more making `steps` steps each.
+void record_rank(const fs::path& directory, int rank, int size, int steps) {
+  Config config;
+  config.output_directory = directory.string();
+  config.mode = Mode::Trace;
+  Profiler* profiler = Profiler::start(config, ProcessIdentity{rank, size, "host", 100 + rank}, kFunctions);
+  ASSERT_NE(profiler, nullptr);
+  profiler->set_run_value("world_size", std::to_string(size));
+  record_steps(*profiler, steps);
+  std::thread second([&] { record_steps(*profiler, steps / 2); });
+  second.join();
+  profiler->stop();
+}
+
+fs::path fresh_directory(const std::string& name) {
+  const fs::path directory = fs::path(testing::TempDir()) / name;
+  fs::remove_all(directory);
+  return directory;
+}
+
+std::int64_t rows_differing(SqliteDatabase& db, const std::string& a, const std::string& b) {
+  return db.query_int64(
+      fmt::format("SELECT (SELECT count(*) FROM (SELECT * FROM {0} EXCEPT SELECT * FROM {1})) + "
+                  "(SELECT count(*) FROM (SELECT * FROM {1} EXCEPT SELECT * FROM {0}))",
+                  a, b));
+}
+
+TEST(RequestRows, TheViewGivesBackEveryColumnOfEveryRequest) {
+  const fs::path directory = fresh_directory("request-rows-round-trip");
+  record_rank(directory, 0, 2, 600);
+  record_rank(directory, 1, 2, 600);
+  const MergeResult merged = merge_rank_databases(MergeOptions{directory.string(), "", nullptr});
+  SqliteDatabase db(merged.output_path, SQLITE_OPEN_READONLY);
+  // Two requests per step, 600 steps on each main thread and 300 on each second thread.
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_requests"), 2 * 2 * 900);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_requests WHERE rank = 1"), 2 * 900);
+  // Each request is that of the call which posted it, completed by the Waitall after it.
+  EXPECT_EQ(
+      db.query_int64(
+          "SELECT count(*) FROM mpi_requests r JOIN mpi_calls p ON p.id = r.request_id JOIN mpi_calls w "
+          "ON w.id = r.completion_call_id WHERE r.rank = p.rank AND r.function_id = p.function_id "
+          "AND r.post_ns = p.start_ns AND r.complete_ns = w.end_ns AND r.peer = p.peer "
+          "AND r.bytes_sent = p.bytes_sent AND r.bytes_recv = p.bytes_recv AND r.comm_id IS NULL "
+          "AND w.function_id = 3 AND w.id = r.request_id + 2 - (p.function_id - 1)"),
+      2 * 2 * 900);
+}
+
+TEST(RequestRows, RowsWrittenThroughTheViewAreStoredAsTheMergeStoresThem) {
+  const fs::path directory = fresh_directory("request-rows-through-view");
+  record_rank(directory, 3, 4, 300);
+  SqliteDatabase db(merge_rank_databases(MergeOptions{directory.string(), "", nullptr}).output_path,
+                    SQLITE_OPEN_READWRITE);
+  const fs::path copy = directory / "copy.sqlite";
+  SqliteDatabase(copy.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE).exec(schema::kCreateTables);
+  db.prepare("ATTACH DATABASE ? AS copy").bind(1, copy.string()).run();
+  db.exec("INSERT INTO copy.mpi_requests SELECT * FROM main.mpi_requests");
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM copy.mpi_request_rows"), 2 * 450);
+  EXPECT_EQ(rows_differing(db, "main.mpi_request_rows", "copy.mpi_request_rows"), 0);
+  // The rank is the request id's: a row that contradicts it is refused, not stored as another rank's.
+  EXPECT_THROW(db.exec("INSERT INTO copy.mpi_requests VALUES (2, 5, 1, 0, 1, 6, 0, 0, 0, NULL)"),
+               SqliteError);
+}
+
+// Rank 9, so that request ids take 8 bytes as on any rank from 8 on. The table and its index of
+// the earlier schema cost 46 bytes a request.
+TEST(RequestRows, AMergedRequestTakesAtMostFortyBytes) {
+  const fs::path directory = fresh_directory("request-rows-size");
+  record_rank(directory, 9, 10, 20000);
+  SqliteDatabase db(merge_rank_databases(MergeOptions{directory.string(), "", nullptr}).output_path,
+                    SQLITE_OPEN_READONLY);
+  const auto bytes = db.query_int64(
+      "SELECT sum(pgsize) FROM dbstat WHERE name IN ('mpi_request_rows', 'mpi_requests') OR name IN (SELECT "
+      "name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('mpi_request_rows', 'mpi_requests'))");
+  const auto requests = db.query_int64("SELECT count(*) FROM mpi_requests");
+  EXPECT_EQ(requests, 2 * 30000);
+  const double per_request = static_cast<double>(bytes) / static_cast<double>(requests);
+  RecordProperty("bytes_per_request", std::to_string(per_request));
+  std::printf("mpi_requests: %.2f bytes a request\n", per_request);
+  EXPECT_LE(per_request, 40.0);
+}
+
+// The merge builds the tiles as it inserts the calls; rebuilding them from the merged calls, as a
+// file without tiles would be, must give the same levels and rows.
+TEST(RequestRows, TilesBuiltWhileMergingEqualThoseOfAPassOverTheCalls) {
+  const fs::path directory = fresh_directory("merge-streamed-tiles");
+  record_rank(directory, 0, 3, 2000);
+  record_rank(directory, 1, 3, 500);
+  record_rank(directory, 2, 3, 3000);
+  SqliteDatabase db(merge_rank_databases(MergeOptions{directory.string(), "", nullptr}).output_path,
+                    SQLITE_OPEN_READWRITE);
+  db.exec("CREATE TABLE streamed_tiles AS SELECT * FROM timeline_tiles;"
+          "CREATE TABLE streamed_levels AS SELECT * FROM timeline_tile_levels");
+  ASSERT_GT(db.query_int64("SELECT count(*) FROM streamed_levels"), 1);
+  const TimelineTileSummary rebuilt = build_timeline_tiles(db);
+  EXPECT_EQ(rebuilt.tiles, db.query_int64("SELECT count(*) FROM streamed_tiles"));
+  EXPECT_EQ(rows_differing(db, "streamed_levels", "timeline_tile_levels"), 0);
+  EXPECT_EQ(rows_differing(db, "streamed_tiles", "timeline_tiles"), 0);
+  // Every lane's calls are in the finest level's tiles once.
+  EXPECT_EQ(db.query_int64("SELECT sum(calls) FROM streamed_tiles WHERE level = 0"),
+            db.query_int64("SELECT count(*) FROM mpi_calls"));
+}
+
+// A rank file of an earlier commlens holds call rows of its own, which the merge copies rather than
+// decodes: the tiles must count those calls too.
+TEST(RequestRows, TilesCountTheCallRowsARankFileCarries) {
+  const fs::path directory = fresh_directory("merge-tiles-copied-rows");
+  record_rank(directory, 0, 1, 200);
+  {
+    SqliteDatabase rank_file((directory / rank_database_name(0)).string(), SQLITE_OPEN_READWRITE);
+    rank_file.exec("INSERT INTO mpi_calls (id, rank, thread, function_id, start_ns, end_ns, bytes_sent, "
+                   "bytes_recv, peer) VALUES (5 << 36 | 1, 0, 5, 3, 1000, 2000, 0, 0, -1)");
+  }
+  SqliteDatabase db(merge_rank_databases(MergeOptions{directory.string(), "", nullptr}).output_path,
+                    SQLITE_OPEN_READONLY);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls"), 3 * (200 + 100) + 1);
+  EXPECT_EQ(db.query_int64("SELECT sum(calls) FROM timeline_tiles WHERE level = 0"), 3 * (200 + 100) + 1);
+  EXPECT_EQ(db.query_int64("SELECT sum(calls) FROM timeline_tiles WHERE thread = 5"),
+            db.query_int64("SELECT count(*) FROM timeline_tile_levels"));
+}
+
+} // namespace
