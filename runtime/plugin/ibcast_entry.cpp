@@ -77,8 +77,12 @@ int entry::MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, 
       tuning::choose_tree(state.tuning.table, state.tuning.name,
                           {tuning::RootedCollective::Bcast, engine.size(), engine.gpu_count(), record.bytes});
   record.decision_source = std::move(choice.source);
-  const TreeSettings settings{choice.shapes, choice.segment_bytes, choice.window, state.blocking_trees,
-                              false,         state.noise.get()};
+  const TreeSettings settings{.shapes = choice.shapes,
+                              .segment_bytes = choice.segment_bytes,
+                              .window = choice.window,
+                              .blocking = state.blocking_trees,
+                              .background_opens = false,
+                              .noise = state.noise.get()};
   *implementation = static_cast<std::uint8_t>(Implementation::Tree); // the intent, as for MPI_Iallreduce
   int device = 0;
   cudaGetDevice(&device);
