@@ -1,10 +1,11 @@
-// Overlap of nonblocking allreduces with computation on device buffers: each iteration posts N
-// MPI_Iallreduce calls (float sums of BYTES each, on N buffers), launches one compute kernel of a
-// fixed length on a stream of its own, then waits for all of them (MPI_Waitall) and the kernel.
+// Overlap of nonblocking collectives with computation on device buffers: each iteration posts N
+// MPI_Iallreduce calls (float sums of BYTES each, on N buffers; with --collective=ibcast N
+// MPI_Ibcast calls, call i from root i modulo the ranks), launches one compute kernel of a fixed
+// length on a stream of its own, then waits for all of them (MPI_Waitall) and the kernel.
 // Also timed alone: the N calls posted and waited for without the kernel, and the kernel alone.
 // bench/runtime_nonblocking.sh runs it with the runtime's nonblocking collectives and with the
 // host-staged baseline and prints the ratios. Times are medians of the slowest rank over ITERATIONS.
-// Usage: runtime_nonblocking ITERATIONS CALLS COMPUTE_US BYTES...
+// Usage: runtime_nonblocking [--collective=iallreduce|ibcast] ITERATIONS CALLS COMPUTE_US BYTES...
 // Prints per size: "runtime_nonblocking: bytes B calls N compute_ms K comm_ms C overlapped_ms T"
 #include "gpu_job.hpp"
 
@@ -31,9 +32,16 @@ double median(std::vector<double> values) {
 
 int main(int argc, char** argv) {
   const GpuJob job = join_gpu_job(&argc, &argv);
+  const std::string option = "--collective=";
+  const bool ibcast = argc > 1 && std::string(argv[1]) == option + "ibcast";
+  if (argc > 1 && std::string(argv[1]).rfind(option, 0) == 0) {
+    --argc;
+    ++argv;
+  }
   if (argc < 5) {
     if (job.rank == 0) {
-      std::fprintf(stderr, "usage: runtime_nonblocking ITERATIONS CALLS COMPUTE_US BYTES...\n");
+      std::fprintf(stderr, "usage: runtime_nonblocking [--collective=iallreduce|ibcast] ITERATIONS CALLS "
+                           "COMPUTE_US BYTES...\n");
     }
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
@@ -62,7 +70,11 @@ int main(int argc, char** argv) {
       const double start = MPI_Wtime();
       if (with_comm) {
         for (int i = 0; i < calls; ++i) {
-          MPI_Iallreduce(MPI_IN_PLACE, buffers[i], count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &requests[i]);
+          if (ibcast) {
+            MPI_Ibcast(buffers[i], count, MPI_FLOAT, i % job.size, MPI_COMM_WORLD, &requests[i]);
+          } else {
+            MPI_Iallreduce(MPI_IN_PLACE, buffers[i], count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &requests[i]);
+          }
         }
       }
       if (with_compute) {

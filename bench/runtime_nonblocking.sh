@@ -7,7 +7,9 @@
 # the wait). Columns: ms per iteration (median of the slowest rank) of the calls alone, the kernel
 # alone and both overlapped; hidden: the share of the shorter one the overlap hid
 # ((comm + compute - overlapped) / min(comm, compute)); speedup: baseline overlapped / runtime overlapped.
-# usage: bench/runtime_nonblocking.sh BUILD_DIR [RANKS [ITERATIONS [CALLS [COMPUTE_US [BYTES...]]]]]
+# COLLECTIVE=ibcast measures MPI_Ibcast instead (the runtime side names bcast,ibcast: the bcast
+# tree on a lane; the baseline names bcast only).
+# usage: [COLLECTIVE=iallreduce|ibcast] bench/runtime_nonblocking.sh BUILD_DIR [RANKS [ITERATIONS [CALLS [COMPUTE_US [BYTES...]]]]]
 set -euo pipefail
 build=${1:?usage: runtime_nonblocking.sh BUILD_DIR [RANKS [ITERATIONS [CALLS [COMPUTE_US [BYTES...]]]]]}
 ranks=${2:-4}
@@ -20,18 +22,21 @@ sizes=("$@")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+collective=${COLLECTIVE:-iallreduce}
+blocking=allreduce
+[[ $collective == ibcast ]] && blocking=bcast
 for side in runtime baseline; do
-  collectives=allreduce
-  [[ $side == runtime ]] && collectives=allreduce,iallreduce
+  collectives=$blocking
+  [[ $side == runtime ]] && collectives=$blocking,$collective
   COMMLENS_RUNTIME=on COMMLENS_RUNTIME_COLLECTIVES=$collectives \
     "$build/cli/commlens" run --mode summary --output "$out/$side" -- \
-    mpirun -np "$ranks" --oversubscribe "$build/bench/runtime_nonblocking" "$iterations" "$calls" "$compute_us" \
-    "${sizes[@]}" | grep '^runtime_nonblocking:' >"$out/$side.txt"
+    mpirun -np "$ranks" --oversubscribe "$build/bench/runtime_nonblocking" "--collective=$collective" \
+    "$iterations" "$calls" "$compute_us" "${sizes[@]}" | grep '^runtime_nonblocking:' >"$out/$side.txt"
 done
-echo "runtime_nonblocking: $ranks ranks, $calls calls of BYTES each per iteration, ${compute_us} us kernel, $iterations iterations"
+echo "runtime_nonblocking: $collective, $ranks ranks, $calls calls of BYTES each per iteration, ${compute_us} us kernel, $iterations iterations"
 printf '%10s | %9s %9s %9s %7s | %9s %9s %9s %7s | %7s\n' bytes comm compute overlap hidden \
   comm compute overlap hidden speedup
-printf '%10s | %-38s | %-38s |\n' "" "runtime (iallreduce)" "baseline (host staged)"
+printf '%10s | %-38s | %-38s |\n' "" "runtime ($collective)" "baseline (host staged)"
 # Lines: "runtime_nonblocking: bytes B calls N compute_ms K comm_ms C overlapped_ms T", same order in both.
 paste -d' ' "$out/runtime.txt" "$out/baseline.txt" |
   awk 'function hidden(c, k, t) { m = c < k ? c : k; return m > 0 ? (c + k - t) / m : 0 }

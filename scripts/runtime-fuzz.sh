@@ -10,7 +10,7 @@
 # COMMLENS_RUNTIME_SELECT=dynamic, so every candidate algorithm runs on fuzzed calls), FUZZ_COLLECTIVES ("allreduce
 # allreduce,p2p bcast,reduce allreduce,bcast,reduce,p2p" and the data-movement set: allgather,
 # gather, scatter, alltoall, reduce_scatter_block and reduce_scatter with allreduce; the nonblocking
-# sets: iallreduce,iallgather,ireduce_scatter alone and beside allreduce, allgather,
+# sets: iallreduce,iallgather,ireduce_scatter,ibcast alone and beside allreduce, allgather,
 # reduce_scatter_block, bcast, reduce and p2p), FUZZ_SEED (the
 # first seed; default: the time), FUZZ_TIMEOUT (seconds a run may take, 600).
 set -uo pipefail
@@ -29,7 +29,7 @@ done
 data_movement=allreduce,allgather,gather,scatter,alltoall,reduce_scatter_block,reduce_scatter
 # The nonblocking collectives alone, and beside the blocking ones and point-to-point on the same
 # communicators (their requests in the same wait and test calls).
-nonblocking="iallreduce,iallgather,ireduce_scatter allreduce,allgather,reduce_scatter_block,iallreduce,iallgather,ireduce_scatter,bcast,reduce,p2p"
+nonblocking="iallreduce,iallgather,ireduce_scatter,ibcast allreduce,allgather,reduce_scatter_block,iallreduce,iallgather,ireduce_scatter,ibcast,bcast,reduce,p2p"
 seed=${FUZZ_SEED:-$(date +%s)}
 end=$((SECONDS + seconds))
 runs=0 failures=0 calls=0

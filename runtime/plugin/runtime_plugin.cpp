@@ -115,7 +115,7 @@ void progress_at_call(std::uint64_t /*call_id*/, FunctionId /*function*/) noexce
 
 // COMMLENS_RUNTIME_COLLECTIVES names whose calls run through NonblockingCollectives.
 bool is_nonblocking_name(const std::string& name) {
-  return name == "iallreduce" || name == "iallgather" || name == "ireduce_scatter";
+  return name == "iallreduce" || name == "iallgather" || name == "ireduce_scatter" || name == "ibcast";
 }
 
 // The wait/test hooks: the nonblocking collectives' requests, then point-to-point's.

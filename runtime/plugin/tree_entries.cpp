@@ -12,8 +12,6 @@
 #include "transport/host_staging.hpp"
 #include "tree_rules.hpp"
 
-#include <fmt/format.h>
-
 namespace commlens::runtime {
 
 namespace {
@@ -91,14 +89,7 @@ bool record_outcome(RootedCall& call, const TreeSettings& settings, const TreeOu
   if (call.dynamic) {
     learn_from_call(*call.dynamic, call.comm, call.state.host.now_ns() - record.start_ns);
   }
-  record.decision = "runtime";
-  record.implementation = Implementation::Tree;
-  record.algorithm = fmt::format("{}:{}:segment={}:window={}", settings.blocking ? "blocking_tree" : "tree",
-                                 trees::describe(settings.shapes), outcome.segment_bytes, settings.window);
-  record.bytes_peer = outcome.result.bytes_peer;
-  record.ipc_opens = outcome.result.ipc_opens;
-  record.chunks = outcome.segments;
-  record.streams = 1;
+  record_tree_run(settings, outcome, record);
   return true;
 }
 

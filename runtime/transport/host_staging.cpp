@@ -50,14 +50,7 @@ std::size_t span_bytes(int count, MPI_Datatype datatype) {
   return static_cast<std::size_t>(count) * static_cast<std::size_t>(extent);
 }
 
-// Which buffers of a rooted collective a rank uses: on an intra-communicator the root sends (bcast)
-// or receives (reduce), every rank the other way; on an inter-communicator the root's group names
-// its root MPI_ROOT and the rest MPI_PROC_NULL (no buffer), the other group the remote root's rank.
-struct RootedRole {
-  bool is_root;  // bcast's source, reduce's destination
-  bool sends;    // bcast: the root; reduce: every rank that contributes
-  bool receives; // bcast: every rank but the root
-};
+} // namespace
 
 RootedRole rooted_role(int root, MPI_Comm comm) {
   int inter = 0;
@@ -70,8 +63,6 @@ RootedRole rooted_role(int root, MPI_Comm comm) {
   PMPI_Comm_rank(comm, &me);
   return {me == root, true, me != root};
 }
-
-} // namespace
 
 void* pinned_staging_buffer(bool send_side, std::size_t bytes) noexcept {
   return staging_buffer(send_side).reserve(bytes);

@@ -27,6 +27,17 @@ pmpi::DeviceStagingOps device_staging_ops() noexcept;
 // `bytes` and kept (null when pinning failed): what every baseline stages through.
 void* pinned_staging_buffer(bool send_side, std::size_t bytes) noexcept;
 
+// Which buffers of a rooted collective a rank uses: on an intra-communicator the root sends (bcast)
+// or receives (reduce), every rank the other way; on an inter-communicator the root's group names
+// its root MPI_ROOT and the rest MPI_PROC_NULL (no buffer), the other group the remote root's rank.
+struct RootedRole {
+  bool is_root;  // bcast's source, reduce's destination
+  bool sends;    // bcast: the root; reduce: every rank that contributes
+  bool receives; // bcast: every rank but the root
+};
+
+RootedRole rooted_role(int root, MPI_Comm comm);
+
 // The rooted collectives' baselines: each rank stages its own device buffers (a rank's buffers
 // may be on the device while another's are in host memory).
 StagedCall baseline_bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,

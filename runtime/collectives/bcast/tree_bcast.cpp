@@ -3,6 +3,7 @@
 #include "collectives/allreduce/ipc_stages.hpp"
 
 #include <cuda_runtime.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <climits>
@@ -10,7 +11,7 @@
 namespace commlens::runtime {
 
 TreeOutcome tree_bcast(CommunicatorEngine& engine, IpcHandleCache& cache, void* buffer, std::uint64_t bytes,
-                       int root, const TreeSettings& settings, bool non_contiguous) {
+                       int root, const TreeSettings& settings, bool non_contiguous, LaneStreams lane) {
   const trees::Tree tree = engine_tree(engine, root, settings.shapes);
   const int me = engine.rank();
   const int parent = tree.parent[me];
@@ -20,7 +21,8 @@ TreeOutcome tree_bcast(CommunicatorEngine& engine, IpcHandleCache& cache, void* 
                           .count = static_cast<int>(std::min<std::uint64_t>(bytes, INT_MAX)),
                           .reduction = {ElementType::UInt8, ReduceOp::Sum},
                           .background_opens = settings.background_opens,
-                          .non_contiguous = non_contiguous};
+                          .non_contiguous = non_contiguous,
+                          .ready_event = lane.ready_event};
   args.tree_outputs = parent >= 0 ? 1U << parent : 0;
   TreeOutcome outcome;
   ipc::PeerBuffers buffers;
@@ -40,7 +42,8 @@ TreeOutcome tree_bcast(CommunicatorEngine& engine, IpcHandleCache& cache, void* 
                                   .upstream = upstream,
                                   .readers = tree.children[me],
                                   .has_work = parent >= 0,
-                                  .noise = settings.noise},
+                                  .noise = settings.noise,
+                                  .stream = lane.stream},
                                  [&](std::uint32_t index, void* stream) {
                                    const trees::Segment segment = plan.segment(index);
                                    return static_cast<int>(cudaMemcpyAsync(
@@ -51,6 +54,15 @@ TreeOutcome tree_bcast(CommunicatorEngine& engine, IpcHandleCache& cache, void* 
   outcome.result.chunks = plan.count();
   outcome.result.rc = error == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
   return outcome;
+}
+
+void record_tree_run(const TreeSettings& settings, const TreeOutcome& outcome, RuntimeOp& row) {
+  record_ran(outcome.result, row);
+  row.implementation = Implementation::Tree;
+  row.algorithm = fmt::format("{}:{}:segment={}:window={}", settings.blocking ? "blocking_tree" : "tree",
+                              trees::describe(settings.shapes), outcome.segment_bytes, settings.window);
+  row.chunks = outcome.segments;
+  row.streams = 1;
 }
 
 } // namespace commlens::runtime

@@ -15,9 +15,21 @@ struct TreeOutcome {
   std::uint64_t segment_bytes = 0;
 };
 
+// Where a nonblocking call's bcast runs off the calling thread (MPI_Ibcast on its lane): the
+// buffer's producers are done once `ready_event` is (null: the legacy default stream as it is
+// now), and the copies are queued on `stream` (null: the engine's).
+struct LaneStreams {
+  void* ready_event = nullptr;
+  void* stream = nullptr;
+};
+
 // Collective over the engine's ranks; every rank returns the same `ran`.
 // non_contiguous: this rank's datatype is not contiguous (all ranks then agree on the baseline).
 TreeOutcome tree_bcast(CommunicatorEngine& engine, IpcHandleCache& cache, void* buffer, std::uint64_t bytes,
-                       int root, const TreeSettings& settings, bool non_contiguous);
+                       int root, const TreeSettings& settings, bool non_contiguous, LaneStreams lane = {});
+
+// The runtime_ops fields of a tree call that ran (bcast or reduce): decision, implementation, the
+// algorithm named by its shapes, segment and window, and what it moved and opened.
+void record_tree_run(const TreeSettings& settings, const TreeOutcome& outcome, RuntimeOp& row);
 
 } // namespace commlens::runtime

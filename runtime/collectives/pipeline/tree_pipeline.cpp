@@ -51,6 +51,10 @@ std::uint32_t ready(CommunicatorEngine& engine, std::span<const int> upstream, s
   return static_cast<std::uint32_t>(least - base);
 }
 
+void* stream_of(CommunicatorEngine& engine, const PipelineRun& run) {
+  return run.stream != nullptr ? run.stream : engine.stream();
+}
+
 void wait_for_readers(CommunicatorEngine& engine, const PipelineRun& run, std::uint64_t end) {
   for (const int reader : run.readers) {
     for (int spins = 0; counter(engine, reader) < end; ++spins) {
@@ -65,7 +69,7 @@ void wait_for_readers(CommunicatorEngine& engine, const PipelineRun& run, std::u
 int run_blocking(CommunicatorEngine& engine, const PipelineRun& run, const SegmentWork& work,
                  std::uint64_t base) {
   const std::uint32_t segments = run.segments.count();
-  void* stream = engine.stream();
+  void* stream = stream_of(engine, run);
   int error = 0;
   for (std::uint32_t index = 0; index < segments; ++index) {
     if (run.has_work) {
@@ -92,7 +96,7 @@ int run_event_driven(CommunicatorEngine& engine, const PipelineRun& run, const S
                      std::uint64_t base) {
   const std::uint32_t segments = run.segments.count();
   thread_local EventRing events;
-  cudaStream_t stream = static_cast<cudaStream_t>(engine.stream());
+  cudaStream_t stream = static_cast<cudaStream_t>(stream_of(engine, run));
   trees::SegmentWindow window(segments, run.window);
   int error =
       events.resize(std::max<std::uint32_t>(run.window, 1)) ? 0 : static_cast<int>(cudaErrorMemoryAllocation);

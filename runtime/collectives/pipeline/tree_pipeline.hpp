@@ -36,6 +36,9 @@ struct PipelineRun {
   std::span<const int> readers;  // who reads this rank's buffers: it returns only after they finished
   bool has_work = true;          // false: announces every segment at once (bcast root, reduce leaf)
   NoiseInjector* noise = nullptr;
+  // Where the segments' work is queued: null, the engine's stream (a blocking call on the calling
+  // thread); a nonblocking call's lane passes its own, which no other thread queues on.
+  void* stream = nullptr;
 };
 
 // Enqueues this rank's work on segment `index` on `stream`; returns a CUDA error code (0: none).

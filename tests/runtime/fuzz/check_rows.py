@@ -2,7 +2,7 @@
 """Checks a runtime_fuzz trace: every mpi_calls row against the row the program logged for its call
 (function, bytes sent and received, buffer location, datatype, peer; -2 or * in the log: not
 checked), and every runtime_ops row against its call: same function, an allreduce's bytes equal
-to the call's, a bcast's or reduce's the larger of the call's sent and received bytes, a tree row's
+to the call's, a bcast's (blocking or not) or reduce's the larger of the call's sent and received bytes, a tree row's
 algorithm naming its tree, segment size and window, and the call's implementation one of its rows'
 (a MPI_Sendrecv has a row for each half). A nonblocking or persistent receive's row is written when it is posted, before the runtime
 knows how the message will come, so only its runtime_ops rows say that.
@@ -57,8 +57,9 @@ def compare_rank(db, rank, expected):
 POSTED_RECEIVES = {"MPI_Irecv", "MPI_Imrecv", "MPI_Recv_init"}
 # A nonblocking collective's mpi_calls.implementation is what the runtime meant to run at the call;
 # the ranks may still agree on the baseline in its job, which only its runtime_ops row says.
-POSTED_COLLECTIVES = {"MPI_Iallreduce", "MPI_Iallgather", "MPI_Ireduce_scatter_block", "MPI_Ireduce_scatter"}
-ROOTED = {"MPI_Bcast", "MPI_Reduce"}
+POSTED_COLLECTIVES = {"MPI_Iallreduce", "MPI_Iallgather", "MPI_Ireduce_scatter_block", "MPI_Ireduce_scatter",
+                      "MPI_Ibcast"}
+ROOTED = {"MPI_Bcast", "MPI_Ibcast", "MPI_Reduce"}
 SHAPE = "(flat|chain|binary|binomial)"
 TREE_ALGORITHM = re.compile(rf"(blocking_)?tree:gpu={SHAPE},node={SHAPE},nodes={SHAPE}:segment=\d+:window=\d+")
 MEMORY_KEYS = ("runtime_ipc_memory", "host_staging_memory")

@@ -61,14 +61,15 @@ long long bytes(const Movement& m, std::size_t elements) {
   return static_cast<long long>(elements * m.size);
 }
 
-void bcast(Context& context, const Communicator& c) {
+// MPI_Bcast, or MPI_Ibcast completed by a test loop (as programs overlapping work write it) or
+// MPI_Wait, drawn.
+void bcast_call(Context& context, const Communicator& c, bool nonblocking) {
+  const char* const name = nonblocking ? "MPI_Ibcast" : "MPI_Bcast";
   const Movement m = draw_movement(context);
   const std::size_t count = context.fit(context.draw_count(), m.type, 1);
   const int root = static_cast<int>(context.draw(static_cast<std::uint64_t>(c.size)));
-  const bool nonblocking = context.draw(3) == 0;
   Buffer buffer = c.rank == root ? filled(context, m, root, count) : blank(context, m, count);
-  const std::string what = describe(nonblocking ? "MPI_Ibcast" : "MPI_Bcast", m, count, c, buffer, {}) +
-                           " root " + std::to_string(root);
+  const std::string what = describe(name, m, count, c, buffer, {}) + " root " + std::to_string(root);
   const long long sent = c.rank == root ? bytes(m, count) : 0;
   const long long received = c.rank == root ? 0 : bytes(m, count);
   const int location = recorded_location(buffer.memory);
@@ -76,17 +77,29 @@ void bcast(Context& context, const Communicator& c) {
     MPI_Request request;
     context.expect_ok(MPI_Ibcast(buffer.data, static_cast<int>(count), m.type.type, root, c.comm, &request),
                       what);
-    context.log.call("MPI_Ibcast", sent, received, location, m.type.name, -1);
-    for (int done = 0; done == 0;) { // a test loop, as programs overlapping work write it
+    context.log.call(name, sent, received, location, m.type.name, -1);
+    if (context.draw(2) == 0) {
+      context.expect_ok(MPI_Wait(&request, MPI_STATUS_IGNORE), what + " (wait)");
+      context.log.call("MPI_Wait");
+    }
+    for (int done = 0; done == 0 && request != MPI_REQUEST_NULL;) {
       context.expect_ok(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what + " (test)");
       context.log.call("MPI_Test");
     }
   } else {
     context.expect_ok(MPI_Bcast(buffer.data, static_cast<int>(count), m.type.type, root, c.comm), what);
-    context.log.call("MPI_Bcast", sent, received, location, m.type.name, -1);
+    context.log.call(name, sent, received, location, m.type.name, -1);
   }
   expect_elements(context, buffer, 0, count, m.type, part(m, root, 0, count), what);
   context.buffers.release(buffer);
+}
+
+void bcast(Context& context, const Communicator& c) {
+  bcast_call(context, c, false);
+}
+
+void ibcast(Context& context, const Communicator& c) {
+  bcast_call(context, c, true);
 }
 
 // Rank r's block of a gathered result holds fill(r, 0..count).
@@ -295,6 +308,7 @@ void alltoallv(Context& context, const Communicator& c) {
 
 void add_data_movement(std::vector<NamedOperation>& list) {
   list.insert(list.end(), {{"bcast", bcast},
+                           {"ibcast", ibcast},
                            {"allgather", allgather},
                            {"iallgather", iallgather},
                            {"gather", gather},

@@ -1,6 +1,7 @@
 // The reductions: MPI_Allreduce (the runtime's own algorithms), MPI_Iallreduce, MPI_Reduce,
-// MPI_Scan and MPI_Reduce_scatter_block, each with a random type, op, count, root, in-place choice
-// and memory per buffer, checked against the host reference on every rank.
+// MPI_Scan, MPI_Reduce_scatter_block and MPI_Ireduce_scatter (uneven blocks, some empty), each with a random
+// type, op, count, root, in-place choice and memory per buffer, checked against the host reference on every
+// rank.
 #include "fuzz_operations.hpp"
 
 #include <algorithm>
@@ -248,6 +249,33 @@ void ireduce_scatter_block(Context& context, const Communicator& c) {
   reduce_scatter_block_call(context, c, true);
 }
 
+// MPI_Ireduce_scatter and its MPI_Wait: uneven blocks, every third one empty.
+void ireduce_scatter(Context& context, const Communicator& c) {
+  const std::size_t n = static_cast<std::size_t>(c.size);
+  const std::size_t base = context.fit(context.draw_count(), types().back(), 5 * n);
+  std::vector<int> counts(n);
+  for (int rank = 0; rank < c.size; ++rank) {
+    counts[rank] = rank % 3 == 1 ? 0 : static_cast<int>(base + static_cast<std::size_t>(rank * 7 % 5));
+  }
+  const std::size_t total = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
+  const std::size_t mine = static_cast<std::size_t>(counts[c.rank]);
+  const std::size_t first = std::accumulate(counts.begin(), counts.begin() + c.rank, std::size_t{0});
+  Reduction r = prepare(context, c, total, total, context.draw(3) == 0);
+  const std::string what = describe("MPI_Ireduce_scatter", r, c) + " block " + std::to_string(mine);
+  MPI_Request request = MPI_REQUEST_NULL;
+  context.expect_ok(MPI_Ireduce_scatter(send_pointer(r), r.recv.data, counts.data(), r.type.type, r.op.op,
+                                        c.comm, &request),
+                    what);
+  // The location of an in-place call's MPI_IN_PLACE is not checked (the spec names no in-place
+  // buffer for the reduce-scatters with counts).
+  context.log.call("MPI_Ireduce_scatter", bytes(r, total), bytes(r, mine),
+                   r.in_place ? RowLog::kAny : location(r), r.type.name, -1);
+  context.expect_ok(MPI_Wait(&request, MPI_STATUS_IGNORE), what + " (wait)");
+  context.log.call("MPI_Wait");
+  expect_elements(context, r.recv, 0, mine, r.type, reference(r, c.size, first, mine), what);
+  release(context, r);
+}
+
 } // namespace
 
 void add_reductions(std::vector<NamedOperation>& list) {
@@ -259,7 +287,8 @@ void add_reductions(std::vector<NamedOperation>& list) {
                            {"reduce", reduce},
                            {"scan", scan},
                            {"reduce_scatter_block", reduce_scatter_block},
-                           {"ireduce_scatter_block", ireduce_scatter_block}});
+                           {"ireduce_scatter_block", ireduce_scatter_block},
+                           {"ireduce_scatter", ireduce_scatter}});
 }
 
 } // namespace fuzz

@@ -10,75 +10,17 @@
 // Usage: nonblocking_check ROUNDS [SEED]
 // Each rank prints "rank R: nonblocking_calls N blocking_calls B failures F"; rank 0 prints
 // "nonblocking_check: ok" when every result on every rank matched. Rank r uses GPU r modulo the GPU count.
-#include "gpu_job.hpp"
-#include "reduction_reference.hpp"
+#include "nonblocking_forms.hpp"
 
-#include <algorithm>
-#include <cstdint>
 #include <cstring>
 #include <ctime>
-#include <functional>
-#include <memory>
-#include <numeric>
-#include <random>
 #include <string>
-#include <vector>
 
 namespace {
 
-using commlens::reference::combine;
-using commlens::reference::kAllOps;
+using namespace commlens::nonblocking_forms;
 using commlens::reference::mix;
 using commlens::reference::mpi_op;
-using commlens::reference::Op;
-
-// One element type: its MPI name and how to fill and reduce a host array of it.
-struct ElementType {
-  MPI_Datatype datatype;
-  std::size_t size;
-  bool floating; // MPI allows only sum, prod, min and max on floating types
-  std::function<void(void* data, std::size_t count, std::uint64_t seed)> fill;
-  std::function<void(Op op, const void* in, void* inout, std::size_t count)> reduce;
-};
-
-template <typename T> ElementType element_type(MPI_Datatype datatype) {
-  return {datatype, sizeof(T), std::is_floating_point_v<T>,
-          [](void* data, std::size_t count, std::uint64_t seed) {
-            auto* values = static_cast<T*>(data);
-            for (std::size_t i = 0; i < count; ++i) {
-              values[i] = static_cast<T>(mix(seed + i) % 4); // small: exact sums and products
-            }
-          },
-          [](Op op, const void* in, void* inout, std::size_t count) {
-            const auto* a = static_cast<const T*>(in);
-            auto* b = static_cast<T*>(inout);
-            for (std::size_t i = 0; i < count; ++i) {
-              b[i] = combine(op, b[i], a[i]);
-            }
-          }};
-}
-
-std::vector<ElementType> element_types() {
-  return {element_type<signed char>(MPI_SIGNED_CHAR),
-          element_type<unsigned char>(MPI_UNSIGNED_CHAR),
-          element_type<short>(MPI_SHORT),
-          element_type<unsigned short>(MPI_UNSIGNED_SHORT),
-          element_type<int>(MPI_INT),
-          element_type<unsigned>(MPI_UNSIGNED),
-          element_type<long long>(MPI_LONG_LONG),
-          element_type<unsigned long long>(MPI_UNSIGNED_LONG_LONG),
-          element_type<float>(MPI_FLOAT),
-          element_type<double>(MPI_DOUBLE)};
-}
-
-struct Communicator {
-  MPI_Comm comm;
-  int rank;
-  int size;
-  const char* name;
-};
-
-enum class Memory { Device, Host };
 
 // One outstanding call: its arguments, its buffers, and what it must produce.
 struct Call {
@@ -96,31 +38,6 @@ struct Call {
 
 std::uint64_t input_seed(const Call& call, int comm_rank) {
   return mix(call.seed ^ (static_cast<std::uint64_t>(comm_rank) << 40));
-}
-
-void* allocate(Memory memory, std::size_t bytes) {
-  void* data = nullptr;
-  if (memory == Memory::Device) {
-    CUDA_CHECK(cudaMalloc(&data, std::max<std::size_t>(bytes, 1)));
-  } else {
-    data = std::malloc(std::max<std::size_t>(bytes, 1));
-  }
-  return data;
-}
-
-void release(Memory memory, void* data) {
-  if (data == nullptr) {
-    return;
-  }
-  if (memory == Memory::Device) {
-    CUDA_CHECK(cudaFree(data));
-  } else {
-    std::free(data);
-  }
-}
-
-void copy(void* destination, const void* source, std::size_t bytes) {
-  CUDA_CHECK(cudaMemcpy(destination, source, bytes, cudaMemcpyDefault));
 }
 
 // Buffers filled with this rank's input (into recv when in place); the output poisoned otherwise.
@@ -159,88 +76,6 @@ void post(Call& call) {
                  call.type->datatype, mpi_op(call.op), call.communicator->comm, &call.request);
 }
 
-enum class Completion { WaitShuffled, Waitall, Waitany, Waitsome, Test, Testall, Testany, Testsome, kCount };
-
-// Completes every call's request with one wait/test form.
-void complete(std::vector<Call>& calls, Completion form, std::mt19937_64& random) {
-  std::vector<MPI_Request> requests;
-  for (const Call& call : calls) {
-    requests.push_back(call.request);
-  }
-  const int n = static_cast<int>(requests.size());
-  auto done = [&] {
-    return std::all_of(requests.begin(), requests.end(), [](MPI_Request r) { return r == MPI_REQUEST_NULL; });
-  };
-  switch (form) {
-  case Completion::WaitShuffled: {
-    std::vector<int> order(n);
-    std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), random);
-    for (int i : order) {
-      MPI_Wait(&requests[i], MPI_STATUS_IGNORE);
-    }
-    break;
-  }
-  case Completion::Waitall:
-    MPI_Waitall(n, requests.data(), MPI_STATUSES_IGNORE);
-    break;
-  case Completion::Waitany:
-    while (!done()) {
-      int index = MPI_UNDEFINED;
-      MPI_Waitany(n, requests.data(), &index, MPI_STATUS_IGNORE);
-    }
-    break;
-  case Completion::Waitsome:
-    while (!done()) {
-      std::vector<int> indices(n);
-      int outcount = 0;
-      MPI_Waitsome(n, requests.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE);
-    }
-    break;
-  case Completion::Test: {
-    std::vector<int> order(n);
-    std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), random);
-    while (!done()) {
-      for (int i : order) {
-        int flag = 0;
-        MPI_Test(&requests[i], &flag, MPI_STATUS_IGNORE);
-      }
-    }
-    break;
-  }
-  case Completion::Testall:
-    for (int flag = 0; flag == 0;) {
-      MPI_Testall(n, requests.data(), &flag, MPI_STATUSES_IGNORE);
-    }
-    break;
-  case Completion::Testany:
-    while (!done()) {
-      int index = MPI_UNDEFINED;
-      int flag = 0;
-      MPI_Testany(n, requests.data(), &index, &flag, MPI_STATUS_IGNORE);
-    }
-    break;
-  case Completion::Testsome:
-    while (!done()) {
-      std::vector<int> indices(n);
-      int outcount = 0;
-      MPI_Testsome(n, requests.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE);
-    }
-    break;
-  case Completion::kCount:
-    break;
-  }
-}
-
-std::size_t draw_count(std::mt19937_64& random, int round) {
-  static constexpr std::size_t kCounts[] = {1, 3, 7, 255, 4099, 65537, 262147};
-  if (round % 9 == 4) {
-    return (std::size_t{1} << 22) + 3;
-  }
-  return kCounts[random() % std::size(kCounts)];
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
@@ -250,18 +85,7 @@ int main(int argc, char** argv) {
   std::uint64_t seed = argc > 2 ? std::stoull(argv[2]) : static_cast<std::uint64_t>(time(nullptr));
   MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
 
-  Communicator world{MPI_COMM_WORLD, job.rank, job.size, "world"};
-  Communicator duplicate{MPI_COMM_NULL, 0, 0, "duplicate"};
-  Communicator parity{MPI_COMM_NULL, 0, 0, "parity"};
-  Communicator reversed{MPI_COMM_NULL, 0, 0, "reversed"};
-  MPI_Comm_dup(MPI_COMM_WORLD, &duplicate.comm);
-  MPI_Comm_split(MPI_COMM_WORLD, job.rank % 2, job.rank, &parity.comm);
-  MPI_Comm_split(MPI_COMM_WORLD, 0, job.size - job.rank, &reversed.comm);
-  for (Communicator* c : {&duplicate, &parity, &reversed}) {
-    MPI_Comm_rank(c->comm, &c->rank);
-    MPI_Comm_size(c->comm, &c->size);
-  }
-  const Communicator* communicators[] = {&world, &duplicate, &parity, &reversed};
+  Communicators communicators(job);
   const std::vector<ElementType> types = element_types();
 
   std::mt19937_64 random(seed); // equal on every rank: every rank draws the same calls
@@ -273,18 +97,12 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < calls.size(); ++i) {
       Call& call = calls[i];
       call.type = &types[random() % types.size()];
-      do {
-        call.op = kAllOps[random() % std::size(kAllOps)];
-      } while (call.type->floating &&
-               !(call.op == Op::Sum || call.op == Op::Prod || call.op == Op::Min || call.op == Op::Max));
+      call.op = draw_op(*call.type, random);
       call.count = draw_count(random, round);
       call.in_place = random() % 3 == 0;
-      call.communicator = communicators[random() % std::size(communicators)];
+      call.communicator = communicators.draw(random);
       call.seed = mix(seed ^ (static_cast<std::uint64_t>(round) << 20) ^ i);
-      // Host buffers on every rank, or on one rank only: the ranks agree on the baseline.
-      const std::uint64_t host_draw = random() % 16;
-      call.memory =
-          host_draw == 0 || (host_draw == 1 && call.communicator->rank == 0) ? Memory::Host : Memory::Device;
+      call.memory = draw_memory(*call.communicator, random);
       prepare(call);
     }
     CUDA_CHECK(cudaDeviceSynchronize());
@@ -292,8 +110,9 @@ int main(int argc, char** argv) {
       post(calls[i]);
       ++nonblocking_calls;
       if (random() % 4 == 0) { // a blocking call on world between the posts
-        Call blocking{&types[4],     Op::Sum, 4099, false, &world, mix(seed ^ round ^ (i << 8) ^ 0xb10c),
-                      Memory::Device};
+        Call blocking{
+            &types[4],     Op::Sum, 4099, false, &communicators.world, mix(seed ^ round ^ (i << 8) ^ 0xb10c),
+            Memory::Device};
         prepare(blocking);
         MPI_Allreduce(blocking.send, blocking.recv, static_cast<int>(blocking.count), blocking.type->datatype,
                       MPI_SUM, MPI_COMM_WORLD);
@@ -304,7 +123,11 @@ int main(int argc, char** argv) {
       }
     }
     const auto form = static_cast<Completion>(round % static_cast<int>(Completion::kCount));
-    complete(calls, form, random);
+    std::vector<MPI_Request> requests;
+    for (const Call& call : calls) {
+      requests.push_back(call.request);
+    }
+    complete(requests, form, random);
     for (Call& call : calls) {
       if (!matches(call)) {
         ++failures;
@@ -324,9 +147,7 @@ int main(int argc, char** argv) {
   if (job.rank == 0 && all_failures == 0) {
     std::printf("nonblocking_check: ok\n");
   }
-  for (Communicator* c : {&duplicate, &parity, &reversed}) {
-    MPI_Comm_free(&c->comm);
-  }
+  communicators.free_communicators();
   MPI_Finalize();
   return all_failures == 0 ? 0 : 1;
 }

@@ -20,10 +20,10 @@ enum class RuntimeMode { Off, On, AB };
 // What the runtime implements; COMMLENS_RUNTIME_COLLECTIVES picks among them. p2p (device-buffer
 // point-to-point) is not on by default: a probe of a message that went through its rendezvous sees
 // the rendezvous header's size (docs/runtime.md). The nonblocking names (iallreduce, iallgather,
-// ireduce_scatter) are not implied by the blocking ones: their work runs on threads of the runtime's.
+// ireduce_scatter, ibcast) are not implied by the blocking ones: their work runs on threads of the runtime's.
 inline constexpr const char* kRuntimeCollectives =
     "allreduce,bcast,reduce,allgather,gather,scatter,alltoall,reduce_scatter_block,reduce_scatter,p2p,"
-    "iallreduce,iallgather,ireduce_scatter";
+    "iallreduce,iallgather,ireduce_scatter,ibcast";
 inline constexpr const char* kRuntimeDefaultCollectives = "allreduce";
 // COMMLENS_RUNTIME_ALGORITHM: auto (the tuning table's choice) or one algorithm forced where safe.
 inline constexpr const char* kRuntimeAlgorithms = "auto,one_shot,two_shot,one_shot_striped";

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Every GPU check of the runtime's nonblocking collectives, given a CUDA build folder (builds
+# nothing): the correctness programs under ctest (runtime.nonblocking: MPI_Iallreduce;
+# runtime.nonblocking_collectives: MPI_Iallgather, MPI_Ireduce_scatter_block, MPI_Ireduce_scatter
+# and MPI_Ibcast; 2, 4 and 8 ranks, on and ab) with the host-only tests of lanes and request
+# states, the differential fuzzer over the nonblocking collective sets for FUZZ_SECONDS (300; 0
+# skips it), and the overlap benchmark (bench/runtime_nonblocking.sh) for MPI_Iallreduce and
+# MPI_Ibcast on BENCH_RANKS ranks (4).
+# usage: bash scripts/nonblocking-gpu-checks.sh BUILD_DIR
+set -uo pipefail
+build=$(realpath "${1:?usage: nonblocking-gpu-checks.sh BUILD_DIR}")
+here=$(cd "$(dirname "$0")/.." && pwd)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+status=0
+(cd "$build" &&
+  ctest -R '^runtime\.(nonblocking|nonblocking_collectives|ordered_lanes|request_states)$' --output-on-failure -V) \
+  >"$build/nonblocking-ctest.log" 2>&1 || status=1
+grep -E "\[ +(OK|FAILED|SKIPPED) +\]|Failure|Expected|Which is|mismatch|tests passed|tests failed" \
+  "$build/nonblocking-ctest.log"
+echo "full log: $build/nonblocking-ctest.log"
+if ((${FUZZ_SECONDS:-300} > 0)); then
+  FUZZ_COLLECTIVES=${FUZZ_COLLECTIVES:-"iallreduce,iallgather,ireduce_scatter,ibcast allreduce,allgather,reduce_scatter_block,iallreduce,iallgather,ireduce_scatter,ibcast,bcast,reduce,p2p"} \
+    bash "$here/scripts/runtime-fuzz.sh" "$build" "${FUZZ_SECONDS:-300}" >"$build/nonblocking-fuzz.log" 2>&1 || status=1
+  grep -vE "^runtime_fuzz: seed" "$build/nonblocking-fuzz.log" | tail -30
+  echo "full fuzz log: $build/nonblocking-fuzz.log"
+fi
+for collective in iallreduce ibcast; do
+  COLLECTIVE=$collective bash "$here/bench/runtime_nonblocking.sh" "$build" "${BENCH_RANKS:-4}" 20 8 2000 || status=1
+done
+exit "$status"
