@@ -23,9 +23,9 @@ calls inside the call), and the runtime's own host phases from its runtime_ops r
 agree (waiting at the agreement's barriers for every rank to publish, then to map), map (the
 peers' buffers looked up in the IPC handle cache, opened on a miss) and barriers (the waits at the
 algorithm's own node-segment barriers after the agreement: barrier_ns - agree_ns). A
-rank whose call caused no GPU operation (a rank that is not its GPU's leader in the shared-GPU
-algorithm, the non-root ranks of some rooted algorithms) spent the whole call waiting for the
-others: its calls are counted under no_gpu and its phases are blank.
+rank whose call caused no GPU operation (one whose data another rank's kernel moves, as every rank
+but its GPU's leader in the shared-GPU and GPU-leader algorithms) spent the call waiting for the
+others: its calls are counted under no_gpu and their before_gpu ... after_gpu are left blank.
 
 Per collective, bytes (runtime_ops.bytes: for allgather, gather and scatter a block), path
 (runtime, baseline for the ab mode's host-staged turns, fallback), algorithm and rank it prints
