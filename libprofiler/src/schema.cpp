@@ -384,7 +384,14 @@ CREATE TABLE IF NOT EXISTS runtime_ops (
   ipc_opens      INTEGER NOT NULL,     -- IPC handles this call had to open (cache misses)
   chunks         INTEGER NOT NULL,
   streams        INTEGER NOT NULL,
-  decision_source TEXT                 -- what chose the algorithm: table:h100 rule 2, forced, fallback
+  decision_source TEXT,                -- what chose the algorithm: table:h100 rule 2, forced, fallback
+  -- Host phases of a blocking call (ns; NULL for nonblocking collectives): publishing its buffers
+  -- (the producers' wait included), the peers' buffers looked up or opened, waiting at the
+  -- agreement's barriers, and at every node-segment barrier of the call (the agreement's included).
+  publish_ns     INTEGER,
+  map_ns         INTEGER,
+  agree_ns       INTEGER,
+  barrier_ns     INTEGER
 );
 )sql";
 

@@ -9,6 +9,9 @@ constexpr Implementation kImplementations[] = {
     Implementation::OneShot,      Implementation::OneShotStriped, Implementation::SharedGpu,
     Implementation::Hierarchical, Implementation::IpcRendezvous,  Implementation::Tree,
     Implementation::IpcDirect,    Implementation::IpcGpuLeader,   Implementation::NodeSharedMemory};
+// runtime_ops' phase columns, in table order.
+constexpr std::uint64_t CallPhases::*kPhaseColumns[] = {&CallPhases::publish_ns, &CallPhases::map_ns,
+                                                        &CallPhases::agree_ns, &CallPhases::barrier_ns};
 } // namespace
 
 const char* implementation_name(Implementation implementation) noexcept {
@@ -75,6 +78,9 @@ void RuntimeRecords::add(RuntimeOp op) {
                             std::int64_t{op.streams},
                             op.decision_source.empty() ? SqlValue{}
                                                        : SqlValue{std::move(op.decision_source)}};
+  for (std::uint64_t CallPhases::*const column : kPhaseColumns) {
+    row.push_back(op.phases ? SqlValue{static_cast<std::int64_t>((*op.phases).*column)} : SqlValue{});
+  }
   std::lock_guard lock(mutex_);
   rows_.push_back(std::move(row));
   if (rows_.size() >= kBatchRows) {
@@ -91,8 +97,9 @@ void RuntimeRecords::store_locked() {
   if (!rows_.empty()) {
     std::vector<std::vector<SqlValue>> batch;
     batch.swap(rows_);
-    host_.store_rows("INSERT INTO runtime_ops VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                     std::move(batch));
+    host_.store_rows(
+        "INSERT INTO runtime_ops VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        std::move(batch));
   }
 }
 

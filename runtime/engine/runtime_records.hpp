@@ -2,9 +2,11 @@
 // runtime_ops rows (one per call the runtime was asked to take) and the implementation names the
 // trace's mpi_calls.implementation refers to. Rows are batched and handed to the profiler's writer.
 #include "cuda_plugin_interface.hpp"
+#include "transport/call_phases.hpp"
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,14 @@ struct RuntimeOp {
   std::uint32_t ipc_opens = 0;
   std::uint32_t chunks = 0;
   std::uint32_t streams = 0;
+  // The host phases of a blocking call (call_phases.hpp): this thread's totals when the row was
+  // made at the call's start, and what they grew by when the call ended; none for the nonblocking
+  // collectives, whose work runs on another thread.
+  CallPhases phases_at_start = this_thread_phases;
+  std::optional<CallPhases> phases;
+
+  // A blocking entry calls this at its end, on the calling thread.
+  void close_phases() noexcept { phases = this_thread_phases - phases_at_start; }
 };
 
 class RuntimeRecords {

@@ -183,6 +183,7 @@ int entry::MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Data
     }
   }
   record.end_ns = state.host.now_ns();
+  record.close_phases();
   *implementation = static_cast<std::uint8_t>(record.implementation);
   state.records->add(std::move(record));
   return rc;

@@ -118,6 +118,7 @@ int run_movement_call(MovementCall& call, std::uint64_t call_id, std::uint8_t* i
     }
   }
   record.end_ns = state.host.now_ns();
+  record.close_phases();
   *implementation = static_cast<std::uint8_t>(record.implementation);
   state.records->add(std::move(record));
   return rc;

@@ -102,6 +102,7 @@ void record_baseline(RuntimeOp& record, const StagedCall& staged) {
 
 int finish_call(RootedCall& call, int rc, std::uint8_t* implementation) {
   call.record.end_ns = call.state.host.now_ns();
+  call.record.close_phases();
   *implementation = static_cast<std::uint8_t>(call.record.implementation);
   call.state.records->add(std::move(call.record));
   return rc;

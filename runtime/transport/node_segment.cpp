@@ -1,4 +1,5 @@
 #include "transport/node_segment.hpp"
+#include "transport/call_phases.hpp"
 
 #include <sched.h>
 #include <sys/mman.h>
@@ -30,6 +31,7 @@ void pause_spinning(int spins) noexcept {
 }
 
 void NodeSegment::barrier(std::uint64_t number) noexcept {
+  const PhaseTimer waiting(this_thread_phases.barrier_ns);
   slots_[rank_].arrived.store(number, std::memory_order_release);
   for (int peer = 0; peer < size_; ++peer) {
     for (int spins = 0; slots_[peer].arrived.load(std::memory_order_acquire) < number; ++spins) {

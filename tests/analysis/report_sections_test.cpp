@@ -82,10 +82,10 @@ TEST_F(ReportSections, RuntimeDecisionsGroupWhatRanAndWhyTheRuntimeDeclinedPerFu
     database.execute(
         "INSERT OR IGNORE INTO implementations VALUES (1, 'mpi:host_staged'), (3, 'runtime:one_shot'), "
         "(7, 'runtime:ipc_rendezvous')");
-    // rank, call, function, comm, start, end, implementation, algorithm, decision, reason, bytes,
-    // bytes_peer, bytes_host, ipc_opens, chunks, streams, decision_source. Function 4 is
-    // MPI_Allreduce, 1 MPI_Send (trace_database.cpp).
-    database.execute(R"sql(INSERT INTO runtime_ops VALUES
+    // Function 4 is MPI_Allreduce, 1 MPI_Send (trace_database.cpp).
+    database.execute(R"sql(INSERT INTO runtime_ops (rank, mpi_call_id, function_id, comm_id, start_ns, end_ns,
+      implementation, algorithm, decision, reason, bytes, bytes_peer, bytes_host, ipc_opens, chunks, streams,
+      decision_source) VALUES
       (0, 1, 4, 0, 0, 1000, 3, 'one_shot', 'runtime', NULL, 4096, 4096, 0, 2, 1, 1, 'table:h100 rule 5'),
       (0, 2, 4, 0, 0, 3000, 3, 'one_shot', 'runtime', NULL, 4096, 4096, 0, 0, 1, 1, 'table:h100 rule 5'),
       (1, 3, 4, 0, 0, 8000, 1, 'host_staged', 'ab_baseline', NULL, 4096, 0, 4096, 0, 1, 0, NULL),

@@ -124,6 +124,13 @@ void expect_runtime_ran_every_eligible_call(int ranks_asked, int gpus_needed) {
     EXPECT_EQ(calls_by(db, rank, "runtime:one_shot_striped"), ranks == 2 && gpus == 2 ? 2 : 0)
         << "rank " << rank;
     EXPECT_EQ(ops_of(db, rank, "fallback"), kFallbackCalls) << "rank " << rank;
+    // Every call the runtime ran has its host phases (runtime_ops.publish_ns ... barrier_ns).
+    EXPECT_EQ(
+        db.scalar("SELECT count(*) FROM runtime_ops WHERE rank = " + std::to_string(rank) +
+                  " AND decision = 'runtime' AND (publish_ns IS NULL OR map_ns IS NULL OR agree_ns IS NULL OR"
+                  " barrier_ns IS NULL)"),
+        0)
+        << "rank " << rank;
     // Every fallback names its reason; the six calls' reasons are known (host buffers: the
     // host-only call and the host send buffer into a device receive buffer).
     for (const auto& [reason, calls] :

@@ -3,6 +3,7 @@
 #include "collectives/allreduce/agreement.hpp"
 #include "collectives/allreduce/ipc_stages.hpp"
 #include "selection_thresholds.hpp"
+#include "transport/call_phases.hpp"
 #include "transport/device_buffer.hpp"
 
 #include <unistd.h>
@@ -88,6 +89,7 @@ bool producers_done(const BufferAgreement& request) {
 }
 
 Decline prepare_local(IpcHandleCache& cache, const BufferAgreement& request, RankSlot& mine) {
+  const PhaseTimer publishing(this_thread_phases.publish_ns);
   int device = -1;
   Decline decline = request.arguments_declined ? Decline::Arguments : Decline::None;
   if (decline == Decline::None && request.input != nullptr) {
@@ -152,6 +154,7 @@ bool maps_output(const CommunicatorEngine& engine, IpcAlgorithm algorithm, int p
 // mapped yet and the host path is faster than opening them, queued for the worker (kMapDeferred).
 MapState map_peer_buffers(CommunicatorEngine& engine, IpcHandleCache& cache, const BufferAgreement& request,
                           PeerBuffers& buffers, std::uint32_t* ipc_opens) {
+  const PhaseTimer mapping(this_thread_phases.map_ns);
   const int me = engine.rank();
   buffers.inputs[me] = const_cast<void*>(request.input);
   buffers.outputs[me] = request.output;
@@ -203,6 +206,12 @@ MapState map_peer_buffers(CommunicatorEngine& engine, IpcHandleCache& cache, con
   return kMapped;
 }
 
+// One of the agreement's barriers, its wait counted apart from the algorithm's (call_phases.hpp).
+void agreement_barrier(CommunicatorEngine& engine) {
+  const PhaseTimer waiting(this_thread_phases.agree_ns);
+  engine.segment().barrier(engine.next_barrier());
+}
+
 } // namespace
 
 bool agree_and_map(CommunicatorEngine& engine, IpcHandleCache& cache, const BufferAgreement& request,
@@ -214,7 +223,7 @@ bool agree_and_map(CommunicatorEngine& engine, IpcHandleCache& cache, const Buff
   mine.pid = static_cast<std::int32_t>(getpid());
   mine.device_ok = decline == Decline::None ? 1 : 0;
   mine.decline = static_cast<std::int32_t>(decline);
-  segment.barrier(engine.next_barrier());
+  agreement_barrier(engine);
   for (int peer = 0; peer < engine.size(); ++peer) {
     if (peer != me) {
       cache.close_freed(segment.slot(peer).pid, segment.slot(peer).freed);
@@ -224,7 +233,7 @@ bool agree_and_map(CommunicatorEngine& engine, IpcHandleCache& cache, const Buff
   bool ok = reason->empty();
   if (ok) {
     mine.mapped_ok = map_peer_buffers(engine, cache, request, buffers, ipc_opens);
-    segment.barrier(engine.next_barrier());
+    agreement_barrier(engine);
     for (int peer = 0; peer < engine.size() && ok; ++peer) {
       if (segment.slot(peer).mapped_ok == kMapFailed) {
         *reason = "rank " + std::to_string(peer) + ": cudaIpcOpenMemHandle failed";
@@ -247,7 +256,7 @@ bool agree_and_map(CommunicatorEngine& engine, IpcHandleCache& cache, const Buff
     }
   }
   if (!ok) {
-    segment.barrier(engine.next_barrier()); // slots stay readable until everyone has looked
+    agreement_barrier(engine); // slots stay readable until everyone has looked
   }
   return ok;
 }
