@@ -152,15 +152,20 @@ TEST(DataMovementRules, ShippedTablesCarryTheDefaultRulesAfterTheMeasuredOnes) {
       }
     }
   }
-  // Every block goes direct until a measurement says otherwise (gpu_leader lost at 64 KiB).
-  EXPECT_EQ(choose_movement(defaults.data_movement, "d", {Collective::Allgather, 4, 1, 64}).algorithm,
-            MovementAlgorithm::Direct);
-  EXPECT_EQ(choose_movement(defaults.data_movement, "d", {Collective::Alltoall, 4, 1, 65536}).algorithm,
-            MovementAlgorithm::Direct);
-  EXPECT_EQ(choose_movement(defaults.data_movement, "d", {Collective::Allgather, 4, 1, 1 << 20}).algorithm,
-            MovementAlgorithm::Direct);
-  EXPECT_EQ(choose_movement(defaults.data_movement, "d", {Collective::Gather, 4, 1, 64}).algorithm,
-            MovementAlgorithm::Direct);
+  // Ranks sharing a GPU without MPS: one context per GPU (gather's root is one already) up to
+  // 8 MiB; under MPS, one rank per GPU or larger blocks: direct (gpu_leader lost at 64 KiB under MPS).
+  const auto pick = [&](Collective collective, int gpus, std::uint64_t bytes, bool mps) {
+    return choose_movement(defaults.data_movement, "d", {collective, 4, gpus, bytes, mps}).algorithm;
+  };
+  for (const Collective collective : kCollectives) {
+    const MovementAlgorithm shared =
+        collective == Collective::Gather ? MovementAlgorithm::Direct : MovementAlgorithm::GpuLeader;
+    EXPECT_EQ(pick(collective, 1, 64, false), shared) << collective_name(collective);
+    EXPECT_EQ(pick(collective, 2, std::uint64_t{8} << 20, false), shared) << collective_name(collective);
+    EXPECT_EQ(pick(collective, 1, (std::uint64_t{8} << 20) + 1, false), MovementAlgorithm::Direct);
+    EXPECT_EQ(pick(collective, 1, 64, true), MovementAlgorithm::Direct) << collective_name(collective);
+    EXPECT_EQ(pick(collective, 4, 64, false), MovementAlgorithm::Direct) << collective_name(collective);
+  }
 }
 
 } // namespace
