@@ -6,8 +6,10 @@
 # failure (a mismatch, a wrong row, a crash or a hang) prints one command that reproduces it.
 #
 # usage: scripts/runtime-fuzz.sh [BUILD_DIR [SECONDS [STEPS [MAX_LOG2_COUNT]]]]
-# environment: FUZZ_RANKS ("2 4 8"), FUZZ_MODES ("on ab dynamic"; dynamic: COMMLENS_RUNTIME=on with
-# COMMLENS_RUNTIME_SELECT=dynamic, so every candidate algorithm runs on fuzzed calls), FUZZ_COLLECTIVES ("allreduce
+# environment: FUZZ_RANKS ("2 4 8"), FUZZ_MODES ("on ab dynamic gpu_leader staged"; dynamic:
+# COMMLENS_RUNTIME=on with COMMLENS_RUNTIME_SELECT=dynamic, so every candidate algorithm runs on
+# fuzzed calls; gpu_leader, staged: COMMLENS_RUNTIME=on with a tuning table that runs every
+# data-movement call on that algorithm), FUZZ_COLLECTIVES ("allreduce
 # allreduce,p2p bcast,reduce allreduce,bcast,reduce,p2p" and the data-movement set: allgather,
 # gather, scatter, alltoall, reduce_scatter_block and reduce_scatter with allreduce; the nonblocking
 # sets: iallreduce,iallgather,ireduce_scatter,ibcast alone and beside allreduce, allgather,
@@ -35,17 +37,27 @@ end=$((SECONDS + seconds))
 runs=0 failures=0 calls=0
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+for algorithm in gpu_leader staged; do
+  printf '{"format": 1, "rules": [{"algorithm": "one_shot"}], "data_movement": [{"algorithm": "%s"}]}\n' \
+    "$algorithm" >"$work/$algorithm.json"
+done
 echo "runtime-fuzz: first seed $seed, $steps steps a run, counts up to 2^$max_log2, ${seconds}s"
 while ((SECONDS < end)); do
   for ranks in ${FUZZ_RANKS:-2 4 8}; do
-    for mode in ${FUZZ_MODES:-on ab dynamic}; do
+    for mode in ${FUZZ_MODES:-on ab dynamic gpu_leader staged}; do
       for collectives in ${FUZZ_COLLECTIVES:-allreduce allreduce,p2p bcast,reduce allreduce,bcast,reduce,p2p $data_movement $nonblocking}; do
         ((SECONDS < end)) || break 3
         run=$work/$seed
         mkdir -p "$run/log"
         settings="COMMLENS_RUNTIME=$mode COMMLENS_RUNTIME_COLLECTIVES=$collectives"
-        [[ $mode != dynamic ]] ||
-          settings="COMMLENS_RUNTIME=on COMMLENS_RUNTIME_SELECT=dynamic COMMLENS_RUNTIME_COLLECTIVES=$collectives"
+        case $mode in
+        dynamic) settings="COMMLENS_RUNTIME=on COMMLENS_RUNTIME_SELECT=dynamic COMMLENS_RUNTIME_COLLECTIVES=$collectives" ;;
+        gpu_leader | staged)
+          # Only data-movement calls differ from `on`: the other sets are left to it.
+          [[ $collectives == *gather* ]] || continue
+          settings="COMMLENS_RUNTIME=on COMMLENS_RUNTIME_TUNING=$work/$mode.json COMMLENS_RUNTIME_COLLECTIVES=$collectives"
+          ;;
+        esac
         env $settings COMMLENS_FUZZ_LOG="$run/log" timeout "${FUZZ_TIMEOUT:-600}" \
           "$commlens" run --mode trace --output "$run/trace" -- \
           mpirun -np "$ranks" --oversubscribe "$program" "$seed" "$steps" "$max_log2" >"$run/out" 2>&1
@@ -61,6 +73,7 @@ while ((SECONDS < end)); do
           grep -E "MISMATCH|rror|signal|failed|Abort|abort" "$run/out" | head -20
           echo "$rows" | tail -21
           echo "  reproduce: $settings COMMLENS_MODE=trace COMMLENS_FUZZ_LOG=DIR $commlens run --output OUT -- mpirun -np $ranks --oversubscribe $program $seed $steps $max_log2"
+          [[ $settings != *TUNING* ]] || echo "  where $work/$mode.json holds $(cat "$work/$mode.json")"
         else
           echo "$summary ${settings} rows ok ($(echo "$rows" | tail -1 | cut -d' ' -f2-))"
         fi

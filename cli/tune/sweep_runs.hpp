@@ -1,7 +1,7 @@
 #pragma once
 // Running one sweep program under the profiler for `commlens tune` and reading what it measured:
-// every runtime_ops row of the swept functions that ran on the runtime without opening IPC
-// mappings, as (size, rank, candidate, duration).
+// every runtime_ops row of the swept functions the runtime decided (its algorithms, or the staged
+// baseline as a candidate) without opening IPC mappings, as (size, rank, candidate, duration).
 #include "measured_rules.hpp"
 
 #include <filesystem>

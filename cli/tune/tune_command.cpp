@@ -9,6 +9,7 @@
 #include "dynamic_candidates.hpp"
 #include "launch/gpu_probe.hpp"
 #include "launch/preload_library.hpp"
+#include "mps_detection.hpp"
 #include "shipped_tables.hpp"
 #include "tune/sweep_runs.hpp"
 #include "tune/tune_table.hpp"
@@ -96,7 +97,7 @@ std::vector<WinnerRun> measured_runs(const fs::path& database, const std::string
 std::string add_measurement(TuneRun& run, const std::string& sweep) {
   const std::string id = fmt::format("{}:{}ranks:{}gpus", sweep, run.arguments.ranks, run.gpus);
   run.table.measurements.push_back(
-      describe_measurement(id, run.gpu, run.arguments.ranks, run.gpus, run.command));
+      describe_measurement(id, run.gpu, run.arguments.ranks, run.gpus, run.shape.mps, run.command));
   return id;
 }
 
@@ -153,7 +154,8 @@ void tune_data_movement(TuneRun& run) {
                      "data-movement",
                      {{"COMMLENS_RUNTIME_COLLECTIVES",
                        "allgather,gather,scatter,alltoall,reduce_scatter_block,reduce_scatter"}},
-                     sweep_arguments(arguments, arguments.iterations * 2,
+                     // direct, gpu_leader and staged (movement_candidates) take turns
+                     sweep_arguments(arguments, arguments.iterations * 3,
                                      std::max<std::uint64_t>(arguments.min_bytes, 4), largest_block)});
   const std::string id = add_measurement(run, "data_movement");
   for (const Collective collective : kCollectives) {
@@ -233,7 +235,10 @@ int tune(TuneArguments arguments) {
   if (arguments.launcher.empty())
     arguments.launcher = {"mpirun", "-np", std::to_string(arguments.ranks)};
   const int gpus = std::min(arguments.ranks, probe.count);
-  TuneRun run{arguments, probe.name, gpus, {gpu_count_of(gpus), gpus < arguments.ranks}, {}, command, {}};
+  // The runtime keys data-movement rules on MPS as it sees it when it starts (mps_detection.hpp).
+  TuneRun run{
+      arguments, probe.name, gpus, {gpu_count_of(gpus), gpus < arguments.ranks, mps_control_daemon_running()},
+      {},        command,    {}};
   run.table.gpu = probe.name;
   const bool p2p = wants(arguments, "p2p") && arguments.ranks == 2 && gpus == 2;
   if (wants(arguments, "p2p") && !p2p)

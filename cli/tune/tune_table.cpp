@@ -18,35 +18,12 @@ namespace commlens::cli {
 namespace fs = std::filesystem;
 using namespace runtime::tuning;
 
-namespace {
-
-// The MPS control daemon's pipe stays in its directory after `quit`, so the pipe alone does not say
-// that MPS is on: a running control daemon does (its name is cut to 15 characters in /proc).
-bool mps_daemon_running() {
-  const char* pipes = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
-  const fs::path control =
-      fs::path(pipes != nullptr && *pipes != '\0' ? pipes : "/tmp/nvidia-mps") / "control";
-  std::error_code error;
-  if (!fs::exists(control, error))
-    return false;
-  for (const auto& entry : fs::directory_iterator("/proc", error)) {
-    std::ifstream comm(entry.path() / "comm");
-    std::string name;
-    if (std::getline(comm, name) && name.starts_with("nvidia-cuda-mps"))
-      return true;
-  }
-  return false;
-}
-
-} // namespace
-
-Measurement describe_measurement(const std::string& id, const std::string& gpu, int ranks, int gpus,
+Measurement describe_measurement(const std::string& id, const std::string& gpu, int ranks, int gpus, bool mps,
                                  const std::string& command) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
-  return {id,     gpu, host, ranks, gpus, mps_daemon_running(), fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now),
-          command};
+  return {id, gpu, host, ranks, gpus, mps, fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now), command};
 }
 
 std::string default_output(const std::string& gpu_name) {

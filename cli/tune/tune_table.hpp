@@ -8,9 +8,9 @@
 namespace commlens::cli {
 
 // The measurement every rule of one sweep names: this machine, now, `command`. `mps`: whether the
-// CUDA MPS control daemon's pipe exists ($CUDA_MPS_PIPE_DIRECTORY, default /tmp/nvidia-mps).
+// CUDA MPS control daemon ran (mps_detection.hpp).
 runtime::tuning::Measurement describe_measurement(const std::string& id, const std::string& gpu, int ranks,
-                                                  int gpus, const std::string& command);
+                                                  int gpus, bool mps, const std::string& command);
 
 // runtime/tuning/MODEL.json when run in a source tree (MODEL: the GPU name's first word of
 // letters then digits, lower case: h100, h200), else MODEL.json.

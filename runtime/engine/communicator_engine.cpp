@@ -1,5 +1,6 @@
 #include "engine/communicator_engine.hpp"
 
+#include "mps_detection.hpp"
 #include "transport/device_buffer.hpp"
 
 #include <cuda_runtime.h>
@@ -92,7 +93,8 @@ void CommunicatorEngine::split_into_nodes(MPI_Comm comm, MPI_Comm node, int rank
   }
 }
 
-// Collective: every rank learns every rank's GPU, so all count the GPUs and the sharing alike.
+// Collective: every rank learns every rank's GPU, so all count the GPUs and the sharing alike, and
+// whether all run under MPS.
 void CommunicatorEngine::learn_gpu_sharing(MPI_Comm comm) {
   const std::int64_t mine = current_gpu_key();
   std::vector<std::int64_t> keys(static_cast<std::size_t>(size_));
@@ -109,6 +111,11 @@ void CommunicatorEngine::learn_gpu_sharing(MPI_Comm comm) {
     gpu_of_rank_.push_back(
         static_cast<int>(std::lower_bound(distinct.begin(), distinct_end, key) - distinct.begin()));
   }
+  // A process's context joins MPS when it is made, so what the process saw first holds for it.
+  static const int process_saw_mps = tuning::mps_control_daemon_running() ? 1 : 0;
+  int every_rank_saw_mps = 0;
+  PMPI_Allreduce(&process_saw_mps, &every_rank_saw_mps, 1, MPI_INT, MPI_MIN, comm);
+  mps_ = every_rank_saw_mps != 0;
 }
 
 CommunicatorEngine::~CommunicatorEngine() {

@@ -50,6 +50,9 @@ public:
   bool leads_my_gpu() const noexcept {
     return !ranks_on_my_gpu_.empty() && ranks_on_my_gpu_.front() == rank_;
   }
+  // Whether every rank's process saw CUDA MPS serving the GPUs when it started (agreed, so every
+  // rank keys the tuning rules alike).
+  bool mps() const noexcept { return mps_; }
   // The next barrier number (every rank counts the same barriers, so the numbers agree).
   std::uint64_t next_barrier() noexcept { return ++barriers_; }
   // The rooted collectives' segment counters (RankSlot::segments_done) before this call, which
@@ -93,6 +96,7 @@ private:
   int gpu_count_ = 0;
   std::vector<int> ranks_on_my_gpu_;
   std::vector<int> gpu_of_rank_;
+  bool mps_ = false;
   std::uint64_t segments_ = 0;
   std::uint64_t barriers_ = 0;
   std::uint64_t calls_ = 0;

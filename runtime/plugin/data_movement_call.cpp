@@ -40,9 +40,21 @@ const char* movement_declined(CommunicatorEngine& engine, const MovementCall& ca
   return nullptr;
 }
 
+tuning::MovementShape movement_shape(const CommunicatorEngine& engine, const MovementCall& call) noexcept {
+  return {call.geometry.collective, engine.size(), engine.gpu_count(), call.geometry.block_bytes,
+          engine.mps()};
+}
+
 Implementation movement_implementation(tuning::MovementAlgorithm algorithm) noexcept {
-  return algorithm == tuning::MovementAlgorithm::GpuLeader ? Implementation::IpcGpuLeader
-                                                           : Implementation::IpcDirect;
+  switch (algorithm) {
+  case tuning::MovementAlgorithm::GpuLeader:
+    return Implementation::IpcGpuLeader;
+  case tuning::MovementAlgorithm::Staged:
+    return Implementation::MpiHostStaged;
+  case tuning::MovementAlgorithm::Direct:
+    break;
+  }
+  return Implementation::IpcDirect;
 }
 
 bool contiguous_message(int count, MPI_Datatype datatype) noexcept {
@@ -80,8 +92,7 @@ int run_movement_call(MovementCall& call, std::uint64_t call_id, std::uint8_t* i
     record.decision = "ab_baseline";
     rc = run_baseline(state, baseline, record);
   } else {
-    const tuning::MovementShape shape{call.geometry.collective, engine.size(), engine.gpu_count(),
-                                      call.geometry.block_bytes};
+    const tuning::MovementShape shape = movement_shape(engine, call);
     tuning::MovementChoice choice =
         tuning::choose_movement(state.tuning.table.data_movement, state.tuning.name, shape);
     std::optional<DynamicTurn> dynamic;
@@ -93,28 +104,37 @@ int run_movement_call(MovementCall& call, std::uint64_t call_id, std::uint8_t* i
       }
     }
     const std::uint64_t run_start_ns = state.host.now_ns();
-    const IpcResult result = ipc_data_movement(engine, state.cache,
-                                               {.geometry = call.geometry,
-                                                .input = call.input,
-                                                .output = call.output,
-                                                .reduction = call.reduction.value_or(Reduction{}),
-                                                .arguments_declined = call.arguments_declined,
-                                                .background_opens = state.host.runtime_background_opens},
-                                               choice.algorithm);
     record.decision_source = std::move(choice.source);
-    if (result.ran) {
-      if (dynamic) {
-        learn_from_call(*dynamic, call.comm, state.host.now_ns() - run_start_ns);
-      }
-      record_ran(result, record);
-      record.implementation = movement_implementation(choice.algorithm);
-      record.algorithm = tuning::movement_algorithm_name(choice.algorithm);
-      record.streams = 1;
-      rc = result.rc;
-    } else {
-      record.decision = "fallback";
-      record.reason = result.reason;
+    bool ran = true;
+    if (choice.algorithm == tuning::MovementAlgorithm::Staged) {
+      // The rule or the learner's turn chose the baseline alike on every rank: no agreement needed.
+      record.decision = "runtime";
       rc = run_baseline(state, baseline, record);
+      record.algorithm = tuning::movement_algorithm_name(choice.algorithm);
+    } else {
+      const IpcResult result = ipc_data_movement(engine, state.cache,
+                                                 {.geometry = call.geometry,
+                                                  .input = call.input,
+                                                  .output = call.output,
+                                                  .reduction = call.reduction.value_or(Reduction{}),
+                                                  .arguments_declined = call.arguments_declined,
+                                                  .background_opens = state.host.runtime_background_opens},
+                                                 choice.algorithm);
+      ran = result.ran;
+      if (ran) {
+        record_ran(result, record);
+        record.implementation = movement_implementation(choice.algorithm);
+        record.algorithm = tuning::movement_algorithm_name(choice.algorithm);
+        record.streams = 1;
+        rc = result.rc;
+      } else {
+        record.decision = "fallback";
+        record.reason = result.reason;
+        rc = run_baseline(state, baseline, record);
+      }
+    }
+    if (ran && dynamic) {
+      learn_from_call(*dynamic, call.comm, state.host.now_ns() - run_start_ns);
     }
   }
   record.end_ns = state.host.now_ns();

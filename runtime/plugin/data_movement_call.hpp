@@ -46,6 +46,8 @@ MovementCall reduce_scatter_call(FunctionId function, const void* sendbuf, void*
 
 // Why the runtime declines the call before any agreement (every rank finds the same), or null.
 const char* movement_declined(CommunicatorEngine& engine, const MovementCall& call);
+// What the tuning rules choose the call's algorithm by.
+tuning::MovementShape movement_shape(const CommunicatorEngine& engine, const MovementCall& call) noexcept;
 // The implementation id a data-movement algorithm's runtime_ops row and mpi_calls row carry.
 Implementation movement_implementation(tuning::MovementAlgorithm algorithm) noexcept;
 

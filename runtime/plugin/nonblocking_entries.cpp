@@ -72,10 +72,13 @@ int post_movement(MovementCall call, std::uint64_t call_id, std::uint8_t* implem
     record.reason = declined != nullptr ? declined : "";
     return state.nonblocking->post_baseline(call.comm, std::move(record), baseline, request, implementation);
   }
-  tuning::MovementChoice choice = tuning::choose_movement(
-      state.tuning.table.data_movement, state.tuning.name,
-      {call.geometry.collective, engine.size(), engine.gpu_count(), call.geometry.block_bytes});
+  tuning::MovementChoice choice = tuning::choose_movement(state.tuning.table.data_movement, state.tuning.name,
+                                                          movement_shape(engine, call));
   record.decision_source = std::move(choice.source);
+  if (choice.algorithm == tuning::MovementAlgorithm::Staged) { // the rule chose the baseline
+    record.decision = "runtime";
+    return state.nonblocking->post_baseline(call.comm, std::move(record), baseline, request, implementation);
+  }
   const Implementation chosen = movement_implementation(choice.algorithm);
   *implementation = static_cast<std::uint8_t>(chosen); // the intent, as for MPI_Iallreduce
   int device = 0;

@@ -13,16 +13,17 @@ namespace {
 using nlohmann::json;
 using namespace fields;
 
-constexpr const char* kMovementKeys[] = {"collectives",     "gpus",      "ranks_share_gpu",
-                                         "max_block_bytes", "algorithm", "why",
-                                         "measured"};
-constexpr MovementAlgorithm kMovementAlgorithms[] = {MovementAlgorithm::Direct, MovementAlgorithm::GpuLeader};
+constexpr const char* kMovementKeys[] = {"collectives", "gpus", "ranks_share_gpu", "mps", "max_block_bytes",
+                                         "algorithm",   "why",  "measured"};
+constexpr MovementAlgorithm kMovementAlgorithms[] = {MovementAlgorithm::Direct, MovementAlgorithm::GpuLeader,
+                                                     MovementAlgorithm::Staged};
 
 bool matches(const MovementRule& rule, const MovementShape& call) {
   return (rule.collectives.empty() ||
           std::ranges::find(rule.collectives, call.collective) != rule.collectives.end()) &&
          gpu_count_matches(rule.gpus, call.gpus) &&
          (!rule.ranks_share_gpu || *rule.ranks_share_gpu == (call.gpus < call.ranks)) &&
+         (!rule.mps || *rule.mps == call.mps) &&
          (!rule.max_block_bytes || call.block_bytes <= *rule.max_block_bytes);
 }
 
@@ -76,13 +77,16 @@ std::optional<Collective> parse_collective(std::string_view name) {
   return std::nullopt;
 }
 
-bool gpu_leader_takes(Collective collective) noexcept {
-  return collective == Collective::Allgather || collective == Collective::Alltoall ||
-         collective == Collective::ReduceScatterBlock;
-}
-
 const char* movement_algorithm_name(MovementAlgorithm algorithm) noexcept {
-  return algorithm == MovementAlgorithm::GpuLeader ? "gpu_leader" : "direct";
+  switch (algorithm) {
+  case MovementAlgorithm::GpuLeader:
+    return "gpu_leader";
+  case MovementAlgorithm::Staged:
+    return "staged";
+  case MovementAlgorithm::Direct:
+    break;
+  }
+  return "direct";
 }
 
 std::optional<MovementAlgorithm> parse_movement_algorithm(std::string_view name) {
@@ -100,6 +104,7 @@ MovementRule parse_movement_rule(const json& object, const std::string& where) {
   rule.collectives = parse_collectives(object, where);
   rule.gpus = parse_gpu_count(object, where);
   rule.ranks_share_gpu = optional_flag(object, "ranks_share_gpu", where);
+  rule.mps = optional_flag(object, "mps", where);
   rule.max_block_bytes = optional_bytes(object, "max_block_bytes", where);
   const auto algorithm = object.find("algorithm");
   if (algorithm == object.end()) {
@@ -108,7 +113,7 @@ MovementRule parse_movement_rule(const json& object, const std::string& where) {
   const auto parsed =
       algorithm->is_string() ? parse_movement_algorithm(algorithm->get<std::string>()) : std::nullopt;
   if (!parsed) {
-    fail(where + ".algorithm", "expected \"direct\" or \"gpu_leader\"");
+    fail(where + ".algorithm", "expected \"direct\", \"gpu_leader\" or \"staged\"");
   }
   rule.algorithm = *parsed;
   rule.why = optional_text(object, "why", where);
@@ -129,6 +134,9 @@ nlohmann::ordered_json movement_rule_json(const MovementRule& rule) {
   }
   object["gpus"] = gpu_count_name(rule.gpus);
   object["ranks_share_gpu"] = rule.ranks_share_gpu ? ordered_json(*rule.ranks_share_gpu) : ordered_json();
+  if (rule.mps) { // written only when set, so tables without it read as before
+    object["mps"] = *rule.mps;
+  }
   object["max_block_bytes"] = rule.max_block_bytes ? ordered_json(*rule.max_block_bytes) : ordered_json();
   object["algorithm"] = movement_algorithm_name(rule.algorithm);
   if (!rule.why.empty()) {
@@ -141,8 +149,7 @@ nlohmann::ordered_json movement_rule_json(const MovementRule& rule) {
 MovementChoice choose_movement(const std::vector<MovementRule>& rules, std::string_view table_name,
                                const MovementShape& call) {
   for (std::size_t index = 0; index < rules.size(); ++index) {
-    if (matches(rules[index], call) &&
-        (rules[index].algorithm == MovementAlgorithm::Direct || gpu_leader_takes(call.collective))) {
+    if (matches(rules[index], call)) {
       return {rules[index].algorithm, fmt::format("table:{} data_movement rule {}", table_name, index + 1)};
     }
   }

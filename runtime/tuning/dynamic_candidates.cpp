@@ -45,9 +45,10 @@ std::vector<Choice> allreduce_candidates(const CallShape& call, const ChoiceSett
 
 std::vector<MovementAlgorithm> movement_candidates(const MovementShape& call) {
   std::vector<MovementAlgorithm> candidates{MovementAlgorithm::Direct};
-  if (gpu_leader_takes(call.collective) && call.gpus < call.ranks) {
+  if (call.collective != Collective::Gather && call.gpus < call.ranks) {
     candidates.push_back(MovementAlgorithm::GpuLeader);
   }
+  candidates.push_back(MovementAlgorithm::Staged);
   return candidates;
 }
 

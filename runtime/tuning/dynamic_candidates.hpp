@@ -1,6 +1,6 @@
 #pragma once
 // What Dynamic selection (dynamic_learner.hpp) chooses among, per kind of call: the allreduce
-// algorithms safe for the call, the two data-movement algorithms where they differ, and tree
+// algorithms safe for the call, the data-movement algorithms where they differ, and tree
 // settings around the table's. Each list depends only on what every rank sees alike (the
 // communicator's shape, the call's size bucket, in place), in a fixed order, so a learner's
 // candidate index means the same on every rank and on every call of its bucket.
@@ -18,8 +18,8 @@ std::uint64_t bucket_floor(std::uint64_t bytes) noexcept;
 // kAlgorithms' order, the unsafe ones left out; striping only with a host share in `settings`.
 std::vector<Choice> allreduce_candidates(const CallShape& call, const ChoiceSettings& settings);
 
-// direct, and gpu_leader where it runs the collective and ranks share GPUs (with one rank per GPU
-// both are the same).
+// direct; gpu_leader where ranks share GPUs and the collective is not gather (with one rank per
+// GPU, or for gather, both are the same); staged.
 std::vector<MovementAlgorithm> movement_candidates(const MovementShape& call);
 
 // The table's choice for the bucket first, then flat, binomial and chain on the level that has

@@ -34,6 +34,10 @@ void fill_measured(RuleType& rule, const WinnerRun& run, const std::string& meas
 template <typename RuleType> bool same_shape(const RuleType& rule, const MeasuredShape& shape) {
   return rule.gpus == shape.gpus && rule.ranks_share_gpu == shape.ranks_share_gpu;
 }
+// A data-movement measurement replaces only the rules of its MPS setting: one table holds both.
+bool same_shape(const MovementRule& rule, const MeasuredShape& shape) {
+  return rule.gpus == shape.gpus && rule.ranks_share_gpu == shape.ranks_share_gpu && rule.mps == shape.mps;
+}
 
 // `earlier`'s rules of other shapes, after `kept`'s.
 template <typename RuleType>
@@ -138,7 +142,8 @@ std::vector<MovementRule> movement_rules(std::span<const WinnerRun> runs, Collec
     if (!algorithm) {
       throw TableError(fmt::format("data movement candidate \"{}\" is not an algorithm", run.winner));
     }
-    MovementRule rule{{collective}, shape.gpus, shape.ranks_share_gpu, run.max_bytes, *algorithm, {}, {}};
+    MovementRule rule{{collective}, shape.gpus, shape.ranks_share_gpu, shape.mps, run.max_bytes, *algorithm,
+                      {},           {}};
     fill_measured(rule, run, measurement);
     rules.push_back(std::move(rule));
   }

@@ -44,12 +44,13 @@ std::vector<WinnerRun> winner_runs(std::span<const CandidateTiming> timings);
 struct MeasuredShape {
   GpuCount gpus = GpuCount::Two;
   bool ranks_share_gpu = false;
+  bool mps = false; // data-movement rules only: the others apply with MPS or without
 };
 
 // Candidates named as the algorithms are (one_shot, two_shot, one_shot_striped).
 std::vector<Rule> allreduce_rules(std::span<const WinnerRun> runs, const MeasuredShape& shape, bool in_place,
                                   std::uint32_t host_percent, const std::string& measurement);
-// Candidates named direct or gpu_leader.
+// Candidates named direct, gpu_leader or staged (the host-staged baseline).
 std::vector<MovementRule> movement_rules(std::span<const WinnerRun> runs, Collective collective,
                                          const MeasuredShape& shape, const std::string& measurement);
 // Candidates named as runtime_ops names trees: tree:gpu=S,node=S,nodes=S:segment=N:window=W. Throws

@@ -143,6 +143,11 @@ TEST(BlockPlan, ReduceScatterSlicesFollowTheCountsPrefixSums) {
     EXPECT_EQ(slice.first, firsts[d]) << d;
     EXPECT_EQ(slice.elements, static_cast<std::uint64_t>(counts[static_cast<std::size_t>(d)])) << d;
   }
+  // Rank 1 receives nothing: no output to map, and serving it alone reads no input.
+  EXPECT_FALSE(has_output(call, 1));
+  EXPECT_TRUE(has_output(call, 3));
+  EXPECT_EQ(inputs_read(call, 1U << 1), 0U);
+  EXPECT_EQ(inputs_read(call, 0b0011), 0b1111U);
 }
 
 TEST(BlockPlan, AGpuLeaderReadsTheUnionOfItsRanksSources) {

@@ -1,6 +1,6 @@
 // The tuning table's "data_movement" rules (runtime/tuning/data_movement_rules.hpp): parsing with
 // errors that name the field, the JSON round trip, first-match selection by collective, GPUs,
-// sharing and block size, gpu_leader refused where it cannot run, and the shipped tables.
+// sharing and block size, every algorithm for every collective, and the shipped tables.
 #include "shipped_tables.hpp"
 #include "tuning_table.hpp"
 
@@ -84,14 +84,54 @@ TEST(DataMovementRules, TheFirstMatchingRuleWinsBySizeSharingAndCollective) {
   EXPECT_EQ(pick(Collective::Allgather, 2, 2, 8).source, "table:t data_movement rule 2");
 }
 
-TEST(DataMovementRules, GpuLeaderRulesSkipGatherScatterAndReduceScatter) {
-  const Table table = parse_table(table_with(R"([{"algorithm": "gpu_leader"}, {"algorithm": "direct"}])"));
+TEST(DataMovementRules, EveryAlgorithmRunsEveryCollective) {
+  const Table table = parse_table(table_with(R"([
+    {"max_block_bytes": 64, "algorithm": "staged"}, {"algorithm": "gpu_leader"}])"));
   for (const Collective collective : kCollectives) {
-    const MovementChoice choice = choose_movement(table.data_movement, "t", {collective, 4, 1, 8});
-    EXPECT_EQ(choice.algorithm,
-              gpu_leader_takes(collective) ? MovementAlgorithm::GpuLeader : MovementAlgorithm::Direct)
+    EXPECT_EQ(choose_movement(table.data_movement, "t", {collective, 4, 1, 64}).algorithm,
+              MovementAlgorithm::Staged)
+        << collective_name(collective);
+    EXPECT_EQ(choose_movement(table.data_movement, "t", {collective, 4, 1, 65}).algorithm,
+              MovementAlgorithm::GpuLeader)
         << collective_name(collective);
     EXPECT_EQ(parse_collective(collective_name(collective)), collective);
+  }
+  EXPECT_EQ(parse_table(table_json(table)).data_movement, table.data_movement);
+  EXPECT_EQ(parse_movement_algorithm("staged"), MovementAlgorithm::Staged);
+  EXPECT_STREQ(movement_algorithm_name(MovementAlgorithm::Staged), "staged");
+}
+
+TEST(DataMovementRules, MpsRulesMatchOnlyTheirSettingAndOlderRulesEither) {
+  const std::string text = table_with(R"([
+    {"mps": false, "ranks_share_gpu": true, "max_block_bytes": 65536, "algorithm": "staged"},
+    {"mps": true, "ranks_share_gpu": true, "algorithm": "gpu_leader"},
+    {"mps": null, "algorithm": "direct"}])");
+  const Table table = parse_table(text);
+  const auto pick = [&](int gpus, std::uint64_t bytes, bool mps) {
+    return choose_movement(table.data_movement, "t", {Collective::Allgather, 4, gpus, bytes, mps}).source;
+  };
+  EXPECT_EQ(pick(1, 65536, false), "table:t data_movement rule 1");
+  EXPECT_EQ(pick(1, 65536, true), "table:t data_movement rule 2");
+  EXPECT_EQ(pick(1, 65537, false), "table:t data_movement rule 3");
+  EXPECT_EQ(pick(4, 8, true), "table:t data_movement rule 3");
+  EXPECT_EQ(table.data_movement[0].mps, false);
+  EXPECT_FALSE(table.data_movement[2].mps);
+  // Written only where set: a rule without it reads as before.
+  const std::string written = table_json(table);
+  EXPECT_EQ(parse_table(written).data_movement, table.data_movement);
+  const auto count = [&](const std::string& needle) {
+    std::size_t found = 0;
+    for (std::size_t at = written.find(needle); at != std::string::npos; at = written.find(needle, at + 1)) {
+      ++found;
+    }
+    return found;
+  };
+  EXPECT_EQ(count("\"mps\""), 2u) << written;
+  try {
+    parse_table(table_with(R"([{"mps": "yes", "algorithm": "direct"}])"));
+    ADD_FAILURE() << "a text mps was accepted";
+  } catch (const TableError& error) {
+    EXPECT_NE(std::string(error.what()).find("data_movement[0].mps"), std::string::npos) << error.what();
   }
 }
 
@@ -112,15 +152,20 @@ TEST(DataMovementRules, ShippedTablesCarryTheDefaultRulesAfterTheMeasuredOnes) {
       }
     }
   }
-  // Every block goes direct until a measurement says otherwise (gpu_leader lost at 64 KiB).
-  EXPECT_EQ(choose_movement(defaults.data_movement, "d", {Collective::Allgather, 4, 1, 64}).algorithm,
-            MovementAlgorithm::Direct);
-  EXPECT_EQ(choose_movement(defaults.data_movement, "d", {Collective::Alltoall, 4, 1, 65536}).algorithm,
-            MovementAlgorithm::Direct);
-  EXPECT_EQ(choose_movement(defaults.data_movement, "d", {Collective::Allgather, 4, 1, 1 << 20}).algorithm,
-            MovementAlgorithm::Direct);
-  EXPECT_EQ(choose_movement(defaults.data_movement, "d", {Collective::Gather, 4, 1, 64}).algorithm,
-            MovementAlgorithm::Direct);
+  // Ranks sharing a GPU without MPS: one context per GPU (gather's root is one already) up to
+  // 8 MiB; under MPS, one rank per GPU or larger blocks: direct (gpu_leader lost at 64 KiB under MPS).
+  const auto pick = [&](Collective collective, int gpus, std::uint64_t bytes, bool mps) {
+    return choose_movement(defaults.data_movement, "d", {collective, 4, gpus, bytes, mps}).algorithm;
+  };
+  for (const Collective collective : kCollectives) {
+    const MovementAlgorithm shared =
+        collective == Collective::Gather ? MovementAlgorithm::Direct : MovementAlgorithm::GpuLeader;
+    EXPECT_EQ(pick(collective, 1, 64, false), shared) << collective_name(collective);
+    EXPECT_EQ(pick(collective, 2, std::uint64_t{8} << 20, false), shared) << collective_name(collective);
+    EXPECT_EQ(pick(collective, 1, (std::uint64_t{8} << 20) + 1, false), MovementAlgorithm::Direct);
+    EXPECT_EQ(pick(collective, 1, 64, true), MovementAlgorithm::Direct) << collective_name(collective);
+    EXPECT_EQ(pick(collective, 4, 64, false), MovementAlgorithm::Direct) << collective_name(collective);
+  }
 }
 
 } // namespace

@@ -226,10 +226,17 @@ TEST(DynamicCandidates, AllreduceTriesOnlySafeAlgorithms) {
   EXPECT_EQ(allreduce_candidates({2, 2, false, 64}, {.host_percent = 10}).back().host_percent, 10u);
 }
 
-TEST(DynamicCandidates, GpuLeaderOnlyWhereItRunsAndRanksShareGpus) {
-  EXPECT_EQ(movement_candidates({Collective::Allgather, 4, 1, 64}).size(), 2u);
-  EXPECT_EQ(movement_candidates({Collective::Allgather, 4, 4, 64}).size(), 1u);
-  EXPECT_EQ(movement_candidates({Collective::Gather, 4, 1, 64}).size(), 1u);
+TEST(DynamicCandidates, GpuLeaderWhereRanksShareGpusAndItDiffersStagedAlways) {
+  using enum MovementAlgorithm;
+  for (const Collective collective : {Collective::Allgather, Collective::Scatter, Collective::Alltoall,
+                                      Collective::ReduceScatterBlock, Collective::ReduceScatter}) {
+    EXPECT_EQ(movement_candidates({collective, 4, 1, 64}), (std::vector{Direct, GpuLeader, Staged}))
+        << collective_name(collective);
+    EXPECT_EQ(movement_candidates({collective, 4, 2, 64}), (std::vector{Direct, GpuLeader, Staged}));
+    EXPECT_EQ(movement_candidates({collective, 4, 4, 64}), (std::vector{Direct, Staged}));
+  }
+  // gather's root pulls every block in either: one context already.
+  EXPECT_EQ(movement_candidates({Collective::Gather, 4, 1, 64}), (std::vector{Direct, Staged}));
 }
 
 TEST(DynamicCandidates, TreeSettingsDependOnTheBucketOnlyAndAreDistinct) {

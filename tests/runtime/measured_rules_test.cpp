@@ -101,6 +101,15 @@ TEST(MeasuredRules, MovementAndTreeRulesFromTheirCandidateNames) {
   EXPECT_EQ(movement[0].collectives, std::vector{Collective::Alltoall});
   EXPECT_EQ(movement[0].algorithm, MovementAlgorithm::Direct);
   EXPECT_EQ(movement[0].ranks_share_gpu, true);
+  // The host-staged baseline measured faster at small blocks: "staged" up to them.
+  const auto staged = movement_rules(
+      winner_runs(timings(
+          {{64, "staged", 40}, {64, "direct", 300}, {1 << 20, "staged", 900}, {1 << 20, "direct", 600}})),
+      Collective::Scatter, {GpuCount::One, true}, "data_movement");
+  ASSERT_EQ(staged.size(), 2u);
+  EXPECT_EQ(staged[0].algorithm, MovementAlgorithm::Staged);
+  EXPECT_EQ(staged[0].max_block_bytes, 64u);
+  EXPECT_EQ(staged[1].algorithm, MovementAlgorithm::Direct);
   const auto tree =
       tree_rules(winner_runs(timings(
                      {{4096, "tree:gpu=chain,node=binomial,nodes=flat:segment=65536:window=8", 5},
@@ -154,6 +163,26 @@ TEST(MeasuredRules, ANewMeasurementReplacesItsShapeAndKeepsTheOthersWithTheirMea
   EXPECT_EQ(merged.point_to_point.why, "kept");
   EXPECT_EQ(merged.measurements, (std::vector{shared, pair}));
   EXPECT_EQ(parse_table(table_json(merged)).rules, merged.rules); // names only listed measurements
+}
+
+TEST(MeasuredRules, AMovementMeasurementReplacesOnlyTheRulesOfItsMpsSetting) {
+  const MeasuredShape under_mps{GpuCount::One, true, true};
+  const auto measured = movement_rules(winner_runs(timings({{64, "gpu_leader", 5}, {64, "staged", 9}})),
+                                       Collective::Allgather, under_mps, "data_movement");
+  ASSERT_EQ(measured.size(), 1u);
+  EXPECT_EQ(measured[0].mps, true);
+  Table earlier;
+  earlier.data_movement = {
+      {{Collective::Allgather}, GpuCount::One, true, false, 65536, MovementAlgorithm::Staged, "no mps", {}},
+      {{Collective::Allgather}, GpuCount::One, true, true, 65536, MovementAlgorithm::Direct, "old mps", {}},
+      {{}, GpuCount::Any, {}, {}, {}, MovementAlgorithm::Direct, "either", {}}};
+  Table fresh;
+  fresh.data_movement = measured;
+  const Table merged = merge_measured(fresh, earlier, under_mps);
+  ASSERT_EQ(merged.data_movement.size(), 3u);
+  EXPECT_EQ(merged.data_movement[0].algorithm, MovementAlgorithm::GpuLeader);
+  EXPECT_EQ(merged.data_movement[1].why, "no mps");
+  EXPECT_EQ(merged.data_movement[2].why, "either");
 }
 
 TEST(MeasuredRules, NoTimingsNoRules) {

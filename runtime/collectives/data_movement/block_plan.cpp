@@ -27,6 +27,8 @@ bool has_output(const CallGeometry& call, int rank) {
     return rank == call.root;
   case Collective::Scatter:
     return rank != call.root || !call.in_place;
+  case Collective::ReduceScatter: // a rank whose count is 0 receives nothing (its buffer may be null)
+    return call.counts.empty() || call.counts[static_cast<std::size_t>(rank)] > 0;
   default:
     return true;
   }
@@ -80,7 +82,7 @@ Slice reduction_slice(const CallGeometry& call, int destination) {
 std::uint32_t inputs_read(const CallGeometry& call, std::uint32_t destinations) {
   std::uint32_t read = 0;
   for (int destination = 0; destination < call.ranks; ++destination) {
-    if ((destinations >> destination & 1U) == 0) {
+    if ((destinations >> destination & 1U) == 0 || !has_output(call, destination)) {
       continue;
     }
     if (reduces(call.collective)) {

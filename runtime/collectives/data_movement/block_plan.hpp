@@ -43,7 +43,8 @@ struct BlockCopy {
 // read different peers. Returns how many it wrote into `copies`. Reductions have none.
 int copies_into(const CallGeometry& call, int destination, std::span<BlockCopy, kMaxPlanRanks> copies);
 
-// Whether `rank` has an input or an output in the call (MPI ignores the others' buffers there).
+// Whether `rank` has an input or an output in the call (MPI ignores the others' buffers there; a
+// reduce_scatter rank whose count is 0 has no output).
 bool has_input(const CallGeometry& call, int rank);
 bool has_output(const CallGeometry& call, int rank);
 

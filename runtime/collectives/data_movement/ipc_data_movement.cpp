@@ -4,6 +4,8 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+
 namespace commlens::runtime {
 
 namespace {
@@ -16,17 +18,34 @@ bool reduces(Collective collective) {
   return collective == Collective::ReduceScatterBlock || collective == Collective::ReduceScatter;
 }
 
-// The ranks whose outputs this rank fills: its own (direct), or every one on its GPU when it leads
-// it (gpu_leader; none when it does not).
-std::uint32_t destinations_served(CommunicatorEngine& engine, tuning::MovementAlgorithm algorithm) {
-  if (algorithm == tuning::MovementAlgorithm::Direct) {
+// The rank that fills this rank's output: itself (direct), or its GPU's worker (gpu_leader): the
+// root where the rooted collectives' root shares the GPU, else the GPU's first rank.
+int output_writer(CommunicatorEngine& engine, const movement::CallGeometry& call,
+                  tuning::MovementAlgorithm algorithm) {
+  const std::vector<int>& on_my_gpu = engine.ranks_on_my_gpu();
+  if (algorithm == tuning::MovementAlgorithm::Direct || on_my_gpu.empty()) {
+    return engine.rank();
+  }
+  const bool rooted = call.collective == Collective::Gather || call.collective == Collective::Scatter;
+  if (rooted && std::ranges::find(on_my_gpu, call.root) != on_my_gpu.end()) {
+    return call.root;
+  }
+  return on_my_gpu.front();
+}
+
+// The ranks whose outputs this rank fills: its own (direct), or every one on its GPU when it is
+// the GPU's writer (gpu_leader; none when it is not).
+std::uint32_t destinations_served(CommunicatorEngine& engine, int writer,
+                                  tuning::MovementAlgorithm algorithm) {
+  if (writer != engine.rank()) {
+    return 0;
+  }
+  if (algorithm == tuning::MovementAlgorithm::Direct || engine.ranks_on_my_gpu().empty()) {
     return 1U << engine.rank();
   }
   std::uint32_t served = 0;
-  if (engine.leads_my_gpu()) {
-    for (const int rank : engine.ranks_on_my_gpu()) {
-      served |= 1U << rank;
-    }
+  for (const int rank : engine.ranks_on_my_gpu()) {
+    served |= 1U << rank;
   }
   return served;
 }
@@ -75,7 +94,8 @@ IpcResult ipc_data_movement(CommunicatorEngine& engine, IpcHandleCache& cache, c
   IpcResult result;
   const movement::CallGeometry& call = args.geometry;
   const int me = engine.rank();
-  const std::uint32_t served = destinations_served(engine, algorithm);
+  const int writer = output_writer(engine, call, algorithm);
+  const std::uint32_t served = destinations_served(engine, writer, algorithm);
   std::uint32_t outputs = 0;
   for (int rank = 0; rank < call.ranks; ++rank) {
     outputs |= movement::has_output(call, rank) ? 1U << rank : 0U;
@@ -104,9 +124,7 @@ IpcResult ipc_data_movement(CommunicatorEngine& engine, IpcHandleCache& cache, c
   segment.slot(me).cuda_error = error;
   // Peers may still be reading this rank's input, or (gpu_leader) writing its output, until here.
   segment.barrier(engine.next_barrier());
-  if (algorithm == tuning::MovementAlgorithm::GpuLeader && !engine.ranks_on_my_gpu().empty()) {
-    error = error != 0 ? error : segment.slot(engine.ranks_on_my_gpu().front()).cuda_error;
-  }
+  error = error != 0 ? error : segment.slot(writer).cuda_error;
   result.rc = error == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
   return result;
 }

@@ -2,7 +2,8 @@
 // The data-movement collectives over CUDA IPC for ranks of one node (block_plan.hpp says which
 // block goes where): after the agreement (collectives/allreduce/agreement.hpp) every rank pulls
 // what its output receives straight from the peers' mapped buffers, with no scratch copies, or,
-// with gpu_leader, the first rank on each GPU does so for every rank on its GPU. Reductions
+// with gpu_leader, one rank on each GPU (data_movement_rules.hpp says which) does so for every rank
+// on its GPU while the others wait for it at the closing barrier. Reductions
 // (reduce_scatter) load the rank's slice of every input and reduce it in one kernel (one-shot).
 #include "collectives/allreduce/ipc_allreduce.hpp"
 #include "collectives/data_movement/block_plan.hpp"
@@ -23,7 +24,7 @@ struct MovementArguments {
 };
 
 // Collective over the engine's communicator (one node); every rank returns the same `ran`. The
-// algorithm must be equal on every rank.
+// algorithm must be equal on every rank, and not staged (the caller runs that baseline itself).
 IpcResult ipc_data_movement(CommunicatorEngine& engine, IpcHandleCache& cache, const MovementArguments& args,
                             tuning::MovementAlgorithm algorithm);
 

@@ -3,7 +3,8 @@
 (function, bytes sent and received, buffer location, datatype, peer; -2 or * in the log: not
 checked), and every runtime_ops row against its call: same function, an allreduce's bytes equal
 to the call's, a bcast's (blocking or not) or reduce's the larger of the call's sent and received bytes, a tree row's
-algorithm naming its tree, segment size and window, and the call's implementation one of its rows'
+algorithm naming its tree, segment size and window, a `staged` row (the baseline the runtime chose)
+a `runtime` decision run by MPI, and the call's implementation one of its rows'
 (a MPI_Sendrecv has a row for each half). A nonblocking or persistent receive's row is written when it is posted, before the runtime
 knows how the message will come, so only its runtime_ops rows say that.
 
@@ -63,6 +64,7 @@ ROOTED = {"MPI_Bcast", "MPI_Ibcast", "MPI_Reduce"}
 SHAPE = "(flat|chain|binary|binomial)"
 TREE_ALGORITHM = re.compile(rf"(blocking_)?tree:gpu={SHAPE},node={SHAPE},nodes={SHAPE}:segment=\d+:window=\d+")
 MEMORY_KEYS = ("runtime_ipc_memory", "host_staging_memory")
+BASELINE_IMPLEMENTATIONS = {0, 1}  # mpi, mpi_host_staged (runtime_records.hpp)
 
 
 def memory_problems(db):
@@ -102,6 +104,9 @@ def runtime_ops_problems(db):
         elif function in ROOTED and bytes_ != max(sent, received):
             problems.append(f"rank {rank}: runtime_ops row of call {call_id} ({function}): bytes {bytes_}, "
                             f"the call sent {sent} and received {received}")
+        elif algorithm == "staged" and (decision != "runtime" or implementation not in BASELINE_IMPLEMENTATIONS):
+            problems.append(f"rank {rank}: runtime_ops row of call {call_id} ({function}): the staged baseline "
+                            f"recorded as decision {decision!r}, implementation {implementation}")
         elif function in ROOTED and decision == "runtime" and (not TREE_ALGORITHM.fullmatch(algorithm) or chunks < 1):
             problems.append(f"rank {rank}: runtime_ops row of call {call_id} ({function}): algorithm {algorithm!r}, "
                             f"{chunks} segments")

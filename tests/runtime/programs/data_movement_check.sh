@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs data_movement_check traced under the runtime and checks its rows (data_movement_rows.py).
-# usage: data_movement_check.sh BUILD_DIR RANKS MODE [LARGEST_COUNT]   (MODE: on, ab, or dynamic: on
-# with COMMLENS_RUNTIME_SELECT=dynamic, so direct and gpu_leader both run where they differ)
+# usage: data_movement_check.sh BUILD_DIR RANKS MODE [LARGEST_COUNT]   (MODE: on, ab; dynamic: on
+# with COMMLENS_RUNTIME_SELECT=dynamic, so every candidate runs where they differ; gpu_leader or
+# staged: on with a tuning table whose one data_movement rule runs that algorithm for every call)
 set -uo pipefail
 build=$(realpath "$1")
 ranks=$2
@@ -11,10 +12,17 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 select=static
-if [[ $mode == dynamic ]]; then
-  mode=on select=dynamic
-fi
-COMMLENS_RUNTIME=$mode COMMLENS_RUNTIME_SELECT=$select COMMLENS_RUNTIME_COLLECTIVES=allgather,gather,scatter,alltoall,reduce_scatter_block,reduce_scatter \
+table=()
+case $mode in
+dynamic) mode=on select=dynamic ;;
+gpu_leader | staged)
+  printf '{"format": 1, "rules": [{"algorithm": "one_shot"}], "data_movement": [{"algorithm": "%s"}]}\n' \
+    "$mode" >"$work/table.json"
+  table=("COMMLENS_RUNTIME_TUNING=$work/table.json")
+  mode=on
+  ;;
+esac
+env "${table[@]}" COMMLENS_RUNTIME=$mode COMMLENS_RUNTIME_SELECT=$select COMMLENS_RUNTIME_COLLECTIVES=allgather,gather,scatter,alltoall,reduce_scatter_block,reduce_scatter \
   "$build/cli/commlens" run --mode trace --output "$work/trace" -- \
   mpirun -np "$ranks" --oversubscribe "$build/tests/runtime/programs/data_movement_check" ${4:-} >"$work/out" 2>&1
 status=$?
