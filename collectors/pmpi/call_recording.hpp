@@ -50,6 +50,8 @@ public:
     } else {
       record_.end_ticks = now_ticks();
     }
+    // Unrolled: a rolled loop over the slots cost about 20 instructions a call with no hook to run.
+#pragma GCC unroll kCollectorSlots
     for (const CollectorSlot& slot : collector_hooks().slots) {
       if (slot.call_exit != nullptr) {
         slot.call_exit(record_.call_id, record_.function, record_.end_ticks);
@@ -200,6 +202,7 @@ inline CallRecording::CallRecording(Profiler& profiler, FunctionId function, std
 inline CallRecording::CallRecording(Profiler& profiler, FunctionId function) noexcept
     : profiler_(profiler), recorder_(profiler.thread_recorder()), record_{} {
   describe(function);
+#pragma GCC unroll kCollectorSlots
   for (const CollectorSlot& slot : collector_hooks().slots) {
     if (slot.call_enter != nullptr) {
       slot.call_enter(record_.call_id, function);
