@@ -61,27 +61,45 @@ public:
   // Stores the call unless collection is off (stateful wrappers run while it is off).
   void record() noexcept;
 
-  Profiler& profiler() noexcept { return profiler_; }
-  FunctionId function() const noexcept { return record_.function; }
-  std::uint64_t call_id() const noexcept { return record_.call_id; }
+  Profiler& profiler() noexcept {
+    return profiler_;
+  }
+  FunctionId function() const noexcept {
+    return record_.function;
+  }
+  std::uint64_t call_id() const noexcept {
+    return record_.call_id;
+  }
   // What the call stores so far and the communicator it runs on (null: none), for collectors
   // that keep more about a call in tables of their own (collectors/nccl).
-  const EventRecord& event() const noexcept { return record_; }
-  const CommunicatorEntry* communicator() const noexcept { return entry_; }
+  const EventRecord& event() const noexcept {
+    return record_;
+  }
+  const CommunicatorEntry* communicator() const noexcept {
+    return entry_;
+  }
 
   void set_communicator(MPI_Comm comm) noexcept;
   void set_communicator(const CommunicatorEntry* entry) noexcept;
-  void set_window(MPI_Win win) noexcept { set_communicator(find_window(win)); }
-  void set_file(MPI_File file) noexcept { set_communicator(find_file(file)); }
+  void set_window(MPI_Win win) noexcept {
+    set_communicator(find_window(win));
+  }
+  void set_file(MPI_File file) noexcept {
+    set_communicator(find_file(file));
+  }
   void set_peer(int rank) noexcept;
   // source may be MPI_ANY_SOURCE, resolved from status when there is one (it stays unresolved for
   // a posted receive); a send peer set before wins unless it was MPI_PROC_NULL.
   void set_source(int source, const MPI_Status* status) noexcept;
-  void set_tag(int tag) noexcept { record_.tag_or_root = tag; }
+  void set_tag(int tag) noexcept {
+    record_.tag_or_root = tag;
+  }
   void set_root(int root) noexcept;
   bool applies(Side side) const noexcept;
 
-  int my_rank() const noexcept { return entry_ != nullptr ? entry_->local_rank : 0; }
+  int my_rank() const noexcept {
+    return entry_ != nullptr ? entry_->local_rank : 0;
+  }
   int group_size() const noexcept;
   int in_degree() noexcept;
   int out_degree() noexcept;
@@ -102,10 +120,18 @@ public:
     }
     return total;
   }
-  void add_sent(std::uint64_t bytes) noexcept { record_.bytes_sent += sends_to_null_ ? 0 : bytes; }
-  void add_received(std::uint64_t bytes) noexcept { record_.bytes_recv += receives_from_null_ ? 0 : bytes; }
-  void set_location(const void* buffer) noexcept { record_.location = buffer_location(buffer); }
-  void set_implementation(std::uint8_t implementation) noexcept { record_.implementation = implementation; }
+  void add_sent(std::uint64_t bytes) noexcept {
+    record_.bytes_sent += sends_to_null_ ? 0 : bytes;
+  }
+  void add_received(std::uint64_t bytes) noexcept {
+    record_.bytes_recv += receives_from_null_ ? 0 : bytes;
+  }
+  void set_location(const void* buffer) noexcept {
+    record_.location = buffer_location(buffer);
+  }
+  void set_implementation(std::uint8_t implementation) noexcept {
+    record_.implementation = implementation;
+  }
 
   void post_request(MPI_Request request, bool persistent) noexcept;
   void start_requests(const MPI_Request* requests, int count) noexcept;
@@ -135,11 +161,22 @@ private:
 // for small counts, in a reusable thread-local buffer beyond.
 class RequestSnapshot {
 public:
-  RequestSnapshot(const MPI_Request* requests, int count) noexcept;
+  // Inline: the wrappers of single-request calls (MPI_Wait, MPI_Test) fold it to one copy.
+  RequestSnapshot(const MPI_Request* requests, int count) noexcept
+      : keys_(on_stack_), count_(count > 0 ? count : 0) {
+    if (count_ > kOnStack) [[unlikely]] {
+      keys_ = spill(count_);
+    }
+    for (int i = 0; i < count_; ++i) {
+      keys_[i] = requests[i] == MPI_REQUEST_NULL ? 0 : handle_key(requests[i]);
+    }
+  }
   std::uint64_t key(int index) const noexcept { return keys_[index]; }
   int size() const noexcept { return count_; }
 
 private:
+  // A reusable thread-local buffer of at least count keys.
+  static std::uint64_t* spill(int count) noexcept;
   static constexpr int kOnStack = 16;
   std::uint64_t on_stack_[kOnStack];
   std::uint64_t* keys_;
@@ -160,9 +197,19 @@ private:
 };
 
 // Completion rules of the wait/test family; each records one completion per completed request.
-void complete_wait(CallRecording& call, const RequestSnapshot& requests, const MPI_Status* status) noexcept;
-void complete_test(CallRecording& call, const RequestSnapshot& requests, const int* flag,
-                   const MPI_Status* status) noexcept;
+// The single-request ones are inline: MPI_Test on a null or incomplete request records nothing.
+inline void complete_wait(CallRecording& call, const RequestSnapshot& requests,
+                          const MPI_Status* status) noexcept {
+  if (requests.size() > 0 && requests.key(0) != 0) {
+    call.complete_request(requests.key(0), status);
+  }
+}
+inline void complete_test(CallRecording& call, const RequestSnapshot& requests, const int* flag,
+                          const MPI_Status* status) noexcept {
+  if (*flag) {
+    complete_wait(call, requests, status);
+  }
+}
 void complete_waitall(CallRecording& call, const RequestSnapshot& requests,
                       const MPI_Status* statuses) noexcept;
 void complete_testall(CallRecording& call, const RequestSnapshot& requests, const int* flag,
