@@ -22,11 +22,23 @@
 #include "mpi_header.hpp"
 #include "request_tracker.hpp"
 
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 
 namespace commlens::pmpi {
 
 enum class Side { Both, Root, NonRoot };
+
+// Visits each collector's hook slot, unrolled: a loop over the slots cost about 20 instructions a
+// call even with no hook to run.
+template <typename Visit, std::size_t... Slot>
+inline void visit_collector_slots(Visit& visit, std::index_sequence<Slot...>) noexcept {
+  (visit(collector_hooks().slots[Slot]), ...);
+}
+template <typename Visit> inline void for_each_collector_slot(Visit&& visit) noexcept {
+  visit_collector_slots(visit, std::make_index_sequence<kCollectorSlots>{});
+}
 
 inline std::uint64_t count_of(long long count) noexcept {
   return count > 0 ? static_cast<std::uint64_t>(count) : 0;
@@ -50,56 +62,36 @@ public:
     } else {
       record_.end_ticks = now_ticks();
     }
-    // Unrolled: a rolled loop over the slots cost about 20 instructions a call with no hook to run.
-#pragma GCC unroll kCollectorSlots
-    for (const CollectorSlot& slot : collector_hooks().slots) {
+    for_each_collector_slot([this](const CollectorSlot& slot) {
       if (slot.call_exit != nullptr) {
         slot.call_exit(record_.call_id, record_.function, record_.end_ticks);
       }
-    }
+    });
   }
   // Stores the call unless collection is off (stateful wrappers run while it is off).
   void record() noexcept;
 
-  Profiler& profiler() noexcept {
-    return profiler_;
-  }
-  FunctionId function() const noexcept {
-    return record_.function;
-  }
-  std::uint64_t call_id() const noexcept {
-    return record_.call_id;
-  }
+  Profiler& profiler() noexcept { return profiler_; }
+  FunctionId function() const noexcept { return record_.function; }
+  std::uint64_t call_id() const noexcept { return record_.call_id; }
   // What the call stores so far and the communicator it runs on (null: none), for collectors
   // that keep more about a call in tables of their own (collectors/nccl).
-  const EventRecord& event() const noexcept {
-    return record_;
-  }
-  const CommunicatorEntry* communicator() const noexcept {
-    return entry_;
-  }
+  const EventRecord& event() const noexcept { return record_; }
+  const CommunicatorEntry* communicator() const noexcept { return entry_; }
 
   void set_communicator(MPI_Comm comm) noexcept;
   void set_communicator(const CommunicatorEntry* entry) noexcept;
-  void set_window(MPI_Win win) noexcept {
-    set_communicator(find_window(win));
-  }
-  void set_file(MPI_File file) noexcept {
-    set_communicator(find_file(file));
-  }
+  void set_window(MPI_Win win) noexcept { set_communicator(find_window(win)); }
+  void set_file(MPI_File file) noexcept { set_communicator(find_file(file)); }
   void set_peer(int rank) noexcept;
   // source may be MPI_ANY_SOURCE, resolved from status when there is one (it stays unresolved for
   // a posted receive); a send peer set before wins unless it was MPI_PROC_NULL.
   void set_source(int source, const MPI_Status* status) noexcept;
-  void set_tag(int tag) noexcept {
-    record_.tag_or_root = tag;
-  }
+  void set_tag(int tag) noexcept { record_.tag_or_root = tag; }
   void set_root(int root) noexcept;
   bool applies(Side side) const noexcept;
 
-  int my_rank() const noexcept {
-    return entry_ != nullptr ? entry_->local_rank : 0;
-  }
+  int my_rank() const noexcept { return entry_ != nullptr ? entry_->local_rank : 0; }
   int group_size() const noexcept;
   int in_degree() noexcept;
   int out_degree() noexcept;
@@ -120,18 +112,10 @@ public:
     }
     return total;
   }
-  void add_sent(std::uint64_t bytes) noexcept {
-    record_.bytes_sent += sends_to_null_ ? 0 : bytes;
-  }
-  void add_received(std::uint64_t bytes) noexcept {
-    record_.bytes_recv += receives_from_null_ ? 0 : bytes;
-  }
-  void set_location(const void* buffer) noexcept {
-    record_.location = buffer_location(buffer);
-  }
-  void set_implementation(std::uint8_t implementation) noexcept {
-    record_.implementation = implementation;
-  }
+  void add_sent(std::uint64_t bytes) noexcept { record_.bytes_sent += sends_to_null_ ? 0 : bytes; }
+  void add_received(std::uint64_t bytes) noexcept { record_.bytes_recv += receives_from_null_ ? 0 : bytes; }
+  void set_location(const void* buffer) noexcept { record_.location = buffer_location(buffer); }
+  void set_implementation(std::uint8_t implementation) noexcept { record_.implementation = implementation; }
 
   void post_request(MPI_Request request, bool persistent) noexcept;
   void start_requests(const MPI_Request* requests, int count) noexcept;
@@ -249,12 +233,11 @@ inline CallRecording::CallRecording(Profiler& profiler, FunctionId function, std
 inline CallRecording::CallRecording(Profiler& profiler, FunctionId function) noexcept
     : profiler_(profiler), recorder_(profiler.thread_recorder()), record_{} {
   describe(function);
-#pragma GCC unroll kCollectorSlots
-  for (const CollectorSlot& slot : collector_hooks().slots) {
+  for_each_collector_slot([this, function](const CollectorSlot& slot) {
     if (slot.call_enter != nullptr) {
       slot.call_enter(record_.call_id, function);
     }
-  }
+  });
   // A thread past the recorder limit records nothing, so it stays out of the count too.
   if (recorder_ != nullptr) {
     const InsideMpiCounter::Transition entry = profiler.inside_mpi().enter();
