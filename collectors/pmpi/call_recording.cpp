@@ -211,18 +211,12 @@ void CallRecording::complete_request(std::uint64_t key, const MPI_Status* status
   }
 }
 
-RequestSnapshot::RequestSnapshot(const MPI_Request* requests, int count) noexcept
-    : keys_(on_stack_), count_(count > 0 ? count : 0) {
-  if (count_ > kOnStack) {
-    thread_local std::vector<std::uint64_t> spill;
-    if (spill.size() < static_cast<std::size_t>(count_)) {
-      spill.resize(count_); // grows once to the largest count this thread uses
-    }
-    keys_ = spill.data();
+std::uint64_t* RequestSnapshot::spill(int count) noexcept {
+  thread_local std::vector<std::uint64_t> keys;
+  if (keys.size() < static_cast<std::size_t>(count)) {
+    keys.resize(count); // grows once to the largest count this thread uses
   }
-  for (int i = 0; i < count_; ++i) {
-    keys_[i] = requests[i] == MPI_REQUEST_NULL ? 0 : handle_key(requests[i]);
-  }
+  return keys.data();
 }
 
 StatusArray::StatusArray(MPI_Status* user_statuses, int count) noexcept : statuses_(user_statuses) {
@@ -246,17 +240,6 @@ void complete_at(CallRecording& call, const RequestSnapshot& requests, int index
   }
 }
 } // namespace
-
-void complete_wait(CallRecording& call, const RequestSnapshot& requests, const MPI_Status* status) noexcept {
-  complete_at(call, requests, 0, status);
-}
-
-void complete_test(CallRecording& call, const RequestSnapshot& requests, const int* flag,
-                   const MPI_Status* status) noexcept {
-  if (*flag) {
-    complete_at(call, requests, 0, status);
-  }
-}
 
 void complete_waitall(CallRecording& call, const RequestSnapshot& requests,
                       const MPI_Status* statuses) noexcept {

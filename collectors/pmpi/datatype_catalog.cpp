@@ -93,11 +93,25 @@ std::vector<std::string> datatype_names() {
 }
 
 const PredefinedDatatype* find_predefined_datatype(MPI_Datatype type) noexcept {
+  // Programs pass the same type call after call: the thread's last predefined type answers without
+  // the hash and probe (a predefined handle never changes its entry, so the copy stays true).
+  struct LastFound {
+    MPI_Datatype handle;
+    PredefinedDatatype entry;
+  };
+  static thread_local LastFound last __attribute__((tls_model("initial-exec"))) = {MPI_DATATYPE_NULL, {}};
   if (type == MPI_DATATYPE_NULL || lookup == nullptr) {
     return nullptr;
   }
+  if (type == last.handle) {
+    return &last.entry;
+  }
   const auto* slot = lookup->find(handle_key(type));
-  return slot != nullptr ? &slot->value : nullptr;
+  if (slot == nullptr) {
+    return nullptr;
+  }
+  last = {type, slot->value};
+  return &last.entry;
 }
 
 std::uint8_t derived_datatype_index() noexcept {

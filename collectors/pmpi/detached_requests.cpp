@@ -19,7 +19,6 @@ struct Kept {
 
 std::mutex mutex;
 std::vector<Kept> kept;
-std::atomic<bool> nonempty{false};
 
 // A nonblocking request always (its completion finishes what was posted); a persistent one only
 // while MPI has not finished with it (an inactive one is freed at once, its images released).
@@ -55,6 +54,8 @@ void finish(Kept& done) {
 
 } // namespace
 
+std::atomic<bool> kept_any{false};
+
 bool detach(MPI_Request* request) noexcept {
   const std::uint64_t key = handle_key(*request);
   if (*request == MPI_REQUEST_NULL || !depends_on_completion(*request, key)) {
@@ -62,13 +63,9 @@ bool detach(MPI_Request* request) noexcept {
   }
   std::lock_guard lock(mutex);
   kept.push_back({*request, key});
-  nonempty.store(true, std::memory_order_relaxed);
+  kept_any.store(true, std::memory_order_relaxed);
   *request = MPI_REQUEST_NULL;
   return true;
-}
-
-bool any() noexcept {
-  return nonempty.load(std::memory_order_relaxed);
 }
 
 void progress() noexcept {
@@ -83,7 +80,7 @@ void progress() noexcept {
     finish(entry);
     return true;
   });
-  nonempty.store(!kept.empty(), std::memory_order_relaxed);
+  kept_any.store(!kept.empty(), std::memory_order_relaxed);
 }
 
 void finish_all() noexcept {
@@ -93,7 +90,7 @@ void finish_all() noexcept {
     finish(entry);
   }
   kept.clear();
-  nonempty.store(false, std::memory_order_relaxed);
+  kept_any.store(false, std::memory_order_relaxed);
 }
 
 } // namespace commlens::pmpi::detached_requests

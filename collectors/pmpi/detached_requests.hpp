@@ -7,12 +7,18 @@
 // while MPI may still use it.
 #include "mpi_header.hpp"
 
+#include <atomic>
+
 namespace commlens::pmpi::detached_requests {
 
 // MPI_Request_free: keeps the request when something still depends on its completion; then
 // *request is MPI_REQUEST_NULL and the free is done. False: the caller frees it.
 bool detach(MPI_Request* request) noexcept;
-bool any() noexcept;
+// Whether some are kept. Every wait, test and free call asks, so the question is an inline load.
+extern std::atomic<bool> kept_any;
+inline bool any() noexcept {
+  return kept_any.load(std::memory_order_relaxed);
+}
 // Tests the kept requests and finishes those MPI completed.
 void progress() noexcept;
 // MPI_Finalize: waits for every kept request and finishes it.

@@ -135,10 +135,8 @@ public:
       return;
     }
     requests_.emplace(key, request);
-    size_.store(requests_.size(), std::memory_order_relaxed);
+    staged_requests::staged_count.store(requests_.size(), std::memory_order_relaxed);
   }
-
-  bool empty() const noexcept { return size_.load(std::memory_order_relaxed) == 0; }
 
   RequestWork tracks(std::uint64_t key) {
     std::lock_guard lock(mutex_);
@@ -193,7 +191,7 @@ public:
       release_all_of(request);
     }
     requests_.clear();
-    size_.store(0, std::memory_order_relaxed);
+    staged_requests::staged_count.store(0, std::memory_order_relaxed);
   }
 
 private:
@@ -206,12 +204,11 @@ private:
   void erase_locked(Map::iterator found) {
     release_all_of(found->second);
     requests_.erase(found);
-    size_.store(requests_.size(), std::memory_order_relaxed);
+    staged_requests::staged_count.store(requests_.size(), std::memory_order_relaxed);
   }
 
   std::mutex mutex_;
   Map requests_;
-  std::atomic<std::size_t> size_{0};
 };
 
 StagedRequestTable& table() {
@@ -326,12 +323,10 @@ std::uint64_t DeviceStaging::group_size() const noexcept {
 
 namespace staged_requests {
 
-bool any() noexcept {
-  return !table().empty();
-}
+std::atomic<std::size_t> staged_count{0};
 
 RequestWork tracks(std::uint64_t key) noexcept {
-  return table().empty() ? RequestWork::None : table().tracks(key);
+  return any() ? table().tracks(key) : RequestWork::None;
 }
 
 void starting(const MPI_Request* requests, int count) noexcept {

@@ -15,6 +15,7 @@
 #include "collector_hooks.hpp"
 #include "mpi_header.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -103,7 +104,12 @@ private:
 
 // Requests whose buffers are staged: completions copy outputs back, starts copy inputs in.
 namespace staged_requests {
-bool any() noexcept;
+// How many requests have staged buffers. Every wait and test call asks whether there are any, so
+// the question is an inline load.
+extern std::atomic<std::size_t> staged_count;
+inline bool any() noexcept {
+  return staged_count.load(std::memory_order_relaxed) != 0;
+}
 // What is staged under the request.
 RequestWork tracks(std::uint64_t key) noexcept;
 // Before MPI_Start/MPI_Startall: the persistent requests' inputs copied into their images.

@@ -31,19 +31,16 @@ std::uint8_t* put_unsigned(std::uint8_t* out, std::uint64_t value) noexcept {
 std::uint8_t* put_signed(std::uint8_t* out, std::int64_t value) noexcept {
   return put_unsigned(out, zigzag(value));
 }
-} // namespace
 
-void ChunkEncoder::append(const EventRecord& record) {
-  if (buffer_.size() - size_ < kMaxRecordBytes) {
-    buffer_.resize(std::max(2 * buffer_.size(), size_ + 256 * kMaxRecordBytes));
-  }
-  std::uint8_t* out = buffer_.data() + size_;
+// One record after the previous one of the chunk (its start time and call id).
+std::uint8_t* encode(std::uint8_t* out, const EventRecord& record, std::uint64_t previous_start,
+                     std::uint64_t previous_call_id) noexcept {
   *out++ = header_of(record);
   out = put_unsigned(out, record.function);
   out = put_unsigned(out, record.datatype);
-  out = put_signed(out, static_cast<std::int64_t>(record.start_ticks - previous_start_));
+  out = put_signed(out, static_cast<std::int64_t>(record.start_ticks - previous_start));
   out = put_unsigned(out, record.end_ticks - record.start_ticks);
-  out = put_signed(out, static_cast<std::int64_t>(record.call_id - previous_call_id_));
+  out = put_signed(out, static_cast<std::int64_t>(record.call_id - previous_call_id));
   out = put_unsigned(out, record.bytes_sent);
   out = put_unsigned(out, record.bytes_recv);
   // Posting calls carry their own id as request id: store the difference, 0 meaning none.
@@ -52,11 +49,30 @@ void ChunkEncoder::append(const EventRecord& record) {
                               : 1 + zigzag(static_cast<std::int64_t>(record.request_id - record.call_id)));
   out = put_unsigned(out, static_cast<std::uint32_t>(record.communicator_index + 1)); // kNoCommunicator -> 0
   out = put_signed(out, record.peer);
-  out = put_signed(out, record.tag_or_root);
+  return put_signed(out, record.tag_or_root);
+}
+} // namespace
+
+void ChunkEncoder::append(std::span<const EventRecord> records) {
+  if (records.empty()) {
+    return;
+  }
+  const std::size_t needed = size_ + records.size() * kMaxRecordBytes;
+  if (buffer_.size() < needed) {
+    buffer_.resize(std::max(2 * buffer_.size(), needed));
+  }
+  std::uint8_t* out = buffer_.data() + size_;
+  std::uint64_t previous_start = previous_start_;
+  std::uint64_t previous_call_id = previous_call_id_;
+  for (const EventRecord& record : records) {
+    out = encode(out, record, previous_start, previous_call_id);
+    previous_start = record.start_ticks;
+    previous_call_id = record.call_id;
+  }
   size_ = static_cast<std::size_t>(out - buffer_.data());
-  previous_start_ = record.start_ticks;
-  previous_call_id_ = record.call_id;
-  ++count_;
+  count_ += records.size();
+  previous_start_ = previous_start;
+  previous_call_id_ = previous_call_id;
 }
 
 void ChunkEncoder::clear() noexcept {

@@ -123,12 +123,7 @@ std::size_t WriterThread::store_ring(ThreadRecorder& recorder) {
   while (stored < recorder.ring().capacity()) {
     encoder_.clear();
     const std::size_t drained = recorder.ring().drain(
-        [&](std::span<const EventRecord> records) {
-          for (const EventRecord& record : records) {
-            encoder_.append(record);
-          }
-        },
-        kRecordsPerChunk);
+        [&](std::span<const EventRecord> records) { encoder_.append(records); }, kRecordsPerChunk);
     if (drained == 0) {
       return stored;
     }

@@ -14,7 +14,9 @@ namespace commlens {
 
 class ChunkEncoder {
 public:
-  void append(const EventRecord& record);
+  void append(const EventRecord& record) { append(std::span<const EventRecord>(&record, 1)); }
+  // A drained span at once: one capacity check, the running deltas kept in registers.
+  void append(std::span<const EventRecord> records);
   std::size_t count() const noexcept { return count_; }
   std::span<const std::uint8_t> bytes() const noexcept { return {buffer_.data(), size_}; }
   void clear() noexcept;
