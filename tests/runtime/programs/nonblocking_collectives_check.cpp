@@ -220,8 +220,7 @@ int main(int argc, char** argv) {
   const GpuJob job = join_gpu_job(&argc, &argv);
   CUDA_CHECK(cudaSetDevice(job.rank % job.devices));
   const int rounds = parse_count(argc, argv, 1, 40);
-  std::uint64_t seed = argc > 2 ? std::stoull(argv[2]) : static_cast<std::uint64_t>(time(nullptr));
-  MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  const std::uint64_t seed = agreed_seed(argc, argv);
   if (job.rank == 0) {
     std::printf("nonblocking_collectives_check: seed %llu\n", static_cast<unsigned long long>(seed));
   }

@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <ctime>
 #include <functional>
 #include <numeric>
 #include <random>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -206,6 +208,13 @@ inline void complete(std::vector<MPI_Request>& requests, Completion form, std::m
 }
 
 // Element counts: odd ones and 2^22 + 3 every ninth round.
+// The run's seed: argv[2] when given, else the time; rank 0's, so every rank draws the same calls.
+inline std::uint64_t agreed_seed(int argc, char** argv) {
+  std::uint64_t seed = argc > 2 ? std::stoull(argv[2]) : static_cast<std::uint64_t>(time(nullptr));
+  MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  return seed;
+}
+
 inline std::size_t draw_count(std::mt19937_64& random, int round) {
   static constexpr std::size_t kCounts[] = {1, 3, 7, 255, 4099, 65537, 262147};
   if (round % 9 == 4) {
