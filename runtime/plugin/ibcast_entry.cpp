@@ -1,6 +1,9 @@
 // entry::MPI_Ibcast: the decision at the call, from arguments equal on every rank, then the
 // event-driven tree bcast (collectives/bcast/tree_bcast.hpp) as a job on the communicator's lane,
-// or the host-staged baseline posted at once (nonblocking_collectives.hpp).
+// or the host-staged baseline posted at once (nonblocking_collectives.hpp). Where the ranks decline
+// the tree in the job (a host buffer on some rank ...), the job runs the bcast through node shared
+// memory (nonblocking_fallback.hpp), the buffers copied run by run where a datatype is not
+// contiguous (decoded here at the call).
 //
 // What the job shares with the calling thread, and why that is safe (docs/runtime.md, "Nonblocking
 // collectives"): the IPC mappings are the lane's own cache, the copies go on the lane's stream and
@@ -11,6 +14,7 @@
 #include "collectives/bcast/tree_bcast.hpp"
 #include "datatypes/message_layout.hpp"
 #include "function_ids.hpp"
+#include "plugin/nonblocking_fallback.hpp"
 #include "plugin/runtime_state.hpp"
 #include "runtime_entry_points.hpp"
 #include "transport/host_staging.hpp"
@@ -87,12 +91,17 @@ int entry::MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, 
   int device = 0;
   cudaGetDevice(&device);
   NonblockingCollectives::Job job = [&engine, buffer, bytes = record.bytes, root, settings,
-                                     non_contiguous = !layout.contiguous](
+                                     non_contiguous = !layout.contiguous,
+                                     runs = fallback_runs(count, datatype)](
                                         const NonblockingCollectives::Lane& lane, RuntimeOp& row) {
     const TreeOutcome outcome = tree_bcast(engine, lane.cache, buffer, bytes, root, settings, non_contiguous,
                                            {.ready_event = lane.ready_event, .stream = lane.stream});
     if (!outcome.result.ran) {
-      return nonblocking::Outcome{MPI_SUCCESS, true, outcome.result.reason};
+      return run_through_shared_memory(
+          engine, lane, outcome.result.reason, row, [&](const StageContext& context) {
+            const std::vector<ByteRun> none;
+            return shared_memory_bcast(context, {buffer, bytes, runs ? *runs : none}, root, runs.has_value());
+          });
     }
     record_tree_run(settings, outcome, row);
     return nonblocking::Outcome{outcome.result.rc, false, {}};

@@ -3,7 +3,6 @@
 // on every rank, then the job its communicator's lane runs or the baseline posted at once
 // (nonblocking_collectives.hpp).
 #include "collectives/allreduce/ipc_allreduce.hpp"
-#include "datatypes/datatype_runs.hpp"
 #include "datatypes/message_layout.hpp"
 #include "device/mpi_reduction_map.hpp"
 #include "function_ids.hpp"
@@ -134,15 +133,6 @@ SharedMemoryCollective reduce_scatter_fallback(const MovementCall& call, std::ve
           counts = std::move(counts)](const StageContext& context) {
     return shared_memory_reduce_scatter(context, input, output, counts, reduction);
   };
-}
-
-// The most runs a datatype may have for the allgather's fallback to copy it run by run.
-constexpr std::size_t kMaxFallbackRuns = std::size_t{1} << 20;
-
-// (count, datatype)'s runs, empty when contiguous; nullopt when they cannot be decoded.
-std::optional<std::vector<ByteRun>> fallback_runs(int count, MPI_Datatype datatype) {
-  return contiguous_message(count, datatype) ? std::vector<ByteRun>{}
-                                             : datatype_runs(count, datatype, kMaxFallbackRuns);
 }
 
 // An allgather through node shared memory: the datatypes' layouts decoded here, on the calling

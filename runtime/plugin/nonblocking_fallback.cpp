@@ -1,5 +1,6 @@
 #include "plugin/nonblocking_fallback.hpp"
 
+#include "plugin/data_movement_call.hpp"
 #include "transport/device_buffer.hpp"
 
 #include <cuda_runtime.h>
@@ -7,6 +8,9 @@
 namespace commlens::runtime {
 
 namespace {
+
+// The most runs a datatype may have for a fallback to copy it run by run.
+constexpr std::size_t kMaxFallbackRuns = std::size_t{1} << 20;
 
 // The inputs' producers are done: the call's event, or the legacy default stream as it is now.
 bool inputs_ready(void* ready_event) {
@@ -54,6 +58,11 @@ nonblocking::Outcome run_through_shared_memory(CommunicatorEngine& engine,
   row.chunks = result.chunks;
   row.streams = 1;
   return nonblocking::Outcome{result.ok ? MPI_SUCCESS : MPI_ERR_OTHER, false, {}};
+}
+
+std::optional<std::vector<ByteRun>> fallback_runs(int count, MPI_Datatype datatype) {
+  return contiguous_message(count, datatype) ? std::vector<ByteRun>{}
+                                             : datatype_runs(count, datatype, kMaxFallbackRuns);
 }
 
 } // namespace commlens::runtime

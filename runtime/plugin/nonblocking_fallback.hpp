@@ -12,7 +12,9 @@
 #include "transport/shared_memory_collectives.hpp"
 
 #include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace commlens::runtime {
 
@@ -27,5 +29,10 @@ using SharedMemoryCollective = std::function<SharedMemoryResult(const StageConte
 nonblocking::Outcome run_through_shared_memory(CommunicatorEngine& engine,
                                                const NonblockingCollectives::Lane& lane, std::string reason,
                                                RuntimeOp& row, const SharedMemoryCollective& collective);
+
+// (count, datatype)'s runs for a fallback to copy the message run by run: empty when contiguous,
+// nullopt when they cannot be decoded (or are more than 2^20). Calls MPI: the calling thread
+// decodes them at the call, for a job that may never need them; contiguous ones cost nothing.
+std::optional<std::vector<ByteRun>> fallback_runs(int count, MPI_Datatype datatype);
 
 } // namespace commlens::runtime

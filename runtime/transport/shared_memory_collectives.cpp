@@ -66,6 +66,27 @@ bool move_packed(const StageContext& context, const PackedMessage& message, std:
   return true;
 }
 
+// Before a data-movement collective moves anything: every rank publishes its message's packed
+// byte count, whether it could describe its buffers and whether its own send and receive sizes
+// match. MPI's type signatures make the counts equal; a program that breaks this would send the
+// ranks round different numbers of chunks, so every rank checks first. Returns declined where
+// some rank could not describe its buffers, not ok where any check failed (the same on every rank).
+SharedMemoryResult agree_on_message(const StageContext& context, std::uint64_t bytes, bool described,
+                                    bool sizes_match) {
+  const SharedStages& stages = context.stages;
+  SharedMemoryResult result;
+  stages.status(stages.rank()) = !described ? kUndescribed : sizes_match ? 0 : 1;
+  std::memcpy(stages.data(stages.rank()), &bytes, sizeof bytes);
+  context.barrier();
+  for (int rank = 0; rank < stages.size(); ++rank) {
+    const std::int32_t status = stages.status(rank);
+    result.declined = result.declined || status == kUndescribed;
+    result.ok = result.ok && status == 0 && std::memcmp(stages.data(rank), stages.data(0), sizeof bytes) == 0;
+  }
+  context.barrier();
+  return result;
+}
+
 // Folds every rank's staged elements [first, first + count) of the chunk in rank order into
 // `accumulator`.
 void fold_stages(const SharedStages& stages, std::size_t first, std::size_t count, Reduction reduction,
@@ -135,25 +156,12 @@ SharedMemoryResult shared_memory_allgather(const StageContext& context, const Pa
                                            void* output, std::uint64_t output_block_extent,
                                            std::span<const ByteRun> output_block, bool described) {
   const SharedStages& stages = context.stages;
-  SharedMemoryResult result;
-  // Every rank sends and receives blocks of one size (MPI's type signatures); a program that breaks
-  // this would send the ranks round different numbers of chunks, so all check it first, with
-  // whether every rank could describe its buffers.
   std::uint64_t received = 0;
   for (const ByteRun& run : output_block) {
     received += run.length;
   }
-  const bool sizes_match = output_block.empty() || received == input.bytes;
-  stages.status(stages.rank()) = !described ? kUndescribed : sizes_match ? 0 : 1;
-  std::memcpy(stages.data(stages.rank()), &input.bytes, sizeof input.bytes);
-  context.barrier();
-  for (int rank = 0; rank < stages.size(); ++rank) {
-    const std::int32_t status = stages.status(rank);
-    result.declined = result.declined || status == kUndescribed;
-    result.ok =
-        result.ok && status == 0 && std::memcmp(stages.data(rank), stages.data(0), sizeof input.bytes) == 0;
-  }
-  context.barrier();
+  SharedMemoryResult result =
+      agree_on_message(context, input.bytes, described, output_block.empty() || received == input.bytes);
   if (!result.ok) {
     return result;
   }
@@ -172,6 +180,36 @@ SharedMemoryResult shared_memory_allgather(const StageContext& context, const Pa
       failed = !move_packed(context, block, offset, bytes, stages.data(rank), false);
     }
     context.barrier(); // every rank read the stages: they take the next chunk
+    if (any) {
+      break;
+    }
+  }
+  result.ok = !any_failed(context, failed);
+  return result;
+}
+
+SharedMemoryResult shared_memory_bcast(const StageContext& context, const PackedMessage& message, int root,
+                                       bool described) {
+  const SharedStages& stages = context.stages;
+  SharedMemoryResult result = agree_on_message(context, message.bytes, described, true);
+  if (!result.ok) {
+    return result;
+  }
+  const bool is_root = stages.rank() == root;
+  bool failed = false;
+  for (std::uint64_t offset = 0; offset < message.bytes; offset += kStageBytes) {
+    const std::size_t bytes =
+        static_cast<std::size_t>(std::min<std::uint64_t>(kStageBytes, message.bytes - offset));
+    if (is_root) {
+      failed = failed || !move_packed(context, message, offset, bytes, stages.data(root), true);
+    }
+    ++result.chunks;
+    result.bytes_host += bytes; // the root's copy in, or this rank's copy out
+    const bool any = staged_everywhere(context, failed);
+    if (!is_root && !any && !failed) {
+      failed = !move_packed(context, message, offset, bytes, stages.data(root), false);
+    }
+    context.barrier(); // every rank read the root's stage: it takes the next chunk
     if (any) {
       break;
     }

@@ -5,9 +5,10 @@
 // without the calling thread, as MPI's progress rule requires (docs/runtime.md, "Nonblocking
 // collectives"). Every rank of the communicator is on one node and maps the same stages
 // (SharedStages); the data travel in chunks of at most kStageBytes per rank: each rank copies its
-// chunk into its own stage, a barrier, each rank reads every stage, a barrier. Reductions fold the
-// ranks' chunks in rank order (rank 0's, then rank 1's ...) on every rank, the order of the
-// runtime's kernels and of the programs' host references, so every rank gets the same bits.
+// chunk into its own stage, a barrier, each rank reads every stage, a barrier (a bcast's root alone
+// copies in, and the others read its stage). Reductions fold the ranks' chunks in rank order (rank
+// 0's, then rank 1's ...) on every rank, the order of the runtime's kernels and of the programs'
+// host references, so every rank gets the same bits.
 #include "datatypes/datatype_runs.hpp"
 #include "device/reduction_types.hpp"
 #include "mpi_header.hpp"
@@ -81,6 +82,12 @@ SharedMemoryResult shared_memory_allreduce(const StageContext& context, const vo
 SharedMemoryResult shared_memory_allgather(const StageContext& context, const PackedMessage& input,
                                            void* output, std::uint64_t output_block_extent,
                                            std::span<const ByteRun> output_block, bool described = true);
+// Bcast: the root's message lands in every other rank's, each described as its rank's datatype
+// says (`message`: the root's input, the others' output; equal packed byte counts on every rank,
+// else the call fails on every rank). `described` as for the allgather. Chunks pass through the
+// root's stage only.
+SharedMemoryResult shared_memory_bcast(const StageContext& context, const PackedMessage& message, int root,
+                                       bool described = true);
 // Reduce-scatter: every rank's input holds the sum of `counts` elements; rank r's output gets
 // elements [counts[0] + ... + counts[r-1], + counts[r]) reduced over every rank.
 SharedMemoryResult shared_memory_reduce_scatter(const StageContext& context, const void* input, void* output,

@@ -81,11 +81,12 @@ void run_progress_check(int ranks) {
     GTEST_SKIP() << skip;
   }
   constexpr int kProgressRounds = 4;
+  constexpr std::int64_t kCount = 100003; // floats: an MPI_Ibcast moves 400012 bytes, two 256 KiB chunks
   const JobResult job = run_profiled_job(
-      {.command = {COMMLENS_PROGRESS_PROGRAM, std::to_string(kProgressRounds)},
+      {.command = {COMMLENS_PROGRESS_PROGRAM, std::to_string(kProgressRounds), std::to_string(kCount)},
        .mode = "trace",
        .environment = {{"COMMLENS_RUNTIME", "on"},
-                       {"COMMLENS_RUNTIME_COLLECTIVES", "iallreduce,iallgather,ireduce_scatter"}},
+                       {"COMMLENS_RUNTIME_COLLECTIVES", "iallreduce,iallgather,ireduce_scatter,ibcast"}},
        .timeout_seconds = 120,
        .ranks = ranks});
   std::cout << job.standard_output;
@@ -93,14 +94,21 @@ void run_progress_check(int ranks) {
   EXPECT_NE(job.standard_output.find("nonblocking_progress_check: ok"), std::string::npos) << job.describe();
   const Database db(job.merged_database());
   for (int rank = 0; rank < ranks; ++rank) {
-    // Four calls a round, each declined in its job (rank 0's host buffer) and run by the lanes.
+    // Five calls a round, each declined in its job (rank 0's host buffer) and run by the lanes.
     EXPECT_EQ(
         db.scalar("SELECT count(*) FROM runtime_ops o JOIN implementations i ON i.id = o.implementation "
                   "WHERE o.rank = " +
                   std::to_string(rank) +
                   " AND o.decision = 'fallback' AND o.reason LIKE 'rank 0: host buffer%' AND "
                   "i.name = 'runtime:node_shared_memory' AND o.algorithm = 'node_shared_memory'"),
-        4 * kProgressRounds)
+        5 * kProgressRounds)
+        << "rank " << rank;
+    // Each rank copied the bcast's message through the stages once: the root in, the others out.
+    EXPECT_EQ(db.scalar("SELECT count(*) FROM runtime_ops o JOIN functions f ON f.id = o.function_id WHERE "
+                        "f.name = 'MPI_Ibcast' AND o.rank = " +
+                        std::to_string(rank) +
+                        " AND o.chunks = 2 AND o.bytes_host = " + std::to_string(kCount * 4)),
+              kProgressRounds)
         << "rank " << rank;
   }
 }

@@ -5,9 +5,9 @@
 // host reference (programs/reduction_reference.hpp) and compared bitwise: floating-point inputs
 // are not integers, so a different order shows. Counts cross the stages' chunk size. Also: the
 // 16-bit float conversions, MPI's own results on exact data, non-contiguous allgather blocks, a
-// rank whose datatypes cannot be described, blocks of different sizes, and a rank whose copies
-// fail: every rank must return the same outcome and the next call must still run (no rank left
-// behind at a barrier).
+// bcast from every root, a rank whose datatypes cannot be described, blocks of different sizes,
+// and a rank whose copies fail: every rank must return the same outcome and the next call must still run (no
+// rank left behind at a barrier).
 #include "programs/reduction_reference.hpp"
 #include "transport/host_reduction.hpp"
 #include "transport/node_segment.hpp"
@@ -291,6 +291,71 @@ TEST(SharedMemoryAllgather, BlocksOfDifferentSizesFailEverywhere) {
   EXPECT_FALSE(result.declined);
 }
 
+unsigned char bcast_byte(int root, std::size_t i) {
+  return static_cast<unsigned char>(mix(i ^ (root * 7919ULL)));
+}
+
+TEST(SharedMemoryBcast, EveryRootEveryCountAcrossChunks) {
+  World& w = world();
+  for (int root = 0; root < w.size; ++root) {
+    for (const std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{13}, kStageBytes,
+                                    kStageBytes + 1, 2 * kStageBytes + 7}) {
+      std::vector<unsigned char> buffer(bytes + 1, 0xa5); // a byte past the message
+      for (std::size_t i = 0; i < bytes && w.rank == root; ++i) {
+        buffer[i] = bcast_byte(root, i);
+      }
+      const SharedMemoryResult result = shared_memory_bcast(w.context(), {buffer.data(), bytes}, root);
+      EXPECT_TRUE(result.ok);
+      EXPECT_FALSE(result.declined);
+      EXPECT_EQ(result.chunks, (bytes + kStageBytes - 1) / kStageBytes);
+      EXPECT_EQ(result.bytes_host, bytes); // the root's copy in, or this rank's copy out
+      std::size_t wrong = 0; // counted, not asserted: every rank goes on to the next call in step
+      for (std::size_t i = 0; i < bytes; ++i) {
+        wrong += buffer[i] != bcast_byte(root, i) ? 1 : 0;
+      }
+      EXPECT_EQ(wrong, 0U) << "root " << root << " bytes " << bytes;
+      EXPECT_EQ(buffer[bytes], 0xa5) << "root " << root << " bytes " << bytes; // nothing past the message
+    }
+  }
+}
+
+TEST(SharedMemoryBcast, RunsOfNonContiguousDatatypes) {
+  World& w = world();
+  // The root sends 3 contiguous ints; the others receive them every third int.
+  const int root = w.size - 1;
+  const std::vector<ByteRun> receive_runs{{0, 4}, {12, 4}, {24, 4}};
+  std::vector<std::int32_t> buffer(9, -7);
+  if (w.rank == root) {
+    buffer = {40, 41, 42, -7, -7, -7, -7, -7, -7};
+  }
+  const SharedMemoryResult result = shared_memory_bcast(
+      w.context(), {buffer.data(), 12, w.rank == root ? std::span<const ByteRun>{} : receive_runs}, root);
+  EXPECT_TRUE(result.ok);
+  const std::vector<std::int32_t> expected =
+      w.rank == root ? std::vector<std::int32_t>{40, 41, 42, -7, -7, -7, -7, -7, -7}
+                     : std::vector<std::int32_t>{40, -7, -7, 41, -7, -7, 42, -7, -7}; // the gaps stay
+  EXPECT_EQ(buffer, expected) << "rank " << w.rank;
+}
+
+TEST(SharedMemoryBcast, UndescribedOnOneRankDeclinesEverywhere) {
+  World& w = world();
+  std::vector<unsigned char> buffer(64, w.rank == 0 ? 1 : 0);
+  const SharedMemoryResult result =
+      shared_memory_bcast(w.context(), {buffer.data(), 64}, 0, w.rank != w.size - 1);
+  EXPECT_TRUE(result.declined);
+  EXPECT_FALSE(result.ok);
+  EXPECT_EQ(std::count(buffer.begin(), buffer.end(), w.rank == 0 ? 1 : 0), 64); // nothing moved
+}
+
+TEST(SharedMemoryBcast, MessagesOfDifferentSizesFailEverywhere) {
+  World& w = world();
+  const std::size_t bytes = w.rank == w.size - 1 ? 48 : 64;
+  std::vector<unsigned char> buffer(64, 0);
+  const SharedMemoryResult result = shared_memory_bcast(w.context(), {buffer.data(), bytes}, 0);
+  EXPECT_FALSE(result.ok);
+  EXPECT_FALSE(result.declined);
+}
+
 TEST(SharedMemoryReduceScatter, UnevenCountsFoldedInRankOrder) {
   World& w = world();
   std::vector<int> counts(w.size);
@@ -325,11 +390,31 @@ TEST(SharedMemoryCollectives, AFailedCopyFailsEveryRankAndTheNextCallRuns) {
   EXPECT_FALSE(shared_memory_reduce_scatter(w.context(), input.data(), output.data(),
                                             std::vector<int>(w.size, 5), {ElementType::Int32, ReduceOp::Sum})
                    .ok);
+  // The root's copy in fails, or a receiving rank's copy out (in the third chunk: the first two ran).
+  EXPECT_FALSE(
+      shared_memory_bcast(w.context(), {output.data(), count * sizeof(std::int32_t)}, w.size - 1).ok);
   w.failing_rank = -1;
+  std::vector<std::int32_t> copy_fails_late(count, 0);
+  const StageContext working = w.context();
+  int copies = 0;
+  const StageContext third_copy_fails{
+      working.stages, working.barrier, [&](void* destination, const void* source, std::size_t bytes) {
+        return !(w.rank == w.size - 1 && ++copies == 3) && working.copy(destination, source, bytes);
+      }};
+  EXPECT_FALSE(shared_memory_bcast(
+                   third_copy_fails,
+                   {w.rank == 0 ? input.data() : copy_fails_late.data(), count * sizeof(std::int32_t)}, 0)
+                   .ok);
   EXPECT_TRUE(shared_memory_allreduce(w.context(), input.data(), output.data(), count,
                                       {ElementType::Int32, ReduceOp::Sum})
                   .ok);
   EXPECT_EQ(output[count - 1], w.size * (w.size + 1) / 2);
+  std::vector<std::int32_t> received(count, 0);
+  EXPECT_TRUE(
+      shared_memory_bcast(w.context(),
+                          {w.rank == 0 ? input.data() : received.data(), count * sizeof(std::int32_t)}, 0)
+          .ok);
+  EXPECT_EQ(w.rank == 0 ? input[count - 1] : received[count - 1], 1);
 }
 
 } // namespace

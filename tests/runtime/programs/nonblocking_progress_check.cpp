@@ -4,9 +4,10 @@
 // for the same call returned. The other ranks pass device buffers and post late (rank 0 is then
 // inside MPI_Recv while its job still waits in the agreement), so nothing but the lane can finish
 // the call: a runtime that leaves it to rank 0's next MPI call hangs here (the test's timeout).
-// Each round runs MPI_Iallreduce (in place every other round), MPI_Iallgather, MPI_Ireduce_scatter_block
-// and MPI_Ireduce_scatter (uneven counts) this way and checks every result bitwise; inputs are
-// small integers hashed from (round, rank, index), exact in float too.
+// Each round runs MPI_Iallreduce (in place every other round), MPI_Iallgather, MPI_Ireduce_scatter_block,
+// MPI_Ireduce_scatter (uneven counts) and MPI_Ibcast (the root cycling through the ranks) this way
+// and checks every result bitwise; inputs are small integers hashed from (round, rank, index),
+// exact in float too.
 // Usage: nonblocking_progress_check ROUNDS [COUNT]
 // Rank 0 prints "nonblocking_progress_check: ok" when every result on every rank matched.
 // Rank r uses GPU r modulo the GPU count.
@@ -170,6 +171,17 @@ int ireduce_scatter(const Job& job, int round, const std::vector<int>& counts, b
   return check(block ? "MPI_Ireduce_scatter_block" : "MPI_Ireduce_scatter", round, receive.read(), expected);
 }
 
+// The root's inputs land in every rank's buffer; the others' buffers start as -1.
+int ibcast(const Job& job, int round, std::size_t count) {
+  const int root = round % job.size;
+  Buffer buffer(job.rank == 0, count);
+  buffer.write(job.rank == root ? inputs_of(round, root, count) : std::vector<float>(count, -1.0f));
+  run_pattern(job, [&](MPI_Request* request) {
+    MPI_Ibcast(buffer.data, static_cast<int>(count), MPI_FLOAT, root, MPI_COMM_WORLD, request);
+  });
+  return check("MPI_Ibcast", round, buffer.read(), inputs_of(round, root, count));
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -189,6 +201,7 @@ int main(int argc, char** argv) {
     failures +=
         ireduce_scatter(job, round, std::vector<int>(job.size, static_cast<int>(count) / job.size + 3), true);
     failures += ireduce_scatter(job, round, uneven, false);
+    failures += ibcast(job, round, count);
   }
   int all_failures = 0;
   MPI_Allreduce(&failures, &all_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
