@@ -219,8 +219,9 @@ TEST(ShippedTables, ReproduceTheFixedRulesOnEveryShape) {
 TEST(ShippedTables, AreChosenByTheGpuName) {
   EXPECT_EQ(shipped_table_for_gpu("NVIDIA H100 80GB HBM3").name, "h100");
   EXPECT_EQ(shipped_table_for_gpu("NVIDIA H100").table.gpu, "H100");
+  EXPECT_EQ(shipped_table_for_gpu("NVIDIA H200 NVL").name, "h200");
+  EXPECT_EQ(shipped_table_for_gpu("NVIDIA H200").table.gpu, "NVIDIA H200");
   // No table was measured on these: the default rules alone.
-  EXPECT_EQ(shipped_table_for_gpu("NVIDIA H200").name, "default");
   EXPECT_EQ(shipped_table_for_gpu("NVIDIA A100-SXM4-80GB").name, "default");
   EXPECT_EQ(shipped_table_for_gpu("").name, "default");
   EXPECT_EQ(shipped_table_for_gpu("").table.gpu, "any");
