@@ -121,12 +121,7 @@ int main(int argc, char** argv) {
         release(blocking.memory, blocking.recv);
       }
     }
-    const auto form = static_cast<Completion>(round % static_cast<int>(Completion::kCount));
-    std::vector<MPI_Request> requests;
-    for (const Call& call : calls) {
-      requests.push_back(call.request);
-    }
-    complete(requests, form, random);
+    const Completion form = complete_round(calls, round, random);
     for (Call& call : calls) {
       if (!matches(call)) {
         ++failures;

@@ -208,6 +208,19 @@ inline void complete(std::vector<MPI_Request>& requests, Completion form, std::m
 }
 
 // Element counts: odd ones and 2^22 + 3 every ninth round.
+// Completes the requests of every call of a round by the round's form (the forms take turns by
+// round, the order within a form drawn from `random`); returns that form.
+template <typename Call>
+Completion complete_round(const std::vector<Call>& calls, int round, std::mt19937_64& random) {
+  const auto form = static_cast<Completion>(round % static_cast<int>(Completion::kCount));
+  std::vector<MPI_Request> requests;
+  for (const Call& call : calls) {
+    requests.push_back(call.request);
+  }
+  complete(requests, form, random);
+  return form;
+}
+
 // The run's seed: argv[2] when given, else the time; rank 0's, so every rank draws the same calls.
 inline std::uint64_t agreed_seed(int argc, char** argv) {
   std::uint64_t seed = argc > 2 ? std::stoull(argv[2]) : static_cast<std::uint64_t>(time(nullptr));
