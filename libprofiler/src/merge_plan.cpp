@@ -12,14 +12,20 @@
 namespace commlens {
 namespace {
 
-// A rank killed before it closed its file leaves it in WAL mode, and attaching it read-only would
-// leave -wal and -shm files beside it: recover and checkpoint it into a rollback-journal file
-// first. A file this process may not write is read as it is.
+// A rank killed before it closed its file leaves its journal beside it, holding the pages of a
+// flush it did not finish (files of older versions: a WAL, which a read-only attach would leave
+// with -wal and -shm files). Opening it for writing and reading it rolls that flush back (or
+// checkpoints the WAL); the journal, then empty, is removed. A file this process may not write is
+// read as it is.
 void settle_journal(const std::filesystem::path& path) {
   try {
     SqliteDatabase file(path.string(), SQLITE_OPEN_READWRITE);
+    file.query_int64("SELECT count(*) FROM sqlite_master");
     file.exec("PRAGMA journal_mode=DELETE");
+    file.close();
+    std::filesystem::remove(path.string() + "-journal");
   } catch (const SqliteError&) {
+  } catch (const std::filesystem::filesystem_error&) {
   }
 }
 

@@ -35,13 +35,18 @@ SqliteDatabase open_fresh(const std::string& path) {
 
 } // namespace
 
-RankStore::RankStore(const std::string& path, int rank) : rank_(rank), db_(open_fresh(path)) {
-  // WAL without fsync: a committed flush survives the process being killed (the data is in the
-  // page cache), which is the failure a profiler must survive; only a power cut could lose it.
-  // An fsync per checkpoint stalled the writer long enough for buffers to overflow at 2 M events/s.
-  // synchronous=OFF first: switching to WAL under the default synchronous=FULL syncs the new file
-  // to disk, which took 12 to 30 ms of every rank's MPI_Init here; set afterwards, 1 ms.
-  db_.exec("PRAGMA synchronous=OFF; PRAGMA journal_mode=WAL; PRAGMA temp_store=MEMORY;");
+RankStore::RankStore(const std::string& path, int rank) : rank_(rank), path_(path), db_(open_fresh(path)) {
+  // A persistent rollback journal without fsync: a committed flush survives the process being
+  // killed (the data is in the page cache), which is the failure a profiler must survive; only a
+  // power cut could lose it, and a flush cut short is rolled back from the journal by the next
+  // writer that opens the file (the merge). Rows are appended, so the journal holds only the few
+  // pages a flush changes and each chunk is written once; WAL wrote every chunk twice (into the
+  // WAL, then at the checkpoint into the file), and that writer time was a third of a traced
+  // call's cost at full rate (docs/performance.md). PERSIST keeps the journal file between flushes
+  // instead of creating and deleting it at each. An fsync per flush stalled the writer long enough
+  // for buffers to overflow at 2 M events/s. synchronous=OFF first: a journal mode switch under the
+  // default synchronous=FULL syncs the file to disk (12 to 30 ms of every rank's MPI_Init with WAL).
+  db_.exec("PRAGMA synchronous=OFF; PRAGMA journal_mode=PERSIST; PRAGMA temp_store=MEMORY;");
   // One transaction for the header and the whole schema: each statement committing on its own
   // wrote the WAL dozens of times at every rank's start.
   begin();
@@ -98,10 +103,13 @@ void RankStore::close() {
   upsert_phase_ = {};
   upsert_overhead_ = {};
   update_counters_ = {};
-  // Back to a rollback journal: the WAL is checkpointed into the file and removed, and readers
-  // (the merge attaches each rank file read-only) create no -wal and -shm files beside it.
+  // Every flush committed, so the persisted journal holds nothing to roll back: the file is left
+  // alone, as readers (the merge attaches each rank file read-only) expect.
   db_.exec("PRAGMA journal_mode=DELETE");
   db_.close();
+  if (path_ != kInMemoryDatabase) {
+    std::remove((path_ + "-journal").c_str());
+  }
 }
 
 void RankStore::insert_chunk(int thread, std::size_t count, std::span<const std::uint8_t> records) {

@@ -73,6 +73,7 @@ public:
 
 private:
   int rank_;
+  std::string path_;
   SqliteDatabase db_;
   SqliteStatement insert_chunk_;
   SqliteStatement upsert_call_stats_;
