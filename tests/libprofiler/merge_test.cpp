@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 
@@ -255,6 +257,68 @@ TEST(Merge, EmptyDirectoryIsAClearError) {
 } // namespace
 
 namespace {
+
+// `count` Send records from call id `first_id`, 1000 ns apart from init, 4 * id bytes each.
+ChunkEncoder send_records(std::uint64_t first_id, std::uint64_t count) {
+  ChunkEncoder encoder;
+  for (std::uint64_t id = first_id; id < first_id + count; ++id) {
+    EventRecord record{};
+    record.start_ticks = 2000 * id - 1000;
+    record.end_ticks = record.start_ticks + 200;
+    record.call_id = id;
+    record.bytes_sent = 4 * id;
+    record.peer = 0;
+    record.tag_or_root = 42;
+    record.function = 1;
+    record.datatype = 1;
+    record.communicator_index = kNoCommunicator;
+    encoder.append(record);
+  }
+  return encoder;
+}
+
+// A rank killed in the middle of a flush: its rank file keeps the journal of that flush, whose
+// pages already reached the file. The merge must roll the flush back (keeping every flush that
+// committed, and nothing of the cut one) and leave no journal behind.
+TEST(Merge, RollsBackAFlushAKilledRankLeftUnfinished) {
+  const fs::path directory = fs::path(testing::TempDir()) / "merge-killed-flush";
+  fs::remove_all(directory);
+  fs::create_directories(directory);
+  const fs::path rank_file = directory / rank_database_name(0);
+  const pid_t child = fork();
+  if (child == 0) {
+    RankStore store(rank_file.string(), 0);
+    store.write_catalog({{"MPI_Unused", "none"}, {"MPI_Send", "p2p", TagOrRoot::Tag}}, {"MPI_INT"},
+                        ProcessIdentity{0, 1, "host", 7}, 5'000'000'000,
+                        TickConverter(1000, 5'000'000'000, 0.5));
+    const ChunkEncoder committed = send_records(1, 10);
+    store.begin();
+    store.insert_chunk(0, committed.count(), committed.bytes());
+    store.commit();
+    // Far more than SQLite's page cache, so the flush's pages are written into the file before
+    // its commit, with their old contents in the journal.
+    store.begin();
+    for (std::uint64_t chunk = 0; chunk < 64; ++chunk) {
+      const ChunkEncoder cut = send_records(11 + chunk * 4096, 4096);
+      store.insert_chunk(0, cut.count(), cut.bytes());
+    }
+    _exit(0); // killed before the commit
+  }
+  ASSERT_GT(child, 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_TRUE(fs::exists(rank_file.string() + "-journal")) << "the killed flush left no journal";
+
+  const MergeResult result = merge_rank_databases(MergeOptions{directory.string(), "", nullptr});
+  EXPECT_EQ(result.calls, 10u);
+  SqliteDatabase db(result.output_path, SQLITE_OPEN_READONLY);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls"), 10);
+  EXPECT_EQ(db.query_int64("SELECT sum(bytes_sent) FROM mpi_calls"), 4 * 55);
+  for (const auto& entry : fs::directory_iterator(directory)) {
+    EXPECT_EQ(entry.path().string().find("-journal"), std::string::npos) << entry.path();
+  }
+}
 
 // A rank killed before its writer turned chunks into rows: the merge must do it.
 TEST(Merge, TurnsChunksALostRankLeftBehindIntoRows) {
