@@ -136,12 +136,5 @@ int main(int argc, char** argv) {
   }
   std::printf("rank %d: nonblocking_calls %lld blocking_calls %lld failures %lld\n", job.rank,
               nonblocking_calls, blocking_calls, failures);
-  long long all_failures = 0;
-  MPI_Allreduce(&failures, &all_failures, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  if (job.rank == 0 && all_failures == 0) {
-    std::printf("nonblocking_check: ok\n");
-  }
-  communicators.free_communicators();
-  MPI_Finalize();
-  return all_failures == 0 ? 0 : 1;
+  return finish("nonblocking_check", failures, communicators, job.rank);
 }

@@ -297,12 +297,5 @@ int main(int argc, char** argv) {
     std::printf(" %s %lld", kKindNames[kind], posted[kind]);
   }
   std::printf(" blocking_calls %lld failures %lld\n", blocking_calls, failures);
-  long long all_failures = 0;
-  MPI_Allreduce(&failures, &all_failures, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  if (job.rank == 0 && all_failures == 0) {
-    std::printf("nonblocking_collectives_check: ok\n");
-  }
-  communicators.free_communicators();
-  MPI_Finalize();
-  return all_failures == 0 ? 0 : 1;
+  return finish("nonblocking_collectives_check", failures, communicators, job.rank);
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <ctime>
 #include <functional>
 #include <numeric>
@@ -219,6 +220,19 @@ Completion complete_round(const std::vector<Call>& calls, int round, std::mt1993
   }
   complete(requests, form, random);
   return form;
+}
+
+// Ends the program: frees the communicators, finalizes MPI, and returns the exit status, 0 when no
+// rank counted a failure (rank 0 then prints "PROGRAM: ok").
+inline int finish(const char* program, long long failures, Communicators& communicators, int rank) {
+  long long all_failures = 0;
+  MPI_Allreduce(&failures, &all_failures, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0 && all_failures == 0) {
+    std::printf("%s: ok\n", program);
+  }
+  communicators.free_communicators();
+  MPI_Finalize();
+  return all_failures == 0 ? 0 : 1;
 }
 
 // The run's seed: argv[2] when given, else the time; rank 0's, so every rank draws the same calls.
