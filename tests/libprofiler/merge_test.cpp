@@ -258,7 +258,14 @@ TEST(Merge, EmptyDirectoryIsAClearError) {
 
 namespace {
 
-// `count` Send records from call id `first_id`, 1000 ns apart from init, 4 * id bytes each.
+// The catalogue of a one-rank run that calls MPI_Send (function 1) with MPI_INT (datatype 1).
+void write_send_catalog(RankStore& store, const TickConverter& clock) {
+  store.write_catalog({{"MPI_Unused", "none"}, {"MPI_Send", "p2p", TagOrRoot::Tag}}, {"MPI_INT"},
+                      ProcessIdentity{0, 1, "host", 7}, 5'000'000'000, clock);
+}
+
+// `count` MPI_Send records from call id `first_id` on, at 2 ticks per ns 1000 ns apart (the first
+// call at init), 200 ticks long, 4 * (id - 1) bytes each, tag 42, datatype 1.
 ChunkEncoder send_records(std::uint64_t first_id, std::uint64_t count) {
   ChunkEncoder encoder;
   for (std::uint64_t id = first_id; id < first_id + count; ++id) {
@@ -266,7 +273,7 @@ ChunkEncoder send_records(std::uint64_t first_id, std::uint64_t count) {
     record.start_ticks = 2000 * id - 1000;
     record.end_ticks = record.start_ticks + 200;
     record.call_id = id;
-    record.bytes_sent = 4 * id;
+    record.bytes_sent = 4 * (id - 1);
     record.peer = 0;
     record.tag_or_root = 42;
     record.function = 1;
@@ -288,9 +295,7 @@ TEST(Merge, RollsBackAFlushAKilledRankLeftUnfinished) {
   const pid_t child = fork();
   if (child == 0) {
     RankStore store(rank_file.string(), 0);
-    store.write_catalog({{"MPI_Unused", "none"}, {"MPI_Send", "p2p", TagOrRoot::Tag}}, {"MPI_INT"},
-                        ProcessIdentity{0, 1, "host", 7}, 5'000'000'000,
-                        TickConverter(1000, 5'000'000'000, 0.5));
+    write_send_catalog(store, TickConverter(1000, 5'000'000'000, 0.5));
     const ChunkEncoder committed = send_records(1, 10);
     store.begin();
     store.insert_chunk(0, committed.count(), committed.bytes());
@@ -314,7 +319,7 @@ TEST(Merge, RollsBackAFlushAKilledRankLeftUnfinished) {
   EXPECT_EQ(result.calls, 10u);
   SqliteDatabase db(result.output_path, SQLITE_OPEN_READONLY);
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls"), 10);
-  EXPECT_EQ(db.query_int64("SELECT sum(bytes_sent) FROM mpi_calls"), 4 * 55);
+  EXPECT_EQ(db.query_int64("SELECT sum(bytes_sent) FROM mpi_calls"), 4 * 45); // ids 1 to 10
   for (const auto& entry : fs::directory_iterator(directory)) {
     EXPECT_EQ(entry.path().string().find("-journal"), std::string::npos) << entry.path();
   }
@@ -328,22 +333,8 @@ TEST(Merge, TurnsChunksALostRankLeftBehindIntoRows) {
   const TickConverter clock(1000, 5'000'000'000, 0.5); // 2 ticks per ns
   {
     RankStore store((directory / rank_database_name(0)).string(), 0);
-    store.write_catalog({{"MPI_Unused", "none"}, {"MPI_Send", "p2p", TagOrRoot::Tag}}, {"MPI_INT"},
-                        ProcessIdentity{0, 1, "host", 7}, 5'000'000'000, clock);
-    ChunkEncoder encoder;
-    for (std::uint64_t i = 0; i < 10; ++i) {
-      EventRecord record{};
-      record.start_ticks = 1000 + 2000 * i; // 1000 ns apart, the first at init
-      record.end_ticks = record.start_ticks + 200;
-      record.call_id = i + 1;
-      record.bytes_sent = 4 * i;
-      record.peer = 0;
-      record.tag_or_root = 42;
-      record.function = 1;
-      record.datatype = 1;
-      record.communicator_index = kNoCommunicator;
-      encoder.append(record);
-    }
+    write_send_catalog(store, clock);
+    const ChunkEncoder encoder = send_records(1, 10);
     store.begin();
     store.insert_chunk(0, encoder.count(), encoder.bytes());
     store.commit();
