@@ -12,18 +12,10 @@ build=$(realpath "${1:?usage: nonblocking-gpu-checks.sh BUILD_DIR}")
 here=$(cd "$(dirname "$0")/.." && pwd)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 status=0
-(cd "$build" &&
-  ctest -R '^runtime\.(nonblocking|nonblocking_collectives|ordered_lanes|request_states)$' --output-on-failure -V) \
-  >"$build/nonblocking-ctest.log" 2>&1 || status=1
-grep -E "\[ +(OK|FAILED|SKIPPED) +\]|Failure|Expected|Which is|mismatch|tests passed|tests failed" \
-  "$build/nonblocking-ctest.log"
-echo "full log: $build/nonblocking-ctest.log"
-if ((${FUZZ_SECONDS:-300} > 0)); then
-  FUZZ_COLLECTIVES=${FUZZ_COLLECTIVES:-"iallreduce,iallgather,ireduce_scatter,ibcast allreduce,allgather,reduce_scatter_block,iallreduce,iallgather,ireduce_scatter,ibcast,bcast,reduce,p2p"} \
-    bash "$here/scripts/runtime-fuzz.sh" "$build" "${FUZZ_SECONDS:-300}" >"$build/nonblocking-fuzz.log" 2>&1 || status=1
-  grep -vE "^runtime_fuzz: seed" "$build/nonblocking-fuzz.log" | tail -30
-  echo "full fuzz log: $build/nonblocking-fuzz.log"
-fi
+source "$here/scripts/gpu-check-steps.sh"
+gpu_check_ctest "$build" nonblocking '^runtime\.(nonblocking|nonblocking_collectives|ordered_lanes|request_states)$'
+gpu_check_fuzz "$build" nonblocking \
+  "iallreduce,iallgather,ireduce_scatter,ibcast allreduce,allgather,reduce_scatter_block,iallreduce,iallgather,ireduce_scatter,ibcast,bcast,reduce,p2p"
 for collective in iallreduce ibcast; do
   COLLECTIVE=$collective bash "$here/bench/runtime_nonblocking.sh" "$build" "${BENCH_RANKS:-4}" 20 8 2000 || status=1
 done

@@ -9,15 +9,8 @@ build=$(realpath "${1:?usage: trees-gpu-checks.sh BUILD_DIR}")
 here=$(cd "$(dirname "$0")/.." && pwd)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 status=0
-(cd "$build" && ctest -R '^runtime\.(trees|collective_tree|noise_schedule|tree_rules)$' --output-on-failure -V) \
-  >"$build/trees-ctest.log" 2>&1 || status=1
-grep -E "\[ +(OK|FAILED|SKIPPED) +\]|Failure|Expected|Which is|tests passed|tests failed" "$build/trees-ctest.log"
-echo "full log: $build/trees-ctest.log"
-if ((${FUZZ_SECONDS:-300} > 0)); then
-  FUZZ_COLLECTIVES=${FUZZ_COLLECTIVES:-"bcast,reduce allreduce,bcast,reduce,p2p"} \
-    bash "$here/scripts/runtime-fuzz.sh" "$build" "${FUZZ_SECONDS:-300}" >"$build/trees-fuzz.log" 2>&1 || status=1
-  grep -vE "^runtime_fuzz: seed" "$build/trees-fuzz.log" | tail -30
-  echo "full fuzz log: $build/trees-fuzz.log"
-fi
+source "$here/scripts/gpu-check-steps.sh"
+gpu_check_ctest "$build" trees '^runtime\.(trees|collective_tree|noise_schedule|tree_rules)$'
+gpu_check_fuzz "$build" trees "bcast,reduce allreduce,bcast,reduce,p2p"
 bash "$here/bench/noise_trees.sh" "$build" "${NOISE_RANKS:-4}" || status=1
 exit "$status"
