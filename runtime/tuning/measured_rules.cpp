@@ -39,12 +39,14 @@ bool same_shape(const MovementRule& rule, const MeasuredShape& shape) {
   return rule.gpus == shape.gpus && rule.ranks_share_gpu == shape.ranks_share_gpu && rule.mps == shape.mps;
 }
 
-// `earlier`'s rules of other shapes, after `kept`'s.
+// `earlier`'s rules of other shapes, after `kept`'s; all of them when this kind of rule was not
+// measured (no new rules), so measuring one operation (`commlens tune --ops`) keeps the others'.
 template <typename RuleType>
 void keep_other_shapes(std::vector<RuleType>& kept, const std::vector<RuleType>& earlier,
                        const MeasuredShape& shape) {
+  const bool measured = !kept.empty();
   std::ranges::copy_if(earlier, std::back_inserter(kept),
-                       [&](const RuleType& rule) { return !same_shape(rule, shape); });
+                       [&](const RuleType& rule) { return !measured || !same_shape(rule, shape); });
 }
 
 template <typename RuleType>

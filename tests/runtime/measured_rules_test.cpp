@@ -158,8 +158,9 @@ TEST(MeasuredRules, ANewMeasurementReplacesItsShapeAndKeepsTheOthersWithTheirMea
   EXPECT_EQ(merged.rules[0].why, "new");
   EXPECT_EQ(merged.rules[1].why, "pair");
   EXPECT_EQ(merged.rules[2].why, "reasoned");
-  ASSERT_EQ(merged.trees.size(), 1u); // the one-GPU tree rule was of the measured shape
-  EXPECT_EQ(merged.trees[0].gpus, GpuCount::Two);
+  ASSERT_EQ(merged.trees.size(), 2u); // trees were not measured: their rules stay, whatever the shape
+  EXPECT_EQ(merged.trees[0].gpus, GpuCount::One);
+  EXPECT_EQ(merged.trees[1].gpus, GpuCount::Two);
   EXPECT_EQ(merged.point_to_point.why, "kept");
   EXPECT_EQ(merged.measurements, (std::vector{shared, pair}));
   EXPECT_EQ(parse_table(table_json(merged)).rules, merged.rules); // names only listed measurements
@@ -183,6 +184,24 @@ TEST(MeasuredRules, AMovementMeasurementReplacesOnlyTheRulesOfItsMpsSetting) {
   EXPECT_EQ(merged.data_movement[0].algorithm, MovementAlgorithm::GpuLeader);
   EXPECT_EQ(merged.data_movement[1].why, "no mps");
   EXPECT_EQ(merged.data_movement[2].why, "either");
+}
+
+TEST(MeasuredRules, MeasuringOneOperationKeepsTheOtherOperationsRulesOfTheSameShape) {
+  const MeasuredShape under_mps{GpuCount::One, true, true};
+  Table earlier;
+  earlier.rules = {Rule{GpuCount::One, true, false, std::nullopt, Algorithm::OneShot, 0, "allreduce", {}}};
+  TreeRule tree;
+  tree.gpus = GpuCount::One;
+  tree.ranks_share_gpu = true;
+  earlier.trees = {tree};
+  Table fresh;
+  fresh.data_movement = movement_rules(winner_runs(timings({{64, "gpu_leader", 5}, {64, "staged", 9}})),
+                                       Collective::Allgather, under_mps, "data_movement");
+  const Table merged = merge_measured(fresh, earlier, under_mps);
+  ASSERT_EQ(merged.rules.size(), 1u); // `commlens tune --ops data_movement` must not drop these
+  EXPECT_EQ(merged.rules[0].why, "allreduce");
+  EXPECT_EQ(merged.trees.size(), 1u);
+  EXPECT_EQ(merged.data_movement.size(), 1u);
 }
 
 TEST(MeasuredRules, NoTimingsNoRules) {
