@@ -95,7 +95,9 @@ std::vector<WinnerRun> measured_runs(const fs::path& database, const std::string
 }
 
 std::string add_measurement(TuneRun& run, const std::string& sweep) {
-  const std::string id = fmt::format("{}:{}ranks:{}gpus", sweep, run.arguments.ranks, run.gpus);
+  // Under MPS the data-movement rules are of another shape; their measurement needs its own name.
+  const std::string id =
+      fmt::format("{}:{}ranks:{}gpus{}", sweep, run.arguments.ranks, run.gpus, run.shape.mps ? ":mps" : "");
   run.table.measurements.push_back(
       describe_measurement(id, run.gpu, run.arguments.ranks, run.gpus, run.shape.mps, run.command));
   return id;

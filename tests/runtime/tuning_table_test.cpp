@@ -218,7 +218,7 @@ TEST(ShippedTables, ReproduceTheFixedRulesOnEveryShape) {
 
 TEST(ShippedTables, AreChosenByTheGpuName) {
   EXPECT_EQ(shipped_table_for_gpu("NVIDIA H100 80GB HBM3").name, "h100");
-  EXPECT_EQ(shipped_table_for_gpu("NVIDIA H100").table.gpu, "H100");
+  EXPECT_EQ(shipped_table_for_gpu("NVIDIA H100").table.gpu, "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(shipped_table_for_gpu("NVIDIA H200 NVL").name, "h200");
   EXPECT_EQ(shipped_table_for_gpu("NVIDIA H200").table.gpu, "NVIDIA H200");
   // No table was measured on these: the default rules alone.
@@ -227,25 +227,50 @@ TEST(ShippedTables, AreChosenByTheGpuName) {
   EXPECT_EQ(shipped_table_for_gpu("").table.gpu, "any");
 }
 
-// A GPU's table holds what was measured on it, each rule naming its measurement; the default rules
-// follow for the shapes the measurements do not cover.
+// A GPU's table holds what was measured on it, each rule naming a measurement the table lists, taken
+// on that GPU; the default rules follow for the shapes the measurements do not cover.
 TEST(ShippedTables, AMeasuredTableNamesItsMeasurementsAndFallsBackToTheDefaultRules) {
-  const Table h100 = shipped_table_for_gpu("NVIDIA H100 80GB HBM3").table;
   const Table defaults = shipped_table_for_gpu("").table;
-  ASSERT_GT(h100.rules.size(), defaults.rules.size());
-  const std::size_t measured = h100.rules.size() - defaults.rules.size();
-  for (std::size_t index = 0; index < measured; ++index) {
-    EXPECT_TRUE(h100.rules[index].why.starts_with("measured on one H100")) << h100.rules[index].why;
+  for (const char* gpu : {"NVIDIA H100 80GB HBM3", "NVIDIA H200"}) {
+    const NamedTable shipped = shipped_table_for_gpu(gpu);
+    const Table& table = shipped.table;
+    SCOPED_TRACE(gpu);
+    ASSERT_GT(table.rules.size(), defaults.rules.size());
+    const std::size_t measured = table.rules.size() - defaults.rules.size();
+    const auto names_a_listed_measurement = [&](const std::optional<RuleMeasurement>& from) {
+      ASSERT_TRUE(from.has_value());
+      const auto listed = std::ranges::find(table.measurements, from->measurement, &Measurement::id);
+      ASSERT_NE(listed, table.measurements.end()) << from->measurement;
+      EXPECT_EQ(listed->gpu, table.gpu);
+      EXPECT_FALSE(from->points.empty());
+    };
+    for (std::size_t index = 0; index < measured; ++index) {
+      names_a_listed_measurement(table.rules[index].measured);
+    }
+    for (const TreeRule& rule : table.trees) {
+      if (rule.measured) {
+        names_a_listed_measurement(rule.measured);
+      }
+    }
+    for (const MovementRule& rule : table.data_movement) {
+      if (rule.measured) {
+        names_a_listed_measurement(rule.measured);
+        const auto listed = std::ranges::find(table.measurements, rule.measured->measurement, &Measurement::id);
+        EXPECT_EQ(listed->mps, rule.mps.value_or(false)); // rules under MPS come from a run under MPS
+      }
+    }
+    EXPECT_TRUE(std::equal(defaults.rules.begin(), defaults.rules.end(), table.rules.begin() + measured));
+    for (const Rule& rule : defaults.rules) {
+      EXPECT_FALSE(rule.measured.has_value()) << rule.why;
+    }
+    // Four ranks sharing one GPU: a measured rule; ranks on several GPUs, never measured: the defaults.
+    EXPECT_LE(std::stoul(choose(table, shipped.name, {4, 1, false, 1u << 20}, {}).source.substr(
+                  ("table:" + shipped.name + " rule ").size())),
+              measured);
+    EXPECT_GT(std::stoul(choose(table, shipped.name, {2, 2, false, 1u << 20}, {}).source.substr(
+                  ("table:" + shipped.name + " rule ").size())),
+              measured);
   }
-  EXPECT_TRUE(h100.point_to_point.why.starts_with("measured on one H100")) << h100.point_to_point.why;
-  EXPECT_TRUE(std::equal(defaults.rules.begin(), defaults.rules.end(), h100.rules.begin() + measured));
-  for (const Rule& rule : defaults.rules) {
-    EXPECT_EQ(rule.why.find("measured"), std::string::npos) << rule.why;
-  }
-  // Ranks sharing one GPU up to 256 MiB: the measured rule; beyond it, the default rules.
-  EXPECT_EQ(choose(h100, "h100", {4, 1, false, 256u << 20}, {}).source, "table:h100 rule 1");
-  EXPECT_EQ(choose(h100, "h100", {4, 1, false, (256u << 20) + 1}, {}).source,
-            "table:h100 rule " + std::to_string(measured + 1));
 }
 
 class TableFile : public ::testing::Test {
