@@ -77,16 +77,17 @@ int entry::MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, 
   // The table's rule (Dynamic selection learns from blocking calls only: a nonblocking call's time
   // is the program's as much as the runtime's). A job that deferred first IPC opens would decline
   // into the baseline, so the lane opens them at once.
-  tuning::TreeChoice choice =
-      tuning::choose_tree(state.tuning.table, state.tuning.name,
-                          {tuning::RootedCollective::Bcast, engine.size(), engine.gpu_count(), record.bytes});
+  tuning::TreeChoice choice = tuning::choose_tree(
+      state.tuning.table, state.tuning.name,
+      {tuning::RootedCollective::Bcast, engine.size(), engine.gpu_count(), record.bytes, engine.mps()});
   record.decision_source = std::move(choice.source);
   const TreeSettings settings{.shapes = choice.shapes,
                               .segment_bytes = choice.segment_bytes,
                               .window = choice.window,
                               .blocking = state.blocking_trees,
                               .background_opens = false,
-                              .noise = state.noise.get()};
+                              .noise = state.noise.get(),
+                              .push = choice.push};
   *implementation = static_cast<std::uint8_t>(Implementation::Tree); // the intent, as for MPI_Iallreduce
   int device = 0;
   cudaGetDevice(&device);

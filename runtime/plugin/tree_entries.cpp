@@ -57,7 +57,8 @@ RootedCall start_call(FunctionId function, MPI_Comm comm, int root, std::uint64_
 
 TreeSettings tree_settings(RootedCall& call, tuning::RootedCollective collective) {
   RuntimeState& state = call.state;
-  const tuning::TreeCall shape{collective, call.engine.size(), call.engine.gpu_count(), call.record.bytes};
+  const tuning::TreeCall shape{collective, call.engine.size(), call.engine.gpu_count(), call.record.bytes,
+                               call.engine.mps()};
   tuning::TreeChoice choice = tuning::choose_tree(state.tuning.table, state.tuning.name, shape);
   if (state.dynamic_selection) {
     std::vector<tuning::TreeChoice> candidates = tuning::tree_candidates(
@@ -75,7 +76,8 @@ TreeSettings tree_settings(RootedCall& call, tuning::RootedCollective collective
           choice.window,
           state.blocking_trees,
           state.host.runtime_background_opens,
-          state.noise.get()};
+          state.noise.get(),
+          choice.push};
 }
 
 // Runtime or fallback, from the pipeline's outcome; false: run the baseline.

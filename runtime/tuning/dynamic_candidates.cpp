@@ -22,8 +22,8 @@ bool same_run(const TreeChoice& a, const TreeChoice& b, std::uint64_t bytes) {
     const std::uint64_t segments = (bytes + choice.segment_bytes - 1) / choice.segment_bytes;
     return std::min<std::uint64_t>(choice.window, std::max<std::uint64_t>(segments, 1));
   };
-  return a.shapes == b.shapes && std::min(a.segment_bytes, bytes) == std::min(b.segment_bytes, bytes) &&
-         in_flight(a) == in_flight(b);
+  return a.shapes == b.shapes && a.push == b.push &&
+         std::min(a.segment_bytes, bytes) == std::min(b.segment_bytes, bytes) && in_flight(a) == in_flight(b);
 }
 
 } // namespace
@@ -63,15 +63,21 @@ std::vector<TreeChoice> tree_candidates(const Table& table, std::string_view tab
                               : std::span<const std::uint64_t>(kDynamicSegments);
   const auto windows =
       sweep ? std::span<const std::uint32_t>(kSweepWindows) : std::span<const std::uint32_t>(&base.window, 1);
-  for (const trees::Shape shape : kTriedShapes) {
-    for (const std::uint64_t segment : segments) {
-      for (const std::uint32_t window : windows) {
-        TreeChoice variant{base.shapes, segment, window, base.source};
-        (call.gpus == 1 ? variant.shapes.gpu : variant.shapes.node) = shape;
-        if (std::ranges::none_of(candidates, [&](const TreeChoice& listed) {
-              return same_run(listed, variant, bucket.bytes);
-            })) {
-          candidates.push_back(std::move(variant));
+  // Ranks sharing a GPU: a bcast also tries the flat tree's root writing every child's buffer (one
+  // context copying instead of one per child; deeper trees would still have most ranks copy).
+  const bool pushes = call.collective == RootedCollective::Bcast && call.gpus < call.ranks;
+  for (const bool push : {false, true}) {
+    for (const trees::Shape shape : kTriedShapes) {
+      for (const std::uint64_t segment : segments) {
+        for (const std::uint32_t window : windows) {
+          TreeChoice variant{base.shapes, segment, window, base.source, push};
+          (call.gpus == 1 ? variant.shapes.gpu : variant.shapes.node) = shape;
+          if ((!push || (pushes && shape == trees::Shape::Flat)) &&
+              std::ranges::none_of(candidates, [&](const TreeChoice& listed) {
+                return same_run(listed, variant, bucket.bytes);
+              })) {
+            candidates.push_back(std::move(variant));
+          }
         }
       }
     }

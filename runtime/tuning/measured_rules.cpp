@@ -31,12 +31,13 @@ void fill_measured(RuleType& rule, const WinnerRun& run, const std::string& meas
   rule.measured = RuleMeasurement{measurement, run.points};
 }
 
+// A data-movement or tree measurement replaces only the rules of its MPS setting: one table holds both.
 template <typename RuleType> bool same_shape(const RuleType& rule, const MeasuredShape& shape) {
-  return rule.gpus == shape.gpus && rule.ranks_share_gpu == shape.ranks_share_gpu;
-}
-// A data-movement measurement replaces only the rules of its MPS setting: one table holds both.
-bool same_shape(const MovementRule& rule, const MeasuredShape& shape) {
-  return rule.gpus == shape.gpus && rule.ranks_share_gpu == shape.ranks_share_gpu && rule.mps == shape.mps;
+  bool same = rule.gpus == shape.gpus && rule.ranks_share_gpu == shape.ranks_share_gpu;
+  if constexpr (requires { rule.mps; }) {
+    same = same && rule.mps == shape.mps;
+  }
+  return same;
 }
 
 // `earlier`'s rules of other shapes, after `kept`'s; all of them when this kind of rule was not
@@ -154,7 +155,8 @@ std::vector<MovementRule> movement_rules(std::span<const WinnerRun> runs, Collec
 
 std::vector<TreeRule> tree_rules(std::span<const WinnerRun> runs, RootedCollective collective,
                                  const MeasuredShape& shape, const std::string& measurement) {
-  static const std::regex kTreeName(R"(tree:gpu=(\w+),node=(\w+),nodes=(\w+):segment=(\d+):window=(\d+))");
+  static const std::regex kTreeName(
+      R"(tree:gpu=(\w+),node=(\w+),nodes=(\w+):segment=(\d+):window=(\d+)(:push)?)");
   std::vector<TreeRule> rules;
   for (const WinnerRun& run : runs) {
     std::smatch parts;
@@ -171,6 +173,8 @@ std::vector<TreeRule> tree_rules(std::span<const WinnerRun> runs, RootedCollecti
                    shape_from(parts[3], run.winner)};
     rule.segment_bytes = std::clamp<std::uint64_t>(std::stoull(parts[4]), kMinSegmentBytes, kMaxSegmentBytes);
     rule.window = std::clamp<std::uint32_t>(static_cast<std::uint32_t>(std::stoul(parts[5])), 1, kMaxWindow);
+    rule.push = parts[6].matched;
+    rule.mps = shape.mps;
     fill_measured(rule, run, measurement);
     rules.push_back(std::move(rule));
   }

@@ -44,7 +44,7 @@ std::vector<WinnerRun> winner_runs(std::span<const CandidateTiming> timings);
 struct MeasuredShape {
   GpuCount gpus = GpuCount::Two;
   bool ranks_share_gpu = false;
-  bool mps = false; // data-movement rules only: the others apply with MPS or without
+  bool mps = false; // data-movement and tree rules only: the allreduce rules apply with MPS or without
 };
 
 // Candidates named as the algorithms are (one_shot, two_shot, one_shot_striped).
@@ -53,7 +53,8 @@ std::vector<Rule> allreduce_rules(std::span<const WinnerRun> runs, const Measure
 // Candidates named direct, gpu_leader or staged (the host-staged baseline).
 std::vector<MovementRule> movement_rules(std::span<const WinnerRun> runs, Collective collective,
                                          const MeasuredShape& shape, const std::string& measurement);
-// Candidates named as runtime_ops names trees: tree:gpu=S,node=S,nodes=S:segment=N:window=W. Throws
+// Candidates named as runtime_ops names trees: tree:gpu=S,node=S,nodes=S:segment=N:window=W, then
+// :push for a bcast whose parents write their children's buffers. Throws
 // TableError for another name.
 std::vector<TreeRule> tree_rules(std::span<const WinnerRun> runs, RootedCollective collective,
                                  const MeasuredShape& shape, const std::string& measurement);

@@ -10,15 +10,15 @@ namespace {
 using nlohmann::json;
 using namespace fields;
 
-constexpr const char* kTreeRuleKeys[] = {"collective", "gpus",       "ranks_share_gpu", "max_bytes",
-                                         "gpu_shape",  "node_shape", "nodes_shape",     "segment_bytes",
-                                         "window",     "why",        "measured"};
+constexpr const char* kTreeRuleKeys[] = {
+    "collective",  "gpus", "ranks_share_gpu", "max_bytes", "mps", "gpu_shape", "node_shape",
+    "nodes_shape", "push", "segment_bytes",   "window",    "why", "measured"};
 
 bool matches(const TreeRule& rule, const TreeCall& call) {
   return (!rule.collective || *rule.collective == call.collective) &&
          gpu_count_matches(rule.gpus, call.gpus) &&
          (!rule.ranks_share_gpu || *rule.ranks_share_gpu == (call.gpus < call.ranks)) &&
-         (!rule.max_bytes || call.bytes <= *rule.max_bytes);
+         (!rule.mps || *rule.mps == call.mps) && (!rule.max_bytes || call.bytes <= *rule.max_bytes);
 }
 
 trees::Shape parse_level(const json& object, const char* key, trees::Shape absent, const std::string& where) {
@@ -60,6 +60,11 @@ TreeRule parse_tree_rule(const json& object, const std::string& where) {
   rule.gpus = parse_gpu_count(object, where);
   rule.ranks_share_gpu = optional_flag(object, "ranks_share_gpu", where);
   rule.max_bytes = optional_bytes(object, "max_bytes", where);
+  rule.mps = optional_flag(object, "mps", where);
+  rule.push = optional_flag(object, "push", where).value_or(false);
+  if (rule.push && rule.collective != RootedCollective::Bcast) {
+    fail(where + ".push", "only a bcast rule pushes (\"collective\": \"bcast\")");
+  }
   rule.shapes.gpu = parse_level(object, "gpu_shape", rule.shapes.gpu, where);
   rule.shapes.node = parse_level(object, "node_shape", rule.shapes.node, where);
   rule.shapes.nodes = parse_level(object, "nodes_shape", rule.shapes.nodes, where);
@@ -98,9 +103,15 @@ nlohmann::ordered_json tree_rules_json(const std::vector<TreeRule>& rules) {
     object["gpus"] = gpu_count_name(rule.gpus);
     object["ranks_share_gpu"] = rule.ranks_share_gpu ? ordered_json(*rule.ranks_share_gpu) : ordered_json();
     object["max_bytes"] = rule.max_bytes ? ordered_json(*rule.max_bytes) : ordered_json();
+    if (rule.mps) { // written only when set, so tables without it read as before
+      object["mps"] = *rule.mps;
+    }
     object["gpu_shape"] = trees::shape_name(rule.shapes.gpu);
     object["node_shape"] = trees::shape_name(rule.shapes.node);
     object["nodes_shape"] = trees::shape_name(rule.shapes.nodes);
+    if (rule.push) {
+      object["push"] = true;
+    }
     object["segment_bytes"] = rule.segment_bytes;
     object["window"] = rule.window;
     if (!rule.why.empty()) {
@@ -117,7 +128,7 @@ TreeChoice choose_tree(const Table& table, std::string_view table_name, const Tr
     const TreeRule& rule = table.trees[index];
     if (matches(rule, call)) {
       return {rule.shapes, rule.segment_bytes, rule.window,
-              fmt::format("table:{} tree rule {}", table_name, index + 1)};
+              fmt::format("table:{} tree rule {}", table_name, index + 1), rule.push};
     }
   }
   // No rule: the defaults of TreeRule (flat on a GPU, binomial above, 256 KiB, 4 in flight).

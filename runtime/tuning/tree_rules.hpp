@@ -15,6 +15,7 @@ struct TreeCall {
   int ranks = 2;
   int gpus = 1; // distinct GPUs of the communicator's ranks
   std::uint64_t bytes = 0;
+  bool mps = false; // every rank's process saw MPS (CommunicatorEngine::mps)
 };
 
 struct TreeChoice {
@@ -22,6 +23,7 @@ struct TreeChoice {
   std::uint64_t segment_bytes = 0;
   std::uint32_t window = 1;
   std::string source; // runtime_ops.decision_source: table:NAME tree rule N, or fallback
+  bool push = false;  // TreeRule::push
 };
 
 // Limits a rule's values must keep (the parser's range checks).

@@ -54,9 +54,13 @@ struct TreeRule {
   GpuCount gpus = GpuCount::Any;
   std::optional<bool> ranks_share_gpu;    // unset: either
   std::optional<std::uint64_t> max_bytes; // inclusive; unset: any size
+  std::optional<bool> mps;                // under CUDA MPS (mps_detection.hpp); unset: either
   trees::LevelShapes shapes;
   std::uint64_t segment_bytes = std::uint64_t{256} << 10;
   std::uint32_t window = 4;
+  // Bcast only: each parent writes the segments into its children's buffers, so one context does a
+  // GPU's copies (ranks time-sharing a GPU without MPS pay a time slice per context that works).
+  bool push = false;
   std::string why;
   OptionalMeasurement measured;
 

@@ -242,10 +242,18 @@ TEST(DynamicCandidates, GpuLeaderWhereRanksShareGpusAndItDiffersStagedAlways) {
 TEST(DynamicCandidates, TreeSettingsDependOnTheBucketOnlyAndAreDistinct) {
   const Table table = parse_table(R"({"format": 1, "gpu": "x", "rules": [{"algorithm": "one_shot"}]})");
   const auto small = tree_candidates(table, "t", {RootedCollective::Bcast, 4, 1, 5000});
-  EXPECT_EQ(small.size(), 3u); // every segment size covers 4 KiB: one per shape
+  EXPECT_EQ(small.size(), 4u); // every segment size covers 4 KiB: one per shape, and the flat push
   EXPECT_EQ(small.front().source, "fallback");
+  EXPECT_EQ(std::ranges::count_if(small, [](const TreeChoice& choice) { return choice.push; }), 1);
+  EXPECT_TRUE(std::ranges::all_of(small, [](const TreeChoice& choice) {
+    return !choice.push || choice.shapes.gpu == trees::Shape::Flat;
+  }));
   const auto large = tree_candidates(table, "t", {RootedCollective::Bcast, 4, 1, std::uint64_t{5} << 20});
-  EXPECT_EQ(large.size(), 7u); // the table's, then three shapes with two segment sizes each
+  EXPECT_EQ(large.size(), 9u); // the table's, three shapes with two segment sizes each, the flat push's two
+  // A reduce has nothing to push, nor has a bcast whose ranks each have a GPU of their own.
+  EXPECT_EQ(tree_candidates(table, "t", {RootedCollective::Reduce, 4, 1, std::uint64_t{5} << 20}).size(), 7u);
+  EXPECT_TRUE(std::ranges::none_of(tree_candidates(table, "t", {RootedCollective::Bcast, 4, 4, 1 << 20}),
+                                   [](const TreeChoice& choice) { return choice.push; }));
   const auto same_bucket =
       tree_candidates(table, "t", {RootedCollective::Bcast, 4, 1, std::uint64_t{6} << 20});
   ASSERT_EQ(same_bucket.size(), large.size());
@@ -256,12 +264,12 @@ TEST(DynamicCandidates, TreeSettingsDependOnTheBucketOnlyAndAreDistinct) {
   // What tune sweeps: three shapes, three segment sizes, two windows, and the table's choice; for a
   // message of one segment the window makes no difference either.
   EXPECT_EQ(tree_candidates(table, "t", {RootedCollective::Bcast, 4, 1, 5000}, TreeBreadth::Sweep).size(),
-            3u);
+            4u);
   // Large messages:
   EXPECT_EQ(
       tree_candidates(table, "t", {RootedCollective::Bcast, 4, 1, std::uint64_t{5} << 20}, TreeBreadth::Sweep)
           .size(),
-      19u);
+      25u); // and the flat push with three segment sizes and two windows
   // Several GPUs: the node level varies, the GPU level keeps the table's shape.
   for (const TreeChoice& choice : tree_candidates(table, "t", {RootedCollective::Reduce, 4, 2, 1 << 20})) {
     EXPECT_EQ(choice.shapes.gpu, trees::Shape::Flat);

@@ -123,6 +123,17 @@ TEST(MeasuredRules, MovementAndTreeRulesFromTheirCandidateNames) {
   EXPECT_EQ(tree[0].segment_bytes, 65536u);
   EXPECT_EQ(tree[0].window, 8u);
   EXPECT_EQ(tree[0].measured->points[0].runner_up_us, 0.01);
+  EXPECT_FALSE(tree[0].push);
+  EXPECT_EQ(tree[0].mps, false); // measured without MPS: applies without it only
+  // A bcast whose flat tree pushed won, measured under MPS.
+  const auto pushed =
+      tree_rules(winner_runs(timings(
+                     {{65536, "tree:gpu=flat,node=binomial,nodes=binomial:segment=65536:window=2:push", 5},
+                      {65536, "tree:gpu=flat,node=binomial,nodes=binomial:segment=65536:window=2", 9}})),
+                 RootedCollective::Bcast, {GpuCount::One, true, true}, "trees:mps");
+  ASSERT_EQ(pushed.size(), 1u);
+  EXPECT_TRUE(pushed[0].push);
+  EXPECT_EQ(pushed[0].mps, true);
   EXPECT_THROW(tree_rules(winner_runs(timings({{8, "host_staged", 1}})), RootedCollective::Bcast,
                           {GpuCount::One, true}, "t"),
                TableError);

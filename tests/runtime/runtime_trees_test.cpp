@@ -10,6 +10,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <regex>
 
 namespace commlens::integration {
@@ -33,22 +37,31 @@ std::int64_t rows(const Database& db, int rank, const std::string& condition) {
       std::to_string(rank) + " AND " + condition);
 }
 
+// push: a tuning table whose bcast rule has the parents write their children's buffers.
 void run_check(const std::string& mode, int ranks, const std::string& progress = "event",
-               const std::string& select = "static") {
+               const std::string& select = "static", bool push = false) {
   const std::string skip = cuda_tests::why_gpu_check_cannot_run(
       COMMLENS_CHECK_PROGRAM, 1, "the runtime bcast/reduce check with " + std::to_string(ranks) + " ranks");
   if (!skip.empty()) {
     GTEST_SKIP() << skip;
   }
-  const JobResult job =
-      run_profiled_job({.command = {COMMLENS_CHECK_PROGRAM, "2"},
-                        .mode = "trace",
-                        .environment = {{"COMMLENS_RUNTIME", mode},
-                                        {"COMMLENS_RUNTIME_COLLECTIVES", "allreduce,bcast,reduce"},
-                                        {"COMMLENS_RUNTIME_TREE_PROGRESS", progress},
-                                        {"COMMLENS_RUNTIME_SELECT", select}},
-                        .timeout_seconds = 900,
-                        .ranks = ranks});
+  JobSpec spec{.command = {COMMLENS_CHECK_PROGRAM, "2"},
+               .mode = "trace",
+               .environment = {{"COMMLENS_RUNTIME", mode},
+                               {"COMMLENS_RUNTIME_COLLECTIVES", "allreduce,bcast,reduce"},
+                               {"COMMLENS_RUNTIME_TREE_PROGRESS", progress},
+                               {"COMMLENS_RUNTIME_SELECT", select}},
+               .timeout_seconds = 900,
+               .ranks = ranks};
+  const std::filesystem::path table =
+      std::filesystem::temp_directory_path() / ("commlens-push-" + std::to_string(::getpid()) + ".json");
+  if (push) { // small segments, so that most calls are pipelines of several
+    std::ofstream(table) << R"({"format": 1, "rules": [{"algorithm": "one_shot"}], "trees": [)"
+                         << R"({"collective": "bcast", "push": true, "segment_bytes": 4096, "window": 3}]})";
+    spec.environment["COMMLENS_RUNTIME_TUNING"] = table.string();
+  }
+  const JobResult job = run_profiled_job(spec);
+  std::filesystem::remove(table);
   std::cout << job.standard_output;
   ASSERT_EQ(job.exit_code, 0) << job.describe();
   EXPECT_NE(job.standard_output.find("tree_collectives_check: ok"), std::string::npos) << job.describe();
@@ -77,6 +90,15 @@ void run_check(const std::string& mode, int ranks, const std::string& progress =
     EXPECT_GE(rows(db, rank, "decision = 'fallback' AND reason LIKE '%host buffer%'"), mode == "ab" ? 2 : 3);
     EXPECT_EQ(rows(db, rank, "decision = 'fallback' AND reason LIKE '%non-contiguous%'"), 1);
     EXPECT_EQ(rows(db, rank, "decision = 'fallback' AND reason IS NULL"), 0);
+    if (push) { // every bcast the runtime ran pushed, every reduce pulled
+      EXPECT_GT(rows(db, rank, "decision = 'runtime' AND algorithm LIKE '%:push'"), 0);
+      EXPECT_EQ(
+          db.scalar("SELECT count(*) FROM runtime_ops r JOIN functions f ON f.id = r.function_id "
+                    "WHERE r.rank = " +
+                    std::to_string(rank) +
+                    " AND r.decision = 'runtime' AND (f.name = 'MPI_Bcast') <> (r.algorithm LIKE '%:push')"),
+          0);
+    }
     if (select == "dynamic") {
       // Every tree call the runtime ran was the learner's, and it tried more than one setting.
       EXPECT_EQ(rows(db, rank, "decision = 'runtime' AND decision_source LIKE 'dynamic %'"), ran);
@@ -115,6 +137,15 @@ TEST(RuntimeTrees, FourRanksBlockingTrees) {
 }
 TEST(RuntimeTrees, FourRanksDynamicSelection) {
   run_check("on", 4, "event", "dynamic");
+}
+TEST(RuntimeTrees, FourRanksPushedBcast) {
+  run_check("on", 4, "event", "static", true);
+}
+TEST(RuntimeTrees, EightRanksPushedBcastAb) {
+  run_check("ab", 8, "event", "static", true);
+}
+TEST(RuntimeTrees, FourRanksPushedBlockingBcast) {
+  run_check("on", 4, "blocking", "static", true);
 }
 
 } // namespace

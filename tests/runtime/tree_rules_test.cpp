@@ -31,6 +31,30 @@ TEST(TreeRules, ParsesEveryField) {
   EXPECT_EQ(parse_table(table_json(table)).trees, table.trees);
 }
 
+TEST(TreeRules, MpsAndPushReadWriteAndChoose) {
+  const Table table = parse_table(table_with_trees(R"([
+    {"collective": "bcast", "mps": false, "push": true, "segment_bytes": 65536},
+    {"collective": "bcast", "mps": true, "window": 2},
+    {"window": 8}])"));
+  ASSERT_EQ(table.trees.size(), 3u);
+  EXPECT_EQ(table.trees[0].mps, false);
+  EXPECT_TRUE(table.trees[0].push);
+  EXPECT_EQ(table.trees[1].mps, true);
+  EXPECT_FALSE(table.trees[1].push);
+  EXPECT_EQ(table.trees[2].mps, std::nullopt);
+  EXPECT_EQ(parse_table(table_json(table)).trees, table.trees);
+  TreeCall call{RootedCollective::Bcast, 4, 1, 1 << 20, false};
+  TreeChoice choice = choose_tree(table, "t", call);
+  EXPECT_EQ(choice.source, "table:t tree rule 1");
+  EXPECT_TRUE(choice.push);
+  call.mps = true;
+  choice = choose_tree(table, "t", call);
+  EXPECT_EQ(choice.source, "table:t tree rule 2");
+  EXPECT_FALSE(choice.push);
+  call.collective = RootedCollective::Reduce;
+  EXPECT_EQ(choose_tree(table, "t", call).source, "table:t tree rule 3");
+}
+
 TEST(TreeRules, RejectsBadValuesNamingThePart) {
   const std::pair<const char*, const char*> cases[] = {
       {R"({"trees": 1})", "trees"},
@@ -42,6 +66,9 @@ TEST(TreeRules, RejectsBadValuesNamingThePart) {
       {R"([{"window": 65}])", "trees[0].window"},
       {R"([{"in_place": true}])", "trees[0]"},
       {R"([{"max_bytes": -1}])", "trees[0].max_bytes"},
+      {R"([{"push": true}])", "trees[0].push"}, // a reduce, or a rule for both, cannot push
+      {R"([{"collective": "reduce", "push": true}])", "trees[0].push"},
+      {R"([{"mps": "yes"}])", "trees[0].mps"},
   };
   for (const auto& [trees, part] : cases) {
     try {

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <utility>
+#include <vector>
 
 namespace commlens::runtime {
 
@@ -23,7 +25,8 @@ TreeOutcome tree_bcast(CommunicatorEngine& engine, IpcHandleCache& cache, void* 
                           .background_opens = settings.background_opens,
                           .non_contiguous = non_contiguous,
                           .ready_event = lane.ready_event};
-  args.tree_outputs = parent >= 0 ? 1U << parent : 0;
+  const std::vector<int>& children = tree.children[me];
+  args.tree_outputs = settings.push ? rank_mask(children) : parent >= 0 ? 1U << parent : 0;
   TreeOutcome outcome;
   ipc::PeerBuffers buffers;
   if (!ipc::agree_and_map(engine, cache, args, IpcAlgorithm::Tree, buffers, outcome.result)) {
@@ -33,24 +36,41 @@ TreeOutcome tree_bcast(CommunicatorEngine& engine, IpcHandleCache& cache, void* 
   const trees::SegmentPlan plan(bytes, 1, settings.segment_bytes);
   outcome.segments = plan.count();
   outcome.segment_bytes = plan.segment_bytes();
-  const char* source = parent >= 0 ? static_cast<const char*>(buffers.outputs[parent]) : nullptr;
   const std::span<const int> upstream(&tree.parent[me], parent >= 0 ? 1 : 0);
+  // Pulling: copy the parent's segment into this buffer; the children read this one. Pushing: copy
+  // this buffer's segment into each child's; a leaf has no work and returns once its parent is done.
+  std::vector<std::pair<char*, const char*>> copies; // destination, source
+  if (settings.push) {
+    for (const int child : children) {
+      copies.emplace_back(static_cast<char*>(buffers.outputs[child]), static_cast<const char*>(buffer));
+    }
+  } else if (parent >= 0) {
+    copies.emplace_back(static_cast<char*>(buffer), static_cast<const char*>(buffers.outputs[parent]));
+  }
+  const bool pushed_leaf = settings.push && children.empty();
   const int error = run_pipeline(engine,
                                  {.segments = plan,
                                   .window = settings.window,
                                   .blocking = settings.blocking,
                                   .upstream = upstream,
-                                  .readers = tree.children[me],
-                                  .has_work = parent >= 0,
+                                  .readers = settings.push ? (pushed_leaf ? upstream : std::span<const int>{})
+                                                           : std::span<const int>(children),
+                                  .has_work = !copies.empty(),
                                   .noise = settings.noise,
                                   .stream = lane.stream},
                                  [&](std::uint32_t index, void* stream) {
                                    const trees::Segment segment = plan.segment(index);
-                                   return static_cast<int>(cudaMemcpyAsync(
-                                       static_cast<char*>(buffer) + segment.offset, source + segment.offset,
-                                       segment.bytes, cudaMemcpyDefault, static_cast<cudaStream_t>(stream)));
+                                   for (const auto& [destination, source] : copies) {
+                                     const cudaError_t error = cudaMemcpyAsync(
+                                         destination + segment.offset, source + segment.offset, segment.bytes,
+                                         cudaMemcpyDefault, static_cast<cudaStream_t>(stream));
+                                     if (error != cudaSuccess) {
+                                       return static_cast<int>(error);
+                                     }
+                                   }
+                                   return 0;
                                  });
-  outcome.result.bytes_peer = parent >= 0 ? bytes : 0;
+  outcome.result.bytes_peer = copies.size() * bytes;
   outcome.result.chunks = plan.count();
   outcome.result.rc = error == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
   return outcome;
@@ -59,8 +79,9 @@ TreeOutcome tree_bcast(CommunicatorEngine& engine, IpcHandleCache& cache, void* 
 void record_tree_run(const TreeSettings& settings, const TreeOutcome& outcome, RuntimeOp& row) {
   record_ran(outcome.result, row);
   row.implementation = Implementation::Tree;
-  row.algorithm = fmt::format("{}:{}:segment={}:window={}", settings.blocking ? "blocking_tree" : "tree",
-                              trees::describe(settings.shapes), outcome.segment_bytes, settings.window);
+  row.algorithm = fmt::format("{}:{}:segment={}:window={}{}", settings.blocking ? "blocking_tree" : "tree",
+                              trees::describe(settings.shapes), outcome.segment_bytes, settings.window,
+                              settings.push ? ":push" : "");
   row.chunks = outcome.segments;
   row.streams = 1;
 }

@@ -3,7 +3,9 @@
 // copies each segment from its parent's buffer (mapped through CUDA IPC) into its own as soon as
 // the parent announced it (collectives/pipeline/tree_pipeline.hpp). A flat tree has every rank
 // copy from the root; a chain or binomial tree spreads the root's reads over the ranks that have
-// the data already.
+// the data already. With `push` the parent copies each segment into its children's buffers instead,
+// and a leaf only waits for its parent: on a GPU that ranks time-share without MPS one context then
+// does the copies, where pulling costs a time slice for every child.
 #include "collectives/allreduce/ipc_allreduce.hpp"
 #include "collectives/pipeline/tree_pipeline.hpp"
 

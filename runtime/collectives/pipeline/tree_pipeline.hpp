@@ -26,6 +26,7 @@ struct TreeSettings {
   bool blocking = false; // COMMLENS_RUNTIME_TREE_PROGRESS=blocking
   bool background_opens = false;
   NoiseInjector* noise = nullptr;
+  bool push = false; // bcast: parents write their children's buffers (tuning::TreeRule::push)
 };
 
 struct PipelineRun {
