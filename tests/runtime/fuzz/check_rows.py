@@ -62,7 +62,7 @@ POSTED_COLLECTIVES = {"MPI_Iallreduce", "MPI_Iallgather", "MPI_Ireduce_scatter_b
                       "MPI_Ibcast"}
 ROOTED = {"MPI_Bcast", "MPI_Ibcast", "MPI_Reduce"}
 SHAPE = "(flat|chain|binary|binomial)"
-TREE_ALGORITHM = re.compile(rf"(blocking_)?tree:gpu={SHAPE},node={SHAPE},nodes={SHAPE}:segment=\d+:window=\d+")
+TREE_ALGORITHM = re.compile(rf"(blocking_)?tree:gpu={SHAPE},node={SHAPE},nodes={SHAPE}:segment=\d+:window=\d+(:push)?")
 MEMORY_KEYS = ("runtime_ipc_memory", "host_staging_memory")
 BASELINE_IMPLEMENTATIONS = {0, 1}  # mpi, mpi_host_staged (runtime_records.hpp)
 
