@@ -13,17 +13,22 @@ constexpr std::uint64_t kDynamicSegments[] = {std::uint64_t{64} << 10, std::uint
 constexpr std::uint64_t kSweepSegments[] = {std::uint64_t{64} << 10, std::uint64_t{256} << 10,
                                             std::uint64_t{1} << 20};
 constexpr std::uint32_t kSweepWindows[] = {2, 8};
+constexpr std::uint32_t kSweepStreams[] = {1, 2, 4};
 constexpr trees::Shape kTriedShapes[] = {trees::Shape::Flat, trees::Shape::Binomial, trees::Shape::Chain};
 
 // Two settings the bucket's messages cannot tell apart: same shapes, and the same segments with
-// the same number in flight (a window wider than the message's segments is the same window).
+// the same number in flight on the same number of streams (a window wider than the message's
+// segments is the same window; more streams than segments in flight, the same streams).
 bool same_run(const TreeChoice& a, const TreeChoice& b, std::uint64_t bytes) {
   const auto in_flight = [&](const TreeChoice& choice) {
     const std::uint64_t segments = (bytes + choice.segment_bytes - 1) / choice.segment_bytes;
     return std::min<std::uint64_t>(choice.window, std::max<std::uint64_t>(segments, 1));
   };
+  const auto streams = [&](const TreeChoice& choice) {
+    return std::min<std::uint64_t>(std::max<std::uint32_t>(choice.streams, 1), in_flight(choice));
+  };
   return a.shapes == b.shapes && std::min(a.segment_bytes, bytes) == std::min(b.segment_bytes, bytes) &&
-         in_flight(a) == in_flight(b);
+         in_flight(a) == in_flight(b) && streams(a) == streams(b);
 }
 
 } // namespace
@@ -63,15 +68,19 @@ std::vector<TreeChoice> tree_candidates(const Table& table, std::string_view tab
                               : std::span<const std::uint64_t>(kDynamicSegments);
   const auto windows =
       sweep ? std::span<const std::uint32_t>(kSweepWindows) : std::span<const std::uint32_t>(&base.window, 1);
+  const auto streams = sweep ? std::span<const std::uint32_t>(kSweepStreams)
+                             : std::span<const std::uint32_t>(&base.streams, 1);
   for (const trees::Shape shape : kTriedShapes) {
     for (const std::uint64_t segment : segments) {
       for (const std::uint32_t window : windows) {
-        TreeChoice variant{base.shapes, segment, window, base.source};
-        (call.gpus == 1 ? variant.shapes.gpu : variant.shapes.node) = shape;
-        if (std::ranges::none_of(candidates, [&](const TreeChoice& listed) {
-              return same_run(listed, variant, bucket.bytes);
-            })) {
-          candidates.push_back(std::move(variant));
+        for (const std::uint32_t stream_count : streams) {
+          TreeChoice variant{base.shapes, segment, window, stream_count, base.source};
+          (call.gpus == 1 ? variant.shapes.gpu : variant.shapes.node) = shape;
+          if (std::ranges::none_of(candidates, [&](const TreeChoice& listed) {
+                return same_run(listed, variant, bucket.bytes);
+              })) {
+            candidates.push_back(std::move(variant));
+          }
         }
       }
     }

@@ -57,6 +57,7 @@ struct TreeRule {
   trees::LevelShapes shapes;
   std::uint64_t segment_bytes = std::uint64_t{256} << 10;
   std::uint32_t window = 4;
+  std::uint32_t streams = 1; // per rank, its segments round robin over them ("streams", absent: 1)
   std::string why;
   OptionalMeasurement measured;
 

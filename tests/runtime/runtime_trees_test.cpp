@@ -2,14 +2,16 @@
 // MPI: tests/runtime/programs/tree_collectives_check verifies every result itself (every type and
 // op, every root, in place, odd counts to 2^22 + 3, sub-communicators, reused and reallocated
 // buffers); these tests add what the trace must say: one runtime_ops row per call, tree rows that
-// name their tree, segment size and window, the calls the runtime must hand to the baseline with
-// their reasons, and in ab mode both halves. Without a GPU they skip, naming what was skipped.
+// name their tree, segment size and window (and streams, when several), the calls the runtime must
+// hand to the baseline with their reasons, and in ab mode both halves. Without a GPU they skip,
+// naming what was skipped.
 #include "gpu_probe.hpp"
 #include "harness/database.hpp"
 #include "harness/job.hpp"
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <regex>
 
 namespace commlens::integration {
@@ -33,22 +35,26 @@ std::int64_t rows(const Database& db, int rank, const std::string& condition) {
       std::to_string(rank) + " AND " + condition);
 }
 
+// streams: COMMLENS_RUNTIME_TREE_STREAMS (0: unset, the table's one stream).
 void run_check(const std::string& mode, int ranks, const std::string& progress = "event",
-               const std::string& select = "static") {
+               const std::string& select = "static", int streams = 0) {
   const std::string skip = cuda_tests::why_gpu_check_cannot_run(
       COMMLENS_CHECK_PROGRAM, 1, "the runtime bcast/reduce check with " + std::to_string(ranks) + " ranks");
   if (!skip.empty()) {
     GTEST_SKIP() << skip;
   }
-  const JobResult job =
-      run_profiled_job({.command = {COMMLENS_CHECK_PROGRAM, "2"},
-                        .mode = "trace",
-                        .environment = {{"COMMLENS_RUNTIME", mode},
-                                        {"COMMLENS_RUNTIME_COLLECTIVES", "allreduce,bcast,reduce"},
-                                        {"COMMLENS_RUNTIME_TREE_PROGRESS", progress},
-                                        {"COMMLENS_RUNTIME_SELECT", select}},
-                        .timeout_seconds = 900,
-                        .ranks = ranks});
+  std::map<std::string, std::string> environment{{"COMMLENS_RUNTIME", mode},
+                                                 {"COMMLENS_RUNTIME_COLLECTIVES", "allreduce,bcast,reduce"},
+                                                 {"COMMLENS_RUNTIME_TREE_PROGRESS", progress},
+                                                 {"COMMLENS_RUNTIME_SELECT", select}};
+  if (streams > 0) {
+    environment["COMMLENS_RUNTIME_TREE_STREAMS"] = std::to_string(streams);
+  }
+  const JobResult job = run_profiled_job({.command = {COMMLENS_CHECK_PROGRAM, "2"},
+                                          .mode = "trace",
+                                          .environment = environment,
+                                          .timeout_seconds = 900,
+                                          .ranks = ranks});
   std::cout << job.standard_output;
   ASSERT_EQ(job.exit_code, 0) << job.describe();
   EXPECT_NE(job.standard_output.find("tree_collectives_check: ok"), std::string::npos) << job.describe();
@@ -84,6 +90,19 @@ void run_check(const std::string& mode, int ranks, const std::string& progress =
                           std::to_string(rank) + " AND decision = 'runtime' AND algorithm LIKE 'tree:%'"),
                 1);
     }
+    if (streams > 1) {
+      // Every tree names the streams it was set to; a rank ran its segments on at most that many,
+      // and on all of them where it had work of its own over enough segments (every rank is a
+      // bcast's non-root and the check's messages reach 16 segments).
+      const std::string name = ":streams=" + std::to_string(streams);
+      EXPECT_EQ(rows(db, rank, "decision = 'runtime' AND algorithm LIKE '%" + name + "'"), ran);
+      EXPECT_EQ(rows(db, rank,
+                     "decision = 'runtime' AND (streams < 1 OR streams > " + std::to_string(streams) + ")"),
+                0);
+      EXPECT_GT(rows(db, rank, "decision = 'runtime' AND streams = " + std::to_string(streams)), 0);
+    } else {
+      EXPECT_EQ(rows(db, rank, "decision = 'runtime' AND (algorithm LIKE '%streams=%' OR streams <> 1)"), 0);
+    }
     if (mode == "ab") {
       EXPECT_GT(rows(db, rank, "decision = 'ab_baseline'"), 0);
     } else {
@@ -115,6 +134,16 @@ TEST(RuntimeTrees, FourRanksBlockingTrees) {
 }
 TEST(RuntimeTrees, FourRanksDynamicSelection) {
   run_check("on", 4, "event", "dynamic");
+}
+// Segments round robin over three streams per rank (ctest runtime.trees_streams).
+TEST(RuntimeTreeStreams, TwoRanksThreeStreams) {
+  run_check("on", 2, "event", "static", 3);
+}
+TEST(RuntimeTreeStreams, FourRanksThreeStreams) {
+  run_check("on", 4, "event", "static", 3);
+}
+TEST(RuntimeTreeStreams, FourRanksAbThreeStreams) {
+  run_check("ab", 4, "event", "static", 3);
 }
 
 } // namespace
