@@ -33,6 +33,7 @@ struct CudaPluginHost {
   bool runtime_background_opens = false;             // COMMLENS_RUNTIME_BACKGROUND_OPENS
   std::uint32_t runtime_ranks_per_node = 0;          // COMMLENS_RUNTIME_RANKS_PER_NODE
   std::string runtime_tree_progress = "event";       // COMMLENS_RUNTIME_TREE_PROGRESS
+  std::optional<std::uint32_t> runtime_tree_streams; // COMMLENS_RUNTIME_TREE_STREAMS (unset: the table's)
   std::string runtime_select = "static";             // COMMLENS_RUNTIME_SELECT
   std::string noise;                                 // COMMLENS_NOISE (empty: none)
   const RuntimeChannel* runtime_channel = nullptr;   // open when COMMLENS_RUNTIME_COLLECTIVES names p2p

@@ -101,6 +101,7 @@ std::string load_and_start(Profiler& profiler, std::span<const FunctionDescripti
   host.runtime_paths = profiler.config().runtime_paths;
   host.runtime_background_opens = profiler.config().runtime_background_opens;
   host.runtime_tree_progress = profiler.config().runtime_tree_progress;
+  host.runtime_tree_streams = profiler.config().runtime_tree_streams;
   host.runtime_select = profiler.config().runtime_select;
   host.noise = profiler.config().noise;
   host.runtime_channel = runtime_channel.comm != MPI_COMM_NULL ? &runtime_channel : nullptr;

@@ -6,11 +6,13 @@
 # failure (a mismatch, a wrong row, a crash or a hang) prints one command that reproduces it.
 #
 # usage: scripts/runtime-fuzz.sh [BUILD_DIR [SECONDS [STEPS [MAX_LOG2_COUNT]]]]
-# environment: FUZZ_RANKS ("2 4 8"), FUZZ_MODES ("on ab dynamic gpu_leader staged push"; dynamic:
-# COMMLENS_RUNTIME=on with COMMLENS_RUNTIME_SELECT=dynamic, so every candidate algorithm runs on
-# fuzzed calls; gpu_leader, staged: COMMLENS_RUNTIME=on with a tuning table that runs every
+# environment: FUZZ_RANKS ("2 4 8"), FUZZ_MODES ("on ab dynamic gpu_leader staged push streams";
+# dynamic: COMMLENS_RUNTIME=on with COMMLENS_RUNTIME_SELECT=dynamic, so every candidate algorithm runs
+# on fuzzed calls; gpu_leader, staged: COMMLENS_RUNTIME=on with a tuning table that runs every
 # data-movement call on that algorithm; push: one whose bcast parents write their children's
-# buffers, in 4 KiB segments), FUZZ_COLLECTIVES ("allreduce
+# buffers, in 4 KiB segments on two streams per rank; streams: COMMLENS_RUNTIME=on with
+# COMMLENS_RUNTIME_TREE_STREAMS=3, the trees' segments on three streams per rank; both for the sets
+# with bcast, ibcast or reduce), FUZZ_COLLECTIVES ("allreduce
 # allreduce,p2p bcast,reduce allreduce,bcast,reduce,p2p" and the data-movement set: allgather,
 # gather, scatter, alltoall, reduce_scatter_block and reduce_scatter with allreduce; the nonblocking
 # sets: iallreduce,iallgather,ireduce_scatter,ibcast alone and beside allreduce, allgather,
@@ -47,7 +49,7 @@ printf '{"format": 1, "rules": [{"algorithm": "one_shot"}], "trees": [%s]}\n' \
 echo "runtime-fuzz: first seed $seed, $steps steps a run, counts up to 2^$max_log2, ${seconds}s"
 while ((SECONDS < end)); do
   for ranks in ${FUZZ_RANKS:-2 4 8}; do
-    for mode in ${FUZZ_MODES:-on ab dynamic gpu_leader staged push}; do
+    for mode in ${FUZZ_MODES:-on ab dynamic gpu_leader staged push streams}; do
       for collectives in ${FUZZ_COLLECTIVES:-allreduce allreduce,p2p bcast,reduce allreduce,bcast,reduce,p2p $data_movement $nonblocking}; do
         ((SECONDS < end)) || break 3
         run=$work/$seed
@@ -62,7 +64,12 @@ while ((SECONDS < end)); do
           ;;
         push)
           [[ $collectives == *bcast* ]] || continue
-          settings="COMMLENS_RUNTIME=on COMMLENS_RUNTIME_TUNING=$work/push.json COMMLENS_RUNTIME_COLLECTIVES=$collectives"
+          settings="COMMLENS_RUNTIME=on COMMLENS_RUNTIME_TUNING=$work/push.json COMMLENS_RUNTIME_TREE_STREAMS=2 COMMLENS_RUNTIME_COLLECTIVES=$collectives"
+          ;;
+        streams)
+          # Only the trees differ from `on`: sets without bcast, ibcast or reduce are left to it.
+          [[ ,$collectives, == *bcast,* || ,$collectives, == *,reduce,* ]] || continue
+          settings="COMMLENS_RUNTIME=on COMMLENS_RUNTIME_TREE_STREAMS=3 COMMLENS_RUNTIME_COLLECTIVES=$collectives"
           ;;
         esac
         env $settings COMMLENS_FUZZ_LOG="$run/log" timeout "${FUZZ_TIMEOUT:-600}" \

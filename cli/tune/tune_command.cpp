@@ -256,6 +256,7 @@ int tune(TuneArguments arguments) {
   setenv("COMMLENS_RUNTIME_SELECT", "sweep", 1);
   unsetenv("COMMLENS_RUNTIME_ALGORITHM"); // a forced algorithm would leave nothing to sweep
   unsetenv("COMMLENS_RUNTIME_HOST_PERCENT");
+  unsetenv("COMMLENS_RUNTIME_TREE_STREAMS"); // nor would forced streams for the trees
   unsetenv("COMMLENS_RUNTIME_TUNING");
   // Steady state: every call runs its candidate, none goes to the host path while a first use's
   // handles open in the background.

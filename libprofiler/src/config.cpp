@@ -280,6 +280,16 @@ const std::vector<Setting>& settings() {
          return known;
        },
        [](const Config& c) { return c.runtime_tree_progress; }},
+      {"COMMLENS_RUNTIME_TREE_STREAMS", "an integer from 1 to 8",
+       [](Config& c, const std::string& v) {
+         std::uint32_t streams = 0;
+         const bool accepted = store_in_range(v, 1, 8, streams);
+         if (accepted) {
+           c.runtime_tree_streams = streams;
+         }
+         return accepted;
+       },
+       [](const Config&) { return std::string("the tuning table's streams"); }},
       {"COMMLENS_RUNTIME_SELECT", "static, dynamic, sweep",
        [](Config& c, const std::string& v) {
          const bool known = is_known(v, "static,dynamic,sweep");

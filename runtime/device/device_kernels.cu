@@ -2,6 +2,8 @@
 // a grid-stride loop sized to the GPU, loads from all sources issued before they are combined.
 #include "device/device_kernels.hpp"
 
+#include "device/reduction_operators.hpp"
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -13,37 +15,6 @@ namespace commlens::runtime {
 namespace {
 
 constexpr int kThreads = 512;
-
-struct Sum {
-  template <typename T> __device__ static T apply(T a, T b) { return a + b; }
-};
-struct Prod {
-  template <typename T> __device__ static T apply(T a, T b) { return a * b; }
-};
-struct Min {
-  template <typename T> __device__ static T apply(T a, T b) { return b < a ? b : a; }
-};
-struct Max {
-  template <typename T> __device__ static T apply(T a, T b) { return a < b ? b : a; }
-};
-struct LogicalAnd {
-  template <typename T> __device__ static T apply(T a, T b) { return T((a != T(0)) && (b != T(0))); }
-};
-struct LogicalOr {
-  template <typename T> __device__ static T apply(T a, T b) { return T((a != T(0)) || (b != T(0))); }
-};
-struct LogicalXor {
-  template <typename T> __device__ static T apply(T a, T b) { return T((a != T(0)) != (b != T(0))); }
-};
-struct BitAnd {
-  template <typename T> __device__ static T apply(T a, T b) { return a & b; }
-};
-struct BitOr {
-  template <typename T> __device__ static T apply(T a, T b) { return a | b; }
-};
-struct BitXor {
-  template <typename T> __device__ static T apply(T a, T b) { return a ^ b; }
-};
 
 template <typename T> union Pack {
   uint4 raw;
@@ -122,51 +93,14 @@ int launch_typed(const SourceList& sources, const DestinationList& outs, std::si
   return static_cast<int>(cudaGetLastError());
 }
 
-// The arithmetic and min/max ops, the ones every numeric type takes (16-bit floats only these).
-template <typename T>
-int launch_arithmetic_op(ReduceOp op, const SourceList& sources, const DestinationList& outs,
-                         std::size_t elements, cudaStream_t stream) {
-  switch (op) {
-  case ReduceOp::Sum:
-    return launch_typed<T, Sum>(sources, outs, elements, stream);
-  case ReduceOp::Prod:
-    return launch_typed<T, Prod>(sources, outs, elements, stream);
-  case ReduceOp::Min:
-    return launch_typed<T, Min>(sources, outs, elements, stream);
-  case ReduceOp::Max:
-    return launch_typed<T, Max>(sources, outs, elements, stream);
-  default:
-    return static_cast<int>(cudaErrorInvalidValue);
-  }
-}
-
-template <typename T>
+// The kernel for `op` on T, if T takes it (operators::visit_operator); else an invalid value.
+template <typename T, operators::OperatorSet Set = operators::operator_set_of<T>()>
 int launch_for_op(ReduceOp op, const SourceList& sources, const DestinationList& outs, std::size_t elements,
                   cudaStream_t stream) {
-  constexpr bool floating = std::is_floating_point_v<T>;
-  switch (op) {
-  case ReduceOp::LogicalAnd:
-    return launch_typed<T, LogicalAnd>(sources, outs, elements, stream);
-  case ReduceOp::LogicalOr:
-    return launch_typed<T, LogicalOr>(sources, outs, elements, stream);
-  case ReduceOp::LogicalXor:
-    return launch_typed<T, LogicalXor>(sources, outs, elements, stream);
-  default:
-    break;
-  }
-  if constexpr (!floating) {
-    switch (op) {
-    case ReduceOp::BitAnd:
-      return launch_typed<T, BitAnd>(sources, outs, elements, stream);
-    case ReduceOp::BitOr:
-      return launch_typed<T, BitOr>(sources, outs, elements, stream);
-    case ReduceOp::BitXor:
-      return launch_typed<T, BitXor>(sources, outs, elements, stream);
-    default:
-      break;
-    }
-  }
-  return launch_arithmetic_op<T>(op, sources, outs, elements, stream);
+  return operators::visit_operator<Set>(
+      op,
+      [&](auto operation) { return launch_typed<T, decltype(operation)>(sources, outs, elements, stream); },
+      static_cast<int>(cudaErrorInvalidValue));
 }
 
 __global__ void copy_kernel(CopySegment segment, bool vectorised) {
@@ -216,9 +150,10 @@ int launch_reduce(Reduction reduction, const SourceList& sources, const Destinat
   case ElementType::Float64:
     return launch_for_op<double>(reduction.op, sources, outs, elements, s);
   case ElementType::Float16:
-    return launch_arithmetic_op<__half>(reduction.op, sources, outs, elements, s);
+    return launch_for_op<__half, operators::OperatorSet::Float16>(reduction.op, sources, outs, elements, s);
   case ElementType::BFloat16:
-    return launch_arithmetic_op<__nv_bfloat16>(reduction.op, sources, outs, elements, s);
+    return launch_for_op<__nv_bfloat16, operators::OperatorSet::Float16>(reduction.op, sources, outs,
+                                                                         elements, s);
   }
   return static_cast<int>(cudaErrorInvalidValue);
 }

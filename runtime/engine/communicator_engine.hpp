@@ -5,6 +5,7 @@
 // the node segment for agreement and barriers, a stream, and the A/B alternation counters.
 #include "device/device_kernels.hpp"
 #include "engine/ab_alternation.hpp"
+#include "engine/stream_set.hpp"
 #include "mpi_header.hpp"
 #include "transport/host_stripe.hpp"
 #include "transport/inter_node_stage.hpp"
@@ -66,6 +67,8 @@ public:
   bool first_call() noexcept { return calls_++ == 0; }
   // A blocking stream on the current device (it orders after work on the legacy default stream).
   void* stream();
+  // Blocking streams beside stream() that the trees spread their segments over.
+  StreamSet& tree_streams() noexcept { return tree_streams_; }
 
   // The host path for striped transfers, opened on first use. Collective over comm: call it only
   // from decisions every rank makes alike (the tuning table's safety rules allow striping only for
@@ -101,6 +104,7 @@ private:
   std::uint64_t barriers_ = 0;
   std::uint64_t calls_ = 0;
   void* stream_ = nullptr;
+  StreamSet tree_streams_{false};
   std::unique_ptr<HostStripe> stripe_;
   std::unique_ptr<CommunicatorEngine> node_engine_;
   MPI_Comm node_comm_ = MPI_COMM_NULL;

@@ -84,6 +84,7 @@ int entry::MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, 
   const TreeSettings settings{.shapes = choice.shapes,
                               .segment_bytes = choice.segment_bytes,
                               .window = choice.window,
+                              .streams = state.tree_streams.value_or(choice.streams),
                               .blocking = state.blocking_trees,
                               .background_opens = false,
                               .noise = state.noise.get(),
@@ -95,8 +96,9 @@ int entry::MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, 
                                      non_contiguous = !layout.contiguous,
                                      runs = fallback_runs(count, datatype)](
                                         const NonblockingCollectives::Lane& lane, RuntimeOp& row) {
-    const TreeOutcome outcome = tree_bcast(engine, lane.cache, buffer, bytes, root, settings, non_contiguous,
-                                           {.ready_event = lane.ready_event, .stream = lane.stream});
+    const TreeOutcome outcome = tree_bcast(
+        engine, lane.cache, buffer, bytes, root, settings, non_contiguous,
+        {.ready_event = lane.ready_event, .stream = lane.stream, .more_streams = &lane.more_streams});
     if (!outcome.result.ran) {
       return run_through_shared_memory(
           engine, lane, outcome.result.reason, row, [&](const StageContext& context) {

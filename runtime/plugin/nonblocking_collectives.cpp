@@ -65,6 +65,7 @@ int NonblockingCollectives::post(MPI_Comm comm, int device, RuntimeOp record, Jo
       return rc;
     }
     communicator.cache = std::make_unique<IpcHandleCache>(kLaneCacheMappings);
+    communicator.more_streams = std::make_unique<StreamSet>(true);
     cudaStream_t stream = nullptr;
     communicator.stream =
         cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess ? stream : nullptr;
@@ -96,7 +97,8 @@ int NonblockingCollectives::post(MPI_Comm comm, int device, RuntimeOp record, Jo
   pending->handle = *request;
   const std::uint64_t key = pmpi::handle_key(*request);
   Pending* const raw = pending.get();
-  const Lane lane{*communicator.cache, communicator.stream, ready_event(), *communicator.stages};
+  const Lane lane{*communicator.cache, communicator.stream, ready_event(), *communicator.stages,
+                  *communicator.more_streams};
   pending->ticket = lanes_.post(lane_of(comm), [raw, lane, device, job = std::move(job)] {
     nonblocking::Outcome outcome{MPI_SUCCESS, true, "the lane could not make the caller's GPU current"};
     if (cudaSetDevice(device) == cudaSuccess) {

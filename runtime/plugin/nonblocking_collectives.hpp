@@ -18,6 +18,7 @@
 // A call declined from arguments equal on every rank runs the baseline at once on the program's
 // communicator, its outputs copied back by the wait/test that completes it (finish_request).
 #include "engine/runtime_records.hpp"
+#include "engine/stream_set.hpp"
 #include "nonblocking/ordered_lanes.hpp"
 #include "nonblocking/request_states.hpp"
 #include "transport/buffer_pool.hpp"
@@ -47,6 +48,7 @@ public:
     void* stream;
     void* ready_event;
     const SharedStages& stages;
+    StreamSet& more_streams; // non-blocking streams beside `stream` for a tree's segments
   };
   // Runs on the lane (no MPI): the collective, filling the row's implementation, algorithm and
   // figures; declined: every rank of the communicator agreed to the baseline posted through MPI
@@ -102,10 +104,11 @@ private:
     bool freed = false; // MPI_Request_free: nobody will wait for it
   };
   struct CommunicatorState {
-    MPI_Comm baseline_comm = MPI_COMM_NULL; // the private duplicate declined jobs' baselines use
-    std::unique_ptr<IpcHandleCache> cache;  // the lane's own (used by its worker only)
-    void* stream = nullptr;                 // the lane's kernels' (non-blocking: see Lane)
-    std::unique_ptr<SharedStages> stages;   // null: they could not be mapped
+    MPI_Comm baseline_comm = MPI_COMM_NULL;  // the private duplicate declined jobs' baselines use
+    std::unique_ptr<IpcHandleCache> cache;   // the lane's own (used by its worker only)
+    void* stream = nullptr;                  // the lane's kernels' (non-blocking: see Lane)
+    std::unique_ptr<StreamSet> more_streams; // created on first use, by the lane's worker only
+    std::unique_ptr<SharedStages> stages;    // null: they could not be mapped
   };
 
   bool progress_locked();

@@ -86,9 +86,10 @@ void load_tuning(RuntimeState& state, const pmpi::CudaPluginHost& host) {
 }
 
 // COMMLENS_NOISE on the ranks it names (a bad value is said once, by rank 0, and nothing injected)
-// and COMMLENS_RUNTIME_TREE_PROGRESS.
+// COMMLENS_RUNTIME_TREE_PROGRESS and COMMLENS_RUNTIME_TREE_STREAMS.
 void load_tree_settings(RuntimeState& state, const pmpi::CudaPluginHost& host) {
   state.blocking_trees = host.runtime_tree_progress == "blocking";
+  state.tree_streams = host.runtime_tree_streams;
   if (host.noise.empty()) {
     return;
   }

@@ -33,10 +33,12 @@ struct RuntimeState {
   bool sweep_selection = false;           // COMMLENS_RUNTIME_SELECT=sweep: every candidate in turn
   tuning::LearnerRegistry learners;       // its learners per communicator, operation and size bucket
   // The rooted collectives (bcast, reduce): partial results of reduce's inner ranks, the noise
-  // injector (COMMLENS_NOISE, on this rank), and COMMLENS_RUNTIME_TREE_PROGRESS=blocking.
+  // injector (COMMLENS_NOISE, on this rank), COMMLENS_RUNTIME_TREE_PROGRESS=blocking, and
+  // COMMLENS_RUNTIME_TREE_STREAMS (unset: the tuning table's streams).
   BufferPool tree_scratch{PoolMemory::Device, std::size_t{256} << 20};
   std::unique_ptr<NoiseInjector> noise;
   bool blocking_trees = false;
+  std::optional<std::uint32_t> tree_streams;
   // COMMLENS_RUNTIME_COLLECTIVES names a nonblocking collective (iallreduce ...).
   std::unique_ptr<NonblockingCollectives> nonblocking;
 };

@@ -71,13 +71,10 @@ TreeSettings tree_settings(RootedCall& call, tuning::RootedCollective collective
     }
   }
   call.record.decision_source = std::move(choice.source);
-  return {choice.shapes,
-          choice.segment_bytes,
-          choice.window,
-          state.blocking_trees,
-          state.host.runtime_background_opens,
-          state.noise.get(),
-          choice.push};
+  return {choice.shapes,        choice.segment_bytes,
+          choice.window,        state.tree_streams.value_or(choice.streams),
+          state.blocking_trees, state.host.runtime_background_opens,
+          state.noise.get(),    choice.push};
 }
 
 // Runtime or fallback, from the pipeline's outcome; false: run the baseline.

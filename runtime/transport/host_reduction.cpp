@@ -1,5 +1,7 @@
 #include "transport/host_reduction.hpp"
 
+#include "device/reduction_operators.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -39,56 +41,34 @@ std::uint16_t half_from_exact_float(float value) noexcept {
   return sign | static_cast<std::uint16_t>((magnitude - 0x38000000U) >> 13);
 }
 
-template <typename T> T combine(ReduceOp op, T a, T b) noexcept {
-  switch (op) {
-  case ReduceOp::Sum:
-    return T(a + b);
-  case ReduceOp::Prod:
-    return T(a * b);
-  case ReduceOp::Min:
-    return b < a ? b : a;
-  case ReduceOp::Max:
-    return a < b ? b : a;
-  case ReduceOp::LogicalAnd:
-    return T((a != T(0)) && (b != T(0)));
-  case ReduceOp::LogicalOr:
-    return T((a != T(0)) || (b != T(0)));
-  case ReduceOp::LogicalXor:
-    return T((a != T(0)) != (b != T(0)));
-  default:
-    break;
-  }
-  if constexpr (std::is_integral_v<T>) {
-    switch (op) {
-    case ReduceOp::BitAnd:
-      return T(a & b);
-    case ReduceOp::BitOr:
-      return T(a | b);
-    case ReduceOp::BitXor:
-      return T(a ^ b);
-    default:
-      break;
-    }
-  }
-  return a;
-}
-
-template <typename T>
-void reduce_typed(ReduceOp op, void* accumulator, const void* operand, std::size_t count) {
+template <typename T, typename Operator>
+void fold(void* accumulator, const void* operand, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) { // memcpy: the buffers need not be aligned to T
     T a;
     T b;
     std::memcpy(&a, static_cast<const char*>(accumulator) + i * sizeof(T), sizeof(T));
     std::memcpy(&b, static_cast<const char*>(operand) + i * sizeof(T), sizeof(T));
-    const T result = combine(op, a, b);
+    const T result = Operator::apply(a, b);
     std::memcpy(static_cast<char*>(accumulator) + i * sizeof(T), &result, sizeof(T));
   }
 }
 
+// An operator T does not take leaves the accumulator as it is.
+template <typename T>
+void reduce_typed(ReduceOp op, void* accumulator, const void* operand, std::size_t count) {
+  operators::visit_operator<operators::operator_set_of<T>()>(
+      op,
+      [&](auto operation) {
+        fold<T, decltype(operation)>(accumulator, operand, count);
+        return true;
+      },
+      false);
+}
+
 // 16-bit floats: the sum or product of two is exact in double, so one rounding gives the correctly
-// rounded result the GPU's instructions give.
-template <float (*Widen)(std::uint16_t), std::uint16_t (*Narrow)(double)>
-void reduce_16bit(ReduceOp op, void* accumulator, const void* operand, std::size_t count) {
+// rounded result the GPU's instructions give; min and max keep the selected operand's bits.
+template <float (*Widen)(std::uint16_t), std::uint16_t (*Narrow)(double), typename Operator>
+void fold_16bit(void* accumulator, const void* operand, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) {
     std::uint16_t a_bits;
     std::uint16_t b_bits;
@@ -96,25 +76,26 @@ void reduce_16bit(ReduceOp op, void* accumulator, const void* operand, std::size
     std::memcpy(&b_bits, static_cast<const char*>(operand) + 2 * i, 2);
     const double a = Widen(a_bits);
     const double b = Widen(b_bits);
-    std::uint16_t result = a_bits;
-    switch (op) {
-    case ReduceOp::Sum:
-      result = Narrow(a + b);
-      break;
-    case ReduceOp::Prod:
-      result = Narrow(a * b);
-      break;
-    case ReduceOp::Min:
-      result = b < a ? b_bits : a_bits;
-      break;
-    case ReduceOp::Max:
-      result = a < b ? b_bits : a_bits;
-      break;
-    default:
-      break; // MPI defines only the arithmetic ops and min/max on them (op_applies)
+    std::uint16_t result;
+    if constexpr (std::is_same_v<Operator, operators::Min> || std::is_same_v<Operator, operators::Max>) {
+      result = Operator::takes_right(a, b) ? b_bits : a_bits;
+    } else {
+      result = Narrow(Operator::apply(a, b));
     }
     std::memcpy(static_cast<char*>(accumulator) + 2 * i, &result, 2);
   }
+}
+
+// MPI defines only the arithmetic ops and min/max on 16-bit floats (op_applies).
+template <float (*Widen)(std::uint16_t), std::uint16_t (*Narrow)(double)>
+void reduce_16bit(ReduceOp op, void* accumulator, const void* operand, std::size_t count) {
+  operators::visit_operator<operators::OperatorSet::Float16>(
+      op,
+      [&](auto operation) {
+        fold_16bit<Widen, Narrow, decltype(operation)>(accumulator, operand, count);
+        return true;
+      },
+      false);
 }
 
 } // namespace

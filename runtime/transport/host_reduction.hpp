@@ -1,7 +1,7 @@
 #pragma once
-// The runtime's reductions computed on the host, element by element as its kernels compute them
-// (device/device_kernels.cu): in the element type (integers promoted, combined, truncated, as C
-// does), 16-bit floats widened, combined exactly and rounded once to nearest even, as the GPU's
+// The runtime's reductions computed on the host, element by element with the operators its kernels
+// use (device/reduction_operators.hpp): in the element type (integers promoted, combined, truncated,
+// as C does), 16-bit floats widened, combined exactly and rounded once to nearest even, as the GPU's
 // half and bfloat16 instructions round. The nonblocking collectives' fallback through node shared
 // memory (shared_memory_collectives.hpp) reduces with it. Plain C++.
 #include "device/reduction_types.hpp"

@@ -13,17 +13,23 @@ constexpr std::uint64_t kDynamicSegments[] = {std::uint64_t{64} << 10, std::uint
 constexpr std::uint64_t kSweepSegments[] = {std::uint64_t{64} << 10, std::uint64_t{256} << 10,
                                             std::uint64_t{1} << 20};
 constexpr std::uint32_t kSweepWindows[] = {2, 8};
+constexpr std::uint32_t kSweepStreams[] = {1, 2, 4};
 constexpr trees::Shape kTriedShapes[] = {trees::Shape::Flat, trees::Shape::Binomial, trees::Shape::Chain};
 
-// Two settings the bucket's messages cannot tell apart: same shapes, and the same segments with
-// the same number in flight (a window wider than the message's segments is the same window).
+// Two settings the bucket's messages cannot tell apart: same shapes and pushing, and the same segments with
+// the same number in flight on the same number of streams (a window wider than the message's
+// segments is the same window; more streams than segments in flight, the same streams).
 bool same_run(const TreeChoice& a, const TreeChoice& b, std::uint64_t bytes) {
   const auto in_flight = [&](const TreeChoice& choice) {
     const std::uint64_t segments = (bytes + choice.segment_bytes - 1) / choice.segment_bytes;
     return std::min<std::uint64_t>(choice.window, std::max<std::uint64_t>(segments, 1));
   };
+  const auto streams = [&](const TreeChoice& choice) {
+    return std::min<std::uint64_t>(std::max<std::uint32_t>(choice.streams, 1), in_flight(choice));
+  };
   return a.shapes == b.shapes && a.push == b.push &&
-         std::min(a.segment_bytes, bytes) == std::min(b.segment_bytes, bytes) && in_flight(a) == in_flight(b);
+         std::min(a.segment_bytes, bytes) == std::min(b.segment_bytes, bytes) &&
+         in_flight(a) == in_flight(b) && streams(a) == streams(b);
 }
 
 } // namespace
@@ -63,20 +69,27 @@ std::vector<TreeChoice> tree_candidates(const Table& table, std::string_view tab
                               : std::span<const std::uint64_t>(kDynamicSegments);
   const auto windows =
       sweep ? std::span<const std::uint32_t>(kSweepWindows) : std::span<const std::uint32_t>(&base.window, 1);
+  const auto streams = sweep ? std::span<const std::uint32_t>(kSweepStreams)
+                             : std::span<const std::uint32_t>(&base.streams, 1);
   // Ranks sharing a GPU: a bcast also tries the flat tree's root writing every child's buffer (one
   // context copying instead of one per child; deeper trees would still have most ranks copy).
   const bool pushes = call.collective == RootedCollective::Bcast && call.gpus < call.ranks;
-  for (const bool push : {false, true}) {
-    for (const trees::Shape shape : kTriedShapes) {
-      for (const std::uint64_t segment : segments) {
-        for (const std::uint32_t window : windows) {
-          TreeChoice variant{base.shapes, segment, window, base.source, push};
+  const auto add = [&](const TreeChoice& variant) {
+    if (std::ranges::none_of(
+            candidates, [&](const TreeChoice& listed) { return same_run(listed, variant, bucket.bytes); })) {
+      candidates.push_back(variant);
+    }
+  };
+  for (const trees::Shape shape : kTriedShapes) {
+    for (const std::uint64_t segment : segments) {
+      for (const std::uint32_t window : windows) {
+        for (const std::uint32_t stream_count : streams) {
+          TreeChoice variant{base.shapes, segment, window, stream_count, base.source};
           (call.gpus == 1 ? variant.shapes.gpu : variant.shapes.node) = shape;
-          if ((!push || (pushes && shape == trees::Shape::Flat)) &&
-              std::ranges::none_of(candidates, [&](const TreeChoice& listed) {
-                return same_run(listed, variant, bucket.bytes);
-              })) {
-            candidates.push_back(std::move(variant));
+          add(variant);
+          if (pushes && shape == trees::Shape::Flat) {
+            variant.push = true;
+            add(variant);
           }
         }
       }

@@ -156,13 +156,13 @@ std::vector<MovementRule> movement_rules(std::span<const WinnerRun> runs, Collec
 std::vector<TreeRule> tree_rules(std::span<const WinnerRun> runs, RootedCollective collective,
                                  const MeasuredShape& shape, const std::string& measurement) {
   static const std::regex kTreeName(
-      R"(tree:gpu=(\w+),node=(\w+),nodes=(\w+):segment=(\d+):window=(\d+)(:push)?)");
+      R"(tree:gpu=(\w+),node=(\w+),nodes=(\w+):segment=(\d+):window=(\d+)(?::streams=(\d+))?(:push)?)");
   std::vector<TreeRule> rules;
   for (const WinnerRun& run : runs) {
     std::smatch parts;
     if (!std::regex_match(run.winner, parts, kTreeName)) {
       throw TableError(
-          fmt::format("tree candidate \"{}\" is not tree:SHAPES:segment=N:window=W", run.winner));
+          fmt::format("tree candidate \"{}\" is not tree:SHAPES:segment=N:window=W[:streams=S]", run.winner));
     }
     TreeRule rule;
     rule.collective = collective;
@@ -173,7 +173,12 @@ std::vector<TreeRule> tree_rules(std::span<const WinnerRun> runs, RootedCollecti
                    shape_from(parts[3], run.winner)};
     rule.segment_bytes = std::clamp<std::uint64_t>(std::stoull(parts[4]), kMinSegmentBytes, kMaxSegmentBytes);
     rule.window = std::clamp<std::uint32_t>(static_cast<std::uint32_t>(std::stoul(parts[5])), 1, kMaxWindow);
-    rule.push = parts[6].matched;
+    // One stream is named by leaving it out, as runtime_ops does.
+    rule.streams =
+        parts[6].matched
+            ? std::clamp<std::uint32_t>(static_cast<std::uint32_t>(std::stoul(parts[6])), 1, kMaxStreams)
+            : 1;
+    rule.push = parts[7].matched;
     rule.mps = shape.mps;
     fill_measured(rule, run, measurement);
     rules.push_back(std::move(rule));

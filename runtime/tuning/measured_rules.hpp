@@ -53,9 +53,9 @@ std::vector<Rule> allreduce_rules(std::span<const WinnerRun> runs, const Measure
 // Candidates named direct, gpu_leader or staged (the host-staged baseline).
 std::vector<MovementRule> movement_rules(std::span<const WinnerRun> runs, Collective collective,
                                          const MeasuredShape& shape, const std::string& measurement);
-// Candidates named as runtime_ops names trees: tree:gpu=S,node=S,nodes=S:segment=N:window=W, then
-// :push for a bcast whose parents write their children's buffers. Throws
-// TableError for another name.
+// Candidates named as runtime_ops names trees: tree:gpu=S,node=S,nodes=S:segment=N:window=W, with
+// :streams=N after it for more than one stream and :push last for a bcast whose parents write their
+// children's buffers. Throws TableError for another name.
 std::vector<TreeRule> tree_rules(std::span<const WinnerRun> runs, RootedCollective collective,
                                  const MeasuredShape& shape, const std::string& measurement);
 

@@ -11,8 +11,8 @@ using nlohmann::json;
 using namespace fields;
 
 constexpr const char* kTreeRuleKeys[] = {
-    "collective",  "gpus", "ranks_share_gpu", "max_bytes", "mps", "gpu_shape", "node_shape",
-    "nodes_shape", "push", "segment_bytes",   "window",    "why", "measured"};
+    "collective",  "gpus", "ranks_share_gpu", "max_bytes", "mps",     "gpu_shape", "node_shape",
+    "nodes_shape", "push", "segment_bytes",   "window",    "streams", "why",       "measured"};
 
 bool matches(const TreeRule& rule, const TreeCall& call) {
   return (!rule.collective || *rule.collective == call.collective) &&
@@ -72,6 +72,8 @@ TreeRule parse_tree_rule(const json& object, const std::string& where) {
       parse_bounded(object, "segment_bytes", rule.segment_bytes, kMinSegmentBytes, kMaxSegmentBytes, where);
   rule.window =
       static_cast<std::uint32_t>(parse_bounded(object, "window", rule.window, 1, kMaxWindow, where));
+  rule.streams =
+      static_cast<std::uint32_t>(parse_bounded(object, "streams", rule.streams, 1, kMaxStreams, where));
   rule.why = optional_text(object, "why", where);
   rule.measured = parse_rule_measurement(object, where);
   return rule;
@@ -114,6 +116,7 @@ nlohmann::ordered_json tree_rules_json(const std::vector<TreeRule>& rules) {
     }
     object["segment_bytes"] = rule.segment_bytes;
     object["window"] = rule.window;
+    object["streams"] = rule.streams;
     if (!rule.why.empty()) {
       object["why"] = rule.why;
     }
@@ -127,13 +130,18 @@ TreeChoice choose_tree(const Table& table, std::string_view table_name, const Tr
   for (std::size_t index = 0; index < table.trees.size(); ++index) {
     const TreeRule& rule = table.trees[index];
     if (matches(rule, call)) {
-      return {rule.shapes, rule.segment_bytes, rule.window,
-              fmt::format("table:{} tree rule {}", table_name, index + 1), rule.push};
+      return {rule.shapes,
+              rule.segment_bytes,
+              rule.window,
+              rule.streams,
+              fmt::format("table:{} tree rule {}", table_name, index + 1),
+              rule.push};
     }
   }
-  // No rule: the defaults of TreeRule (flat on a GPU, binomial above, 256 KiB, 4 in flight).
+  // No rule: the defaults of TreeRule (flat on a GPU, binomial above, 256 KiB, 4 in flight, one
+  // stream).
   const TreeRule fixed;
-  return {fixed.shapes, fixed.segment_bytes, fixed.window, "fallback"};
+  return {fixed.shapes, fixed.segment_bytes, fixed.window, fixed.streams, "fallback"};
 }
 
 } // namespace commlens::runtime::tuning

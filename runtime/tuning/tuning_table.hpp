@@ -61,6 +61,7 @@ struct TreeRule {
   // Bcast only: each parent writes the segments into its children's buffers, so one context does a
   // GPU's copies (ranks time-sharing a GPU without MPS pay a time slice per context that works).
   bool push = false;
+  std::uint32_t streams = 1; // per rank, its segments round robin over them ("streams", absent: 1)
   std::string why;
   OptionalMeasurement measured;
 

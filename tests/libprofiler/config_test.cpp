@@ -186,6 +186,19 @@ TEST(Config, TreeProgressAndNoiseAreReadAndBadValuesWarn) {
   EXPECT_EQ(bad.warnings.size(), 2u);
 }
 
+TEST(Config, TreeStreamsOverrideTheTableWithinOneToEight) {
+  Environment defaults;
+  EXPECT_EQ(defaults.load().runtime_tree_streams, std::nullopt); // the tuning table's
+  Environment environment{{{"COMMLENS_RUNTIME_TREE_STREAMS", "3"}}, {}};
+  EXPECT_EQ(environment.load().runtime_tree_streams, 3u);
+  EXPECT_TRUE(environment.warnings.empty());
+  for (const char* bad_value : {"0", "9", "two"}) {
+    Environment bad{{{"COMMLENS_RUNTIME_TREE_STREAMS", bad_value}}, {}};
+    EXPECT_EQ(bad.load().runtime_tree_streams, std::nullopt) << bad_value;
+    EXPECT_EQ(bad.warnings.size(), 1u) << bad_value;
+  }
+}
+
 TEST(Config, SelectionIsStaticUnlessDynamicIsAsked) {
   Environment defaults;
   EXPECT_EQ(defaults.load().runtime_select, "static");

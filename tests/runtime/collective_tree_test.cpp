@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <random>
 #include <set>
 #include <vector>
 
@@ -189,6 +190,8 @@ TEST(SegmentPlan, EdgeCases) {
   EXPECT_THROW(SegmentPlan(8, 0, 16), std::invalid_argument);
 }
 
+const auto all_fired = [](std::uint32_t) { return true; };
+
 TEST(SegmentWindow, IssuesWhileUpstreamIsReadyAndTheWindowHasRoom) {
   SegmentWindow window(5, 2);
   EXPECT_FALSE(window.can_issue(0)); // nothing ready upstream
@@ -199,17 +202,113 @@ TEST(SegmentWindow, IssuesWhileUpstreamIsReadyAndTheWindowHasRoom) {
   EXPECT_EQ(window.issue(), 1u);
   EXPECT_FALSE(window.can_issue(5)); // two in flight: the window is full
   EXPECT_EQ(window.in_flight(), 2u);
-  EXPECT_EQ(window.oldest(), 0u);
-  window.complete_oldest();
+  EXPECT_TRUE(window.poll(1, [](std::uint32_t index) { return index == 0; }));
+  EXPECT_EQ(window.completed(), 1u);
   EXPECT_TRUE(window.can_issue(5));
   while (window.can_issue(5)) {
     window.issue();
-    window.complete_oldest();
+    window.poll(1, [&](std::uint32_t index) { return index + 1 < window.issued(); });
   }
   EXPECT_EQ(window.issued(), 5u);
   EXPECT_FALSE(window.done());
-  window.complete_oldest();
+  EXPECT_TRUE(window.poll(1, all_fired));
   EXPECT_TRUE(window.done());
+  EXPECT_FALSE(window.poll(1, all_fired)); // nothing left to advance over
+}
+
+TEST(SegmentWindow, SegmentsGoRoundRobinOverTheStreams) {
+  std::vector<std::uint32_t> streams;
+  for (std::uint32_t index = 0; index < 7; ++index) {
+    streams.push_back(stream_of_segment(index, 3));
+  }
+  EXPECT_EQ(streams, (std::vector<std::uint32_t>{0, 1, 2, 0, 1, 2, 0}));
+  EXPECT_EQ(stream_of_segment(5, 1), 0u);
+  EXPECT_EQ(stream_of_segment(5, 0), 0u); // no stream count: the one stream
+}
+
+TEST(SegmentWindow, CountsOnlyAPrefixOfFinishedSegments) {
+  SegmentWindow window(6, 4);
+  for (int i = 0; i < 4; ++i) {
+    window.issue();
+  }
+  std::set<std::uint32_t> fired{1, 3}; // the second stream ran ahead
+  const auto has_fired = [&](std::uint32_t index) { return fired.contains(index); };
+  EXPECT_FALSE(window.poll(2, has_fired));
+  EXPECT_EQ(window.completed(), 0u); // segment 0 still runs: 0..k-1 must all be ready
+  EXPECT_FALSE(window.can_issue(6)); // and the window still counts four in flight
+  fired.insert(0);
+  EXPECT_TRUE(window.poll(2, has_fired));
+  EXPECT_EQ(window.completed(), 2u); // 0 and 1; 3 finished but 2 has not
+  EXPECT_EQ(window.in_flight(), 2u);
+  window.issue();
+  window.issue();
+  fired.insert({2, 4, 5});
+  EXPECT_TRUE(window.poll(2, has_fired));
+  EXPECT_TRUE(window.done());
+}
+
+TEST(SegmentWindow, PollingStopsAStreamAtItsFirstSegmentStillRunning) {
+  for (const std::uint32_t streams : {1u, 2u, 3u}) {
+    SegmentWindow window(8, 8);
+    for (int i = 0; i < 8; ++i) {
+      window.issue();
+    }
+    std::vector<std::uint32_t> asked;
+    window.poll(streams, [&](std::uint32_t index) {
+      asked.push_back(index);
+      return false;
+    });
+    std::vector<std::uint32_t> firsts(streams); // each stream's first segment, and no other
+    std::iota(firsts.begin(), firsts.end(), 0u);
+    EXPECT_EQ(asked, firsts) << streams << " streams";
+  }
+}
+
+TEST(SegmentWindow, AFinishedSegmentIsNotAskedAgain) {
+  SegmentWindow window(3, 3);
+  for (int i = 0; i < 3; ++i) {
+    window.issue();
+  }
+  window.poll(3, [](std::uint32_t index) { return index == 2; });
+  std::vector<std::uint32_t> asked;
+  window.poll(3, [&](std::uint32_t index) {
+    asked.push_back(index);
+    return true;
+  });
+  EXPECT_EQ(asked, (std::vector<std::uint32_t>{0, 1}));
+  EXPECT_TRUE(window.done());
+}
+
+// Streams finishing their segments in random interleavings: the counter a rank publishes never
+// covers a segment that has not finished, and reaches every segment at the end.
+TEST(SegmentWindow, PublishedCountersCoverOnlyFinishedSegments) {
+  std::mt19937 random(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::uint32_t segments = 1 + random() % 40;
+    const std::uint32_t streams = 1 + random() % 4;
+    const std::uint32_t width = 1 + random() % 8;
+    SegmentWindow window(segments, width);
+    std::vector<bool> finished(segments, false);
+    // Per stream, its segments in issue order: a stream finishes them in that order.
+    std::vector<std::vector<std::uint32_t>> queued(streams);
+    std::vector<std::size_t> next_to_finish(streams, 0);
+    while (!window.done()) {
+      while (window.can_issue(segments) && random() % 2 == 0) {
+        const std::uint32_t index = window.issue();
+        queued[stream_of_segment(index, streams)].push_back(index);
+      }
+      const std::uint32_t stream = random() % streams;
+      if (next_to_finish[stream] < queued[stream].size()) {
+        finished[queued[stream][next_to_finish[stream]++]] = true;
+      }
+      window.poll(streams, [&](std::uint32_t index) { return bool(finished[index]); });
+      for (std::uint32_t index = 0; index < window.completed(); ++index) {
+        ASSERT_TRUE(finished[index]) << "segment " << index << " counted before it finished";
+      }
+      ASSERT_LE(window.in_flight(), width);
+    }
+    EXPECT_EQ(window.completed(), segments);
+  }
 }
 
 TEST(SegmentWindow, AWindowOfZeroActsAsOneAndNoSegmentsIsDoneAtOnce) {

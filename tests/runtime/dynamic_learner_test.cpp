@@ -261,15 +261,29 @@ TEST(DynamicCandidates, TreeSettingsDependOnTheBucketOnlyAndAreDistinct) {
     EXPECT_EQ(same_bucket[index].shapes, large[index].shapes);
     EXPECT_EQ(same_bucket[index].segment_bytes, large[index].segment_bytes);
   }
-  // What tune sweeps: three shapes, three segment sizes, two windows, and the table's choice; for a
-  // message of one segment the window makes no difference either.
+  // What tune sweeps: three shapes, three segment sizes, two windows, one, two or four streams, and
+  // the table's choice; for a message of one segment neither the window nor the streams make a
+  // difference.
   EXPECT_EQ(tree_candidates(table, "t", {RootedCollective::Bcast, 4, 1, 5000}, TreeBreadth::Sweep).size(),
-            4u);
-  // Large messages:
-  EXPECT_EQ(
-      tree_candidates(table, "t", {RootedCollective::Bcast, 4, 1, std::uint64_t{5} << 20}, TreeBreadth::Sweep)
-          .size(),
-      25u); // and the flat push with three segment sizes and two windows
+            4u); // one per shape, and the flat push
+  // Large messages (4 MiB bucket): per shape, 64 KiB and 256 KiB segments with 2 in flight on 1 or
+  // 2 streams (4 are 2 then) and 8 in flight on 1, 2 or 4; 1 MiB segments the same with 4 in
+  // flight instead of 8: 15 per shape, the flat push's 15, and the table's choice.
+  const auto swept = tree_candidates(table, "t", {RootedCollective::Bcast, 4, 1, std::uint64_t{5} << 20},
+                                     TreeBreadth::Sweep);
+  EXPECT_EQ(swept.size(), 61u);
+  EXPECT_TRUE(std::ranges::any_of(swept, [](const TreeChoice& choice) { return choice.streams == 4; }));
+  EXPECT_TRUE(std::ranges::any_of(
+      swept, [](const TreeChoice& choice) { return choice.push && choice.streams == 4; }));
+  EXPECT_EQ(tree_candidates(table, "t", {RootedCollective::Reduce, 4, 1, std::uint64_t{5} << 20},
+                            TreeBreadth::Sweep)
+                .size(),
+            46u);
+  // Dynamic selection keeps the table's streams.
+  for (const TreeChoice& choice : tree_candidates(
+           table, "t", {RootedCollective::Bcast, 4, 1, std::uint64_t{5} << 20}, TreeBreadth::Dynamic)) {
+    EXPECT_EQ(choice.streams, 1u);
+  }
   // Several GPUs: the node level varies, the GPU level keeps the table's shape.
   for (const TreeChoice& choice : tree_candidates(table, "t", {RootedCollective::Reduce, 4, 2, 1 << 20})) {
     EXPECT_EQ(choice.shapes.gpu, trees::Shape::Flat);

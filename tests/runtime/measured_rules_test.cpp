@@ -122,6 +122,7 @@ TEST(MeasuredRules, MovementAndTreeRulesFromTheirCandidateNames) {
             (commlens::runtime::trees::LevelShapes{Shape::Chain, Shape::Binomial, Shape::Flat}));
   EXPECT_EQ(tree[0].segment_bytes, 65536u);
   EXPECT_EQ(tree[0].window, 8u);
+  EXPECT_EQ(tree[0].streams, 1u); // no :streams= in the name: one stream
   EXPECT_EQ(tree[0].measured->points[0].runner_up_us, 0.01);
   EXPECT_FALSE(tree[0].push);
   EXPECT_EQ(tree[0].mps, false); // measured without MPS: applies without it only
@@ -134,6 +135,21 @@ TEST(MeasuredRules, MovementAndTreeRulesFromTheirCandidateNames) {
   ASSERT_EQ(pushed.size(), 1u);
   EXPECT_TRUE(pushed[0].push);
   EXPECT_EQ(pushed[0].mps, true);
+  // Several streams won: the rule keeps them (bounded as the table's parser bounds them).
+  const auto streamed = tree_rules(
+      winner_runs(timings(
+          {{1 << 20, "tree:gpu=flat,node=binomial,nodes=binomial:segment=65536:window=8:streams=4", 5},
+           {1 << 20, "tree:gpu=flat,node=binomial,nodes=binomial:segment=65536:window=8", 9},
+           {1 << 22, "tree:gpu=flat,node=binomial,nodes=binomial:segment=65536:window=8:streams=99", 5},
+           {1 << 22, "tree:gpu=flat,node=binomial,nodes=binomial:segment=65536:window=8", 9}})),
+      RootedCollective::Bcast, {GpuCount::One, true}, "trees");
+  ASSERT_EQ(streamed.size(), 2u);
+  EXPECT_EQ(streamed[0].streams, 4u);
+  EXPECT_EQ(streamed[1].streams, kMaxStreams);
+  EXPECT_THROW(tree_rules(winner_runs(timings(
+                              {{8, "tree:gpu=flat,node=flat,nodes=flat:segment=4096:window=2:streams=", 1}})),
+                          RootedCollective::Bcast, {GpuCount::One, true}, "t"),
+               TableError);
   EXPECT_THROW(tree_rules(winner_runs(timings({{8, "host_staged", 1}})), RootedCollective::Bcast,
                           {GpuCount::One, true}, "t"),
                TableError);

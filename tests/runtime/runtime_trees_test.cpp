@@ -2,8 +2,9 @@
 // MPI: tests/runtime/programs/tree_collectives_check verifies every result itself (every type and
 // op, every root, in place, odd counts to 2^22 + 3, sub-communicators, reused and reallocated
 // buffers); these tests add what the trace must say: one runtime_ops row per call, tree rows that
-// name their tree, segment size and window, the calls the runtime must hand to the baseline with
-// their reasons, and in ab mode both halves. Without a GPU they skip, naming what was skipped.
+// name their tree, segment size and window (and streams, when several), the calls the runtime must
+// hand to the baseline with their reasons, and in ab mode both halves. Without a GPU they skip,
+// naming what was skipped.
 #include "gpu_probe.hpp"
 #include "harness/database.hpp"
 #include "harness/job.hpp"
@@ -14,6 +15,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 
 namespace commlens::integration {
@@ -37,30 +39,40 @@ std::int64_t rows(const Database& db, int rank, const std::string& condition) {
       std::to_string(rank) + " AND " + condition);
 }
 
-// push: a tuning table whose bcast rule has the parents write their children's buffers.
-void run_check(const std::string& mode, int ranks, const std::string& progress = "event",
-               const std::string& select = "static", bool push = false) {
+// How a check runs beside its mode and rank count.
+struct CheckOptions {
+  std::string progress = "event"; // COMMLENS_RUNTIME_TREE_PROGRESS
+  std::string select = "static";  // COMMLENS_RUNTIME_SELECT
+  bool push = false; // a tuning table whose bcast rule has the parents write their children's buffers
+  int streams = 0;   // COMMLENS_RUNTIME_TREE_STREAMS (0: unset, the table's one stream)
+};
+
+void run_check(const std::string& mode, int ranks, const CheckOptions& options = {}) {
+  const auto& [progress, select, push, streams] = options;
   const std::string skip = cuda_tests::why_gpu_check_cannot_run(
       COMMLENS_CHECK_PROGRAM, 1, "the runtime bcast/reduce check with " + std::to_string(ranks) + " ranks");
   if (!skip.empty()) {
     GTEST_SKIP() << skip;
   }
-  JobSpec spec{.command = {COMMLENS_CHECK_PROGRAM, "2"},
-               .mode = "trace",
-               .environment = {{"COMMLENS_RUNTIME", mode},
-                               {"COMMLENS_RUNTIME_COLLECTIVES", "allreduce,bcast,reduce"},
-                               {"COMMLENS_RUNTIME_TREE_PROGRESS", progress},
-                               {"COMMLENS_RUNTIME_SELECT", select}},
-               .timeout_seconds = 900,
-               .ranks = ranks};
+  std::map<std::string, std::string> environment{{"COMMLENS_RUNTIME", mode},
+                                                 {"COMMLENS_RUNTIME_COLLECTIVES", "allreduce,bcast,reduce"},
+                                                 {"COMMLENS_RUNTIME_TREE_PROGRESS", progress},
+                                                 {"COMMLENS_RUNTIME_SELECT", select}};
+  if (streams > 0) {
+    environment["COMMLENS_RUNTIME_TREE_STREAMS"] = std::to_string(streams);
+  }
   const std::filesystem::path table =
       std::filesystem::temp_directory_path() / ("commlens-push-" + std::to_string(::getpid()) + ".json");
   if (push) { // small segments, so that most calls are pipelines of several
     std::ofstream(table) << R"({"format": 1, "rules": [{"algorithm": "one_shot"}], "trees": [)"
                          << R"({"collective": "bcast", "push": true, "segment_bytes": 4096, "window": 3}]})";
-    spec.environment["COMMLENS_RUNTIME_TUNING"] = table.string();
+    environment["COMMLENS_RUNTIME_TUNING"] = table.string();
   }
-  const JobResult job = run_profiled_job(spec);
+  const JobResult job = run_profiled_job({.command = {COMMLENS_CHECK_PROGRAM, "2"},
+                                          .mode = "trace",
+                                          .environment = environment,
+                                          .timeout_seconds = 900,
+                                          .ranks = ranks});
   std::filesystem::remove(table);
   std::cout << job.standard_output;
   ASSERT_EQ(job.exit_code, 0) << job.describe();
@@ -106,6 +118,19 @@ void run_check(const std::string& mode, int ranks, const std::string& progress =
                           std::to_string(rank) + " AND decision = 'runtime' AND algorithm LIKE 'tree:%'"),
                 1);
     }
+    if (streams > 1) {
+      // Every tree names the streams it was set to; a rank ran its segments on at most that many,
+      // and on all of them where it had work of its own over enough segments (every rank is a
+      // bcast's non-root and the check's messages reach 16 segments).
+      const std::string name = ":streams=" + std::to_string(streams);
+      EXPECT_EQ(rows(db, rank, "decision = 'runtime' AND algorithm LIKE '%" + name + "%'"), ran);
+      EXPECT_EQ(rows(db, rank,
+                     "decision = 'runtime' AND (streams < 1 OR streams > " + std::to_string(streams) + ")"),
+                0);
+      EXPECT_GT(rows(db, rank, "decision = 'runtime' AND streams = " + std::to_string(streams)), 0);
+    } else {
+      EXPECT_EQ(rows(db, rank, "decision = 'runtime' AND (algorithm LIKE '%streams=%' OR streams <> 1)"), 0);
+    }
     if (mode == "ab") {
       EXPECT_GT(rows(db, rank, "decision = 'ab_baseline'"), 0);
     } else {
@@ -133,19 +158,32 @@ TEST(RuntimeTrees, EightRanksAb) {
   run_check("ab", 8);
 }
 TEST(RuntimeTrees, FourRanksBlockingTrees) {
-  run_check("on", 4, "blocking");
+  run_check("on", 4, {.progress = "blocking"});
 }
 TEST(RuntimeTrees, FourRanksDynamicSelection) {
-  run_check("on", 4, "event", "dynamic");
+  run_check("on", 4, {.select = "dynamic"});
 }
 TEST(RuntimeTrees, FourRanksPushedBcast) {
-  run_check("on", 4, "event", "static", true);
+  run_check("on", 4, {.push = true});
 }
 TEST(RuntimeTrees, EightRanksPushedBcastAb) {
-  run_check("ab", 8, "event", "static", true);
+  run_check("ab", 8, {.push = true});
 }
 TEST(RuntimeTrees, FourRanksPushedBlockingBcast) {
-  run_check("on", 4, "blocking", "static", true);
+  run_check("on", 4, {.progress = "blocking", .push = true});
+}
+// Segments round robin over three streams per rank (ctest runtime.trees_streams).
+TEST(RuntimeTreeStreams, TwoRanksThreeStreams) {
+  run_check("on", 2, {.streams = 3});
+}
+TEST(RuntimeTreeStreams, FourRanksThreeStreams) {
+  run_check("on", 4, {.streams = 3});
+}
+TEST(RuntimeTreeStreams, FourRanksAbThreeStreams) {
+  run_check("ab", 4, {.streams = 3});
+}
+TEST(RuntimeTreeStreams, FourRanksPushedOnTwoStreams) {
+  run_check("on", 4, {.push = true, .streams = 2});
 }
 
 } // namespace

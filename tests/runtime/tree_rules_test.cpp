@@ -16,7 +16,7 @@ std::string table_with_trees(const std::string& trees) {
 TEST(TreeRules, ParsesEveryField) {
   const Table table = parse_table(table_with_trees(R"([
     {"collective": "reduce", "gpus": "two", "ranks_share_gpu": false, "max_bytes": 4096, "gpu_shape": "chain",
-     "node_shape": "binary", "nodes_shape": "flat", "segment_bytes": 8192, "window": 3, "why": "w"},
+     "node_shape": "binary", "nodes_shape": "flat", "segment_bytes": 8192, "window": 3, "streams": 2, "why": "w"},
     {}])"));
   ASSERT_EQ(table.trees.size(), 2u);
   const TreeRule& rule = table.trees[0];
@@ -27,7 +27,9 @@ TEST(TreeRules, ParsesEveryField) {
   EXPECT_EQ(rule.shapes, (trees::LevelShapes{trees::Shape::Chain, trees::Shape::Binary, trees::Shape::Flat}));
   EXPECT_EQ(rule.segment_bytes, 8192u);
   EXPECT_EQ(rule.window, 3u);
+  EXPECT_EQ(rule.streams, 2u);
   EXPECT_EQ(table.trees[1], TreeRule{}); // every field optional
+  EXPECT_EQ(table.trees[1].streams, 1u); // tables written before streams existed: one stream
   EXPECT_EQ(parse_table(table_json(table)).trees, table.trees);
 }
 
@@ -64,6 +66,9 @@ TEST(TreeRules, RejectsBadValuesNamingThePart) {
       {R"([{"segment_bytes": 1073741824}])", "trees[0].segment_bytes"},
       {R"([{}, {"window": 0}])", "trees[1].window"},
       {R"([{"window": 65}])", "trees[0].window"},
+      {R"([{"streams": 0}])", "trees[0].streams"},
+      {R"([{"streams": 9}])", "trees[0].streams"},
+      {R"([{"streams": "2"}])", "trees[0].streams"},
       {R"([{"in_place": true}])", "trees[0]"},
       {R"([{"max_bytes": -1}])", "trees[0].max_bytes"},
       {R"([{"push": true}])", "trees[0].push"}, // a reduce, or a rule for both, cannot push
@@ -83,7 +88,7 @@ TEST(TreeRules, RejectsBadValuesNamingThePart) {
 TEST(TreeRules, FirstMatchingRuleWinsElseTheFixedChoice) {
   const Table table = parse_table(table_with_trees(R"([
     {"collective": "bcast", "gpus": "one", "gpu_shape": "chain", "segment_bytes": 4096},
-    {"gpus": "more", "max_bytes": 1000, "node_shape": "flat", "window": 8},
+    {"gpus": "more", "max_bytes": 1000, "node_shape": "flat", "window": 8, "streams": 4},
     {"ranks_share_gpu": true, "gpu_shape": "binary"}])"));
   TreeChoice choice = choose_tree(table, "t", {RootedCollective::Bcast, 4, 1, 1 << 20});
   EXPECT_EQ(choice.shapes.gpu, trees::Shape::Chain);
@@ -91,13 +96,16 @@ TEST(TreeRules, FirstMatchingRuleWinsElseTheFixedChoice) {
   EXPECT_EQ(choice.source, "table:t tree rule 1");
   choice = choose_tree(table, "t", {RootedCollective::Reduce, 4, 1, 1 << 20}); // rule 1 is bcast only
   EXPECT_EQ(choice.source, "table:t tree rule 3");
+  EXPECT_EQ(choice.streams, 1u);
   choice = choose_tree(table, "t", {RootedCollective::Reduce, 3, 3, 1000});
   EXPECT_EQ(choice.window, 8u);
+  EXPECT_EQ(choice.streams, 4u);
   EXPECT_EQ(choice.source, "table:t tree rule 2");
   choice = choose_tree(table, "t", {RootedCollective::Reduce, 3, 3, 1001});
   EXPECT_EQ(choice.source, "fallback");
   EXPECT_EQ(choice.shapes, trees::LevelShapes{});
   EXPECT_GT(choice.window, 0u);
+  EXPECT_EQ(choice.streams, 1u);
 }
 
 TEST(TreeRules, ShippedTablesCarryTheDefaultTreeRules) {
@@ -112,6 +120,9 @@ TEST(TreeRules, ShippedTablesCarryTheDefaultTreeRules) {
   const TreeChoice one = choose_tree(other.table, other.name, {RootedCollective::Bcast, 4, 1, 1 << 20});
   EXPECT_EQ(one.shapes.gpu, trees::Shape::Flat);
   EXPECT_EQ(one.source, "table:default tree rule 1");
+  for (const TreeRule& rule : h100.table.trees) {
+    EXPECT_EQ(rule.streams, 1u); // the shipped rules name no streams: one, as before
+  }
   for (const std::uint64_t bytes : {std::uint64_t{8}, std::uint64_t{1} << 28}) {
     EXPECT_NE(choose_tree(other.table, other.name, {RootedCollective::Reduce, 8, 8, bytes}).source,
               "fallback");

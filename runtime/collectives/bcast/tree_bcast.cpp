@@ -48,42 +48,49 @@ TreeOutcome tree_bcast(CommunicatorEngine& engine, IpcHandleCache& cache, void* 
     copies.emplace_back(static_cast<char*>(buffer), static_cast<const char*>(buffers.outputs[parent]));
   }
   const bool pushed_leaf = settings.push && children.empty();
-  const int error = run_pipeline(engine,
-                                 {.segments = plan,
-                                  .window = settings.window,
-                                  .blocking = settings.blocking,
-                                  .upstream = upstream,
-                                  .readers = settings.push ? (pushed_leaf ? upstream : std::span<const int>{})
-                                                           : std::span<const int>(children),
-                                  .has_work = !copies.empty(),
-                                  .noise = settings.noise,
-                                  .stream = lane.stream},
-                                 [&](std::uint32_t index, void* stream) {
-                                   const trees::Segment segment = plan.segment(index);
-                                   for (const auto& [destination, source] : copies) {
-                                     const cudaError_t error = cudaMemcpyAsync(
-                                         destination + segment.offset, source + segment.offset, segment.bytes,
-                                         cudaMemcpyDefault, static_cast<cudaStream_t>(stream));
-                                     if (error != cudaSuccess) {
-                                       return static_cast<int>(error);
-                                     }
-                                   }
-                                   return 0;
-                                 });
+  const PipelineResult pipeline = run_pipeline(
+      engine,
+      {.segments = plan,
+       .window = settings.window,
+       .blocking = settings.blocking,
+       .upstream = upstream,
+       .readers =
+           settings.push ? (pushed_leaf ? upstream : std::span<const int>{}) : std::span<const int>(children),
+       .has_work = !copies.empty(),
+       .noise = settings.noise,
+       .stream = lane.stream,
+       .streams = settings.streams,
+       .more_streams = lane.more_streams},
+      [&](std::uint32_t index, void* stream) {
+        const trees::Segment segment = plan.segment(index);
+        for (const auto& [destination, source] : copies) {
+          const cudaError_t error =
+              cudaMemcpyAsync(destination + segment.offset, source + segment.offset, segment.bytes,
+                              cudaMemcpyDefault, static_cast<cudaStream_t>(stream));
+          if (error != cudaSuccess) {
+            return static_cast<int>(error);
+          }
+        }
+        return 0;
+      });
   outcome.result.bytes_peer = copies.size() * bytes;
   outcome.result.chunks = plan.count();
-  outcome.result.rc = error == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
+  outcome.result.rc = pipeline.error == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
+  outcome.streams = pipeline.streams;
   return outcome;
 }
 
 void record_tree_run(const TreeSettings& settings, const TreeOutcome& outcome, RuntimeOp& row) {
   record_ran(outcome.result, row);
   row.implementation = Implementation::Tree;
-  row.algorithm = fmt::format("{}:{}:segment={}:window={}{}", settings.blocking ? "blocking_tree" : "tree",
+  // One stream, today's name; more, the name says how many (every rank the same: the setting).
+  const std::string streams =
+      !settings.blocking && settings.streams > 1 ? fmt::format(":streams={}", settings.streams) : "";
+  row.algorithm = fmt::format("{}:{}:segment={}:window={}{}{}", settings.blocking ? "blocking_tree" : "tree",
                               trees::describe(settings.shapes), outcome.segment_bytes, settings.window,
-                              settings.push ? ":push" : "");
+                              streams, settings.push ? ":push" : "");
   row.chunks = outcome.segments;
-  row.streams = 1;
+  row.streams = outcome.streams;
 }
 
 } // namespace commlens::runtime

@@ -15,14 +15,17 @@ struct TreeOutcome {
   IpcResult result; // ran false: the ranks agreed to hand the call to the baseline
   std::uint32_t segments = 0;
   std::uint64_t segment_bytes = 0;
+  std::uint32_t streams = 1; // the streams this rank's segments ran on
 };
 
 // Where a nonblocking call's bcast runs off the calling thread (MPI_Ibcast on its lane): the
 // buffer's producers are done once `ready_event` is (null: the legacy default stream as it is
-// now), and the copies are queued on `stream` (null: the engine's).
+// now), and the copies are queued on `stream` (null: the engine's) and, with several streams, on
+// `more_streams` (null: the engine's).
 struct LaneStreams {
   void* ready_event = nullptr;
   void* stream = nullptr;
+  StreamSet* more_streams = nullptr;
 };
 
 // Collective over the engine's ranks; every rank returns the same `ran`.
@@ -31,7 +34,7 @@ TreeOutcome tree_bcast(CommunicatorEngine& engine, IpcHandleCache& cache, void* 
                        int root, const TreeSettings& settings, bool non_contiguous, LaneStreams lane = {});
 
 // The runtime_ops fields of a tree call that ran (bcast or reduce): decision, implementation, the
-// algorithm named by its shapes, segment and window, and what it moved and opened.
+// algorithm named by its shapes, segment, window and streams, and what it moved and opened.
 void record_tree_run(const TreeSettings& settings, const TreeOutcome& outcome, RuntimeOp& row);
 
 } // namespace commlens::runtime

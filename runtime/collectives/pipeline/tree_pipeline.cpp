@@ -92,14 +92,54 @@ int run_blocking(CommunicatorEngine& engine, const PipelineRun& run, const Segme
   return error;
 }
 
+// The streams a call spreads its segments over: the call's own first, then the extra ones.
+std::vector<void*> streams_of(CommunicatorEngine& engine, const PipelineRun& run, std::uint32_t segments) {
+  void* first = stream_of(engine, run);
+  const std::uint32_t wanted = std::clamp<std::uint32_t>(std::min(run.streams, segments), 1, 64);
+  if (wanted == 1) {
+    return {first};
+  }
+  StreamSet& more = run.more_streams != nullptr ? *run.more_streams : engine.tree_streams();
+  return more.with(first, wanted);
+}
+
+// The extra streams start after what the call's own stream holds (its earlier work, the wait for
+// the buffers' producers); returns a CUDA error code.
+int fork_streams(std::span<void* const> streams) {
+  thread_local cudaEvent_t forked = nullptr;
+  if (forked == nullptr && cudaEventCreateWithFlags(&forked, cudaEventDisableTiming) != cudaSuccess) {
+    forked = nullptr;
+    return static_cast<int>(cudaErrorMemoryAllocation);
+  }
+  int error = static_cast<int>(cudaEventRecord(forked, static_cast<cudaStream_t>(streams[0])));
+  for (std::size_t i = 1; error == 0 && i < streams.size(); ++i) {
+    error = static_cast<int>(cudaStreamWaitEvent(static_cast<cudaStream_t>(streams[i]), forked, 0));
+  }
+  return error;
+}
+
 int run_event_driven(CommunicatorEngine& engine, const PipelineRun& run, const SegmentWork& work,
-                     std::uint64_t base) {
+                     std::uint64_t base, std::span<void* const> streams) {
   const std::uint32_t segments = run.segments.count();
+  const auto stream_count = static_cast<std::uint32_t>(streams.size());
   thread_local EventRing events;
-  cudaStream_t stream = static_cast<cudaStream_t>(stream_of(engine, run));
   trees::SegmentWindow window(segments, run.window);
   int error =
       events.resize(std::max<std::uint32_t>(run.window, 1)) ? 0 : static_cast<int>(cudaErrorMemoryAllocation);
+  if (error == 0 && stream_count > 1) {
+    error = fork_streams(streams);
+  }
+  const auto fired = [&](std::uint32_t index) {
+    if (error != 0) {
+      return true; // after an error the segments count as done, so that peers are not held up
+    }
+    const cudaError_t state = cudaEventQuery(events[index]);
+    if (state == cudaErrorNotReady) {
+      return false;
+    }
+    error = static_cast<int>(state);
+    return true;
+  };
   for (int idle = 0; !window.done();) {
     if (run.noise != nullptr) {
       run.noise->point();
@@ -108,21 +148,16 @@ int run_event_driven(CommunicatorEngine& engine, const PipelineRun& run, const S
     const std::uint32_t available = ready(engine, run.upstream, base, segments);
     while (window.can_issue(available)) {
       const std::uint32_t index = window.issue();
+      void* stream = streams[trees::stream_of_segment(index, stream_count)];
       if (error == 0) {
         error = work(index, stream);
       }
       if (error == 0) {
-        error = cudaEventRecord(events[index], stream);
+        error = cudaEventRecord(events[index], static_cast<cudaStream_t>(stream));
       }
       progressed = true;
     }
-    while (window.in_flight() > 0) {
-      const cudaError_t state = error == 0 ? cudaEventQuery(events[window.oldest()]) : cudaSuccess;
-      if (state == cudaErrorNotReady) {
-        break;
-      }
-      error = error != 0 ? error : static_cast<int>(state);
-      window.complete_oldest();
+    if (window.poll(stream_count, fired)) {
       announce(engine, base + window.completed());
       progressed = true;
     }
@@ -130,6 +165,11 @@ int run_event_driven(CommunicatorEngine& engine, const PipelineRun& run, const S
     if (!progressed) {
       pause_spinning(idle);
     }
+  }
+  // Every event fired, unless an error cut the polling short: then, on several streams, wait for
+  // what any of them still holds (one stream keeps the one-stream pipeline's behaviour).
+  for (std::size_t i = 0; stream_count > 1 && i < streams.size(); ++i) {
+    cudaStreamSynchronize(static_cast<cudaStream_t>(streams[i]));
   }
   return error;
 }
@@ -152,17 +192,21 @@ trees::Tree engine_tree(const CommunicatorEngine& engine, int root, const trees:
   return trees::build_tree(placements, root, shapes);
 }
 
-int run_pipeline(CommunicatorEngine& engine, const PipelineRun& run, const SegmentWork& work) {
+PipelineResult run_pipeline(CommunicatorEngine& engine, const PipelineRun& run, const SegmentWork& work) {
   const std::uint32_t segments = run.segments.count();
   const std::uint64_t base = engine.segment_base(segments);
-  int error = 0;
+  PipelineResult result;
   if (!run.has_work && !run.blocking) {
     announce(engine, base + segments);
+  } else if (run.blocking) {
+    result.error = run_blocking(engine, run, work, base);
   } else {
-    error = run.blocking ? run_blocking(engine, run, work, base) : run_event_driven(engine, run, work, base);
+    const std::vector<void*> streams = streams_of(engine, run, segments);
+    result.streams = static_cast<std::uint32_t>(streams.size());
+    result.error = run_event_driven(engine, run, work, base, streams);
   }
   wait_for_readers(engine, run, base + segments);
-  return error;
+  return result;
 }
 
 } // namespace commlens::runtime

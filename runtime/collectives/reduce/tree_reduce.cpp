@@ -51,30 +51,32 @@ TreeOutcome tree_reduce(CommunicatorEngine& engine, IpcHandleCache& cache, Buffe
   }
   const int parent = tree.parent[me];
   const std::span<const int> reader(&tree.parent[me], parent >= 0 ? 1 : 0);
-  const int error = run_pipeline(engine,
-                                 {.segments = plan,
-                                  .window = settings.window,
-                                  .blocking = settings.blocking,
-                                  .upstream = children,
-                                  .readers = reader,
-                                  .has_work = !children.empty(),
-                                  .noise = settings.noise},
-                                 [&](std::uint32_t index, void* stream) {
-                                   const trees::Segment segment = plan.segment(index);
-                                   SourceList sources{};
-                                   sources.count = static_cast<int>(partials.size());
-                                   for (std::size_t i = 0; i < partials.size(); ++i) {
-                                     sources.pointers[i] = partials[i] + segment.offset;
-                                   }
-                                   DestinationList destination{};
-                                   destination.count = 1;
-                                   destination.pointers[0] = static_cast<char*>(output) + segment.offset;
-                                   return launch_reduce(reduction, sources, destination,
-                                                        segment.bytes / element_bytes, stream);
-                                 });
+  const PipelineResult pipeline = run_pipeline(
+      engine,
+      {.segments = plan,
+       .window = settings.window,
+       .blocking = settings.blocking,
+       .upstream = children,
+       .readers = reader,
+       .has_work = !children.empty(),
+       .noise = settings.noise,
+       .streams = settings.streams},
+      [&](std::uint32_t index, void* stream) {
+        const trees::Segment segment = plan.segment(index);
+        SourceList sources{};
+        sources.count = static_cast<int>(partials.size());
+        for (std::size_t i = 0; i < partials.size(); ++i) {
+          sources.pointers[i] = partials[i] + segment.offset;
+        }
+        DestinationList destination{};
+        destination.count = 1;
+        destination.pointers[0] = static_cast<char*>(output) + segment.offset;
+        return launch_reduce(reduction, sources, destination, segment.bytes / element_bytes, stream);
+      });
   outcome.result.bytes_peer = (partials.size() - 1) * bytes;
   outcome.result.chunks = plan.count();
-  outcome.result.rc = error == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
+  outcome.result.rc = pipeline.error == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
+  outcome.streams = pipeline.streams;
   return outcome;
 }
 

@@ -23,6 +23,6 @@ Segment SegmentPlan::segment(std::uint32_t index) const noexcept {
 }
 
 SegmentWindow::SegmentWindow(std::uint32_t segments, std::uint32_t window) noexcept
-    : segments_(segments), window_(std::max<std::uint32_t>(window, 1)) {}
+    : segments_(segments), window_(std::clamp<std::uint32_t>(window, 1, kMaxInFlight)) {}
 
 } // namespace commlens::runtime::trees

@@ -3,7 +3,8 @@
 (function, bytes sent and received, buffer location, datatype, peer; -2 or * in the log: not
 checked), and every runtime_ops row against its call: same function, an allreduce's bytes equal
 to the call's, a bcast's (blocking or not) or reduce's the larger of the call's sent and received bytes, a tree row's
-algorithm naming its tree, segment size and window, a `staged` row (the baseline the runtime chose)
+algorithm naming its tree, segment size and window (and its streams, when more than one: the row's
+`streams` from 1 to that), a `staged` row (the baseline the runtime chose)
 a `runtime` decision run by MPI, and the call's implementation one of its rows'
 (a MPI_Sendrecv has a row for each half). A nonblocking or persistent receive's row is written when it is posted, before the runtime
 knows how the message will come, so only its runtime_ops rows say that.
@@ -62,7 +63,8 @@ POSTED_COLLECTIVES = {"MPI_Iallreduce", "MPI_Iallgather", "MPI_Ireduce_scatter_b
                       "MPI_Ibcast"}
 ROOTED = {"MPI_Bcast", "MPI_Ibcast", "MPI_Reduce"}
 SHAPE = "(flat|chain|binary|binomial)"
-TREE_ALGORITHM = re.compile(rf"(blocking_)?tree:gpu={SHAPE},node={SHAPE},nodes={SHAPE}:segment=\d+:window=\d+(:push)?")
+TREE_ALGORITHM = re.compile(
+    rf"(blocking_)?tree:gpu={SHAPE},node={SHAPE},nodes={SHAPE}:segment=\d+:window=\d+(:streams=(?P<streams>\d+))?(:push)?")
 MEMORY_KEYS = ("runtime_ipc_memory", "host_staging_memory")
 BASELINE_IMPLEMENTATIONS = {0, 1}  # mpi, mpi_host_staged (runtime_records.hpp)
 
@@ -82,7 +84,7 @@ def memory_problems(db):
 def runtime_ops_problems(db):
     rows = db.execute(
         """SELECT r.rank, r.mpi_call_id, r.bytes, r.implementation, c.id, c.bytes_sent, c.implementation,
-                  fr.name, fc.name, c.bytes_recv, r.algorithm, r.chunks, r.decision
+                  fr.name, fc.name, c.bytes_recv, r.algorithm, r.chunks, r.decision, r.streams
            FROM runtime_ops r LEFT JOIN mpi_calls c ON c.id = r.mpi_call_id
            JOIN functions fr ON fr.id = r.function_id LEFT JOIN functions fc ON fc.id = c.function_id""").fetchall()
     implementations = {}
@@ -90,7 +92,7 @@ def runtime_ops_problems(db):
         implementations.setdefault((rank, call_id), set()).add(implementation)
     problems = []
     for (rank, call_id, bytes_, implementation, found, sent, call_implementation, function, call_function, received,
-         algorithm, chunks, decision) in rows:
+         algorithm, chunks, decision, streams) in rows:
         if found is None:
             problems.append(f"rank {rank}: runtime_ops row of call {call_id} ({function}) has no mpi_calls row")
         elif function != call_function:
@@ -110,6 +112,10 @@ def runtime_ops_problems(db):
         elif function in ROOTED and decision == "runtime" and (not TREE_ALGORITHM.fullmatch(algorithm) or chunks < 1):
             problems.append(f"rank {rank}: runtime_ops row of call {call_id} ({function}): algorithm {algorithm!r}, "
                             f"{chunks} segments")
+        elif function in ROOTED and decision == "runtime" and not (
+                1 <= streams <= int(TREE_ALGORITHM.fullmatch(algorithm).group("streams") or 1)):
+            problems.append(f"rank {rank}: runtime_ops row of call {call_id} ({function}): {streams} streams, "
+                            f"its algorithm {algorithm!r}")
     return problems, len(rows)
 
 

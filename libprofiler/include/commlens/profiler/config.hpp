@@ -88,6 +88,8 @@ struct Config {
   // How the rooted collectives' trees progress: event (each rank as its neighbours' segments
   // arrive) or blocking (one segment at a time, every rank in a barrier after each: the comparison).
   std::string runtime_tree_progress = "event"; // COMMLENS_RUNTIME_TREE_PROGRESS
+  std::optional<std::uint32_t>
+      runtime_tree_streams; // COMMLENS_RUNTIME_TREE_STREAMS, 1..8 (unset: the table's)
   // How the runtime picks algorithms and settings: static (the tuning table), dynamic (measured
   // in turns at run time per operation and size bucket, agreed by the ranks; docs/runtime.md) or
   // sweep (every candidate in turn, never deciding: what `commlens tune` measures with).
