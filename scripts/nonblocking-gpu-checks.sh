@@ -16,7 +16,6 @@ source "$here/scripts/gpu-check-steps.sh"
 gpu_check_ctest "$build" nonblocking '^runtime\.(nonblocking|nonblocking_collectives|ordered_lanes|request_states)$'
 gpu_check_fuzz "$build" nonblocking \
   "iallreduce,iallgather,ireduce_scatter,ibcast allreduce,allgather,reduce_scatter_block,iallreduce,iallgather,ireduce_scatter,ibcast,bcast,reduce,p2p"
-for collective in iallreduce ibcast; do
-  COLLECTIVE=$collective bash "$here/bench/runtime_nonblocking.sh" "$build" "${BENCH_RANKS:-4}" 20 8 2000 || status=1
-done
+COLLECTIVE=iallreduce,ibcast ITERATIONS=20 CALLS=8 COMPUTE_US=2000 SIZES="65536 1048576 16777216" \
+  bash "$here/bench/runtime_nonblocking.sh" "$build" "${BENCH_RANKS:-4}" || status=1
 exit "$status"
