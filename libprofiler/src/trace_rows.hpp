@@ -1,12 +1,17 @@
 #pragma once
 // Rows of mpi_calls and mpi_requests, and the batched inserter the merge writes them with. Calls go
 // straight into mpi_call_rows and requests into mpi_request_rows, encoded as the mpi_calls and
-// mpi_requests views decode them (schema.cpp). Per-statement overhead is most of SQLite's cost for
-// rows this small, so rows are inserted kBatch per statement.
+// mpi_requests views decode them (schema.cpp). They are written as pages by a SqliteBulkLoader
+// where the merged file allows it; otherwise by INSERTs, kBatch rows per statement, as
+// per-statement overhead is most of SQLite's cost for rows this small.
 #include "commlens/profiler/sqlite.hpp"
+#include "sqlite_bulk_table.hpp"
+#include "sqlite_pages.hpp"
 
+#include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -57,38 +62,55 @@ protected:
   ~TraceRowSink() = default;
 };
 
-// Rows of one table, inserted kBatch to a statement.
-template <typename Row> class BatchedInsert {
+// The tables TraceRowWriter fills, in the order a SqliteBulkLoader for it is opened with.
+inline constexpr std::size_t kBulkCallTable = 0;
+inline constexpr std::size_t kBulkRequestTable = 1;
+std::vector<std::string> trace_row_tables();
+
+// Rows of one table (its column values in order), inserted kBatch to a statement.
+template <std::size_t Columns> class BatchedInsert {
 public:
-  using Bind = void (*)(SqliteStatement& statement, int first_parameter, const Row& row);
+  using Values = std::array<sqlite_pages::Value, Columns>;
   // insert: "INSERT ... INTO table VALUES " (the rows' placeholders are appended).
-  BatchedInsert(const SqliteDatabase& db, std::string_view insert, int columns, Bind bind);
-  void add(const Row& row);
+  BatchedInsert(const SqliteDatabase& db, std::string_view insert);
+  void add(const Values& row);
   // Stores rows still waiting for a full batch; call before committing.
   void flush();
 
 private:
   static constexpr int kBatch = 64;
-  int columns_;
-  Bind bind_;
-  std::vector<Row> pending_;
+  void bind(SqliteStatement& statement, int first_parameter, const Values& row);
+  std::vector<Values> pending_;
   SqliteStatement one_;
   SqliteStatement batch_;
 };
 
 class TraceRowWriter final : public TraceRowSink {
 public:
-  // Inserts into mpi_call_rows / mpi_request_rows of db's main schema, and hands every call to
-  // `tiles` (null: no tiles).
-  TraceRowWriter(const SqliteDatabase& db, TimelineTileBuilder* tiles);
+  // Writes into mpi_call_rows / mpi_request_rows of db's main schema: through `bulk` (opened on
+  // trace_row_tables()) when not null, else by INSERTs; hands every call to `tiles` (null: no
+  // tiles). The bulk loader takes rows in rowid order: calls come in id order, requests in
+  // completion order, so a rank's requests are held and sorted until flush().
+  TraceRowWriter(const SqliteDatabase& db, SqliteBulkLoader* bulk, TimelineTileBuilder* tiles);
   void add_call(const CallRow& row) override;
   void add_request(const RequestRow& row) override;
   // Stores rows still waiting for a full batch and the open tiles; call before committing.
   void flush();
 
 private:
-  BatchedInsert<CallRow> calls_;
-  BatchedInsert<RequestRow> requests_;
+  static constexpr std::size_t kCallColumns = 11;
+  static constexpr std::size_t kRequestColumns = 9;
+  struct HeldRequest {
+    std::int64_t rowid;
+    std::size_t offset; // of its record in held_bytes_
+    std::size_t size;
+  };
+  SqliteBulkLoader* bulk_;
+  std::optional<BatchedInsert<kCallColumns>> calls_;
+  std::optional<BatchedInsert<kRequestColumns>> requests_;
+  std::vector<HeldRequest> held_requests_;
+  std::vector<std::uint8_t> held_bytes_;
+  std::vector<std::uint8_t> record_;
   TimelineTileBuilder* tiles_;
 };
 
