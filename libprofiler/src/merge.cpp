@@ -74,10 +74,10 @@ std::string copy_clause(SqliteDatabase& merged, const schema::TableMerge& rule, 
 }
 
 // Copies one attached rank file ("src") into the merged database, on rank 0's timeline; its calls
-// go to `tiles` too, and its trace rows through `bulk` when not null. Returns whether the file had
-// call rows, which `tiles` did not see.
-bool copy_rank(SqliteDatabase& merged, int rank, const ClockMap& map, TimelineTileBuilder& tiles,
-               SqliteBulkLoader* bulk) {
+// go to `tiles` too, and its trace rows through `bulk` when not null. Returns the calls decoded
+// from its chunks, or nullopt when the file had call rows of its own (which `tiles` did not see).
+std::optional<std::uint64_t> copy_rank(SqliteDatabase& merged, int rank, const ClockMap& map,
+                                       TimelineTileBuilder& tiles, SqliteBulkLoader* bulk) {
   const bool call_rows = attached_has_rows(merged, "mpi_calls");
   for (const schema::TableMerge& rule : schema::kTableMerges) {
     const std::string clause = copy_clause(merged, rule, map);
@@ -91,7 +91,7 @@ bool copy_rank(SqliteDatabase& merged, int rank, const ClockMap& map, TimelineTi
   TraceMaterializer(merged, "src", rank, map).run(rows);
   rows.flush();
   materialize_nccl_calls(merged, "src", rank);
-  return call_rows;
+  return call_rows ? std::nullopt : std::optional(rows.calls());
 }
 
 void remove_rank_file(const fs::path& path) {
@@ -214,6 +214,7 @@ MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
   const std::unique_ptr<SqliteBulkLoader> bulk = bulk_allowed ? open_bulk_loader(merged, plan) : nullptr;
   TimelineTileBuilder tiles(merged, plan.tile_widths);
   bool call_rows_copied = false;
+  std::uint64_t calls_decoded = 0; // of the ranks committed
   int done = static_cast<int>(plan.unreadable_ranks.size());
   for (const PlannedRank& rank : plan.ranks) {
     const RankFile& file = rank.file;
@@ -224,8 +225,10 @@ MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
       attach_rank_file(merged, file.path);
       attached = true;
       merged.exec("BEGIN");
-      call_rows_copied |= copy_rank(merged, file.rank, rank.map, tiles, bulk.get());
+      const std::optional<std::uint64_t> calls = copy_rank(merged, file.rank, rank.map, tiles, bulk.get());
       merged.exec("COMMIT");
+      call_rows_copied |= !calls;
+      calls_decoded += calls.value_or(0);
       result.merged_ranks.push_back(file.rank);
     } catch (const SqliteError& error) {
       if (sqlite3_get_autocommit(merged.get()) == 0) {
@@ -255,7 +258,9 @@ MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
     connection.emplace(open_merged(output.path()));
     result.rows_as_pages = true;
   }
-  result.calls = static_cast<std::uint64_t>(merged.query_int64("SELECT count(*) FROM mpi_call_rows"));
+  result.calls = call_rows_copied
+                     ? static_cast<std::uint64_t>(merged.query_int64("SELECT count(*) FROM mpi_call_rows"))
+                     : calls_decoded;
   // The widths came from a bound on the calls: when the calls written give other widths, or when
   // the tiles did not see every call (rows a rank file carried), they are built from the merged calls.
   if (call_rows_copied ||

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <utility>
 
 namespace commlens::sqlite_pages {
 namespace {
@@ -84,24 +85,23 @@ void append_record(std::span<const Value> values, std::vector<std::uint8_t>& out
   if (varint_size(header_size) > 1) {
     header_size = values.size() + varint_size(values.size() + 2);
   }
+  // Room for the largest body; the record is cut to its size at the end.
   const std::size_t start = out.size();
-  append_varint(out, header_size);
-  std::size_t body_size = 0;
-  for (const Value& value : values) {
-    const auto [type, bytes] = value ? integer_type(*value) : std::pair<std::uint8_t, std::size_t>{0, 0};
-    out.push_back(type);
-    body_size += bytes;
-  }
-  assert(out.size() - start == header_size);
-  out.resize(out.size() + body_size);
+  out.resize(start + header_size + 8 * values.size());
+  std::uint8_t* header = out.data() + start;
+  header += write_varint(header, header_size);
   std::uint8_t* body = out.data() + start + header_size;
   for (const Value& value : values) {
-    if (value) {
-      const std::size_t bytes = integer_type(*value).second;
-      put_big_endian(body, static_cast<std::uint64_t>(*value), bytes);
-      body += bytes;
+    if (!value) {
+      *header++ = 0;
+      continue;
     }
+    const auto [type, bytes] = integer_type(*value);
+    *header++ = type;
+    put_big_endian(body, static_cast<std::uint64_t>(*value), bytes);
+    body += bytes;
   }
+  out.resize(static_cast<std::size_t>(body - out.data()));
 }
 
 std::size_t max_local_payload(std::size_t usable_size) {

@@ -125,6 +125,7 @@ TraceRowWriter::TraceRowWriter(const SqliteDatabase& db, SqliteBulkLoader* bulk,
 }
 
 void TraceRowWriter::add_call(const CallRow& row) {
+  ++calls_written_;
   if (bulk_ != nullptr) {
     bulk_->append(kBulkCallTable, call_columns(row));
   } else {

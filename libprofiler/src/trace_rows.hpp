@@ -96,6 +96,7 @@ public:
   void add_request(const RequestRow& row) override;
   // Stores rows still waiting for a full batch and the open tiles; call before committing.
   void flush();
+  std::uint64_t calls() const noexcept { return calls_written_; }
 
 private:
   static constexpr std::size_t kCallColumns = 11;
@@ -112,6 +113,7 @@ private:
   std::vector<std::uint8_t> held_bytes_;
   std::vector<std::uint8_t> record_;
   TimelineTileBuilder* tiles_;
+  std::uint64_t calls_written_ = 0;
 };
 
 } // namespace commlens
