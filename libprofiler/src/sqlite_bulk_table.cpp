@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <utility>
@@ -219,6 +220,9 @@ SqliteBulkLoader::open(const SqliteDatabase& db, const std::vector<std::string>&
       }
     }
     // INTEGER PRIMARY KEY, exactly so spelled, is the rowid; the record holds NULL in its place.
+    if (table.not_null.size() != table.columns) { // generated columns are not in table_info
+      return refuse(name + " has generated columns");
+    }
     if (keys != 1 || !integer_key) {
       return refuse(name + " has no INTEGER PRIMARY KEY");
     }

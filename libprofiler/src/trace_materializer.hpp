@@ -1,7 +1,8 @@
 #pragma once
 // Turns a rank file's trace_chunks into mpi_calls / mpi_requests rows of the merged file: rank
-// files hold chunks only, and the merge decodes them straight into the file it writes (and counts
-// them once before, for the calls' count and spans that the timeline tiles' widths need).
+// files hold chunks only, and the merge decodes them straight into the file it writes (before that,
+// extent() reads the chunks' counts and each lane's first and last chunks for the bound on the
+// calls and the spans that the timeline tiles' widths need).
 // Everything needed to decode a rank's chunks is read from the database holding them, so this
 // works long after the process is gone (a killed rank's file included).
 #include "commlens/profiler/clock.hpp"

@@ -52,7 +52,7 @@ struct RequestRow {
   std::optional<std::int64_t> comm_id;
 };
 
-// Where decoded trace rows go: the merged file (TraceRowWriter), or a pass that only looks at them.
+// Where decoded trace rows go (TraceRowWriter: the merged file's tables).
 class TraceRowSink {
 public:
   virtual void add_call(const CallRow& row) = 0;

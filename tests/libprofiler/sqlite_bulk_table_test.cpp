@@ -312,6 +312,9 @@ TEST(SqliteBulkTable, RefusesWhatItCannotWriteSafely) {
   EXPECT_TRUE(
       refused("without-rowid", "CREATE TABLE t (id INTEGER PRIMARY KEY, a INTEGER) WITHOUT ROWID", ""));
   EXPECT_TRUE(refused("check", "CREATE TABLE t (id INTEGER PRIMARY KEY, a INTEGER CHECK (a > 0))", ""));
+  EXPECT_TRUE(refused("unique", "CREATE TABLE t (id INTEGER PRIMARY KEY, a INTEGER UNIQUE)", ""));
+  EXPECT_TRUE(
+      refused("generated", "CREATE TABLE t (id INTEGER PRIMARY KEY, a INTEGER, b INTEGER AS (a * 2))", ""));
   EXPECT_TRUE(refused("wal", kTable, "", "PRAGMA journal_mode=WAL"));
   EXPECT_TRUE(refused("auto-vacuum", kTable, "", "PRAGMA auto_vacuum=FULL"));
   EXPECT_TRUE(refused("missing", "CREATE TABLE u (id INTEGER PRIMARY KEY)", ""));
