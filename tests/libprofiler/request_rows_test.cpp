@@ -253,6 +253,36 @@ TEST(RequestRows, RowsWrittenAsPagesEqualThoseInserted) {
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_requests WHERE rank = 1"), 0);
 }
 
+// A thread whose call ids run backwards (no collector records them so): the rows cannot be appended
+// in rowid order as pages, so the merge starts again with INSERTs and keeps every call.
+TEST(RequestRows, CallsOutOfIdOrderAreMergedByInserts) {
+  const fs::path directory = fresh_directory("merge-calls-out-of-order");
+  constexpr int kCalls = 3000;
+  record_rank_with(directory, 0, 1, [&](Profiler& profiler) {
+    ThreadRecorder* recorder = profiler.thread_recorder();
+    const std::uint64_t first = recorder->next_call_id();
+    for (int step = 0; step < kCalls; ++step) {
+      EventRecord call{};
+      call.start_ticks = now_ticks();
+      call.call_id = first + static_cast<std::uint64_t>(kCalls - step);
+      call.function = 3;
+      call.peer = kNoPeer;
+      call.tag_or_root = kNoTagOrRoot;
+      call.communicator_index = kNoCommunicator;
+      call.end_ticks = now_ticks();
+      recorder->record_call(call, 0);
+    }
+  });
+  const MergeResult result = merge_rank_databases(MergeOptions{directory.string(), "", nullptr});
+  EXPECT_FALSE(result.rows_as_pages);
+  EXPECT_EQ(result.calls, kCalls);
+  EXPECT_TRUE(result.missing_ranks.empty());
+  SqliteDatabase db(result.output_path, SQLITE_OPEN_READONLY);
+  EXPECT_EQ(integrity(db), "ok");
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls"), kCalls);
+  EXPECT_FALSE(fs::exists(result.output_path + ".partial-bulk"));
+}
+
 // Calls that each start 15 requests with ids of their own after the call's (as MPI_Startall's do)
 // and complete them: the chunks count 16 records a call and each lane's ids span 16 a call, so the
 // widths planned from that bound are finer than the calls give. The merge must see it and build
