@@ -74,10 +74,14 @@ std::string copy_clause(SqliteDatabase& merged, const schema::TableMerge& rule, 
 }
 
 // Copies one attached rank file ("src") into the merged database, on rank 0's timeline; its calls
-// go to `tiles` too, and its trace rows through `bulk` when not null. Returns the calls decoded
-// from its chunks, or nullopt when the file had call rows of its own (which `tiles` did not see).
-std::optional<std::uint64_t> copy_rank(SqliteDatabase& merged, int rank, const ClockMap& map,
-                                       TimelineTileBuilder& tiles, SqliteBulkLoader* bulk) {
+// go to `tiles` too, and its trace rows through `bulk` when not null.
+struct CopiedRank {
+  std::optional<std::uint64_t> calls;       // decoded from chunks; nullopt: the file had call rows of
+                                            // its own, which `tiles` did not see
+  std::vector<RequestValues> late_requests; // for INSERTs once `bulk` has written its pages
+};
+CopiedRank copy_rank(SqliteDatabase& merged, int rank, const ClockMap& map, TimelineTileBuilder& tiles,
+                     SqliteBulkLoader* bulk) {
   const bool call_rows = attached_has_rows(merged, "mpi_calls");
   for (const schema::TableMerge& rule : schema::kTableMerges) {
     const std::string clause = copy_clause(merged, rule, map);
@@ -91,7 +95,7 @@ std::optional<std::uint64_t> copy_rank(SqliteDatabase& merged, int rank, const C
   TraceMaterializer(merged, "src", rank, map).run(rows);
   rows.flush();
   materialize_nccl_calls(merged, "src", rank);
-  return call_rows ? std::nullopt : std::optional(rows.calls());
+  return CopiedRank{call_rows ? std::nullopt : std::optional(rows.calls()), rows.take_late_requests()};
 }
 
 void remove_rank_file(const fs::path& path) {
@@ -215,6 +219,7 @@ MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
   TimelineTileBuilder tiles(merged, plan.tile_widths);
   bool call_rows_copied = false;
   std::uint64_t calls_decoded = 0; // of the ranks committed
+  std::vector<RequestValues> late_requests;
   int done = static_cast<int>(plan.unreadable_ranks.size());
   for (const PlannedRank& rank : plan.ranks) {
     const RankFile& file = rank.file;
@@ -225,10 +230,11 @@ MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
       attach_rank_file(merged, file.path);
       attached = true;
       merged.exec("BEGIN");
-      const std::optional<std::uint64_t> calls = copy_rank(merged, file.rank, rank.map, tiles, bulk.get());
+      CopiedRank copied = copy_rank(merged, file.rank, rank.map, tiles, bulk.get());
       merged.exec("COMMIT");
-      call_rows_copied |= !calls;
-      calls_decoded += calls.value_or(0);
+      call_rows_copied |= !copied.calls;
+      calls_decoded += copied.calls.value_or(0);
+      late_requests.insert(late_requests.end(), copied.late_requests.begin(), copied.late_requests.end());
       result.merged_ranks.push_back(file.rank);
     } catch (const SqliteError& error) {
       if (sqlite3_get_autocommit(merged.get()) == 0) {
@@ -257,6 +263,9 @@ MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
     bulk->install();
     connection.emplace(open_merged(output.path()));
     result.rows_as_pages = true;
+    merged.exec("BEGIN");
+    insert_requests(merged, late_requests);
+    merged.exec("COMMIT");
   }
   result.calls = call_rows_copied
                      ? static_cast<std::uint64_t>(merged.query_int64("SELECT count(*) FROM mpi_call_rows"))

@@ -292,6 +292,10 @@ void SqliteBulkLoader::append(std::size_t index, std::int64_t rowid, std::span<c
   table.last_rowid = rowid;
 }
 
+std::optional<std::int64_t> SqliteBulkLoader::last_rowid(std::size_t index) const {
+  return tables_[index].last_rowid;
+}
+
 void SqliteBulkLoader::spill(std::span<const std::uint8_t> page) {
   spill_buffer_.insert(spill_buffer_.end(), page.begin(), page.end());
   if (spill_buffer_.size() >= kSpillBufferBytes) {

@@ -47,6 +47,8 @@ public:
   // Appends an encoded row. Throws BulkOrderError when rowid is not above the table's last.
   void append(std::size_t table, std::int64_t rowid, std::span<const std::uint8_t> record);
   void append(std::size_t table, std::span<const sqlite_pages::Value> row);
+  // The highest rowid appended to the table, if any.
+  std::optional<std::int64_t> last_rowid(std::size_t table) const;
 
   // A point to return to: rollback() drops every row appended after mark() was taken.
   struct Mark;

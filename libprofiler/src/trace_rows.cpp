@@ -63,8 +63,7 @@ std::array<Value, 11> call_columns(const CallRow& row) {
           row.request_id ? std::optional(as_int(row.id - *row.request_id)) : std::nullopt};
 }
 
-// mpi_request_rows' columns, in order.
-std::array<Value, 9> request_columns(const RequestRow& row) {
+RequestValues request_columns(const RequestRow& row) {
   return {as_int(row.request_id),
           row.post_ns,
           row.complete_ns - row.post_ns,
@@ -115,12 +114,14 @@ template <std::size_t Columns> void BatchedInsert<Columns>::flush() {
   pending_.clear();
 }
 
+constexpr const char* kInsertRequests = "INSERT OR REPLACE INTO mpi_request_rows VALUES ";
+
 TraceRowWriter::TraceRowWriter(const SqliteDatabase& db, SqliteBulkLoader* bulk, TimelineTileBuilder* tiles)
     : bulk_(bulk), tiles_(tiles) {
   if (bulk_ == nullptr) {
     calls_.emplace(db, "INSERT INTO mpi_call_rows VALUES ");
     // A request's second row (none is known to occur) replaces its first, as the view's trigger does.
-    requests_.emplace(db, "INSERT OR REPLACE INTO mpi_request_rows VALUES ");
+    requests_.emplace(db, kInsertRequests);
   }
 }
 
@@ -137,14 +138,29 @@ void TraceRowWriter::add_call(const CallRow& row) {
 }
 
 void TraceRowWriter::add_request(const RequestRow& row) {
+  const RequestValues values = request_columns(row);
   if (bulk_ == nullptr) {
-    requests_->add(request_columns(row));
+    requests_->add(values);
     return;
   }
-  const std::size_t offset = held_bytes_.size();
-  const std::int64_t rowid = bulk_->encode(kBulkRequestTable, request_columns(row), record_);
-  held_bytes_.insert(held_bytes_.end(), record_.begin(), record_.end());
-  held_requests_.push_back(HeldRequest{rowid, offset, record_.size()});
+  const std::optional<std::int64_t> last_written = bulk_->last_rowid(kBulkRequestTable);
+  if (last_written && *values[0] <= *last_written) {
+    late_requests_.push_back(values);
+    return;
+  }
+  const std::int64_t rowid = bulk_->encode(kBulkRequestTable, values, record_);
+  HeldRecord& held = held_requests_[rowid];
+  std::copy(record_.begin(), record_.end(), held.bytes.begin());
+  held.size = static_cast<std::uint8_t>(record_.size());
+  if (held_requests_.size() > kHeldRequests) {
+    write_lowest_held();
+  }
+}
+
+void TraceRowWriter::write_lowest_held() {
+  const auto lowest = held_requests_.begin();
+  bulk_->append(kBulkRequestTable, lowest->first, {lowest->second.bytes.data(), lowest->second.size});
+  held_requests_.erase(lowest);
 }
 
 void TraceRowWriter::flush() {
@@ -152,21 +168,21 @@ void TraceRowWriter::flush() {
     calls_->flush();
     requests_->flush();
   } else {
-    // In rowid order; of two rows of one request the later wins, as INSERT OR REPLACE has it.
-    std::stable_sort(held_requests_.begin(), held_requests_.end(),
-                     [](const HeldRequest& a, const HeldRequest& b) { return a.rowid < b.rowid; });
-    for (std::size_t index = 0; index < held_requests_.size(); ++index) {
-      const HeldRequest& request = held_requests_[index];
-      if (index + 1 == held_requests_.size() || held_requests_[index + 1].rowid != request.rowid) {
-        bulk_->append(kBulkRequestTable, request.rowid, {held_bytes_.data() + request.offset, request.size});
-      }
+    while (!held_requests_.empty()) {
+      write_lowest_held();
     }
-    held_requests_.clear();
-    held_bytes_.clear();
   }
   if (tiles_ != nullptr) {
     tiles_->flush();
   }
+}
+
+void insert_requests(const SqliteDatabase& db, const std::vector<RequestValues>& requests) {
+  BatchedInsert<std::tuple_size_v<RequestValues>> insert(db, kInsertRequests);
+  for (const RequestValues& request : requests) {
+    insert.add(request);
+  }
+  insert.flush();
 }
 
 } // namespace commlens

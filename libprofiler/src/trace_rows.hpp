@@ -10,9 +10,11 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace commlens {
@@ -85,35 +87,47 @@ private:
   SqliteStatement batch_;
 };
 
+// mpi_request_rows' column values, in order.
+using RequestValues = std::array<sqlite_pages::Value, 9>;
+
 class TraceRowWriter final : public TraceRowSink {
 public:
   // Writes into mpi_call_rows / mpi_request_rows of db's main schema: through `bulk` (opened on
   // trace_row_tables()) when not null, else by INSERTs; hands every call to `tiles` (null: no
   // tiles). The bulk loader takes rows in rowid order: calls come in id order, requests in
-  // completion order, so a rank's requests are held and sorted until flush().
+  // completion order, so requests wait in a window of kHeldRequests, sorted, until a later one
+  // pushes them out or flush(); a request below the last one written is left for INSERTs
+  // (late_requests()).
   TraceRowWriter(const SqliteDatabase& db, SqliteBulkLoader* bulk, TimelineTileBuilder* tiles);
   void add_call(const CallRow& row) override;
   void add_request(const RequestRow& row) override;
-  // Stores rows still waiting for a full batch and the open tiles; call before committing.
+  // Stores rows still waiting for a full batch (or in the window) and the open tiles; call before
+  // committing.
   void flush();
   std::uint64_t calls() const noexcept { return calls_written_; }
+  // Requests that came after the bulk loader had written a higher request id, in arrival order:
+  // to be inserted once its pages are in the file (insert_requests()).
+  std::vector<RequestValues> take_late_requests() { return std::move(late_requests_); }
 
 private:
   static constexpr std::size_t kCallColumns = 11;
-  static constexpr std::size_t kRequestColumns = 9;
-  struct HeldRequest {
-    std::int64_t rowid;
-    std::size_t offset; // of its record in held_bytes_
-    std::size_t size;
+  static constexpr std::size_t kHeldRequests = std::size_t{1} << 16;
+  struct HeldRecord {
+    std::array<std::uint8_t, 96> bytes; // 9 columns: at most 10 header and 72 value bytes
+    std::uint8_t size;
   };
+  void write_lowest_held();
   SqliteBulkLoader* bulk_;
   std::optional<BatchedInsert<kCallColumns>> calls_;
-  std::optional<BatchedInsert<kRequestColumns>> requests_;
-  std::vector<HeldRequest> held_requests_;
-  std::vector<std::uint8_t> held_bytes_;
+  std::optional<BatchedInsert<std::tuple_size_v<RequestValues>>> requests_;
+  std::map<std::int64_t, HeldRecord> held_requests_; // by rowid; a later row of one id replaces it
+  std::vector<RequestValues> late_requests_;
   std::vector<std::uint8_t> record_;
   TimelineTileBuilder* tiles_;
   std::uint64_t calls_written_ = 0;
 };
+
+// INSERT OR REPLACE of requests into db's mpi_request_rows.
+void insert_requests(const SqliteDatabase& db, const std::vector<RequestValues>& requests);
 
 } // namespace commlens

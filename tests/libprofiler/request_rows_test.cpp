@@ -253,6 +253,62 @@ TEST(RequestRows, RowsWrittenAsPagesEqualThoseInserted) {
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_requests WHERE rank = 1"), 0);
 }
 
+// A request completed after more later requests than the merge holds back for sorting, and one
+// completed twice, the second time long after the first was written: both go in by INSERT after
+// the pages, and the file holds what the INSERT path gives (the later row of a request wins).
+TEST(RequestRows, RequestsCompletedLongAfterLaterOnesEqualThoseInserted) {
+  const fs::path directory = fresh_directory("merge-late-requests");
+  constexpr int kRequests = 70000; // more than TraceRowWriter holds back
+  record_rank_with(directory, 0, 1, [&](Profiler& profiler) {
+    ThreadRecorder* recorder = profiler.thread_recorder();
+    const auto post = [&] {
+      EventRecord call{};
+      call.start_ticks = now_ticks();
+      call.call_id = recorder->next_call_id();
+      call.function = 1;
+      call.peer = 1;
+      call.tag_or_root = 0;
+      call.communicator_index = kNoCommunicator;
+      call.request_id = call.call_id;
+      call.end_ticks = now_ticks();
+      recorder->record_call(call, 0);
+      return call;
+    };
+    const auto complete = [&](EventRecord posted, std::uint64_t bytes) {
+      posted.kind = RecordKind::RequestCompletion;
+      posted.end_ticks = now_ticks();
+      posted.bytes_sent = bytes;
+      recorder->record_request_completion(posted);
+    };
+    const EventRecord first = post();
+    EventRecord second{};
+    for (int index = 0; index < kRequests; ++index) {
+      const EventRecord posted = post();
+      complete(posted, 10);
+      if (index == 0) {
+        second = posted;
+      }
+    }
+    complete(first, 20);
+    complete(second, 30); // its second completion
+  });
+  MergeOptions as_pages{directory.string(), (directory / "pages.sqlite").string(), nullptr};
+  MergeOptions by_inserts = as_pages;
+  by_inserts.output_path = (directory / "inserts.sqlite").string();
+  by_inserts.write_pages = false;
+  const MergeResult pages = merge_rank_databases(as_pages);
+  const MergeResult inserts = merge_rank_databases(by_inserts);
+  EXPECT_TRUE(pages.rows_as_pages);
+  SqliteDatabase db(pages.output_path, SQLITE_OPEN_READONLY);
+  EXPECT_EQ(integrity(db), "ok");
+  db.prepare("ATTACH DATABASE ? AS inserted").bind(1, inserts.output_path).run();
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_requests"), kRequests + 1);
+  EXPECT_EQ(rows_differing(db, "main.mpi_request_rows", "inserted.mpi_request_rows"), 0);
+  EXPECT_EQ(rows_differing(db, "main.mpi_call_rows", "inserted.mpi_call_rows"), 0);
+  EXPECT_EQ(db.query_int64("SELECT bytes_sent FROM mpi_requests ORDER BY request_id LIMIT 1"), 20);
+  EXPECT_EQ(db.query_int64("SELECT bytes_sent FROM mpi_requests ORDER BY request_id LIMIT 1 OFFSET 1"), 30);
+}
+
 // A thread whose call ids run backwards (no collector records them so): the rows cannot be appended
 // in rowid order as pages, so the merge starts again with INSERTs and keeps every call.
 TEST(RequestRows, CallsOutOfIdOrderAreMergedByInserts) {
