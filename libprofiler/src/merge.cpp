@@ -216,7 +216,8 @@ MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
 
   const auto rows_began = Clock::now();
   const std::unique_ptr<SqliteBulkLoader> bulk = bulk_allowed ? open_bulk_loader(merged, plan) : nullptr;
-  TimelineTileBuilder tiles(merged, plan.tile_widths);
+  // Its statements end before the connection closes for the bulk loader.
+  std::optional<TimelineTileBuilder> tiles(std::in_place, merged, plan.tile_widths);
   bool call_rows_copied = false;
   std::uint64_t calls_decoded = 0; // of the ranks committed
   std::vector<RequestValues> late_requests;
@@ -230,7 +231,7 @@ MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
       attach_rank_file(merged, file.path);
       attached = true;
       merged.exec("BEGIN");
-      CopiedRank copied = copy_rank(merged, file.rank, rank.map, tiles, bulk.get());
+      CopiedRank copied = copy_rank(merged, file.rank, rank.map, *tiles, bulk.get());
       merged.exec("COMMIT");
       call_rows_copied |= !copied.calls;
       calls_decoded += copied.calls.value_or(0);
@@ -240,7 +241,7 @@ MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
       if (sqlite3_get_autocommit(merged.get()) == 0) {
         merged.exec("ROLLBACK");
       }
-      tiles.discard();
+      tiles->discard();
       if (bulk) {
         bulk->rollback(*rows_before);
       }
@@ -258,6 +259,7 @@ MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
     throw MergeError(
         fmt::format("{}: none of the {} rank files could be read", directory.string(), files.size()));
   }
+  tiles.reset();
   if (bulk) { // the trace rows' pages go in with no connection open, then SQLite goes on
     connection.reset();
     bulk->install();
