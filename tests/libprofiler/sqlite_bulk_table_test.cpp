@@ -26,8 +26,7 @@ constexpr const char* kTable =
     "CREATE TABLE t (id INTEGER PRIMARY KEY, a INTEGER NOT NULL, b INTEGER, c INTEGER)";
 
 std::string fresh_file(const std::string& name) {
-  const fs::path path =
-      fs::temp_directory_path() / fmt::format("commlens-bulk-{}-{}.sqlite", name, ::getpid());
+  const fs::path path = fs::path(testing::TempDir()) / fmt::format("commlens-bulk-{}.sqlite", name);
   for (const char* suffix : {"", "-journal", "-bulk"}) {
     fs::remove(path.string() + suffix);
   }
