@@ -6,6 +6,7 @@
 #include "commlens/profiler/sqlite.hpp"
 #include "commlens/profiler/timeline_tiles.hpp"
 #include "merge_plan.hpp"
+#include "sqlite_bulk_table.hpp"
 #include "trace_materializer.hpp"
 #include "trace_rows.hpp"
 
@@ -16,6 +17,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <regex>
 
 namespace commlens {
@@ -70,16 +73,16 @@ std::string copy_clause(SqliteDatabase& merged, const schema::TableMerge& rule, 
   return names.empty() ? "" : fmt::format("({}) SELECT {} FROM src.{}", names, values, rule.table);
 }
 
-// Whether src holds call rows of its own (rank files of versions that made rows before the merge).
-bool has_call_rows(SqliteDatabase& merged) {
-  return merged.query_int64("SELECT count(*) FROM src.sqlite_master WHERE name = 'mpi_calls'") != 0 &&
-         merged.query_int64("SELECT EXISTS (SELECT 1 FROM src.mpi_calls)") != 0;
-}
-
 // Copies one attached rank file ("src") into the merged database, on rank 0's timeline; its calls
-// go to `tiles` too. Returns whether the file had call rows, which `tiles` did not see.
-bool copy_rank(SqliteDatabase& merged, int rank, const ClockMap& map, TimelineTileBuilder& tiles) {
-  const bool call_rows = has_call_rows(merged);
+// go to `tiles` too, and its trace rows through `bulk` when not null.
+struct CopiedRank {
+  std::optional<std::uint64_t> calls;       // decoded from chunks; nullopt: the file had call rows of
+                                            // its own, which `tiles` did not see
+  std::vector<RequestValues> late_requests; // for INSERTs once `bulk` has written its pages
+};
+CopiedRank copy_rank(SqliteDatabase& merged, int rank, const ClockMap& map, TimelineTileBuilder& tiles,
+                     SqliteBulkLoader* bulk) {
+  const bool call_rows = attached_has_rows(merged, "mpi_calls");
   for (const schema::TableMerge& rule : schema::kTableMerges) {
     const std::string clause = copy_clause(merged, rule, map);
     if (!clause.empty()) {
@@ -88,11 +91,11 @@ bool copy_rank(SqliteDatabase& merged, int rank, const ClockMap& map, TimelineTi
     }
   }
   // The rank's trace, stored as compact chunks, becomes rows here.
-  TraceRowWriter rows(merged, &tiles);
+  TraceRowWriter rows(merged, bulk, &tiles);
   TraceMaterializer(merged, "src", rank, map).run(rows);
   rows.flush();
   materialize_nccl_calls(merged, "src", rank);
-  return call_rows;
+  return CopiedRank{call_rows ? std::nullopt : std::optional(rows.calls()), rows.take_late_requests()};
 }
 
 void remove_rank_file(const fs::path& path) {
@@ -163,7 +166,7 @@ public:
 
 private:
   static void remove_with_journals(const std::string& path) {
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    for (const char* suffix : {"", "-wal", "-shm", "-journal", "-bulk"}) {
       std::remove((path + suffix).c_str());
     }
   }
@@ -172,9 +175,23 @@ private:
   bool renamed_ = false;
 };
 
-} // namespace
+// The merged database's connection: no journal and no sync, as the file is not under its final
+// name until it is complete. NOMUTEX: only this thread uses it.
+SqliteDatabase open_merged(const std::string& path) {
+  SqliteDatabase merged(path,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX);
+  merged.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=MEMORY;");
+  return merged;
+}
 
-MergeResult merge_rank_databases(const MergeOptions& options) {
+// The trace rows' loader: pages written straight into the file where the file allows it, unless
+// a rank file brings rows of its own (those are copied by INSERTs into the same tables).
+std::unique_ptr<SqliteBulkLoader> open_bulk_loader(const SqliteDatabase& merged, const MergePlan& plan) {
+  std::string why;
+  return plan.has_row_tables ? nullptr : SqliteBulkLoader::open(merged, trace_row_tables(), why);
+}
+
+MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
   using Clock = std::chrono::steady_clock;
   const auto seconds_since = [](Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
@@ -185,11 +202,9 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
   result.output_path =
       options.output_path.empty() ? (directory / "commlens.sqlite").string() : options.output_path;
   PartialOutput output(result.output_path);
-  // NOMUTEX: only this thread uses the connection.
-  SqliteDatabase merged(output.path(),
-                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX);
-  // No journal and no sync: the file is not under its final name until it is complete.
-  merged.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=MEMORY;");
+  std::optional<SqliteDatabase> connection(open_merged(output.path()));
+  // Still this connection's object after the bulk loader reopens the file (emplaced in place).
+  SqliteDatabase& merged = *connection;
   merged.exec(fmt::format("PRAGMA application_id={}; PRAGMA user_version={};", schema::kApplicationId,
                           schema::kVersion));
   merged.exec(schema::kCreateTables);
@@ -200,24 +215,36 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
   result.plan_seconds = seconds_since(plan_began);
 
   const auto rows_began = Clock::now();
-  TimelineTileBuilder tiles(merged, plan.tile_widths);
+  const std::unique_ptr<SqliteBulkLoader> bulk = bulk_allowed ? open_bulk_loader(merged, plan) : nullptr;
+  // Its statements end before the connection closes for the bulk loader.
+  std::optional<TimelineTileBuilder> tiles(std::in_place, merged, plan.tile_widths);
   bool call_rows_copied = false;
+  std::uint64_t calls_decoded = 0; // of the ranks committed
+  std::vector<RequestValues> late_requests;
   int done = static_cast<int>(plan.unreadable_ranks.size());
   for (const PlannedRank& rank : plan.ranks) {
     const RankFile& file = rank.file;
     bool attached = false;
+    const std::optional<SqliteBulkLoader::Mark> rows_before =
+        bulk ? std::optional(bulk->mark()) : std::nullopt;
     try {
       attach_rank_file(merged, file.path);
       attached = true;
       merged.exec("BEGIN");
-      call_rows_copied |= copy_rank(merged, file.rank, rank.map, tiles);
+      CopiedRank copied = copy_rank(merged, file.rank, rank.map, *tiles, bulk.get());
       merged.exec("COMMIT");
+      call_rows_copied |= !copied.calls;
+      calls_decoded += copied.calls.value_or(0);
+      late_requests.insert(late_requests.end(), copied.late_requests.begin(), copied.late_requests.end());
       result.merged_ranks.push_back(file.rank);
     } catch (const SqliteError& error) {
       if (sqlite3_get_autocommit(merged.get()) == 0) {
         merged.exec("ROLLBACK");
       }
-      tiles.discard();
+      tiles->discard();
+      if (bulk) {
+        bulk->rollback(*rows_before);
+      }
       std::fprintf(stderr, "commlens: skipping %s: %s\n", file.path.string().c_str(), error.what());
       result.missing_ranks.push_back(file.rank);
     }
@@ -232,7 +259,23 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
     throw MergeError(
         fmt::format("{}: none of the {} rank files could be read", directory.string(), files.size()));
   }
-  if (call_rows_copied) { // calls the tiles did not see: build them from the merged calls
+  tiles.reset();
+  if (bulk) { // the trace rows' pages go in with no connection open, then SQLite goes on
+    connection.reset();
+    bulk->install();
+    connection.emplace(open_merged(output.path()));
+    result.rows_as_pages = true;
+    merged.exec("BEGIN");
+    insert_requests(merged, late_requests);
+    merged.exec("COMMIT");
+  }
+  result.calls = call_rows_copied
+                     ? static_cast<std::uint64_t>(merged.query_int64("SELECT count(*) FROM mpi_call_rows"))
+                     : calls_decoded;
+  // The widths came from a bound on the calls: when the calls written give other widths, or when
+  // the tiles did not see every call (rows a rank file carried), they are built from the merged calls.
+  if (call_rows_copied ||
+      choose_tile_widths(static_cast<std::int64_t>(result.calls), plan.rank_spans) != plan.tile_widths) {
     build_timeline_tiles(merged);
   }
   result.rows_seconds = seconds_since(rows_began);
@@ -273,7 +316,6 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
     set_value.bind(1, std::string_view("processes")).bind(2, std::to_string(result.world_size)).run();
   }
   result.jobs = static_cast<int>(merged.query_int64("SELECT COUNT(*) FROM jobs"));
-  result.calls = static_cast<std::uint64_t>(merged.query_int64("SELECT count(*) FROM mpi_calls"));
   result.dropped_events =
       static_cast<std::uint64_t>(merged.query_int64("SELECT COALESCE(sum(dropped_events), 0) FROM ranks"));
   result.summary_overflow =
@@ -290,6 +332,18 @@ MergeResult merge_rank_databases(const MergeOptions& options) {
     result.rank_files_removed = true;
   }
   return result;
+}
+
+} // namespace
+
+MergeResult merge_rank_databases(const MergeOptions& options) {
+  try {
+    return merge_once(options, options.write_pages);
+  } catch (const BulkOrderError&) {
+    // Rows out of rowid order (no writer makes them): the pages cannot be written in order, so the
+    // merge starts again with INSERTs, which take rows in any order.
+    return merge_once(options, false);
+  }
 }
 
 std::string describe_losses(const MergeResult& result) {

@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <optional>
 
 namespace commlens {
 namespace {
@@ -57,58 +56,13 @@ RankClock read_rank_clock(SqliteDatabase& merged, int rank) {
   return RankClock{query.column_int64(0), query.column_int64(1), query.column_double(2)};
 }
 
-// Counts a rank's calls and finds its span as call_lanes::rank_span finds it in the merged file:
-// the earliest first call of its lanes, and the end of the lane-last call that starts last. The
-// materializer hands over the calls lane by lane, in id order.
-class RankExtent final : public TraceRowSink {
-public:
-  void add_call(const CallRow& row) override {
-    ++calls_;
-    if (!lane_ || lane_->thread != row.thread) {
-      close_lane();
-      lane_ = Lane{row.thread, row.start_ns, row.start_ns, row.end_ns};
-      return;
-    }
-    lane_->last_start_ns = row.start_ns;
-    lane_->last_end_ns = row.end_ns;
-  }
-  void add_request(const RequestRow&) override {}
-
-  std::int64_t calls() const { return calls_; }
-  std::optional<TileSpan> span() {
-    close_lane();
-    return span_;
-  }
-
-private:
-  struct Lane {
-    int thread;
-    std::int64_t first_start_ns, last_start_ns, last_end_ns;
-  };
-  void close_lane() {
-    if (!lane_) {
-      return;
-    }
-    if (!span_) {
-      span_ = TileSpan{lane_->first_start_ns, lane_->last_end_ns};
-      last_start_ns_ = lane_->last_start_ns;
-    } else {
-      span_->start_ns = std::min(span_->start_ns, lane_->first_start_ns);
-      if (lane_->last_start_ns > last_start_ns_) {
-        last_start_ns_ = lane_->last_start_ns;
-        span_->end_ns = lane_->last_end_ns;
-      }
-    }
-    lane_.reset();
-  }
-
-  std::int64_t calls_ = 0;
-  std::optional<Lane> lane_;
-  std::optional<TileSpan> span_;
-  std::int64_t last_start_ns_ = 0;
-};
-
 } // namespace
+
+bool attached_has_rows(SqliteDatabase& merged, const char* table) {
+  return merged.query_int64(fmt::format("SELECT count(*) FROM src.sqlite_master WHERE name = '{}'", table)) !=
+             0 &&
+         merged.query_int64(fmt::format("SELECT EXISTS (SELECT 1 FROM src.{})", table)) != 0;
+}
 
 void attach_rank_file(SqliteDatabase& merged, const std::filesystem::path& path) {
   merged.prepare("ATTACH DATABASE ? AS src").bind(1, "file:" + path.string() + "?mode=ro").run();
@@ -117,7 +71,6 @@ void attach_rank_file(SqliteDatabase& merged, const std::filesystem::path& path)
 MergePlan plan_merge(SqliteDatabase& merged, const std::vector<RankFile>& files) {
   MergePlan plan;
   std::int64_t calls = 0;
-  std::vector<TileSpan> spans;
   // Timeline origin: rank 0's MPI_Init on rank 0's clock (offsets are relative to rank 0).
   std::optional<std::int64_t> origin;
   for (const RankFile& file : files) {
@@ -136,12 +89,13 @@ MergePlan plan_merge(SqliteDatabase& merged, const std::vector<RankFile>& files)
         origin = clock.init_ns - clock.offset_ns;
       }
       const ClockMap map{clock.init_ns - clock.offset_ns - *origin, clock.drift_ppb * 1e-9};
-      RankExtent extent;
-      TraceMaterializer(merged, "src", file.rank, map).run(extent);
-      calls += extent.calls();
-      if (const auto span = extent.span()) {
-        spans.push_back(*span);
+      const auto extent = TraceMaterializer(merged, "src", file.rank, map).extent();
+      calls += extent.calls_at_most;
+      if (extent.span) {
+        plan.rank_spans.push_back(*extent.span);
       }
+      plan.has_row_tables |=
+          attached_has_rows(merged, "mpi_calls") || attached_has_rows(merged, "mpi_requests");
       plan.ranks.push_back(PlannedRank{file, map});
     } catch (const SqliteError& error) {
       std::fprintf(stderr, "commlens: skipping %s: %s\n", file.path.string().c_str(), error.what());
@@ -152,7 +106,7 @@ MergePlan plan_merge(SqliteDatabase& merged, const std::vector<RankFile>& files)
     }
     merged.exec("DETACH DATABASE src");
   }
-  plan.tile_widths = choose_tile_widths(calls, spans);
+  plan.tile_widths = choose_tile_widths(calls, plan.rank_spans);
   return plan;
 }
 

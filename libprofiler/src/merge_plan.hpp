@@ -2,8 +2,11 @@
 // What the merge reads from the rank files before it writes a row: which files can be read, each
 // rank's clock on rank 0's timeline, and the trace's call count and per-rank spans, which set the
 // timeline tiles' widths. With the widths known first, the tiles are built as the calls are
-// inserted instead of in a second pass over the merged file.
+// inserted instead of in a second pass over the merged file. The spans come from each lane's
+// first and last chunks and the count is a bound from the chunks' counts (no other chunk is
+// decoded); the merge checks the widths against the calls it wrote.
 #include "commlens/profiler/sqlite.hpp"
+#include "commlens/profiler/timeline_tiles.hpp"
 #include "trace_materializer.hpp"
 
 #include <cstdint>
@@ -25,11 +28,17 @@ struct PlannedRank {
 struct MergePlan {
   std::vector<PlannedRank> ranks;        // readable, in rank order
   std::vector<int> unreadable_ranks;     // skipped, with a message on stderr
+  std::vector<TileSpan> rank_spans;      // of the readable ranks with calls
   std::vector<std::int64_t> tile_widths; // timeline_tile_levels.tile_ns, finest first
+  bool has_row_tables = false;           // a file holds call or request rows (older versions)
 };
 
 // Attaches a rank file read-only to `merged` as "src".
 void attach_rank_file(SqliteDatabase& merged, const std::filesystem::path& path);
+
+// Whether the attached file ("src") holds rows of `table` of its own (rank files of versions that
+// made call and request rows before the merge).
+bool attached_has_rows(SqliteDatabase& merged, const char* table);
 
 // Attaches each file as "src" to `merged` in turn (detached again before returning).
 MergePlan plan_merge(SqliteDatabase& merged, const std::vector<RankFile>& files);

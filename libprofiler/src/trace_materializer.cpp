@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <tuple>
 
 namespace commlens {
 
@@ -65,28 +66,103 @@ std::int64_t TraceMaterializer::comm_id_of(std::uint32_t index) const {
   return index < communicator_ids_.size() ? communicator_ids_[index] : -1;
 }
 
+std::vector<TraceMaterializer::ChunkRef> TraceMaterializer::chunk_order() const {
+  // The chunks' order first, without their records (an ORDER BY over the BLOBs would sort them
+  // all in memory): the columns before the BLOB are in each row's first page.
+  std::vector<ChunkRef> order;
+  auto ids = db_.prepare(fmt::format("SELECT thread, id, count FROM {}.trace_chunks", schema_));
+  while (ids.step()) {
+    order.push_back(
+        ChunkRef{static_cast<int>(ids.column_int64(0)), ids.column_int64(1), ids.column_int64(2)});
+  }
+  std::sort(order.begin(), order.end(), [](const ChunkRef& a, const ChunkRef& b) {
+    return std::tie(a.thread, a.id) < std::tie(b.thread, b.id);
+  });
+  return order;
+}
+
+TraceMaterializer::ChunkReader::ChunkReader(const SqliteDatabase& db, const std::string& schema)
+    : chunk_(db.prepare(fmt::format("SELECT records FROM {}.trace_chunks WHERE id = ?", schema))) {}
+
+std::span<const std::uint8_t> TraceMaterializer::ChunkReader::read(std::int64_t id) {
+  chunk_.reset();
+  chunk_.bind(1, id);
+  if (!chunk_.step()) {
+    return {};
+  }
+  const auto* data = static_cast<const std::uint8_t*>(sqlite3_column_blob(chunk_.get(), 0));
+  return {data, static_cast<std::size_t>(sqlite3_column_bytes(chunk_.get(), 0))};
+}
+
 std::uint64_t TraceMaterializer::run(TraceRowSink& out) {
   load_context();
-  // The chunks' order first, without their records (an ORDER BY over the BLOBs would sort them
-  // all in memory), then each chunk by its id.
-  std::vector<std::pair<std::int64_t, std::int64_t>> order; // (thread, id)
-  auto ids = db_.prepare(fmt::format("SELECT thread, id FROM {}.trace_chunks", schema_));
-  while (ids.step()) {
-    order.emplace_back(ids.column_int64(0), ids.column_int64(1));
-  }
-  std::sort(order.begin(), order.end());
-  auto chunk = db_.prepare(fmt::format("SELECT records FROM {}.trace_chunks WHERE id = ?", schema_));
+  ChunkReader reader(db_, schema_);
   std::uint64_t records = 0;
-  for (const auto& [thread, id] : order) {
-    chunk.bind(1, id);
-    if (chunk.step()) {
-      const auto* data = static_cast<const std::uint8_t*>(sqlite3_column_blob(chunk.get(), 0));
-      const auto size = static_cast<std::size_t>(sqlite3_column_bytes(chunk.get(), 0));
-      records += store_chunk(out, static_cast<int>(thread), {data, size});
-    }
-    chunk.reset();
+  for (const ChunkRef& chunk : chunk_order()) {
+    records += store_chunk(out, chunk.thread, reader.read(chunk.id));
   }
   return records;
+}
+
+std::int64_t TraceMaterializer::mapped_ns(std::uint64_t ticks) const {
+  return map_.apply(static_cast<std::int64_t>(clock_.to_ns(ticks)) - init_ns_);
+}
+
+TraceMaterializer::Extent TraceMaterializer::extent() {
+  load_context();
+  const std::vector<ChunkRef> order = chunk_order();
+  ChunkReader reader(db_, schema_);
+  // A chunk's first call record, or its last.
+  const auto call_in = [&reader](std::int64_t id, bool last) {
+    ChunkDecoder decoder(reader.read(id));
+    std::optional<EventRecord> found;
+    EventRecord record{};
+    while (decoder.next(record)) {
+      if (record.kind == RecordKind::Call) {
+        found = record;
+        if (!last) {
+          break;
+        }
+      }
+    }
+    return found;
+  };
+  Extent extent;
+  std::int64_t records = 0, call_ids = 0;
+  std::int64_t latest_last_start = 0;
+  for (auto lane_begin = order.begin(); lane_begin != order.end();) {
+    const auto lane_end = std::find_if(
+        lane_begin, order.end(), [&](const ChunkRef& chunk) { return chunk.thread != lane_begin->thread; });
+    for (auto chunk = lane_begin; chunk != lane_end; ++chunk) {
+      records += chunk->count;
+    }
+    std::optional<EventRecord> first, last;
+    for (auto chunk = lane_begin; chunk != lane_end && !first; ++chunk) {
+      first = call_in(chunk->id, false);
+    }
+    for (auto chunk = lane_end; chunk != lane_begin && !last;) {
+      last = call_in((--chunk)->id, true);
+    }
+    lane_begin = lane_end;
+    if (!first || !last) {
+      continue;
+    }
+    call_ids += static_cast<std::int64_t>(last->call_id - first->call_id) + 1;
+    const TileSpan span{mapped_ns(first->start_ticks), mapped_ns(last->end_ticks)};
+    const std::int64_t last_start = mapped_ns(last->start_ticks);
+    if (!extent.span) {
+      extent.span = span;
+      latest_last_start = last_start;
+      continue;
+    }
+    extent.span->start_ns = std::min(extent.span->start_ns, span.start_ns);
+    if (last_start > latest_last_start) {
+      latest_last_start = last_start;
+      extent.span->end_ns = span.end_ns;
+    }
+  }
+  extent.calls_at_most = std::min(records, call_ids);
+  return extent;
 }
 
 std::uint64_t TraceMaterializer::store_chunk(TraceRowSink& out, int thread,

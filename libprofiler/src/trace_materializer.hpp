@@ -1,14 +1,17 @@
 #pragma once
 // Turns a rank file's trace_chunks into mpi_calls / mpi_requests rows of the merged file: rank
-// files hold chunks only, and the merge decodes them straight into the file it writes (and once
-// before, for the calls' count and spans that the timeline tiles' widths need).
+// files hold chunks only, and the merge decodes them straight into the file it writes (before that,
+// extent() reads the chunks' counts and each lane's first and last chunks for the bound on the
+// calls and the spans that the timeline tiles' widths need).
 // Everything needed to decode a rank's chunks is read from the database holding them, so this
 // works long after the process is gone (a killed rank's file included).
 #include "commlens/profiler/clock.hpp"
 #include "commlens/profiler/sqlite.hpp"
+#include "commlens/profiler/timeline_tiles.hpp"
 #include "trace_rows.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -35,6 +38,18 @@ public:
   // B-tree), each lane's together. Returns the number of records decoded.
   std::uint64_t run(TraceRowSink& out);
 
+  // The rank's span on the target timeline, as call_lanes::rank_span finds it in a merged file
+  // (the earliest first call of its lanes, and the end of the lane-last call that starts last),
+  // from each lane's first and last chunks, and a bound on its calls from the chunks' counts:
+  // no other chunk is read. Both sources of the bound may exceed the calls: the records counted
+  // include request completions, and a lane's range of call ids includes ids given to requests
+  // (MPI_Startall) and to calls that were dropped; the smaller is the bound.
+  struct Extent {
+    std::int64_t calls_at_most = 0;
+    std::optional<TileSpan> span;
+  };
+  Extent extent();
+
 private:
   struct FunctionMeaning {
     bool tag = false;
@@ -44,6 +59,23 @@ private:
   int phase_of(std::int64_t ns) const;
   std::int64_t comm_id_of(std::uint32_t index) const;
   std::uint64_t store_chunk(TraceRowSink& out, int thread, std::span<const std::uint8_t> bytes);
+  struct ChunkRef {
+    int thread;
+    std::int64_t id;
+    std::int64_t count; // records
+  };
+  // The chunks thread by thread, each thread's in id order.
+  std::vector<ChunkRef> chunk_order() const;
+  class ChunkReader {
+  public:
+    ChunkReader(const SqliteDatabase& db, const std::string& schema);
+    // The chunk's records, valid until the next read; empty when it is gone.
+    std::span<const std::uint8_t> read(std::int64_t id);
+
+  private:
+    SqliteStatement chunk_;
+  };
+  std::int64_t mapped_ns(std::uint64_t ticks) const;
 
   const SqliteDatabase& db_;
   std::string schema_;

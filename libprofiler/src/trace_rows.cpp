@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 namespace commlens {
@@ -41,81 +42,147 @@ std::int64_t encode_call_code(const CallRow& row) {
          std::int64_t{row.phase} << 18;
 }
 
-// The columns of mpi_call_rows, in order.
-constexpr int kCallColumns = 11;
-void bind_call(SqliteStatement& s, int first, const CallRow& row) {
-  s.bind(first, as_int(row.id)).bind(first + 1, row.start_ns).bind(first + 2, row.end_ns - row.start_ns);
-  s.bind(first + 3, encode_call_code(row)).bind(first + 4, std::int64_t{row.peer});
-  s.bind(first + 5, as_int(row.bytes_sent)).bind(first + 6, as_int(row.bytes_recv));
-  s.bind_integer(first + 7, row.root ? row.root : row.tag);
-  s.bind_integer(first + 8, row.comm_id);
-  s.bind_integer(first + 9, row.datatype);
-  s.bind_integer(first + 10, row.request_id ? std::optional(as_int(row.id - *row.request_id)) : std::nullopt);
+using sqlite_pages::Value;
+
+Value widen(std::optional<int> value) {
+  return value ? Value(*value) : std::nullopt;
 }
 
-// The columns of mpi_request_rows, in order.
-constexpr int kRequestColumns = 9;
-void bind_request(SqliteStatement& s, int first, const RequestRow& row) {
-  s.bind(first, as_int(row.request_id))
-      .bind(first + 1, row.post_ns)
-      .bind(first + 2, row.complete_ns - row.post_ns);
-  s.bind(first + 3, as_int(row.completion_call_id - row.request_id))
-      .bind(first + 4, std::int64_t{row.function_id});
-  s.bind(first + 5, std::int64_t{row.peer}).bind(first + 6, as_int(row.bytes_sent));
-  s.bind(first + 7, as_int(row.bytes_recv)).bind_integer(first + 8, row.comm_id);
+// mpi_call_rows' columns, in order.
+std::array<Value, 11> call_columns(const CallRow& row) {
+  return {as_int(row.id),
+          row.start_ns,
+          row.end_ns - row.start_ns,
+          encode_call_code(row),
+          std::int64_t{row.peer},
+          as_int(row.bytes_sent),
+          as_int(row.bytes_recv),
+          widen(row.root ? row.root : row.tag),
+          row.comm_id,
+          widen(row.datatype),
+          row.request_id ? std::optional(as_int(row.id - *row.request_id)) : std::nullopt};
+}
+
+RequestValues request_columns(const RequestRow& row) {
+  return {as_int(row.request_id),
+          row.post_ns,
+          row.complete_ns - row.post_ns,
+          as_int(row.completion_call_id - row.request_id),
+          std::int64_t{row.function_id},
+          std::int64_t{row.peer},
+          as_int(row.bytes_sent),
+          as_int(row.bytes_recv),
+          row.comm_id};
 }
 
 } // namespace
 
-template <typename Row>
-BatchedInsert<Row>::BatchedInsert(const SqliteDatabase& db, std::string_view insert, int columns, Bind bind)
-    : columns_(columns), bind_(bind), one_(db.prepare(insert_rows(insert, columns, 1))),
-      batch_(db.prepare(insert_rows(insert, columns, kBatch))) {
+std::vector<std::string> trace_row_tables() {
+  return {"mpi_call_rows", "mpi_request_rows"};
+}
+
+template <std::size_t Columns>
+BatchedInsert<Columns>::BatchedInsert(const SqliteDatabase& db, std::string_view insert)
+    : one_(db.prepare(insert_rows(insert, Columns, 1))),
+      batch_(db.prepare(insert_rows(insert, Columns, kBatch))) {
   pending_.reserve(kBatch);
 }
 
-template <typename Row> void BatchedInsert<Row>::add(const Row& row) {
+template <std::size_t Columns>
+void BatchedInsert<Columns>::bind(SqliteStatement& statement, int first_parameter, const Values& row) {
+  for (std::size_t column = 0; column < Columns; ++column) {
+    statement.bind_integer(first_parameter + static_cast<int>(column), row[column]);
+  }
+}
+
+template <std::size_t Columns> void BatchedInsert<Columns>::add(const Values& row) {
   pending_.push_back(row);
   if (pending_.size() == kBatch) {
     for (int index = 0; index < kBatch; ++index) {
-      bind_(batch_, 1 + index * columns_, pending_[index]);
+      bind(batch_, 1 + index * static_cast<int>(Columns), pending_[static_cast<std::size_t>(index)]);
     }
     batch_.run();
     pending_.clear();
   }
 }
 
-template <typename Row> void BatchedInsert<Row>::flush() {
-  for (const Row& row : pending_) {
-    bind_(one_, 1, row);
+template <std::size_t Columns> void BatchedInsert<Columns>::flush() {
+  for (const Values& row : pending_) {
+    bind(one_, 1, row);
     one_.run();
   }
   pending_.clear();
 }
 
-TraceRowWriter::TraceRowWriter(const SqliteDatabase& db, TimelineTileBuilder* tiles)
-    : calls_(db, "INSERT INTO mpi_call_rows VALUES ", kCallColumns, bind_call),
-      // A request's second row (none is known to occur) replaces its first, as the view's trigger does.
-      requests_(db, "INSERT OR REPLACE INTO mpi_request_rows VALUES ", kRequestColumns, bind_request),
-      tiles_(tiles) {}
+constexpr const char* kInsertRequests = "INSERT OR REPLACE INTO mpi_request_rows VALUES ";
+
+TraceRowWriter::TraceRowWriter(const SqliteDatabase& db, SqliteBulkLoader* bulk, TimelineTileBuilder* tiles)
+    : bulk_(bulk), tiles_(tiles) {
+  if (bulk_ == nullptr) {
+    calls_.emplace(db, "INSERT INTO mpi_call_rows VALUES ");
+    // A request's second row (none is known to occur) replaces its first, as the view's trigger does.
+    requests_.emplace(db, kInsertRequests);
+  }
+}
 
 void TraceRowWriter::add_call(const CallRow& row) {
-  calls_.add(row);
+  ++calls_written_;
+  if (bulk_ != nullptr) {
+    bulk_->append(kBulkCallTable, call_columns(row));
+  } else {
+    calls_->add(call_columns(row));
+  }
   if (tiles_ != nullptr) {
     tiles_->add_call(as_int(row.id), row.function_id, row.start_ns, row.end_ns);
   }
 }
 
 void TraceRowWriter::add_request(const RequestRow& row) {
-  requests_.add(row);
+  const RequestValues values = request_columns(row);
+  if (bulk_ == nullptr) {
+    requests_->add(values);
+    return;
+  }
+  const std::optional<std::int64_t> last_written = bulk_->last_rowid(kBulkRequestTable);
+  if (last_written && *values[0] <= *last_written) {
+    late_requests_.push_back(values);
+    return;
+  }
+  const std::int64_t rowid = bulk_->encode(kBulkRequestTable, values, record_);
+  HeldRecord& held = held_requests_[rowid];
+  std::copy(record_.begin(), record_.end(), held.bytes.begin());
+  held.size = static_cast<std::uint8_t>(record_.size());
+  if (held_requests_.size() > kHeldRequests) {
+    write_lowest_held();
+  }
+}
+
+void TraceRowWriter::write_lowest_held() {
+  const auto lowest = held_requests_.begin();
+  bulk_->append(kBulkRequestTable, lowest->first, {lowest->second.bytes.data(), lowest->second.size});
+  held_requests_.erase(lowest);
 }
 
 void TraceRowWriter::flush() {
-  calls_.flush();
-  requests_.flush();
+  if (bulk_ == nullptr) {
+    calls_->flush();
+    requests_->flush();
+  } else {
+    while (!held_requests_.empty()) {
+      write_lowest_held();
+    }
+  }
   if (tiles_ != nullptr) {
     tiles_->flush();
   }
+}
+
+void insert_requests(const SqliteDatabase& db, const std::vector<RequestValues>& requests) {
+  BatchedInsert<std::tuple_size_v<RequestValues>> insert(db, kInsertRequests);
+  for (const RequestValues& request : requests) {
+    insert.add(request);
+  }
+  insert.flush();
 }
 
 } // namespace commlens

@@ -1,13 +1,20 @@
 #pragma once
 // Rows of mpi_calls and mpi_requests, and the batched inserter the merge writes them with. Calls go
 // straight into mpi_call_rows and requests into mpi_request_rows, encoded as the mpi_calls and
-// mpi_requests views decode them (schema.cpp). Per-statement overhead is most of SQLite's cost for
-// rows this small, so rows are inserted kBatch per statement.
+// mpi_requests views decode them (schema.cpp). They are written as pages by a SqliteBulkLoader
+// where the merged file allows it; otherwise by INSERTs, kBatch rows per statement, as
+// per-statement overhead is most of SQLite's cost for rows this small.
 #include "commlens/profiler/sqlite.hpp"
+#include "sqlite_bulk_table.hpp"
+#include "sqlite_pages.hpp"
 
+#include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace commlens {
@@ -47,7 +54,7 @@ struct RequestRow {
   std::optional<std::int64_t> comm_id;
 };
 
-// Where decoded trace rows go: the merged file (TraceRowWriter), or a pass that only looks at them.
+// Where decoded trace rows go (TraceRowWriter: the merged file's tables).
 class TraceRowSink {
 public:
   virtual void add_call(const CallRow& row) = 0;
@@ -57,39 +64,70 @@ protected:
   ~TraceRowSink() = default;
 };
 
-// Rows of one table, inserted kBatch to a statement.
-template <typename Row> class BatchedInsert {
+// The tables TraceRowWriter fills, in the order a SqliteBulkLoader for it is opened with.
+inline constexpr std::size_t kBulkCallTable = 0;
+inline constexpr std::size_t kBulkRequestTable = 1;
+std::vector<std::string> trace_row_tables();
+
+// Rows of one table (its column values in order), inserted kBatch to a statement.
+template <std::size_t Columns> class BatchedInsert {
 public:
-  using Bind = void (*)(SqliteStatement& statement, int first_parameter, const Row& row);
+  using Values = std::array<sqlite_pages::Value, Columns>;
   // insert: "INSERT ... INTO table VALUES " (the rows' placeholders are appended).
-  BatchedInsert(const SqliteDatabase& db, std::string_view insert, int columns, Bind bind);
-  void add(const Row& row);
+  BatchedInsert(const SqliteDatabase& db, std::string_view insert);
+  void add(const Values& row);
   // Stores rows still waiting for a full batch; call before committing.
   void flush();
 
 private:
   static constexpr int kBatch = 64;
-  int columns_;
-  Bind bind_;
-  std::vector<Row> pending_;
+  void bind(SqliteStatement& statement, int first_parameter, const Values& row);
+  std::vector<Values> pending_;
   SqliteStatement one_;
   SqliteStatement batch_;
 };
 
+// mpi_request_rows' column values, in order.
+using RequestValues = std::array<sqlite_pages::Value, 9>;
+
 class TraceRowWriter final : public TraceRowSink {
 public:
-  // Inserts into mpi_call_rows / mpi_request_rows of db's main schema, and hands every call to
-  // `tiles` (null: no tiles).
-  TraceRowWriter(const SqliteDatabase& db, TimelineTileBuilder* tiles);
+  // Writes into mpi_call_rows / mpi_request_rows of db's main schema: through `bulk` (opened on
+  // trace_row_tables()) when not null, else by INSERTs; hands every call to `tiles` (null: no
+  // tiles). The bulk loader takes rows in rowid order: calls come in id order, requests in
+  // completion order, so requests wait in a window of kHeldRequests, sorted, until a later one
+  // pushes them out or flush(); a request below the last one written is left for INSERTs
+  // (late_requests()).
+  TraceRowWriter(const SqliteDatabase& db, SqliteBulkLoader* bulk, TimelineTileBuilder* tiles);
   void add_call(const CallRow& row) override;
   void add_request(const RequestRow& row) override;
-  // Stores rows still waiting for a full batch and the open tiles; call before committing.
+  // Stores rows still waiting for a full batch (or in the window) and the open tiles; call before
+  // committing.
   void flush();
+  std::uint64_t calls() const noexcept { return calls_written_; }
+  // Requests that came after the bulk loader had written a higher request id, in arrival order:
+  // to be inserted once its pages are in the file (insert_requests()).
+  std::vector<RequestValues> take_late_requests() { return std::move(late_requests_); }
 
 private:
-  BatchedInsert<CallRow> calls_;
-  BatchedInsert<RequestRow> requests_;
+  static constexpr std::size_t kCallColumns = 11;
+  static constexpr std::size_t kHeldRequests = std::size_t{1} << 16;
+  struct HeldRecord {
+    std::array<std::uint8_t, 96> bytes; // 9 columns: at most 10 header and 72 value bytes
+    std::uint8_t size;
+  };
+  void write_lowest_held();
+  SqliteBulkLoader* bulk_;
+  std::optional<BatchedInsert<kCallColumns>> calls_;
+  std::optional<BatchedInsert<std::tuple_size_v<RequestValues>>> requests_;
+  std::map<std::int64_t, HeldRecord> held_requests_; // by rowid; a later row of one id replaces it
+  std::vector<RequestValues> late_requests_;
+  std::vector<std::uint8_t> record_;
   TimelineTileBuilder* tiles_;
+  std::uint64_t calls_written_ = 0;
 };
+
+// INSERT OR REPLACE of requests into db's mpi_request_rows.
+void insert_requests(const SqliteDatabase& db, const std::vector<RequestValues>& requests);
 
 } // namespace commlens

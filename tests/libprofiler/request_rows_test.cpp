@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <fmt/format.h>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -65,18 +66,38 @@ void record_steps(Profiler& profiler, int steps) {
   }
 }
 
-// Rank `rank` of `size`, its main thread and one more making `steps` steps each.
-void record_rank(const fs::path& directory, int rank, int size, int steps) {
+// Rank `rank` of `size` of a trace-mode run, recording what `body` records.
+void record_rank_with(const fs::path& directory, int rank, int size,
+                      const std::function<void(Profiler&)>& body) {
   Config config;
   config.output_directory = directory.string();
   config.mode = Mode::Trace;
   Profiler* profiler = Profiler::start(config, ProcessIdentity{rank, size, "host", 100 + rank}, kFunctions);
   ASSERT_NE(profiler, nullptr);
   profiler->set_run_value("world_size", std::to_string(size));
-  record_steps(*profiler, steps);
-  std::thread second([&] { record_steps(*profiler, steps / 2); });
-  second.join();
+  body(*profiler);
   profiler->stop();
+}
+
+// Rank `rank` of `size`, its main thread and one more making `steps` steps each; with
+// `bad_last_call`, the second thread's last call has a buffer location that mpi_call_rows.code
+// cannot hold, so the merge fails on that rank after its other rows.
+void record_rank(const fs::path& directory, int rank, int size, int steps, bool bad_last_call = false) {
+  record_rank_with(directory, rank, size, [&](Profiler& profiler) {
+    record_steps(profiler, steps);
+    std::thread second([&] {
+      record_steps(profiler, steps / 2);
+      if (bad_last_call) {
+        EventRecord call{};
+        call.start_ticks = call.end_ticks = now_ticks();
+        call.call_id = profiler.thread_recorder()->next_call_id();
+        call.function = 3;
+        call.location = static_cast<BufferLocation>(5);
+        profiler.thread_recorder()->record_call(call, 0);
+      }
+    });
+    second.join();
+  });
 }
 
 fs::path fresh_directory(const std::string& name) {
@@ -177,12 +198,185 @@ TEST(RequestRows, TilesCountTheCallRowsARankFileCarries) {
     rank_file.exec("INSERT INTO mpi_calls (id, rank, thread, function_id, start_ns, end_ns, bytes_sent, "
                    "bytes_recv, peer) VALUES (5 << 36 | 1, 0, 5, 3, 1000, 2000, 0, 0, -1)");
   }
-  SqliteDatabase db(merge_rank_databases(MergeOptions{directory.string(), "", nullptr}).output_path,
-                    SQLITE_OPEN_READONLY);
+  const MergeResult result = merge_rank_databases(MergeOptions{directory.string(), "", nullptr});
+  EXPECT_FALSE(result.rows_as_pages) << "the copied rows and the decoded ones share the tables: INSERTs";
+  SqliteDatabase db(result.output_path, SQLITE_OPEN_READONLY);
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls"), 3 * (200 + 100) + 1);
   EXPECT_EQ(db.query_int64("SELECT sum(calls) FROM timeline_tiles WHERE level = 0"), 3 * (200 + 100) + 1);
   EXPECT_EQ(db.query_int64("SELECT sum(calls) FROM timeline_tiles WHERE thread = 5"),
             db.query_int64("SELECT count(*) FROM timeline_tile_levels"));
+}
+
+std::string integrity(SqliteDatabase& db) {
+  auto check = db.prepare("PRAGMA integrity_check");
+  std::string text;
+  while (check.step()) {
+    text += check.column_text(0);
+  }
+  return text;
+}
+
+// The merge writes the call and request rows as b-tree pages of its own: the file must pass
+// SQLite's integrity check and hold what the INSERTs give (requests completed out of posting
+// order, a rank that fails after some of its rows and is skipped, tiles built along).
+TEST(RequestRows, RowsWrittenAsPagesEqualThoseInserted) {
+  const fs::path directory = fresh_directory("merge-rows-as-pages");
+  record_rank(directory, 0, 3, 6000);
+  record_rank(directory, 1, 3, 3000, true);
+  record_rank(directory, 2, 3, 2000);
+  MergeOptions as_pages{directory.string(), (directory / "pages.sqlite").string(), nullptr};
+  MergeOptions by_inserts = as_pages;
+  by_inserts.output_path = (directory / "inserts.sqlite").string();
+  by_inserts.write_pages = false;
+  testing::internal::CaptureStderr();
+  const MergeResult pages = merge_rank_databases(as_pages);
+  const MergeResult inserts = merge_rank_databases(by_inserts);
+  const std::string warnings = testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(pages.rows_as_pages);
+  EXPECT_FALSE(inserts.rows_as_pages);
+  EXPECT_NE(warnings.find("rank-00001.sqlite"), std::string::npos) << warnings;
+  EXPECT_EQ(pages.missing_ranks, (std::vector<int>{1}));
+  EXPECT_EQ(inserts.missing_ranks, (std::vector<int>{1}));
+  EXPECT_EQ(pages.calls, 3 * (6000 + 3000 + 2000 + 1000));
+  EXPECT_EQ(pages.calls, inserts.calls);
+
+  SqliteDatabase db(pages.output_path, SQLITE_OPEN_READONLY);
+  EXPECT_EQ(integrity(db), "ok");
+  db.prepare("ATTACH DATABASE ? AS inserted").bind(1, inserts.output_path).run();
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_requests"), 2 * (6000 + 3000 + 2000 + 1000));
+  for (const char* table : {"mpi_calls", "mpi_requests", "mpi_call_rows", "mpi_request_rows",
+                            "timeline_tiles", "timeline_tile_levels"}) {
+    EXPECT_EQ(rows_differing(db, fmt::format("main.{}", table), fmt::format("inserted.{}", table)), 0)
+        << table;
+  }
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls WHERE rank = 1"), 0);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_requests WHERE rank = 1"), 0);
+}
+
+// A request completed after more later requests than the merge holds back for sorting, and one
+// completed twice, the second time long after the first was written: both go in by INSERT after
+// the pages, and the file holds what the INSERT path gives (the later row of a request wins).
+TEST(RequestRows, RequestsCompletedLongAfterLaterOnesEqualThoseInserted) {
+  const fs::path directory = fresh_directory("merge-late-requests");
+  constexpr int kRequests = 70000; // more than TraceRowWriter holds back
+  record_rank_with(directory, 0, 1, [&](Profiler& profiler) {
+    ThreadRecorder* recorder = profiler.thread_recorder();
+    const auto post = [&] {
+      EventRecord call{};
+      call.start_ticks = now_ticks();
+      call.call_id = recorder->next_call_id();
+      call.function = 1;
+      call.peer = 1;
+      call.tag_or_root = 0;
+      call.communicator_index = kNoCommunicator;
+      call.request_id = call.call_id;
+      call.end_ticks = now_ticks();
+      recorder->record_call(call, 0);
+      return call;
+    };
+    const auto complete = [&](EventRecord posted, std::uint64_t bytes) {
+      posted.kind = RecordKind::RequestCompletion;
+      posted.end_ticks = now_ticks();
+      posted.bytes_sent = bytes;
+      recorder->record_request_completion(posted);
+    };
+    const EventRecord first = post();
+    EventRecord second{};
+    for (int index = 0; index < kRequests; ++index) {
+      const EventRecord posted = post();
+      complete(posted, 10);
+      if (index == 0) {
+        second = posted;
+      }
+    }
+    complete(first, 20);
+    complete(second, 30); // its second completion
+  });
+  MergeOptions as_pages{directory.string(), (directory / "pages.sqlite").string(), nullptr};
+  MergeOptions by_inserts = as_pages;
+  by_inserts.output_path = (directory / "inserts.sqlite").string();
+  by_inserts.write_pages = false;
+  const MergeResult pages = merge_rank_databases(as_pages);
+  const MergeResult inserts = merge_rank_databases(by_inserts);
+  EXPECT_TRUE(pages.rows_as_pages);
+  SqliteDatabase db(pages.output_path, SQLITE_OPEN_READONLY);
+  EXPECT_EQ(integrity(db), "ok");
+  db.prepare("ATTACH DATABASE ? AS inserted").bind(1, inserts.output_path).run();
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_requests"), kRequests + 1);
+  EXPECT_EQ(rows_differing(db, "main.mpi_request_rows", "inserted.mpi_request_rows"), 0);
+  EXPECT_EQ(rows_differing(db, "main.mpi_call_rows", "inserted.mpi_call_rows"), 0);
+  EXPECT_EQ(db.query_int64("SELECT bytes_sent FROM mpi_requests ORDER BY request_id LIMIT 1"), 20);
+  EXPECT_EQ(db.query_int64("SELECT bytes_sent FROM mpi_requests ORDER BY request_id LIMIT 1 OFFSET 1"), 30);
+}
+
+// A thread whose call ids run backwards (no collector records them so): the rows cannot be appended
+// in rowid order as pages, so the merge starts again with INSERTs and keeps every call.
+TEST(RequestRows, CallsOutOfIdOrderAreMergedByInserts) {
+  const fs::path directory = fresh_directory("merge-calls-out-of-order");
+  constexpr int kCalls = 3000;
+  record_rank_with(directory, 0, 1, [&](Profiler& profiler) {
+    ThreadRecorder* recorder = profiler.thread_recorder();
+    const std::uint64_t first = recorder->next_call_id();
+    for (int step = 0; step < kCalls; ++step) {
+      EventRecord call{};
+      call.start_ticks = now_ticks();
+      call.call_id = first + static_cast<std::uint64_t>(kCalls - step);
+      call.function = 3;
+      call.peer = kNoPeer;
+      call.tag_or_root = kNoTagOrRoot;
+      call.communicator_index = kNoCommunicator;
+      call.end_ticks = now_ticks();
+      recorder->record_call(call, 0);
+    }
+  });
+  const MergeResult result = merge_rank_databases(MergeOptions{directory.string(), "", nullptr});
+  EXPECT_FALSE(result.rows_as_pages);
+  EXPECT_EQ(result.calls, kCalls);
+  EXPECT_TRUE(result.missing_ranks.empty());
+  SqliteDatabase db(result.output_path, SQLITE_OPEN_READONLY);
+  EXPECT_EQ(integrity(db), "ok");
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls"), kCalls);
+  EXPECT_FALSE(fs::exists(result.output_path + ".partial-bulk"));
+}
+
+// Calls that each start 15 requests with ids of their own after the call's (as MPI_Startall's do)
+// and complete them: the chunks count 16 records a call and each lane's ids span 16 a call, so the
+// widths planned from that bound are finer than the calls give. The merge must see it and build
+// the tiles again, at the widths of the calls it wrote.
+TEST(RequestRows, TilesTakeTheWidthsOfTheCallsWrittenWhenThePlannedBoundIsHigh) {
+  const fs::path directory = fresh_directory("merge-tiles-bound-high");
+  constexpr int kCalls = 4000, kRequestsPerCall = 15;
+  record_rank_with(directory, 0, 1, [&](Profiler& profiler) {
+    ThreadRecorder* recorder = profiler.thread_recorder();
+    for (int step = 0; step < kCalls; ++step) {
+      EventRecord call{};
+      call.start_ticks = now_ticks();
+      call.call_id = recorder->next_call_id();
+      call.function = 3;
+      call.peer = kNoPeer;
+      call.tag_or_root = kNoTagOrRoot;
+      call.communicator_index = kNoCommunicator;
+      call.end_ticks = now_ticks();
+      for (int index = 0; index < kRequestsPerCall; ++index) {
+        EventRecord completion = call;
+        completion.kind = RecordKind::RequestCompletion;
+        completion.function = 1;
+        completion.request_id = recorder->next_call_id();
+        recorder->record_request_completion(completion);
+      }
+      recorder->record_call(call, 0);
+    }
+  });
+  const MergeResult result = merge_rank_databases(MergeOptions{directory.string(), "", nullptr});
+  EXPECT_EQ(result.calls, kCalls);
+  SqliteDatabase db(result.output_path, SQLITE_OPEN_READWRITE);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_requests"), kCalls * kRequestsPerCall);
+  db.exec("CREATE TABLE merged_tiles AS SELECT * FROM timeline_tiles;"
+          "CREATE TABLE merged_levels AS SELECT * FROM timeline_tile_levels");
+  build_timeline_tiles(db);
+  EXPECT_EQ(rows_differing(db, "merged_levels", "timeline_tile_levels"), 0);
+  EXPECT_EQ(rows_differing(db, "merged_tiles", "timeline_tiles"), 0);
+  EXPECT_EQ(db.query_int64("SELECT sum(calls) FROM merged_tiles WHERE level = 0"), kCalls);
 }
 
 } // namespace

@@ -28,11 +28,14 @@ struct MergeResult {
   std::uint64_t dropped_events = 0;
   std::uint64_t summary_overflow = 0;
   bool rank_files_removed = false;
-  // Where the merge's time went: reading the rank files' chunks once for the calls' count and spans
-  // (the timeline tiles' widths), then copying the rank files' tables and turning their chunks
-  // into rows and timeline tiles.
+  // Where the merge's time went: reading the rank files' chunk counts and each lane's first and
+  // last chunks for a bound on the calls and their spans (the timeline tiles' widths), then copying the rank
+  // files' tables and turning their chunks into rows and timeline tiles.
   double plan_seconds = 0;
   double rows_seconds = 0;
+  // Whether the call and request rows went in as b-tree pages (MergeOptions::write_pages), not by
+  // INSERTs.
+  bool rows_as_pages = false;
 };
 
 struct MergeOptions {
@@ -43,6 +46,9 @@ struct MergeOptions {
   // Delete the rank files once every rank of the run is in the merged database (they stay when
   // one is missing or unreadable: they are then all there is of it).
   bool remove_rank_files = false;
+  // Write the trace's call and request rows as b-tree pages (sqlite_bulk_table.hpp) where the
+  // merged file allows it; false: by INSERT statements only.
+  bool write_pages = true;
 };
 
 // Throws MergeError naming the directory or file and the problem.

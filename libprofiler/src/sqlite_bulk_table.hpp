@@ -1,0 +1,103 @@
+#pragma once
+// Fills rowid tables of a SQLite file by writing their b-tree pages instead of running INSERTs.
+// SQLite spends most of a small row's insert in its virtual machine and b-tree code (binding,
+// record building, a cursor seek, page balancing); a row appended here costs its encoding and a
+// copy. Rows arrive in ascending rowid order; full leaf pages go to a spill file beside the
+// database while SQLite keeps writing the rest of it. Once every connection to the file is closed,
+// install() appends the leaves to the file, builds the interior pages above them, writes the top
+// page over each table's (empty) root page and updates page 1's header, in SQLite's documented
+// file format (sqlite_pages.hpp). open() refuses any file or table it cannot write that way
+// safely, and the caller inserts with SQL instead.
+#include "commlens/profiler/sqlite.hpp"
+#include "sqlite_pages.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace commlens {
+
+// A row whose rowid is not above its table's last: the rows cannot be bulk-written in this order.
+struct BulkOrderError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class SqliteBulkLoader {
+public:
+  // Loads `tables` of db's main file: rowid tables with an INTEGER PRIMARY KEY and INTEGER
+  // columns only, empty, without indexes, triggers, foreign keys or CHECKs, in a rollback-journal
+  // file without auto_vacuum, schema format 4, of a page size whose leaves hold any such row.
+  // Null, with the reason in `why`, when any of that does not hold.
+  static std::unique_ptr<SqliteBulkLoader> open(const SqliteDatabase& db,
+                                                const std::vector<std::string>& tables, std::string& why);
+  ~SqliteBulkLoader();
+  SqliteBulkLoader(const SqliteBulkLoader&) = delete;
+  SqliteBulkLoader& operator=(const SqliteBulkLoader&) = delete;
+
+  // The record of a row given as "INSERT INTO table VALUES (...)" would take it (by the index
+  // the table has in open's list); returns its rowid. Throws SqliteError for a NULL in a NOT NULL
+  // column or the rowid, as the INSERT would.
+  std::int64_t encode(std::size_t table, std::span<const sqlite_pages::Value> row,
+                      std::vector<std::uint8_t>& record);
+  // Appends an encoded row. Throws BulkOrderError when rowid is not above the table's last.
+  void append(std::size_t table, std::int64_t rowid, std::span<const std::uint8_t> record);
+  void append(std::size_t table, std::span<const sqlite_pages::Value> row);
+  // The highest rowid appended to the table, if any.
+  std::optional<std::int64_t> last_rowid(std::size_t table) const;
+
+  // A point to return to: rollback() drops every row appended after mark() was taken.
+  struct Mark;
+  Mark mark() const;
+  void rollback(const Mark& mark);
+
+  // With no connection open on the file: writes the tables into it. Throws SqliteError, leaving
+  // the file's tables as open() found them, when the file is no longer as open() found it.
+  void install();
+
+private:
+  struct Table;
+  struct FileShape;
+  SqliteBulkLoader(std::string path, std::size_t page_size, std::size_t usable_size,
+                   std::vector<Table> tables);
+  void spill(std::span<const std::uint8_t> page);
+  void flush_spill();
+
+  std::string path_;
+  std::string spill_path_;
+  std::size_t page_size_;
+  std::size_t usable_size_;
+  std::vector<Table> tables_;
+  int spill_fd_ = -1;
+  std::uint64_t spilled_pages_ = 0; // written to spill_fd_
+  std::vector<std::uint8_t> spill_buffer_;
+  std::vector<sqlite_pages::Value> scratch_row_;
+  std::vector<std::uint8_t> scratch_record_;
+};
+
+struct SqliteBulkLoader::Table {
+  std::string name;
+  std::uint32_t root_page;
+  std::size_t columns;
+  std::size_t rowid_column;                // the INTEGER PRIMARY KEY
+  std::vector<bool> not_null;              // by column
+  sqlite_pages::LeafPage pending;          // the leaf being filled
+  std::vector<sqlite_pages::Child> leaves; // spilled: page = index in the spill file
+  std::optional<std::int64_t> last_rowid;
+};
+
+struct SqliteBulkLoader::Mark {
+  std::uint64_t spill_pages;
+  struct TableState {
+    sqlite_pages::LeafPage pending;
+    std::size_t leaves;
+    std::optional<std::int64_t> last_rowid;
+  };
+  std::vector<TableState> tables;
+};
+
+} // namespace commlens
