@@ -10,6 +10,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 
@@ -82,13 +86,21 @@ void run_progress_check(int ranks) {
   }
   constexpr int kProgressRounds = 4;
   constexpr std::int64_t kCount = 100003; // floats: an MPI_Ibcast moves 400012 bytes, two 256 KiB chunks
+  // Every call a job on a lane: a measured table may send some sizes to `staged`, the host-staged
+  // baseline posted at the call, which this check is not about.
+  const std::filesystem::path table =
+      std::filesystem::temp_directory_path() / ("commlens-direct-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(table) << R"({"format": 1, "rules": [{"algorithm": "one_shot"}], )"
+                       << R"("data_movement": [{"algorithm": "direct"}]})";
   const JobResult job = run_profiled_job(
       {.command = {COMMLENS_PROGRESS_PROGRAM, std::to_string(kProgressRounds), std::to_string(kCount)},
        .mode = "trace",
        .environment = {{"COMMLENS_RUNTIME", "on"},
-                       {"COMMLENS_RUNTIME_COLLECTIVES", "iallreduce,iallgather,ireduce_scatter,ibcast"}},
+                       {"COMMLENS_RUNTIME_COLLECTIVES", "iallreduce,iallgather,ireduce_scatter,ibcast"},
+                       {"COMMLENS_RUNTIME_TUNING", table.string()}},
        .timeout_seconds = 120,
        .ranks = ranks});
+  std::filesystem::remove(table);
   std::cout << job.standard_output;
   ASSERT_EQ(job.exit_code, 0) << job.describe();
   EXPECT_NE(job.standard_output.find("nonblocking_progress_check: ok"), std::string::npos) << job.describe();
