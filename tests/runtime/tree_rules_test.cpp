@@ -120,8 +120,12 @@ TEST(TreeRules, ShippedTablesCarryTheDefaultTreeRules) {
   const TreeChoice one = choose_tree(other.table, other.name, {RootedCollective::Bcast, 4, 1, 1 << 20});
   EXPECT_EQ(one.shapes.gpu, trees::Shape::Flat);
   EXPECT_EQ(one.source, "table:default tree rule 1");
-  for (const TreeRule& rule : h100.table.trees) {
-    EXPECT_EQ(rule.streams, 1u); // the shipped rules name no streams: one, as before
+  for (const TreeRule& rule : other.table.trees) {
+    EXPECT_EQ(rule.streams, 1u); // the default rules name no streams: one, as before
+  }
+  for (const TreeRule& rule : h100.table.trees) { // measured: what won, within the parser's bounds
+    EXPECT_GE(rule.streams, 1u);
+    EXPECT_LE(rule.streams, kMaxStreams);
   }
   for (const std::uint64_t bytes : {std::uint64_t{8}, std::uint64_t{1} << 28}) {
     EXPECT_NE(choose_tree(other.table, other.name, {RootedCollective::Reduce, 8, 8, bytes}).source,
