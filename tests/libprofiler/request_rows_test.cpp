@@ -7,6 +7,7 @@
 #include "commlens/profiler/schema.hpp"
 #include "commlens/profiler/sqlite.hpp"
 #include "commlens/profiler/timeline_tiles.hpp"
+#include "integrity_check.hpp"
 
 #include <gtest/gtest.h>
 
@@ -26,6 +27,19 @@ const std::vector<FunctionDescription> kFunctions = {{"MPI_Unused", "none"},
                                                      {"MPI_Isend", "p2p", TagOrRoot::Tag},
                                                      {"MPI_Irecv", "p2p", TagOrRoot::Tag},
                                                      {"MPI_Waitall", "completion"}};
+
+// A call with no peer, tag, root or communicator (MPI_Waitall, function 3), timed now.
+EventRecord plain_call(std::uint64_t call_id) {
+  EventRecord call{};
+  call.start_ticks = now_ticks();
+  call.call_id = call_id;
+  call.function = 3;
+  call.peer = kNoPeer;
+  call.tag_or_root = kNoTagOrRoot;
+  call.communicator_index = kNoCommunicator;
+  call.end_ticks = now_ticks();
+  return call;
+}
 
 // One thread's calls: per step an Isend and an Irecv (two requests), then a Waitall that completes
 // both, the receive's first when `step` is odd (completions out of posting order).
@@ -47,14 +61,7 @@ void record_steps(Profiler& profiler, int steps) {
       record.end_ticks = now_ticks();
       recorder->record_call(record, 0);
     }
-    EventRecord wait{};
-    wait.start_ticks = now_ticks();
-    wait.call_id = recorder->next_call_id();
-    wait.function = 3;
-    wait.peer = kNoPeer;
-    wait.tag_or_root = kNoTagOrRoot;
-    wait.communicator_index = kNoCommunicator;
-    wait.end_ticks = now_ticks();
+    EventRecord wait = plain_call(recorder->next_call_id());
     for (int index = 0; index < 2; ++index) {
       EventRecord completion = posted[(index + step) % 2];
       completion.kind = RecordKind::RequestCompletion;
@@ -207,15 +214,6 @@ TEST(RequestRows, TilesCountTheCallRowsARankFileCarries) {
             db.query_int64("SELECT count(*) FROM timeline_tile_levels"));
 }
 
-std::string integrity(SqliteDatabase& db) {
-  auto check = db.prepare("PRAGMA integrity_check");
-  std::string text;
-  while (check.step()) {
-    text += check.column_text(0);
-  }
-  return text;
-}
-
 // The merge writes the call and request rows as b-tree pages of its own: the file must pass
 // SQLite's integrity check and hold what the INSERTs give (requests completed out of posting
 // order, a rank that fails after some of its rows and is skipped, tiles built along).
@@ -318,14 +316,7 @@ TEST(RequestRows, CallsOutOfIdOrderAreMergedByInserts) {
     ThreadRecorder* recorder = profiler.thread_recorder();
     const std::uint64_t first = recorder->next_call_id();
     for (int step = 0; step < kCalls; ++step) {
-      EventRecord call{};
-      call.start_ticks = now_ticks();
-      call.call_id = first + static_cast<std::uint64_t>(kCalls - step);
-      call.function = 3;
-      call.peer = kNoPeer;
-      call.tag_or_root = kNoTagOrRoot;
-      call.communicator_index = kNoCommunicator;
-      call.end_ticks = now_ticks();
+      EventRecord call = plain_call(first + static_cast<std::uint64_t>(kCalls - step));
       recorder->record_call(call, 0);
     }
   });
@@ -349,14 +340,7 @@ TEST(RequestRows, TilesTakeTheWidthsOfTheCallsWrittenWhenThePlannedBoundIsHigh) 
   record_rank_with(directory, 0, 1, [&](Profiler& profiler) {
     ThreadRecorder* recorder = profiler.thread_recorder();
     for (int step = 0; step < kCalls; ++step) {
-      EventRecord call{};
-      call.start_ticks = now_ticks();
-      call.call_id = recorder->next_call_id();
-      call.function = 3;
-      call.peer = kNoPeer;
-      call.tag_or_root = kNoTagOrRoot;
-      call.communicator_index = kNoCommunicator;
-      call.end_ticks = now_ticks();
+      EventRecord call = plain_call(recorder->next_call_id());
       for (int index = 0; index < kRequestsPerCall; ++index) {
         EventRecord completion = call;
         completion.kind = RecordKind::RequestCompletion;

@@ -3,6 +3,7 @@
 // PRAGMA integrity_check, and be refused, not written, wherever the file or table is one it does
 // not handle.
 #include "commlens/profiler/sqlite.hpp"
+#include "integrity_check.hpp"
 #include "sqlite_bulk_table.hpp"
 #include "sqlite_pages.hpp"
 
@@ -78,15 +79,6 @@ std::string inserted_file(const std::string& name, const std::vector<Row>& rows,
   }
   db.exec("COMMIT");
   return path;
-}
-
-std::string integrity(SqliteDatabase& db) {
-  auto check = db.prepare("PRAGMA integrity_check");
-  std::string text;
-  while (check.step()) {
-    text += check.column_text(0);
-  }
-  return text;
 }
 
 // Loads the rows both ways and compares the files' tables.

@@ -255,7 +255,8 @@ TEST(ShippedTables, AMeasuredTableNamesItsMeasurementsAndFallsBackToTheDefaultRu
     for (const MovementRule& rule : table.data_movement) {
       if (rule.measured) {
         names_a_listed_measurement(rule.measured);
-        const auto listed = std::ranges::find(table.measurements, rule.measured->measurement, &Measurement::id);
+        const auto listed =
+            std::ranges::find(table.measurements, rule.measured->measurement, &Measurement::id);
         EXPECT_EQ(listed->mps, rule.mps.value_or(false)); // rules under MPS come from a run under MPS
       }
     }
@@ -264,11 +265,11 @@ TEST(ShippedTables, AMeasuredTableNamesItsMeasurementsAndFallsBackToTheDefaultRu
       EXPECT_FALSE(rule.measured.has_value()) << rule.why;
     }
     // Four ranks sharing one GPU: a measured rule; ranks on several GPUs, never measured: the defaults.
-    EXPECT_LE(std::stoul(choose(table, shipped.name, {4, 1, false, 1u << 20}, {}).source.substr(
-                  ("table:" + shipped.name + " rule ").size())),
+    EXPECT_LE(std::stoul(choose(table, shipped.name, {4, 1, false, 1u << 20}, {})
+                             .source.substr(("table:" + shipped.name + " rule ").size())),
               measured);
-    EXPECT_GT(std::stoul(choose(table, shipped.name, {2, 2, false, 1u << 20}, {}).source.substr(
-                  ("table:" + shipped.name + " rule ").size())),
+    EXPECT_GT(std::stoul(choose(table, shipped.name, {2, 2, false, 1u << 20}, {})
+                             .source.substr(("table:" + shipped.name + " rule ").size())),
               measured);
   }
 }
