@@ -7,6 +7,8 @@
 #include "detached_requests.hpp"
 #include "device_staging.hpp"
 
+#include <sched.h>
+
 namespace commlens::pmpi::runtime {
 
 // The wrapper of a `runtime` function calls run<its RuntimeCallEntries member, its PMPI function>
@@ -67,14 +69,31 @@ inline bool runtime_incomplete() noexcept {
   return progress != nullptr && progress();
 }
 
-inline int wait(MPI_Request* request, MPI_Status* status) noexcept {
-  int flag = 0;
+// While the runtime's nonblocking collectives are incomplete: test, and between tests give the core
+// away (sched_yield). Their jobs run on the runtime's lane threads; a launcher that binds a rank to
+// one core (Open MPI does for two processes) would otherwise leave a lane only the time slices the
+// scheduler takes from this loop. Returns whether `test` finished the wait (its rc in *rc).
+template <typename Test> bool poll_while_runtime_incomplete(const Test& test, int* rc) noexcept {
   while (runtime_incomplete()) {
-    if (const int rc = PMPI_Test(request, &flag, status); rc != MPI_SUCCESS || flag != 0) {
-      return rc;
+    bool done = false;
+    *rc = test(&done);
+    if (*rc != MPI_SUCCESS || done) {
+      return true;
     }
+    sched_yield();
   }
-  return PMPI_Wait(request, status);
+  return false;
+}
+
+inline int wait(MPI_Request* request, MPI_Status* status) noexcept {
+  int rc = MPI_SUCCESS;
+  const auto test = [&](bool* done) {
+    int flag = 0;
+    const int result = PMPI_Test(request, &flag, status);
+    *done = flag != 0;
+    return result;
+  };
+  return poll_while_runtime_incomplete(test, &rc) ? rc : PMPI_Wait(request, status);
 }
 
 inline int test(MPI_Request* request, int* flag, MPI_Status* status) noexcept {
@@ -83,13 +102,14 @@ inline int test(MPI_Request* request, int* flag, MPI_Status* status) noexcept {
 }
 
 inline int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) noexcept {
-  int flag = 0;
-  while (runtime_incomplete()) {
-    if (const int rc = PMPI_Testall(count, requests, &flag, statuses); rc != MPI_SUCCESS || flag != 0) {
-      return rc;
-    }
-  }
-  return PMPI_Waitall(count, requests, statuses);
+  int rc = MPI_SUCCESS;
+  const auto test = [&](bool* done) {
+    int flag = 0;
+    const int result = PMPI_Testall(count, requests, &flag, statuses);
+    *done = flag != 0;
+    return result;
+  };
+  return poll_while_runtime_incomplete(test, &rc) ? rc : PMPI_Waitall(count, requests, statuses);
 }
 
 inline int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) noexcept {
@@ -98,13 +118,14 @@ inline int testall(int count, MPI_Request requests[], int* flag, MPI_Status stat
 }
 
 inline int waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) noexcept {
-  int flag = 0;
-  while (runtime_incomplete()) {
-    if (const int rc = PMPI_Testany(count, requests, index, &flag, status); rc != MPI_SUCCESS || flag != 0) {
-      return rc; // flag with index MPI_UNDEFINED: no active request, as MPI_Waitany says
-    }
-  }
-  return PMPI_Waitany(count, requests, index, status);
+  int rc = MPI_SUCCESS;
+  const auto test = [&](bool* done) {
+    int flag = 0;
+    const int result = PMPI_Testany(count, requests, index, &flag, status);
+    *done = flag != 0; // flag with index MPI_UNDEFINED: no active request, as MPI_Waitany says
+    return result;
+  };
+  return poll_while_runtime_incomplete(test, &rc) ? rc : PMPI_Waitany(count, requests, index, status);
 }
 
 inline int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) noexcept {
@@ -114,13 +135,15 @@ inline int testany(int count, MPI_Request requests[], int* index, int* flag, MPI
 
 inline int waitsome(int count, MPI_Request requests[], int* outcount, int indices[],
                     MPI_Status statuses[]) noexcept {
-  while (runtime_incomplete()) {
-    if (const int rc = PMPI_Testsome(count, requests, outcount, indices, statuses);
-        rc != MPI_SUCCESS || *outcount != 0) {
-      return rc; // MPI_UNDEFINED: no active request, as MPI_Waitsome says
-    }
-  }
-  return PMPI_Waitsome(count, requests, outcount, indices, statuses);
+  int rc = MPI_SUCCESS;
+  const auto test = [&](bool* done) {
+    const int result = PMPI_Testsome(count, requests, outcount, indices, statuses);
+    *done = *outcount != 0; // MPI_UNDEFINED: no active request, as MPI_Waitsome says
+    return result;
+  };
+  return poll_while_runtime_incomplete(test, &rc)
+             ? rc
+             : PMPI_Waitsome(count, requests, outcount, indices, statuses);
 }
 
 inline int testsome(int count, MPI_Request requests[], int* outcount, int indices[],
