@@ -12,6 +12,7 @@
 // Rank 0 prints "nonblocking_progress_check: ok" when every result on every rank matched.
 // Rank r uses GPU r modulo the GPU count.
 #include "gpu_job.hpp"
+#include "host_or_device_memory.hpp"
 #include "reduction_reference.hpp"
 
 #include <unistd.h>
@@ -38,26 +39,13 @@ float input_value(int round, int rank, std::size_t index) {
 
 // A buffer of `count` floats on this rank: host memory on rank 0, device memory elsewhere.
 struct Buffer {
-  bool host;
   std::size_t count;
-  float* data = nullptr;
+  HostOrDeviceMemory memory;
+  float* data;
 
-  Buffer(bool on_host, std::size_t n) : host(on_host), count(n) {
-    if (host) {
-      data = static_cast<float*>(std::malloc(std::max<std::size_t>(n, 1) * sizeof(float)));
-    } else {
-      CUDA_CHECK(cudaMalloc(&data, std::max<std::size_t>(n, 1) * sizeof(float)));
-    }
-  }
-  ~Buffer() {
-    if (host) {
-      std::free(data);
-    } else {
-      cudaFree(data);
-    }
-  }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
+  Buffer(bool on_host, std::size_t n)
+      : count(n), memory(std::max<std::size_t>(n, 1) * sizeof(float), on_host),
+        data(static_cast<float*>(memory.data())) {}
   void write(const std::vector<float>& values) {
     CUDA_CHECK(cudaMemcpy(data, values.data(), values.size() * sizeof(float), cudaMemcpyDefault));
   }

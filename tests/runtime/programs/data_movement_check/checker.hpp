@@ -18,6 +18,7 @@
 // reductions.cpp: the calls; main.cpp: what runs on which communicator.
 #pragma once
 #include "gpu_job.hpp"
+#include "host_or_device_memory.hpp"
 #include "reduction_reference.hpp"
 
 #include <algorithm>
@@ -39,25 +40,10 @@ using commlens::reference::Op;
 // A device buffer with its host image; `host` lays the buffer in host memory instead.
 struct Buffer {
   std::vector<unsigned char> image;
-  void* data = nullptr;
-  bool host = false;
+  HostOrDeviceMemory memory;
+  void* data;
 
-  Buffer(std::size_t bytes, bool in_host) : image(bytes), host(in_host) {
-    if (host) {
-      data = std::malloc(bytes + 1);
-    } else {
-      CUDA_CHECK(cudaMalloc(&data, bytes + 1));
-    }
-  }
-  ~Buffer() {
-    if (host) {
-      std::free(data);
-    } else {
-      cudaFree(data);
-    }
-  }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
+  Buffer(std::size_t bytes, bool in_host) : image(bytes), memory(bytes + 1, in_host), data(memory.data()) {}
   void upload() { CUDA_CHECK(cudaMemcpy(data, image.data(), image.size(), cudaMemcpyDefault)); }
   std::vector<unsigned char> download() const {
     std::vector<unsigned char> bytes(image.size());
