@@ -45,6 +45,14 @@ tuning::MovementShape movement_shape(const CommunicatorEngine& engine, const Mov
           engine.mps()};
 }
 
+MovementArguments movement_arguments(const MovementCall& call) noexcept {
+  return {.geometry = call.geometry,
+          .input = call.input,
+          .output = call.output,
+          .reduction = call.reduction.value_or(Reduction{}),
+          .arguments_declined = call.arguments_declined};
+}
+
 Implementation movement_implementation(tuning::MovementAlgorithm algorithm) noexcept {
   switch (algorithm) {
   case tuning::MovementAlgorithm::GpuLeader:
@@ -112,14 +120,9 @@ int run_movement_call(MovementCall& call, std::uint64_t call_id, std::uint8_t* i
       rc = run_baseline(state, baseline, record);
       record.algorithm = tuning::movement_algorithm_name(choice.algorithm);
     } else {
-      const IpcResult result = ipc_data_movement(engine, state.cache,
-                                                 {.geometry = call.geometry,
-                                                  .input = call.input,
-                                                  .output = call.output,
-                                                  .reduction = call.reduction.value_or(Reduction{}),
-                                                  .arguments_declined = call.arguments_declined,
-                                                  .background_opens = state.host.runtime_background_opens},
-                                                 choice.algorithm);
+      MovementArguments arguments = movement_arguments(call);
+      arguments.background_opens = state.host.runtime_background_opens;
+      const IpcResult result = ipc_data_movement(engine, state.cache, arguments, choice.algorithm);
       ran = result.ran;
       if (ran) {
         record_ran(result, record);

@@ -48,6 +48,9 @@ MovementCall reduce_scatter_call(FunctionId function, const void* sendbuf, void*
 const char* movement_declined(CommunicatorEngine& engine, const MovementCall& call);
 // What the tuning rules choose the call's algorithm by.
 tuning::MovementShape movement_shape(const CommunicatorEngine& engine, const MovementCall& call) noexcept;
+// The IPC algorithms' arguments for the call (buffers, geometry, reduction); a blocking call adds
+// its background opens, a nonblocking one its lane's event and stream.
+MovementArguments movement_arguments(const MovementCall& call) noexcept;
 // The implementation id a data-movement algorithm's runtime_ops row and mpi_calls row carry.
 Implementation movement_implementation(tuning::MovementAlgorithm algorithm) noexcept;
 

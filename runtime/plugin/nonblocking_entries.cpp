@@ -85,15 +85,10 @@ int post_movement(MovementCall call, std::uint64_t call_id, std::uint8_t* implem
   NonblockingCollectives::Job job = [&engine, call, algorithm = choice.algorithm, chosen,
                                      fallback = std::move(fallback)](const NonblockingCollectives::Lane& lane,
                                                                      RuntimeOp& row) {
-    const IpcResult result = ipc_data_movement(engine, lane.cache,
-                                               {.geometry = call.geometry,
-                                                .input = call.input,
-                                                .output = call.output,
-                                                .reduction = call.reduction.value_or(Reduction{}),
-                                                .arguments_declined = call.arguments_declined,
-                                                .ready_event = lane.ready_event,
-                                                .stream = lane.stream},
-                                               algorithm);
+    MovementArguments arguments = movement_arguments(call);
+    arguments.ready_event = lane.ready_event;
+    arguments.stream = lane.stream;
+    const IpcResult result = ipc_data_movement(engine, lane.cache, arguments, algorithm);
     if (!result.ran) {
       return run_through_shared_memory(engine, lane, result.reason, row, fallback);
     }
