@@ -127,8 +127,12 @@ std::vector<Rule> allreduce_rules(std::span<const WinnerRun> runs, const Measure
     if (!algorithm) {
       throw TableError(fmt::format("allreduce candidate \"{}\" is not an algorithm", run.winner));
     }
+    // The last run stops at the largest size measured, unlike the other operations' rules: above
+    // it the default rules decide, whose striping over the host path (at 256 MiB and more between
+    // two GPUs, with a host share the user sets) the sweep does not measure.
+    const std::uint64_t max_bytes = run.max_bytes.value_or(run.points.back().bytes);
     Rule rule{shape.gpus, shape.ranks_share_gpu,
-              in_place,   run.max_bytes,
+              in_place,   max_bytes,
               *algorithm, *algorithm == Algorithm::OneShotStriped ? host_percent : 0,
               {},         {}};
     fill_measured(rule, run, measurement);

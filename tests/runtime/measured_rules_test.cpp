@@ -34,7 +34,9 @@ TEST(MeasuredRules, FastestPerSizeWithRunsMergedIntoThresholdsAndTheirTimes) {
   ASSERT_EQ(rules[0].measured->points.size(), 2u);
   EXPECT_EQ(rules[0].measured->points[0], (MeasuredPoint{8, "one_shot", 10.0, "two_shot", 20.0}));
   EXPECT_EQ(rules[1].algorithm, Algorithm::TwoShot);
-  EXPECT_EQ(rules[1].max_bytes, std::nullopt); // the largest run covers everything above too
+  // An allreduce rule stops at the largest size measured: above it the default rules decide.
+  EXPECT_EQ(rules[1].max_bytes, 1u << 20);
+  EXPECT_EQ(runs.back().max_bytes, std::nullopt); // the other operations' largest run covers the rest
   for (const Rule& rule : rules) {
     EXPECT_EQ(rule.gpus, GpuCount::More);
     EXPECT_EQ(rule.ranks_share_gpu, false);

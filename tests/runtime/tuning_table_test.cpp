@@ -264,13 +264,19 @@ TEST(ShippedTables, AMeasuredTableNamesItsMeasurementsAndFallsBackToTheDefaultRu
     for (const Rule& rule : defaults.rules) {
       EXPECT_FALSE(rule.measured.has_value()) << rule.why;
     }
-    // Four ranks sharing one GPU: a measured rule; ranks on several GPUs, never measured: the defaults.
-    EXPECT_LE(std::stoul(choose(table, shipped.name, {4, 1, false, 1u << 20}, {})
-                             .source.substr(("table:" + shipped.name + " rule ").size())),
-              measured);
-    EXPECT_GT(std::stoul(choose(table, shipped.name, {2, 2, false, 1u << 20}, {})
-                             .source.substr(("table:" + shipped.name + " rule ").size())),
-              measured);
+    const auto rule_index = [&](const CallShape& call) {
+      return std::stoul(
+          choose(table, shipped.name, call, {}).source.substr(("table:" + shipped.name + " rule ").size()));
+    };
+    // Four ranks sharing one GPU: a measured rule. Two ranks on two GPUs: a measured rule where the
+    // table lists a two-GPU measurement, else the defaults; above the largest size an allreduce
+    // measurement swept (32 MiB), the defaults.
+    EXPECT_LE(rule_index({4, 1, false, 1u << 20}), measured);
+    const bool two_gpus_measured = std::ranges::any_of(
+        table.measurements, [](const Measurement& measurement) { return measurement.gpus == 2; });
+    EXPECT_EQ(rule_index({2, 2, false, 1u << 20}) < measured, two_gpus_measured);
+    EXPECT_GE(rule_index({2, 2, false, std::uint64_t{512} << 20}), measured);
+    EXPECT_GE(rule_index({4, 1, false, std::uint64_t{512} << 20}), measured);
   }
 }
 
