@@ -284,6 +284,23 @@ TEST(DynamicCandidates, TreeSettingsDependOnTheBucketOnlyAndAreDistinct) {
            table, "t", {RootedCollective::Bcast, 4, 1, std::uint64_t{5} << 20}, TreeBreadth::Dynamic)) {
     EXPECT_EQ(choice.streams, 1u);
   }
+  // Ranks on several GPUs: tune also sweeps 4 and 16 MiB segments; ranks on one GPU and Dynamic
+  // selection do not.
+  const auto has_segment = [](const std::vector<TreeChoice>& choices, std::uint64_t bytes) {
+    return std::ranges::any_of(choices,
+                               [&](const TreeChoice& choice) { return choice.segment_bytes == bytes; });
+  };
+  const std::uint64_t large_message = std::uint64_t{64} << 20;
+  for (const std::uint64_t segment : {std::uint64_t{4} << 20, std::uint64_t{16} << 20}) {
+    EXPECT_TRUE(has_segment(
+        tree_candidates(table, "t", {RootedCollective::Bcast, 2, 2, large_message}, TreeBreadth::Sweep),
+        segment));
+    EXPECT_FALSE(has_segment(
+        tree_candidates(table, "t", {RootedCollective::Bcast, 4, 1, large_message}, TreeBreadth::Sweep),
+        segment));
+    EXPECT_FALSE(
+        has_segment(tree_candidates(table, "t", {RootedCollective::Bcast, 2, 2, large_message}), segment));
+  }
   // Several GPUs: the node level varies, the GPU level keeps the table's shape.
   for (const TreeChoice& choice : tree_candidates(table, "t", {RootedCollective::Reduce, 4, 2, 1 << 20})) {
     EXPECT_EQ(choice.shapes.gpu, trees::Shape::Flat);
