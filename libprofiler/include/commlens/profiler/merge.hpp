@@ -36,6 +36,9 @@ struct MergeResult {
   // Whether the call and request rows went in as b-tree pages (MergeOptions::write_pages), not by
   // INSERTs.
   bool rows_as_pages = false;
+  // Ranks whose trace rows and timeline tiles went in as the pages they encoded themselves at
+  // MPI_Finalize (trace_pages.hpp; run table 'trace_pages_ranks'); the others' chunks were decoded.
+  std::vector<int> trace_pages_ranks;
 };
 
 struct MergeOptions {
@@ -49,6 +52,9 @@ struct MergeOptions {
   // Write the trace's call and request rows as b-tree pages (sqlite_bulk_table.hpp) where the
   // merged file allows it; false: by INSERT statements only.
   bool write_pages = true;
+  // Copy the pages ranks encoded at MPI_Finalize where they are still valid; false: decode every
+  // rank's chunks (the same database either way).
+  bool use_rank_pages = true;
 };
 
 // Throws MergeError naming the directory or file and the problem.
