@@ -203,7 +203,7 @@ MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
   merged.exec(schema::kCreateTables);
 
   const auto plan_began = Clock::now();
-  const MergePlan plan = plan_merge(merged, files);
+  const MergePlan plan = plan_merge(merged, files, pages_allowed);
   result.missing_ranks = plan.unreadable_ranks;
   result.plan_seconds = seconds_since(plan_began);
 

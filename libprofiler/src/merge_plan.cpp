@@ -3,6 +3,7 @@
 #include "commlens/profiler/merge.hpp"
 #include "commlens/profiler/schema.hpp"
 #include "commlens/profiler/timeline_tiles.hpp"
+#include "trace_pages_merge.hpp"
 
 #include <fmt/format.h>
 
@@ -87,7 +88,7 @@ void attach_rank_file(SqliteDatabase& merged, const std::filesystem::path& path)
   merged.prepare("ATTACH DATABASE ? AS src").bind(1, "file:" + path.string() + "?mode=ro").run();
 }
 
-MergePlan plan_merge(SqliteDatabase& merged, const std::vector<RankFile>& files) {
+MergePlan plan_merge(SqliteDatabase& merged, const std::vector<RankFile>& files, bool use_rank_pages) {
   MergePlan plan;
   std::int64_t calls = 0;
   // Timeline origin: rank 0's MPI_Init on rank 0's clock (offsets are relative to rank 0).
@@ -106,7 +107,9 @@ MergePlan plan_merge(SqliteDatabase& merged, const std::vector<RankFile>& files)
       const RankClock clock = read_rank_clock(merged, "src", file.rank);
       origin = origin.value_or(clock.origin_ns());
       const ClockMap map = clock.map_onto(*origin);
-      const auto extent = TraceMaterializer(merged, "src", file.rank, map).extent();
+      const std::optional<TraceMaterializer::Extent> recorded =
+          use_rank_pages ? recorded_extent(merged, map) : std::nullopt;
+      const auto extent = recorded ? *recorded : TraceMaterializer(merged, "src", file.rank, map).extent();
       calls += extent.calls_at_most;
       if (extent.span) {
         plan.rank_spans.push_back(*extent.span);

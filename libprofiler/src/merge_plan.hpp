@@ -58,7 +58,9 @@ void attach_rank_file(SqliteDatabase& merged, const std::filesystem::path& path)
 // made call and request rows before the merge).
 bool attached_has_rows(SqliteDatabase& merged, const char* table);
 
-// Attaches each file as "src" to `merged` in turn (detached again before returning).
-MergePlan plan_merge(SqliteDatabase& merged, const std::vector<RankFile>& files);
+// Attaches each file as "src" to `merged` in turn (detached again before returning). With
+// `use_rank_pages`, a rank's calls bound and span are those it recorded with the pages it encoded
+// at MPI_Finalize, where still valid (trace_pages_merge.hpp), instead of read from its chunks.
+MergePlan plan_merge(SqliteDatabase& merged, const std::vector<RankFile>& files, bool use_rank_pages);
 
 } // namespace commlens

@@ -50,10 +50,13 @@ std::int64_t RankTracePages::clock_origin_ns() const {
   return read_rank_clock(*db_, "main", rank_).origin_ns();
 }
 
-RankTracePages::Extent RankTracePages::extent(std::int64_t origin_ns) const {
-  const ClockMap map = read_rank_clock(*db_, "main", rank_).map_onto(origin_ns);
-  const TraceMaterializer::Extent extent = TraceMaterializer(*db_, "main", rank_, map).extent();
-  return Extent{extent.calls_at_most, extent.span};
+RankTracePages::Extent RankTracePages::extent(std::int64_t origin_ns) {
+  if (!extent_ || extent_->first != origin_ns) {
+    const ClockMap map = read_rank_clock(*db_, "main", rank_).map_onto(origin_ns);
+    const TraceMaterializer::Extent extent = TraceMaterializer(*db_, "main", rank_, map).extent();
+    extent_.emplace(origin_ns, Extent{extent.calls_at_most, extent.span});
+  }
+  return extent_->second;
 }
 
 RankTracePages::Report RankTracePages::encode(std::int64_t origin_ns,
@@ -65,6 +68,8 @@ RankTracePages::Report RankTracePages::encode(std::int64_t origin_ns,
   std::remove(pages_path.c_str());
   trace_pages::Record record;
   record.map = read_rank_clock(*db_, "main", rank_).map_onto(origin_ns);
+  const Extent extent = this->extent(origin_ns);
+  record.extent = TraceMaterializer::Extent{extent.calls_at_most, extent.span};
   db_->exec("BEGIN");
   try {
     std::string why;
@@ -83,7 +88,7 @@ RankTracePages::Report RankTracePages::encode(std::int64_t origin_ns,
     }
     record.page_size = static_cast<std::int64_t>(bulk->page_size());
     record.usable_size = static_cast<std::int64_t>(bulk->usable_size());
-    record.chunks = trace_pages::chunk_stats(*db_, "main");
+    record.last_chunk = trace_pages::last_chunk(*db_, "main");
     record.leaves = bulk->save(pages_path);
     record.page_check = trace_pages::page_check(pages_path, record.leaves.pages, bulk->page_size());
     db_->exec(trace_pages::kCreateTables);

@@ -81,21 +81,23 @@ std::optional<std::vector<SqliteBulkLoader::SavedTable>> decode_leaves(std::span
 
 } // namespace
 
-ChunkStats chunk_stats(const SqliteDatabase& db, const std::string& schema) {
-  auto query = db.prepare(fmt::format(
-      "SELECT count(*), coalesce(sum(count), 0), coalesce(max(id), 0) FROM {}.trace_chunks", schema));
-  query.step();
-  return ChunkStats{query.column_int64(0), query.column_int64(1), query.column_int64(2)};
+std::int64_t last_chunk(const SqliteDatabase& db, const std::string& schema) {
+  return db.query_int64(fmt::format("SELECT coalesce(max(id), 0) FROM {}.trace_chunks", schema));
 }
 
 void write_record(const SqliteDatabase& db, const Record& record) {
   const std::vector<std::uint8_t> leaves = encode_leaves(record.leaves);
-  auto insert = db.prepare("INSERT INTO trace_pages VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+  auto insert = db.prepare("INSERT INTO trace_pages VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
   insert.bind(1, kFormat).bind(2, record.page_size).bind(3, record.usable_size).bind(4, record.map.shift);
-  insert.bind(5, record.map.drift).bind(6, record.chunks.chunks).bind(7, record.chunks.records);
-  insert.bind(8, record.chunks.last_chunk).bind(9, static_cast<std::int64_t>(record.leaves.pages));
-  insert.bind(10, record.page_check).bind(11, static_cast<std::int64_t>(record.calls));
-  sqlite3_bind_blob(insert.get(), 12, leaves.data(), static_cast<int>(leaves.size()), SQLITE_TRANSIENT);
+  insert.bind(5, record.map.drift).bind(6, record.last_chunk).bind(7, record.extent.calls_at_most);
+  if (record.extent.span) {
+    insert.bind(8, record.extent.span->start_ns).bind(9, record.extent.span->end_ns);
+  } else {
+    insert.bind_null(8).bind_null(9);
+  }
+  insert.bind(10, static_cast<std::int64_t>(record.leaves.pages)).bind(11, record.page_check);
+  insert.bind(12, static_cast<std::int64_t>(record.calls));
+  sqlite3_bind_blob(insert.get(), 13, leaves.data(), static_cast<int>(leaves.size()), SQLITE_TRANSIENT);
   insert.run();
 }
 
@@ -112,12 +114,16 @@ std::optional<Record> read_record(const SqliteDatabase& db, const std::string& s
   record.page_size = query.column_int64(1);
   record.usable_size = query.column_int64(2);
   record.map = ClockMap{query.column_int64(3), query.column_double(4)};
-  record.chunks = ChunkStats{query.column_int64(5), query.column_int64(6), query.column_int64(7)};
-  record.leaves.pages = static_cast<std::uint64_t>(query.column_int64(8));
-  record.page_check = query.column_int64(9);
-  record.calls = static_cast<std::uint64_t>(query.column_int64(10));
-  const auto* blob = static_cast<const std::uint8_t*>(sqlite3_column_blob(query.get(), 11));
-  auto tables = decode_leaves({blob, static_cast<std::size_t>(sqlite3_column_bytes(query.get(), 11))},
+  record.last_chunk = query.column_int64(5);
+  record.extent.calls_at_most = query.column_int64(6);
+  if (!query.column_is_null(7)) {
+    record.extent.span = TileSpan{query.column_int64(7), query.column_int64(8)};
+  }
+  record.leaves.pages = static_cast<std::uint64_t>(query.column_int64(9));
+  record.page_check = query.column_int64(10);
+  record.calls = static_cast<std::uint64_t>(query.column_int64(11));
+  const auto* blob = static_cast<const std::uint8_t*>(sqlite3_column_blob(query.get(), 12));
+  auto tables = decode_leaves({blob, static_cast<std::size_t>(sqlite3_column_bytes(query.get(), 12))},
                               record.leaves.pages);
   if (!tables) {
     return std::nullopt;

@@ -28,9 +28,10 @@ CREATE TABLE trace_pages (
   usable_size    INTEGER NOT NULL,
   clock_shift_ns INTEGER NOT NULL,
   clock_drift    REAL NOT NULL,
-  chunks         INTEGER NOT NULL,
-  records        INTEGER NOT NULL,
   last_chunk     INTEGER NOT NULL,
+  calls_at_most  INTEGER NOT NULL,
+  span_start_ns  INTEGER,
+  span_end_ns    INTEGER,
   pages          INTEGER NOT NULL,
   page_check     INTEGER NOT NULL,
   calls          INTEGER NOT NULL,
@@ -39,17 +40,15 @@ CREATE TABLE trace_pages (
 CREATE TABLE trace_pages_late_requests AS SELECT * FROM mpi_request_rows WHERE 0;
 )sql";
 
-// trace_chunks as the pages were encoded from it.
-struct ChunkStats {
-  std::int64_t chunks = 0, records = 0, last_chunk = 0;
-  bool operator==(const ChunkStats&) const = default;
-};
-ChunkStats chunk_stats(const SqliteDatabase& db, const std::string& schema);
+// The last of trace_chunks' ids (0 for none), found by one seek. Chunks are only ever appended, so
+// pages encoded from other chunks than the file now holds had another last id.
+std::int64_t last_chunk(const SqliteDatabase& db, const std::string& schema);
 
 struct Record {
   std::int64_t page_size = 0, usable_size = 0;
   ClockMap map;
-  ChunkStats chunks;
+  std::int64_t last_chunk = 0;
+  TraceMaterializer::Extent extent; // on that map: what the merge plan would find
   std::int64_t page_check = 0;
   std::uint64_t calls = 0;
   SqliteBulkLoader::SavedLeaves leaves;

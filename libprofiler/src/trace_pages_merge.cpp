@@ -45,7 +45,7 @@ std::optional<RankPagesToCopy> rank_pages_to_copy(SqliteDatabase& merged,
   if (attached_tile_widths(merged) != tile_widths) {
     return refuse("tiles of other widths");
   }
-  if (record->chunks != trace_pages::chunk_stats(merged, "src")) {
+  if (record->last_chunk != trace_pages::last_chunk(merged, "src")) {
     return refuse("the trace chunks changed since");
   }
   if (record->leaves.tables.size() != trace_row_tables().size()) {
@@ -62,6 +62,15 @@ std::optional<RankPagesToCopy> rank_pages_to_copy(SqliteDatabase& merged,
     return refuse("its pages file is not the one encoded");
   }
   return RankPagesToCopy{path, record->leaves, record->calls};
+}
+
+std::optional<TraceMaterializer::Extent> recorded_extent(SqliteDatabase& merged, const ClockMap& map) {
+  const std::optional<trace_pages::Record> record = trace_pages::read_record(merged, "src");
+  if (!record || record->map.shift != map.shift || record->map.drift != map.drift ||
+      record->last_chunk != trace_pages::last_chunk(merged, "src")) {
+    return std::nullopt;
+  }
+  return record->extent;
 }
 
 std::vector<RequestValues> copy_rank_tiles_and_late_requests(SqliteDatabase& merged) {

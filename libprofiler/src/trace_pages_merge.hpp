@@ -29,6 +29,10 @@ std::optional<RankPagesToCopy> rank_pages_to_copy(SqliteDatabase& merged,
                                                   const std::vector<std::int64_t>& tile_widths,
                                                   const SqliteBulkLoader& bulk, std::string& why);
 
+// The extent (TraceMaterializer::extent()) that the rank attached as "src" recorded with its pages
+// when it is that of its chunks on this timeline: the plan then reads no chunk of that rank.
+std::optional<TraceMaterializer::Extent> recorded_extent(SqliteDatabase& merged, const ClockMap& map);
+
 // Copies src's timeline tiles into the merged file; returns the requests its encoder left to
 // INSERTs (TraceRowWriter::take_late_requests()).
 std::vector<RequestValues> copy_rank_tiles_and_late_requests(SqliteDatabase& merged);

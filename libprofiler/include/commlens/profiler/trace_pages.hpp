@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace commlens {
@@ -38,7 +39,7 @@ public:
     std::int64_t calls_at_most = 0;
     std::optional<TileSpan> span;
   };
-  Extent extent(std::int64_t origin_ns) const;
+  Extent extent(std::int64_t origin_ns);
 
   struct Report {
     std::uint64_t calls = 0;
@@ -53,6 +54,7 @@ private:
   std::string path_;
   int rank_;
   std::unique_ptr<SqliteDatabase> db_;
+  std::optional<std::pair<std::int64_t, Extent>> extent_; // by origin: encode() records it
 };
 
 // The tile widths the merge chooses for ranks of these extents.
