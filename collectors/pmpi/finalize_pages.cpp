@@ -2,6 +2,7 @@
 
 #include "mpi_header.hpp"
 
+#include "commlens/profiler/job_registry.hpp"
 #include "commlens/profiler/trace_pages.hpp"
 
 #include <cstdint>
@@ -41,7 +42,13 @@ void encode_trace_pages_at_finalize(const Config& config, const ProcessIdentity&
             });
   std::int64_t origin[2] = {0, 0}; // rank 0 can encode, its clock origin
   ok = ok && attempt(identity.run_rank, [&] { origin[1] = pages->clock_origin_ns(); });
-  origin[0] = ok ? 1 : 0;
+  // Rank 0 decides for the job whether its pages can fit the merge: not when the run has jobs
+  // this one spawned, whose calls the tile widths would have to count too.
+  bool one_job = true;
+  if (identity.world_rank == 0) {
+    ok = ok && attempt(identity.run_rank, [&] { one_job = read_jobs(config.output_directory).size() <= 1; });
+  }
+  origin[0] = ok && one_job ? 1 : 0;
   PMPI_Bcast(origin, 2, MPI_INT64_T, 0, MPI_COMM_WORLD);
   if (origin[0] == 0) {
     return; // every rank returns here alike

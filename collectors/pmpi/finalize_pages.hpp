@@ -12,7 +12,9 @@ namespace commlens::pmpi {
 
 // Collective over MPI_COMM_WORLD where it runs at all: every rank of the job decides alike (the
 // same settings, and whether the job's ranks are the run's first, whose rank 0 sets the
-// timeline's origin). `rank_file`: this rank's file, when it kept one.
+// timeline's origin), then rank 0 for all (whether it can encode, and whether the run is this job
+// alone: a run with spawned jobs is left to the merge). `rank_file`: this rank's file, when it
+// kept one.
 void encode_trace_pages_at_finalize(const Config& config, const ProcessIdentity& identity,
                                     const std::string& rank_file, bool kept_file);
 

@@ -81,6 +81,10 @@ CopiedRank copy_rank(SqliteDatabase& merged, const PlannedRank& rank, const Merg
     bulk->append_leaves(pages->path, pages->leaves);
     copied = CopiedRank{pages->calls, copy_rank_tiles_and_late_requests(merged), true};
   } else { // the rank's trace, stored as compact chunks, becomes rows here
+    if (!why.empty()) {
+      std::fprintf(stderr, "commlens: rank %d: its trace pages are not copied (%s); decoding its chunks\n",
+                   rank.file.rank, why.c_str());
+    }
     TraceRowWriter rows(merged, bulk, &tiles);
     TraceMaterializer(merged, "src", rank.file.rank, rank.map).run(rows);
     rows.flush();

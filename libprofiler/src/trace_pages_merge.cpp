@@ -33,7 +33,7 @@ std::optional<RankPagesToCopy> rank_pages_to_copy(SqliteDatabase& merged,
   };
   const std::optional<trace_pages::Record> record = trace_pages::read_record(merged, "src");
   if (!record) {
-    return refuse("no pages of this format");
+    return refuse(""); // none, or of another format: nothing to say
   }
   if (record->page_size != static_cast<std::int64_t>(bulk.page_size()) ||
       record->usable_size != static_cast<std::int64_t>(bulk.usable_size())) {

@@ -23,7 +23,7 @@ struct RankPagesToCopy {
 
 // The pages of the rank file attached as "src" when they hold its chunks' rows on this timeline
 // (`map`), in pages of `bulk`'s shape, and its tiles are of these widths; otherwise nullopt, with
-// the reason in `why`.
+// the reason in `why` (empty when the file has no pages this version reads).
 std::optional<RankPagesToCopy> rank_pages_to_copy(SqliteDatabase& merged,
                                                   const std::filesystem::path& rank_file, const ClockMap& map,
                                                   const std::vector<std::int64_t>& tile_widths,

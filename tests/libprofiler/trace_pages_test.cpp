@@ -113,8 +113,18 @@ TEST(TracePages, MissingOrStalePagesFallBackToDecoding) {
   change(3, "UPDATE trace_pages SET page_size = 2 * page_size");
   change(4, "UPDATE timeline_tile_levels SET tile_ns = 2 * tile_ns WHERE level = 0");
   fs::remove(trace_pages_path(rank_file(5)));
+  testing::internal::CaptureStderr();
   const Merges merges = merge_both_ways(directory);
+  const std::string warnings = testing::internal::GetCapturedStderr();
   EXPECT_EQ(merges.copied.trace_pages_ranks, (std::vector<int>{0}));
+  // Pages that do not fit are named with the reason; a rank that never encoded is not.
+  for (const char* said : {"rank 2: its trace pages are not copied (encoded on another clock map)",
+                           "rank 3: its trace pages are not copied (pages of another size)",
+                           "rank 4: its trace pages are not copied (tiles of other widths)",
+                           "rank 5: its trace pages are not copied (its pages file is missing"}) {
+    EXPECT_NE(warnings.find(said), std::string::npos) << warnings;
+  }
+  EXPECT_EQ(warnings.find("rank 1:"), std::string::npos) << warnings;
   EXPECT_TRUE(merges.copied.missing_ranks.empty());
   expect_same_trace(merges);
 }
