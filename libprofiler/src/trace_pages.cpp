@@ -52,9 +52,15 @@ std::int64_t RankTracePages::clock_origin_ns() const {
 
 RankTracePages::Extent RankTracePages::extent(std::int64_t origin_ns) {
   if (!extent_ || extent_->first != origin_ns) {
+    const auto began = std::chrono::steady_clock::now();
+    const std::int64_t began_cpu = thread_cpu_ns();
     const ClockMap map = read_rank_clock(*db_, "main", rank_).map_onto(origin_ns);
     const TraceMaterializer::Extent extent = TraceMaterializer(*db_, "main", rank_, map).extent();
     extent_.emplace(origin_ns, Extent{extent.calls_at_most, extent.span});
+    extent_cost_.wall_ns +=
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - began)
+            .count();
+    extent_cost_.cpu_ns += thread_cpu_ns() - began_cpu;
   }
   return extent_->second;
 }
@@ -94,11 +100,13 @@ RankTracePages::Report RankTracePages::encode(std::int64_t origin_ns,
     db_->exec(trace_pages::kCreateTables);
     trace_pages::write_record(*db_, record);
     store_late_requests(*db_, late_requests);
-    const auto wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - began).count();
+    const std::int64_t wall_ns =
+        extent_cost_.wall_ns +
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - began).count();
     auto overhead =
         db_->prepare("INSERT OR REPLACE INTO profiler_overhead VALUES (?, 'trace_pages', ?, ?, ?)");
     overhead.bind(1, std::int64_t{rank_}).bind(2, static_cast<std::int64_t>(record.calls));
-    overhead.bind(3, std::int64_t{wall_ns}).bind(4, thread_cpu_ns() - began_cpu).run();
+    overhead.bind(3, wall_ns).bind(4, extent_cost_.cpu_ns + thread_cpu_ns() - began_cpu).run();
     db_->exec("COMMIT");
   } catch (...) {
     if (sqlite3_get_autocommit(db_->get()) == 0) {
@@ -108,7 +116,8 @@ RankTracePages::Report RankTracePages::encode(std::int64_t origin_ns,
     throw;
   }
   return Report{record.calls, record.leaves.pages,
-                std::chrono::duration<double>(Clock::now() - began).count()};
+                static_cast<double>(extent_cost_.wall_ns) / 1e9 +
+                    std::chrono::duration<double>(Clock::now() - began).count()};
 }
 
 std::vector<std::int64_t> tile_widths_for(const std::vector<RankTracePages::Extent>& extents) {

@@ -44,7 +44,8 @@ public:
   struct Report {
     std::uint64_t calls = 0;
     std::uint64_t pages = 0; // leaves written
-    double seconds = 0;      // wall time, also in the rank's profiler_overhead row 'trace_pages'
+    double seconds = 0;      // wall time with extent()'s, also in the rank's profiler_overhead row
+                             // 'trace_pages' (waiting for the other ranks not counted)
   };
   // Encodes the rows and tiles (of these widths) of the calls, on the timeline of that origin.
   // Throws SqliteError, leaving the rank file as it was, when they cannot be encoded.
@@ -55,6 +56,9 @@ private:
   int rank_;
   std::unique_ptr<SqliteDatabase> db_;
   std::optional<std::pair<std::int64_t, Extent>> extent_; // by origin: encode() records it
+  struct Cost {
+    std::int64_t wall_ns = 0, cpu_ns = 0;
+  } extent_cost_; // finding it: part of the encoding's cost
 };
 
 // The tile widths the merge chooses for ranks of these extents.
