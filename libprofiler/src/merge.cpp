@@ -29,6 +29,12 @@ std::string rank_database_name(int rank) {
   return fmt::format("rank-{:05d}.sqlite", rank);
 }
 
+void remove_rank_file(const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm", "-journal", "-bulk", "-pages"}) {
+    std::remove((path + suffix).c_str());
+  }
+}
+
 namespace {
 
 std::string mapped(const char* column, const ClockMap& map) {
@@ -92,12 +98,6 @@ CopiedRank copy_rank(SqliteDatabase& merged, const PlannedRank& rank, const Merg
   }
   materialize_nccl_calls(merged, "src", rank.file.rank);
   return copied;
-}
-
-void remove_rank_file(const fs::path& path) {
-  for (const char* suffix : {"", "-wal", "-shm", "-journal", "-bulk", "-pages"}) {
-    std::remove((path.string() + suffix).c_str());
-  }
 }
 
 std::string join_ranks(const std::vector<int>& ranks) {
@@ -327,7 +327,7 @@ MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
   output.rename_to_final();
   if (options.remove_rank_files && result.missing_ranks.empty()) {
     for (const RankFile& file : files) {
-      remove_rank_file(file.path);
+      remove_rank_file(file.path.string());
     }
     // Every job's files are in the merged database: nothing is left for the registry to place.
     std::error_code ignored;

@@ -142,4 +142,14 @@ TEST(TracePages, PagesOfOtherChunksAreNotCopied) {
   expect_same_trace(merges);
 }
 
+// A rank starting over an earlier run's files removes that run's pages with its file.
+TEST(TracePages, AnEarlierRunsPagesGoWithItsRankFile) {
+  const fs::path directory = fresh_directory("trace-pages-earlier-run");
+  record_rank(directory, 0, 1, 100);
+  encode_trace_pages_in(directory.string());
+  const std::string pages = trace_pages_path((directory / rank_database_name(0)).string());
+  ASSERT_TRUE(fs::exists(pages));
+  record_rank_with(directory, 0, 1, [&](Profiler&) { EXPECT_FALSE(fs::exists(pages)); });
+}
+
 } // namespace

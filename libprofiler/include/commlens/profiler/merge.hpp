@@ -62,6 +62,10 @@ MergeResult merge_rank_databases(const MergeOptions& options);
 
 std::string rank_database_name(int rank); // "rank-00003.sqlite"
 
+// Removes a rank file with the files SQLite and commlens keep beside it (journal, WAL, the
+// encoder's spill file, its trace pages).
+void remove_rank_file(const std::string& path);
+
 // One line saying what the merged database lacks (missing ranks, dropped trace events, calls not
 // counted), for the end-of-run and merge messages; empty when nothing was lost.
 std::string describe_losses(const MergeResult& result);
