@@ -6,6 +6,8 @@
 // and how long it waited, the bytes per event of the rank file, then the merge of that file
 // (seconds, events/s, MB/s written, bytes per event of the merged file) against writing the same
 // number of bytes to the same disk directly (the merge "keeps up with the disk" at ratio >= 1).
+// The merge runs twice on the same rank file: decoding its chunks, and copying the pages the rank
+// encodes as at MPI_Finalize (trace_pages.hpp), whose encoding time is printed per call.
 // Mix "isend" records MPI_Isend calls only; "requests" makes every second call an MPI_Wait that
 // completes the Isend before it, so a third of the records are request completions (mpi_requests).
 //   writer_throughput [target_events_per_second=10000000] [seconds=4] [mix=isend|requests]
@@ -13,6 +15,7 @@
 #include "commlens/profiler/merge.hpp"
 #include "commlens/profiler/profiler.hpp"
 #include "commlens/profiler/sqlite.hpp"
+#include "commlens/profiler/trace_pages.hpp"
 
 #include <fmt/format.h>
 
@@ -46,11 +49,19 @@ struct Outcome {
   double wait_seconds = 0;
   double writer_busy_seconds = 0;
   std::uint64_t rank_file_bytes = 0;
+  struct Merge {
+    std::uint64_t calls = 0;
+    double seconds = 0;
+    double cpu_seconds = 0; // the process's CPU time during the merge (the writer has stopped)
+    double plan_seconds = 0;
+    double rows_seconds = 0;
+    std::uint64_t file_bytes = 0;
+    bool copied_pages = false;
+  };
+  Merge decoded, copied; // decoding the chunks; copying the pages the rank encoded
+  double encode_seconds = 0;
+  std::uint64_t encoded_calls = 0;
   std::uint64_t merged_calls = 0;
-  double merge_seconds = 0;
-  double merge_cpu_seconds = 0; // the process's CPU time during the merge (the writer has stopped)
-  double merge_plan_seconds = 0;
-  double merge_rows_seconds = 0;
   double decode_seconds = 0;
   std::uint64_t merged_file_bytes = 0;
   std::uint64_t call_table_bytes = 0; // the calls' table and its indexes (dbstat)
@@ -81,6 +92,21 @@ double process_cpu_seconds() {
   timespec now{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
+}
+
+Outcome::Merge timed_merge(const fs::path& directory, const std::string& name, bool use_rank_pages) {
+  MergeOptions options{directory.string(), (directory / name).string(), nullptr};
+  options.use_rank_pages = use_rank_pages;
+  const std::uint64_t begin = monotonic_ns();
+  const double cpu_begin = process_cpu_seconds();
+  const MergeResult merged = merge_rank_databases(options);
+  return Outcome::Merge{merged.calls,
+                        static_cast<double>(monotonic_ns() - begin) / 1e9,
+                        process_cpu_seconds() - cpu_begin,
+                        merged.plan_seconds,
+                        merged.rows_seconds,
+                        fs::file_size(merged.output_path),
+                        !merged.trace_pages_ranks.empty()};
 }
 
 // Seconds to read and decode every chunk of a rank file without storing anything: the merge's
@@ -169,16 +195,15 @@ Outcome run(const fs::path& directory, double target_rate, double seconds, Mix m
   }
   outcome.rank_file_bytes = fs::file_size(path);
 
-  const std::uint64_t merge_begin = monotonic_ns();
-  const double merge_cpu_begin = process_cpu_seconds();
-  const MergeResult merged = merge_rank_databases(MergeOptions{directory.string(), "", nullptr});
-  outcome.merge_seconds = static_cast<double>(monotonic_ns() - merge_begin) / 1e9;
-  outcome.merge_cpu_seconds = process_cpu_seconds() - merge_cpu_begin;
-  outcome.merged_calls = merged.calls;
-  outcome.merge_plan_seconds = merged.plan_seconds;
-  outcome.merge_rows_seconds = merged.rows_seconds;
-  outcome.merged_file_bytes = fs::file_size(merged.output_path);
-  SqliteDatabase db(merged.output_path, SQLITE_OPEN_READONLY);
+  outcome.decoded = timed_merge(directory, "decoded.sqlite", false);
+  const std::uint64_t encode_begin = monotonic_ns();
+  const std::vector<RankTracePages::Report> encoded = encode_trace_pages_in(directory.string());
+  outcome.encode_seconds = static_cast<double>(monotonic_ns() - encode_begin) / 1e9;
+  outcome.encoded_calls = encoded.front().calls;
+  outcome.copied = timed_merge(directory, "commlens.sqlite", true);
+  outcome.merged_calls = outcome.copied.calls;
+  outcome.merged_file_bytes = outcome.copied.file_bytes;
+  SqliteDatabase db((directory / "commlens.sqlite").string(), SQLITE_OPEN_READONLY);
   // mpi_call_rows, or the mpi_calls table of files merged before it existed; the same for requests.
   constexpr const char* kCallTables = "('mpi_call_rows', 'mpi_calls')";
   constexpr const char* kRequestTables = "('mpi_request_rows', 'mpi_requests')";
@@ -220,7 +245,9 @@ int main(int argc, char** argv) {
   const fs::path directory = fs::temp_directory_path() / fmt::format("commlens-bench-writer-{}", getpid());
 
   const Outcome o = run(directory, target, seconds, mix);
-  const bool complete = o.dropped == 0 && o.merged_calls == o.recorded && o.merged_requests == o.completions;
+  const bool complete = o.dropped == 0 && o.merged_calls == o.recorded &&
+                        o.merged_requests == o.completions && o.decoded.calls == o.recorded &&
+                        o.copied.copied_pages;
   const double achieved = static_cast<double>(o.recorded) / o.seconds;
   fmt::print(
       "record: target {:.2f} M calls/s for {:.1f} s: recorded {} ({:.2f} M/s, {:.2f}x the target) and {} "
@@ -245,15 +272,26 @@ int main(int argc, char** argv) {
              per(o.call_table_bytes, o.merged_calls), per(o.call_index_bytes, o.merged_calls),
              per(o.request_table_bytes, o.merged_requests));
   const double raw = raw_write_seconds(directory, o.merged_file_bytes);
-  fmt::print(
-      "merge: {:.2f} s ({:.2f} s CPU), {:.2f} M events/s, {:.0f} MB/s written; the same bytes written raw: "
-      "{:.2f} s ({:.0f} MB/s); merge / raw speed = {:.3f}x\n",
-      o.merge_seconds, o.merge_cpu_seconds, events / o.merge_seconds / 1e6,
-      static_cast<double>(o.merged_file_bytes) / o.merge_seconds / 1e6, raw,
-      static_cast<double>(o.merged_file_bytes) / raw / 1e6, raw / o.merge_seconds);
-  fmt::print("merge time: counting the calls for the tile widths {:.2f} s, rows and timeline tiles {:.2f} s "
-             "(reading and decoding the chunks alone: {:.2f} s)\n",
-             o.merge_plan_seconds, o.merge_rows_seconds, o.decode_seconds);
+  fmt::print("raw write of the merged file's {:.0f} MB: {:.2f} s ({:.0f} MB/s)\n",
+             static_cast<double>(o.merged_file_bytes) / 1e6, raw,
+             static_cast<double>(o.merged_file_bytes) / raw / 1e6);
+  const auto print_merge = [&](const char* how, const Outcome::Merge& merge) {
+    fmt::print(
+        "merge, {}: {:.2f} s ({:.2f} s CPU; plan {:.2f} s, rows and tiles {:.2f} s), {:.2f} M events/s, "
+        "{:.0f} MB/s written; merge / raw speed = {:.3f}x\n",
+        how, merge.seconds, merge.cpu_seconds, merge.plan_seconds, merge.rows_seconds,
+        events / merge.seconds / 1e6, static_cast<double>(merge.file_bytes) / merge.seconds / 1e6,
+        raw / merge.seconds);
+  };
+  print_merge("decoding the chunks", o.decoded);
+  fmt::print("rank-side encoding (as at MPI_Finalize): {:.2f} s, {:.0f} ns a call ({} calls)\n",
+             o.encode_seconds, o.encode_seconds * 1e9 / static_cast<double>(o.encoded_calls),
+             o.encoded_calls);
+  print_merge("copying the rank's pages", o.copied);
+  fmt::print("copying vs decoding: merge {:.2f}x as fast; encoding and merge together {:.2f}x (one rank: "
+             "nothing runs in parallel); reading and decoding the chunks alone: {:.2f} s\n",
+             o.decoded.seconds / o.copied.seconds, o.decoded.seconds / (o.encode_seconds + o.copied.seconds),
+             o.decode_seconds);
   fs::remove_all(directory);
   return complete ? 0 : 1;
 }

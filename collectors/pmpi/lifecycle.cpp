@@ -8,6 +8,7 @@
 #include "datatype_catalog.hpp"
 #include "detached_requests.hpp"
 #include "device_staging.hpp"
+#include "finalize_pages.hpp"
 #include "function_ids.hpp"
 #include "function_table.hpp"
 #include "launcher_job_key.hpp"
@@ -355,7 +356,10 @@ extern "C" COMMLENS_EXPORT int MPI_Finalize() {
   const commlens::Config config = profiler->config();
   const commlens::ProcessIdentity identity = profiler->identity();
   const int kept_file = profiler->keeps_rank_file() ? 1 : 0;
-  profiler->stop();
+  const std::string rank_file = profiler->stop();
+  // While the merge would wait for the last rank anyway, every rank turns its own chunks into the
+  // merged file's pages, so that the merge copies them.
+  encode_trace_pages_at_finalize(config, identity, rank_file, kept_file != 0);
   // Every rank file of the job is closed before rank 0 goes on; the count is the start-up check
   // MPI_Init no longer makes.
   int files_kept = 0;

@@ -99,10 +99,7 @@ bool still_running(const JobEntry& entry, const std::string& host) {
 void remove_rank_files(const std::string& directory, const std::vector<JobEntry>& jobs) {
   for (const JobEntry& job : jobs) {
     for (int rank = job.first_rank; rank < job.first_rank + job.size; ++rank) {
-      const std::string path = (std::filesystem::path(directory) / rank_database_name(rank)).string();
-      for (const char* suffix : {"", "-wal", "-shm"}) {
-        std::remove((path + suffix).c_str());
-      }
+      remove_rank_file((std::filesystem::path(directory) / rank_database_name(rank)).string());
     }
   }
 }

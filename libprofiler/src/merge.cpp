@@ -8,6 +8,7 @@
 #include "merge_plan.hpp"
 #include "sqlite_bulk_table.hpp"
 #include "trace_materializer.hpp"
+#include "trace_pages_merge.hpp"
 #include "trace_rows.hpp"
 
 #include <fmt/format.h>
@@ -19,7 +20,6 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
-#include <regex>
 
 namespace commlens {
 
@@ -29,28 +29,13 @@ std::string rank_database_name(int rank) {
   return fmt::format("rank-{:05d}.sqlite", rank);
 }
 
-namespace {
-
-std::vector<RankFile> find_rank_files(const fs::path& directory) {
-  std::error_code error;
-  if (!fs::is_directory(directory, error)) {
-    throw MergeError(fmt::format("{}: not a directory", directory.string()));
+void remove_rank_file(const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm", "-journal", "-bulk", "-pages"}) {
+    std::remove((path + suffix).c_str());
   }
-  static const std::regex pattern(R"(rank-(\d+)\.sqlite)");
-  std::vector<RankFile> files;
-  for (const auto& entry : fs::directory_iterator(directory, error)) {
-    std::smatch match;
-    const std::string name = entry.path().filename().string();
-    if (std::regex_match(name, match, pattern)) {
-      files.push_back(RankFile{std::stoi(match[1].str()), entry.path()});
-    }
-  }
-  if (files.empty()) {
-    throw MergeError(fmt::format("{}: no rank files (rank-NNNNN.sqlite) to merge", directory.string()));
-  }
-  std::sort(files.begin(), files.end(), [](const RankFile& a, const RankFile& b) { return a.rank < b.rank; });
-  return files;
 }
+
+namespace {
 
 std::string mapped(const char* column, const ClockMap& map) {
   return fmt::format("({0} + ({1}) - CAST({0} * ({2:.17g}) AS INTEGER))", column, map.shift, map.drift);
@@ -74,34 +59,45 @@ std::string copy_clause(SqliteDatabase& merged, const schema::TableMerge& rule, 
 }
 
 // Copies one attached rank file ("src") into the merged database, on rank 0's timeline; its calls
-// go to `tiles` too, and its trace rows through `bulk` when not null.
+// go to `tiles` too, and its trace rows through `bulk` when not null: as the pages the rank
+// encoded at MPI_Finalize where `pages_allowed` and they are still valid, else from its chunks.
 struct CopiedRank {
-  std::optional<std::uint64_t> calls;       // decoded from chunks; nullopt: the file had call rows of
-                                            // its own, which `tiles` did not see
+  std::optional<std::uint64_t> calls;       // decoded from chunks or encoded by the rank; nullopt:
+                                            // the file had call rows of its own, which `tiles` did not see
   std::vector<RequestValues> late_requests; // for INSERTs once `bulk` has written its pages
+  bool from_rank_pages = false;
 };
-CopiedRank copy_rank(SqliteDatabase& merged, int rank, const ClockMap& map, TimelineTileBuilder& tiles,
-                     SqliteBulkLoader* bulk) {
+CopiedRank copy_rank(SqliteDatabase& merged, const PlannedRank& rank, const MergePlan& plan,
+                     TimelineTileBuilder& tiles, SqliteBulkLoader* bulk, bool pages_allowed) {
   const bool call_rows = attached_has_rows(merged, "mpi_calls");
   for (const schema::TableMerge& rule : schema::kTableMerges) {
-    const std::string clause = copy_clause(merged, rule, map);
+    const std::string clause = copy_clause(merged, rule, rank.map);
     if (!clause.empty()) {
       merged.exec(fmt::format("INSERT OR {} INTO {} {}", rule.first_rank_wins ? "IGNORE" : "REPLACE",
                               rule.table, clause));
     }
   }
-  // The rank's trace, stored as compact chunks, becomes rows here.
-  TraceRowWriter rows(merged, bulk, &tiles);
-  TraceMaterializer(merged, "src", rank, map).run(rows);
-  rows.flush();
-  materialize_nccl_calls(merged, "src", rank);
-  return CopiedRank{call_rows ? std::nullopt : std::optional(rows.calls()), rows.take_late_requests()};
-}
-
-void remove_rank_file(const fs::path& path) {
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
-    std::remove((path.string() + suffix).c_str());
+  std::string why;
+  const std::optional<RankPagesToCopy> pages =
+      bulk != nullptr && pages_allowed
+          ? rank_pages_to_copy(merged, rank.file.path, rank.map, plan.tile_widths, *bulk, why)
+          : std::nullopt;
+  CopiedRank copied;
+  if (pages) {
+    bulk->append_leaves(pages->path, pages->leaves);
+    copied = CopiedRank{pages->calls, copy_rank_tiles_and_late_requests(merged), true};
+  } else { // the rank's trace, stored as compact chunks, becomes rows here
+    if (!why.empty()) {
+      std::fprintf(stderr, "commlens: rank %d: its trace pages are not copied (%s); decoding its chunks\n",
+                   rank.file.rank, why.c_str());
+    }
+    TraceRowWriter rows(merged, bulk, &tiles);
+    TraceMaterializer(merged, "src", rank.file.rank, rank.map).run(rows);
+    rows.flush();
+    copied = CopiedRank{call_rows ? std::nullopt : std::optional(rows.calls()), rows.take_late_requests()};
   }
+  materialize_nccl_calls(merged, "src", rank.file.rank);
+  return copied;
 }
 
 std::string join_ranks(const std::vector<int>& ranks) {
@@ -192,6 +188,7 @@ std::unique_ptr<SqliteBulkLoader> open_bulk_loader(const SqliteDatabase& merged,
 }
 
 MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
+  const bool pages_allowed = options.use_rank_pages;
   using Clock = std::chrono::steady_clock;
   const auto seconds_since = [](Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
@@ -210,7 +207,7 @@ MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
   merged.exec(schema::kCreateTables);
 
   const auto plan_began = Clock::now();
-  const MergePlan plan = plan_merge(merged, files);
+  const MergePlan plan = plan_merge(merged, files, pages_allowed);
   result.missing_ranks = plan.unreadable_ranks;
   result.plan_seconds = seconds_since(plan_began);
 
@@ -219,7 +216,7 @@ MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
   // Its statements end before the connection closes for the bulk loader.
   std::optional<TimelineTileBuilder> tiles(std::in_place, merged, plan.tile_widths);
   bool call_rows_copied = false;
-  std::uint64_t calls_decoded = 0; // of the ranks committed
+  std::uint64_t calls_written = 0; // of the ranks committed
   std::vector<RequestValues> late_requests;
   int done = static_cast<int>(plan.unreadable_ranks.size());
   for (const PlannedRank& rank : plan.ranks) {
@@ -231,10 +228,13 @@ MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
       attach_rank_file(merged, file.path);
       attached = true;
       merged.exec("BEGIN");
-      CopiedRank copied = copy_rank(merged, file.rank, rank.map, *tiles, bulk.get());
+      CopiedRank copied = copy_rank(merged, rank, plan, *tiles, bulk.get(), pages_allowed);
       merged.exec("COMMIT");
       call_rows_copied |= !copied.calls;
-      calls_decoded += copied.calls.value_or(0);
+      calls_written += copied.calls.value_or(0);
+      if (copied.from_rank_pages) {
+        result.trace_pages_ranks.push_back(file.rank);
+      }
       late_requests.insert(late_requests.end(), copied.late_requests.begin(), copied.late_requests.end());
       result.merged_ranks.push_back(file.rank);
     } catch (const SqliteError& error) {
@@ -271,7 +271,7 @@ MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
   }
   result.calls = call_rows_copied
                      ? static_cast<std::uint64_t>(merged.query_int64("SELECT count(*) FROM mpi_call_rows"))
-                     : calls_decoded;
+                     : calls_written;
   // The widths came from a bound on the calls: when the calls written give other widths, or when
   // the tiles did not see every call (rows a rank file carried), they are built from the merged calls.
   if (call_rows_copied ||
@@ -314,6 +314,9 @@ MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
     set_value.bind(1, std::string_view("missing_ranks")).bind(2, missing).run();
     set_value.bind(1, std::string_view("unaligned_ranks")).bind(2, join_ranks(result.unaligned_ranks)).run();
     set_value.bind(1, std::string_view("processes")).bind(2, std::to_string(result.world_size)).run();
+    set_value.bind(1, std::string_view("trace_pages_ranks"))
+        .bind(2, join_ranks(result.trace_pages_ranks))
+        .run();
   }
   result.jobs = static_cast<int>(merged.query_int64("SELECT COUNT(*) FROM jobs"));
   result.dropped_events =
@@ -324,7 +327,7 @@ MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
   output.rename_to_final();
   if (options.remove_rank_files && result.missing_ranks.empty()) {
     for (const RankFile& file : files) {
-      remove_rank_file(file.path);
+      remove_rank_file(file.path.string());
     }
     // Every job's files are in the merged database: nothing is left for the registry to place.
     std::error_code ignored;

@@ -3,12 +3,17 @@
 #include "commlens/profiler/merge.hpp"
 #include "commlens/profiler/schema.hpp"
 #include "commlens/profiler/timeline_tiles.hpp"
+#include "trace_pages_merge.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <regex>
 
 namespace commlens {
+
+namespace fs = std::filesystem;
 namespace {
 
 // A rank killed before it closed its file leaves its journal beside it, holding the pages of a
@@ -40,23 +45,38 @@ void check_rank_file(SqliteDatabase& merged, const std::filesystem::path& path) 
   }
 }
 
-struct RankClock {
-  std::int64_t init_ns = 0;
-  std::int64_t offset_ns = 0;
-  double drift_ppb = 0.0;
-};
+} // namespace
 
-RankClock read_rank_clock(SqliteDatabase& merged, int rank) {
-  auto query =
-      merged.prepare("SELECT init_ns, clock_offset_ns, clock_drift_ppb FROM src.ranks WHERE rank = ?");
+std::vector<RankFile> find_rank_files(const fs::path& directory) {
+  std::error_code error;
+  if (!fs::is_directory(directory, error)) {
+    throw MergeError(fmt::format("{}: not a directory", directory.string()));
+  }
+  static const std::regex pattern(R"(rank-(\d+)\.sqlite)");
+  std::vector<RankFile> files;
+  for (const auto& entry : fs::directory_iterator(directory, error)) {
+    std::smatch match;
+    const std::string name = entry.path().filename().string();
+    if (std::regex_match(name, match, pattern)) {
+      files.push_back(RankFile{std::stoi(match[1].str()), entry.path()});
+    }
+  }
+  if (files.empty()) {
+    throw MergeError(fmt::format("{}: no rank files (rank-NNNNN.sqlite) to merge", directory.string()));
+  }
+  std::sort(files.begin(), files.end(), [](const RankFile& a, const RankFile& b) { return a.rank < b.rank; });
+  return files;
+}
+
+RankClock read_rank_clock(const SqliteDatabase& db, const std::string& schema, int rank) {
+  auto query = db.prepare(
+      fmt::format("SELECT init_ns, clock_offset_ns, clock_drift_ppb FROM {}.ranks WHERE rank = ?", schema));
   query.bind(1, std::int64_t{rank});
   if (!query.step()) {
     throw MergeError(fmt::format("rank {}: its file has no ranks row", rank));
   }
   return RankClock{query.column_int64(0), query.column_int64(1), query.column_double(2)};
 }
-
-} // namespace
 
 bool attached_has_rows(SqliteDatabase& merged, const char* table) {
   return merged.query_int64(fmt::format("SELECT count(*) FROM src.sqlite_master WHERE name = '{}'", table)) !=
@@ -68,7 +88,7 @@ void attach_rank_file(SqliteDatabase& merged, const std::filesystem::path& path)
   merged.prepare("ATTACH DATABASE ? AS src").bind(1, "file:" + path.string() + "?mode=ro").run();
 }
 
-MergePlan plan_merge(SqliteDatabase& merged, const std::vector<RankFile>& files) {
+MergePlan plan_merge(SqliteDatabase& merged, const std::vector<RankFile>& files, bool use_rank_pages) {
   MergePlan plan;
   std::int64_t calls = 0;
   // Timeline origin: rank 0's MPI_Init on rank 0's clock (offsets are relative to rank 0).
@@ -84,12 +104,12 @@ MergePlan plan_merge(SqliteDatabase& merged, const std::vector<RankFile>& files)
     }
     try {
       check_rank_file(merged, file.path);
-      const RankClock clock = read_rank_clock(merged, file.rank);
-      if (!origin) {
-        origin = clock.init_ns - clock.offset_ns;
-      }
-      const ClockMap map{clock.init_ns - clock.offset_ns - *origin, clock.drift_ppb * 1e-9};
-      const auto extent = TraceMaterializer(merged, "src", file.rank, map).extent();
+      const RankClock clock = read_rank_clock(merged, "src", file.rank);
+      origin = origin.value_or(clock.origin_ns());
+      const ClockMap map = clock.map_onto(*origin);
+      const std::optional<TraceMaterializer::Extent> recorded =
+          use_rank_pages ? recorded_extent(merged, map) : std::nullopt;
+      const auto extent = recorded ? *recorded : TraceMaterializer(merged, "src", file.rank, map).extent();
       calls += extent.calls_at_most;
       if (extent.span) {
         plan.rank_spans.push_back(*extent.span);

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 namespace commlens {
@@ -33,6 +34,23 @@ struct MergePlan {
   bool has_row_tables = false;           // a file holds call or request rows (older versions)
 };
 
+// The rank files (rank-NNNNN.sqlite) in `directory`, in rank order. Throws MergeError when there
+// are none.
+std::vector<RankFile> find_rank_files(const std::filesystem::path& directory);
+
+// A rank's clock as its ranks row holds it.
+struct RankClock {
+  std::int64_t init_ns = 0;
+  std::int64_t offset_ns = 0;
+  double drift_ppb = 0.0;
+  // Its MPI_Init on rank 0's clock: rank 0's is the merged timeline's origin.
+  std::int64_t origin_ns() const { return init_ns - offset_ns; }
+  // Its times onto the timeline of that origin.
+  ClockMap map_onto(std::int64_t origin) const { return ClockMap{origin_ns() - origin, drift_ppb * 1e-9}; }
+};
+// schema: "main" for the rank file itself, or the name it is attached under.
+RankClock read_rank_clock(const SqliteDatabase& db, const std::string& schema, int rank);
+
 // Attaches a rank file read-only to `merged` as "src".
 void attach_rank_file(SqliteDatabase& merged, const std::filesystem::path& path);
 
@@ -40,7 +58,9 @@ void attach_rank_file(SqliteDatabase& merged, const std::filesystem::path& path)
 // made call and request rows before the merge).
 bool attached_has_rows(SqliteDatabase& merged, const char* table);
 
-// Attaches each file as "src" to `merged` in turn (detached again before returning).
-MergePlan plan_merge(SqliteDatabase& merged, const std::vector<RankFile>& files);
+// Attaches each file as "src" to `merged` in turn (detached again before returning). With
+// `use_rank_pages`, a rank's calls bound and span are those it recorded with the pages it encoded
+// at MPI_Finalize, where still valid (trace_pages_merge.hpp), instead of read from its chunks.
+MergePlan plan_merge(SqliteDatabase& merged, const std::vector<RankFile>& files, bool use_rank_pages);
 
 } // namespace commlens

@@ -1,5 +1,6 @@
 #include "rank_store.hpp"
 
+#include "commlens/profiler/merge.hpp"
 #include "commlens/profiler/schema.hpp"
 
 #include <cstdio>
@@ -25,10 +26,8 @@ std::string join_ranks(const std::vector<int>& ranks) {
 }
 
 SqliteDatabase open_fresh(const std::string& path) {
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
-    if (path != kInMemoryDatabase) {
-      std::remove((path + suffix).c_str());
-    }
+  if (path != kInMemoryDatabase) {
+    remove_rank_file(path); // an earlier run's, with its journal and trace pages
   }
   return SqliteDatabase(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
 }

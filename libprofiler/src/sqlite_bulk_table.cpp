@@ -16,6 +16,8 @@
 
 namespace commlens {
 
+using sqlite_file::fail;
+using sqlite_file::File;
 using sqlite_pages::Child;
 using sqlite_pages::LeafPage;
 using sqlite_pages::Value;
@@ -25,7 +27,6 @@ namespace {
 // SQLite's lock-byte page holds the byte at this offset; no b-tree may use it.
 constexpr std::uint64_t kPendingByte = 0x40000000;
 constexpr std::size_t kHeaderSize = 100;
-constexpr std::size_t kSpillBufferBytes = std::size_t{8} << 20;
 
 std::uint32_t big_endian(const std::uint8_t* bytes, std::size_t size) {
   std::uint32_t value = 0;
@@ -41,51 +42,6 @@ void put_u32(std::uint8_t* bytes, std::uint32_t value) {
     value >>= 8;
   }
 }
-
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw SqliteError(fmt::format("{}: bulk load: {}: {}", path, what, std::strerror(errno)));
-}
-
-class File {
-public:
-  File(const std::string& path, int flags) : path_(path), fd_(::open(path.c_str(), flags | O_CLOEXEC, 0644)) {
-    if (fd_ < 0) {
-      fail(path, "open");
-    }
-  }
-  ~File() { ::close(fd_); }
-  File(const File&) = delete;
-  File& operator=(const File&) = delete;
-  int fd() const { return fd_; }
-  void read_at(std::span<std::uint8_t> bytes, std::uint64_t offset) const {
-    if (::pread(fd_, bytes.data(), bytes.size(), static_cast<off_t>(offset)) !=
-        static_cast<ssize_t>(bytes.size())) {
-      fail(path_, "short read");
-    }
-  }
-  void write_at(std::span<const std::uint8_t> bytes, std::uint64_t offset) const {
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-      const ssize_t wrote =
-          ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
-      if (wrote <= 0) {
-        fail(path_, "write");
-      }
-      done += static_cast<std::size_t>(wrote);
-    }
-  }
-  std::uint64_t size() const {
-    struct stat info {};
-    if (::fstat(fd_, &info) != 0) {
-      fail(path_, "stat");
-    }
-    return static_cast<std::uint64_t>(info.st_size);
-  }
-
-private:
-  std::string path_;
-  int fd_;
-};
 
 // What page 1's header says about the file (fileformat2.html, "The Database Header").
 struct Header {
@@ -118,29 +74,6 @@ struct Header {
     return {};
   }
 };
-
-// Copies bytes between the files in the kernel where it can (no pass through this process).
-void copy_range(int from, std::uint64_t from_offset, const File& to, std::uint64_t to_offset,
-                std::uint64_t bytes) {
-  while (bytes > 0) {
-    auto in = static_cast<off64_t>(from_offset);
-    auto out = static_cast<off64_t>(to_offset);
-    ssize_t copied = ::copy_file_range(from, &in, to.fd(), &out, bytes, 0);
-    if (copied < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
-      std::vector<std::uint8_t> buffer(std::min<std::uint64_t>(bytes, kSpillBufferBytes));
-      copied = ::pread(from, buffer.data(), buffer.size(), static_cast<off_t>(from_offset));
-      if (copied > 0) {
-        to.write_at({buffer.data(), static_cast<std::size_t>(copied)}, to_offset);
-      }
-    }
-    if (copied <= 0) {
-      throw SqliteError(fmt::format("bulk load: copying pages: {}", std::strerror(errno)));
-    }
-    from_offset += static_cast<std::uint64_t>(copied);
-    to_offset += static_cast<std::uint64_t>(copied);
-    bytes -= static_cast<std::uint64_t>(copied);
-  }
-}
 
 Header read_header(const File& file) {
   Header header;
@@ -203,6 +136,7 @@ SqliteBulkLoader::open(const SqliteDatabase& db, const std::vector<std::string>&
                 {},
                 LeafPage(header.page_size(), usable_size),
                 {},
+                {},
                 {}};
     auto columns = db.prepare("SELECT cid, type, \"notnull\", pk FROM pragma_table_info(?) ORDER BY cid");
     columns.bind(1, std::string_view(name));
@@ -239,19 +173,10 @@ SqliteBulkLoader::open(const SqliteDatabase& db, const std::vector<std::string>&
 
 SqliteBulkLoader::SqliteBulkLoader(std::string path, std::size_t page_size, std::size_t usable_size,
                                    std::vector<Table> tables)
-    : path_(std::move(path)), spill_path_(path_ + "-bulk"), page_size_(page_size), usable_size_(usable_size),
-      tables_(std::move(tables)) {
-  spill_fd_ = ::open(spill_path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (spill_fd_ < 0) {
-    fail(spill_path_, "open");
-  }
-  spill_buffer_.reserve(kSpillBufferBytes);
-}
+    : path_(std::move(path)), page_size_(page_size), usable_size_(usable_size), tables_(std::move(tables)),
+      sequence_(path_ + "-bulk", page_size_) {}
 
-SqliteBulkLoader::~SqliteBulkLoader() {
-  ::close(spill_fd_);
-  std::remove(spill_path_.c_str());
-}
+SqliteBulkLoader::~SqliteBulkLoader() = default;
 
 std::int64_t SqliteBulkLoader::encode(std::size_t index, std::span<const Value> row,
                                       std::vector<std::uint8_t>& record) {
@@ -282,78 +207,90 @@ void SqliteBulkLoader::append(std::size_t index, std::int64_t rowid, std::span<c
     throw BulkOrderError(fmt::format("{}: rowid {} after {}", table.name, rowid, *table.last_rowid));
   }
   if (!table.pending.add(rowid, record)) {
-    table.leaves.push_back(
-        Child{static_cast<std::uint32_t>(spilled_pages_ + spill_buffer_.size() / page_size_),
-              table.pending.last_rowid()});
-    spill(table.pending.bytes());
-    table.pending.clear();
+    spill_pending(table);
     table.pending.add(rowid, record);
   }
+  table.first_rowid = table.first_rowid.value_or(rowid);
   table.last_rowid = rowid;
+}
+
+void SqliteBulkLoader::spill_pending(Table& table) {
+  if (!table.pending.empty()) {
+    table.leaves.push_back(Child{sequence_.add(table.pending.bytes()), table.pending.last_rowid()});
+    table.pending.clear();
+  }
+}
+
+SqliteBulkLoader::SavedLeaves SqliteBulkLoader::save(const std::string& path) {
+  SavedLeaves saved{0, {}};
+  for (Table& table : tables_) {
+    spill_pending(table);
+    saved.tables.push_back(SavedTable{table.first_rowid, table.last_rowid, table.leaves});
+  }
+  saved.pages = sequence_.size();
+  sequence_.save_as(path);
+  return saved;
+}
+
+void SqliteBulkLoader::append_leaves(const std::string& path, const SavedLeaves& saved) {
+  if (saved.tables.size() != tables_.size()) {
+    throw SqliteError(
+        fmt::format("{}: leaves of {} tables for {}", path, saved.tables.size(), tables_.size()));
+  }
+  for (std::size_t index = 0; index < tables_.size(); ++index) {
+    const Table& table = tables_[index];
+    const std::optional<std::int64_t> first = saved.tables[index].first_rowid;
+    if (first && table.last_rowid && *first <= *table.last_rowid) {
+      throw BulkOrderError(fmt::format("{}: rowid {} after {}", table.name, *first, *table.last_rowid));
+    }
+  }
+  const std::uint32_t base = sequence_.add_file(path, saved.pages);
+  for (std::size_t index = 0; index < tables_.size(); ++index) {
+    Table& table = tables_[index];
+    const SavedTable& from = saved.tables[index];
+    if (from.leaves.empty()) {
+      continue;
+    }
+    spill_pending(table); // its rows come before the saved ones
+    for (const Child& leaf : from.leaves) {
+      table.leaves.push_back(Child{base + leaf.page, leaf.max_rowid});
+    }
+    table.first_rowid = table.first_rowid.value_or(*from.first_rowid);
+    table.last_rowid = from.last_rowid;
+  }
 }
 
 std::optional<std::int64_t> SqliteBulkLoader::last_rowid(std::size_t index) const {
   return tables_[index].last_rowid;
 }
 
-void SqliteBulkLoader::spill(std::span<const std::uint8_t> page) {
-  spill_buffer_.insert(spill_buffer_.end(), page.begin(), page.end());
-  if (spill_buffer_.size() >= kSpillBufferBytes) {
-    flush_spill();
-  }
-}
-
-void SqliteBulkLoader::flush_spill() {
-  std::size_t done = 0;
-  while (done < spill_buffer_.size()) {
-    const ssize_t wrote = ::pwrite(spill_fd_, spill_buffer_.data() + done, spill_buffer_.size() - done,
-                                   static_cast<off_t>(spilled_pages_ * page_size_ + done));
-    if (wrote <= 0) {
-      fail(spill_path_, "write");
-    }
-    done += static_cast<std::size_t>(wrote);
-  }
-  spilled_pages_ += spill_buffer_.size() / page_size_;
-  spill_buffer_.clear();
-}
-
 SqliteBulkLoader::Mark SqliteBulkLoader::mark() const {
-  Mark mark{spilled_pages_ + spill_buffer_.size() / page_size_, {}};
+  Mark mark{sequence_.mark(), {}};
   for (const Table& table : tables_) {
-    mark.tables.push_back(Mark::TableState{table.pending, table.leaves.size(), table.last_rowid});
+    mark.tables.push_back(
+        Mark::TableState{table.pending, table.leaves.size(), table.first_rowid, table.last_rowid});
   }
   return mark;
 }
 
 void SqliteBulkLoader::rollback(const Mark& mark) {
-  if (mark.spill_pages >= spilled_pages_) {
-    spill_buffer_.resize((mark.spill_pages - spilled_pages_) * page_size_);
-  } else {
-    spill_buffer_.clear();
-    spilled_pages_ = mark.spill_pages;
-    if (::ftruncate(spill_fd_, static_cast<off_t>(spilled_pages_ * page_size_)) != 0) {
-      fail(spill_path_, "truncate");
-    }
-  }
+  sequence_.rollback(mark.sequence);
   for (std::size_t index = 0; index < tables_.size(); ++index) {
     tables_[index].pending = mark.tables[index].pending;
     tables_[index].leaves.resize(mark.tables[index].leaves);
+    tables_[index].first_rowid = mark.tables[index].first_rowid;
     tables_[index].last_rowid = mark.tables[index].last_rowid;
   }
 }
 
 void SqliteBulkLoader::install() {
-  // A table with spilled leaves gets its last one too; one that fits a page is its root alone.
+  // A table with leaves in the sequence gets its last one too; one whose rows fit a page has
+  // that page as its root alone.
   for (Table& table : tables_) {
     if (!table.leaves.empty()) {
-      table.leaves.push_back(
-          Child{static_cast<std::uint32_t>(spilled_pages_ + spill_buffer_.size() / page_size_),
-                table.pending.last_rowid()});
-      spill(table.pending.bytes());
-      table.pending.clear();
+      spill_pending(table);
     }
   }
-  flush_spill();
 
   const File file(path_, O_RDWR);
   Header header = read_header(file);
@@ -379,20 +316,18 @@ void SqliteBulkLoader::install() {
     next_page += next_page == lock_page ? 1 : 0;
     return next_page++;
   };
-  // The spill file's pages, in runs of consecutive page numbers.
-  std::vector<std::uint32_t> leaf_page(spilled_pages_);
-  for (std::uint64_t index = 0; index < spilled_pages_; ++index) {
-    leaf_page[index] = allocate();
-  }
-  for (std::uint64_t first = 0; first < spilled_pages_;) {
-    std::uint64_t end = first + 1;
-    while (end < spilled_pages_ && leaf_page[end] == leaf_page[end - 1] + 1) {
-      ++end;
+  // The sequence's pages follow, in order; a table's only leaf (saved by another loader) is
+  // written as its root instead.
+  std::vector<std::uint32_t> leaf_page(sequence_.size(), 0);
+  for (const Table& table : tables_) {
+    if (table.leaves.size() == 1) {
+      leaf_page[table.leaves.front().page] = table.root_page;
     }
-    copy_range(spill_fd_, first * page_size_, file, std::uint64_t{leaf_page[first] - 1} * page_size_,
-               (end - first) * page_size_);
-    first = end;
   }
+  for (std::uint32_t& number : leaf_page) {
+    number = number != 0 ? number : allocate();
+  }
+  sequence_.copy_to(file, leaf_page);
 
   const std::size_t capacity = sqlite_pages::interior_capacity(usable_size_);
   for (Table& table : tables_) {
@@ -414,10 +349,10 @@ void SqliteBulkLoader::install() {
       }
       children = std::move(parents);
     }
-    if (!children.empty()) {
+    if (children.size() > 1) {
       sqlite_pages::write_interior_page(children, usable_size_, page);
       file.write_at(page, std::uint64_t{table.root_page - 1} * page_size_);
-    } else if (!table.pending.empty()) {
+    } else if (children.empty() && !table.pending.empty()) {
       file.write_at(table.pending.bytes(), std::uint64_t{table.root_page - 1} * page_size_);
     }
   }

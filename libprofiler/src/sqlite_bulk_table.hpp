@@ -3,12 +3,15 @@
 // SQLite spends most of a small row's insert in its virtual machine and b-tree code (binding,
 // record building, a cursor seek, page balancing); a row appended here costs its encoding and a
 // copy. Rows arrive in ascending rowid order; full leaf pages go to a spill file beside the
-// database while SQLite keeps writing the rest of it. Once every connection to the file is closed,
+// database while SQLite keeps writing the rest of it (sqlite_leaf_sequence.hpp), and leaves that
+// another loader saved (a rank's, encoded at MPI_Finalize) join them whole. Once every connection
+// to the file is closed,
 // install() appends the leaves to the file, builds the interior pages above them, writes the top
 // page over each table's (empty) root page and updates page 1's header, in SQLite's documented
 // file format (sqlite_pages.hpp). open() refuses any file or table it cannot write that way
 // safely, and the caller inserts with SQL instead.
 #include "commlens/profiler/sqlite.hpp"
+#include "sqlite_leaf_sequence.hpp"
 #include "sqlite_pages.hpp"
 
 #include <cstddef>
@@ -50,6 +53,25 @@ public:
   // The highest rowid appended to the table, if any.
   std::optional<std::int64_t> last_rowid(std::size_t table) const;
 
+  // The leaves of the tables, kept in a file (save()) for another loader to take whole
+  // (append_leaves()): page n of the file is leaf n. By table, in open's order.
+  struct SavedTable {
+    std::optional<std::int64_t> first_rowid, last_rowid;
+    std::vector<sqlite_pages::Child> leaves; // page: its number in the file
+  };
+  struct SavedLeaves {
+    std::uint64_t pages = 0;
+    std::vector<SavedTable> tables;
+  };
+  // Writes every table's rows as leaves into `path` (synced to disk); the loader is done with.
+  SavedLeaves save(const std::string& path);
+  // Appends leaves that a loader of the same tables and page shape saved into `path`, after the
+  // rows appended so far. Throws BulkOrderError, appending nothing, when a table's first saved
+  // rowid is not above its last.
+  void append_leaves(const std::string& path, const SavedLeaves& saved);
+  std::size_t page_size() const noexcept { return page_size_; }
+  std::size_t usable_size() const noexcept { return usable_size_; }
+
   // A point to return to: rollback() drops every row appended after mark() was taken.
   struct Mark;
   Mark mark() const;
@@ -64,17 +86,14 @@ private:
   struct FileShape;
   SqliteBulkLoader(std::string path, std::size_t page_size, std::size_t usable_size,
                    std::vector<Table> tables);
-  void spill(std::span<const std::uint8_t> page);
-  void flush_spill();
+  // Closes a table's leaf being filled, if it holds rows.
+  void spill_pending(Table& table);
 
   std::string path_;
-  std::string spill_path_;
   std::size_t page_size_;
   std::size_t usable_size_;
   std::vector<Table> tables_;
-  int spill_fd_ = -1;
-  std::uint64_t spilled_pages_ = 0; // written to spill_fd_
-  std::vector<std::uint8_t> spill_buffer_;
+  LeafSequence sequence_;
   std::vector<sqlite_pages::Value> scratch_row_;
   std::vector<std::uint8_t> scratch_record_;
 };
@@ -86,16 +105,16 @@ struct SqliteBulkLoader::Table {
   std::size_t rowid_column;                // the INTEGER PRIMARY KEY
   std::vector<bool> not_null;              // by column
   sqlite_pages::LeafPage pending;          // the leaf being filled
-  std::vector<sqlite_pages::Child> leaves; // spilled: page = index in the spill file
-  std::optional<std::int64_t> last_rowid;
+  std::vector<sqlite_pages::Child> leaves; // page: its number in sequence_
+  std::optional<std::int64_t> first_rowid, last_rowid;
 };
 
 struct SqliteBulkLoader::Mark {
-  std::uint64_t spill_pages;
+  LeafSequence::Mark sequence;
   struct TableState {
     sqlite_pages::LeafPage pending;
     std::size_t leaves;
-    std::optional<std::int64_t> last_rowid;
+    std::optional<std::int64_t> first_rowid, last_rowid;
   };
   std::vector<TableState> tables;
 };

@@ -8,6 +8,7 @@
 #include "commlens/profiler/sqlite.hpp"
 #include "commlens/profiler/timeline_tiles.hpp"
 #include "integrity_check.hpp"
+#include "recorded_ranks.hpp"
 
 #include <gtest/gtest.h>
 
@@ -22,103 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace commlens;
-
-const std::vector<FunctionDescription> kFunctions = {{"MPI_Unused", "none"},
-                                                     {"MPI_Isend", "p2p", TagOrRoot::Tag},
-                                                     {"MPI_Irecv", "p2p", TagOrRoot::Tag},
-                                                     {"MPI_Waitall", "completion"}};
-
-// A call with no peer, tag, root or communicator (MPI_Waitall, function 3), timed now.
-EventRecord plain_call(std::uint64_t call_id) {
-  EventRecord call{};
-  call.start_ticks = now_ticks();
-  call.call_id = call_id;
-  call.function = 3;
-  call.peer = kNoPeer;
-  call.tag_or_root = kNoTagOrRoot;
-  call.communicator_index = kNoCommunicator;
-  call.end_ticks = now_ticks();
-  return call;
-}
-
-// One thread's calls: per step an Isend and an Irecv (two requests), then a Waitall that completes
-// both, the receive's first when `step` is odd (completions out of posting order).
-void record_steps(Profiler& profiler, int steps) {
-  ThreadRecorder* recorder = profiler.thread_recorder();
-  for (int step = 0; step < steps; ++step) {
-    EventRecord posted[2];
-    for (int side = 0; side < 2; ++side) {
-      EventRecord& record = posted[side];
-      record = EventRecord{};
-      record.start_ticks = now_ticks();
-      record.call_id = recorder->next_call_id();
-      record.function = static_cast<FunctionId>(1 + side);
-      (side == 0 ? record.bytes_sent : record.bytes_recv) = 64 + static_cast<std::uint64_t>(step % 500);
-      record.peer = step % 3;
-      record.tag_or_root = step % 7;
-      record.communicator_index = kNoCommunicator;
-      record.request_id = record.call_id;
-      record.end_ticks = now_ticks();
-      recorder->record_call(record, 0);
-    }
-    EventRecord wait = plain_call(recorder->next_call_id());
-    for (int index = 0; index < 2; ++index) {
-      EventRecord completion = posted[(index + step) % 2];
-      completion.kind = RecordKind::RequestCompletion;
-      completion.end_ticks = wait.end_ticks;
-      completion.call_id = wait.call_id;
-      recorder->record_request_completion(completion);
-    }
-    recorder->record_call(wait, 0);
-  }
-}
-
-// Rank `rank` of `size` of a trace-mode run, recording what `body` records.
-void record_rank_with(const fs::path& directory, int rank, int size,
-                      const std::function<void(Profiler&)>& body) {
-  Config config;
-  config.output_directory = directory.string();
-  config.mode = Mode::Trace;
-  Profiler* profiler = Profiler::start(config, ProcessIdentity{rank, size, "host", 100 + rank}, kFunctions);
-  ASSERT_NE(profiler, nullptr);
-  profiler->set_run_value("world_size", std::to_string(size));
-  body(*profiler);
-  profiler->stop();
-}
-
-// Rank `rank` of `size`, its main thread and one more making `steps` steps each; with
-// `bad_last_call`, the second thread's last call has a buffer location that mpi_call_rows.code
-// cannot hold, so the merge fails on that rank after its other rows.
-void record_rank(const fs::path& directory, int rank, int size, int steps, bool bad_last_call = false) {
-  record_rank_with(directory, rank, size, [&](Profiler& profiler) {
-    record_steps(profiler, steps);
-    std::thread second([&] {
-      record_steps(profiler, steps / 2);
-      if (bad_last_call) {
-        EventRecord call{};
-        call.start_ticks = call.end_ticks = now_ticks();
-        call.call_id = profiler.thread_recorder()->next_call_id();
-        call.function = 3;
-        call.location = static_cast<BufferLocation>(5);
-        profiler.thread_recorder()->record_call(call, 0);
-      }
-    });
-    second.join();
-  });
-}
-
-fs::path fresh_directory(const std::string& name) {
-  const fs::path directory = fs::path(testing::TempDir()) / name;
-  fs::remove_all(directory);
-  return directory;
-}
-
-std::int64_t rows_differing(SqliteDatabase& db, const std::string& a, const std::string& b) {
-  return db.query_int64(
-      fmt::format("SELECT (SELECT count(*) FROM (SELECT * FROM {0} EXCEPT SELECT * FROM {1})) + "
-                  "(SELECT count(*) FROM (SELECT * FROM {1} EXCEPT SELECT * FROM {0}))",
-                  a, b));
-}
 
 TEST(RequestRows, TheViewGivesBackEveryColumnOfEveryRequest) {
   const fs::path directory = fresh_directory("request-rows-round-trip");
@@ -257,39 +161,7 @@ TEST(RequestRows, RowsWrittenAsPagesEqualThoseInserted) {
 TEST(RequestRows, RequestsCompletedLongAfterLaterOnesEqualThoseInserted) {
   const fs::path directory = fresh_directory("merge-late-requests");
   constexpr int kRequests = 70000; // more than TraceRowWriter holds back
-  record_rank_with(directory, 0, 1, [&](Profiler& profiler) {
-    ThreadRecorder* recorder = profiler.thread_recorder();
-    const auto post = [&] {
-      EventRecord call{};
-      call.start_ticks = now_ticks();
-      call.call_id = recorder->next_call_id();
-      call.function = 1;
-      call.peer = 1;
-      call.tag_or_root = 0;
-      call.communicator_index = kNoCommunicator;
-      call.request_id = call.call_id;
-      call.end_ticks = now_ticks();
-      recorder->record_call(call, 0);
-      return call;
-    };
-    const auto complete = [&](EventRecord posted, std::uint64_t bytes) {
-      posted.kind = RecordKind::RequestCompletion;
-      posted.end_ticks = now_ticks();
-      posted.bytes_sent = bytes;
-      recorder->record_request_completion(posted);
-    };
-    const EventRecord first = post();
-    EventRecord second{};
-    for (int index = 0; index < kRequests; ++index) {
-      const EventRecord posted = post();
-      complete(posted, 10);
-      if (index == 0) {
-        second = posted;
-      }
-    }
-    complete(first, 20);
-    complete(second, 30); // its second completion
-  });
+  record_rank_with(directory, 0, 1, [](Profiler& profiler) { record_late_completions(profiler, kRequests); });
   MergeOptions as_pages{directory.string(), (directory / "pages.sqlite").string(), nullptr};
   MergeOptions by_inserts = as_pages;
   by_inserts.output_path = (directory / "inserts.sqlite").string();

@@ -269,6 +269,53 @@ TEST(SqliteBulkTable, RollbackDropsRowsAppendedAfterTheMark) {
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM t WHERE a = 999"), 0);
 }
 
+// Leaves one loader saved (as a rank does at MPI_Finalize) join another loader's rows whole, between
+// rows it appended itself, also after a rollback past them; saved rows not above the last are refused.
+TEST(SqliteBulkTable, SavedLeavesJoinAnotherLoadersRows) {
+  const std::vector<Row> rows = numbered_rows(40000);
+  const std::string saver_path = fresh_file("saver");
+  const std::string pages = saver_path + "-pages";
+  SqliteBulkLoader::SavedLeaves saved;
+  {
+    const SqliteDatabase saver_db = create(saver_path);
+    auto saver = open_loader(saver_db);
+    for (std::size_t index = 10000; index < 30000; ++index) {
+      saver->append(0, rows[index]);
+    }
+    saved = saver->save(pages);
+  }
+  ASSERT_EQ(saved.tables.size(), 1u);
+  EXPECT_EQ(saved.tables[0].first_rowid, 10001);
+  EXPECT_EQ(fs::file_size(pages), saved.pages * 4096);
+
+  const std::string path = fresh_file("joined");
+  {
+    std::optional<SqliteDatabase> db(create(path));
+    auto loader = open_loader(*db);
+    for (std::size_t index = 0; index < 10000; ++index) {
+      loader->append(0, rows[index]);
+    }
+    const SqliteBulkLoader::Mark mark = loader->mark();
+    loader->append_leaves(pages, saved);
+    loader->rollback(mark);
+    loader->append_leaves(pages, saved);
+    EXPECT_THROW(loader->append_leaves(pages, saved), BulkOrderError);
+    for (std::size_t index = 30000; index < rows.size(); ++index) {
+      loader->append(0, rows[index]);
+    }
+    db.reset();
+    loader->install();
+  }
+  const std::string inserted = inserted_file("joined-sql", rows);
+  SqliteDatabase db(path, SQLITE_OPEN_READONLY);
+  EXPECT_EQ(integrity(db), "ok");
+  db.prepare("ATTACH DATABASE ? AS sql").bind(1, std::string_view(inserted)).run();
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 40000);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM (SELECT * FROM t EXCEPT SELECT * FROM sql.t)"), 0);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM (SELECT * FROM sql.t EXCEPT SELECT * FROM t)"), 0);
+  fs::remove(pages);
+}
+
 TEST(SqliteBulkTable, RowsOutOfOrderOrNullWhereNotAllowedAreRefused) {
   const std::string path = fresh_file("order");
   SqliteDatabase db = create(path);

@@ -55,6 +55,9 @@ struct Config {
   bool merge_at_finalize = true;                    // COMMLENS_MERGE=1|0
   bool quiet = false;                               // COMMLENS_QUIET=1|0: no banner at finalize
   bool keep_rank_files = false; // COMMLENS_KEEP_RANK_FILES=1|0: keep rank-NNNNN.sqlite after the merge
+  // In trace mode, each rank encodes its own trace rows' pages and timeline tiles at MPI_Finalize,
+  // which the merge then copies (trace_pages.hpp).
+  bool rank_pages = true; // COMMLENS_RANK_PAGES=1|0
   // Under an MPI launcher, start at the first NCCL call when MPI_Init has not run yet, for jobs that
   // never call it (a PyTorch job started by mpirun); otherwise MPI_Init starts the profiler.
   bool start_at_nccl = false; // COMMLENS_START_AT_NCCL=1|0

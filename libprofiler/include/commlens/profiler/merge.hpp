@@ -36,6 +36,9 @@ struct MergeResult {
   // Whether the call and request rows went in as b-tree pages (MergeOptions::write_pages), not by
   // INSERTs.
   bool rows_as_pages = false;
+  // Ranks whose trace rows and timeline tiles went in as the pages they encoded themselves at
+  // MPI_Finalize (trace_pages.hpp; run table 'trace_pages_ranks'); the others' chunks were decoded.
+  std::vector<int> trace_pages_ranks;
 };
 
 struct MergeOptions {
@@ -49,12 +52,19 @@ struct MergeOptions {
   // Write the trace's call and request rows as b-tree pages (sqlite_bulk_table.hpp) where the
   // merged file allows it; false: by INSERT statements only.
   bool write_pages = true;
+  // Copy the pages ranks encoded at MPI_Finalize where they are still valid; false: decode every
+  // rank's chunks (the same database either way).
+  bool use_rank_pages = true;
 };
 
 // Throws MergeError naming the directory or file and the problem.
 MergeResult merge_rank_databases(const MergeOptions& options);
 
 std::string rank_database_name(int rank); // "rank-00003.sqlite"
+
+// Removes a rank file with the files SQLite and commlens keep beside it (journal, WAL, the
+// encoder's spill file, its trace pages).
+void remove_rank_file(const std::string& path);
 
 // One line saying what the merged database lacks (missing ranks, dropped trace events, calls not
 // counted), for the end-of-run and merge messages; empty when nothing was lost.

@@ -1,0 +1,153 @@
+#include "commlens/profiler/trace_pages.hpp"
+
+#include "commlens/profiler/sqlite.hpp"
+#include "merge_plan.hpp"
+#include "sqlite_bulk_table.hpp"
+#include "trace_materializer.hpp"
+#include "trace_pages_format.hpp"
+#include "trace_rows.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+namespace commlens {
+
+namespace {
+
+std::int64_t thread_cpu_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+}
+
+void store_late_requests(const SqliteDatabase& db, const std::vector<RequestValues>& requests) {
+  auto insert = db.prepare("INSERT INTO trace_pages_late_requests VALUES (?,?,?,?,?,?,?,?,?)");
+  for (const RequestValues& request : requests) {
+    for (std::size_t column = 0; column < request.size(); ++column) {
+      insert.bind_integer(static_cast<int>(column) + 1, request[column]);
+    }
+    insert.run();
+  }
+}
+
+} // namespace
+
+std::string trace_pages_path(const std::string& rank_file) {
+  return rank_file + "-pages";
+}
+
+RankTracePages::RankTracePages(const std::string& rank_file, int rank)
+    : path_(rank_file), rank_(rank),
+      db_(std::make_unique<SqliteDatabase>(rank_file, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX)) {
+  // As the rank's writer had it (rank_store.cpp): a killed process loses nothing committed.
+  db_->exec("PRAGMA synchronous=OFF; PRAGMA temp_store=MEMORY;");
+}
+
+RankTracePages::~RankTracePages() = default;
+
+std::int64_t RankTracePages::clock_origin_ns() const {
+  return read_rank_clock(*db_, "main", rank_).origin_ns();
+}
+
+RankTracePages::Extent RankTracePages::extent(std::int64_t origin_ns) {
+  if (!extent_ || extent_->first != origin_ns) {
+    const auto began = std::chrono::steady_clock::now();
+    const std::int64_t began_cpu = thread_cpu_ns();
+    const ClockMap map = read_rank_clock(*db_, "main", rank_).map_onto(origin_ns);
+    const TraceMaterializer::Extent extent = TraceMaterializer(*db_, "main", rank_, map).extent();
+    extent_.emplace(origin_ns, Extent{extent.calls_at_most, extent.span});
+    extent_cost_.wall_ns +=
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - began)
+            .count();
+    extent_cost_.cpu_ns += thread_cpu_ns() - began_cpu;
+  }
+  return extent_->second;
+}
+
+RankTracePages::Report RankTracePages::encode(std::int64_t origin_ns,
+                                              const std::vector<std::int64_t>& tile_widths) {
+  using Clock = std::chrono::steady_clock;
+  const auto began = Clock::now();
+  const std::int64_t began_cpu = thread_cpu_ns();
+  const std::string pages_path = trace_pages_path(path_);
+  std::remove(pages_path.c_str());
+  trace_pages::Record record;
+  record.map = read_rank_clock(*db_, "main", rank_).map_onto(origin_ns);
+  const Extent extent = this->extent(origin_ns);
+  record.extent = TraceMaterializer::Extent{extent.calls_at_most, extent.span};
+  db_->exec("BEGIN");
+  try {
+    std::string why;
+    const std::unique_ptr<SqliteBulkLoader> bulk = SqliteBulkLoader::open(*db_, trace_row_tables(), why);
+    if (!bulk) {
+      throw SqliteError(path_ + ": its trace rows cannot be written as pages: " + why);
+    }
+    std::vector<RequestValues> late_requests;
+    { // the tiles' statements end before the commit
+      TimelineTileBuilder tiles(*db_, tile_widths);
+      TraceRowWriter rows(*db_, bulk.get(), &tiles);
+      TraceMaterializer(*db_, "main", rank_, record.map).run(rows);
+      rows.flush();
+      record.calls = rows.calls();
+      late_requests = rows.take_late_requests();
+    }
+    record.page_size = static_cast<std::int64_t>(bulk->page_size());
+    record.usable_size = static_cast<std::int64_t>(bulk->usable_size());
+    record.last_chunk = trace_pages::last_chunk(*db_, "main");
+    record.leaves = bulk->save(pages_path);
+    record.page_check = trace_pages::page_check(pages_path, record.leaves.pages, bulk->page_size());
+    db_->exec(trace_pages::kCreateTables);
+    trace_pages::write_record(*db_, record);
+    store_late_requests(*db_, late_requests);
+    const std::int64_t wall_ns =
+        extent_cost_.wall_ns +
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - began).count();
+    auto overhead =
+        db_->prepare("INSERT OR REPLACE INTO profiler_overhead VALUES (?, 'trace_pages', ?, ?, ?)");
+    overhead.bind(1, std::int64_t{rank_}).bind(2, static_cast<std::int64_t>(record.calls));
+    overhead.bind(3, wall_ns).bind(4, extent_cost_.cpu_ns + thread_cpu_ns() - began_cpu).run();
+    db_->exec("COMMIT");
+  } catch (...) {
+    if (sqlite3_get_autocommit(db_->get()) == 0) {
+      db_->exec("ROLLBACK");
+    }
+    std::remove(pages_path.c_str());
+    throw;
+  }
+  return Report{record.calls, record.leaves.pages,
+                static_cast<double>(extent_cost_.wall_ns) / 1e9 +
+                    std::chrono::duration<double>(Clock::now() - began).count()};
+}
+
+std::vector<std::int64_t> tile_widths_for(const std::vector<RankTracePages::Extent>& extents) {
+  std::int64_t calls = 0;
+  std::vector<TileSpan> spans;
+  for (const RankTracePages::Extent& extent : extents) {
+    calls += extent.calls_at_most;
+    if (extent.span) {
+      spans.push_back(*extent.span);
+    }
+  }
+  return choose_tile_widths(calls, spans);
+}
+
+std::vector<RankTracePages::Report> encode_trace_pages_in(const std::string& directory) {
+  std::vector<std::unique_ptr<RankTracePages>> ranks;
+  for (const RankFile& file : find_rank_files(directory)) {
+    ranks.push_back(std::make_unique<RankTracePages>(file.path.string(), file.rank));
+  }
+  const std::int64_t origin = ranks.front()->clock_origin_ns();
+  std::vector<RankTracePages::Extent> extents;
+  for (const auto& rank : ranks) {
+    extents.push_back(rank->extent(origin));
+  }
+  const std::vector<std::int64_t> widths = tile_widths_for(extents);
+  std::vector<RankTracePages::Report> reports;
+  for (const auto& rank : ranks) {
+    reports.push_back(rank->encode(origin, widths));
+  }
+  return reports;
+}
+
+} // namespace commlens
