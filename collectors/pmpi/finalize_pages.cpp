@@ -32,12 +32,17 @@ template <typename Step> bool attempt(int rank, Step&& step) {
 
 void encode_trace_pages_at_finalize(const Config& config, const ProcessIdentity& identity,
                                     const std::string& rank_file, bool kept_file) {
-  // A spawned job's timeline origin is the first job's rank 0, which it cannot ask.
-  if (config.mode != Mode::Trace || !config.rank_pages || identity.run_rank != identity.world_rank) {
+  // A spawned job's timeline origin is the first job's rank 0, which it cannot ask (alike for
+  // every rank of a job).
+  if (identity.run_rank != identity.world_rank) {
     return;
   }
+  // The settings are read per process: a rank whose own settings rule the encoding out still
+  // takes part in the collectives below, so ranks launched with different environments never
+  // wait for one another in different calls.
+  const bool wanted = config.mode == Mode::Trace && config.rank_pages && kept_file;
   std::unique_ptr<RankTracePages> pages;
-  bool ok = kept_file && attempt(identity.run_rank, [&] {
+  bool ok = wanted && attempt(identity.run_rank, [&] {
               pages = std::make_unique<RankTracePages>(rank_file, identity.run_rank);
             });
   std::int64_t origin[2] = {0, 0}; // rank 0 can encode, its clock origin

@@ -66,5 +66,23 @@ TEST(TracePages, WithoutThemTheMergeDecodesEveryRank) {
   expect_ring_calls(db);
 }
 
+// Ranks started with different settings (the odd ranks with the encoding off, set by a shell
+// around the program) still meet in the same collectives at MPI_Finalize: the job ends, the even
+// ranks' pages are copied and the odd ranks are decoded, with every call kept.
+TEST(TracePages, RanksWithTheEncodingOffTakePartAndAreDecoded) {
+  const JobResult job = run_profiled_job(
+      {.command =
+           {"sh", "-c",
+            "[ $((OMPI_COMM_WORLD_RANK % 2)) = 1 ] && export COMMLENS_RANK_PAGES=0; exec \"$0\" \"$@\"",
+            example_program("ring_pingpong"), std::to_string(kIterations)},
+       .mode = "trace",
+       .timeout_seconds = 60});
+  ASSERT_EQ(job.exit_code, 0) << job.describe();
+  Database db(job.merged_database());
+  EXPECT_EQ(db.scalar("SELECT value = '0,2' FROM run WHERE key = 'trace_pages_ranks'"), 1) << job.describe();
+  expect_ring_calls(db);
+  EXPECT_EQ(db.integrity(), "ok");
+}
+
 } // namespace
 } // namespace commlens::integration
