@@ -239,8 +239,10 @@ int tune(TuneArguments arguments) {
   const int gpus = std::min(arguments.ranks, probe.count);
   // The runtime keys data-movement rules on MPS as it sees it when it starts (mps_detection.hpp).
   TuneRun run{
-      arguments, probe.name, gpus, {gpu_count_of(gpus), gpus < arguments.ranks, mps_control_daemon_running()},
-      {},        command,    {}};
+      arguments, probe.name,
+      gpus,      {gpu_count_of(gpus), gpus < arguments.ranks, mps_control_daemon_running(), arguments.ranks},
+      {},        command,
+      {}};
   run.table.gpu = probe.name;
   const bool p2p = wants(arguments, "p2p") && arguments.ranks == 2 && gpus == 2;
   if (wants(arguments, "p2p") && !p2p)

@@ -13,8 +13,9 @@ namespace {
 using nlohmann::json;
 using namespace fields;
 
-constexpr const char* kMovementKeys[] = {"collectives", "gpus", "ranks_share_gpu", "mps", "max_block_bytes",
-                                         "algorithm",   "why",  "measured"};
+constexpr const char* kMovementKeys[] = {
+    "collectives", "gpus",      "ranks_share_gpu", "mps", "max_block_bytes",
+    "min_ranks",   "max_ranks", "algorithm",       "why", "measured"};
 constexpr MovementAlgorithm kMovementAlgorithms[] = {MovementAlgorithm::Direct, MovementAlgorithm::GpuLeader,
                                                      MovementAlgorithm::Staged};
 
@@ -24,7 +25,8 @@ bool matches(const MovementRule& rule, const MovementShape& call) {
          gpu_count_matches(rule.gpus, call.gpus) &&
          (!rule.ranks_share_gpu || *rule.ranks_share_gpu == (call.gpus < call.ranks)) &&
          (!rule.mps || *rule.mps == call.mps) &&
-         (!rule.max_block_bytes || call.block_bytes <= *rule.max_block_bytes);
+         (!rule.max_block_bytes || call.block_bytes <= *rule.max_block_bytes) &&
+         rule.ranks.contains(call.ranks);
 }
 
 std::vector<Collective> parse_collectives(const json& object, const std::string& where) {
@@ -106,6 +108,7 @@ MovementRule parse_movement_rule(const json& object, const std::string& where) {
   rule.ranks_share_gpu = optional_flag(object, "ranks_share_gpu", where);
   rule.mps = optional_flag(object, "mps", where);
   rule.max_block_bytes = optional_bytes(object, "max_block_bytes", where);
+  rule.ranks = parse_rank_range(object, where);
   const auto algorithm = object.find("algorithm");
   if (algorithm == object.end()) {
     fail(where, "no \"algorithm\"");
@@ -138,6 +141,7 @@ nlohmann::ordered_json movement_rule_json(const MovementRule& rule) {
     object["mps"] = *rule.mps;
   }
   object["max_block_bytes"] = rule.max_block_bytes ? ordered_json(*rule.max_block_bytes) : ordered_json();
+  put_rank_range(object, rule.ranks);
   object["algorithm"] = movement_algorithm_name(rule.algorithm);
   if (!rule.why.empty()) {
     object["why"] = rule.why;

@@ -18,6 +18,20 @@ namespace commlens::runtime::tuning {
 // The communicator's distinct GPUs: 1, 2, more than 2, or any count (every rule kind uses it).
 enum class GpuCount { One, Two, More, Any };
 
+// The communicator sizes a rule applies to, both ends inclusive, an unset end open. `commlens tune`
+// sets them when one table holds measurements of one shape at several rank counts: each rank
+// count's rules then cover the sizes nearer to it than to the next measured count
+// (measured_rules.hpp); with one rank count, neither is set and the rules apply to every size.
+struct RankRange {
+  std::optional<int> min_ranks;
+  std::optional<int> max_ranks;
+
+  bool contains(int ranks) const noexcept {
+    return (!min_ranks || ranks >= *min_ranks) && (!max_ranks || ranks <= *max_ranks);
+  }
+  bool operator==(const RankRange&) const = default;
+};
+
 enum class Collective { Allgather, Gather, Scatter, Alltoall, ReduceScatterBlock, ReduceScatter };
 inline constexpr Collective kCollectives[] = {
     Collective::Allgather,          Collective::Gather,       Collective::Scatter, Collective::Alltoall,
@@ -48,6 +62,7 @@ struct MovementRule {
   MovementAlgorithm algorithm = MovementAlgorithm::Direct;
   std::string why;
   OptionalMeasurement measured; // format 2: the measurement it came from
+  RankRange ranks;              // "min_ranks", "max_ranks"
 
   bool operator==(const MovementRule&) const = default;
 };

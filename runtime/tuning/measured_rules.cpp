@@ -40,14 +40,61 @@ template <typename RuleType> bool same_shape(const RuleType& rule, const Measure
   return same;
 }
 
-// `earlier`'s rules of other shapes, after `kept`'s; all of them when this kind of rule was not
-// measured (no new rules), so measuring one operation (`commlens tune --ops`) keeps the others'.
+// Two rules of one shape (gpus, sharing and, where the kind has it, MPS).
+template <typename RuleType> bool same_group(const RuleType& a, const RuleType& b) {
+  bool same = a.gpus == b.gpus && a.ranks_share_gpu == b.ranks_share_gpu;
+  if constexpr (requires { a.mps; }) {
+    same = same && a.mps == b.mps;
+  }
+  return same;
+}
+
+// The rank count of the measurement a rule names, where the table lists it.
+template <typename RuleType>
+std::optional<int> measured_ranks(const RuleType& rule, const std::vector<Measurement>& measurements) {
+  if (!rule.measured) {
+    return std::nullopt;
+  }
+  const auto listed = std::ranges::find(measurements, rule.measured->measurement, &Measurement::id);
+  return listed != measurements.end() && listed->ranks > 0 ? std::optional(listed->ranks) : std::nullopt;
+}
+
+// `earlier`'s rules of other shapes or rank counts, after `kept`'s; all of them when this kind of
+// rule was not measured (no new rules), so measuring one operation (`commlens tune --ops`) keeps
+// the others'.
 template <typename RuleType>
 void keep_other_shapes(std::vector<RuleType>& kept, const std::vector<RuleType>& earlier,
-                       const MeasuredShape& shape) {
+                       const std::vector<Measurement>& earlier_measurements, const MeasuredShape& shape) {
   const bool measured = !kept.empty();
-  std::ranges::copy_if(earlier, std::back_inserter(kept),
-                       [&](const RuleType& rule) { return !measured || !same_shape(rule, shape); });
+  std::ranges::copy_if(earlier, std::back_inserter(kept), [&](const RuleType& rule) {
+    const std::optional<int> ranks = measured_ranks(rule, earlier_measurements);
+    return !measured || !same_shape(rule, shape) || (shape.ranks > 0 && ranks && *ranks != shape.ranks);
+  });
+}
+
+// Each measured rule's rank range from the rank counts its shape was measured at: the sizes nearer
+// to its count than to the neighbouring counts (a tie goes to the smaller count).
+template <typename RuleType>
+void assign_rank_ranges(std::vector<RuleType>& rules, const std::vector<Measurement>& measurements) {
+  for (RuleType& rule : rules) {
+    const std::optional<int> own = measured_ranks(rule, measurements);
+    if (!own) {
+      continue;
+    }
+    std::vector<int> counts;
+    for (const RuleType& other : rules) {
+      const std::optional<int> theirs = measured_ranks(other, measurements);
+      if (theirs && same_group(rule, other)) {
+        counts.push_back(*theirs);
+      }
+    }
+    std::ranges::sort(counts);
+    const auto below = std::ranges::lower_bound(counts, *own);
+    const auto above = std::ranges::upper_bound(counts, *own);
+    rule.ranks.min_ranks =
+        below == counts.begin() ? std::nullopt : std::optional((*std::prev(below) + *own) / 2 + 1);
+    rule.ranks.max_ranks = above == counts.end() ? std::nullopt : std::optional((*own + *above) / 2);
+  }
 }
 
 template <typename RuleType>
@@ -191,9 +238,9 @@ std::vector<TreeRule> tree_rules(std::span<const WinnerRun> runs, RootedCollecti
 }
 
 Table merge_measured(Table measured, const Table& earlier, const MeasuredShape& shape) {
-  keep_other_shapes(measured.rules, earlier.rules, shape);
-  keep_other_shapes(measured.data_movement, earlier.data_movement, shape);
-  keep_other_shapes(measured.trees, earlier.trees, shape);
+  keep_other_shapes(measured.rules, earlier.rules, earlier.measurements, shape);
+  keep_other_shapes(measured.data_movement, earlier.data_movement, earlier.measurements, shape);
+  keep_other_shapes(measured.trees, earlier.trees, earlier.measurements, shape);
   if (!measured.point_to_point.measured) {
     measured.point_to_point = earlier.point_to_point;
   }
@@ -211,6 +258,9 @@ Table merge_measured(Table measured, const Table& earlier, const MeasuredShape& 
       measured.measurements.push_back(listed);
     }
   }
+  assign_rank_ranges(measured.rules, measured.measurements);
+  assign_rank_ranges(measured.data_movement, measured.measurements);
+  assign_rank_ranges(measured.trees, measured.measurements);
   return measured;
 }
 

@@ -45,6 +45,7 @@ struct MeasuredShape {
   GpuCount gpus = GpuCount::Two;
   bool ranks_share_gpu = false;
   bool mps = false; // data-movement and tree rules only: the allreduce rules apply with MPS or without
+  int ranks = 0;    // the measured communicator's size; 0: not known (replaces every rank count's rules)
 };
 
 // Candidates named as the algorithms are (one_shot, two_shot, one_shot_striped).
@@ -59,9 +60,12 @@ std::vector<MovementRule> movement_rules(std::span<const WinnerRun> runs, Collec
 std::vector<TreeRule> tree_rules(std::span<const WinnerRun> runs, RootedCollective collective,
                                  const MeasuredShape& shape, const std::string& measurement);
 
-// A table a new measurement of `shape` produced, followed by `earlier`'s rules for other shapes
-// and the measurements those name (one file collects the runs of several shapes); point_to_point
-// from `measured` when it was measured, else `earlier`'s.
+// A table a new measurement of `shape` produced, followed by `earlier`'s rules for other shapes or
+// measured at other rank counts, and the measurements those name (one file collects the runs of
+// several shapes and rank counts); point_to_point from `measured` when it was measured, else
+// `earlier`'s. Where one shape was measured at several rank counts, each count's rules get the
+// rank range nearer to it than to the next measured count (2, 4 and 8: up to 3, 4 to 6, from 7);
+// at one count they get none.
 Table merge_measured(Table measured, const Table& earlier, const MeasuredShape& shape);
 
 } // namespace commlens::runtime::tuning

@@ -82,6 +82,38 @@ inline std::optional<std::uint64_t> optional_bytes(const nlohmann::json& rule, c
   return found->get<std::uint64_t>();
 }
 
+// "min_ranks" and "max_ranks": absent or null means open; otherwise at least 1, min <= max.
+inline RankRange parse_rank_range(const nlohmann::json& rule, const std::string& where) {
+  RankRange range;
+  const auto end = [&](const char* key) -> std::optional<int> {
+    const auto found = rule.find(key);
+    if (found == rule.end() || found->is_null()) {
+      return std::nullopt;
+    }
+    if (!found->is_number_unsigned() || found->get<std::uint64_t>() < 1 ||
+        found->get<std::uint64_t>() > 1u << 30) {
+      fail(where + "." + key, "expected a rank count (an integer >= 1) or null");
+    }
+    return found->get<int>();
+  };
+  range.min_ranks = end("min_ranks");
+  range.max_ranks = end("max_ranks");
+  if (range.min_ranks && range.max_ranks && *range.min_ranks > *range.max_ranks) {
+    fail(where + ".min_ranks", "above max_ranks");
+  }
+  return range;
+}
+
+// Written only when set, so tables measured at one rank count read as before.
+inline void put_rank_range(nlohmann::ordered_json& object, const RankRange& range) {
+  if (range.min_ranks) {
+    object["min_ranks"] = *range.min_ranks;
+  }
+  if (range.max_ranks) {
+    object["max_ranks"] = *range.max_ranks;
+  }
+}
+
 // An object whose keys are all among `known`.
 template <std::size_t N>
 void expect_object_with(const nlohmann::json& object, const char* const (&known)[N],

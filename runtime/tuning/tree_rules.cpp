@@ -11,14 +11,16 @@ using nlohmann::json;
 using namespace fields;
 
 constexpr const char* kTreeRuleKeys[] = {
-    "collective",  "gpus", "ranks_share_gpu", "max_bytes", "mps",     "gpu_shape", "node_shape",
-    "nodes_shape", "push", "segment_bytes",   "window",    "streams", "why",       "measured"};
+    "collective", "gpus",       "ranks_share_gpu", "max_bytes", "min_ranks",     "max_ranks", "mps",
+    "gpu_shape",  "node_shape", "nodes_shape",     "push",      "segment_bytes", "window",    "streams",
+    "why",        "measured"};
 
 bool matches(const TreeRule& rule, const TreeCall& call) {
   return (!rule.collective || *rule.collective == call.collective) &&
          gpu_count_matches(rule.gpus, call.gpus) &&
          (!rule.ranks_share_gpu || *rule.ranks_share_gpu == (call.gpus < call.ranks)) &&
-         (!rule.mps || *rule.mps == call.mps) && (!rule.max_bytes || call.bytes <= *rule.max_bytes);
+         (!rule.mps || *rule.mps == call.mps) && (!rule.max_bytes || call.bytes <= *rule.max_bytes) &&
+         rule.ranks.contains(call.ranks);
 }
 
 trees::Shape parse_level(const json& object, const char* key, trees::Shape absent, const std::string& where) {
@@ -60,6 +62,7 @@ TreeRule parse_tree_rule(const json& object, const std::string& where) {
   rule.gpus = parse_gpu_count(object, where);
   rule.ranks_share_gpu = optional_flag(object, "ranks_share_gpu", where);
   rule.max_bytes = optional_bytes(object, "max_bytes", where);
+  rule.ranks = parse_rank_range(object, where);
   rule.mps = optional_flag(object, "mps", where);
   rule.push = optional_flag(object, "push", where).value_or(false);
   if (rule.push && rule.collective != RootedCollective::Bcast) {
@@ -105,6 +108,7 @@ nlohmann::ordered_json tree_rules_json(const std::vector<TreeRule>& rules) {
     object["gpus"] = gpu_count_name(rule.gpus);
     object["ranks_share_gpu"] = rule.ranks_share_gpu ? ordered_json(*rule.ranks_share_gpu) : ordered_json();
     object["max_bytes"] = rule.max_bytes ? ordered_json(*rule.max_bytes) : ordered_json();
+    put_rank_range(object, rule.ranks);
     if (rule.mps) { // written only when set, so tables without it read as before
       object["mps"] = *rule.mps;
     }

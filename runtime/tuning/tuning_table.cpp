@@ -18,10 +18,10 @@ using nlohmann::json;
 using namespace fields;
 
 constexpr std::uint32_t kMaxHostPercent = 50; // as COMMLENS_RUNTIME_HOST_PERCENT
-constexpr const char* kTableKeys[] = {"format", "gpu",   "rules",       "point_to_point",
+constexpr const char* kTableKeys[] = {"format",        "gpu",   "rules",       "point_to_point",
                                       "data_movement", "trees", "measurements"};
-constexpr const char* kRuleKeys[] = {"gpus",      "ranks_share_gpu", "in_place", "max_bytes",
-                                     "algorithm", "host_percent",    "why",      "measured"};
+constexpr const char* kRuleKeys[] = {"gpus",      "ranks_share_gpu", "in_place",     "max_bytes", "min_ranks",
+                                     "max_ranks", "algorithm",       "host_percent", "why",       "measured"};
 constexpr const char* kPointToPointKeys[] = {"min_bytes", "host_percent", "why", "measured"};
 constexpr int kFirstTableFormat = 1;
 // A striped message's host share is at least one stage chunk's worth at the smallest share.
@@ -31,7 +31,7 @@ bool matches(const Rule& rule, const CallShape& call) {
   return gpu_count_matches(rule.gpus, call.gpus) &&
          (!rule.ranks_share_gpu || *rule.ranks_share_gpu == (call.gpus < call.ranks)) &&
          (!rule.in_place || *rule.in_place == call.in_place) &&
-         (!rule.max_bytes || call.bytes <= *rule.max_bytes);
+         (!rule.max_bytes || call.bytes <= *rule.max_bytes) && rule.ranks.contains(call.ranks);
 }
 
 // "host_percent" and "why", optional in rules and in "point_to_point" alike.
@@ -67,6 +67,7 @@ Rule parse_rule(const json& object, const std::string& where) {
   rule.ranks_share_gpu = optional_flag(object, "ranks_share_gpu", where);
   rule.in_place = optional_flag(object, "in_place", where);
   rule.max_bytes = optional_bytes(object, "max_bytes", where);
+  rule.ranks = parse_rank_range(object, where);
   const auto algorithm = object.find("algorithm");
   if (algorithm == object.end()) {
     fail(where, "no \"algorithm\"");
@@ -89,6 +90,7 @@ nlohmann::ordered_json rule_json(const Rule& rule) {
   object["ranks_share_gpu"] = rule.ranks_share_gpu ? ordered_json(*rule.ranks_share_gpu) : ordered_json();
   object["in_place"] = rule.in_place ? ordered_json(*rule.in_place) : ordered_json();
   object["max_bytes"] = rule.max_bytes ? ordered_json(*rule.max_bytes) : ordered_json();
+  put_rank_range(object, rule.ranks);
   object["algorithm"] = algorithm_name(rule.algorithm);
   object["host_percent"] = rule.host_percent;
   if (!rule.why.empty()) {
@@ -107,9 +109,8 @@ void check_measurements(const Table& table, int format) {
     if (format < 2) {
       fail(where + ".measured", "needs \"format\": 2");
     }
-    if (std::ranges::none_of(table.measurements, [&](const Measurement& listed) {
-          return listed.id == measured->measurement;
-        })) {
+    if (std::ranges::none_of(table.measurements,
+                             [&](const Measurement& listed) { return listed.id == measured->measurement; })) {
       fail(where + ".measured.measurement",
            fmt::format("\"{}\" is not the id of an entry of \"measurements\"", measured->measurement));
     }

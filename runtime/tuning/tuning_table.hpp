@@ -31,6 +31,7 @@ struct Rule {
   std::uint32_t host_percent = 0; // one_shot_striped: the share carried over the host path
   std::string why;                // free text kept with the rule (measurements, reasons)
   OptionalMeasurement measured;   // format 2: the measurement it came from
+  RankRange ranks;                // "min_ranks", "max_ranks"
 
   bool operator==(const Rule&) const = default;
 };
@@ -64,6 +65,7 @@ struct TreeRule {
   std::uint32_t streams = 1; // per rank, its segments round robin over them ("streams", absent: 1)
   std::string why;
   OptionalMeasurement measured;
+  RankRange ranks; // "min_ranks", "max_ranks"
 
   bool operator==(const TreeRule&) const = default;
 };

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+
 namespace {
 
 using namespace commlens::runtime::tuning;
@@ -231,6 +234,83 @@ TEST(MeasuredRules, MeasuringOneOperationKeepsTheOtherOperationsRulesOfTheSameSh
   EXPECT_EQ(merged.rules[0].why, "allreduce");
   EXPECT_EQ(merged.trees.size(), 1u);
   EXPECT_EQ(merged.data_movement.size(), 1u);
+}
+
+// One shape measured at 4, then 8, then 2 ranks into one file: every count's rules stay, each
+// with the sizes nearer to it; measuring 4 again replaces only the 4-rank rules; a table measured
+// at one count has no ranges, so it reads as before.
+TEST(MeasuredRules, RankCountsOfOneShapeShareTheTableByNearestCount) {
+  const auto measure_at = [](int ranks, Algorithm algorithm, const std::string& why) {
+    const std::string id = "allreduce:" + std::to_string(ranks) + "ranks:1gpus";
+    Table table;
+    table.rules = {Rule{GpuCount::One, true, false, std::nullopt, algorithm, 0, why,
+                        RuleMeasurement{id, {{8, "a", 1, "", 0}}}}};
+    table.measurements = {Measurement{id, "H200", "h", ranks, 1, false, "d", "c"}};
+    return std::pair{table, MeasuredShape{GpuCount::One, true, false, ranks}};
+  };
+  const auto merge_into = [](const Table& earlier, const std::pair<Table, MeasuredShape>& measured) {
+    return parse_table(table_json(merge_measured(measured.first, earlier, measured.second)));
+  };
+  const auto [four, four_shape] = measure_at(4, Algorithm::OneShot, "four");
+  Table table = merge_measured(four, Table{}, four_shape);
+  ASSERT_EQ(table.rules.size(), 1u);
+  EXPECT_EQ(table.rules[0].ranks, RankRange{});
+  EXPECT_EQ(table_json(table).find("min_ranks"), std::string::npos);
+
+  table = merge_into(table, measure_at(8, Algorithm::TwoShot, "eight"));
+  table = merge_into(table, measure_at(2, Algorithm::OneShot, "two"));
+  ASSERT_EQ(table.rules.size(), 3u);
+  ASSERT_EQ(table.measurements.size(), 3u);
+  const auto range_of = [&](const std::string& why) {
+    return std::ranges::find(table.rules, why, &Rule::why)->ranks;
+  };
+  EXPECT_EQ(range_of("two"), (RankRange{std::nullopt, 3}));
+  EXPECT_EQ(range_of("four"), (RankRange{4, 6}));
+  EXPECT_EQ(range_of("eight"), (RankRange{7, std::nullopt}));
+  const auto chosen = [&](int ranks) {
+    for (const Rule& rule : table.rules) {
+      if (rule.ranks.contains(ranks)) {
+        return rule.why;
+      }
+    }
+    return std::string("none");
+  };
+  EXPECT_EQ(chosen(2), "two");
+  EXPECT_EQ(chosen(3), "two");
+  EXPECT_EQ(chosen(4), "four");
+  EXPECT_EQ(chosen(6), "four");
+  EXPECT_EQ(chosen(7), "eight");
+  EXPECT_EQ(chosen(64), "eight");
+  // The runtime's choice follows the ranges (rules numbered from 1, before the defaults').
+  const auto two_at = std::ranges::find(table.rules, "two", &Rule::why) - table.rules.begin();
+  EXPECT_EQ(choose(table, "t", {3, 1, false, 1024}, {}).source, "table:t rule " + std::to_string(two_at + 1));
+
+  table = merge_into(table, measure_at(4, Algorithm::TwoShot, "four again"));
+  ASSERT_EQ(table.rules.size(), 3u);
+  EXPECT_EQ(std::ranges::count(table.rules, "four", &Rule::why), 0);
+  EXPECT_EQ(range_of("four again"), (RankRange{4, 6}));
+  EXPECT_EQ(range_of("eight"), (RankRange{7, std::nullopt}));
+}
+
+TEST(MeasuredRules, RankRangesAreReadCheckedAndWritten) {
+  const Table table = parse_table(R"({"format": 1, "rules": [{"algorithm": "one_shot", "min_ranks": 3,
+      "max_ranks": 5}], "trees": [{"max_ranks": 2}], "data_movement": [{"algorithm": "direct", "min_ranks": 9}]})");
+  EXPECT_EQ(table.rules[0].ranks, (RankRange{3, 5}));
+  EXPECT_EQ(table.trees[0].ranks, (RankRange{std::nullopt, 2}));
+  EXPECT_EQ(table.data_movement[0].ranks, (RankRange{9, std::nullopt}));
+  const Table again = parse_table(table_json(table));
+  EXPECT_EQ(again.rules, table.rules);
+  EXPECT_EQ(again.trees, table.trees);
+  EXPECT_EQ(again.data_movement, table.data_movement);
+  EXPECT_FALSE(table.data_movement[0].ranks.contains(8));
+  EXPECT_TRUE(table.data_movement[0].ranks.contains(9));
+  for (const char* bad : {R"("min_ranks": 0)", R"("max_ranks": -1)", R"("min_ranks": 5, "max_ranks": 4)",
+                          R"("min_ranks": "4")"}) {
+    EXPECT_THROW(
+        parse_table(std::string(R"({"format": 1, "rules": [{"algorithm": "one_shot", )") + bad + "}]}"),
+        TableError)
+        << bad;
+  }
 }
 
 TEST(MeasuredRules, NoTimingsNoRules) {
