@@ -1,7 +1,7 @@
 #pragma once
 // The leaf pages a bulk load (sqlite_bulk_table.hpp) puts into a file, numbered 0, 1, ... in the
 // order they were added: pages the loader filled, spilled to a file of its own, and runs of pages
-// another file holds whole (the leaves a rank encoded at MPI_Finalize, rank_pages.hpp), which are
+// another file holds whole (the leaves a rank encoded at MPI_Finalize, trace_pages.hpp), which are
 // copied from there into the database file with no pass through this process. The spill file can
 // also be kept under a name of its own (save_as): that is how a rank's leaves are stored.
 #include "sqlite_file.hpp"

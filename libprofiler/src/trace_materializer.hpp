@@ -44,10 +44,7 @@ public:
   // no other chunk is read. Both sources of the bound may exceed the calls: the records counted
   // include request completions, and a lane's range of call ids includes ids given to requests
   // (MPI_Startall) and to calls that were dropped; the smaller is the bound.
-  struct Extent {
-    std::int64_t calls_at_most = 0;
-    std::optional<TileSpan> span;
-  };
+  using Extent = TraceExtent;
   Extent extent();
 
 private:

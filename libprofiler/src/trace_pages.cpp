@@ -55,8 +55,7 @@ RankTracePages::Extent RankTracePages::extent(std::int64_t origin_ns) {
     const auto began = std::chrono::steady_clock::now();
     const std::int64_t began_cpu = thread_cpu_ns();
     const ClockMap map = read_rank_clock(*db_, "main", rank_).map_onto(origin_ns);
-    const TraceMaterializer::Extent extent = TraceMaterializer(*db_, "main", rank_, map).extent();
-    extent_.emplace(origin_ns, Extent{extent.calls_at_most, extent.span});
+    extent_.emplace(origin_ns, TraceMaterializer(*db_, "main", rank_, map).extent());
     extent_cost_.wall_ns +=
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - began)
             .count();
@@ -74,8 +73,7 @@ RankTracePages::Report RankTracePages::encode(std::int64_t origin_ns,
   std::remove(pages_path.c_str());
   trace_pages::Record record;
   record.map = read_rank_clock(*db_, "main", rank_).map_onto(origin_ns);
-  const Extent extent = this->extent(origin_ns);
-  record.extent = TraceMaterializer::Extent{extent.calls_at_most, extent.span};
+  record.extent = extent(origin_ns);
   db_->exec("BEGIN");
   try {
     std::string why;

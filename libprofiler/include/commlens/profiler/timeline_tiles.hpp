@@ -5,6 +5,7 @@
 // from it instead of every call, so the whole trace opens at a cost independent of its size.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace commlens {
@@ -34,6 +35,13 @@ struct TimelineTileSummary {
 // as call_lanes::rank_span finds them in a merged file.
 struct TileSpan {
   std::int64_t start_ns = 0, end_ns = 0;
+};
+
+// What the tile widths are chosen from, per rank: a bound on its calls and its span (none without
+// calls). The merge plan reads it from a rank's chunks; a rank encoding its own pages, likewise.
+struct TraceExtent {
+  std::int64_t calls_at_most = 0;
+  std::optional<TileSpan> span;
 };
 
 // Tile widths from the density of calls: the finest level holds kMinMeanCallsPerFinestTile calls

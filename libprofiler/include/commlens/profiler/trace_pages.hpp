@@ -35,10 +35,7 @@ public:
   std::int64_t clock_origin_ns() const;
 
   // The bound on its calls and its span on the timeline of that origin, as the merge plan finds them.
-  struct Extent {
-    std::int64_t calls_at_most = 0;
-    std::optional<TileSpan> span;
-  };
+  using Extent = TraceExtent;
   Extent extent(std::int64_t origin_ns);
 
   struct Report {
