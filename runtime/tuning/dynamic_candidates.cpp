@@ -10,14 +10,14 @@ namespace commlens::runtime::tuning {
 namespace {
 
 constexpr std::uint64_t kDynamicSegments[] = {std::uint64_t{64} << 10, std::uint64_t{1} << 20};
+// Tune sweeps the first three on a GPU's ranks. Ranks on different GPUs also try the larger two: a
+// segment costs about 14 µs of host-side synchronisation whatever its size, so between GPUs 1 MiB
+// segments cap a tree far below the peer link (77 GB/s against about 396 GB/s for one 256 MiB bcast
+// on two H200s).
 constexpr std::uint64_t kSweepSegments[] = {std::uint64_t{64} << 10, std::uint64_t{256} << 10,
-                                            std::uint64_t{1} << 20};
-// Ranks on different GPUs also try larger segments: a segment costs about 14 µs of host-side
-// synchronisation whatever its size, so between GPUs 1 MiB segments cap a tree far below the peer
-// link (77 GB/s against about 396 GB/s for one 256 MiB bcast on two H200s).
-constexpr std::uint64_t kSweepSegmentsBetweenGpus[] = {std::uint64_t{64} << 10, std::uint64_t{256} << 10,
-                                                       std::uint64_t{1} << 20, std::uint64_t{4} << 20,
-                                                       std::uint64_t{16} << 20};
+                                            std::uint64_t{1} << 20, std::uint64_t{4} << 20,
+                                            std::uint64_t{16} << 20};
+constexpr std::size_t kSweepSegmentsOnOneGpu = 3;
 constexpr std::uint32_t kSweepWindows[] = {2, 8};
 constexpr std::uint32_t kSweepStreams[] = {1, 2, 4};
 constexpr trees::Shape kTriedShapes[] = {trees::Shape::Flat, trees::Shape::Binomial, trees::Shape::Chain};
@@ -71,9 +71,10 @@ std::vector<TreeChoice> tree_candidates(const Table& table, std::string_view tab
   std::vector<TreeChoice> candidates{choose_tree(table, table_name, bucket)};
   const TreeChoice base = candidates.front(); // a copy: the pushes below move the vector
   const bool sweep = breadth == TreeBreadth::Sweep;
-  const auto segments = !sweep          ? std::span<const std::uint64_t>(kDynamicSegments)
-                        : call.gpus > 1 ? std::span<const std::uint64_t>(kSweepSegmentsBetweenGpus)
-                                        : std::span<const std::uint64_t>(kSweepSegments);
+  const auto segments = !sweep ? std::span<const std::uint64_t>(kDynamicSegments)
+                        : call.gpus > 1
+                            ? std::span<const std::uint64_t>(kSweepSegments)
+                            : std::span<const std::uint64_t>(kSweepSegments).first(kSweepSegmentsOnOneGpu);
   const auto windows =
       sweep ? std::span<const std::uint32_t>(kSweepWindows) : std::span<const std::uint32_t>(&base.window, 1);
   const auto streams = sweep ? std::span<const std::uint32_t>(kSweepStreams)
