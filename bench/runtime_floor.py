@@ -25,7 +25,11 @@ peers' buffers looked up in the IPC handle cache, opened on a miss) and barriers
 algorithm's own node-segment barriers after the agreement: barrier_ns - agree_ns). A
 rank whose call caused no GPU operation (one whose data another rank's kernel moves, as every rank
 but its GPU's leader in the shared-GPU and GPU-leader algorithms) spent the call waiting for the
-others: its calls are counted under no_gpu and their before_gpu ... after_gpu are left blank.
+others: its calls are counted under no_gpu and their before_gpu ... after_gpu are left blank. The
+resident kernel (algorithm resident) outlives the calls it serves, so it is not counted as any
+call's GPU operation: its calls show under no_gpu, with publish (the buffer checks and the
+legacy-stream wait) and agree (the kernel's wait for the other ranks' flags, timed on the GPU);
+the run table's runtime_resident.rankR lines, printed last, split the rest of their time.
 
 Per collective, bytes (runtime_ops.bytes: for allgather, gather and scatter a block), path
 (runtime, baseline for the ab mode's host-staged turns, fallback), algorithm and rank it prints
@@ -41,6 +45,7 @@ import sys
 from collections import defaultdict
 
 GPU_TABLES = ("cuda_kernels", "cuda_copies", "cuda_memsets")
+RESIDENT_KERNEL = "resident_kernel"  # its spans cover many calls (runtime/resident/)
 PHASES = ("before_gpu", "gpu", "gpu_gaps", "after_gpu")
 RUNTIME_PHASES = ("publish", "agree", "map", "barriers")
 PHASE_COLUMNS = ("publish_ns", "map_ns", "agree_ns", "barrier_ns")
@@ -80,8 +85,10 @@ def spans_by_call(db, table_names):
     """mpi_call_id -> [(start_ns, end_ns)] over the given tables that exist."""
     spans = defaultdict(list)
     for table in table_names:
+        named = "name" in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+        resident = f" AND name NOT LIKE '%{RESIDENT_KERNEL}%'" if table == "cuda_kernels" and named else ""
         for call_id, start, end in db.execute(
-            f"SELECT mpi_call_id, start_ns, end_ns FROM {table} WHERE mpi_call_id IS NOT NULL"
+            f"SELECT mpi_call_id, start_ns, end_ns FROM {table} WHERE mpi_call_id IS NOT NULL{resident}"
         ):
             spans[call_id].append((start, end))
     return spans
@@ -112,7 +119,9 @@ def load_calls(db):
                 "publish": publish,
                 "map": mapping,
                 "agree": agree,
-                "barriers": None if barrier is None or agree is None else barrier - agree,
+                # The resident kernel's agreement is no node-segment barrier: it has none.
+                "barriers": None if barrier is None or agree is None else max(barrier - agree, 0)
+                if algorithm == "resident" else barrier - agree,
             }
         )
     return calls
@@ -203,6 +212,9 @@ def main():
     if not rows:
         sys.exit(f"runtime_floor: no runtime_ops rows joined to mpi_calls in {args.database}")
     print_report(rows, slowest_us)
+    # The resident kernel's own account of its calls (each rank's means over all its resident calls).
+    for key, value in db.execute("SELECT key, value FROM run WHERE key LIKE 'runtime_resident.rank%' ORDER BY key"):
+        print(f"{key}: {value}")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@
 
 namespace commlens::pmpi {
 
-inline constexpr int kCudaPluginAbiVersion = 13;
+inline constexpr int kCudaPluginAbiVersion = 14;
 inline constexpr const char* kCudaPluginFile = "libcommlens_cuda.so";
 inline constexpr const char* kCudaPluginStartSymbol = "commlens_cuda_plugin_start";
 
@@ -34,6 +34,8 @@ struct CudaPluginHost {
   std::uint32_t runtime_ranks_per_node = 0;          // COMMLENS_RUNTIME_RANKS_PER_NODE
   std::string runtime_tree_progress = "event";       // COMMLENS_RUNTIME_TREE_PROGRESS
   std::optional<std::uint32_t> runtime_tree_streams; // COMMLENS_RUNTIME_TREE_STREAMS (unset: the table's)
+  std::uint64_t runtime_resident_bytes = 0;          // COMMLENS_RUNTIME_RESIDENT_BYTES
+  std::uint32_t runtime_resident_linger_us = 1000;   // COMMLENS_RUNTIME_RESIDENT_LINGER_US
   std::string runtime_select = "static";             // COMMLENS_RUNTIME_SELECT
   std::string noise;                                 // COMMLENS_NOISE (empty: none)
   const RuntimeChannel* runtime_channel = nullptr;   // open when COMMLENS_RUNTIME_COLLECTIVES names p2p

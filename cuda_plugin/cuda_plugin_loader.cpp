@@ -102,6 +102,8 @@ std::string load_and_start(Profiler& profiler, std::span<const FunctionDescripti
   host.runtime_background_opens = profiler.config().runtime_background_opens;
   host.runtime_tree_progress = profiler.config().runtime_tree_progress;
   host.runtime_tree_streams = profiler.config().runtime_tree_streams;
+  host.runtime_resident_bytes = profiler.config().runtime_resident_bytes;
+  host.runtime_resident_linger_us = profiler.config().runtime_resident_linger_us;
   host.runtime_select = profiler.config().runtime_select;
   host.noise = profiler.config().noise;
   host.runtime_channel = runtime_channel.comm != MPI_COMM_NULL ? &runtime_channel : nullptr;

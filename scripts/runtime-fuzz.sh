@@ -12,7 +12,8 @@
 # data-movement call on that algorithm; push: one whose bcast parents write their children's
 # buffers, in 4 KiB segments on two streams per rank; streams: COMMLENS_RUNTIME=on with
 # COMMLENS_RUNTIME_TREE_STREAMS=3, the trees' segments on three streams per rank; both for the sets
-# with bcast, ibcast or reduce), FUZZ_COLLECTIVES ("allreduce
+# with bcast, ibcast or reduce; resident: COMMLENS_RUNTIME=on with COMMLENS_RUNTIME_RESIDENT_BYTES=4194304,
+# so that under MPS every call of up to 4 MiB a rank runs on the resident kernel), FUZZ_COLLECTIVES ("allreduce
 # allreduce,p2p bcast,reduce allreduce,bcast,reduce,p2p" and the data-movement set: allgather,
 # gather, scatter, alltoall, reduce_scatter_block and reduce_scatter with allreduce; the nonblocking
 # sets: iallreduce,iallgather,ireduce_scatter,ibcast alone and beside allreduce, allgather,
@@ -65,6 +66,9 @@ while ((SECONDS < end)); do
         push)
           [[ $collectives == *bcast* ]] || continue
           settings="COMMLENS_RUNTIME=on COMMLENS_RUNTIME_TUNING=$work/push.json COMMLENS_RUNTIME_TREE_STREAMS=2 COMMLENS_RUNTIME_COLLECTIVES=$collectives"
+          ;;
+        resident)
+          settings="COMMLENS_RUNTIME=on COMMLENS_RUNTIME_RESIDENT_BYTES=4194304 COMMLENS_RUNTIME_COLLECTIVES=$collectives"
           ;;
         streams)
           # Only the trees differ from `on`: sets without bcast, ibcast or reduce are left to it.

@@ -293,6 +293,16 @@ const std::vector<Setting>& settings() {
          return accepted;
        },
        [](const Config&) { return std::string("the tuning table's streams"); }},
+      {"COMMLENS_RUNTIME_RESIDENT_BYTES", "bytes from 0 (off) to 67108864",
+       [](Config& c, const std::string& v) {
+         return store_in_range(v, 0, 1u << 26, c.runtime_resident_bytes);
+       },
+       [](const Config& c) { return std::to_string(c.runtime_resident_bytes); }},
+      {"COMMLENS_RUNTIME_RESIDENT_LINGER_US", "microseconds from 1 to 1000000",
+       [](Config& c, const std::string& v) {
+         return store_in_range(v, 1, 1000000, c.runtime_resident_linger_us);
+       },
+       [](const Config& c) { return std::to_string(c.runtime_resident_linger_us); }},
       {"COMMLENS_RUNTIME_SELECT", "static, dynamic, sweep",
        [](Config& c, const std::string& v) {
          const bool known = is_known(v, "static,dynamic,sweep");

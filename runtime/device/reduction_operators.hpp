@@ -67,9 +67,13 @@ template <typename T> constexpr OperatorSet operator_set_of() {
   return std::is_integral_v<T> ? OperatorSet::Integer : OperatorSet::Floating;
 }
 
-// visit(Operator{}) for the operator `op` names, if `Set` takes it; else `otherwise`.
+// visit(Operator{}) for the operator `op` names, if `Set` takes it; else `otherwise`. Host and
+// device code both dispatch through it (the host kernels' launches, the resident kernel's steps).
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
 template <OperatorSet Set, typename Result, typename Visit>
-Result visit_operator(ReduceOp op, Visit&& visit, Result otherwise) {
+COMMLENS_HOST_DEVICE Result visit_operator(ReduceOp op, Visit&& visit, Result otherwise) {
   switch (op) {
   case ReduceOp::Sum:
     return visit(Sum{});

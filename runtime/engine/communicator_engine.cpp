@@ -119,6 +119,7 @@ void CommunicatorEngine::learn_gpu_sharing(MPI_Comm comm) {
 }
 
 CommunicatorEngine::~CommunicatorEngine() {
+  resident_.reset(); // its kernel leaves before the memory it serves goes
   node_engine_.reset();
   for (MPI_Comm* owned : {&node_leaders_, &node_comm_}) {
     if (*owned != MPI_COMM_NULL) {
@@ -149,6 +150,15 @@ HostStripe* CommunicatorEngine::host_stripe(MPI_Comm comm) {
     }
   }
   return stripe_.get();
+}
+
+resident::Channel* CommunicatorEngine::resident_channel(MPI_Comm comm, std::uint64_t slot_bytes,
+                                                        std::uint64_t linger_ns, std::string* problem) {
+  if (!resident_tried_) {
+    resident_tried_ = true;
+    resident_ = resident::Channel::open(comm, rank_, size_, slot_bytes, linger_ns, problem);
+  }
+  return resident_.get();
 }
 
 bool CommunicatorEngine::ab_turn_is_runtime(int count, MPI_Datatype datatype, MPI_Op op) {

@@ -7,6 +7,7 @@
 #include "engine/ab_alternation.hpp"
 #include "engine/stream_set.hpp"
 #include "mpi_header.hpp"
+#include "resident/resident_channel.hpp"
 #include "transport/host_stripe.hpp"
 #include "transport/inter_node_stage.hpp"
 #include "transport/node_segment.hpp"
@@ -76,6 +77,12 @@ public:
   // shared stages could not be made.
   HostStripe* host_stripe(MPI_Comm comm);
 
+  // The resident kernel's channel (resident/), opened on first use with halves of slot_bytes.
+  // Collective over comm: call it only from decisions every rank makes alike. Null on every rank
+  // when it could not be opened; *problem then says why (on the call that tried).
+  resident::Channel* resident_channel(MPI_Comm comm, std::uint64_t slot_bytes, std::uint64_t linger_ns,
+                                      std::string* problem);
+
   // COMMLENS_RUNTIME=ab: true for the runtime half (ab_alternation.hpp).
   bool ab_turn_is_runtime(int count, MPI_Datatype datatype, MPI_Op op);
   // The same for the data-movement collectives, whose signature equal on every rank is the
@@ -111,6 +118,8 @@ private:
   MPI_Comm node_leaders_ = MPI_COMM_NULL;
   InterNodeStage inter_node_stage_;
   bool stripe_tried_ = false;
+  std::unique_ptr<resident::Channel> resident_;
+  bool resident_tried_ = false;
   AbAlternation<int, MPI_Datatype, MPI_Op> ab_;
   AbAlternation<std::uint16_t, std::uint64_t> ab_blocks_;
   AbAlternation<int, int, std::uint64_t, MPI_Op> rooted_ab_;

@@ -8,7 +8,8 @@ constexpr Implementation kImplementations[] = {
     Implementation::Mpi,          Implementation::MpiHostStaged,  Implementation::TwoShot,
     Implementation::OneShot,      Implementation::OneShotStriped, Implementation::SharedGpu,
     Implementation::Hierarchical, Implementation::IpcRendezvous,  Implementation::Tree,
-    Implementation::IpcDirect,    Implementation::IpcGpuLeader,   Implementation::NodeSharedMemory};
+    Implementation::IpcDirect,    Implementation::IpcGpuLeader,   Implementation::NodeSharedMemory,
+    Implementation::Resident};
 // runtime_ops' phase columns, in table order.
 constexpr std::uint64_t CallPhases::*kPhaseColumns[] = {&CallPhases::publish_ns, &CallPhases::map_ns,
                                                         &CallPhases::agree_ns, &CallPhases::barrier_ns};
@@ -38,6 +39,8 @@ const char* implementation_name(Implementation implementation) noexcept {
     return "runtime:tree";
   case Implementation::NodeSharedMemory:
     return "runtime:node_shared_memory";
+  case Implementation::Resident:
+    return "runtime:resident";
   case Implementation::Mpi:
     break;
   }

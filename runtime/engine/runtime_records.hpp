@@ -28,7 +28,9 @@ enum class Implementation : std::uint8_t {
   IpcGpuLeader = 13,
   // A nonblocking collective the ranks declined in its job, run by its lane through node shared
   // memory (transport/shared_memory_collectives.hpp).
-  NodeSharedMemory = 14
+  NodeSharedMemory = 14,
+  // A small call of ranks sharing one GPU under MPS, run by their resident kernels (resident/).
+  Resident = 15
 };
 const char* implementation_name(Implementation implementation) noexcept;
 

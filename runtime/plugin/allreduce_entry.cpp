@@ -7,6 +7,7 @@
 #include "function_ids.hpp"
 #include "numa_placement.hpp"
 #include "plugin/dynamic_choice.hpp"
+#include "plugin/resident_call.hpp"
 #include "plugin/runtime_state.hpp"
 #include "runtime_entry_points.hpp"
 #include "transport/host_staging.hpp"
@@ -100,6 +101,19 @@ int run_baseline(RuntimeState& state, const void* sendbuf, void* recvbuf, int co
   return staged.rc;
 }
 
+ResidentRequest resident_request(const CommunicatorEngine& engine, const void* sendbuf, void* recvbuf,
+                                 int count, Reduction reduction) {
+  const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  const std::size_t element_bytes = element_size(reduction.type);
+  return {.half_bytes = static_cast<std::uint64_t>(count) * element_bytes,
+          .most_bytes = kResidentAllreduceBytes,
+          .plan = resident::plan_allreduce(input, recvbuf, static_cast<std::uint64_t>(count), element_bytes,
+                                           engine.size(), engine.rank()),
+          .output = recvbuf,
+          .output_alignment = element_bytes,
+          .reduction = reduction};
+}
+
 // The engine's first call: its GPUs' copy paths, read from the node's file or measured, and where
 // each GPU sits against the CPUs of the rank that leads it go into the run table (one key per GPU).
 void learn_copy_paths(RuntimeState& state, CommunicatorEngine& engine, MPI_Comm comm) {
@@ -152,6 +166,13 @@ int entry::MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Data
   } else if (state.mode == RuntimeMode::AB && !engine.ab_turn_is_runtime(count, datatype, op)) {
     record.decision = "ab_baseline";
     rc = run_baseline(state, sendbuf, recvbuf, count, datatype, op, comm, record);
+  } else if (const ResidentRun resident =
+                 run_resident(state, engine, comm,
+                              resident_request(engine, sendbuf, recvbuf, count, *reduction), record, &rc);
+             resident != ResidentRun::NotTaken) {
+    if (resident == ResidentRun::Declined) {
+      rc = run_baseline(state, sendbuf, recvbuf, count, datatype, op, comm, record);
+    }
   } else {
     std::optional<DynamicTurn> dynamic;
     AlgorithmChoice choice =

@@ -4,6 +4,7 @@
 #include "datatypes/message_layout.hpp"
 #include "dynamic_candidates.hpp"
 #include "plugin/dynamic_choice.hpp"
+#include "plugin/resident_call.hpp"
 #include "plugin/runtime_state.hpp"
 
 namespace commlens::runtime {
@@ -18,6 +19,18 @@ int run_baseline(RuntimeState& state, const std::function<int(StagedBuffers&)>& 
   record.bytes_host = staged.bytes_host();
   record.chunks = staged.staged() ? 1 : 0;
   return rc;
+}
+
+ResidentRequest resident_request(const CommunicatorEngine& engine, const MovementCall& call) {
+  const movement::CallGeometry& geometry = call.geometry;
+  const bool reduces = geometry.collective == tuning::Collective::ReduceScatterBlock ||
+                       geometry.collective == tuning::Collective::ReduceScatter;
+  return {.half_bytes = resident::movement_half_bytes(geometry),
+          .plan = resident::plan_movement(geometry, engine.rank(), call.input, call.output),
+          .output = movement::has_output(geometry, engine.rank()) ? call.output : nullptr,
+          .output_alignment = reduces ? geometry.element_bytes : 1,
+          .arguments_declined = call.arguments_declined,
+          .reduction = call.reduction.value_or(Reduction{})};
 }
 
 } // namespace
@@ -99,6 +112,12 @@ int run_movement_call(MovementCall& call, std::uint64_t call_id, std::uint8_t* i
              !engine.ab_turn_is_runtime(call.function, call.geometry.block_bytes)) {
     record.decision = "ab_baseline";
     rc = run_baseline(state, baseline, record);
+  } else if (const ResidentRun resident =
+                 run_resident(state, engine, call.comm, resident_request(engine, call), record, &rc);
+             resident != ResidentRun::NotTaken) {
+    if (resident == ResidentRun::Declined) {
+      rc = run_baseline(state, baseline, record);
+    }
   } else {
     const tuning::MovementShape shape = movement_shape(engine, call);
     tuning::MovementChoice choice =

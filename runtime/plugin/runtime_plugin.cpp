@@ -1,5 +1,6 @@
 #include "plugin/runtime_plugin.hpp"
 
+#include "plugin/resident_call.hpp"
 #include "plugin/runtime_state.hpp"
 #include "runtime_entry_points.hpp"
 #include "transport/device_buffer.hpp"
@@ -39,6 +40,7 @@ void finish() {
   }
   state.records->flush();
   state.tree_scratch.trim();
+  report_resident_calls(state);
   if (state.noise) {
     state.host.set_run_value(
         fmt::format("noise.rank{}", state.host.world_rank),
@@ -163,6 +165,8 @@ const char* start_runtime(const pmpi::CudaPluginHost& host) {
   use_location_cache(host.hooks->buffer_location); // set by the CUDA collector, which starts first
   load_tuning(state, host);
   load_tree_settings(state, host);
+  state.resident_bytes = host.runtime_resident_bytes;
+  state.resident_linger_ns = std::uint64_t{host.runtime_resident_linger_us} * 1000;
   if (host.runtime_channel != nullptr) {
     state.p2p = std::make_unique<PointToPoint>(
         state.host, state.mode, state.cache, *state.records,

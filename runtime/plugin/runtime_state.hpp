@@ -39,6 +39,20 @@ struct RuntimeState {
   std::unique_ptr<NoiseInjector> noise;
   bool blocking_trees = false;
   std::optional<std::uint32_t> tree_streams;
+  // COMMLENS_RUNTIME_RESIDENT_BYTES (0: off) and _LINGER_US (plugin/resident_call.hpp), and the
+  // sums of the resident calls' phases in ns, for the run table.
+  std::uint64_t resident_bytes = 0;
+  std::uint64_t resident_linger_ns = 0;
+  struct ResidentSums {
+    std::uint64_t calls = 0;
+    std::uint64_t launches = 0;
+    std::uint64_t checks_ns = 0;     // this rank's buffer checks and the legacy-stream wait
+    std::uint64_t host_wait_ns = 0;  // posting the call to seeing it done
+    std::uint64_t kernel_ns = 0;     // block 0 taking the call to its done (GPU clock)
+    std::uint64_t contribute_ns = 0; // of which: reading the call, the contribution, the flag
+    std::uint64_t peer_wait_ns = 0;  //   the other ranks' flags
+    std::uint64_t steps_ns = 0;      //   the steps
+  } resident_sums;
   // COMMLENS_RUNTIME_COLLECTIVES names a nonblocking collective (iallreduce ...).
   std::unique_ptr<NonblockingCollectives> nonblocking;
 };

@@ -7,6 +7,7 @@
 #include "dynamic_candidates.hpp"
 #include "function_ids.hpp"
 #include "plugin/dynamic_choice.hpp"
+#include "plugin/resident_call.hpp"
 #include "plugin/runtime_state.hpp"
 #include "runtime_entry_points.hpp"
 #include "transport/host_staging.hpp"
@@ -136,12 +137,22 @@ int entry::MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, M
   RootedCall call = start_call(pmpi::fn::MPI_Bcast, comm, root, message_bytes(count, datatype), call_id);
   bool ran = false;
   int rc = MPI_SUCCESS;
+  const bool contiguous = message_layout(count, datatype).contiguous;
   if (const char* decision = baseline_decision(call, pmpi::fn::MPI_Bcast, root, MPI_OP_NULL)) {
     call.record.decision = decision;
+  } else if (const ResidentRun resident = run_resident(
+                 call.state, call.engine, comm,
+                 {.half_bytes = call.record.bytes,
+                  .plan = resident::plan_bcast(buffer, call.record.bytes, call.engine.rank(), root),
+                  .output = call.engine.rank() == root ? nullptr : buffer,
+                  .arguments_declined = !contiguous},
+                 call.record, &rc);
+             resident != ResidentRun::NotTaken) {
+    ran = resident == ResidentRun::Ran;
   } else {
     const TreeSettings settings = tree_settings(call, tuning::RootedCollective::Bcast);
-    TreeOutcome outcome = tree_bcast(call.engine, call.state.cache, buffer, call.record.bytes, root, settings,
-                                     !message_layout(count, datatype).contiguous);
+    TreeOutcome outcome =
+        tree_bcast(call.engine, call.state.cache, buffer, call.record.bytes, root, settings, !contiguous);
     ran = record_outcome(call, settings, outcome);
     rc = outcome.result.rc;
   }
@@ -163,8 +174,21 @@ int entry::MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatyp
   }
   bool ran = false;
   int rc = MPI_SUCCESS;
+  const int me = call.engine.rank();
   if (const char* decision = baseline_decision(call, pmpi::fn::MPI_Reduce, root, op)) {
     call.record.decision = decision;
+  } else if (const ResidentRun resident = run_resident(
+                 call.state, call.engine, comm,
+                 {.half_bytes = call.record.bytes,
+                  .plan = resident::plan_reduce(sendbuf == MPI_IN_PLACE && me == root ? recvbuf : sendbuf,
+                                                recvbuf, static_cast<std::uint64_t>(count),
+                                                element_size(reduction->type), call.engine.size(), me, root),
+                  .output = me == root ? recvbuf : nullptr,
+                  .output_alignment = element_size(reduction->type),
+                  .reduction = *reduction},
+                 call.record, &rc);
+             resident != ResidentRun::NotTaken) {
+    ran = resident == ResidentRun::Ran;
   } else {
     const TreeSettings settings = tree_settings(call, tuning::RootedCollective::Reduce);
     TreeOutcome outcome = tree_reduce(call.engine, call.state.cache, call.state.tree_scratch, sendbuf,

@@ -3,6 +3,7 @@
 #include "collectives/allreduce/agreement.hpp"
 #include "collectives/allreduce/ipc_stages.hpp"
 #include "selection_thresholds.hpp"
+#include "transport/buffer_decline.hpp"
 #include "transport/call_phases.hpp"
 #include "transport/device_buffer.hpp"
 
@@ -17,62 +18,18 @@ namespace commlens::runtime::ipc {
 
 namespace {
 
-// Why a rank cannot take the runtime path; published in its slot so every rank reports the same.
-enum class Decline : std::int32_t {
-  None = 0,
-  HostBuffer,
-  ManagedBuffer,
-  OtherDevice,
-  NotExportable,
-  StreamError,
-  Misaligned,
-  Arguments
-};
-
-const char* decline_text(Decline decline) {
-  switch (decline) {
-  case Decline::HostBuffer:
-    return "host buffer";
-  case Decline::ManagedBuffer:
-    return "managed (unified) memory buffer";
-  case Decline::OtherDevice:
-    return "buffers on different GPUs, or not on the current one";
-  case Decline::NotExportable:
-    return "buffer not exportable through CUDA IPC (e.g. a stream-ordered pool allocation)";
-  case Decline::StreamError:
-    return "CUDA error while waiting for the buffer's producers";
-  case Decline::Misaligned:
-    return "buffer not aligned to its element type (the kernels load whole elements)";
-  case Decline::Arguments:
-    return "arguments the runtime does not take (a non-contiguous datatype, send and receive "
-           "blocks of different sizes, or no device memory for a partial result)";
-  case Decline::None:
-    break;
-  }
-  return "";
-}
-
 Decline publish(IpcHandleCache& cache, const void* pointer, std::size_t alignment, PublishedBuffer* published,
                 int* device) {
-  const BufferQuery query = query_buffer(pointer);
-  if (query.kind != BufferKind::Device) {
-    return query.kind == BufferKind::Managed ? Decline::ManagedBuffer : Decline::HostBuffer;
+  void* base = nullptr;
+  std::uint64_t buffer_id = 0;
+  if (const Decline decline = device_buffer_decline(pointer, alignment, device, &base, &buffer_id);
+      decline != Decline::None) {
+    return decline;
   }
-  if (reinterpret_cast<std::uintptr_t>(pointer) % alignment != 0) {
-    return Decline::Misaligned;
-  }
-  int current = -1;
-  cudaGetDevice(&current);
-  if (query.device.device != current || (*device >= 0 && *device != query.device.device)) {
-    return Decline::OtherDevice;
-  }
-  *device = query.device.device;
-  published->offset = static_cast<std::uint64_t>(static_cast<const char*>(pointer) -
-                                                 static_cast<const char*>(query.device.base));
+  published->offset =
+      static_cast<std::uint64_t>(static_cast<const char*>(pointer) - static_cast<const char*>(base));
   int error = 0;
-  return cache.export_handle(query.device.base, query.device.buffer_id, published, &error)
-             ? Decline::None
-             : Decline::NotExportable;
+  return cache.export_handle(base, buffer_id, published, &error) ? Decline::None : Decline::NotExportable;
 }
 
 // Waits for the request's ready event, or for the legacy default stream; false on a CUDA error

@@ -67,6 +67,29 @@ int copies_into(const CallGeometry& call, int destination, std::span<BlockCopy, 
   return count;
 }
 
+std::uint64_t input_bytes(const CallGeometry& call, int rank) {
+  if (!has_input(call, rank)) {
+    return 0;
+  }
+  const auto ranks = static_cast<std::uint64_t>(call.ranks);
+  switch (call.collective) {
+  case Collective::Allgather:
+  case Collective::Gather:
+    return call.block_bytes;
+  case Collective::ReduceScatter:
+    if (!call.counts.empty()) {
+      std::uint64_t elements = 0;
+      for (const int count : call.counts) {
+        elements += static_cast<std::uint64_t>(count);
+      }
+      return elements * call.element_bytes;
+    }
+    return call.block_bytes * ranks;
+  default: // scatter's root, alltoall, reduce_scatter_block
+    return call.block_bytes * ranks;
+  }
+}
+
 Slice reduction_slice(const CallGeometry& call, int destination) {
   if (call.collective == Collective::ReduceScatterBlock || call.counts.empty()) {
     const std::uint64_t elements = call.block_bytes / call.element_bytes;

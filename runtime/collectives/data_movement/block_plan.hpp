@@ -48,6 +48,11 @@ int copies_into(const CallGeometry& call, int destination, std::span<BlockCopy, 
 bool has_input(const CallGeometry& call, int rank);
 bool has_output(const CallGeometry& call, int rank);
 
+// The bytes of `rank`'s input the collective reads (0: none): one block (allgather, gather), a
+// block per rank (the scatter's root, alltoall, reduce_scatter_block), or every count
+// (reduce_scatter).
+std::uint64_t input_bytes(const CallGeometry& call, int rank);
+
 // A reduction's slice for `destination`: its first element in every input and its element count.
 struct Slice {
   std::uint64_t first = 0;

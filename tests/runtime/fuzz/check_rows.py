@@ -6,7 +6,8 @@ to the call's, a bcast's (blocking or not) or reduce's the larger of the call's 
 algorithm naming its tree, segment size and window (and its streams, when more than one: the row's
 `streams` from 1 to that), a `staged` row (the baseline the runtime chose)
 a `runtime` decision run by MPI, and the call's implementation one of its rows'
-(a MPI_Sendrecv has a row for each half). A nonblocking or persistent receive's row is written when it is posted, before the runtime
+(a MPI_Sendrecv has a row for each half); a `resident` row a `runtime` decision of the resident
+kernel, on one stream, without segments. A nonblocking or persistent receive's row is written when it is posted, before the runtime
 knows how the message will come, so only its runtime_ops rows say that.
 
 usage: check_rows.py DATABASE LOG_DIR
@@ -67,6 +68,7 @@ TREE_ALGORITHM = re.compile(
     rf"(blocking_)?tree:gpu={SHAPE},node={SHAPE},nodes={SHAPE}:segment=\d+:window=\d+(:streams=(?P<streams>\d+))?(:push)?")
 MEMORY_KEYS = ("runtime_ipc_memory", "host_staging_memory")
 BASELINE_IMPLEMENTATIONS = {0, 1}  # mpi, mpi_host_staged (runtime_records.hpp)
+RESIDENT_IMPLEMENTATION = 15  # runtime:resident
 
 
 def memory_problems(db):
@@ -109,6 +111,13 @@ def runtime_ops_problems(db):
         elif algorithm == "staged" and (decision != "runtime" or implementation not in BASELINE_IMPLEMENTATIONS):
             problems.append(f"rank {rank}: runtime_ops row of call {call_id} ({function}): the staged baseline "
                             f"recorded as decision {decision!r}, implementation {implementation}")
+        elif algorithm == "resident" and (decision != "runtime" or implementation != RESIDENT_IMPLEMENTATION
+                                          or streams != 1 or chunks != 0):
+            problems.append(f"rank {rank}: runtime_ops row of call {call_id} ({function}): the resident kernel "
+                            f"recorded as decision {decision!r}, implementation {implementation}, "
+                            f"{streams} streams, {chunks} chunks")
+        elif algorithm == "resident":
+            pass  # one kernel per rank, no tree and no segments
         elif function in ROOTED and decision == "runtime" and (not TREE_ALGORITHM.fullmatch(algorithm) or chunks < 1):
             problems.append(f"rank {rank}: runtime_ops row of call {call_id} ({function}): algorithm {algorithm!r}, "
                             f"{chunks} segments")

@@ -5,7 +5,8 @@ runtime and the baseline each took some, the runtime no more than the eligible c
 call it must not take has a `fallback` row with a reason (in ab mode it may be the baseline's turn;
 a call the runtime chose to stage, algorithm `staged`, is a `runtime` row either way), and that
 every runtime_ops row matches its mpi_calls row
-(check_rows.py's checks: function, implementation).
+(check_rows.py's checks: function, implementation). MODE resident: as on, and every rank ran some
+calls on the resident kernel.
 
 usage: data_movement_rows.py DATABASE PROGRAM_OUTPUT MODE
 Prints `data_movement_check: skipped` when the program was (no GPU); exit status 1 on a difference."""
@@ -39,6 +40,8 @@ def main(argv):
         return 0
     mode = argv[3]
     problems = []
+    resident = mode == "resident"
+    mode = "on" if resident else mode
     if "data_movement_check: ok" not in output:
         problems.append("the program did not report ok")
     counts = {int(m[1]): (int(m[2]), int(m[3])) for m in
@@ -64,6 +67,9 @@ def main(argv):
                              or min(runtime, ab_baseline) == 0):
             problems.append(f"rank {rank}: {runtime} runtime, {ab_baseline} ab_baseline, {fallback} fallback rows; "
                             f"{eligible} eligible, {baseline_only} for the baseline")
+        if resident and not db.execute("SELECT count(*) FROM runtime_ops WHERE rank = ? AND algorithm = 'resident'",
+                                        (rank,)).fetchone()[0]:
+            problems.append(f"rank {rank}: no call ran on the resident kernel")
         if fallback_without_reason:
             problems.append(f"rank {rank}: {fallback_without_reason} fallback rows without a reason")
     ops_problems, rows = runtime_ops_problems(db)

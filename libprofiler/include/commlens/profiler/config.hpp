@@ -93,6 +93,13 @@ struct Config {
   std::string runtime_tree_progress = "event"; // COMMLENS_RUNTIME_TREE_PROGRESS
   std::optional<std::uint32_t>
       runtime_tree_streams; // COMMLENS_RUNTIME_TREE_STREAMS, 1..8 (unset: the table's)
+  // Ranks sharing one GPU under MPS run calls whose largest contribution of a rank is at most this
+  // many bytes on the resident kernel (docs/runtime.md); 0: never. Each communicator that uses it
+  // holds two halves of this size per rank in GPU memory.
+  std::uint64_t runtime_resident_bytes = 262144; // COMMLENS_RUNTIME_RESIDENT_BYTES
+  // How long the resident kernel waits for the next call before it leaves the GPU (a program's
+  // cudaDeviceSynchronize waits for it at most this long).
+  std::uint32_t runtime_resident_linger_us = 1000; // COMMLENS_RUNTIME_RESIDENT_LINGER_US
   // How the runtime picks algorithms and settings: static (the tuning table), dynamic (measured
   // in turns at run time per operation and size bucket, agreed by the ranks; docs/runtime.md) or
   // sweep (every candidate in turn, never deciding: what `commlens tune` measures with).
