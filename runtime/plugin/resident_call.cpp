@@ -23,12 +23,13 @@ bool eligible(const RuntimeState& state, const CommunicatorEngine& engine, const
 }
 
 // This rank's reason not to run the call, after waiting for its buffers' producers (counted as
-// the call's publish phase, as the IPC agreement's buffer checks are).
-Decline local_decline(const ResidentRequest& request) {
+// the call's publish phase, as the IPC agreement's buffer checks are). The buffers must be on the
+// GPU the channel's kernel runs on (the program may have switched devices since it opened).
+Decline local_decline(const ResidentRequest& request, int channel_device) {
   if (request.arguments_declined) {
     return Decline::Arguments;
   }
-  int device = -1;
+  int device = channel_device;
   if (request.plan.contribution_bytes > 0) {
     if (const Decline decline = device_buffer_decline(request.plan.contribution, 1, &device);
         decline != Decline::None) {
@@ -84,7 +85,7 @@ ResidentRun run_resident(RuntimeState& state, CommunicatorEngine& engine, MPI_Co
   Decline decline = Decline::None;
   {
     const PhaseTimer publishing(this_thread_phases.publish_ns);
-    decline = local_decline(request);
+    decline = local_decline(request, channel->device());
   }
   const resident::Outcome outcome =
       channel->run(request.plan, static_cast<std::uint32_t>(decline), request.reduction);

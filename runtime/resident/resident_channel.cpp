@@ -71,6 +71,7 @@ std::unique_ptr<Channel> Channel::open(MPI_Comm comm, int rank, int size, std::u
   std::unique_ptr<Channel> channel(new Channel());
   KernelArguments& arguments = channel->arguments_;
   channel->size_ = std::min(size, kMaxRanks);
+  cudaGetDevice(&channel->device_);
   arguments.ranks = size;
   arguments.me = rank;
   arguments.slot_bytes = round_up(slot_bytes, kHalfAlignment);

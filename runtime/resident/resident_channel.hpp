@@ -33,6 +33,8 @@ public:
   ~Channel();
 
   std::uint64_t slot_bytes() const noexcept { return arguments_.slot_bytes; }
+  // The GPU (device ordinal) the kernel runs on: the current one when the channel opened.
+  int device() const noexcept { return device_; }
   // Runs one call: every rank of the communicator must run its call with the same number, in the
   // same order. `decline` (non-zero) takes part without data, and every rank sees the call declined.
   Outcome run(const Plan& plan, std::uint32_t decline, Reduction reduction) noexcept;
@@ -45,6 +47,7 @@ private:
   int wait_done(std::uint64_t number, bool* launched) noexcept;
 
   int size_ = 0;
+  int device_ = -1;
   KernelArguments arguments_;  // regions: this rank's own allocation, the peers' mappings
   Mailbox* mailbox_ = nullptr; // host address (arguments_.mailbox: the kernel's)
   void* stream_ = nullptr;
