@@ -32,7 +32,6 @@ public:
   Channel& operator=(const Channel&) = delete;
   ~Channel();
 
-  std::uint64_t slot_bytes() const noexcept { return arguments_.slot_bytes; }
   // The GPU (device ordinal) the kernel runs on: the current one when the channel opened.
   int device() const noexcept { return device_; }
   // Runs one call: every rank of the communicator must run its call with the same number, in the
