@@ -93,16 +93,6 @@ int launch_typed(const SourceList& sources, const DestinationList& outs, std::si
   return static_cast<int>(cudaGetLastError());
 }
 
-// The kernel for `op` on T, if T takes it (operators::visit_operator); else an invalid value.
-template <typename T, operators::OperatorSet Set = operators::operator_set_of<T>()>
-int launch_for_op(ReduceOp op, const SourceList& sources, const DestinationList& outs, std::size_t elements,
-                  cudaStream_t stream) {
-  return operators::visit_operator<Set>(
-      op,
-      [&](auto operation) { return launch_typed<T, decltype(operation)>(sources, outs, elements, stream); },
-      static_cast<int>(cudaErrorInvalidValue));
-}
-
 __global__ void copy_kernel(CopySegment segment, bool vectorised) {
   const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
   const std::size_t first = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -127,35 +117,18 @@ int launch_reduce(Reduction reduction, const SourceList& sources, const Destinat
     return 0;
   }
   const auto s = static_cast<cudaStream_t>(stream);
-  switch (reduction.type) {
-  case ElementType::Int8:
-    return launch_for_op<std::int8_t>(reduction.op, sources, outs, elements, s);
-  case ElementType::UInt8:
-  case ElementType::Bool:
-    return launch_for_op<std::uint8_t>(reduction.op, sources, outs, elements, s);
-  case ElementType::Int16:
-    return launch_for_op<std::int16_t>(reduction.op, sources, outs, elements, s);
-  case ElementType::UInt16:
-    return launch_for_op<std::uint16_t>(reduction.op, sources, outs, elements, s);
-  case ElementType::Int32:
-    return launch_for_op<std::int32_t>(reduction.op, sources, outs, elements, s);
-  case ElementType::UInt32:
-    return launch_for_op<std::uint32_t>(reduction.op, sources, outs, elements, s);
-  case ElementType::Int64:
-    return launch_for_op<std::int64_t>(reduction.op, sources, outs, elements, s);
-  case ElementType::UInt64:
-    return launch_for_op<std::uint64_t>(reduction.op, sources, outs, elements, s);
-  case ElementType::Float32:
-    return launch_for_op<float>(reduction.op, sources, outs, elements, s);
-  case ElementType::Float64:
-    return launch_for_op<double>(reduction.op, sources, outs, elements, s);
-  case ElementType::Float16:
-    return launch_for_op<__half, operators::OperatorSet::Float16>(reduction.op, sources, outs, elements, s);
-  case ElementType::BFloat16:
-    return launch_for_op<__nv_bfloat16, operators::OperatorSet::Float16>(reduction.op, sources, outs,
-                                                                         elements, s);
-  }
-  return static_cast<int>(cudaErrorInvalidValue);
+  const int invalid = static_cast<int>(cudaErrorInvalidValue);
+  // The kernel for the reduction's type and operator, if the type takes the operator.
+  return operators::visit_element_type<__half, __nv_bfloat16>(
+      reduction.type,
+      [&](auto element) {
+        using T = typename decltype(element)::type;
+        return operators::visit_operator<decltype(element)::operators>(
+            reduction.op,
+            [&](auto operation) { return launch_typed<T, decltype(operation)>(sources, outs, elements, s); },
+            invalid);
+      },
+      invalid);
 }
 
 int launch_copies(const CopySegment* segments, int count, void* stream) noexcept {

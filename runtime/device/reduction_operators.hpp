@@ -8,6 +8,7 @@
 // functions. C++17, as the CUDA sources are.
 #include "device/reduction_types.hpp"
 
+#include <cstdint>
 #include <type_traits>
 
 #if defined(__CUDACC__)
@@ -109,6 +110,51 @@ COMMLENS_HOST_DEVICE Result visit_operator(ReduceOp op, Visit&& visit, Result ot
     default:
       break;
     }
+  }
+  return otherwise;
+}
+
+// An element type as a value, with the operators it takes.
+template <typename T, OperatorSet Set = operator_set_of<T>()> struct Element {
+  using type = T;
+  static constexpr OperatorSet operators = Set;
+};
+
+// visit(Element<T>{}) for the C++ type `type` stands for, the 16-bit floats as Half and BFloat16
+// (the device's __half and __nv_bfloat16; the host's own stand-ins), or `otherwise` for a value
+// outside the enumeration. Every kernel and the host reduction dispatch through it, so a new type
+// is added in one place.
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
+template <typename Half, typename BFloat16, typename Result, typename Visit>
+COMMLENS_HOST_DEVICE Result visit_element_type(ElementType type, Visit&& visit, Result otherwise) {
+  switch (type) {
+  case ElementType::Int8:
+    return visit(Element<std::int8_t>{});
+  case ElementType::UInt8:
+  case ElementType::Bool:
+    return visit(Element<std::uint8_t>{});
+  case ElementType::Int16:
+    return visit(Element<std::int16_t>{});
+  case ElementType::UInt16:
+    return visit(Element<std::uint16_t>{});
+  case ElementType::Int32:
+    return visit(Element<std::int32_t>{});
+  case ElementType::UInt32:
+    return visit(Element<std::uint32_t>{});
+  case ElementType::Int64:
+    return visit(Element<std::int64_t>{});
+  case ElementType::UInt64:
+    return visit(Element<std::uint64_t>{});
+  case ElementType::Float32:
+    return visit(Element<float>{});
+  case ElementType::Float64:
+    return visit(Element<double>{});
+  case ElementType::Float16:
+    return visit(Element<Half, OperatorSet::Float16>{});
+  case ElementType::BFloat16:
+    return visit(Element<BFloat16, OperatorSet::Float16>{});
   }
   return otherwise;
 }

@@ -105,9 +105,7 @@ ResidentRequest resident_request(const CommunicatorEngine& engine, const void* s
                                  int count, Reduction reduction) {
   const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
   const std::size_t element_bytes = element_size(reduction.type);
-  return {.half_bytes = static_cast<std::uint64_t>(count) * element_bytes,
-          .most_bytes = kResidentAllreduceBytes,
-          .plan = resident::plan_allreduce(input, recvbuf, static_cast<std::uint64_t>(count), element_bytes,
+  return {.plan = resident::plan_allreduce(input, recvbuf, static_cast<std::uint64_t>(count), element_bytes,
                                            engine.size(), engine.rank()),
           .output = recvbuf,
           .output_alignment = element_bytes,
@@ -166,9 +164,10 @@ int entry::MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Data
   } else if (state.mode == RuntimeMode::AB && !engine.ab_turn_is_runtime(count, datatype, op)) {
     record.decision = "ab_baseline";
     rc = run_baseline(state, sendbuf, recvbuf, count, datatype, op, comm, record);
-  } else if (const ResidentRun resident =
-                 run_resident(state, engine, comm,
-                              resident_request(engine, sendbuf, recvbuf, count, *reduction), record, &rc);
+  } else if (const ResidentRun resident = run_resident(
+                 state, engine, comm,
+                 {static_cast<std::uint64_t>(count) * element_size(reduction->type), kResidentAllreduceBytes},
+                 [&] { return resident_request(engine, sendbuf, recvbuf, count, *reduction); }, record, &rc);
              resident != ResidentRun::NotTaken) {
     if (resident == ResidentRun::Declined) {
       rc = run_baseline(state, sendbuf, recvbuf, count, datatype, op, comm, record);

@@ -23,12 +23,9 @@ int run_baseline(RuntimeState& state, const std::function<int(StagedBuffers&)>& 
 
 ResidentRequest resident_request(const CommunicatorEngine& engine, const MovementCall& call) {
   const movement::CallGeometry& geometry = call.geometry;
-  const bool reduces = geometry.collective == tuning::Collective::ReduceScatterBlock ||
-                       geometry.collective == tuning::Collective::ReduceScatter;
-  return {.half_bytes = resident::movement_half_bytes(geometry),
-          .plan = resident::plan_movement(geometry, engine.rank(), call.input, call.output),
+  return {.plan = resident::plan_movement(geometry, engine.rank(), call.input, call.output),
           .output = movement::has_output(geometry, engine.rank()) ? call.output : nullptr,
-          .output_alignment = reduces ? geometry.element_bytes : 1,
+          .output_alignment = movement::reduces(geometry.collective) ? geometry.element_bytes : 1,
           .arguments_declined = call.arguments_declined,
           .reduction = call.reduction.value_or(Reduction{})};
 }
@@ -45,9 +42,7 @@ const char* movement_declined(CommunicatorEngine& engine, const MovementCall& ca
   if (call.unsupported != nullptr) {
     return call.unsupported;
   }
-  const bool reduces = call.geometry.collective == tuning::Collective::ReduceScatterBlock ||
-                       call.geometry.collective == tuning::Collective::ReduceScatter;
-  if (reduces && !call.reduction) {
+  if (movement::reduces(call.geometry.collective) && !call.reduction) {
     return "datatype and op pair with no reduction kernel";
   }
   return nullptr;
@@ -112,8 +107,9 @@ int run_movement_call(MovementCall& call, std::uint64_t call_id, std::uint8_t* i
              !engine.ab_turn_is_runtime(call.function, call.geometry.block_bytes)) {
     record.decision = "ab_baseline";
     rc = run_baseline(state, baseline, record);
-  } else if (const ResidentRun resident =
-                 run_resident(state, engine, call.comm, resident_request(engine, call), record, &rc);
+  } else if (const ResidentRun resident = run_resident(
+                 state, engine, call.comm, {resident::movement_half_bytes(call.geometry)},
+                 [&] { return resident_request(engine, call); }, record, &rc);
              resident != ResidentRun::NotTaken) {
     if (resident == ResidentRun::Declined) {
       rc = run_baseline(state, baseline, record);

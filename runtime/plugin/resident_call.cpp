@@ -10,18 +10,6 @@ namespace commlens::runtime {
 
 namespace {
 
-// From arguments equal on every rank and the engine's agreed facts, so every rank decides alike.
-// Ranks on one GPU only: without MPS their contexts take turns on the GPU and a resident kernel
-// would wait out the others' time slices; `commlens tune` (sweep) and a forced algorithm measure
-// the other algorithms.
-bool eligible(const RuntimeState& state, const CommunicatorEngine& engine, const ResidentRequest& request) {
-  const std::uint64_t half_bytes = request.half_bytes;
-  return state.resident_bytes > 0 && half_bytes > 0 && half_bytes <= state.resident_bytes &&
-         half_bytes <= request.most_bytes && !state.sweep_selection && !state.tuning_settings.forced &&
-         engine.usable() && !engine.spans_nodes() && engine.size() >= 2 &&
-         engine.size() <= resident::kMaxRanks && engine.gpu_count() == 1 && engine.mps();
-}
-
 // This rank's reason not to run the call, after waiting for its buffers' producers (counted as
 // the call's publish phase, as the IPC agreement's buffer checks are). The buffers must be on the
 // GPU the channel's kernel runs on (the program may have switched devices since it opened).
@@ -67,11 +55,19 @@ void add_to_sums(RuntimeState::ResidentSums& sums, const resident::Outcome& outc
 
 } // namespace
 
-ResidentRun run_resident(RuntimeState& state, CommunicatorEngine& engine, MPI_Comm comm,
-                         const ResidentRequest& request, RuntimeOp& record, int* rc) {
-  if (!eligible(state, engine, request)) {
-    return ResidentRun::NotTaken;
-  }
+// From arguments equal on every rank and the engine's agreed facts, so every rank decides alike.
+// Ranks on one GPU only: without MPS their contexts take turns on the GPU and a resident kernel
+// would wait out the others' time slices; `commlens tune` (sweep) and a forced algorithm measure
+// the other algorithms.
+bool resident_eligible(const RuntimeState& state, const CommunicatorEngine& engine, ResidentSize size) {
+  return state.resident_bytes > 0 && size.half_bytes > 0 && size.half_bytes <= state.resident_bytes &&
+         size.half_bytes <= size.most_bytes && !state.sweep_selection && !state.tuning_settings.forced &&
+         engine.usable() && !engine.spans_nodes() && engine.size() >= 2 &&
+         engine.size() <= resident::kMaxRanks && engine.gpu_count() == 1 && engine.mps();
+}
+
+ResidentRun run_eligible_resident(RuntimeState& state, CommunicatorEngine& engine, MPI_Comm comm,
+                                  const ResidentRequest& request, RuntimeOp& record, int* rc) {
   std::string problem;
   resident::Channel* channel =
       engine.resident_channel(comm, state.resident_bytes, state.resident_linger_ns, &problem);

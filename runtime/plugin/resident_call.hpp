@@ -7,8 +7,10 @@
 #include "plugin/runtime_state.hpp"
 #include "resident/resident_plan.hpp"
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 namespace commlens::runtime {
 
@@ -18,10 +20,15 @@ namespace commlens::runtime {
 // 2, 4 and 8 ranks under MPS: docs/performance-runtime.md, "The resident kernel").
 inline constexpr std::uint64_t kResidentAllreduceBytes = 16 * 1024;
 
-struct ResidentRequest {
-  std::uint64_t half_bytes = 0;                 // the largest contribution of any rank (equal on every rank)
+// The call's size, from arguments equal on every rank: whether the resident kernel may take it.
+struct ResidentSize {
+  std::uint64_t half_bytes = 0;                 // the largest contribution of any rank
   std::uint64_t most_bytes = ~std::uint64_t{0}; // the collective's own limit, below the setting's
-  resident::Plan plan;                          // this rank's part
+};
+
+// This rank's part of a call the resident kernel may take.
+struct ResidentRequest {
+  resident::Plan plan;
   const void* output = nullptr;     // checked with the plan's contribution (null: none on this rank)
   std::size_t output_alignment = 1; // reductions store whole elements
   bool arguments_declined = false;  // this rank's own arguments rule the kernel out
@@ -34,8 +41,20 @@ enum class ResidentRun {
   Declined  // a rank declined it (record.reason says which and why): every rank runs the baseline
 };
 
-ResidentRun run_resident(RuntimeState& state, CommunicatorEngine& engine, MPI_Comm comm,
-                         const ResidentRequest& request, RuntimeOp& record, int* rc);
+bool resident_eligible(const RuntimeState& state, const CommunicatorEngine& engine, ResidentSize size);
+ResidentRun run_eligible_resident(RuntimeState& state, CommunicatorEngine& engine, MPI_Comm comm,
+                                  const ResidentRequest& request, RuntimeOp& record, int* rc);
+
+// The call on the resident kernel where it is eligible; `build_request` (returning a
+// ResidentRequest) runs only then, so that calls the kernel cannot take build no plan.
+template <std::invocable BuildRequest>
+ResidentRun run_resident(RuntimeState& state, CommunicatorEngine& engine, MPI_Comm comm, ResidentSize size,
+                         BuildRequest&& build_request, RuntimeOp& record, int* rc) {
+  return resident_eligible(state, engine, size)
+             ? run_eligible_resident(state, engine, comm, std::forward<BuildRequest>(build_request)(), record,
+                                     rc)
+             : ResidentRun::NotTaken;
+}
 
 // The run table's summary of this rank's resident calls (`runtime_resident.rankR`: where a call's
 // time went, on average), when it made any.

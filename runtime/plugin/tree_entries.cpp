@@ -141,11 +141,13 @@ int entry::MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, M
   if (const char* decision = baseline_decision(call, pmpi::fn::MPI_Bcast, root, MPI_OP_NULL)) {
     call.record.decision = decision;
   } else if (const ResidentRun resident = run_resident(
-                 call.state, call.engine, comm,
-                 {.half_bytes = call.record.bytes,
-                  .plan = resident::plan_bcast(buffer, call.record.bytes, call.engine.rank(), root),
-                  .output = call.engine.rank() == root ? nullptr : buffer,
-                  .arguments_declined = !contiguous},
+                 call.state, call.engine, comm, {call.record.bytes},
+                 [&] {
+                   return ResidentRequest{
+                       .plan = resident::plan_bcast(buffer, call.record.bytes, call.engine.rank(), root),
+                       .output = call.engine.rank() == root ? nullptr : buffer,
+                       .arguments_declined = !contiguous};
+                 },
                  call.record, &rc);
              resident != ResidentRun::NotTaken) {
     ran = resident == ResidentRun::Ran;
@@ -178,14 +180,17 @@ int entry::MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatyp
   if (const char* decision = baseline_decision(call, pmpi::fn::MPI_Reduce, root, op)) {
     call.record.decision = decision;
   } else if (const ResidentRun resident = run_resident(
-                 call.state, call.engine, comm,
-                 {.half_bytes = call.record.bytes,
-                  .plan = resident::plan_reduce(sendbuf == MPI_IN_PLACE && me == root ? recvbuf : sendbuf,
-                                                recvbuf, static_cast<std::uint64_t>(count),
-                                                element_size(reduction->type), call.engine.size(), me, root),
-                  .output = me == root ? recvbuf : nullptr,
-                  .output_alignment = element_size(reduction->type),
-                  .reduction = *reduction},
+                 call.state, call.engine, comm, {call.record.bytes},
+                 [&] {
+                   const std::size_t element_bytes = element_size(reduction->type);
+                   return ResidentRequest{.plan = resident::plan_reduce(
+                                              sendbuf == MPI_IN_PLACE && me == root ? recvbuf : sendbuf,
+                                              recvbuf, static_cast<std::uint64_t>(count), element_bytes,
+                                              call.engine.size(), me, root),
+                                          .output = me == root ? recvbuf : nullptr,
+                                          .output_alignment = element_bytes,
+                                          .reduction = *reduction};
+                 },
                  call.record, &rc);
              resident != ResidentRun::NotTaken) {
     ran = resident == ResidentRun::Ran;

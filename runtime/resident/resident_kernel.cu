@@ -137,49 +137,21 @@ __device__ void reduce_block(const char* const* halves, int ranks, T* destinatio
   }
 }
 
-template <typename T, operators::OperatorSet Set = operators::operator_set_of<T>()>
-__device__ void reduce_for_op(ReduceOp op, const char* const* halves, int ranks, void* destination,
-                              std::uint64_t elements) {
-  operators::visit_operator<Set>(
-      op,
-      [&](auto operation) {
-        reduce_block<T, decltype(operation)>(halves, ranks, static_cast<T*>(destination), elements);
-        return 0;
-      },
-      0);
-}
-
 __device__ void reduce_step(Reduction reduction, const char* const* halves, int ranks, void* destination,
                             std::uint64_t elements) {
-  switch (reduction.type) {
-  case ElementType::Int8:
-    return reduce_for_op<std::int8_t>(reduction.op, halves, ranks, destination, elements);
-  case ElementType::UInt8:
-  case ElementType::Bool:
-    return reduce_for_op<std::uint8_t>(reduction.op, halves, ranks, destination, elements);
-  case ElementType::Int16:
-    return reduce_for_op<std::int16_t>(reduction.op, halves, ranks, destination, elements);
-  case ElementType::UInt16:
-    return reduce_for_op<std::uint16_t>(reduction.op, halves, ranks, destination, elements);
-  case ElementType::Int32:
-    return reduce_for_op<std::int32_t>(reduction.op, halves, ranks, destination, elements);
-  case ElementType::UInt32:
-    return reduce_for_op<std::uint32_t>(reduction.op, halves, ranks, destination, elements);
-  case ElementType::Int64:
-    return reduce_for_op<std::int64_t>(reduction.op, halves, ranks, destination, elements);
-  case ElementType::UInt64:
-    return reduce_for_op<std::uint64_t>(reduction.op, halves, ranks, destination, elements);
-  case ElementType::Float32:
-    return reduce_for_op<float>(reduction.op, halves, ranks, destination, elements);
-  case ElementType::Float64:
-    return reduce_for_op<double>(reduction.op, halves, ranks, destination, elements);
-  case ElementType::Float16:
-    return reduce_for_op<__half, operators::OperatorSet::Float16>(reduction.op, halves, ranks, destination,
-                                                                  elements);
-  case ElementType::BFloat16:
-    return reduce_for_op<__nv_bfloat16, operators::OperatorSet::Float16>(reduction.op, halves, ranks,
-                                                                         destination, elements);
-  }
+  operators::visit_element_type<__half, __nv_bfloat16>(
+      reduction.type,
+      [&](auto element) {
+        using T = typename decltype(element)::type;
+        return operators::visit_operator<decltype(element)::operators>(
+            reduction.op,
+            [&](auto operation) {
+              reduce_block<T, decltype(operation)>(halves, ranks, static_cast<T*>(destination), elements);
+              return 0;
+            },
+            0);
+      },
+      0);
 }
 
 // Polling reads are relaxed (no fence per read); the reader fences once when the value it waits

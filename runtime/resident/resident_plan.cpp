@@ -6,11 +6,6 @@ namespace commlens::runtime::resident {
 
 namespace {
 
-bool reduces(tuning::Collective collective) {
-  return collective == tuning::Collective::ReduceScatterBlock ||
-         collective == tuning::Collective::ReduceScatter;
-}
-
 Step reduce_step(std::uint64_t first_element, std::size_t element_bytes, void* output,
                  std::uint64_t elements) {
   return {StepKind::Reduce, 0, first_element * element_bytes, output, elements};
@@ -34,7 +29,7 @@ Plan plan_movement(const movement::CallGeometry& call, int me, const void* input
     return plan;
   }
   const auto others = static_cast<std::uint64_t>(call.ranks - 1);
-  if (reduces(call.collective)) {
+  if (movement::reduces(call.collective)) {
     const movement::Slice slice = movement::reduction_slice(call, me);
     if (slice.elements > 0) {
       plan.steps[plan.step_count++] = reduce_step(slice.first, call.element_bytes, output, slice.elements);

@@ -86,13 +86,23 @@ void fold_16bit(void* accumulator, const void* operand, std::size_t count) {
   }
 }
 
+// The host's stand-ins for the 16-bit float types: how their bits widen to float and narrow back.
+struct HalfBits {
+  static constexpr auto widen = float_from_half;
+  static constexpr auto narrow = half_from_double;
+};
+struct BFloat16Bits {
+  static constexpr auto widen = float_from_bfloat16;
+  static constexpr auto narrow = bfloat16_from_double;
+};
+
 // MPI defines only the arithmetic ops and min/max on 16-bit floats (op_applies).
-template <float (*Widen)(std::uint16_t), std::uint16_t (*Narrow)(double)>
+template <typename Bits>
 void reduce_16bit(ReduceOp op, void* accumulator, const void* operand, std::size_t count) {
   operators::visit_operator<operators::OperatorSet::Float16>(
       op,
       [&](auto operation) {
-        fold_16bit<Widen, Narrow, decltype(operation)>(accumulator, operand, count);
+        fold_16bit<Bits::widen, Bits::narrow, decltype(operation)>(accumulator, operand, count);
         return true;
       },
       false);
@@ -138,34 +148,18 @@ std::uint16_t bfloat16_from_double(double value) noexcept {
 }
 
 void reduce_into(Reduction reduction, void* accumulator, const void* operand, std::size_t count) noexcept {
-  const ReduceOp op = reduction.op;
-  switch (reduction.type) {
-  case ElementType::Int8:
-    return reduce_typed<std::int8_t>(op, accumulator, operand, count);
-  case ElementType::UInt8:
-  case ElementType::Bool:
-    return reduce_typed<std::uint8_t>(op, accumulator, operand, count);
-  case ElementType::Int16:
-    return reduce_typed<std::int16_t>(op, accumulator, operand, count);
-  case ElementType::UInt16:
-    return reduce_typed<std::uint16_t>(op, accumulator, operand, count);
-  case ElementType::Int32:
-    return reduce_typed<std::int32_t>(op, accumulator, operand, count);
-  case ElementType::UInt32:
-    return reduce_typed<std::uint32_t>(op, accumulator, operand, count);
-  case ElementType::Int64:
-    return reduce_typed<std::int64_t>(op, accumulator, operand, count);
-  case ElementType::UInt64:
-    return reduce_typed<std::uint64_t>(op, accumulator, operand, count);
-  case ElementType::Float32:
-    return reduce_typed<float>(op, accumulator, operand, count);
-  case ElementType::Float64:
-    return reduce_typed<double>(op, accumulator, operand, count);
-  case ElementType::Float16:
-    return reduce_16bit<float_from_half, half_from_double>(op, accumulator, operand, count);
-  case ElementType::BFloat16:
-    return reduce_16bit<float_from_bfloat16, bfloat16_from_double>(op, accumulator, operand, count);
-  }
+  operators::visit_element_type<HalfBits, BFloat16Bits>(
+      reduction.type,
+      [&](auto element) {
+        using T = typename decltype(element)::type;
+        if constexpr (decltype(element)::operators == operators::OperatorSet::Float16) {
+          reduce_16bit<T>(reduction.op, accumulator, operand, count);
+        } else {
+          reduce_typed<T>(reduction.op, accumulator, operand, count);
+        }
+        return true;
+      },
+      false);
 }
 
 } // namespace commlens::runtime

@@ -2,14 +2,6 @@
 
 namespace commlens::runtime::movement {
 
-namespace {
-
-bool reduces(Collective collective) {
-  return collective == Collective::ReduceScatterBlock || collective == Collective::ReduceScatter;
-}
-
-} // namespace
-
 bool has_input(const CallGeometry& call, int rank) {
   switch (call.collective) {
   case Collective::Gather:

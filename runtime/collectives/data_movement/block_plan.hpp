@@ -43,6 +43,11 @@ struct BlockCopy {
 // read different peers. Returns how many it wrote into `copies`. Reductions have none.
 int copies_into(const CallGeometry& call, int destination, std::span<BlockCopy, kMaxPlanRanks> copies);
 
+// Whether the collective reduces (reduce_scatter and reduce_scatter_block) rather than copies.
+constexpr bool reduces(Collective collective) noexcept {
+  return collective == Collective::ReduceScatterBlock || collective == Collective::ReduceScatter;
+}
+
 // Whether `rank` has an input or an output in the call (MPI ignores the others' buffers there; a
 // reduce_scatter rank whose count is 0 has no output).
 bool has_input(const CallGeometry& call, int rank);

@@ -12,11 +12,8 @@ namespace {
 
 using movement::BlockCopy;
 using movement::kMaxPlanRanks;
+using movement::reduces;
 using tuning::Collective;
-
-bool reduces(Collective collective) {
-  return collective == Collective::ReduceScatterBlock || collective == Collective::ReduceScatter;
-}
 
 // The rank that fills this rank's output: itself (direct), or its GPU's worker (gpu_leader): the
 // root where the rooted collectives' root shares the GPU, else the GPU's first rank.
