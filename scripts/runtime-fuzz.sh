@@ -12,8 +12,9 @@
 # data-movement call on that algorithm; push: one whose bcast parents write their children's
 # buffers, in 4 KiB segments on two streams per rank; streams: COMMLENS_RUNTIME=on with
 # COMMLENS_RUNTIME_TREE_STREAMS=3, the trees' segments on three streams per rank; both for the sets
-# with bcast, ibcast or reduce; resident: COMMLENS_RUNTIME=on with COMMLENS_RUNTIME_RESIDENT_BYTES=4194304,
-# so that under MPS every call of up to 4 MiB a rank runs on the resident kernel), FUZZ_COLLECTIVES ("allreduce
+# with bcast, ibcast or reduce; resident: COMMLENS_RUNTIME=on with COMMLENS_RUNTIME_RESIDENT_BYTES=4194304
+# and a table whose resident rules allow as much, so that under MPS every call of up to 4 MiB a
+# rank runs on the resident kernel), FUZZ_COLLECTIVES ("allreduce
 # allreduce,p2p bcast,reduce allreduce,bcast,reduce,p2p" and the data-movement set: allgather,
 # gather, scatter, alltoall, reduce_scatter_block and reduce_scatter with allreduce; the nonblocking
 # sets: iallreduce,iallgather,ireduce_scatter,ibcast alone and beside allreduce, allgather,
@@ -47,6 +48,12 @@ for algorithm in gpu_leader staged; do
 done
 printf '{"format": 1, "rules": [{"algorithm": "one_shot"}], "trees": [%s]}\n' \
   '{"collective": "bcast", "push": true, "segment_bytes": 4096, "window": 3}' >"$work/push.json"
+# Every collective on the resident kernel up to 4 MiB, whatever the shipped table's resident limits.
+resident_rules=""
+for collective in allreduce bcast reduce allgather gather scatter alltoall reduce_scatter_block reduce_scatter; do
+  resident_rules+="${resident_rules:+, }{\"collective\": \"$collective\", \"max_bytes\": 4194304}"
+done
+printf '{"format": 1, "rules": [{"algorithm": "one_shot"}], "resident": [%s]}\n' "$resident_rules" >"$work/resident.json"
 echo "runtime-fuzz: first seed $seed, $steps steps a run, counts up to 2^$max_log2, ${seconds}s"
 while ((SECONDS < end)); do
   for ranks in ${FUZZ_RANKS:-2 4 8}; do
@@ -68,7 +75,7 @@ while ((SECONDS < end)); do
           settings="COMMLENS_RUNTIME=on COMMLENS_RUNTIME_TUNING=$work/push.json COMMLENS_RUNTIME_TREE_STREAMS=2 COMMLENS_RUNTIME_COLLECTIVES=$collectives"
           ;;
         resident)
-          settings="COMMLENS_RUNTIME=on COMMLENS_RUNTIME_RESIDENT_BYTES=4194304 COMMLENS_RUNTIME_COLLECTIVES=$collectives"
+          settings="COMMLENS_RUNTIME=on COMMLENS_RUNTIME_RESIDENT_BYTES=4194304 COMMLENS_RUNTIME_TUNING=$work/resident.json COMMLENS_RUNTIME_COLLECTIVES=$collectives"
           ;;
         streams)
           # Only the trees differ from `on`: sets without bcast, ibcast or reduce are left to it.

@@ -17,11 +17,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 
 namespace commlens::cli {
 namespace {
@@ -29,9 +32,12 @@ namespace {
 namespace fs = std::filesystem;
 using namespace runtime::tuning;
 
-constexpr const char* kOperations[] = {"allreduce", "trees", "data_movement", "p2p"};
+constexpr const char* kOperations[] = {"allreduce", "trees", "data_movement", "p2p", "resident"};
 constexpr std::uint32_t kSweptHostPercents[] = {0, 10, 25};
 constexpr std::uint64_t kSmallestStripedBytes = std::uint64_t{1} << 20;
+// The resident kernel is measured up to this size (its two halves a rank take twice as much GPU
+// memory); above it the IPC algorithms were faster wherever it was measured.
+constexpr std::uint64_t kLargestResidentBytes = std::uint64_t{1} << 20;
 
 struct TuneArguments {
   std::string output;
@@ -203,6 +209,73 @@ void tune_p2p(TuneRun& run) {
   stripe.measured = std::move(measured);
 }
 
+// The resident kernel against the table's other algorithms, ranks sharing one GPU under MPS: each
+// sweep program twice under static selection (a sweep leaves the resident kernel out), with the
+// kernel off and with it taking every call it can, under the machine's table without resident
+// rules. Per collective, the run of sizes from the smallest that the kernel won is its limit.
+void tune_resident(TuneRun& run) {
+  const TuneArguments& arguments = run.arguments;
+  const std::uint64_t largest = std::min(arguments.max_bytes, kLargestResidentBytes);
+  Table without_rules = shipped_table_for_gpu(run.gpu).table;
+  without_rules.resident.clear();
+  const fs::path table_file = run.runs / "table-without-resident-rules.json";
+  std::ofstream(table_file) << table_json(without_rules);
+  setenv("COMMLENS_RUNTIME_SELECT", "static", 1);
+  setenv("COMMLENS_RUNTIME_TUNING", table_file.c_str(), 1);
+  const std::string id = add_measurement(run, "resident");
+  struct Program {
+    const char* name;
+    const char* label;
+    const char* collectives;
+    std::uint64_t min_bytes;
+    std::vector<std::string> functions;
+  };
+  const Program programs[] = {
+      {"commlens-allreduce-sweep", "allreduce", "allreduce", arguments.min_bytes, {"MPI_Allreduce"}},
+      {"commlens-tree-sweep",
+       "bcast+reduce",
+       "bcast,reduce",
+       arguments.min_bytes,
+       {"MPI_Bcast", "MPI_Reduce"}},
+      {"commlens-movement-sweep",
+       "data-movement",
+       "allgather,gather,scatter,alltoall,reduce_scatter_block,reduce_scatter",
+       std::max<std::uint64_t>(arguments.min_bytes, 4),
+       {"MPI_Allgather", "MPI_Gather", "MPI_Scatter", "MPI_Alltoall", "MPI_Reduce_scatter_block",
+        "MPI_Reduce_scatter"}}};
+  for (const Program& program : programs) {
+    std::map<std::string, std::vector<CandidateCall>> calls; // per function, both runs
+    for (const bool resident : {false, true}) {
+      const fs::path database =
+          run_step(run, {program.name,
+                         fmt::format("resident-{}-{}", resident ? "on" : "off", program.label),
+                         {{"COMMLENS_RUNTIME_COLLECTIVES", program.collectives},
+                          {"COMMLENS_RUNTIME_RESIDENT_BYTES", resident ? std::to_string(largest) : "0"}},
+                         sweep_arguments(arguments, arguments.iterations, program.min_bytes, largest)});
+      for (const std::string& function : program.functions)
+        for (CandidateCall call : read_calls(database, function)) {
+          // With the kernel on, a call it did not take (a rank declined it) measures nothing.
+          if (resident && call.candidate != "resident")
+            continue;
+          call.candidate = resident ? "resident" : "table";
+          calls[function].push_back(std::move(call));
+        }
+    }
+    for (const std::string& function : program.functions) {
+      const std::vector<WinnerRun> runs = winner_runs(candidate_timings(calls[function]));
+      if (runs.empty())
+        throw analysis::AnalysisError(
+            fmt::format("the resident sweeps recorded no runtime {} calls", function));
+      std::string collective = function.substr(4); // MPI_Reduce_scatter -> reduce_scatter
+      std::ranges::transform(collective, collective.begin(),
+                             [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      run.table.resident.push_back(resident_rule(runs, collective, id));
+    }
+  }
+  setenv("COMMLENS_RUNTIME_SELECT", "sweep", 1);
+  unsetenv("COMMLENS_RUNTIME_TUNING");
+}
+
 std::string command_line(const TuneArguments& arguments) {
   std::string text = fmt::format(
       "commlens tune --ranks {} --min-bytes {} --max-bytes {} --iterations {} --factor {}", arguments.ranks,
@@ -247,8 +320,13 @@ int tune(TuneArguments arguments) {
   const bool p2p = wants(arguments, "p2p") && arguments.ranks == 2 && gpus == 2;
   if (wants(arguments, "p2p") && !p2p)
     fmt::print(stderr, "commlens tune: p2p left out: its host share applies between two GPUs, two ranks\n");
+  // The resident kernel runs only for ranks sharing one GPU under MPS (plugin/resident_call.cpp).
+  const bool resident = wants(arguments, "resident") && gpus == 1 && run.shape.mps && arguments.ranks <= 8;
+  if (wants(arguments, "resident") && !resident)
+    fmt::print(stderr, "commlens tune: resident left out: it runs for ranks sharing one GPU under MPS "
+                       "(start nvidia-cuda-mps-control -d)\n");
   run.steps = (wants(arguments, "allreduce") ? 2 : 0) + (wants(arguments, "trees") ? 1 : 0) +
-              (wants(arguments, "data_movement") ? 1 : 0) + (p2p ? 3 : 0);
+              (wants(arguments, "data_movement") ? 1 : 0) + (p2p ? 3 : 0) + (resident ? 6 : 0);
 
   preload_in_child_processes(find_preload_library());
   setenv("COMMLENS_MODE", "trace", 1);
@@ -278,6 +356,8 @@ int tune(TuneArguments arguments) {
     tune_data_movement(run);
   if (p2p)
     tune_p2p(run);
+  if (resident)
+    tune_resident(run);
   Table table = merge_with_file(std::move(run.table), arguments.output, run.shape);
   if (table.rules.empty())
     throw analysis::AnalysisError(
@@ -320,8 +400,8 @@ void add_tune_command(CLI::App& app, int& exit_status) {
                     "Seconds for 4 ranks: 5 calls per candidate, sizes x4, up to 64 MiB");
   command
       ->add_option("--ops", arguments->operations,
-                   "What to measure (default all): allreduce, trees, "
-                   "data_movement, p2p (two ranks on two GPUs only)")
+                   "What to measure (default all): allreduce, trees, data_movement, p2p (two ranks on "
+                   "two GPUs only), resident (ranks sharing one GPU under MPS only)")
       ->delimiter(',')
       ->check(CLI::IsMember(std::vector<std::string>(std::begin(kOperations), std::end(kOperations))));
   command

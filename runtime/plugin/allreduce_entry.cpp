@@ -166,7 +166,8 @@ int entry::MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Data
     rc = run_baseline(state, sendbuf, recvbuf, count, datatype, op, comm, record);
   } else if (const ResidentRun resident = run_resident(
                  state, engine, comm,
-                 {static_cast<std::uint64_t>(count) * element_size(reduction->type), kResidentAllreduceBytes},
+                 {static_cast<std::uint64_t>(count) * element_size(reduction->type), record.bytes,
+                  "allreduce"},
                  [&] { return resident_request(engine, sendbuf, recvbuf, count, *reduction); }, record, &rc);
              resident != ResidentRun::NotTaken) {
     if (resident == ResidentRun::Declined) {

@@ -108,7 +108,9 @@ int run_movement_call(MovementCall& call, std::uint64_t call_id, std::uint8_t* i
     record.decision = "ab_baseline";
     rc = run_baseline(state, baseline, record);
   } else if (const ResidentRun resident = run_resident(
-                 state, engine, call.comm, {resident::movement_half_bytes(call.geometry)},
+                 state, engine, call.comm,
+                 {resident::movement_half_bytes(call.geometry), call.bytes,
+                  tuning::collective_name(call.geometry.collective)},
                  [&] { return resident_request(engine, call); }, record, &rc);
              resident != ResidentRun::NotTaken) {
     if (resident == ResidentRun::Declined) {

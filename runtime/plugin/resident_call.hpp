@@ -6,24 +6,22 @@
 #include "engine/runtime_records.hpp"
 #include "plugin/runtime_state.hpp"
 #include "resident/resident_plan.hpp"
+#include "resident_rules.hpp"
 
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <utility>
 
 namespace commlens::runtime {
 
-// The allreduce's own limit below COMMLENS_RUNTIME_RESIDENT_BYTES: at 64 KiB the shared-GPU
-// kernel (one leader reduces for every rank on the GPU) measured faster than the resident kernels,
-// where every rank reduces every contribution itself; at 8 B the resident kernels were (H100,
-// 2, 4 and 8 ranks under MPS: docs/performance-runtime.md, "The resident kernel").
-inline constexpr std::uint64_t kResidentAllreduceBytes = 16 * 1024;
-
 // The call's size, from arguments equal on every rank: whether the resident kernel may take it.
 struct ResidentSize {
-  std::uint64_t half_bytes = 0;                 // the largest contribution of any rank
-  std::uint64_t most_bytes = ~std::uint64_t{0}; // the collective's own limit, below the setting's
+  std::uint64_t half_bytes = 0; // the largest contribution of any rank
+  std::uint64_t call_bytes = 0; // runtime_ops.bytes: what the table's resident rules compare
+  std::string_view collective;  // its name in those rules (resident_rules.hpp)
 };
 
 // This rank's part of a call the resident kernel may take.
@@ -41,19 +39,23 @@ enum class ResidentRun {
   Declined  // a rank declined it (record.reason says which and why): every rank runs the baseline
 };
 
-bool resident_eligible(const RuntimeState& state, const CommunicatorEngine& engine, ResidentSize size);
+// The limit that admits the call (the table's rule for its collective and rank count, capped by
+// COMMLENS_RUNTIME_RESIDENT_BYTES), or none where the resident kernel does not take it.
+std::optional<tuning::ResidentLimit> resident_admits(const RuntimeState& state,
+                                                     const CommunicatorEngine& engine, ResidentSize size);
 ResidentRun run_eligible_resident(RuntimeState& state, CommunicatorEngine& engine, MPI_Comm comm,
-                                  const ResidentRequest& request, RuntimeOp& record, int* rc);
+                                  const tuning::ResidentLimit& limit, const ResidentRequest& request,
+                                  RuntimeOp& record, int* rc);
 
 // The call on the resident kernel where it is eligible; `build_request` (returning a
 // ResidentRequest) runs only then, so that calls the kernel cannot take build no plan.
 template <std::invocable BuildRequest>
 ResidentRun run_resident(RuntimeState& state, CommunicatorEngine& engine, MPI_Comm comm, ResidentSize size,
                          BuildRequest&& build_request, RuntimeOp& record, int* rc) {
-  return resident_eligible(state, engine, size)
-             ? run_eligible_resident(state, engine, comm, std::forward<BuildRequest>(build_request)(), record,
-                                     rc)
-             : ResidentRun::NotTaken;
+  const std::optional<tuning::ResidentLimit> limit = resident_admits(state, engine, size);
+  return limit ? run_eligible_resident(state, engine, comm, *limit,
+                                       std::forward<BuildRequest>(build_request)(), record, rc)
+               : ResidentRun::NotTaken;
 }
 
 // The run table's summary of this rank's resident calls (`runtime_resident.rankR`: where a call's

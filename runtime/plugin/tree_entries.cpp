@@ -141,7 +141,7 @@ int entry::MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, M
   if (const char* decision = baseline_decision(call, pmpi::fn::MPI_Bcast, root, MPI_OP_NULL)) {
     call.record.decision = decision;
   } else if (const ResidentRun resident = run_resident(
-                 call.state, call.engine, comm, {call.record.bytes},
+                 call.state, call.engine, comm, {call.record.bytes, call.record.bytes, "bcast"},
                  [&] {
                    return ResidentRequest{
                        .plan = resident::plan_bcast(buffer, call.record.bytes, call.engine.rank(), root),
@@ -180,7 +180,7 @@ int entry::MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatyp
   if (const char* decision = baseline_decision(call, pmpi::fn::MPI_Reduce, root, op)) {
     call.record.decision = decision;
   } else if (const ResidentRun resident = run_resident(
-                 call.state, call.engine, comm, {call.record.bytes},
+                 call.state, call.engine, comm, {call.record.bytes, call.record.bytes, "reduce"},
                  [&] {
                    const std::size_t element_bytes = element_size(reduction->type);
                    return ResidentRequest{.plan = resident::plan_reduce(

@@ -237,10 +237,37 @@ std::vector<TreeRule> tree_rules(std::span<const WinnerRun> runs, RootedCollecti
   return rules;
 }
 
+ResidentRule resident_rule(std::span<const WinnerRun> runs, std::string_view collective,
+                           const std::string& measurement) {
+  ResidentRule rule;
+  rule.collective = collective;
+  RuleMeasurement measured{measurement, {}};
+  std::size_t sizes_won = 0;
+  std::size_t sizes_to_limit = 0;
+  for (const WinnerRun& run : runs) {
+    if (run.winner != "resident" && run.winner != "table") {
+      throw TableError(fmt::format("resident candidate \"{}\" is neither resident nor table", run.winner));
+    }
+    measured.points.insert(measured.points.end(), run.points.begin(), run.points.end());
+    if (run.winner == "resident") {
+      rule.max_bytes = run.points.back().bytes;
+      sizes_won += run.points.size();
+      sizes_to_limit = measured.points.size();
+    }
+  }
+  rule.why = sizes_won == 0
+                 ? "the table's algorithms fastest at every size measured"
+                 : fmt::format("resident kernel fastest up to {} (at {} of the {} sizes measured up to it)",
+                               size_text(rule.max_bytes), sizes_won, sizes_to_limit);
+  rule.measured = std::move(measured);
+  return rule;
+}
+
 Table merge_measured(Table measured, const Table& earlier, const MeasuredShape& shape) {
   keep_other_shapes(measured.rules, earlier.rules, earlier.measurements, shape);
   keep_other_shapes(measured.data_movement, earlier.data_movement, earlier.measurements, shape);
   keep_other_shapes(measured.trees, earlier.trees, earlier.measurements, shape);
+  keep_other_shapes(measured.resident, earlier.resident, earlier.measurements, shape);
   if (!measured.point_to_point.measured) {
     measured.point_to_point = earlier.point_to_point;
   }
@@ -248,6 +275,7 @@ Table merge_measured(Table measured, const Table& earlier, const MeasuredShape& 
   collect_names(measured.rules, named);
   collect_names(measured.data_movement, named);
   collect_names(measured.trees, named);
+  collect_names(measured.resident, named);
   if (measured.point_to_point.measured) {
     named.push_back(measured.point_to_point.measured->measurement);
   }
@@ -261,6 +289,7 @@ Table merge_measured(Table measured, const Table& earlier, const MeasuredShape& 
   assign_rank_ranges(measured.rules, measured.measurements);
   assign_rank_ranges(measured.data_movement, measured.measurements);
   assign_rank_ranges(measured.trees, measured.measurements);
+  assign_rank_ranges(measured.resident, measured.measurements);
   return measured;
 }
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace commlens::runtime::tuning {
@@ -59,6 +60,13 @@ std::vector<MovementRule> movement_rules(std::span<const WinnerRun> runs, Collec
 // children's buffers. Throws TableError for another name.
 std::vector<TreeRule> tree_rules(std::span<const WinnerRun> runs, RootedCollective collective,
                                  const MeasuredShape& shape, const std::string& measurement);
+
+// Candidates named resident (the resident kernel) and table (the table's other algorithms): one
+// rule for `collective` taking the resident kernel up to the largest size it won (0: none), with
+// every size's times. Where the two are within noise of each other at small sizes, a size the
+// table won below that limit is a near tie, so it does not cut the limit short.
+ResidentRule resident_rule(std::span<const WinnerRun> runs, std::string_view collective,
+                           const std::string& measurement);
 
 // A table a new measurement of `shape` produced, followed by `earlier`'s rules for other shapes or
 // measured at other rank counts, and the measurements those name (one file collects the runs of

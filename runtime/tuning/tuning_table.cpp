@@ -1,5 +1,6 @@
 #include "tuning_table.hpp"
 
+#include "resident_rules.hpp"
 #include "table_fields.hpp"
 #include "tree_rules_format.hpp"
 
@@ -18,8 +19,8 @@ using nlohmann::json;
 using namespace fields;
 
 constexpr std::uint32_t kMaxHostPercent = 50; // as COMMLENS_RUNTIME_HOST_PERCENT
-constexpr const char* kTableKeys[] = {"format",        "gpu",   "rules",       "point_to_point",
-                                      "data_movement", "trees", "measurements"};
+constexpr const char* kTableKeys[] = {"format",        "gpu",   "rules",    "point_to_point",
+                                      "data_movement", "trees", "resident", "measurements"};
 constexpr const char* kRuleKeys[] = {"gpus",      "ranks_share_gpu", "in_place",     "max_bytes", "min_ranks",
                                      "max_ranks", "algorithm",       "host_percent", "why",       "measured"};
 constexpr const char* kPointToPointKeys[] = {"min_bytes", "host_percent", "why", "measured"};
@@ -124,6 +125,9 @@ void check_measurements(const Table& table, int format) {
   for (std::size_t index = 0; index < table.trees.size(); ++index) {
     check(table.trees[index].measured, fmt::format("trees[{}]", index));
   }
+  for (std::size_t index = 0; index < table.resident.size(); ++index) {
+    check(table.resident[index].measured, fmt::format("resident[{}]", index));
+  }
   check(table.point_to_point.measured, "point_to_point");
 }
 
@@ -196,6 +200,9 @@ Table parse_table(std::string_view json_text) {
   if (const auto trees = document.find("trees"); trees != document.end()) {
     table.trees = parse_tree_rules(*trees);
   }
+  if (const auto resident = document.find("resident"); resident != document.end()) {
+    table.resident = parse_resident_rules(*resident);
+  }
   if (const auto measurements = document.find("measurements"); measurements != document.end()) {
     if (format->get<int>() < 2) {
       fail("measurements", "needs \"format\": 2");
@@ -226,6 +233,9 @@ std::string table_json(const Table& table) {
   }
   if (!table.trees.empty()) {
     document["trees"] = tree_rules_json(table.trees);
+  }
+  if (!table.resident.empty()) {
+    document["resident"] = resident_rules_json(table.resident);
   }
   if (!table.measurements.empty()) {
     document["measurements"] = measurements_json(table.measurements);

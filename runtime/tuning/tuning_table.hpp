@@ -70,12 +70,29 @@ struct TreeRule {
   bool operator==(const TreeRule&) const = default;
 };
 
+// The resident kernel (ranks sharing one GPU under MPS): up to which contribution size a
+// collective takes it (resident_rules.hpp). Its one shape is kept in the fields the other rules
+// have, so that tune's merge treats these rules as it treats theirs; they are not written.
+struct ResidentRule {
+  std::string collective;      // allreduce, bcast, reduce, or a data-movement collective's name
+  std::uint64_t max_bytes = 0; // the largest contribution it takes (0: none)
+  std::string why;
+  OptionalMeasurement measured;
+  RankRange ranks; // "min_ranks", "max_ranks"
+  GpuCount gpus = GpuCount::One;
+  std::optional<bool> ranks_share_gpu = true;
+  std::optional<bool> mps = true;
+
+  bool operator==(const ResidentRule&) const = default;
+};
+
 struct Table {
   std::string gpu; // what the table was measured on (H100, or what `tune` ran on; "any": default rules)
   std::vector<Rule> rules;
   PointToPointStripe point_to_point;       // "point_to_point" (optional: these defaults, no striping)
   std::vector<MovementRule> data_movement; // "data_movement" (optional: direct for every call)
   std::vector<TreeRule> trees;             // "trees" (optional: tree_rules.hpp's fixed choice)
+  std::vector<ResidentRule> resident;      // "resident" (optional: resident_rules.hpp's defaults)
   std::vector<Measurement> measurements;   // "measurements" (format 2): what the rules' "measured" name
 };
 

@@ -1,5 +1,6 @@
 // What `commlens tune` makes of its measurements, from synthetic calls and timings.
 #include "measured_rules.hpp"
+#include "resident_rules.hpp"
 
 #include <gtest/gtest.h>
 
@@ -315,6 +316,79 @@ TEST(MeasuredRules, RankRangesAreReadCheckedAndWritten) {
 
 TEST(MeasuredRules, NoTimingsNoRules) {
   EXPECT_TRUE(winner_runs({}).empty());
+}
+
+} // namespace
+
+namespace {
+
+// The resident kernel's limit per collective: the largest size it won.
+TEST(ResidentRules, TheKernelsLimitIsTheLargestSizeItWon) {
+  const auto runs = winner_runs(timings({
+      {8, "resident", 14'000},
+      {8, "table", 22'000},
+      {16, "resident", 19'000}, // a near tie lost below the limit does not cut it short
+      {16, "table", 18'000},
+      {16384, "resident", 20'000},
+      {16384, "table", 24'000},
+      {65536, "resident", 30'000},
+      {65536, "table", 22'000},
+  }));
+  const ResidentRule rule = resident_rule(runs, "allreduce", "resident:2ranks:1gpus:mps");
+  EXPECT_EQ(rule.collective, "allreduce");
+  EXPECT_EQ(rule.max_bytes, 16384u);
+  EXPECT_EQ(rule.why, "resident kernel fastest up to 16 KiB (at 2 of the 3 sizes measured up to it)");
+  ASSERT_TRUE(rule.measured);
+  EXPECT_EQ(rule.measured->measurement, "resident:2ranks:1gpus:mps");
+  ASSERT_EQ(rule.measured->points.size(), 4u); // every size, not only the kernel's
+  EXPECT_EQ(rule.measured->points[3], (MeasuredPoint{65536, "table", 22.0, "resident", 30.0}));
+
+  // Winning the largest size measured: up to it; winning none: none.
+  const auto everywhere = winner_runs(timings({{8, "resident", 1'000}, {8, "table", 2'000}}));
+  EXPECT_EQ(resident_rule(everywhere, "bcast", "m").max_bytes, 8u);
+  const auto nowhere = winner_runs(timings({{8, "resident", 3'000}, {8, "table", 2'000}}));
+  const ResidentRule never = resident_rule(nowhere, "gather", "m");
+  EXPECT_EQ(never.max_bytes, 0u);
+  EXPECT_EQ(never.why, "the table's algorithms fastest at every size measured");
+  EXPECT_THROW(resident_rule(winner_runs(timings({{8, "one_shot", 1}})), "bcast", "m"), TableError);
+}
+
+TEST(ResidentRules, LimitsByCollectiveAndRankCountReadBackAndMergeByRankCount) {
+  const Table table = parse_table(R"({"format": 1, "rules": [{"algorithm": "one_shot"}], "resident": [
+      {"collective": "allreduce", "max_bytes": 65536, "max_ranks": 3},
+      {"collective": "allreduce", "max_bytes": 0, "min_ranks": 4},
+      {"collective": "alltoall", "max_bytes": 4096, "why": "w"}]})");
+  ASSERT_EQ(table.resident.size(), 3u);
+  EXPECT_EQ(parse_table(table_json(table)).resident, table.resident);
+  EXPECT_EQ(resident_limit(table, "allreduce", 2).max_bytes, 65536u);
+  EXPECT_EQ(resident_limit(table, "allreduce", 2).rule, 1u);
+  EXPECT_EQ(resident_limit(table, "allreduce", 8).max_bytes, 0u);
+  EXPECT_EQ(resident_limit_source("h100", resident_limit(table, "allreduce", 8)),
+            "table:h100 resident rule 2");
+  EXPECT_EQ(resident_limit(table, "alltoall", 5).max_bytes, 4096u);
+  // No rule: the allreduce's built-in limit, every other collective the setting's.
+  EXPECT_EQ(resident_limit(Table{}, "allreduce", 4).max_bytes, kDefaultResidentAllreduceBytes);
+  EXPECT_EQ(resident_limit(table, "bcast", 4).max_bytes, ~std::uint64_t{0});
+  EXPECT_EQ(resident_limit_source("h100", resident_limit(table, "bcast", 4)), "default");
+
+  // Measured at 2 ranks then at 8: each count's rules get the sizes nearer to it.
+  const auto measure_at = [](int ranks, std::uint64_t max_bytes) {
+    const std::string id = "resident:" + std::to_string(ranks) + "ranks:1gpus:mps";
+    Table measured;
+    measured.resident = {
+        ResidentRule{"bcast", max_bytes, "w", RuleMeasurement{id, {{8, "resident", 1, "", 0}}}}};
+    measured.measurements = {Measurement{id, "H100", "h", ranks, 1, true, "d", "c"}};
+    return std::pair{measured, MeasuredShape{GpuCount::One, true, true, ranks}};
+  };
+  const auto [two, two_shape] = measure_at(2, 65536);
+  const auto [eight, eight_shape] = measure_at(8, 262144);
+  Table merged = merge_measured(eight, merge_measured(two, Table{}, two_shape), eight_shape);
+  merged.rules = {Rule{}};
+  merged = parse_table(table_json(merged));
+  ASSERT_EQ(merged.resident.size(), 2u);
+  EXPECT_EQ(resident_limit(merged, "bcast", 2).max_bytes, 65536u);
+  EXPECT_EQ(resident_limit(merged, "bcast", 5).max_bytes, 65536u);
+  EXPECT_EQ(resident_limit(merged, "bcast", 6).max_bytes, 262144u);
 }
 
 } // namespace

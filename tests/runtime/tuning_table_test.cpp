@@ -111,6 +111,18 @@ TEST(TuningTable, EachKindOfBadInputIsNamedInItsMessage) {
        "point_to_point.host_percent: expected an integer from 0 to 50"},
       {R"({"format": 1, "rules": [{"algorithm": "one_shot"}], "point_to_point": {"share": 1}})",
        "point_to_point: unknown key \"share\""},
+      {R"({"format": 1, "rules": [{"algorithm": "one_shot"}], "resident": {}})",
+       "resident: expected an array of resident rules"},
+      {R"({"format": 1, "rules": [{"algorithm": "one_shot"}], "resident": [{"collective": "scan", "max_bytes": 8}]})",
+       "resident[0].collective: expected one of \"allreduce\""},
+      {R"({"format": 1, "rules": [{"algorithm": "one_shot"}], "resident": [{"collective": "bcast"}]})",
+       "resident[0].max_bytes: expected the largest contribution"},
+      {R"({"format": 1, "rules": [{"algorithm": "one_shot"}], "resident": [{"collective": "bcast", "max_bytes": 8,
+          "gpus": "one"}]})",
+       "resident[0]: unknown key \"gpus\""},
+      {R"({"format": 1, "rules": [{"algorithm": "one_shot"}], "resident": [{"collective": "bcast", "max_bytes": 8,
+          "measured": {"measurement": "m", "points": [{"bytes": 8, "winner": "resident", "winner_us": 1}]}}]})",
+       "resident[0].measured: needs \"format\": 2"},
   };
   for (const auto& [text, message] : cases) {
     EXPECT_NE(parse_error(text).find(message), std::string::npos)
