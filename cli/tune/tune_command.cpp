@@ -10,6 +10,7 @@
 #include "launch/gpu_probe.hpp"
 #include "launch/preload_library.hpp"
 #include "mps_detection.hpp"
+#include "resident_rules.hpp"
 #include "shipped_tables.hpp"
 #include "tune/sweep_runs.hpp"
 #include "tune/tune_table.hpp"
@@ -211,15 +212,19 @@ void tune_p2p(TuneRun& run) {
 
 // The resident kernel against the table's other algorithms, ranks sharing one GPU under MPS: each
 // sweep program twice under static selection (a sweep leaves the resident kernel out), with the
-// kernel off and with it taking every call it can, under the machine's table without resident
-// rules. Per collective, the run of sizes from the smallest that the kernel won is its limit.
+// kernel off and with it taking every call it can. Per collective, the largest size the kernel
+// won is its limit (resident_rule).
 void tune_resident(TuneRun& run) {
   const TuneArguments& arguments = run.arguments;
   const std::uint64_t largest = std::min(arguments.max_bytes, kLargestResidentBytes);
-  Table without_rules = shipped_table_for_gpu(run.gpu).table;
-  without_rules.resident.clear();
-  const fs::path table_file = run.runs / "table-without-resident-rules.json";
-  std::ofstream(table_file) << table_json(without_rules);
+  // The machine's table, its resident rules replaced by ones that let the kernel take every call
+  // up to the largest size (without a rule the allreduce would stop at the built-in limit).
+  Table unlimited = shipped_table_for_gpu(run.gpu).table;
+  unlimited.resident.clear();
+  for (const std::string_view collective : kResidentCollectives)
+    unlimited.resident.push_back({.collective = std::string(collective), .max_bytes = largest});
+  const fs::path table_file = run.runs / "table-resident-unlimited.json";
+  std::ofstream(table_file) << table_json(unlimited);
   setenv("COMMLENS_RUNTIME_SELECT", "static", 1);
   setenv("COMMLENS_RUNTIME_TUNING", table_file.c_str(), 1);
   const std::string id = add_measurement(run, "resident");
