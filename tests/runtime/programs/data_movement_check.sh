@@ -3,8 +3,8 @@
 # usage: data_movement_check.sh BUILD_DIR RANKS MODE [LARGEST_COUNT]   (MODE: on, ab; dynamic: on
 # with COMMLENS_RUNTIME_SELECT=dynamic, so every candidate runs where they differ; gpu_leader or
 # staged: on with a tuning table whose one data_movement rule runs that algorithm for every call;
-# resident: on under an MPS control daemon of its own, so that the small calls run on the resident
-# kernel, with halves of 1 MiB)
+# resident: on under an MPS control daemon of its own, so that the calls up to 1 MiB a rank run on
+# the resident kernel)
 set -uo pipefail
 build=$(realpath "$1")
 ranks=$2
@@ -26,7 +26,14 @@ resident)
     exit 0
   fi
   trap 'echo quit | nvidia-cuda-mps-control; rm -rf "$work"' EXIT
-  table=("COMMLENS_RUNTIME_RESIDENT_BYTES=1048576")
+  # Resident rules that let every collective take the kernel up to the halves' size, whatever
+  # the shipped table's measured limits.
+  rules=""
+  for collective in allgather gather scatter alltoall reduce_scatter_block reduce_scatter; do
+    rules+="${rules:+, }{\"collective\": \"$collective\", \"max_bytes\": 1048576}"
+  done
+  printf '{"format": 1, "rules": [{"algorithm": "one_shot"}], "resident": [%s]}\n' "$rules" >"$work/table.json"
+  table=("COMMLENS_RUNTIME_RESIDENT_BYTES=1048576" "COMMLENS_RUNTIME_TUNING=$work/table.json")
   mode=on
   ;;
 dynamic) mode=on select=dynamic ;;
