@@ -36,8 +36,8 @@ using namespace runtime::tuning;
 constexpr const char* kOperations[] = {"allreduce", "trees", "data_movement", "p2p", "resident"};
 constexpr std::uint32_t kSweptHostPercents[] = {0, 10, 25};
 constexpr std::uint64_t kSmallestStripedBytes = std::uint64_t{1} << 20;
-// The resident kernel is measured up to this size (its two halves a rank take twice as much GPU
-// memory); above it the IPC algorithms were faster wherever it was measured.
+// The resident kernel is measured up to this size: each rank holds two halves of it on the GPU,
+// and from 64 KiB the IPC algorithms already won most collectives (docs/performance-runtime.md).
 constexpr std::uint64_t kLargestResidentBytes = std::uint64_t{1} << 20;
 
 struct TuneArguments {
@@ -326,7 +326,7 @@ int tune(TuneArguments arguments) {
   if (wants(arguments, "p2p") && !p2p)
     fmt::print(stderr, "commlens tune: p2p left out: its host share applies between two GPUs, two ranks\n");
   // The resident kernel runs only for ranks sharing one GPU under MPS (plugin/resident_call.cpp).
-  const bool resident = wants(arguments, "resident") && gpus == 1 && run.shape.mps && arguments.ranks <= 8;
+  const bool resident = wants(arguments, "resident") && gpus == 1 && run.shape.mps;
   if (wants(arguments, "resident") && !resident)
     fmt::print(stderr, "commlens tune: resident left out: it runs for ranks sharing one GPU under MPS "
                        "(start nvidia-cuda-mps-control -d)\n");
