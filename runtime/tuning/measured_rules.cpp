@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <regex>
+#include <type_traits>
 
 namespace commlens::runtime::tuning {
 
@@ -32,21 +33,30 @@ void fill_measured(RuleType& rule, const WinnerRun& run, const std::string& meas
 }
 
 // A data-movement or tree measurement replaces only the rules of its MPS setting: one table holds both.
+// Resident rules have one shape: ranks sharing one GPU under MPS.
 template <typename RuleType> bool same_shape(const RuleType& rule, const MeasuredShape& shape) {
-  bool same = rule.gpus == shape.gpus && rule.ranks_share_gpu == shape.ranks_share_gpu;
-  if constexpr (requires { rule.mps; }) {
-    same = same && rule.mps == shape.mps;
+  if constexpr (std::is_same_v<RuleType, ResidentRule>) {
+    return shape.gpus == GpuCount::One && shape.ranks_share_gpu && shape.mps;
+  } else {
+    bool same = rule.gpus == shape.gpus && rule.ranks_share_gpu == shape.ranks_share_gpu;
+    if constexpr (requires { rule.mps; }) {
+      same = same && rule.mps == shape.mps;
+    }
+    return same;
   }
-  return same;
 }
 
 // Two rules of one shape (gpus, sharing and, where the kind has it, MPS).
 template <typename RuleType> bool same_group(const RuleType& a, const RuleType& b) {
-  bool same = a.gpus == b.gpus && a.ranks_share_gpu == b.ranks_share_gpu;
-  if constexpr (requires { a.mps; }) {
-    same = same && a.mps == b.mps;
+  if constexpr (std::is_same_v<RuleType, ResidentRule>) {
+    return true;
+  } else {
+    bool same = a.gpus == b.gpus && a.ranks_share_gpu == b.ranks_share_gpu;
+    if constexpr (requires { a.mps; }) {
+      same = same && a.mps == b.mps;
+    }
+    return same;
   }
-  return same;
 }
 
 // The rank count of the measurement a rule names, where the table lists it.

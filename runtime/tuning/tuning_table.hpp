@@ -71,17 +71,13 @@ struct TreeRule {
 };
 
 // The resident kernel (ranks sharing one GPU under MPS): up to which contribution size a
-// collective takes it (resident_rules.hpp). Its one shape is kept in the fields the other rules
-// have, so that tune's merge treats these rules as it treats theirs; they are not written.
+// collective takes it (resident_rules.hpp). Its rules have that one shape (measured_rules.cpp).
 struct ResidentRule {
   std::string collective;      // allreduce, bcast, reduce, or a data-movement collective's name
   std::uint64_t max_bytes = 0; // the largest contribution it takes (0: none)
   std::string why;
   OptionalMeasurement measured;
   RankRange ranks; // "min_ranks", "max_ranks"
-  GpuCount gpus = GpuCount::One;
-  std::optional<bool> ranks_share_gpu = true;
-  std::optional<bool> mps = true;
 
   bool operator==(const ResidentRule&) const = default;
 };
