@@ -36,7 +36,7 @@ bench: build
 
 # Every C, C++ and CUDA source the repository tracks, whichever folder it is in.
 format:
-	git ls-files -z '*.cpp' '*.hpp' '*.h' '*.c' '*.cu' | xargs -0 clang-format -i
+	git ls-files -z '*.cpp' '*.hpp' '*.h' '*.c' '*.cu' '*.cuh' | xargs -0 clang-format -i
 
 clean:
 	rm -rf $(BUILD)

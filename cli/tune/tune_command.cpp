@@ -40,6 +40,13 @@ constexpr std::uint64_t kSmallestStripedBytes = std::uint64_t{1} << 20;
 // and from 64 KiB the IPC algorithms already won most collectives (docs/performance-runtime.md).
 constexpr std::uint64_t kLargestResidentBytes = std::uint64_t{1} << 20;
 
+// The MPI function of a collective as the table names it: reduce_scatter -> MPI_Reduce_scatter.
+std::string mpi_function(std::string_view collective) {
+  std::string function = fmt::format("MPI_{}", collective);
+  function[4] = static_cast<char>(std::toupper(static_cast<unsigned char>(function[4])));
+  return function;
+}
+
 struct TuneArguments {
   std::string output;
   int ranks = 4;
@@ -168,9 +175,8 @@ void tune_data_movement(TuneRun& run) {
                                      std::max<std::uint64_t>(arguments.min_bytes, 4), largest_block)});
   const std::string id = add_measurement(run, "data_movement");
   for (const Collective collective : kCollectives) {
-    std::string function = fmt::format("MPI_{}", collective_name(collective));
-    function[4] = static_cast<char>(std::toupper(static_cast<unsigned char>(function[4])));
-    const auto rules = movement_rules(measured_runs(database, function), collective, run.shape, id);
+    const auto rules = movement_rules(measured_runs(database, mpi_function(collective_name(collective))),
+                                      collective, run.shape, id);
     run.table.data_movement.insert(run.table.data_movement.end(), rules.begin(), rules.end());
   }
 }
@@ -231,49 +237,39 @@ void tune_resident(TuneRun& run) {
   struct Program {
     const char* name;
     const char* label;
-    const char* collectives;
+    std::vector<std::string_view> collectives; // as the table names them (kResidentCollectives)
     std::uint64_t min_bytes;
-    std::vector<std::string> functions;
   };
   const Program programs[] = {
-      {"commlens-allreduce-sweep", "allreduce", "allreduce", arguments.min_bytes, {"MPI_Allreduce"}},
-      {"commlens-tree-sweep",
-       "bcast+reduce",
-       "bcast,reduce",
-       arguments.min_bytes,
-       {"MPI_Bcast", "MPI_Reduce"}},
+      {"commlens-allreduce-sweep", "allreduce", {"allreduce"}, arguments.min_bytes},
+      {"commlens-tree-sweep", "bcast+reduce", {"bcast", "reduce"}, arguments.min_bytes},
       {"commlens-movement-sweep",
        "data-movement",
-       "allgather,gather,scatter,alltoall,reduce_scatter_block,reduce_scatter",
-       std::max<std::uint64_t>(arguments.min_bytes, 4),
-       {"MPI_Allgather", "MPI_Gather", "MPI_Scatter", "MPI_Alltoall", "MPI_Reduce_scatter_block",
-        "MPI_Reduce_scatter"}}};
+       {"allgather", "gather", "scatter", "alltoall", "reduce_scatter_block", "reduce_scatter"},
+       std::max<std::uint64_t>(arguments.min_bytes, 4)}};
   for (const Program& program : programs) {
-    std::map<std::string, std::vector<CandidateCall>> calls; // per function, both runs
+    std::map<std::string_view, std::vector<CandidateCall>> calls; // per collective, both runs
     for (const bool resident : {false, true}) {
-      const fs::path database =
-          run_step(run, {program.name,
-                         fmt::format("resident-{}-{}", resident ? "on" : "off", program.label),
-                         {{"COMMLENS_RUNTIME_COLLECTIVES", program.collectives},
-                          {"COMMLENS_RUNTIME_RESIDENT_BYTES", resident ? std::to_string(largest) : "0"}},
-                         sweep_arguments(arguments, arguments.iterations, program.min_bytes, largest)});
-      for (const std::string& function : program.functions)
-        for (CandidateCall call : read_calls(database, function)) {
+      const fs::path database = run_step(
+          run, {program.name,
+                fmt::format("resident-{}-{}", resident ? "on" : "off", program.label),
+                {{"COMMLENS_RUNTIME_COLLECTIVES", fmt::format("{}", fmt::join(program.collectives, ","))},
+                 {"COMMLENS_RUNTIME_RESIDENT_BYTES", resident ? std::to_string(largest) : "0"}},
+                sweep_arguments(arguments, arguments.iterations, program.min_bytes, largest)});
+      for (const std::string_view collective : program.collectives)
+        for (CandidateCall call : read_calls(database, mpi_function(collective))) {
           // With the kernel on, a call it did not take (a rank declined it) measures nothing.
           if (resident && call.candidate != "resident")
             continue;
           call.candidate = resident ? "resident" : "table";
-          calls[function].push_back(std::move(call));
+          calls[collective].push_back(std::move(call));
         }
     }
-    for (const std::string& function : program.functions) {
-      const std::vector<WinnerRun> runs = winner_runs(candidate_timings(calls[function]));
+    for (const std::string_view collective : program.collectives) {
+      const std::vector<WinnerRun> runs = winner_runs(candidate_timings(calls[collective]));
       if (runs.empty())
         throw analysis::AnalysisError(
-            fmt::format("the resident sweeps recorded no runtime {} calls", function));
-      std::string collective = function.substr(4); // MPI_Reduce_scatter -> reduce_scatter
-      std::ranges::transform(collective, collective.begin(),
-                             [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+            fmt::format("the resident sweeps recorded no runtime {} calls", mpi_function(collective)));
       run.table.resident.push_back(resident_rule(runs, collective, id));
     }
   }

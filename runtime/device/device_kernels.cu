@@ -3,6 +3,7 @@
 #include "device/device_kernels.hpp"
 
 #include "device/reduction_operators.hpp"
+#include "device/vector_pack.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -15,11 +16,6 @@ namespace commlens::runtime {
 namespace {
 
 constexpr int kThreads = 512;
-
-template <typename T> union Pack {
-  uint4 raw;
-  T elements[16 / sizeof(T)];
-};
 
 template <typename T, typename Op>
 __global__ void reduce_kernel(SourceList sources, DestinationList outs, std::size_t elements,
@@ -36,16 +32,7 @@ __global__ void reduce_kernel(SourceList sources, DestinationList outs, std::siz
         loaded[s].raw = static_cast<const uint4*>(sources.pointers[s])[p];
       }
     }
-    Pack<T> result = loaded[0];
-#pragma unroll
-    for (int s = 1; s < kMaxRanks; ++s) {
-      if (s < sources.count) {
-#pragma unroll
-        for (std::size_t e = 0; e < kPerPack; ++e) {
-          result.elements[e] = Op::apply(result.elements[e], loaded[s].elements[e]);
-        }
-      }
-    }
+    const Pack<T> result = combine_packs<T, Op>(loaded, sources.count);
     for (int d = 0; d < outs.count; ++d) {
       static_cast<uint4*>(outs.pointers[d])[p] = result.raw;
     }

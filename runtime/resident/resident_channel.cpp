@@ -156,7 +156,7 @@ Channel::~Channel() {
 
 void Channel::launch() noexcept {
   ++arguments_.epoch;
-  if (launch_resident_kernel(arguments_, stream_) != 0) {
+  if (launch_resident_kernel(arguments_, family_, stream_) != 0) {
     cudaGetLastError();
     failed_ = true;
   }
@@ -212,6 +212,10 @@ Outcome Channel::run(const Plan& plan, std::uint32_t decline, Reduction reductio
   call.reduction = reduction;
   call.element_bytes = static_cast<std::uint32_t>(element_size(reduction.type));
   if (decline == 0) {
+    call.family = family_for(plan, reduction);
+    if (call.family != KernelFamily::Any) {
+      family_ = call.family; // the next launch's (a running kernel of another family leaves for it)
+    }
     call.contribution = plan.contribution;
     call.contribution_bytes = plan.contribution_bytes;
     call.step_count = plan.step_count;

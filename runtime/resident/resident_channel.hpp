@@ -3,7 +3,8 @@
 // of device memory and the peers' regions mapped through CUDA IPC, the pinned mailbox, the stream
 // the kernel runs on, and the launches. The kernel leaves after lingering idle (so that a
 // program's cudaDeviceSynchronize or cudaFree waits at most that long for it) and is launched
-// again by the next call.
+// again by the next call; so is the kernel of another family of element types when a call reduces
+// one of its types (KernelFamily).
 #include "mpi_header.hpp"
 #include "resident/resident_plan.hpp"
 
@@ -50,6 +51,8 @@ private:
   KernelArguments arguments_;  // regions: this rank's own allocation, the peers' mappings
   Mailbox* mailbox_ = nullptr; // host address (arguments_.mailbox: the kernel's)
   void* stream_ = nullptr;
+  // The family of the kernel launched last, and launched next unless a call needs another.
+  KernelFamily family_ = KernelFamily::Floats;
   std::uint64_t number_ = 0; // the last call posted
   bool failed_ = false;      // a kernel failed: the channel takes no more calls
 };

@@ -1,5 +1,7 @@
 #include "resident/resident_plan.hpp"
 
+#include "device/reduction_operators.hpp"
+
 #include <algorithm>
 
 namespace commlens::runtime::resident {
@@ -11,7 +13,22 @@ Step reduce_step(std::uint64_t first_element, std::size_t element_bytes, void* o
   return {StepKind::Reduce, 0, first_element * element_bytes, output, elements};
 }
 
+// The 16-bit floats as the element visitor names them: only their family matters here.
+struct Float16Bits {};
+struct BFloat16Bits {};
+
 } // namespace
+
+KernelFamily kernel_family(ElementType type) noexcept {
+  return operators::visit_element_type<Float16Bits, BFloat16Bits>(
+      type, [](auto element) { return kElementFamily<typename decltype(element)::type>; }, KernelFamily::Any);
+}
+
+KernelFamily family_for(const Plan& plan, Reduction reduction) noexcept {
+  const bool reduces = std::any_of(plan.steps, plan.steps + plan.step_count,
+                                   [](const Step& step) { return step.kind == StepKind::Reduce; });
+  return reduces ? kernel_family(reduction.type) : KernelFamily::Any;
+}
 
 std::uint64_t movement_half_bytes(const movement::CallGeometry& call) {
   std::uint64_t largest = 0;

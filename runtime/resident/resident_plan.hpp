@@ -32,6 +32,11 @@ Plan plan_reduce(const void* input, void* output, std::uint64_t elements, std::s
 // Bcast: the root contributes its buffer, every other rank copies the root's half into its own.
 Plan plan_bcast(void* buffer, std::uint64_t bytes, int me, int root);
 
+// The family of kernels that can run the plan: that of the reduction's element type if a step
+// reduces, else any.
+KernelFamily kernel_family(ElementType type) noexcept;
+KernelFamily family_for(const Plan& plan, Reduction reduction) noexcept;
+
 // How many of the kernel's blocks share a call's work (1 to kBlocks): one per kBytesPerBlock of
 // bytes moved (the contribution, the copies, every rank's slice a reduction loads), since handing a
 // call to more blocks costs more than a small call's work.

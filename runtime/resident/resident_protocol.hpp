@@ -1,5 +1,5 @@
 #pragma once
-// What the host and the resident kernel (resident_kernel.cu) exchange: the calls a rank's host
+// What the host and the resident kernel (resident_kernel.cuh) exchange: the calls a rank's host
 // thread hands to its kernel through pinned host memory, and the layout of every rank's region of
 // device memory the ranks share. Plain data, readable by nvcc and the C++ compiler alike; pure C++
 // so that the CPU tests check the plans (resident_plan.hpp) against the collectives' results.
@@ -21,6 +21,7 @@
 #include "device/reduction_types.hpp"
 
 #include <cstdint>
+#include <type_traits>
 
 namespace commlens::runtime::resident {
 
@@ -44,6 +45,19 @@ enum LineWord : int {
 inline constexpr int kGoEpochShift = 40;
 inline constexpr std::uint64_t kGoLeave = (std::uint64_t{1} << kGoEpochShift) - 1;
 
+// The kernel is compiled once per family of element types (resident_kernel_family.cu.in): one
+// kernel that reduces all of them takes ptxas many minutes (it grows faster than the types it
+// dispatches over), one per family under a minute each. A call with a reduce step names its
+// family; a kernel of another family leaves without taking the call, and the host launches the
+// call's family (as it does after the linger). Copy-only calls run on any family's kernel.
+enum class KernelFamily : std::uint32_t { Integers8, Integers16, WideIntegers, Floats, Any };
+inline constexpr std::uint32_t kKernelFamilies = 4; // the compiled ones: every value before Any
+template <typename T>
+inline constexpr KernelFamily kElementFamily = !std::is_integral_v<T> ? KernelFamily::Floats
+                                               : sizeof(T) == 1       ? KernelFamily::Integers8
+                                               : sizeof(T) == 2       ? KernelFamily::Integers16
+                                                                      : KernelFamily::WideIntegers;
+
 enum class StepKind : std::uint32_t {
   Copy,  // bytes from `source`'s half at source_offset to destination
   Reduce // `elements` at source_offset of every rank's half, combined in rank order, to destination
@@ -66,8 +80,9 @@ struct alignas(16) Call {
   std::uint32_t leave = 0;  // the channel closes: the kernel leaves after reporting done
   std::uint32_t blocks = 1; // blocks that share the call's work, 1 to kBlocks
   Reduction reduction{};
-  std::uint32_t element_bytes = 1;    // the reduction's element type
-  const void* contribution = nullptr; // copied into this rank's half first (null: none)
+  std::uint32_t element_bytes = 1;         // the reduction's element type
+  KernelFamily family = KernelFamily::Any; // the kernel that can run the call's steps
+  const void* contribution = nullptr;      // copied into this rank's half first (null: none)
   std::uint64_t contribution_bytes = 0;
   Step steps[kMaxSteps] = {};
 };

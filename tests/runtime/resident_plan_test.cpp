@@ -279,5 +279,42 @@ TEST(ResidentPlan, SmallCallsStayOnOneBlockAndLargeOnesSpreadOverAll) {
   EXPECT_EQ(blocks_for(Plan{}, 4, 1), 1u);
 }
 
+TEST(ResidentPlan, EveryElementTypeHasOneCompiledKernelFamilyBySizeAndKind) {
+  const std::pair<ElementType, KernelFamily> expected[] = {
+      {ElementType::Int8, KernelFamily::Integers8},      {ElementType::UInt8, KernelFamily::Integers8},
+      {ElementType::Bool, KernelFamily::Integers8},      {ElementType::Int16, KernelFamily::Integers16},
+      {ElementType::UInt16, KernelFamily::Integers16},   {ElementType::Int32, KernelFamily::WideIntegers},
+      {ElementType::UInt32, KernelFamily::WideIntegers}, {ElementType::Int64, KernelFamily::WideIntegers},
+      {ElementType::UInt64, KernelFamily::WideIntegers}, {ElementType::Float32, KernelFamily::Floats},
+      {ElementType::Float64, KernelFamily::Floats},      {ElementType::Float16, KernelFamily::Floats},
+      {ElementType::BFloat16, KernelFamily::Floats}};
+  for (const auto& [type, family] : expected) {
+    EXPECT_EQ(kernel_family(type), family) << "element type " << static_cast<int>(type);
+    EXPECT_LT(static_cast<std::uint32_t>(kernel_family(type)), kKernelFamilies);
+  }
+  EXPECT_EQ(kernel_family(static_cast<ElementType>(200)), KernelFamily::Any);
+}
+
+TEST(ResidentPlan, OnlyPlansThatReduceNeedTheirElementTypesFamily) {
+  Bytes input(400), output(400);
+  const Reduction int16_sum{ElementType::Int16, ReduceOp::Sum};
+  // Allreduce: every rank reduces; reduce: the root only, the others copy nothing and reduce nothing.
+  EXPECT_EQ(family_for(plan_allreduce(input.data(), output.data(), 100, 2, 4, 1), int16_sum),
+            KernelFamily::Integers16);
+  EXPECT_EQ(family_for(plan_reduce(input.data(), output.data(), 100, 2, 4, 0, 0), int16_sum),
+            KernelFamily::Integers16);
+  EXPECT_EQ(family_for(plan_reduce(input.data(), output.data(), 100, 2, 4, 3, 0), int16_sum),
+            KernelFamily::Any);
+  const CallGeometry reduce_scatter{
+      .collective = Collective::ReduceScatterBlock, .ranks = 4, .block_bytes = 64, .element_bytes = 8};
+  EXPECT_EQ(family_for(plan_movement(reduce_scatter, 2, input.data(), output.data()),
+                       {ElementType::Float64, ReduceOp::Max}),
+            KernelFamily::Floats);
+  const CallGeometry allgather{.collective = Collective::Allgather, .ranks = 4, .block_bytes = 100};
+  EXPECT_EQ(family_for(plan_movement(allgather, 1, input.data(), output.data()), int16_sum),
+            KernelFamily::Any);
+  EXPECT_EQ(family_for(plan_bcast(output.data(), 400, 2, 0), int16_sum), KernelFamily::Any);
+}
+
 } // namespace
 } // namespace commlens::runtime::resident

@@ -1,6 +1,9 @@
+#pragma once
 // The resident kernel: one block per rank and communicator that stays on the GPU while calls keep
 // coming, so that a small collective costs a flag write, the copies and a completion flag instead
-// of a launch, a stream synchronisation and host barriers (resident_protocol.hpp).
+// of a launch, a stream synchronisation and host barriers (resident_protocol.hpp). A template over
+// the family of element types its reduce steps take: resident_kernel_family.cu.in instantiates it
+// once per family, each in its own translation unit.
 //
 // Every load of memory another agent writes (the user's buffers, the peers' halves, the flags)
 // bypasses the SM's L1 (ld.cg, or acquire loads): the block outlives the calls, and L1 is not
@@ -8,6 +11,7 @@
 #include "resident/resident_kernel.hpp"
 
 #include "device/reduction_operators.hpp"
+#include "device/vector_pack.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -84,11 +88,6 @@ __device__ void copy_block(void* destination, const void* source, std::uint64_t 
   }
 }
 
-template <typename T> union Pack {
-  uint4 raw;
-  T elements[16 / sizeof(T)];
-};
-
 // destination[i] = op over the ranks' halves (in rank order, so every rank's result is bitwise
 // equal) of element i. The halves start 16-byte aligned, but a reduce_scatter slice starts at
 // any element, and so may the destination: 16-byte packs only where both are aligned.
@@ -115,17 +114,7 @@ __device__ void reduce_block(const char* const* halves, int ranks, T* destinatio
       if (index >= packs) {
         continue;
       }
-      Pack<T> result = loaded[u][0];
-#pragma unroll
-      for (int r = 1; r < kMaxRanks; ++r) {
-        if (r < ranks) {
-#pragma unroll
-          for (std::uint64_t e = 0; e < kPerPack; ++e) {
-            result.elements[e] = Op::apply(result.elements[e], loaded[u][r].elements[e]);
-          }
-        }
-      }
-      reinterpret_cast<uint4*>(destination)[index] = result.raw;
+      reinterpret_cast<uint4*>(destination)[index] = combine_packs<T, Op>(loaded[u], ranks).raw;
     }
   }
   for (std::uint64_t i = packs * kPerPack + threadIdx.x; i < elements; i += kThreads) {
@@ -137,19 +126,25 @@ __device__ void reduce_block(const char* const* halves, int ranks, T* destinatio
   }
 }
 
+// Only the family's types are instantiated: the host sends every other type's reduction to the
+// kernel of its family (KernelFamily).
+template <KernelFamily Family>
 __device__ void reduce_step(Reduction reduction, const char* const* halves, int ranks, void* destination,
                             std::uint64_t elements) {
   operators::visit_element_type<__half, __nv_bfloat16>(
       reduction.type,
       [&](auto element) {
         using T = typename decltype(element)::type;
-        return operators::visit_operator<decltype(element)::operators>(
-            reduction.op,
-            [&](auto operation) {
-              reduce_block<T, decltype(operation)>(halves, ranks, static_cast<T*>(destination), elements);
-              return 0;
-            },
-            0);
+        if constexpr (kElementFamily<T> == Family) {
+          operators::visit_operator<decltype(element)::operators>(
+              reduction.op,
+              [&](auto operation) {
+                reduce_block<T, decltype(operation)>(halves, ranks, static_cast<T*>(destination), elements);
+                return 0;
+              },
+              0);
+        }
+        return 0;
       },
       0);
 }
@@ -237,6 +232,7 @@ __device__ void wait_for_ranks(const KernelArguments& arguments, std::uint64_t n
   acquire_gpu(); // the halves after the flags
 }
 
+template <KernelFamily Family>
 __device__ void run_steps(const KernelArguments& arguments, const Call& call, std::uint64_t half) {
   const char* halves[kMaxRanks];
   for (std::uint32_t index = 0; index < call.step_count; ++index) {
@@ -252,14 +248,15 @@ __device__ void run_steps(const KernelArguments& arguments, const Call& call, st
     for (int rank = 0; rank < arguments.ranks; ++rank) {
       halves[rank] = arguments.regions[rank] + half + step.source_offset + share.first * element;
     }
-    reduce_step(call.reduction, halves, arguments.ranks,
-                static_cast<char*>(step.destination) + share.first * element, share.length);
+    reduce_step<Family>(call.reduction, halves, arguments.ranks,
+                        static_cast<char*>(step.destination) + share.first * element, share.length);
   }
 }
 
 // One call, on each of its blocks: the block's share of the contribution into this rank's half;
 // block 0 publishes the flag once every block has; every block waits for the ranks' flags and runs
 // its share of the steps; block 0 waits for every block's share before it reports done.
+template <KernelFamily Family>
 __device__ void run_call(const KernelArguments& arguments, const Call& call, Arrivals* arrivals,
                          KernelTimes* times) {
   char* const mine = arguments.regions[arguments.me];
@@ -289,7 +286,7 @@ __device__ void run_call(const KernelArguments& arguments, const Call& call, Arr
   }
   __syncthreads();
   if (arrivals->declined_rank < 0) {
-    run_steps(arguments, call, half);
+    run_steps<Family>(arguments, call, half);
   }
   if (call.blocks > 1) {
     count_in(mine, kFinished);
@@ -361,6 +358,15 @@ __device__ void report_done(Mailbox* mailbox, const Call& call, const Arrivals& 
   mailbox->done = call.number;
 }
 
+// Block 0, thread 0, leaving without a call to take: the other blocks leave at `go`, and the host
+// sees this launch gone (and launches another for a call it posts or has posted).
+__device__ void report_exit(Mailbox* mailbox, volatile std::uint64_t* go, std::uint64_t epoch) {
+  store_release_gpu(go, epoch << kGoEpochShift | kGoLeave);
+  __threadfence_system();
+  mailbox->exited = epoch;
+}
+
+template <KernelFamily Family>
 __global__ void __launch_bounds__(kThreads) resident_kernel(KernelArguments arguments) {
   __shared__ alignas(16) unsigned char call_storage[sizeof(Call)];
   __shared__ Arrivals arrivals;
@@ -383,9 +389,7 @@ __global__ void __launch_bounds__(kThreads) resident_kernel(KernelArguments argu
     __syncthreads();
     if (serving == 0) {
       if (threadIdx.x == 0 && blockIdx.x == 0) {
-        store_release_gpu(go, arguments.epoch << kGoEpochShift | kGoLeave);
-        __threadfence_system();
-        mailbox->exited = arguments.epoch;
+        report_exit(mailbox, go, arguments.epoch);
       }
       return;
     }
@@ -400,6 +404,14 @@ __global__ void __launch_bounds__(kThreads) resident_kernel(KernelArguments argu
       continue;
     }
     read_call(mailbox, call_storage);
+    // A call that reduces a type of another family: block 0 (never handed such a call, since it
+    // hands none on) leaves before taking it, and the host launches the call's family for it.
+    if (call.family != KernelFamily::Any && call.family != Family) {
+      if (threadIdx.x == 0) {
+        report_exit(mailbox, go, arguments.epoch);
+      }
+      return;
+    }
     if (blockIdx.x == 0 && threadIdx.x == 0 && call.blocks > 1) {
       // The counters start again for this call; the other blocks touch them only after `go`.
       *line_word(mine, kShared) = 0;
@@ -417,7 +429,7 @@ __global__ void __launch_bounds__(kThreads) resident_kernel(KernelArguments argu
       }
       return;
     }
-    run_call(arguments, call, &arrivals, &times);
+    run_call<Family>(arguments, call, &arrivals, &times);
     if (threadIdx.x == 0) {
       handled = call.number;
       if (blockIdx.x == 0) {
@@ -433,8 +445,9 @@ __global__ void __launch_bounds__(kThreads) resident_kernel(KernelArguments argu
 
 } // namespace
 
-int launch_resident_kernel(const KernelArguments& arguments, void* stream) noexcept {
-  resident_kernel<<<kBlocks, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(arguments);
+template <KernelFamily Family>
+int launch_resident_family(const KernelArguments& arguments, void* stream) noexcept {
+  resident_kernel<Family><<<kBlocks, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(arguments);
   return static_cast<int>(cudaGetLastError());
 }
 
