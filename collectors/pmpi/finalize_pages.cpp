@@ -40,9 +40,13 @@ void encode_trace_pages_at_finalize(const Config& config, const ProcessIdentity&
   // The settings are read per process: a rank whose own settings rule the encoding out still
   // takes part in the collectives below, so ranks launched with different environments never
   // wait for one another in different calls.
-  const bool wanted = config.mode == Mode::Trace && config.rank_pages && kept_file;
+  // A traced rank that does not encode still gives its extent: the merge counts every rank's
+  // calls and span when it chooses the tile widths, so the encoding ranks must count them too, or
+  // their pages are refused ("tiles of other widths") whenever the missing ranks tip the choice.
+  const bool traced = config.mode == Mode::Trace && kept_file;
+  const bool wanted = traced && config.rank_pages;
   std::unique_ptr<RankTracePages> pages;
-  bool ok = wanted && attempt(identity.run_rank, [&] {
+  bool ok = traced && attempt(identity.run_rank, [&] {
               pages = std::make_unique<RankTracePages>(rank_file, identity.run_rank);
             });
   std::int64_t origin[2] = {0, 0}; // rank 0 can encode, its clock origin
@@ -53,7 +57,7 @@ void encode_trace_pages_at_finalize(const Config& config, const ProcessIdentity&
   if (identity.world_rank == 0) {
     ok = ok && attempt(identity.run_rank, [&] { one_job = read_jobs(config.output_directory).size() <= 1; });
   }
-  origin[0] = ok && one_job ? 1 : 0;
+  origin[0] = ok && wanted && one_job ? 1 : 0;
   PMPI_Bcast(origin, 2, MPI_INT64_T, 0, MPI_COMM_WORLD);
   if (origin[0] == 0) {
     return; // every rank returns here alike
@@ -74,7 +78,7 @@ void encode_trace_pages_at_finalize(const Config& config, const ProcessIdentity&
     extents.push_back(RankTracePages::Extent{
         theirs[0], theirs[1] != 0 ? std::optional(TileSpan{theirs[2], theirs[3]}) : std::nullopt});
   }
-  if (ok) {
+  if (ok && wanted) {
     attempt(identity.run_rank, [&] { pages->encode(origin[1], tile_widths_for(extents)); });
   }
 }
