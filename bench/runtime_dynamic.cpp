@@ -3,10 +3,12 @@
 // allreduces and CALLS allgathers (the size is the allgather's block) on device buffers, each call
 // after a barrier and timed on the host. Prints per operation and size the slowest rank's mean
 // time over the second half of the calls (after Dynamic selection has explored: its first round
-// takes 3 calls per candidate, a few percent of the calls) and over all of them.
+// takes 3 calls per candidate, a few percent of the calls) and over all of them, and the median
+// over the second half (a call that met a time slice or a page fault moves the mean, not it).
 // Usage: runtime_dynamic CALLS BYTES... Rank r uses GPU r modulo the GPUs.
 #include "gpu_job.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <numeric>
@@ -32,6 +34,19 @@ double mean_us(const std::vector<double>& seconds, std::size_t first) {
          static_cast<double>(seconds.size() - first);
 }
 
+double median_us(const std::vector<double>& seconds, std::size_t first) {
+  std::vector<double> rest(seconds.begin() + static_cast<std::ptrdiff_t>(first), seconds.end());
+  const auto middle = rest.begin() + static_cast<std::ptrdiff_t>(rest.size() / 2);
+  std::nth_element(rest.begin(), middle, rest.end());
+  return *middle * 1e6;
+}
+
+void print_row(const char* operation, std::size_t bytes, const std::vector<double>& seconds) {
+  const std::size_t half = seconds.size() / 2;
+  std::printf("%-10s %12zu %14.2f %14.2f %14.2f\n", operation, bytes, mean_us(seconds, half),
+              mean_us(seconds, 0), median_us(seconds, half));
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -52,7 +67,8 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaMemset(send, 0, largest));
   CUDA_CHECK(cudaDeviceSynchronize());
   if (job.rank == 0) {
-    std::printf("%-10s %12s %14s %14s\n", "operation", "bytes", "mean_us_2nd", "mean_us_all");
+    std::printf("%-10s %12s %14s %14s %14s\n", "operation", "bytes", "mean_us_2nd", "mean_us_all",
+                "median_us_2nd");
   }
   for (const std::size_t bytes : sizes) {
     const int count = static_cast<int>(bytes / sizeof(float));
@@ -61,11 +77,8 @@ int main(int argc, char** argv) {
     const auto allgather = timed_calls(
         calls, [&] { MPI_Allgather(send, count, MPI_FLOAT, recv, count, MPI_FLOAT, MPI_COMM_WORLD); });
     if (job.rank == 0) {
-      const std::size_t half = allreduce.size() / 2;
-      std::printf("%-10s %12zu %14.2f %14.2f\n", "allreduce", bytes, mean_us(allreduce, half),
-                  mean_us(allreduce, 0));
-      std::printf("%-10s %12zu %14.2f %14.2f\n", "allgather", bytes, mean_us(allgather, half),
-                  mean_us(allgather, 0));
+      print_row("allreduce", bytes, allreduce);
+      print_row("allgather", bytes, allgather);
     }
   }
   CUDA_CHECK(cudaFree(send));

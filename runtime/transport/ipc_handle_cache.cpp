@@ -188,6 +188,7 @@ bool IpcHandleCache::export_handle(void* base, std::uint64_t buffer_id, Publishe
   for (Export& exported : exports_) {
     if (exported.buffer_id == buffer_id) {
       exported.last_use = ++export_clock_;
+      exported.checked_sweep = 0;
       std::memcpy(buffer->handle, exported.handle, kHandleBytes);
       return true;
     }
@@ -211,29 +212,40 @@ bool IpcHandleCache::export_handle(void* base, std::uint64_t buffer_id, Publishe
 }
 
 // A driver query per export would cost every call tens of microseconds with many live buffers, so
-// each call checks a few: those neither used nor checked for longest. A freed allocation is never
-// used again, so it comes up within a few calls; buffers in use are never checked.
+// each call checks a few: first those not checked since their last use (a buffer the program
+// frees after its last call is one, so it comes up at the next call), then those found alive
+// longest ago, each at most once in kRecheckSweeps calls. The exports this call (or another since
+// the last sweep) used are not checked: their call's own pointer query found their buffer id.
 void IpcHandleCache::publish_freed_exports(FreedExports* freed) {
   constexpr int kChecksPerCall = 4;
+  constexpr std::uint64_t kRecheckSweeps = 64;
   std::lock_guard lock(mutex_);
-  const std::uint64_t sweep_start = export_clock_;
-  const auto staleness = [](const Export& e) { return std::max(e.last_use, e.last_checked); };
-  for (int n = 0; n < kChecksPerCall && !exports_.empty(); ++n) {
-    const auto oldest = std::ranges::min_element(exports_, {}, staleness);
-    if (staleness(*oldest) > sweep_start) {
-      break; // every export was checked in this sweep
+  ++sweep_;
+  const auto due = [&](const Export& e) {
+    return e.last_use <= swept_clock_ && (e.checked_sweep == 0 || sweep_ - e.checked_sweep >= kRecheckSweeps);
+  };
+  for (int n = 0; n < kChecksPerCall; ++n) {
+    auto oldest = exports_.end();
+    for (auto it = exports_.begin(); it != exports_.end(); ++it) {
+      if (due(*it) && (oldest == exports_.end() || it->checked_sweep < oldest->checked_sweep)) {
+        oldest = it;
+      }
+    }
+    if (oldest == exports_.end()) {
+      break;
     }
     unsigned long long current = 0;
     const bool alive = cuPointerGetAttribute(&current, CU_POINTER_ATTRIBUTE_BUFFER_ID,
                                              reinterpret_cast<CUdeviceptr>(oldest->base)) == CUDA_SUCCESS &&
                        current == oldest->buffer_id;
     if (alive) {
-      oldest->last_checked = ++export_clock_;
+      oldest->checked_sweep = sweep_;
     } else {
       freed_exports_.ids[freed_exports_.generation++ % kFreedRing] = oldest->buffer_id;
       exports_.erase(oldest);
     }
   }
+  swept_clock_ = export_clock_;
   *freed = freed_exports_;
 }
 

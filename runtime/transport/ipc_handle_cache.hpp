@@ -89,8 +89,9 @@ private:
     void* base;
     std::uint64_t buffer_id;
     unsigned char handle[kHandleBytes];
-    std::uint64_t last_use;
-    std::uint64_t last_checked = 0; // by publish_freed_exports
+    std::uint64_t last_use; // export_clock_ at its last export
+    std::uint64_t checked_sweep =
+        0; // publish_freed_exports' sweep that last found it alive; 0: not since its use
   };
 
   struct Request {
@@ -106,6 +107,8 @@ private:
   FreedExports freed_exports_{};                    // this process's, as publish_freed_exports found them
   std::vector<std::pair<int, std::uint64_t>> seen_; // (owner, generation) close_freed has handled
   std::uint64_t export_clock_ = 0;
+  std::uint64_t swept_clock_ = 0; // export_clock_ when publish_freed_exports last returned
+  std::uint64_t sweep_ = 0;       // publish_freed_exports' calls
   IpcCacheStats stats_;
   std::deque<Request> requests_; // queued or being opened (the front, while the worker opens it)
   std::vector<std::pair<int, std::uint64_t>> refused_; // (owner, buffer id) the worker could not open
