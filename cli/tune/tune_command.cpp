@@ -47,6 +47,15 @@ std::string mpi_function(std::string_view collective) {
   return function;
 }
 
+// The data-movement collectives (kCollectives) by the names the table and
+// COMMLENS_RUNTIME_COLLECTIVES use.
+std::vector<std::string_view> movement_collective_names() {
+  std::vector<std::string_view> names;
+  for (const Collective collective : kCollectives)
+    names.emplace_back(collective_name(collective));
+  return names;
+}
+
 struct TuneArguments {
   std::string output;
   int ranks = 4;
@@ -165,14 +174,14 @@ void tune_trees(TuneRun& run) {
 void tune_data_movement(TuneRun& run) {
   const TuneArguments& arguments = run.arguments;
   const std::uint64_t largest_block = std::max(arguments.min_bytes, arguments.max_bytes / arguments.ranks);
-  const fs::path database =
-      run_step(run, {"commlens-movement-sweep",
-                     "data-movement",
-                     {{"COMMLENS_RUNTIME_COLLECTIVES",
-                       "allgather,gather,scatter,alltoall,reduce_scatter_block,reduce_scatter"}},
-                     // direct, gpu_leader and staged (movement_candidates) take turns
-                     sweep_arguments(arguments, arguments.iterations * 3,
-                                     std::max<std::uint64_t>(arguments.min_bytes, 4), largest_block)});
+  const fs::path database = run_step(
+      run,
+      {"commlens-movement-sweep",
+       "data-movement",
+       {{"COMMLENS_RUNTIME_COLLECTIVES", fmt::format("{}", fmt::join(movement_collective_names(), ","))}},
+       // direct, gpu_leader and staged (movement_candidates) take turns
+       sweep_arguments(arguments, arguments.iterations * 3, std::max<std::uint64_t>(arguments.min_bytes, 4),
+                       largest_block)});
   const std::string id = add_measurement(run, "data_movement");
   for (const Collective collective : kCollectives) {
     const auto rules = movement_rules(measured_runs(database, mpi_function(collective_name(collective))),
@@ -243,9 +252,7 @@ void tune_resident(TuneRun& run) {
   const Program programs[] = {
       {"commlens-allreduce-sweep", "allreduce", {"allreduce"}, arguments.min_bytes},
       {"commlens-tree-sweep", "bcast+reduce", {"bcast", "reduce"}, arguments.min_bytes},
-      {"commlens-movement-sweep",
-       "data-movement",
-       {"allgather", "gather", "scatter", "alltoall", "reduce_scatter_block", "reduce_scatter"},
+      {"commlens-movement-sweep", "data-movement", movement_collective_names(),
        std::max<std::uint64_t>(arguments.min_bytes, 4)}};
   for (const Program& program : programs) {
     std::map<std::string_view, std::vector<CandidateCall>> calls; // per collective, both runs
