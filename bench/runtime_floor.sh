@@ -19,7 +19,7 @@ export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 # Whether ranks sharing a GPU run their kernels concurrently (MPS) or in time slices changes the
 # floor entirely: say which.
 mps="not running"
-if pgrep -x nvidia-cuda-mps-control >/dev/null 2>&1; then
+if pgrep -f nvidia-cuda-mps-control >/dev/null 2>&1; then
   mps="running"
 fi
 for ranks in ${@:-2 4 8}; do

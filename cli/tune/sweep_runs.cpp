@@ -62,7 +62,8 @@ std::vector<runtime::tuning::CandidateCall> read_calls(const fs::path& database_
   auto query = database.prepare(R"sql(
 SELECT o.bytes, o.rank, o.algorithm, o.end_ns - o.start_ns FROM runtime_ops o
 JOIN functions f ON f.id = o.function_id
-WHERE f.name = ?1 AND o.decision = 'runtime' AND o.ipc_opens = 0)sql");
+JOIN mpi_calls m ON m.id = o.mpi_call_id
+WHERE f.name = ?1 AND o.decision = 'runtime' AND o.ipc_opens = 0 AND m.phase > 0)sql");
   query.bind(1, function);
   std::vector<runtime::tuning::CandidateCall> calls;
   while (query.step())
