@@ -1,9 +1,6 @@
 #pragma once
-// Running one sweep program under the profiler for `commlens tune` and reading what it measured:
-// every runtime_ops row of the swept functions the runtime decided (its algorithms, or the staged
-// baseline as a candidate) without opening IPC mappings, as (size, rank, candidate, duration).
-#include "measured_rules.hpp"
-
+// Running one sweep program under the profiler for `commlens tune` (sweep_calls.hpp reads what it
+// measured).
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -25,9 +22,5 @@ std::filesystem::path find_sweep_program(const std::string& program);
 // AnalysisError when it fails.
 std::filesystem::path profile_sweep(const SweepRun& sweep, const std::vector<std::string>& launcher,
                                     const std::filesystem::path& runs);
-
-// The measured calls of `function` (an MPI name), each named by its runtime_ops.algorithm.
-std::vector<runtime::tuning::CandidateCall> read_calls(const std::filesystem::path& database,
-                                                       const std::string& function);
 
 } // namespace commlens::cli

@@ -12,6 +12,7 @@
 #include "mps_detection.hpp"
 #include "resident_rules.hpp"
 #include "shipped_tables.hpp"
+#include "tune/sweep_calls.hpp"
 #include "tune/sweep_runs.hpp"
 #include "tune/tune_table.hpp"
 
