@@ -50,10 +50,11 @@ inline void* device_buffer(std::size_t bytes) {
 }
 
 // CALLS calls of `call(bytes)` at every size, each after a barrier, two more first (the first
-// calls open the peers' IPC mappings; tune leaves out the calls that opened any). The program's
-// first sweep starts with CALLS + 2 calls at its first size before MPI_Pcontrol(2): the start of
-// a job is slower for a while (an 8-rank allreduce under MPS took 74 instead of 28 µs in its first
-// calls), so tune measures only calls of phase 1 and later.
+// calls open the peers' IPC mappings; tune leaves out the calls that opened any). Each swept call
+// (each instantiation: `warmed` is per Call type) starts with CALLS + 2 calls at its first size,
+// then MPI_Pcontrol(2): the start of a job is slower for a while (an 8-rank allreduce under MPS
+// took 74 instead of 28 µs in its first calls), and tune measures only calls of phase 1 and later,
+// so the first swept call's warm-up is left out; a later one's falls in the phase before, counted.
 template <typename Call> void sweep_sizes(const SweepPlan& plan, Call&& call) {
   static bool warmed = false;
   if (!warmed && !plan.sizes.empty()) {
