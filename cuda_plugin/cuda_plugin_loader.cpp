@@ -2,6 +2,7 @@
 
 #include "communicator_registry.hpp"
 #include "cuda_plugin_interface.hpp"
+#include "phase_marks.hpp"
 #include "runtime_channel.hpp"
 
 #include <algorithm>
@@ -92,6 +93,11 @@ std::string load_and_start(Profiler& profiler, std::span<const FunctionDescripti
   host.run_rank = profiler.identity().run_rank;
   host.cupti = profiler.config().collectors.cupti;
   host.nvtx = profiler.config().collectors.nvtx;
+  host.kernels = profiler.config().kernels;
+  host.kernel_steps = profiler.config().kernel_steps;
+  host.kernel_rate_limit = profiler.config().kernel_rate_limit;
+  host.step_range = profiler.config().step_range;
+  host.mode = profiler.config().mode;
   host.runtime = profiler.config().runtime;
   host.runtime_collectives = profiler.config().runtime_collectives;
   host.runtime_host_percent = profiler.config().runtime_host_percent;
@@ -123,6 +129,14 @@ std::string load_and_start(Profiler& profiler, std::span<const FunctionDescripti
     if (Profiler* const active = Profiler::active()) {
       active->set_run_value(key, value);
     }
+  };
+  host.begin_phase = [](int level) noexcept {
+    Profiler* const active = Profiler::active();
+    return active != nullptr && begin_phase(*active, level, PhaseMark::NvtxStepRange);
+  };
+  host.phase = []() noexcept -> std::uint16_t {
+    Profiler* const active = Profiler::active();
+    return active != nullptr ? active->phase() : 0;
   };
   host.functions.assign(functions.begin(), functions.end());
   host.communicator_id = [](MPI_Comm comm) noexcept -> std::int64_t {

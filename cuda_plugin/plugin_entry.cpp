@@ -5,8 +5,11 @@
 #include "api_callbacks.hpp"
 #include "buffer_location_cache.hpp"
 #include "copy_path_classifier.hpp"
+#include "device_spans.hpp"
 #include "external_correlation.hpp"
 #include "ipc_tracker.hpp"
+#include "kernel_recording.hpp"
+#include "nvtx_steps.hpp"
 #include "mpi_nvtx_ranges.hpp"
 #include "peer_topology.hpp"
 #include "plugin/runtime_plugin.hpp"
@@ -45,6 +48,7 @@ void on_call_exit(std::uint64_t, FunctionId, std::uint64_t) noexcept {
   }
   if (cupti_on) {
     pop_mpi_call();
+    apply_waiting_kernel_switch();
   }
   set_current_mpi_call(0);
 }
@@ -54,9 +58,23 @@ void on_finalize() {
   hooks.slots[static_cast<int>(pmpi::Collector::Cuda)] = {};
   hooks.buffer_location = nullptr;
   if (cupti_on) {
+    hooks.stream_work = {};
+    finish_device_spans();
     finish_activity_collection();
     unsubscribe_api_callbacks();
   }
+}
+
+// NVTX ranges named as COMMLENS_STEP_RANGE mark training steps, seen through CUPTI's NVTX callbacks.
+std::string start_step_ranges(const pmpi::CudaPluginHost& plugin_host, bool cupti_is_nvtx_tool) {
+  if (plugin_host.step_range.empty()) {
+    return "off (COMMLENS_STEP_RANGE=none)";
+  }
+  if (!cupti_is_nvtx_tool) {
+    return "off (the CUDA collector is not NVTX's tool)";
+  }
+  set_step_range_name(plugin_host.step_range);
+  return enable_nvtx_step_callbacks() ? "NVTX ranges named " + plugin_host.step_range : "off (" + first_error() + ")";
 }
 
 // CUPTI sees the application's NVTX ranges only when NVTX loads it as its tool; NVTX reads the
@@ -102,18 +120,23 @@ const char* start_collectors(const pmpi::CudaPluginHost& plugin_host) {
     classifier.emplace([](std::uint32_t a, std::uint32_t b) { return topology->link_between(a, b); });
     plugin_host.set_run_value("cuda_peer_links",
                               topology->nvml_available() ? "nvml" : "pcie assumed (NVML not available)");
+    const KernelSchedule kernels(plugin_host.kernels, plugin_host.kernel_steps, plugin_host.kernel_rate_limit);
     if (!subscribe_api_callbacks(ipc_tracker) ||
-        !start_activity_collection(*classifier, ipc_tracker, user_nvtx)) {
+        !start_activity_collection(*classifier, ipc_tracker, kernels, user_nvtx)) {
       static std::string refusal;
       refusal = "CUPTI: " + first_error();
       unsubscribe_api_callbacks();
       return refusal.c_str();
     }
+    plugin_host.set_run_value("step_marks", start_step_ranges(plugin_host, cupti_is_nvtx_tool));
   }
   pmpi::CollectorHooks& hooks = *plugin_host.hooks;
-  hooks.slots[static_cast<int>(pmpi::Collector::Cuda)] = {on_call_enter, on_call_exit, nullptr, nullptr,
-                                                          on_finalize};
+  hooks.slots[static_cast<int>(pmpi::Collector::Cuda)] = {
+      on_call_enter, on_call_exit, nullptr, nullptr, on_finalize, cupti_on ? kernel_recording_phase_begun : nullptr};
   hooks.buffer_location = cached_buffer_location;
+  if (cupti_on) {
+    hooks.stream_work = device_span_hooks();
+  }
   return nullptr;
 }
 

@@ -76,7 +76,15 @@ json training_steps_json(const TrainingSteps& section) {
                      {"mpi_ns", s.mpi_ns},
                      {"calls", s.calls},
                      {"allreduce_calls", s.allreduce_calls},
-                     {"allreduce_bytes", s.allreduce_bytes}});
+                     {"allreduce_bytes", s.allreduce_bytes},
+                     {"nccl_gpu_ns", s.nccl_gpu_ns},
+                     {"gpu", s.gpu_ranks == 0 ? json(nullptr)
+                                              : json{{"ranks", s.gpu_ranks},
+                                                     {"compute_ns", s.gpu_compute_ns},
+                                                     {"communication_ns", s.gpu_communication_ns},
+                                                     {"overlapped_ns", s.gpu_overlapped_ns},
+                                                     {"exposed_ns", s.gpu_exposed_ns},
+                                                     {"idle_ns", s.gpu_idle_ns}}}});
   json functions = json::array();
   for (const auto& f : section.functions)
     functions.push_back({{"name", f.name},
@@ -91,7 +99,7 @@ json training_steps_json(const TrainingSteps& section) {
                          {"min_calls", f.min_calls},
                          {"max_calls", f.max_calls}});
   json sizes = json::array();
-  for (const auto& b : section.allreduce_sizes)
+  for (const auto& b : section.collective_sizes)
     sizes.push_back({{"function", b.function},
                      {"key", b.key},
                      {"size_bin", b.size_bin},
@@ -99,6 +107,7 @@ json training_steps_json(const TrainingSteps& section) {
                      {"calls_per_step", b.calls_per_step},
                      {"bytes_per_step", b.bytes_per_step},
                      {"time_per_step_ns", b.time_per_step_ns},
+                     {"gpu_time_per_step_ns", b.gpu_time_per_step_ns},
                      {"exact_sizes", section.exact_sizes ? json(b.exact_sizes) : json(nullptr)}});
   const auto table = [](const auto& headers, const auto& rows) {
     return headers.empty() ? json(nullptr) : json{{"headers", headers}, {"rows", rows}};
@@ -117,8 +126,20 @@ json training_steps_json(const TrainingSteps& section) {
                                                {"in_flight_outside_mpi_ns", section.in_flight_outside_mpi_ns}}
                                         : json(nullptr)},
           {"mpi_share", section.mpi_share},
+          {"marked_by", section.marked_by},
+          {"warmup_steps", section.warmup_steps},
+          {"gpu_breakdown",
+           section.gpu_steps.empty()
+               ? json{{"absent", section.gpu_absent}}
+               : json{{"steps", section.gpu_steps},
+                      {"median_compute_ns", section.median_gpu_compute_ns},
+                      {"median_communication_ns", section.median_gpu_communication_ns},
+                      {"median_overlapped_ns", section.median_gpu_overlapped_ns},
+                      {"median_exposed_ns", section.median_gpu_exposed_ns},
+                      {"median_idle_ns", section.median_gpu_idle_ns}}},
+          {"median_nccl_gpu_ns", section.median_nccl_gpu_ns},
           {"functions", std::move(functions)},
-          {"allreduce_sizes", std::move(sizes)},
+          {"collective_sizes", std::move(sizes)},
           {"pvars", table(section.pvar_headers, section.pvar_rows)},
           {"cuda_copies", table(section.copy_headers, section.copy_rows)}};
 }
