@@ -3,7 +3,7 @@
 mpirun and under torchrun (examples/dl/ddp_train.py), checked against what the model says the
 communication must be.
 
-usage: dl_jobs_check.py COMMLENS_CLI [--gpus N ...] [--python PYTHON]
+usage: dl_jobs_check.py COMMLENS_CLI [--gpus N ...] [--python PYTHON] [--keep DIR]
 
 Each job runs 2 warm-up and 8 timed steps in trace mode with the default collectors, so the
 kernel records cover steps 6 to 8. For each job:
@@ -181,6 +181,7 @@ def main():
     parser.add_argument("cli", help="the commlens command")
     parser.add_argument("--gpus", type=int, nargs="*", default=None)
     parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--keep", help="a folder to keep each job's output folder in (else temporary)")
     args = parser.parse_args()
     try:
         import torch
@@ -200,7 +201,8 @@ def main():
     for launcher, gpus, wrap, model, pcontrol in jobs:
         name = f"{launcher} {gpus} GPUs {wrap} {model}{' pcontrol' if pcontrol else ''}"
         checks = Checks(name)
-        output = tempfile.mkdtemp(prefix="commlens-dl-")
+        output = (os.path.join(args.keep, name.replace(" ", "-")) if args.keep
+                  else tempfile.mkdtemp(prefix="commlens-dl-"))
         facts = run_job(args.cli, args.python, launcher, gpus, wrap, model, pcontrol, output)
         if facts is None:
             checks.expect(False, "the job ran")
