@@ -51,8 +51,8 @@ run() {
   esac
   rm -rf "$work/out"
   "${job[@]}" >"$work/log" 2>&1 || { tail -30 "$work/log" >&2; return 1; }
-  grep '^DDP_TRAIN ' "$work/log" | tail -1 | cut -c11- | "$python" -c \
-    'import json, sys; f = json.load(sys.stdin); print(f"{f[\"median_ms\"]:.3f} {f[\"mean_ms\"]:.3f}")'
+  grep '^DDP_TRAIN ' "$work/log" | tail -1 | cut -c11- |
+    "$python" -c 'import json, sys; f = json.load(sys.stdin); print("%.3f %.3f" % (f["median_ms"], f["mean_ms"]))'
 }
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }

@@ -39,6 +39,11 @@ std::vector<RankStep> read_rank_steps(const Database& database, const ReportFilt
   return steps;
 }
 
+// The CUDA collector switches kernel records on and off in the phase boundary's own call, a few
+// microseconds after the boundary's timestamp: a span that starts or ends this close after a step's
+// start or end covers it.
+constexpr std::int64_t kSwitchDelayNs = 1'000'000;
+
 // Marks the steps that lie inside a span in which the rank's kernels were recorded.
 void mark_recorded(const Database& database, std::vector<RankStep>& steps) {
   if (!database.has_rows("kernel_recording")) {
@@ -52,7 +57,7 @@ void mark_recorded(const Database& database, std::vector<RankStep>& steps) {
     spans[query.integer(0)].emplace_back(query.integer(1), query.integer(2));
   for (auto& step : steps)
     for (const auto& [start, end] : spans[step.rank])
-      step.recorded = step.recorded || (start <= step.start_ns && end >= step.end_ns);
+      step.recorded = step.recorded || (start <= step.start_ns + kSwitchDelayNs && end >= step.end_ns);
 }
 
 // Every kernel, copy and memset of the ranks, in time order per rank: kind 0 compute, 1

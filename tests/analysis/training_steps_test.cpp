@@ -218,7 +218,7 @@ protected:
           "INSERT INTO kernel_recording VALUES ({0}, {1}, {2});"
           "INSERT INTO call_stats VALUES ({0}, 5, 0, 10, -1, 2, 1, 1448, 1448, 1000, 1000, 1000);"
           "INSERT INTO device_span_stats VALUES ({0}, 5, 0, 10, 2, 1, {3}, {3}, {3});",
-          rank, 1100 * kMs, 1300 * kMs, 4 * kMs));
+          rank, 1100 * kMs + 10000, 1300 * kMs, 4 * kMs)); // switched on 10 us after the step began
       const std::vector<std::tuple<int, int, const char*, const char*>> kernels = {
           {1100, 1150, "gemm", "NULL"},
           {1160, 1200, "relu", "NULL"},

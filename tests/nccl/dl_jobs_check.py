@@ -72,10 +72,11 @@ def step_phases(db):
     return phases
 
 
-def per_phase(db, function, column):
+def per_phase(db, function, bytes_expression):
+    """(rank, phase) -> (calls, bytes) of one function; bytes_expression over call_stats' columns."""
     return {(rank, phase): (count, total) for rank, phase, count, total in db.execute(
-        f"SELECT c.rank, c.phase, SUM(c.count), SUM(c.{column}) FROM call_stats c JOIN functions f ON f.id = c.function_id "
-        "WHERE f.name = ? GROUP BY c.rank, c.phase", (function,))}
+        f"SELECT rank, phase, SUM(count), SUM({bytes_expression}) FROM call_stats "
+        "WHERE function_id = (SELECT id FROM functions WHERE name = ?) GROUP BY rank, phase", (function,))}
 
 
 def check_ddp(db, facts, checks, steps_of):
