@@ -13,6 +13,7 @@
 #     summary         commlens, default collectors, summary mode
 #     trace           commlens, default collectors, trace mode
 #     all-kernels     commlens summary with COMMLENS_KERNELS=all (every kernel recorded)
+#     kernels-off     commlens summary with COMMLENS_KERNELS=off (no kernel recorded)
 #     no-cupti        commlens summary with COMMLENS_COLLECTORS=pmpi,mpit,nvtx
 #     torch-profiler  torch.profiler, CPU and CUDA activities over every step
 set -euo pipefail
@@ -45,6 +46,7 @@ run() {
   summary) job=("${profiled[@]}" --mode summary -- "${job[@]}") ;;
   trace) job=("${profiled[@]}" --mode trace -- "${job[@]}") ;;
   all-kernels) job=(env COMMLENS_KERNELS=all "${profiled[@]}" --mode summary -- "${job[@]}") ;;
+  kernels-off) job=(env COMMLENS_KERNELS=off "${profiled[@]}" --mode summary -- "${job[@]}") ;;
   no-cupti) job=("${profiled[@]}" --mode summary --collectors pmpi,mpit,nvtx -- "${job[@]}") ;;
   torch-profiler) job+=(--torch-profiler) ;;
   *) echo "dl_profiler_cost: unknown variant $variant" >&2; exit 2 ;;

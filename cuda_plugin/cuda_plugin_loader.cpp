@@ -7,10 +7,13 @@
 
 #include <algorithm>
 
+#include <cstdlib>
 #include <dlfcn.h>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <unistd.h>
 
 namespace commlens::pmpi {
 
@@ -145,6 +148,30 @@ std::string load_and_start(Profiler& profiler, std::span<const FunctionDescripti
   };
   const char* refusal = start(&host);
   return refusal != nullptr ? refusal : "";
+}
+
+// Whether COMMLENS_COLLECTORS (unset: all) asks for the user's NVTX ranges: cupti and nvtx both.
+bool user_nvtx_asked() {
+  const char* text = std::getenv("COMMLENS_COLLECTORS");
+  if (text == nullptr || std::string_view(text) == "all") {
+    return true;
+  }
+  const std::vector<std::string> names = split_names(text);
+  return std::ranges::find(names, "cupti") != names.end() && std::ranges::find(names, "nvtx") != names.end();
+}
+
+// At libcommlens.so's load, before the program's first NVTX call: NVTX loads its tool at each
+// module's first call, and in a job without MPI the profiler (and CUPTI) start only at the first
+// NCCL call, often inside the first training step. Naming the plugin now makes CUPTI the tool of
+// every module (plugin_entry.cpp forwards NVTX's entry point to CUPTI's).
+__attribute__((constructor)) void name_plugin_as_nvtx_tool() {
+  if (std::getenv("NVTX_INJECTION64_PATH") != nullptr || !user_nvtx_asked()) {
+    return;
+  }
+  const std::string path = plugin_path();
+  if (access(path.c_str(), R_OK) == 0) {
+    setenv("NVTX_INJECTION64_PATH", path.c_str(), 0);
+  }
 }
 
 } // namespace

@@ -77,18 +77,27 @@ std::string start_step_ranges(const pmpi::CudaPluginHost& plugin_host, bool cupt
   return enable_nvtx_step_callbacks() ? "NVTX ranges named " + plugin_host.step_range : "off (" + first_error() + ")";
 }
 
-// CUPTI sees the application's NVTX ranges only when NVTX loads it as its tool; NVTX reads the
-// variable at a module's first NVTX call, which comes after MPI_Init in most programs. A tool
-// already named (Nsight Systems) is left alone.
-std::string attach_cupti_as_nvtx_tool() {
-  if (std::getenv("NVTX_INJECTION64_PATH") != nullptr) {
-    return "off (NVTX_INJECTION64_PATH names another tool)";
-  }
+// The library CUPTI is in, and this plugin's own file.
+std::string library_of(const void* symbol) {
   Dl_info info{};
-  if (dladdr(reinterpret_cast<const void*>(&cuptiActivityEnable), &info) == 0 || info.dli_fname == nullptr) {
+  return dladdr(symbol, &info) != 0 && info.dli_fname != nullptr ? info.dli_fname : "";
+}
+
+// CUPTI sees the application's NVTX ranges only when NVTX loads it as its tool; NVTX reads the
+// variable at a module's first NVTX call. libcommlens.so names this plugin at its own load
+// (cuda_plugin_loader.cpp), so that modules whose first NVTX call comes before the profiler starts
+// (a training step before a job's first NCCL call) load CUPTI too; otherwise CUPTI itself is named
+// here. A tool already named (Nsight Systems) is left alone.
+std::string attach_cupti_as_nvtx_tool() {
+  const std::string plugin = library_of(reinterpret_cast<const void*>(&attach_cupti_as_nvtx_tool));
+  const std::string cupti = library_of(reinterpret_cast<const void*>(&cuptiActivityEnable));
+  if (const char* named = std::getenv("NVTX_INJECTION64_PATH")) {
+    return named == plugin || named == cupti ? "on" : "off (NVTX_INJECTION64_PATH names another tool)";
+  }
+  if (cupti.empty()) {
     return "off (libcupti's path unknown)";
   }
-  setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+  setenv("NVTX_INJECTION64_PATH", cupti.c_str(), 0);
   return "on";
 }
 
@@ -151,6 +160,20 @@ const char* start(const pmpi::CudaPluginHost& plugin_host) {
 } // namespace
 
 } // namespace commlens::cuda
+
+// NVTX's entry point for its tool (NVTX_INJECTION64_PATH names this plugin): CUPTI's own.
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(const void* get_export_table) {
+  using Initialize = int (*)(const void*);
+  static const auto cupti_initialize = []() -> Initialize {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<const void*>(&cuptiActivityEnable), &info) == 0 || info.dli_fname == nullptr) {
+      return nullptr;
+    }
+    void* cupti = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    return cupti != nullptr ? reinterpret_cast<Initialize>(dlsym(cupti, "InitializeInjectionNvtx2")) : nullptr;
+  }();
+  return cupti_initialize != nullptr ? cupti_initialize(get_export_table) : 0;
+}
 
 extern "C" __attribute__((visibility("default"))) const char*
 commlens_cuda_plugin_start(const commlens::pmpi::CudaPluginHost* host) {

@@ -1,7 +1,8 @@
 // Where the GPU's time went in each training step (training_steps.hpp): the kernels, copies and
 // memsets of each rank, placed in its steps by start time and clipped to them, in one pass over
-// all of them in time order. A kernel is communication when NCCL launched it (its name starts with
-// "nccl") or an MPI call did (mpi_call_id: the GPU runtime's kernels); every other kernel computes.
+// all of them in time order. A kernel is communication when it is NCCL's (its name, mangled or not,
+// holds ncclDevKernel or ncclKernel) or an MPI or NCCL call launched it (mpi_call_id: the GPU
+// runtime's kernels); every other kernel computes.
 // Only steps inside a span of kernel_recording have a breakdown; databases without that table's
 // rows recorded every kernel. The NCCL calls' GPU time per step comes from device_span_stats.
 #include "commlens/analysis/statement.hpp"
@@ -63,8 +64,9 @@ void mark_recorded(const Database& database, std::vector<RankStep>& steps) {
 // Every kernel, copy and memset of the ranks, in time order per rank: kind 0 compute, 1
 // communication, 2 a copy or memset. Databases of older versions may lack the copy and memset tables.
 std::string gpu_work_sql(const Database& database) {
-  std::string sql = "SELECT rank, start_ns, end_ns, CASE WHEN name LIKE 'nccl%' OR mpi_call_id IS NOT NULL "
-                    "THEN 1 ELSE 0 END FROM cuda_kernels WHERE ?1 IS NULL OR rank = ?1";
+  std::string sql = "SELECT rank, start_ns, end_ns, CASE WHEN instr(name, 'ncclDevKernel') > 0 OR "
+                    "instr(name, 'ncclKernel') > 0 OR mpi_call_id IS NOT NULL THEN 1 ELSE 0 END FROM cuda_kernels "
+                    "WHERE ?1 IS NULL OR rank = ?1";
   for (const char* table : {"cuda_copies", "cuda_memsets"})
     if (database.has_table(table))
       sql += fmt::format(" UNION ALL SELECT rank, start_ns, end_ns, 2 FROM {} WHERE ?1 IS NULL OR rank = ?1", table);

@@ -2,6 +2,7 @@
 
 #include "activity_records.hpp"
 #include "api_record_selection.hpp"
+#include "device_spans.hpp"
 #include "ipc_tracker.hpp"
 #include "kernel_recording.hpp"
 #include "plugin_context.hpp"
@@ -81,6 +82,22 @@ std::vector<SqlValue> copy_row(const CudaCopy& copy) {
           std::int64_t{copy.correlation_id}};
 }
 
+bool is_nccl_kernel(const std::string& name) {
+  return name.find("ncclDevKernel") != std::string::npos || name.find("ncclKernel") != std::string::npos;
+}
+
+// The kernel's call through CUPTI's correlation, else, for NCCL's kernels, the NCCL call whose GPU
+// span on the kernel's stream holds it (device_spans.hpp says when that is needed).
+std::uint64_t kernel_call_id(const CudaKernel& kernel) {
+  const std::uint64_t linked = call_of(correlations, kernel);
+  if (linked != 0 || !is_nccl_kernel(kernel.name)) {
+    return linked;
+  }
+  const std::int64_t offset = clock_offset_ns.load(std::memory_order_relaxed);
+  return kernel_call(kernel.stream, static_cast<std::int64_t>(kernel.start_ns) + offset,
+                     static_cast<std::int64_t>(kernel.end_ns) + offset);
+}
+
 std::vector<SqlValue> kernel_row(const CudaKernel& kernel) {
   return {std::int64_t{host().run_rank},
           row_ns(kernel.start_ns),
@@ -88,7 +105,7 @@ std::vector<SqlValue> kernel_row(const CudaKernel& kernel) {
           std::int64_t{kernel.device},
           std::int64_t{kernel.stream},
           kernel.name,
-          call_id_value(call_of(correlations, kernel)),
+          call_id_value(kernel_call_id(kernel)),
           std::int64_t{kernel.correlation_id}};
 }
 

@@ -4,6 +4,7 @@
 #include "plugin_context.hpp"
 
 #include <cuda.h>
+#include <cupti.h>
 
 #include <deque>
 #include <map>
@@ -18,6 +19,10 @@ namespace {
 constexpr std::uint64_t kAnchorRenewNs = 10'000'000'000; // float milliseconds stay within 1.2 µs
 constexpr std::size_t kMostPending = 1u << 14;           // calls whose work has not completed yet
 constexpr std::size_t kRowsPerBatch = 1024;
+// Completed spans kept for kernels whose records arrive later without their call (kernel_call).
+constexpr std::uint64_t kRecentSpanNs = 60'000'000'000;
+// A kernel lies in its call's span give or take this: the anchors are good to a few microseconds.
+constexpr std::int64_t kKernelSlackNs = 50'000;
 
 // A completed event whose profiler time is known: later events' times are their elapsed time from it.
 struct Anchor {
@@ -31,8 +36,17 @@ struct Context {
   std::shared_ptr<const Anchor> anchor;
 };
 
+// A completed span on the stream CUPTI names cupti_stream, on the profiler's clock.
+struct RecentSpan {
+  std::uint32_t cupti_stream = 0;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::uint64_t call_id = 0;
+};
+
 struct PendingSpan {
   pmpi::StreamCall call;
+  std::uint32_t cupti_stream = 0;
   CUcontext context = nullptr;
   CUevent start = nullptr;
   CUevent end = nullptr;
@@ -40,6 +54,7 @@ struct PendingSpan {
 };
 
 struct Started { // the event recorded before the thread's current call
+  std::uint32_t cupti_stream = 0;
   CUcontext context = nullptr;
   CUevent event = nullptr;
   std::shared_ptr<const Anchor> anchor;
@@ -48,6 +63,8 @@ struct Started { // the event recorded before the thread's current call
 std::mutex mutex;
 std::map<CUcontext, Context> contexts;
 std::deque<PendingSpan> pending;
+std::deque<RecentSpan> recent;
+std::map<std::pair<CUcontext, CUstream>, std::uint32_t> cupti_streams;
 std::vector<std::vector<SqlValue>> span_rows;
 DeviceSpanStats stats;
 std::uint64_t calls_not_timed = 0;
@@ -131,6 +148,10 @@ void complete(PendingSpan& span) {
       static_cast<std::int64_t>(span.anchor->profiler_ns) + to_ns(elapsed_ms(span.anchor->event, span.start));
   const std::int64_t duration_ns = to_ns(elapsed_ms(span.start, span.end));
   stats.add(span.call.function, span.call.comm_id, span.call.size_bin, span.call.phase, duration_ns);
+  recent.push_back({span.cupti_stream, start_ns, start_ns + duration_ns, span.call.call_id});
+  while (recent.front().end_ns + static_cast<std::int64_t>(kRecentSpanNs) < start_ns) {
+    recent.pop_front();
+  }
   if (host().mode == Mode::Trace) {
     span_rows.push_back({static_cast<std::int64_t>(span.call.call_id), std::int64_t{host().run_rank},
                          relative_ns(static_cast<std::uint64_t>(start_ns)),
@@ -173,6 +194,11 @@ void on_begin(const void* stream_handle) noexcept {
     return;
   }
   const std::lock_guard lock(mutex);
+  auto [known, fresh] = cupti_streams.try_emplace({context, stream}, 0);
+  if (fresh) {
+    const bool per_thread = stream == CU_STREAM_PER_THREAD;
+    cuptiGetStreamIdEx(context, stream, per_thread ? 1 : 0, &known->second);
+  }
   Context& state = contexts[context];
   renew_anchor(context, state);
   CUevent event = state.anchor != nullptr ? take_event(context, state) : nullptr;
@@ -183,7 +209,7 @@ void on_begin(const void* stream_handle) noexcept {
     state.free_events.push_back(event);
     return;
   }
-  started = {context, event, state.anchor};
+  started = {known->second, context, event, state.anchor};
 }
 
 // Records the end event of a call on its stream and queues the span. Under the mutex.
@@ -206,7 +232,7 @@ void on_end(const pmpi::StreamCall& call, bool in_group) noexcept {
   if (started.event == nullptr) {
     return;
   }
-  PendingSpan span{call, started.context, started.event, nullptr, std::move(started.anchor)};
+  PendingSpan span{call, started.cupti_stream, started.context, started.event, nullptr, std::move(started.anchor)};
   started = {};
   const std::lock_guard lock(mutex);
   if (call.call_id == 0) {
@@ -234,6 +260,17 @@ void on_group_ended() noexcept {
 
 pmpi::StreamWorkHooks device_span_hooks() noexcept {
   return {on_begin, on_end, on_group_ended};
+}
+
+std::uint64_t kernel_call(std::uint32_t cupti_stream, std::int64_t start_ns, std::int64_t end_ns) {
+  const std::lock_guard lock(mutex);
+  for (auto span = recent.rbegin(); span != recent.rend(); ++span) {
+    if (span->cupti_stream == cupti_stream && span->start_ns - kKernelSlackNs <= start_ns &&
+        end_ns <= span->end_ns + kKernelSlackNs) {
+      return span->call_id;
+    }
+  }
+  return 0;
 }
 
 void finish_device_spans() {

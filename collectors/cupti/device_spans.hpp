@@ -18,6 +18,12 @@ namespace commlens::cuda {
 
 // The hooks the NCCL wrappers call (CollectorHooks::stream_work).
 pmpi::StreamWorkHooks device_span_hooks() noexcept;
+// The call whose span, on the stream CUPTI names cupti_stream, holds a kernel that ran from
+// start_ns to end_ns (profiler clock); 0 for none in the last minute. For NCCL's kernels whose
+// activity records came without their call: CUPTI attached to a running process (a job without
+// MPI, where the first NCCL call starts the profiler) links kernels to the external correlation
+// ids pushed around the calls only for some of them.
+std::uint64_t kernel_call(std::uint32_t cupti_stream, std::int64_t start_ns, std::int64_t end_ns);
 // MPI_Finalize or exit: waits for the calls still pending and stores every row.
 void finish_device_spans();
 

@@ -202,7 +202,8 @@ TEST(TrainingStepsOverlap, PendingNonblockingAllreducesAreSplitInsideAndOutsideM
 }
 
 // Kernels were recorded in step 2 only (phase 2, 1100 to 1300 ms) on both ranks. Each rank's GPU in
-// it: compute kernels at 1100-1150 and 1160-1200 ms, NCCL's kernel at 1180-1220 ms and a kernel an
+// it: compute kernels at 1100-1150 and 1160-1200 ms, NCCL's kernel (mangled, not tied to its
+// call) at 1180-1220 ms and a kernel an
 // MPI call launched at 1250-1260 ms: compute 90 ms, communication 50 ms, 20 ms of it while compute
 // ran, 30 ms exposed, busy 120 ms of 200. A compute kernel in step 3 (not recorded) counts nowhere.
 // The NCCL allreduce of each rank in step 2 took 4 ms on the GPU (device_span_stats).
@@ -222,7 +223,7 @@ protected:
       const std::vector<std::tuple<int, int, const char*, const char*>> kernels = {
           {1100, 1150, "gemm", "NULL"},
           {1160, 1200, "relu", "NULL"},
-          {1180, 1220, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "NULL"},
+          {1180, 1220, "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE", "NULL"},
           {1250, 1260, "reduce_kernel", "5"},
           {1400, 1410, "gemm", "NULL"}};
       for (const auto& [start, end, name, call] : kernels)

@@ -96,9 +96,12 @@ def check_ddp(db, facts, checks, steps_of):
         for (rank, phase), (_, total) in per_phase(db, function, "MAX(bytes_sent, bytes_recv)").items():
             if phase == 0:
                 broadcast[rank] = broadcast.get(rank, 0) + total
-    checks.expect(set(broadcast.values()) == {facts["state_bytes"]},
-                  f"set-up broadcasts move the parameters and buffers once: {facts['state_bytes']} B per rank "
-                  f"(recorded {broadcast})")
+    # DDP also broadcasts a few small things at set-up; ncclBcast counted with the ncclBroadcast it
+    # calls would be twice the state.
+    state = facts["state_bytes"]
+    checks.expect(broadcast and all(state <= total < state + 65536 for total in broadcast.values()),
+                  f"set-up broadcasts move the parameters and buffers once: {state} B and a few small ones per "
+                  f"rank (recorded {broadcast})")
 
 
 def check_fsdp(db, facts, checks, steps_of):
