@@ -14,6 +14,7 @@
 #     trace           commlens, default collectors, trace mode
 #     all-kernels     commlens summary with COMMLENS_KERNELS=all (every kernel recorded)
 #     kernels-off     commlens summary with COMMLENS_KERNELS=off (no kernel recorded)
+#     steps-only      commlens summary with COMMLENS_KERNELS=steps (kernels in steps 6-8 only)
 #     no-cupti        commlens summary with COMMLENS_COLLECTORS=pmpi,mpit,nvtx
 #     torch-profiler  torch.profiler, CPU and CUDA activities over every step
 set -euo pipefail
@@ -47,12 +48,14 @@ run() {
   trace) job=("${profiled[@]}" --mode trace -- "${job[@]}") ;;
   all-kernels) job=(env COMMLENS_KERNELS=all "${profiled[@]}" --mode summary -- "${job[@]}") ;;
   kernels-off) job=(env COMMLENS_KERNELS=off "${profiled[@]}" --mode summary -- "${job[@]}") ;;
+  steps-only) job=(env COMMLENS_KERNELS=steps "${profiled[@]}" --mode summary -- "${job[@]}") ;;
   no-cupti) job=("${profiled[@]}" --mode summary --collectors pmpi,mpit,nvtx -- "${job[@]}") ;;
   torch-profiler) job+=(--torch-profiler) ;;
   *) echo "dl_profiler_cost: unknown variant $variant" >&2; exit 2 ;;
   esac
   rm -rf "$work/out"
   "${job[@]}" >"$work/log" 2>&1 || { tail -30 "$work/log" >&2; return 1; }
+  [[ -n ${SHOW_STEPS:-} ]] && sed -n "s/^steps (ms)/$model $variant step ms/p" "$work/log" >&2
   grep '^DDP_TRAIN ' "$work/log" | tail -1 | cut -c11- |
     "$python" -c 'import json, sys; f = json.load(sys.stdin); print("%.3f %.3f" % (f["median_ms"], f["mean_ms"]))'
 }

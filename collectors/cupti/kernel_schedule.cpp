@@ -11,14 +11,15 @@ constexpr double kRateWindowSeconds = 2.0;
 } // namespace
 
 KernelSchedule::KernelSchedule(KernelRecording mode, std::vector<StepSpan> steps, std::uint32_t rate_limit)
-    : mode_(mode), spans_(std::move(steps)), rate_limit_(rate_limit), recording_(mode != KernelRecording::Off) {}
+    : mode_(mode), spans_(std::move(steps)), rate_limit_(rate_limit),
+      recording_(mode == KernelRecording::Auto || mode == KernelRecording::All) {}
 
 bool KernelSchedule::in_kernel_steps(std::uint32_t step) const {
   return std::ranges::any_of(spans_, [step](const StepSpan& span) { return step >= span.first && step <= span.last; });
 }
 
 bool KernelSchedule::phase_begun(int level) {
-  if (mode_ != KernelRecording::Auto) {
+  if (mode_ != KernelRecording::Auto && mode_ != KernelRecording::Steps) {
     return recording_;
   }
   if (level == 2) {
@@ -57,6 +58,8 @@ std::string KernelSchedule::describe() const {
     return "every kernel (COMMLENS_KERNELS=all)";
   case KernelRecording::Off:
     return "none (COMMLENS_KERNELS=off)";
+  case KernelRecording::Steps:
+    return "steps " + step_spans_text(spans_) + " (COMMLENS_KERNELS=steps)";
   case KernelRecording::Auto:
     break;
   }

@@ -7,6 +7,7 @@
 //   limit a second (set-up, and programs that mark no steps and launch few kernels);
 // - from the start of the first kernel step to the start of the first phase after the last one,
 //   for each span of COMMLENS_KERNEL_STEPS.
+// Under `steps` only the second; under `all` every kernel, under `off` none.
 // No CUDA here: the activity collector asks and switches CUPTI; unit-tested on any machine.
 #include "commlens/profiler/config.hpp"
 

@@ -209,9 +209,10 @@ const std::vector<Setting>& settings() {
       {"COMMLENS_START_AT_NCCL", std::string(kBoolValues),
        [](Config& c, const std::string& v) { return store(parse_bool(v), c.start_at_nccl); },
        [](const Config& c) { return bool_text(c.start_at_nccl); }},
-      {"COMMLENS_KERNELS", "auto, all, off",
+      {"COMMLENS_KERNELS", "auto, steps, all, off",
        [](Config& c, const std::string& v) {
-         for (const KernelRecording recording : {KernelRecording::Auto, KernelRecording::All, KernelRecording::Off}) {
+         for (const KernelRecording recording :
+              {KernelRecording::Auto, KernelRecording::Steps, KernelRecording::All, KernelRecording::Off}) {
            if (v == kernel_recording_name(recording)) {
              c.kernels = recording;
              return true;
@@ -396,6 +397,8 @@ const char* mode_name(Mode mode) noexcept {
 
 const char* kernel_recording_name(KernelRecording recording) noexcept {
   switch (recording) {
+  case KernelRecording::Steps:
+    return "steps";
   case KernelRecording::All:
     return "all";
   case KernelRecording::Off:

@@ -74,6 +74,18 @@ TEST(KernelSchedule, AZeroRateLimitNeverStopsTheRecords) {
   EXPECT_TRUE(schedule.kernels_arrived(1000000, 3.0));
 }
 
+TEST(KernelSchedule, StepsRecordsOnlyTheKernelSteps) {
+  KernelSchedule schedule(KernelRecording::Steps, {{2, 3}}, 2000);
+  EXPECT_FALSE(schedule.recording());
+  EXPECT_FALSE(schedule.kernels_arrived(10, 3.0));
+  std::vector<bool> per_step;
+  for (int step = 1; step <= 4; ++step) {
+    per_step.push_back(schedule.phase_begun(kStep));
+  }
+  EXPECT_EQ(per_step, (std::vector<bool>{false, true, true, false}));
+  EXPECT_EQ(schedule.describe(), "steps 2-3 (COMMLENS_KERNELS=steps)");
+}
+
 TEST(KernelSchedule, AllAndOffIgnoreStepsAndRates) {
   KernelSchedule all(KernelRecording::All, {{6, 8}}, 2000);
   KernelSchedule off(KernelRecording::Off, {{6, 8}}, 2000);

@@ -94,7 +94,7 @@ TEST(Config, KernelStepsMustBeIncreasingSpansFromOne) {
   Environment bad_mode{{{"COMMLENS_KERNELS", "some"}}, {}};
   EXPECT_EQ(bad_mode.load().kernels, commlens::KernelRecording::Auto);
   ASSERT_EQ(bad_mode.warnings.size(), 1u);
-  EXPECT_NE(bad_mode.warnings[0].find("auto, all, off"), std::string::npos);
+  EXPECT_NE(bad_mode.warnings[0].find("auto, steps, all, off"), std::string::npos);
 }
 
 TEST(Config, CollectorListSelectsOnlyTheNamedCollectors) {

@@ -47,8 +47,9 @@ struct CollectorSet {
 
 // Which CUDA kernels the CUDA collector records one by one (every kernel record costs the launching
 // thread CPU time at each launch: docs/performance.md). auto: every kernel until the program marks
-// its first training step, then only inside the kernel steps; all: every kernel; off: none.
-enum class KernelRecording { Auto, All, Off };
+// its first training step, then only inside the kernel steps; steps: only inside the kernel steps;
+// all: every kernel; off: none.
+enum class KernelRecording { Auto, Steps, All, Off };
 
 // Training steps, numbered from 1 in the order the program marks them (MPI_Pcontrol(2) or an NVTX
 // range named as COMMLENS_STEP_RANGE says), first to last inclusive.
@@ -79,7 +80,7 @@ struct Config {
   bool start_at_nccl = false; // COMMLENS_START_AT_NCCL=1|0
   // CUDA collector: per-kernel records (and the launch, memset and synchronisation records that go
   // with them) only where they pay for themselves; copies are always recorded.
-  KernelRecording kernels = KernelRecording::Auto;   // COMMLENS_KERNELS=auto|all|off
+  KernelRecording kernels = KernelRecording::Auto;   // COMMLENS_KERNELS=auto|steps|all|off
   std::vector<StepSpan> kernel_steps = {{6, 8}};     // COMMLENS_KERNEL_STEPS
   // auto, before any step is marked: kernel records stop once the program launches more kernels a
   // second than this (0: never), since their cost then exceeds about 1% of its time.
