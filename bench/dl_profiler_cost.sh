@@ -4,17 +4,16 @@
 # interleaved in ROUNDS rounds (forwards, then backwards, so drift over minutes cancels). Each
 # variant's overhead in a round is its median step time against the unprofiled run of the same
 # round; printed: the median over rounds and the spread, for the median step and the mean step
-# (the mean includes the steps whose kernels commlens records one by one: 6 to 8 by default).
+# (with COMMLENS_KERNELS=steps the mean includes the steps whose kernels are recorded one by one).
 #
 # usage: bench/dl_profiler_cost.sh BUILD_DIR
 # environment: GPUS (all, at most 8), MODELS ("resnet50 transformer"), ROUNDS (3), STEPS (40),
 #   WARMUP (5), LAUNCHER (torchrun | mpirun), PYTHON (python3), VARIANTS (default below):
 #     none            no profiler
-#     summary         commlens, default collectors, summary mode
-#     trace           commlens, default collectors, trace mode
+#     summary         commlens, default settings, summary mode (no kernel records)
+#     trace           commlens, default settings, trace mode
+#     kernel-steps    commlens summary with COMMLENS_KERNELS=steps (kernels of steps 6-8)
 #     all-kernels     commlens summary with COMMLENS_KERNELS=all (every kernel recorded)
-#     kernels-off     commlens summary with COMMLENS_KERNELS=off (no kernel recorded)
-#     steps-only      commlens summary with COMMLENS_KERNELS=steps (kernels in steps 6-8 only)
 #     no-cupti        commlens summary with COMMLENS_COLLECTORS=pmpi,mpit,nvtx
 #     torch-profiler  torch.profiler, CPU and CUDA activities over every step
 set -euo pipefail
@@ -26,7 +25,7 @@ gpus=${GPUS:-$(nvidia-smi --list-gpus 2>/dev/null | wc -l)}
 ((gpus > 8)) && gpus=8
 ((gpus >= 1)) || { echo "dl_profiler_cost: no GPU" >&2; exit 1; }
 rounds=${ROUNDS:-3}
-variants=(${VARIANTS:-none summary trace all-kernels no-cupti torch-profiler})
+variants=(${VARIANTS:-none summary trace kernel-steps all-kernels no-cupti torch-profiler})
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -47,8 +46,7 @@ run() {
   summary) job=("${profiled[@]}" --mode summary -- "${job[@]}") ;;
   trace) job=("${profiled[@]}" --mode trace -- "${job[@]}") ;;
   all-kernels) job=(env COMMLENS_KERNELS=all "${profiled[@]}" --mode summary -- "${job[@]}") ;;
-  kernels-off) job=(env COMMLENS_KERNELS=off "${profiled[@]}" --mode summary -- "${job[@]}") ;;
-  steps-only) job=(env COMMLENS_KERNELS=steps "${profiled[@]}" --mode summary -- "${job[@]}") ;;
+  kernel-steps) job=(env COMMLENS_KERNELS=steps "${profiled[@]}" --mode summary -- "${job[@]}") ;;
   no-cupti) job=("${profiled[@]}" --mode summary --collectors pmpi,mpit,nvtx -- "${job[@]}") ;;
   torch-profiler) job+=(--torch-profiler) ;;
   *) echo "dl_profiler_cost: unknown variant $variant" >&2; exit 2 ;;

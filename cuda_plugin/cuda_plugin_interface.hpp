@@ -24,9 +24,8 @@ struct CudaPluginHost {
   int run_rank = 0;                       // what rows store in their rank column (ProcessIdentity::run_rank)
   bool cupti = false;                     // COMMLENS_COLLECTORS names cupti
   bool nvtx = false;                      // COMMLENS_COLLECTORS names nvtx
-  KernelRecording kernels = KernelRecording::Auto;   // COMMLENS_KERNELS
+  KernelRecording kernels = KernelRecording::Off;    // COMMLENS_KERNELS
   std::vector<StepSpan> kernel_steps;                // COMMLENS_KERNEL_STEPS
-  std::uint32_t kernel_rate_limit = 0;               // COMMLENS_KERNEL_RATE_LIMIT
   std::string step_range;                            // COMMLENS_STEP_RANGE (empty: none)
   Mode mode = Mode::Summary;                         // COMMLENS_MODE
   RuntimeMode runtime = RuntimeMode::Off; // COMMLENS_RUNTIME

@@ -98,7 +98,6 @@ std::string load_and_start(Profiler& profiler, std::span<const FunctionDescripti
   host.nvtx = profiler.config().collectors.nvtx;
   host.kernels = profiler.config().kernels;
   host.kernel_steps = profiler.config().kernel_steps;
-  host.kernel_rate_limit = profiler.config().kernel_rate_limit;
   host.step_range = profiler.config().step_range;
   host.mode = profiler.config().mode;
   host.runtime = profiler.config().runtime;

@@ -48,7 +48,6 @@ void on_call_exit(std::uint64_t, FunctionId, std::uint64_t) noexcept {
   }
   if (cupti_on) {
     pop_mpi_call();
-    apply_waiting_kernel_switch();
   }
   set_current_mpi_call(0);
 }
@@ -129,7 +128,7 @@ const char* start_collectors(const pmpi::CudaPluginHost& plugin_host) {
     classifier.emplace([](std::uint32_t a, std::uint32_t b) { return topology->link_between(a, b); });
     plugin_host.set_run_value("cuda_peer_links",
                               topology->nvml_available() ? "nvml" : "pcie assumed (NVML not available)");
-    const KernelSchedule kernels(plugin_host.kernels, plugin_host.kernel_steps, plugin_host.kernel_rate_limit);
+    const KernelSchedule kernels(plugin_host.kernels, plugin_host.kernel_steps);
     if (!subscribe_api_callbacks(ipc_tracker) ||
         !start_activity_collection(*classifier, ipc_tracker, kernels, user_nvtx)) {
       static std::string refusal;

@@ -192,13 +192,17 @@ void summarise(const Database& database, TrainingSteps& section) {
   section.gpu_steps = steps_with_breakdown(section);
   if (!section.gpu_steps.empty())
     return;
-  if (!database.has_rows("cuda_kernels") && !database.has_rows("kernel_recording")) {
-    section.gpu_absent = "no kernels recorded (the CUDA collector was off, or COMMLENS_KERNELS=off)";
-    return;
-  }
   auto chosen = database.prepare("SELECT value FROM run WHERE key = 'cuda_kernels'");
-  section.gpu_absent = fmt::format("kernels were recorded in no step of {} (kernels recorded: {})",
-                                   section.steps.size(), chosen.step() ? chosen.text(0) : "unknown");
+  const std::string kernels = chosen.step() ? chosen.text(0) : "";
+  if (kernels.starts_with("none")) {
+    section.gpu_absent = "kernels were not recorded (COMMLENS_KERNELS=off, the default); COMMLENS_KERNELS=steps "
+                         "records those of steps 6-8 (COMMLENS_KERNEL_STEPS), at a cost for the rest of the run";
+  } else if (!database.has_rows("cuda_kernels") && !database.has_rows("kernel_recording")) {
+    section.gpu_absent = "no kernels recorded (the CUDA collector was off)";
+  } else {
+    section.gpu_absent = fmt::format("kernels were recorded in no step of {} (kernels recorded: {})",
+                                     section.steps.size(), kernels.empty() ? "unknown" : kernels);
+  }
 }
 
 } // namespace

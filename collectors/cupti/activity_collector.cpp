@@ -205,7 +205,6 @@ void process_buffer(std::uint8_t* buffer, std::size_t valid_bytes, bool final) {
   while (cuptiActivityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS) {
     converter.convert(record, fresh, correlations);
   }
-  kernel_records_arrived(fresh.kernels.size(), host().now_ns());
   store_converted(fresh, final);
 }
 

@@ -6,8 +6,6 @@
 // whose kernels were not recorded. Copies are recorded throughout, outside this switch.
 #include "kernel_schedule.hpp"
 
-#include <cstdint>
-
 namespace commlens::cuda {
 
 // At start-up, after the activity kinds that stay on: turns kernel records on if the schedule
@@ -15,12 +13,6 @@ namespace commlens::cuda {
 bool start_kernel_recording(const KernelSchedule& schedule);
 // CollectorSlot::phase_begun.
 void kernel_recording_phase_begun(int level) noexcept;
-// Each activity buffer: how many kernel records it held, and the profiler time it was processed.
-// A switch it asks for waits for apply_waiting_kernel_switch (CUPTI is not switched from inside
-// its buffer callback).
-void kernel_records_arrived(std::uint64_t kernels, std::uint64_t now_ns);
-// At the end of every MPI or NCCL call: one atomic load unless a switch waits.
-void apply_waiting_kernel_switch() noexcept;
 // MPI_Finalize: closes the last span and stores the rows.
 void finish_kernel_recording();
 

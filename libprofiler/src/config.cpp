@@ -209,10 +209,9 @@ const std::vector<Setting>& settings() {
       {"COMMLENS_START_AT_NCCL", std::string(kBoolValues),
        [](Config& c, const std::string& v) { return store(parse_bool(v), c.start_at_nccl); },
        [](const Config& c) { return bool_text(c.start_at_nccl); }},
-      {"COMMLENS_KERNELS", "auto, steps, all, off",
+      {"COMMLENS_KERNELS", "off, steps, all",
        [](Config& c, const std::string& v) {
-         for (const KernelRecording recording :
-              {KernelRecording::Auto, KernelRecording::Steps, KernelRecording::All, KernelRecording::Off}) {
+         for (const KernelRecording recording : {KernelRecording::Off, KernelRecording::Steps, KernelRecording::All}) {
            if (v == kernel_recording_name(recording)) {
              c.kernels = recording;
              return true;
@@ -224,9 +223,6 @@ const std::vector<Setting>& settings() {
       {"COMMLENS_KERNEL_STEPS", "step numbers and spans from 1, in order (6-8 or 6-8,100-102)",
        [](Config& c, const std::string& v) { return store(parse_step_spans(v), c.kernel_steps); },
        [](const Config& c) { return step_spans_text(c.kernel_steps); }},
-      {"COMMLENS_KERNEL_RATE_LIMIT", "kernels per second from 0 (no limit) to 100000000",
-       [](Config& c, const std::string& v) { return store_in_range(v, 0, 100000000, c.kernel_rate_limit); },
-       [](const Config& c) { return std::to_string(c.kernel_rate_limit); }},
       {"COMMLENS_STEP_RANGE", "an NVTX range name, or none",
        [](Config& c, const std::string& v) {
          c.step_range = v == "none" ? std::string() : v;
@@ -402,11 +398,9 @@ const char* kernel_recording_name(KernelRecording recording) noexcept {
   case KernelRecording::All:
     return "all";
   case KernelRecording::Off:
-    return "off";
-  case KernelRecording::Auto:
     break;
   }
-  return "auto";
+  return "off";
 }
 
 std::optional<std::vector<StepSpan>> parse_step_spans(std::string_view text) {

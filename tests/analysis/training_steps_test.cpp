@@ -279,13 +279,13 @@ TEST(TrainingStepsGpuAbsent, StepsWithoutRecordedKernelsSayWhy) {
   {
     TestDatabase database(path);
     fill_training_run(database);
-    database.execute("INSERT INTO run (key, value) VALUES ('cuda_kernels', 'steps 6-8 (COMMLENS_KERNELS=auto)');"
+    database.execute("INSERT INTO run (key, value) VALUES ('cuda_kernels', 'steps 6-8 (COMMLENS_KERNELS=steps)');"
                      "INSERT INTO kernel_recording VALUES (0, 0, 900000000)");
   }
   const auto section = analysis::build_report(analysis::Database(path)).training_steps;
   EXPECT_TRUE(section.gpu_steps.empty());
   EXPECT_EQ(section.gpu_absent, "kernels were recorded in no step of 3 (kernels recorded: steps 6-8 "
-                                "(COMMLENS_KERNELS=auto))");
+                                "(COMMLENS_KERNELS=steps))");
 }
 
 TEST(TrainingStepsAbsent, ARunWithoutStepPhasesSaysSoInOneLine) {

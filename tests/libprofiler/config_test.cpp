@@ -63,15 +63,13 @@ TEST(Config, OutOfRangeNumbersAreRejected) {
   EXPECT_EQ(environment.warnings.size(), 2u);
 }
 
-TEST(Config, KernelsAreRecordedInSteps6To8UnlessToldOtherwise) {
+TEST(Config, KernelsAreNotRecordedUnlessAskedAndThenInSteps6To8) {
   const auto defaults = Environment{}.load();
-  EXPECT_EQ(defaults.kernels, commlens::KernelRecording::Auto);
+  EXPECT_EQ(defaults.kernels, commlens::KernelRecording::Off);
   EXPECT_EQ(defaults.kernel_steps, (std::vector<commlens::StepSpan>{{6, 8}}));
-  EXPECT_EQ(defaults.kernel_rate_limit, 2000u);
   EXPECT_EQ(defaults.step_range, "step");
   Environment set{{{"COMMLENS_KERNELS", "all"},
                    {"COMMLENS_KERNEL_STEPS", "3, 10-12,100"},
-                   {"COMMLENS_KERNEL_RATE_LIMIT", "0"},
                    {"COMMLENS_STEP_RANGE", "none"}},
                   {}};
   const auto config = set.load();
@@ -79,7 +77,6 @@ TEST(Config, KernelsAreRecordedInSteps6To8UnlessToldOtherwise) {
   EXPECT_EQ(config.kernels, commlens::KernelRecording::All);
   EXPECT_EQ(config.kernel_steps, (std::vector<commlens::StepSpan>{{3, 3}, {10, 12}, {100, 100}}));
   EXPECT_EQ(commlens::step_spans_text(config.kernel_steps), "3,10-12,100");
-  EXPECT_EQ(config.kernel_rate_limit, 0u);
   EXPECT_TRUE(config.step_range.empty());
 }
 
@@ -91,10 +88,10 @@ TEST(Config, KernelStepsMustBeIncreasingSpansFromOne) {
     EXPECT_NE(environment.warnings[0].find("COMMLENS_KERNEL_STEPS"), std::string::npos);
     EXPECT_NE(environment.warnings[0].find("using 6-8"), std::string::npos) << environment.warnings[0];
   }
-  Environment bad_mode{{{"COMMLENS_KERNELS", "some"}}, {}};
-  EXPECT_EQ(bad_mode.load().kernels, commlens::KernelRecording::Auto);
+  Environment bad_mode{{{"COMMLENS_KERNELS", "auto"}}, {}};
+  EXPECT_EQ(bad_mode.load().kernels, commlens::KernelRecording::Off);
   ASSERT_EQ(bad_mode.warnings.size(), 1u);
-  EXPECT_NE(bad_mode.warnings[0].find("auto, steps, all, off"), std::string::npos);
+  EXPECT_NE(bad_mode.warnings[0].find("off, steps, all"), std::string::npos);
 }
 
 TEST(Config, CollectorListSelectsOnlyTheNamedCollectors) {

@@ -5,8 +5,8 @@ communication must be.
 
 usage: dl_jobs_check.py COMMLENS_CLI [--gpus N ...] [--python PYTHON] [--keep DIR]
 
-Each job runs 2 warm-up and 8 timed steps in trace mode with the default collectors, so the
-kernel records cover steps 6 to 8. For each job:
+Each job runs 2 warm-up and 8 timed steps in trace mode with the default collectors and
+COMMLENS_KERNELS=steps, so the kernel records cover steps 6 to 8. For each job:
 - the merged database holds every rank;
 - the steps are found: from the NVTX `step` ranges (torchrun, and mpirun without --pcontrol) or
   from MPI_Pcontrol(2), one phase per step;
@@ -55,8 +55,9 @@ def run_job(cli, python, launcher, gpus, wrap, model, pcontrol, output):
         command = ["mpirun", "-np", str(gpus), "--oversubscribe", python] + trainer + (["--pcontrol"] if pcontrol else [])
     else:
         command = [python, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(gpus)] + trainer
+    environment = dict(os.environ, COMMLENS_KERNELS="steps")
     job = subprocess.run([cli, "run", "--quiet", "--mode", "trace", "--output", output, "--"] + command,
-                         capture_output=True, text=True, timeout=900)
+                         capture_output=True, text=True, timeout=900, env=environment)
     lines = [line for line in job.stdout.splitlines() if line.startswith("DDP_TRAIN ")]
     if job.returncode != 0 or not lines:
         print(job.stdout[-3000:], job.stderr[-3000:])

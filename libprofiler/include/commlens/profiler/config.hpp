@@ -45,11 +45,11 @@ struct CollectorSet {
   bool nvtx = true;
 };
 
-// Which CUDA kernels the CUDA collector records one by one (every kernel record costs the launching
-// thread CPU time at each launch: docs/performance.md). auto: every kernel until the program marks
-// its first training step, then only inside the kernel steps; steps: only inside the kernel steps;
-// all: every kernel; off: none.
-enum class KernelRecording { Auto, Steps, All, Off };
+// Which CUDA kernels the CUDA collector records one by one: none (off), those of the kernel steps
+// (steps) or every kernel (all). Once CUPTI has recorded kernels, every later launch of the process
+// costs more, also after the records are switched off (docs/performance.md): recording them is the
+// user's choice.
+enum class KernelRecording { Off, Steps, All };
 
 // Training steps, numbered from 1 in the order the program marks them (MPI_Pcontrol(2) or an NVTX
 // range named as COMMLENS_STEP_RANGE says), first to last inclusive.
@@ -80,11 +80,8 @@ struct Config {
   bool start_at_nccl = false; // COMMLENS_START_AT_NCCL=1|0
   // CUDA collector: per-kernel records (and the launch, memset and synchronisation records that go
   // with them) only where they pay for themselves; copies are always recorded.
-  KernelRecording kernels = KernelRecording::Auto;   // COMMLENS_KERNELS=auto|steps|all|off
-  std::vector<StepSpan> kernel_steps = {{6, 8}};     // COMMLENS_KERNEL_STEPS
-  // auto, before any step is marked: kernel records stop once the program launches more kernels a
-  // second than this (0: never), since their cost then exceeds about 1% of its time.
-  std::uint32_t kernel_rate_limit = 2000; // COMMLENS_KERNEL_RATE_LIMIT, kernels per second
+  KernelRecording kernels = KernelRecording::Off; // COMMLENS_KERNELS=off|steps|all
+  std::vector<StepSpan> kernel_steps = {{6, 8}};  // COMMLENS_KERNEL_STEPS
   // An NVTX range (default domain) whose name is this, alone or followed by a number ("step",
   // "step 12", "step#12", case ignored), marks a training step like MPI_Pcontrol(2); empty: none.
   std::string step_range = "step"; // COMMLENS_STEP_RANGE
