@@ -15,8 +15,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <vector>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -88,7 +88,9 @@ void enable_unified_memory_counters() {
 }
 
 void enable(const std::string& features) {
-  const auto has = [&](const char* feature) { return ("," + features + ",").find("," + std::string(feature) + ",") != std::string::npos; };
+  const auto has = [&](const char* feature) {
+    return ("," + features + ",").find("," + std::string(feature) + ",") != std::string::npos;
+  };
   cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
   if (has("stamp")) {
     cuptiActivityRegisterTimestampCallback(steady_timestamp);

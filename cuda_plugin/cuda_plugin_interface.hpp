@@ -20,15 +20,15 @@ inline constexpr const char* kCudaPluginStartSymbol = "commlens_cuda_plugin_star
 
 struct CudaPluginHost {
   int abi_version = kCudaPluginAbiVersion;
-  int world_rank = 0;                     // in this job's MPI_COMM_WORLD (what the runtime's MPI calls use)
-  int run_rank = 0;                       // what rows store in their rank column (ProcessIdentity::run_rank)
-  bool cupti = false;                     // COMMLENS_COLLECTORS names cupti
-  bool nvtx = false;                      // COMMLENS_COLLECTORS names nvtx
+  int world_rank = 0; // in this job's MPI_COMM_WORLD (what the runtime's MPI calls use)
+  int run_rank = 0;   // what rows store in their rank column (ProcessIdentity::run_rank)
+  bool cupti = false; // COMMLENS_COLLECTORS names cupti
+  bool nvtx = false;  // COMMLENS_COLLECTORS names nvtx
   KernelRecording kernels = KernelRecording::Off;    // COMMLENS_KERNELS
   std::vector<StepSpan> kernel_steps;                // COMMLENS_KERNEL_STEPS
   std::string step_range;                            // COMMLENS_STEP_RANGE (empty: none)
   Mode mode = Mode::Summary;                         // COMMLENS_MODE
-  RuntimeMode runtime = RuntimeMode::Off; // COMMLENS_RUNTIME
+  RuntimeMode runtime = RuntimeMode::Off;            // COMMLENS_RUNTIME
   std::vector<std::string> runtime_collectives;      // COMMLENS_RUNTIME_COLLECTIVES
   std::optional<std::uint32_t> runtime_host_percent; // COMMLENS_RUNTIME_HOST_PERCENT (unset: the table's)
   std::string runtime_algorithm = "auto";            // COMMLENS_RUNTIME_ALGORITHM

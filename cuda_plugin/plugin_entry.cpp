@@ -9,8 +9,8 @@
 #include "external_correlation.hpp"
 #include "ipc_tracker.hpp"
 #include "kernel_recording.hpp"
-#include "nvtx_steps.hpp"
 #include "mpi_nvtx_ranges.hpp"
+#include "nvtx_steps.hpp"
 #include "peer_topology.hpp"
 #include "plugin/runtime_plugin.hpp"
 #include "plugin_context.hpp"
@@ -73,7 +73,8 @@ std::string start_step_ranges(const pmpi::CudaPluginHost& plugin_host, bool cupt
     return "off (the CUDA collector is not NVTX's tool)";
   }
   set_step_range_name(plugin_host.step_range);
-  return enable_nvtx_step_callbacks() ? "NVTX ranges named " + plugin_host.step_range : "off (" + first_error() + ")";
+  return enable_nvtx_step_callbacks() ? "NVTX ranges named " + plugin_host.step_range
+                                      : "off (" + first_error() + ")";
 }
 
 // The library CUPTI is in, and this plugin's own file.
@@ -140,7 +141,8 @@ const char* start_collectors(const pmpi::CudaPluginHost& plugin_host) {
   }
   pmpi::CollectorHooks& hooks = *plugin_host.hooks;
   hooks.slots[static_cast<int>(pmpi::Collector::Cuda)] = {
-      on_call_enter, on_call_exit, nullptr, nullptr, on_finalize, cupti_on ? kernel_recording_phase_begun : nullptr};
+      on_call_enter, on_call_exit, nullptr,
+      nullptr,       on_finalize,  cupti_on ? kernel_recording_phase_begun : nullptr};
   hooks.buffer_location = cached_buffer_location;
   if (cupti_on) {
     hooks.stream_work = device_span_hooks();
@@ -165,11 +167,13 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(c
   using Initialize = int (*)(const void*);
   static const auto cupti_initialize = []() -> Initialize {
     Dl_info info{};
-    if (dladdr(reinterpret_cast<const void*>(&cuptiActivityEnable), &info) == 0 || info.dli_fname == nullptr) {
+    if (dladdr(reinterpret_cast<const void*>(&cuptiActivityEnable), &info) == 0 ||
+        info.dli_fname == nullptr) {
       return nullptr;
     }
     void* cupti = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-    return cupti != nullptr ? reinterpret_cast<Initialize>(dlsym(cupti, "InitializeInjectionNvtx2")) : nullptr;
+    return cupti != nullptr ? reinterpret_cast<Initialize>(dlsym(cupti, "InitializeInjectionNvtx2"))
+                            : nullptr;
   }();
   return cupti_initialize != nullptr ? cupti_initialize(get_export_table) : 0;
 }

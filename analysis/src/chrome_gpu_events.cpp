@@ -82,8 +82,7 @@ std::uint64_t write_each_row(const Database& database, std::string_view sql, Wri
 }
 
 std::uint64_t write_nvtx_ranges(const Database& database, std::FILE* out) {
-  auto ranks =
-      database.prepare("SELECT DISTINCT rank FROM nvtx_ranges WHERE " + program_nvtx_domain_sql());
+  auto ranks = database.prepare("SELECT DISTINCT rank FROM nvtx_ranges WHERE " + program_nvtx_domain_sql());
   while (ranks.step())
     write_track(out, ranks.integer(0), kNvtxTrack, "NVTX");
   return write_each_row(database, nvtx_sql(), [&](const Statement& range) {

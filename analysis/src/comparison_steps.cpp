@@ -15,16 +15,18 @@ namespace {
 // run, then the collective size bins of either run.
 std::vector<std::pair<std::string, std::string>> figure_order(const TrainingSteps& a,
                                                               const TrainingSteps& b) {
-  std::vector<std::pair<std::string, std::string>> order = {{"steps", "steps"},
-                                                            {"median step time", "ns"},
-                                                            {"step time, first quartile", "ns"},
-                                                            {"step time, third quartile", "ns"},
-                                                            {"median time in MPI and NCCL calls per step", "ns"},
-                                                            {"share of step time in MPI and NCCL calls", "share"}};
+  std::vector<std::pair<std::string, std::string>> order = {
+      {"steps", "steps"},
+      {"median step time", "ns"},
+      {"step time, first quartile", "ns"},
+      {"step time, third quartile", "ns"},
+      {"median time in MPI and NCCL calls per step", "ns"},
+      {"share of step time in MPI and NCCL calls", "share"}};
   if (a.median_nccl_gpu_ns > 0 || b.median_nccl_gpu_ns > 0)
     order.emplace_back("median NCCL time on the GPU", "ns");
   if (!a.gpu_steps.empty() || !b.gpu_steps.empty())
-    for (const char* figure : {"median GPU compute", "median GPU communication", "median exposed communication"})
+    for (const char* figure :
+         {"median GPU compute", "median GPU communication", "median exposed communication"})
       order.emplace_back(figure, "ns");
   if (a.nonblocking_allreduce || b.nonblocking_allreduce) {
     order.emplace_back("nonblocking allreduces pending", "ns");
@@ -49,12 +51,13 @@ std::vector<std::pair<std::string, std::string>> figure_order(const TrainingStep
 }
 
 std::map<std::string, double> figures_of(const TrainingSteps& steps) {
-  std::map<std::string, double> figures = {{"steps", double(steps.steps.size())},
-                                           {"median step time", double(steps.median_ns)},
-                                           {"step time, first quartile", double(steps.p25_ns)},
-                                           {"step time, third quartile", double(steps.p75_ns)},
-                                           {"median time in MPI and NCCL calls per step", double(steps.median_mpi_ns)},
-                                           {"share of step time in MPI and NCCL calls", steps.mpi_share}};
+  std::map<std::string, double> figures = {
+      {"steps", double(steps.steps.size())},
+      {"median step time", double(steps.median_ns)},
+      {"step time, first quartile", double(steps.p25_ns)},
+      {"step time, third quartile", double(steps.p75_ns)},
+      {"median time in MPI and NCCL calls per step", double(steps.median_mpi_ns)},
+      {"share of step time in MPI and NCCL calls", steps.mpi_share}};
   if (steps.median_nccl_gpu_ns > 0)
     figures["median NCCL time on the GPU"] = double(steps.median_nccl_gpu_ns);
   if (!steps.gpu_steps.empty()) {

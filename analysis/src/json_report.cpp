@@ -128,15 +128,14 @@ json training_steps_json(const TrainingSteps& section) {
           {"mpi_share", section.mpi_share},
           {"marked_by", section.marked_by},
           {"warmup_steps", section.warmup_steps},
-          {"gpu_breakdown",
-           section.gpu_steps.empty()
-               ? json{{"absent", section.gpu_absent}}
-               : json{{"steps", section.gpu_steps},
-                      {"median_compute_ns", section.median_gpu_compute_ns},
-                      {"median_communication_ns", section.median_gpu_communication_ns},
-                      {"median_overlapped_ns", section.median_gpu_overlapped_ns},
-                      {"median_exposed_ns", section.median_gpu_exposed_ns},
-                      {"median_idle_ns", section.median_gpu_idle_ns}}},
+          {"gpu_breakdown", section.gpu_steps.empty()
+                                ? json{{"absent", section.gpu_absent}}
+                                : json{{"steps", section.gpu_steps},
+                                       {"median_compute_ns", section.median_gpu_compute_ns},
+                                       {"median_communication_ns", section.median_gpu_communication_ns},
+                                       {"median_overlapped_ns", section.median_gpu_overlapped_ns},
+                                       {"median_exposed_ns", section.median_gpu_exposed_ns},
+                                       {"median_idle_ns", section.median_gpu_idle_ns}}},
           {"median_nccl_gpu_ns", section.median_nccl_gpu_ns},
           {"functions", std::move(functions)},
           {"collective_sizes", std::move(sizes)},

@@ -64,12 +64,14 @@ void mark_recorded(const Database& database, std::vector<RankStep>& steps) {
 // Every kernel, copy and memset of the ranks, in time order per rank: kind 0 compute, 1
 // communication, 2 a copy or memset. Databases of older versions may lack the copy and memset tables.
 std::string gpu_work_sql(const Database& database) {
-  std::string sql = "SELECT rank, start_ns, end_ns, CASE WHEN instr(name, 'ncclDevKernel') > 0 OR "
-                    "instr(name, 'ncclKernel') > 0 OR mpi_call_id IS NOT NULL THEN 1 ELSE 0 END FROM cuda_kernels "
-                    "WHERE ?1 IS NULL OR rank = ?1";
+  std::string sql =
+      "SELECT rank, start_ns, end_ns, CASE WHEN instr(name, 'ncclDevKernel') > 0 OR "
+      "instr(name, 'ncclKernel') > 0 OR mpi_call_id IS NOT NULL THEN 1 ELSE 0 END FROM cuda_kernels "
+      "WHERE ?1 IS NULL OR rank = ?1";
   for (const char* table : {"cuda_copies", "cuda_memsets"})
     if (database.has_table(table))
-      sql += fmt::format(" UNION ALL SELECT rank, start_ns, end_ns, 2 FROM {} WHERE ?1 IS NULL OR rank = ?1", table);
+      sql += fmt::format(" UNION ALL SELECT rank, start_ns, end_ns, 2 FROM {} WHERE ?1 IS NULL OR rank = ?1",
+                         table);
   return sql + " ORDER BY 1, 2";
 }
 
@@ -164,7 +166,8 @@ std::string steps_with_breakdown(const TrainingSteps& section) {
     std::size_t last = i;
     while (last + 1 < section.steps.size() && section.steps[last + 1].gpu_ranks > 0)
       ++last;
-    text += (text.empty() ? "" : ",") + (last == i ? fmt::format("{}", i + 1) : fmt::format("{}-{}", i + 1, last + 1));
+    text += (text.empty() ? "" : ",") +
+            (last == i ? fmt::format("{}", i + 1) : fmt::format("{}-{}", i + 1, last + 1));
     i = last + 1;
   }
   return text;
@@ -195,8 +198,9 @@ void summarise(const Database& database, TrainingSteps& section) {
   auto chosen = database.prepare("SELECT value FROM run WHERE key = 'cuda_kernels'");
   const std::string kernels = chosen.step() ? chosen.text(0) : "";
   if (kernels.starts_with("none")) {
-    section.gpu_absent = "kernels were not recorded (COMMLENS_KERNELS=off, the default); COMMLENS_KERNELS=steps "
-                         "records those of steps 6-8 (COMMLENS_KERNEL_STEPS), at a cost for the rest of the run";
+    section.gpu_absent =
+        "kernels were not recorded (COMMLENS_KERNELS=off, the default); COMMLENS_KERNELS=steps "
+        "records those of steps 6-8 (COMMLENS_KERNEL_STEPS), at a cost for the rest of the run";
   } else if (!database.has_rows("cuda_kernels") && !database.has_rows("kernel_recording")) {
     section.gpu_absent = "no kernels recorded (the CUDA collector was off)";
   } else {

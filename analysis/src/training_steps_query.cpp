@@ -164,8 +164,8 @@ void summarise_step_times(TrainingSteps& section) {
 }
 
 std::string steps_marked_by(const Database& database) {
-  auto pcontrol = database.prepare(
-      "SELECT 1 FROM call_stats c JOIN functions f ON f.id = c.function_id WHERE f.name = 'MPI_Pcontrol' LIMIT 1");
+  auto pcontrol = database.prepare("SELECT 1 FROM call_stats c JOIN functions f ON f.id = c.function_id "
+                                   "WHERE f.name = 'MPI_Pcontrol' LIMIT 1");
   if (pcontrol.step())
     return "MPI_Pcontrol(2)";
   auto marks = database.prepare("SELECT value FROM run WHERE key = 'step_marks' AND value NOT LIKE 'off%'");
@@ -179,8 +179,9 @@ TrainingSteps query_training_steps(const Database& database, const ReportFilter&
   std::map<int, TrainingStep> steps;
   read_step_spans(database, filter, section, steps);
   if (steps.empty()) {
-    section.absent = "no step phases (MPI_Pcontrol(2) at the start of each step and once after the last, or an "
-                     "NVTX range named step around each step on a GPU)";
+    section.absent =
+        "no step phases (MPI_Pcontrol(2) at the start of each step and once after the last, or an "
+        "NVTX range named step around each step on a GPU)";
     return section;
   }
   section.marked_by = steps_marked_by(database);

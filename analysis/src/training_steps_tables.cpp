@@ -34,20 +34,24 @@ std::string with_share(std::int64_t ns, std::int64_t of_ns) {
 
 void add_gpu_rows(const TrainingSteps& steps, ReportTable& table) {
   if (steps.median_nccl_gpu_ns > 0)
-    table.rows.push_back({"NCCL calls' time on the GPU per step, median", with_share(steps.median_nccl_gpu_ns, steps.median_ns)});
+    table.rows.push_back({"NCCL calls' time on the GPU per step, median",
+                          with_share(steps.median_nccl_gpu_ns, steps.median_ns)});
   if (steps.gpu_steps.empty()) {
     table.rows.push_back({"GPU breakdown (compute, communication, exposed)", "none: " + steps.gpu_absent});
     return;
   }
   const std::int64_t communication = steps.median_gpu_communication_ns;
   table.rows.push_back({"GPU breakdown from the kernels of steps", steps.gpu_steps});
-  table.rows.push_back({"GPU compute per step, median", with_share(steps.median_gpu_compute_ns, steps.median_ns)});
+  table.rows.push_back(
+      {"GPU compute per step, median", with_share(steps.median_gpu_compute_ns, steps.median_ns)});
   table.rows.push_back({"GPU communication per step, median", with_share(communication, steps.median_ns)});
   table.rows.push_back(
-      {"of it overlapped by compute", communication > 0 ? fmt::format("{} ({} of the communication)",
-                                                                      human_duration(double(steps.median_gpu_overlapped_ns)),
-                                                                      percent(double(steps.median_gpu_overlapped_ns) / double(communication)))
-                                                        : std::string("-")});
+      {"of it overlapped by compute",
+       communication > 0
+           ? fmt::format("{} ({} of the communication)",
+                         human_duration(double(steps.median_gpu_overlapped_ns)),
+                         percent(double(steps.median_gpu_overlapped_ns) / double(communication)))
+           : std::string("-")});
   table.rows.push_back({"exposed communication per step, median (nothing computes meanwhile)",
                         with_share(steps.median_gpu_exposed_ns, steps.median_ns)});
   table.rows.push_back({"GPU idle per step, median", with_share(steps.median_gpu_idle_ns, steps.median_ns)});
@@ -63,22 +67,25 @@ ReportTable summary_table(const TrainingSteps& steps) {
     allreduce_calls += step.allreduce_calls;
     allreduce_bytes += step.allreduce_bytes;
   }
-  table.rows = {
-      {"steps", fmt::format("{} (phases {} to {}, marked by {}), {} rank-steps", steps.steps.size(), first.phase,
-                            last.phase, steps.marked_by, steps.rank_steps)},
-      {"step time, median", human_duration(double(steps.median_ns))},
-      {"step time, quartiles",
-       fmt::format("{} to {}", human_duration(double(steps.p25_ns)), human_duration(double(steps.p75_ns)))},
-      {"step time, min to max",
-       fmt::format("{} to {}", human_duration(double(steps.min_ns)), human_duration(double(steps.max_ns)))}};
+  table.rows = {{"steps", fmt::format("{} (phases {} to {}, marked by {}), {} rank-steps", steps.steps.size(),
+                                      first.phase, last.phase, steps.marked_by, steps.rank_steps)},
+                {"step time, median", human_duration(double(steps.median_ns))},
+                {"step time, quartiles", fmt::format("{} to {}", human_duration(double(steps.p25_ns)),
+                                                     human_duration(double(steps.p75_ns)))},
+                {"step time, min to max", fmt::format("{} to {}", human_duration(double(steps.min_ns)),
+                                                      human_duration(double(steps.max_ns)))}};
   if (steps.warmup_steps > 0)
-    table.rows.push_back({"first step (warm-up: left out of the shares)", human_duration(double(first.duration_ns))});
-  table.rows.push_back({"time in MPI and NCCL calls per step, median (host)",
-                        fmt::format("{} of the median step", with_share(steps.median_mpi_ns, steps.median_ns))});
+    table.rows.push_back(
+        {"first step (warm-up: left out of the shares)", human_duration(double(first.duration_ns))});
+  table.rows.push_back(
+      {"time in MPI and NCCL calls per step, median (host)",
+       fmt::format("{} of the median step", with_share(steps.median_mpi_ns, steps.median_ns))});
   table.rows.push_back({"time in MPI and NCCL calls, share of the steps' time", percent(steps.mpi_share)});
   if (allreduce_calls > 0) {
-    table.rows.push_back({"allreduce calls per step and rank", per_step_count(double(allreduce_calls) / steps.rank_steps)});
-    table.rows.push_back({"allreduce bytes per step and rank", bytes_per_step(double(allreduce_bytes) / steps.rank_steps)});
+    table.rows.push_back(
+        {"allreduce calls per step and rank", per_step_count(double(allreduce_calls) / steps.rank_steps)});
+    table.rows.push_back(
+        {"allreduce bytes per step and rank", bytes_per_step(double(allreduce_bytes) / steps.rank_steps)});
   }
   if (steps.nonblocking_allreduce) {
     table.rows.push_back(
@@ -146,9 +153,9 @@ ReportTable each_step_table(const TrainingSteps& steps) {
          human_duration(double(step.mpi_ns)),
          step.duration_ns > 0 ? percent(double(step.mpi_ns) / double(step.duration_ns)) : "-",
          per_step_count(double(step.calls) / ranks), per_step_count(double(step.allreduce_calls) / ranks),
-         bytes_per_step(double(step.allreduce_bytes) / ranks), gpu_figure(step.nccl_gpu_ns > 0, step.nccl_gpu_ns),
-         gpu_figure(gpu, step.gpu_compute_ns), gpu_figure(gpu, step.gpu_communication_ns),
-         gpu_figure(gpu, step.gpu_exposed_ns)});
+         bytes_per_step(double(step.allreduce_bytes) / ranks),
+         gpu_figure(step.nccl_gpu_ns > 0, step.nccl_gpu_ns), gpu_figure(gpu, step.gpu_compute_ns),
+         gpu_figure(gpu, step.gpu_communication_ns), gpu_figure(gpu, step.gpu_exposed_ns)});
   }
   return table;
 }

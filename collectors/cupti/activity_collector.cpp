@@ -43,7 +43,8 @@ std::int64_t measure_clock_offset() {
     const std::uint64_t after = host().now_ns();
     if (after - before < best_gap) {
       best_gap = after - before;
-      best_offset = static_cast<std::int64_t>(before + (after - before) / 2) - static_cast<std::int64_t>(cupti_ns);
+      best_offset =
+          static_cast<std::int64_t>(before + (after - before) / 2) - static_cast<std::int64_t>(cupti_ns);
     }
   }
   return best_offset;
@@ -127,10 +128,14 @@ SqlValue optional_id(const std::optional<std::uint32_t>& id) {
 }
 
 std::vector<SqlValue> synchronization_row(const CudaSynchronization& sync) {
-  return {std::int64_t{host().run_rank},    row_ns(sync.start_ns),
-          row_ns(sync.end_ns),         std::string(sync_kind_name(sync.kind)),
-          std::int64_t{sync.context},       optional_id(sync.stream),
-          optional_id(sync.event),          call_id_value(call_of(correlations, sync)),
+  return {std::int64_t{host().run_rank},
+          row_ns(sync.start_ns),
+          row_ns(sync.end_ns),
+          std::string(sync_kind_name(sync.kind)),
+          std::int64_t{sync.context},
+          optional_id(sync.stream),
+          optional_id(sync.event),
+          call_id_value(call_of(correlations, sync)),
           std::int64_t{sync.correlation_id}};
 }
 
@@ -249,8 +254,8 @@ bool start_activity_collection(const CopyPathClassifier& copy_classifier, IpcTra
                 "cuptiActivityRegisterCallbacks")) {
     return false;
   }
-  for (const auto kind : {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
-                          CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION}) {
+  for (const auto kind :
+       {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION}) {
     if (!cupti_ok(cuptiActivityEnable(kind), "cuptiActivityEnable")) {
       return false;
     }

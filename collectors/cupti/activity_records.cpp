@@ -4,7 +4,6 @@
 
 #include <cupti.h>
 
-
 namespace commlens::cuda {
 
 namespace {

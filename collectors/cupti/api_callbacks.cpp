@@ -217,7 +217,8 @@ bool enable_nvtx_step_callbacks() {
   std::size_t count = 0;
   const std::uint32_t* ids = nvtx_step_callbacks(&count);
   for (std::size_t i = 0; i < count; ++i) {
-    if (!cupti_ok(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_NVTX, ids[i]), "cuptiEnableCallback(NVTX)")) {
+    if (!cupti_ok(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_NVTX, ids[i]),
+                  "cuptiEnableCallback(NVTX)")) {
       return false;
     }
   }

@@ -27,15 +27,17 @@ template <std::size_t N> bool names_any(std::string_view name, const std::array<
 }
 
 bool in_group(std::string_view name, ApiRecords which) {
-  return which == ApiRecords::Copies ? names_any(name, kCopyNameParts) : names_any(name, kKernelDetailNameParts);
+  return which == ApiRecords::Copies ? names_any(name, kCopyNameParts)
+                                     : names_any(name, kKernelDetailNameParts);
 }
 
 template <class Enable>
-bool set_matching(CUpti_CallbackDomain domain, std::uint32_t id_count, ApiRecords which, bool on, Enable enable_one) {
+bool set_matching(CUpti_CallbackDomain domain, std::uint32_t id_count, ApiRecords which, bool on,
+                  Enable enable_one) {
   for (std::uint32_t id = 1; id < id_count; ++id) {
     const char* name = nullptr;
-    if (cuptiGetCallbackName(domain, id, &name) == CUPTI_SUCCESS && name != nullptr && in_group(name, which) &&
-        !cupti_ok(enable_one(id, on ? 1 : 0), "cuptiActivityEnable*Api")) {
+    if (cuptiGetCallbackName(domain, id, &name) == CUPTI_SUCCESS && name != nullptr &&
+        in_group(name, which) && !cupti_ok(enable_one(id, on ? 1 : 0), "cuptiActivityEnable*Api")) {
       return false;
     }
   }

@@ -8,8 +8,8 @@ namespace commlens::cuda {
 // recorded each pointer query, stream query and event call, the largest part of the collector's
 // cost on copy-heavy programs (docs/performance.md).
 enum class ApiRecords {
-  Copies,        // memcpy functions: always on, copies are classified and tied to their call
-  KernelDetail,  // launches, memsets, synchronisations and stream waits: with the kernel records only
+  Copies,       // memcpy functions: always on, copies are classified and tied to their call
+  KernelDetail, // launches, memsets, synchronisations and stream waits: with the kernel records only
 };
 
 // Turns the API records of one group on or off. Returns false when CUPTI refused.

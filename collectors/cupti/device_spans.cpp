@@ -130,10 +130,11 @@ void renew_anchor(CUcontext context, Context& state) {
   // The event completed between the two readings, on an idle stream soon after the first.
   // Destroyed, not pooled, when the last span timed against it completes: that may happen on any
   // thread, outside the mutex.
-  state.anchor = std::shared_ptr<const Anchor>(new Anchor{event, before + (after - before) / 2}, [](const Anchor* old) {
-    cuEventDestroy(old->event);
-    delete old;
-  });
+  state.anchor =
+      std::shared_ptr<const Anchor>(new Anchor{event, before + (after - before) / 2}, [](const Anchor* old) {
+        cuEventDestroy(old->event);
+        delete old;
+      });
 }
 
 float elapsed_ms(CUevent from, CUevent to) {
@@ -217,7 +218,8 @@ void queue_span(PendingSpan span) {
   auto* stream = static_cast<CUstream>(const_cast<void*>(span.call.stream));
   Context& state = contexts[span.context];
   span.end = take_event(span.context, state);
-  if (span.end == nullptr || pending.size() >= kMostPending || cuEventRecord(span.end, stream) != CUDA_SUCCESS) {
+  if (span.end == nullptr || pending.size() >= kMostPending ||
+      cuEventRecord(span.end, stream) != CUDA_SUCCESS) {
     if (span.end != nullptr) {
       state.free_events.push_back(span.end);
     }
@@ -232,7 +234,8 @@ void on_end(const pmpi::StreamCall& call, bool in_group) noexcept {
   if (started.event == nullptr) {
     return;
   }
-  PendingSpan span{call, started.cupti_stream, started.context, started.event, nullptr, std::move(started.anchor)};
+  PendingSpan span{call,    started.cupti_stream,     started.context, started.event,
+                   nullptr, std::move(started.anchor)};
   started = {};
   const std::lock_guard lock(mutex);
   if (call.call_id == 0) {

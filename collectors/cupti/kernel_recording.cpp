@@ -70,7 +70,8 @@ void finish_kernel_recording() {
   apply(false);
   host().set_run_value("training_steps_marked", std::to_string(schedule->steps()));
   if (!spans.empty()) {
-    host().store_rows("INSERT INTO kernel_recording (rank, start_ns, end_ns) VALUES (?,?,?)", std::move(spans));
+    host().store_rows("INSERT INTO kernel_recording (rank, start_ns, end_ns) VALUES (?,?,?)",
+                      std::move(spans));
     spans.clear();
   }
   schedule.reset();

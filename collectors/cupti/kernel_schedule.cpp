@@ -8,7 +8,8 @@ KernelSchedule::KernelSchedule(KernelRecording mode, std::vector<StepSpan> steps
     : mode_(mode), spans_(std::move(steps)), recording_(mode == KernelRecording::All) {}
 
 bool KernelSchedule::in_kernel_steps(std::uint32_t step) const {
-  return std::ranges::any_of(spans_, [step](const StepSpan& span) { return step >= span.first && step <= span.last; });
+  return std::ranges::any_of(
+      spans_, [step](const StepSpan& span) { return step >= span.first && step <= span.last; });
 }
 
 bool KernelSchedule::phase_begun(int level) {

@@ -18,8 +18,9 @@ thread_local StepRangeNesting nesting;
 
 // The text of an nvtxRangePushEx; empty for other kinds of message (wide or registered strings).
 const char* pushed_text(const nvtxEventAttributes_t* attributes) {
-  return attributes != nullptr && attributes->messageType == NVTX_MESSAGE_TYPE_ASCII ? attributes->message.ascii
-                                                                                   : "";
+  return attributes != nullptr && attributes->messageType == NVTX_MESSAGE_TYPE_ASCII
+             ? attributes->message.ascii
+             : "";
 }
 
 } // namespace
@@ -41,8 +42,8 @@ void on_nvtx_step_callback(std::uint32_t callback_id, const void* callback_data)
     const char* message = static_cast<const nvtxRangePushA_params*>(params)->message;
     step_begins = nesting.pushed(message != nullptr ? message : "", step_range_name);
   } else if (callback_id == CUPTI_CBID_NVTX_nvtxRangePushEx) {
-    step_begins =
-        nesting.pushed(pushed_text(static_cast<const nvtxRangePushEx_params*>(params)->eventAttrib), step_range_name);
+    step_begins = nesting.pushed(pushed_text(static_cast<const nvtxRangePushEx_params*>(params)->eventAttrib),
+                                 step_range_name);
   } else if (callback_id == CUPTI_CBID_NVTX_nvtxRangePop) {
     step_ends = nesting.popped();
   }

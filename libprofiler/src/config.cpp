@@ -211,7 +211,8 @@ const std::vector<Setting>& settings() {
        [](const Config& c) { return bool_text(c.start_at_nccl); }},
       {"COMMLENS_KERNELS", "off, steps, all",
        [](Config& c, const std::string& v) {
-         for (const KernelRecording recording : {KernelRecording::Off, KernelRecording::Steps, KernelRecording::All}) {
+         for (const KernelRecording recording :
+              {KernelRecording::Off, KernelRecording::Steps, KernelRecording::All}) {
            if (v == kernel_recording_name(recording)) {
              c.kernels = recording;
              return true;
@@ -408,8 +409,9 @@ std::optional<std::vector<StepSpan>> parse_step_spans(std::string_view text) {
   for (const std::string& item : split_names(text)) {
     const auto dash = item.find('-');
     const auto first = parse_in_range(std::string_view(item).substr(0, dash), 1, UINT32_MAX);
-    const auto last =
-        dash == std::string::npos ? first : parse_in_range(std::string_view(item).substr(dash + 1), 1, UINT32_MAX);
+    const auto last = dash == std::string::npos
+                          ? first
+                          : parse_in_range(std::string_view(item).substr(dash + 1), 1, UINT32_MAX);
     if (!first || !last || *last < *first || (!spans.empty() && *first <= spans.back().last)) {
       return std::nullopt;
     }

@@ -96,7 +96,8 @@ TEST_F(TrainingSteps, StepTimeHasMedianQuartilesAndShareInMpi) {
   EXPECT_EQ(steps.median_mpi_ns, 30 * kMs + 1000);
   // The first of three steps is the warm-up: the share is over steps 2 and 3.
   EXPECT_EQ(steps.warmup_steps, 1);
-  EXPECT_DOUBLE_EQ(steps.mpi_share, double((30 * kMs + 1000) + (30 * kMs + 1000 + kMs / 2)) / double(500 * kMs));
+  EXPECT_DOUBLE_EQ(steps.mpi_share,
+                   double((30 * kMs + 1000) + (30 * kMs + 1000 + kMs / 2)) / double(500 * kMs));
 }
 
 TEST_F(TrainingSteps, CallsPerStepAreMeansOverRankStepsWithTheirRange) {
@@ -134,9 +135,7 @@ TEST_F(TrainingSteps, StepsMarkedByPcontrolSayWhatMarkedThem) {
 TEST_F(TrainingSteps, MarkdownAndHtmlCarryTheSectionAndHtmlPlotsTheSteps) {
   const auto full = report();
   const auto markdown = analysis::render_markdown_report(full);
-  EXPECT_NE(markdown.find("## Training steps\n\n| figure | value |\n"),
-            std::string::npos)
-      << markdown;
+  EXPECT_NE(markdown.find("## Training steps\n\n| figure | value |\n"), std::string::npos) << markdown;
   EXPECT_NE(markdown.find("| step time, median | 200.000 ms |"), std::string::npos);
   const auto html = analysis::render_html_report(full);
   EXPECT_NE(html.find("<h2>Training steps: time per step</h2>"), std::string::npos);
@@ -213,7 +212,8 @@ protected:
     path_ = make_temp_directory("commlens-steps-gpu") / "commlens.sqlite";
     TestDatabase database(path_);
     fill_training_run(database);
-    database.execute("INSERT INTO functions (id, name, family) VALUES (5, 'nccl:AllReduce', 'nccl_collective')");
+    database.execute(
+        "INSERT INTO functions (id, name, family) VALUES (5, 'nccl:AllReduce', 'nccl_collective')");
     for (int rank = 0; rank < 2; ++rank) {
       database.execute(fmt::format(
           "INSERT INTO kernel_recording VALUES ({0}, {1}, {2});"
@@ -223,7 +223,8 @@ protected:
       const std::vector<std::tuple<int, int, const char*, const char*>> kernels = {
           {1100, 1150, "gemm", "NULL"},
           {1160, 1200, "relu", "NULL"},
-          {1180, 1220, "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE", "NULL"},
+          {1180, 1220, "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE",
+           "NULL"},
           {1250, 1260, "reduce_kernel", "5"},
           {1400, 1410, "gemm", "NULL"}};
       for (const auto& [start, end, name, call] : kernels)
@@ -270,7 +271,8 @@ TEST_F(TrainingStepsGpu, NcclGpuTimeIsPerStepAndPerCollectiveSize) {
 TEST_F(TrainingStepsGpu, TheReportSaysWhichStepsHaveABreakdownAndWhatIsExposed) {
   const auto text = analysis::render_text_report(analysis::build_report(analysis::Database(path_)));
   EXPECT_NE(text.find("GPU breakdown from the kernels of steps"), std::string::npos) << text;
-  EXPECT_NE(text.find("exposed communication per step, median (nothing computes meanwhile)"), std::string::npos);
+  EXPECT_NE(text.find("exposed communication per step, median (nothing computes meanwhile)"),
+            std::string::npos);
   EXPECT_NE(text.find("30.000 ms (15.0%)"), std::string::npos) << text; // of the 200 ms median step
 }
 
@@ -279,8 +281,9 @@ TEST(TrainingStepsGpuAbsent, StepsWithoutRecordedKernelsSayWhy) {
   {
     TestDatabase database(path);
     fill_training_run(database);
-    database.execute("INSERT INTO run (key, value) VALUES ('cuda_kernels', 'steps 6-8 (COMMLENS_KERNELS=steps)');"
-                     "INSERT INTO kernel_recording VALUES (0, 0, 900000000)");
+    database.execute(
+        "INSERT INTO run (key, value) VALUES ('cuda_kernels', 'steps 6-8 (COMMLENS_KERNELS=steps)');"
+        "INSERT INTO kernel_recording VALUES (0, 0, 900000000)");
   }
   const auto section = analysis::build_report(analysis::Database(path)).training_steps;
   EXPECT_TRUE(section.gpu_steps.empty());

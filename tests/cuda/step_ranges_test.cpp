@@ -9,10 +9,12 @@ using commlens::cuda::is_step_range;
 using commlens::cuda::StepRangeNesting;
 
 TEST(StepRanges, TheConfiguredNameAloneOrWithAStepNumberMarksAStep) {
-  for (const char* name : {"step", "Step", "STEP", "step 12", "step#12", "step_3", "step-4", "step:5", "step7"}) {
+  for (const char* name :
+       {"step", "Step", "STEP", "step 12", "step#12", "step_3", "step-4", "step:5", "step7"}) {
     EXPECT_TRUE(is_step_range(name, "step")) << name;
   }
-  for (const char* name : {"steps", "stepper", "step 1a", "step ", "step#", "forward", "ste", "train step", ""}) {
+  for (const char* name :
+       {"steps", "stepper", "step 1a", "step ", "step#", "forward", "ste", "train step", ""}) {
     EXPECT_FALSE(is_step_range(name, "step")) << name;
   }
   EXPECT_TRUE(is_step_range("iteration 3", "iteration"));

@@ -76,7 +76,8 @@ ncclResult_t ncclBroadcast(const void*, void*, size_t, ncclDataType_t, int, nccl
 }
 ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
                        cudaStream_t stream) {
-  using Broadcast = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+  using Broadcast =
+      ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
   static const auto broadcast = reinterpret_cast<Broadcast>(dlsym(RTLD_DEFAULT, "ncclBroadcast"));
   return broadcast != nullptr ? broadcast(buff, buff, count, datatype, root, comm, stream) : kSuccess;
 }

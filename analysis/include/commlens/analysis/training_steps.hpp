@@ -22,11 +22,11 @@ struct ReportFilter;
 struct TrainingStep {
   int phase = 0;
   int ranks = 0;
-  std::int64_t start_ns = 0;    // earliest start across ranks
-  std::int64_t duration_ns = 0; // the longest rank's time in the phase
-  std::int64_t mpi_ns = 0;      // time in MPI calls, mean over ranks
-  std::uint64_t calls = 0;      // MPI calls, summed over ranks (MPI_Pcontrol included)
-  std::uint64_t allreduce_calls = 0;  // MPI and NCCL allreduces
+  std::int64_t start_ns = 0;         // earliest start across ranks
+  std::int64_t duration_ns = 0;      // the longest rank's time in the phase
+  std::int64_t mpi_ns = 0;           // time in MPI calls, mean over ranks
+  std::uint64_t calls = 0;           // MPI calls, summed over ranks (MPI_Pcontrol included)
+  std::uint64_t allreduce_calls = 0; // MPI and NCCL allreduces
   std::uint64_t allreduce_bytes = 0; // bytes each rank contributes, summed over ranks
   // The GPU, mean over the ranks whose kernels were recorded in this step (kernel_recording);
   // gpu_ranks 0: no rank's were, and the figures stay 0.
@@ -62,8 +62,8 @@ struct StepSizeBin {
   int size_bin = 0;
   std::string key;
   std::string label;
-  double calls_per_step = 0; // per rank
-  double bytes_per_step = 0; // per rank, what it contributes
+  double calls_per_step = 0;       // per rank
+  double bytes_per_step = 0;       // per rank, what it contributes
   double time_per_step_ns = 0;     // host time in the calls
   double gpu_time_per_step_ns = 0; // NCCL calls: their time on the GPU (device_span_stats)
   // Trace mode: the exact sizes in the bin, "2 x 1448 B" per rank and step; empty in summary mode.
@@ -71,7 +71,7 @@ struct StepSizeBin {
 };
 
 struct TrainingSteps {
-  std::string absent; // why there are no steps, when there are none
+  std::string absent;    // why there are no steps, when there are none
   std::string marked_by; // "MPI_Pcontrol(2)" or "NVTX ranges named step"
   std::vector<TrainingStep> steps;
   int rank_steps = 0; // (rank, phase) pairs the per-step figures divide by
@@ -84,9 +84,9 @@ struct TrainingSteps {
   std::int64_t p75_ns = 0;
   std::int64_t min_ns = 0;
   std::int64_t max_ns = 0;
-  std::int64_t median_mpi_ns = 0;           // median over the steps of the mean time in MPI and NCCL calls per rank
-  double mpi_share = 0;                     // steps after the warm-up: time in MPI and NCCL calls over step time
-  std::vector<StepFunctionStats> functions; // most time first, MPI_Pcontrol left out
+  std::int64_t median_mpi_ns = 0; // median over the steps of the mean time in MPI and NCCL calls per rank
+  double mpi_share = 0;           // steps after the warm-up: time in MPI and NCCL calls over step time
+  std::vector<StepFunctionStats> functions;  // most time first, MPI_Pcontrol left out
   std::vector<StepSizeBin> collective_sizes; // by function, then size
   // The GPU breakdown: the steps that have one ("6-8"), or why none has (gpu_absent).
   std::string gpu_steps;
@@ -98,7 +98,7 @@ struct TrainingSteps {
   std::int64_t median_gpu_exposed_ns = 0;
   std::int64_t median_gpu_idle_ns = 0;
   std::int64_t median_nccl_gpu_ns = 0; // over the steps after the warm-up; 0 without device spans
-  bool exact_sizes = false;                 // trace mode: exact_sizes filled
+  bool exact_sizes = false;            // trace mode: exact_sizes filled
   // Trace mode, steps with MPI_Iallreduce: per step and rank, how long nonblocking allreduces were
   // in flight (post to completion, their union) and the part of it the rank spent outside MPI calls
   // (computing while they were pending: backward, in overlap mode). Pending is not progressing:
