@@ -2,12 +2,16 @@
 // (enqueue: NCCL returns once the work is on the stream) against the device time of the kernels and
 // copies the calls launched (cuda_kernels / cuda_copies .mpi_call_id, linked by the CUDA
 // collector's external correlation): a single-rank out-of-place ncclAllReduce is a copy, no kernel.
-// Device work needs trace mode (it names its call by id) and the CUDA collectors.
+// Device work needs trace mode (it names its call by id) and the CUDA collectors' kernel records.
+// Beside it, the calls' GPU time from the CUDA events around them (device_spans in trace mode,
+// device_span_stats in summary mode), which the CUDA collector records by default.
 #include "commlens/analysis/report_format.hpp"
 #include "commlens/analysis/size_bin.hpp"
 #include "report_queries.hpp"
 
 #include <fmt/format.h>
+
+#include <map>
 
 namespace commlens::analysis::detail {
 namespace {
@@ -21,10 +25,13 @@ WITH calls AS (
   WHERE (?1 IS NULL OR m.rank = ?1) AND (?2 IS NULL OR m.phase = ?2)),
 device AS (
   SELECT mpi_call_id, COUNT(*) AS operations, SUM(end_ns - start_ns) AS device_ns FROM ({})
-  WHERE mpi_call_id IN (SELECT id FROM calls) GROUP BY mpi_call_id)
+  WHERE mpi_call_id IN (SELECT id FROM calls) GROUP BY mpi_call_id),
+spans AS (SELECT call_id, end_ns - start_ns AS span_ns FROM ({}) WHERE call_id IN (SELECT id FROM calls))
 SELECT f.name, COALESCE(d.name, '-'), COALESCE(o.name, '-'), COUNT(*), SUM(c.bytes), SUM(c.enqueue_ns),
-       COALESCE(SUM(k.operations), 0), COALESCE(SUM(k.device_ns), 0), COUNT(k.mpi_call_id)
+       COALESCE(SUM(k.operations), 0), COALESCE(SUM(k.device_ns), 0), COUNT(k.mpi_call_id),
+       COALESCE(SUM(g.span_ns), 0), COUNT(g.call_id)
 FROM calls c JOIN functions f ON f.id = c.function_id LEFT JOIN device k ON k.mpi_call_id = c.id
+     LEFT JOIN spans g ON g.call_id = c.id
      LEFT JOIN nccl_datatypes d ON d.id = c.datatype LEFT JOIN nccl_ops o ON o.id = c.op
 GROUP BY 1, 2, 3 ORDER BY SUM(c.enqueue_ns) + COALESCE(SUM(k.device_ns), 0) DESC, 1, 2, 3)sql";
 
@@ -50,6 +57,26 @@ std::string device_work(const Database& database) {
   return parts.empty() ? "SELECT NULL AS mpi_call_id, 0 AS start_ns, 0 AS end_ns WHERE 0" : parts;
 }
 
+// The calls' GPU spans; an empty stand-in for databases written before they were recorded.
+std::string device_spans(const Database& database) {
+  return database.has_table("device_spans") ? "SELECT call_id, start_ns, end_ns FROM device_spans"
+                                            : "SELECT NULL AS call_id, 0 AS start_ns, 0 AS end_ns WHERE 0";
+}
+
+// Summary mode: each NCCL function's GPU time, summed over its calls.
+std::map<std::string, std::int64_t> span_totals(const Database& database, const ReportFilter& filter) {
+  std::map<std::string, std::int64_t> totals;
+  if (!database.has_rows("device_span_stats"))
+    return totals;
+  auto query = database.prepare(R"sql(
+SELECT f.name, SUM(s.time_total_ns) FROM device_span_stats s JOIN functions f ON f.id = s.function_id
+WHERE (?1 IS NULL OR s.rank = ?1) AND (?2 IS NULL OR s.phase = ?2) GROUP BY 1)sql");
+  bind_filter(query, filter);
+  while (query.step())
+    totals[query.text(0)] = query.integer(1);
+  return totals;
+}
+
 std::string mean(std::int64_t total_ns, std::int64_t count) {
   return count > 0 ? human_duration(double(total_ns) / double(count)) : "-";
 }
@@ -61,20 +88,28 @@ OptionalSection query_nccl_section(const Database& database, const ReportFilter&
   if (!traced && !database.has_rows("nccl_call_stats"))
     return {.absent = "no NCCL calls in this database"};
   OptionalSection section{.headers = {"function", "datatype", "op", "calls", "bytes", "enqueue time",
-                                      "mean enqueue", "kernels + copies", "device time", "mean device time"}};
+                                      "mean enqueue", "kernels + copies", "device time", "mean device time",
+                                      "GPU time (events)"}};
   if (!traced) {
     auto query = database.prepare(kSummarySql);
     bind_filter(query, filter);
+    const auto spans = span_totals(database, filter);
+    std::map<std::string, int> rows_of;
     while (query.step()) {
       const auto calls = query.integer(3);
+      ++rows_of[query.text(0)];
       section.rows.push_back({query.text(0), query.text(1), query.text(2), query.text(3),
                               binary_size(static_cast<std::uint64_t>(query.integer(4))),
                               human_duration(double(query.integer(5))), mean(query.integer(5), calls),
-                              "- (trace mode)", "-", "-"});
+                              "- (trace mode)", "-", "-", "-"});
     }
+    // The statistics keep no datatype or op: a function's GPU time fills its row when it has one.
+    for (auto& row : section.rows)
+      if (const auto total = spans.find(row[0]); total != spans.end() && rows_of[row[0]] == 1)
+        row.back() = human_duration(double(total->second));
     return section;
   }
-  auto query = database.prepare(fmt::format(kTraceSql, device_work(database)));
+  auto query = database.prepare(fmt::format(kTraceSql, device_work(database), device_spans(database)));
   bind_filter(query, filter);
   while (query.step()) {
     const auto calls = query.integer(3);
@@ -85,7 +120,8 @@ OptionalSection query_nccl_section(const Database& database, const ReportFilter&
                             binary_size(static_cast<std::uint64_t>(query.integer(4))),
                             human_duration(double(query.integer(5))), mean(query.integer(5), calls),
                             query.text(6), human_duration(double(query.integer(7))),
-                            mean(query.integer(7), calls_with_kernels)});
+                            mean(query.integer(7), calls_with_kernels),
+                            query.integer(10) > 0 ? human_duration(double(query.integer(9))) : "-"});
   }
   return section;
 }

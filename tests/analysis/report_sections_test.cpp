@@ -171,6 +171,8 @@ INSERT INTO cuda_kernels (rank, start_ns, end_ns, device, stream, name, mpi_call
   (0, 120, 1120, 0, 7, 'ncclDevKernel_AllReduce', 1001, 1), (0, 1200, 1700, 0, 7, 'ncclDevKernel_AllReduce', 1001, 2),
   (0, 2000, 4500, 0, 7, 'ncclDevKernel_AllReduce', 1002, 3), (0, 5000, 5700, 0, 7, 'ncclDevKernel_SendRecv', 1004, 4),
   (0, 9000, 19000, 0, 7, 'user_kernel', NULL, 5);
+INSERT INTO device_spans (call_id, rank, start_ns, end_ns) VALUES (1001, 0, 100, 1150), (1002, 0, 210, 4600);
+INSERT INTO device_span_stats VALUES (0, 20, 4611686018427387905, 12, 0, 2, 5440, 1050, 4390);
 )sql");
   }
 };
@@ -178,19 +180,21 @@ INSERT INTO cuda_kernels (rank, start_ns, end_ns, device, stream, name, mpi_call
 TEST_F(NcclReportSection, GivesEnqueueAndKernelTimePerFunctionFromTheLinkedKernels) {
   const auto section = report().nccl;
   ASSERT_TRUE(section.absent.empty()) << section.absent;
-  ASSERT_EQ(section.headers.size(), 10u);
+  ASSERT_EQ(section.headers.size(), 11u);
   ASSERT_EQ(section.rows.size(), 3u);
   using analysis::human_duration;
-  // Ordered by enqueue plus kernel time: 40 + 4000, 20 + 700, 5 + 0 ns.
-  EXPECT_EQ(section.rows[0], (std::vector<std::string>{"nccl:AllReduce", "ncclFloat32", "ncclSum", "2",
-                                                       "8KiB", human_duration(40), human_duration(20), "3",
-                                                       human_duration(4000), human_duration(2000)}));
-  EXPECT_EQ(section.rows[1],
-            (std::vector<std::string>{"nccl:GroupEnd", "-", "-", "1", "0B", human_duration(20),
-                                      human_duration(20), "1", human_duration(700), human_duration(700)}));
+  // Ordered by enqueue plus kernel time: 40 + 4000, 20 + 700, 5 + 0 ns. The allreduces' GPU spans
+  // (CUDA events) 1050 + 4390 ns; the group's calls have none here.
+  EXPECT_EQ(section.rows[0],
+            (std::vector<std::string>{"nccl:AllReduce", "ncclFloat32", "ncclSum", "2", "8KiB",
+                                      human_duration(40), human_duration(20), "3", human_duration(4000),
+                                      human_duration(2000), human_duration(5440)}));
+  EXPECT_EQ(section.rows[1], (std::vector<std::string>{"nccl:GroupEnd", "-", "-", "1", "0B",
+                                                       human_duration(20), human_duration(20), "1",
+                                                       human_duration(700), human_duration(700), "-"}));
   EXPECT_EQ(section.rows[2],
             (std::vector<std::string>{"nccl:Send", "ncclFloat64", "-", "1", "800B", human_duration(5),
-                                      human_duration(5), "0", human_duration(0), "-"}));
+                                      human_duration(5), "0", human_duration(0), "-", "-"}));
   const auto markdown = analysis::render_markdown_report(report());
   EXPECT_NE(markdown.find("## NCCL calls: enqueue and kernel time\n"), std::string::npos) << markdown;
   const auto json = nlohmann::json::parse(run_cli({"report", path_.string(), "--format", "json"}).out);
@@ -215,9 +219,10 @@ INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_device, dst_device,
   using analysis::human_duration;
   // Three AllReduce calls: 3 kernels (4000 ns) of two calls and the copy (500 ns) of the third;
   // the copy outside any call counts nowhere.
-  EXPECT_EQ(section.rows[0], (std::vector<std::string>{"nccl:AllReduce", "ncclFloat32", "ncclSum", "3",
-                                                       "12KiB", human_duration(60), human_duration(20), "4",
-                                                       human_duration(4500), human_duration(1500)}));
+  EXPECT_EQ(section.rows[0],
+            (std::vector<std::string>{"nccl:AllReduce", "ncclFloat32", "ncclSum", "3", "12KiB",
+                                      human_duration(60), human_duration(20), "4", human_duration(4500),
+                                      human_duration(1500), human_duration(5440)}));
 }
 
 TEST_F(NcclReportSection, WithoutTraceRowsGivesTheHostSideFromTheStatistics) {
@@ -227,6 +232,8 @@ TEST_F(NcclReportSection, WithoutTraceRowsGivesTheHostSideFromTheStatistics) {
   EXPECT_EQ(section.rows[0][0], "nccl:AllReduce");
   EXPECT_EQ(section.rows[0][5], analysis::human_duration(40));
   EXPECT_EQ(section.rows[0][7], "- (trace mode)");
+  EXPECT_EQ(section.rows[0][10], analysis::human_duration(5440)); // from device_span_stats
+  EXPECT_EQ(section.rows[2][10], "-");
 }
 
 TEST_F(NcclReportSection, PartnerMatrixMapsTheNcclPeerToItsRunRank) {
