@@ -41,9 +41,13 @@ std::vector<RankStep> read_rank_steps(const Database& database, const ReportFilt
 }
 
 // The CUDA collector switches kernel records on and off in the phase boundary's own call, a few
-// microseconds after the boundary's timestamp: a span that starts or ends this close after a step's
-// start or end covers it.
+// microseconds after the boundary's timestamp: a span that starts this close after a step's start
+// (at most 1 ms, and at most 1% of the step) covers it.
 constexpr std::int64_t kSwitchDelayNs = 1'000'000;
+
+std::int64_t switch_delay(const RankStep& step) {
+  return std::min(kSwitchDelayNs, (step.end_ns - step.start_ns) / 100);
+}
 
 // Marks the steps that lie inside a span in which the rank's kernels were recorded.
 void mark_recorded(const Database& database, std::vector<RankStep>& steps) {
@@ -58,7 +62,7 @@ void mark_recorded(const Database& database, std::vector<RankStep>& steps) {
     spans[query.integer(0)].emplace_back(query.integer(1), query.integer(2));
   for (auto& step : steps)
     for (const auto& [start, end] : spans[step.rank])
-      step.recorded = step.recorded || (start <= step.start_ns + kSwitchDelayNs && end >= step.end_ns);
+      step.recorded = step.recorded || (start <= step.start_ns + switch_delay(step) && end >= step.end_ns);
 }
 
 // Every kernel, copy and memset of the ranks, in time order per rank: kind 0 compute, 1
