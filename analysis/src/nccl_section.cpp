@@ -3,8 +3,6 @@
 // copies the calls launched (cuda_kernels / cuda_copies .mpi_call_id, linked by the CUDA
 // collector's external correlation): a single-rank out-of-place ncclAllReduce is a copy, no kernel.
 // Device work needs trace mode (it names its call by id) and the CUDA collectors.
-#include "commlens/analysis/report_format.hpp"
-#include "commlens/analysis/size_bin.hpp"
 #include "report_queries.hpp"
 
 #include <fmt/format.h>
@@ -50,8 +48,24 @@ std::string device_work(const Database& database) {
   return parts.empty() ? "SELECT NULL AS mpi_call_id, 0 AS start_ns, 0 AS end_ns WHERE 0" : parts;
 }
 
-std::string mean(std::int64_t total_ns, std::int64_t count) {
-  return count > 0 ? human_duration(double(total_ns) / double(count)) : "-";
+Cell mean(std::int64_t total_ns, std::int64_t count) {
+  return count > 0 ? Cell(double(total_ns) / double(count)) : Cell();
+}
+
+// Summary mode keeps no call ids, so the device work cannot be tied to calls there: host columns only.
+std::vector<TableColumn> columns(bool traced) {
+  std::vector<TableColumn> columns{{"function", "function", Unit::Text},
+                                   {"datatype", "datatype", Unit::Text},
+                                   {"op", "op", Unit::Text},
+                                   {"calls", "calls", Unit::Count},
+                                   {"bytes", "bytes", Unit::Bytes},
+                                   {"enqueue time", "enqueue_time_ns", Unit::Nanoseconds},
+                                   {"mean enqueue", "mean_enqueue_ns", Unit::Nanoseconds}};
+  if (traced)
+    columns.insert(columns.end(), {{"kernels + copies", "device_operations", Unit::Count},
+                                   {"device time", "device_time_ns", Unit::Nanoseconds},
+                                   {"mean device time", "mean_device_time_ns", Unit::Nanoseconds}});
+  return columns;
 }
 
 } // namespace
@@ -59,19 +73,14 @@ std::string mean(std::int64_t total_ns, std::int64_t count) {
 OptionalSection query_nccl_section(const Database& database, const ReportFilter& filter) {
   const bool traced = database.has_rows("nccl_calls");
   if (!traced && !database.has_rows("nccl_call_stats"))
-    return {.absent = "no NCCL calls in this database"};
-  OptionalSection section{.headers = {"function", "datatype", "op", "calls", "bytes", "enqueue time",
-                                      "mean enqueue", "kernels + copies", "device time", "mean device time"}};
+    return absent_section("no NCCL calls", "a program that calls NCCL, run under commlens");
+  auto section = section_with(columns(traced));
   if (!traced) {
     auto query = database.prepare(kSummarySql);
     bind_filter(query, filter);
-    while (query.step()) {
-      const auto calls = query.integer(3);
-      section.rows.push_back({query.text(0), query.text(1), query.text(2), query.text(3),
-                              binary_size(static_cast<std::uint64_t>(query.integer(4))),
-                              human_duration(double(query.integer(5))), mean(query.integer(5), calls),
-                              "- (trace mode)", "-", "-"});
-    }
+    while (query.step())
+      section.rows.push_back({query.text(0), query.text(1), query.text(2), query.integer(3), query.integer(4),
+                              query.integer(5), mean(query.integer(5), query.integer(3))});
     return section;
   }
   auto query = database.prepare(fmt::format(kTraceSql, device_work(database)));
@@ -81,11 +90,9 @@ OptionalSection query_nccl_section(const Database& database, const ReportFilter&
     const auto calls_with_kernels = query.integer(8);
     // The mean device time is over the calls that launched device work (a group's kernels come
     // from its ncclGroupEnd, not from the ncclSend / ncclRecv inside it).
-    section.rows.push_back({query.text(0), query.text(1), query.text(2), fmt::format("{}", calls),
-                            binary_size(static_cast<std::uint64_t>(query.integer(4))),
-                            human_duration(double(query.integer(5))), mean(query.integer(5), calls),
-                            query.text(6), human_duration(double(query.integer(7))),
-                            mean(query.integer(7), calls_with_kernels)});
+    section.rows.push_back({query.text(0), query.text(1), query.text(2), calls, query.integer(4),
+                            query.integer(5), mean(query.integer(5), calls), query.integer(6),
+                            query.integer(7), mean(query.integer(7), calls_with_kernels)});
   }
   return section;
 }

@@ -1,0 +1,68 @@
+#include "findings_engine.hpp"
+
+#include "../report_queries.hpp"
+
+#include <algorithm>
+
+namespace commlens::analysis::detail {
+namespace {
+
+std::int64_t ranks_time(const Report& report, std::string& base) {
+  std::int64_t application = 0, mpi = 0;
+  for (const auto& rank : report.ranks) {
+    application += rank.application_ns.value_or(0);
+    mpi += rank.mpi_ns;
+  }
+  if (application > 0) {
+    base = report.filter.phase ? "the ranks' time in the phase" : "the ranks' time";
+    return application;
+  }
+  base = "the ranks' time in MPI";
+  return mpi;
+}
+
+} // namespace
+
+std::string FindingContext::function_name(int function_id) const {
+  const auto found = function_names.find(function_id);
+  return found == function_names.end() ? "function " + std::to_string(function_id) : found->second;
+}
+
+bool reaches_threshold(std::string_view rule, double measured) {
+  return measured >= finding_rule(rule).threshold;
+}
+
+Finding make_finding(const FindingContext& context, std::string_view rule, const std::string& subject,
+                     std::int64_t cost_ns, double measured) {
+  const auto& known = finding_rule(rule);
+  Finding finding;
+  finding.id = std::string(rule) + "@" + subject;
+  finding.rule = rule;
+  finding.cost_ns = cost_ns;
+  finding.cost_base = context.ranks_time_base;
+  finding.cost_share = context.ranks_time_ns > 0 ? double(cost_ns) / double(context.ranks_time_ns) : 0.0;
+  finding.measure = known.measure;
+  finding.measured = measured;
+  finding.threshold = known.threshold;
+  finding.unit = known.unit;
+  return finding;
+}
+
+FindingsSection find_findings(const Database& database, const Report& report) {
+  std::string base;
+  const auto time = ranks_time(report, base);
+  const FindingContext context{database, report, CommunicatorNames(database), query_function_names(database),
+                               time,     base};
+  FindingsSection section;
+  for (const auto rules :
+       {find_wait_state_problems, find_load_imbalance, find_small_message_storms, find_unexpected_queues,
+        find_gpu_copy_problems, find_exposed_communication, find_churn, find_short_run, find_runtime_savings})
+    rules(context, section);
+  // Most cost first; the id breaks ties so that the order is the same from run to run.
+  std::sort(section.findings.begin(), section.findings.end(), [](const Finding& a, const Finding& b) {
+    return a.cost_ns != b.cost_ns ? a.cost_ns > b.cost_ns : a.id < b.id;
+  });
+  return section;
+}
+
+} // namespace commlens::analysis::detail
