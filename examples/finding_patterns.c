@@ -15,13 +15,16 @@
  *   imbalance       MPI_Allreduce of 1024 doubles once (phase 0), MPI_Pcontrol(3) (phase 1 starts);
  *                   per iteration: every rank sleeps DELAY, the last rank twice as long, then
  *                   MPI_Allreduce of 1024 doubles.
- *   small-messages  ITERATIONS x 1000 times: MPI_Sendrecv of one int (4 B, tag 3) with the partner.
- *   unexpected-queue per iteration: the first sends 256 messages of one int (tags 0-255) with
- *                   MPI_Send and sleeps DELAY; its partner sleeps DELAY, then receives them with
- *                   MPI_Recv (tags in order): they wait in its unexpected queue meanwhile.
+ *   small-messages  ITERATIONS x 1000 times: MPI_Sendrecv of one int (4 B, tag 3) around a ring,
+ *                   to rank + 1 and from rank - 1 (modulo the size), so that the ranks keep step.
+ *   unexpected-queue per iteration: every rank sleeps DELAY; the first sends 64 messages of one int
+ *                   (tags 0-63) with MPI_Send; every rank calls MPI_Barrier, inside which the
+ *                   partner's MPI library takes the messages in before any receive is posted; the
+ *                   partner then receives them with MPI_Recv, tags in order.
  *   churn           per iteration, a training step: MPI_Pcontrol(2), sleep DELAY, MPI_Comm_dup of
  *                   MPI_COMM_WORLD, MPI_Type_vector (2 blocks of 1 int, stride 2) and MPI_Type_commit,
- *                   MPI_Sendrecv of one such element (8 B, tag 4) with the partner on the duplicate,
+ *                   MPI_Sendrecv of one such element (8 B of a 3-int buffer, tag 4) with the partner on
+ *                   the duplicate,
  *                   MPI_Type_free, MPI_Comm_free; MPI_Pcontrol(2) once after the last step.
  *   short           nothing but the MPI_Barrier every pattern ends with.
  *   balanced        per iteration: every rank sleeps DELAY, MPI_Sendrecv of 64 KiB (tag 5) with its
@@ -34,7 +37,7 @@
 #include <string.h>
 #include <time.h>
 
-enum { kMessageInts = 1024, kReduceDoubles = 1024, kQueuedMessages = 256, kSmallPerIteration = 1000 };
+enum { kMessageInts = 1024, kReduceDoubles = 1024, kQueuedMessages = 64, kSmallPerIteration = 1000 };
 
 static int rank, size, partner;
 static long delay_ms = 20;
@@ -98,28 +101,27 @@ static void imbalance(int iterations) {
 
 static void small_messages(int iterations) {
   int out = rank, in = 0;
+  const int next = (rank + 1) % size, previous = (rank + size - 1) % size;
   for (long i = 0; i < (long)iterations * kSmallPerIteration; ++i)
-    MPI_Sendrecv(&out, 1, MPI_INT, partner, 3, &in, 1, MPI_INT, partner, 3, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
+    MPI_Sendrecv(&out, 1, MPI_INT, next, 3, &in, 1, MPI_INT, previous, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
 static void unexpected_queue(int iterations) {
   int values[kQueuedMessages] = {0};
   for (int i = 0; i < iterations; ++i) {
-    if (first(i)) {
+    sleep_ms(delay_ms);
+    if (first(i))
       for (int tag = 0; tag < kQueuedMessages; ++tag)
         MPI_Send(&values[tag], 1, MPI_INT, partner, tag, MPI_COMM_WORLD);
-      sleep_ms(delay_ms);
-    } else {
-      sleep_ms(delay_ms);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (!first(i))
       for (int tag = 0; tag < kQueuedMessages; ++tag)
         MPI_Recv(&values[tag], 1, MPI_INT, partner, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    }
   }
 }
 
 static void churn(int iterations) {
-  int out[2] = {rank, rank}, in[2] = {0, 0};
+  int out[3] = {rank, rank, rank}, in[3] = {0, 0, 0}; /* one vector element spans 3 ints */
   for (int i = 0; i < iterations; ++i) {
     MPI_Pcontrol(2);
     sleep_ms(delay_ms);

@@ -22,7 +22,8 @@ const std::vector<FindingRule>& finding_rules() {
        "waiting time at collective entry, share of the ranks' time", 0.05, Unit::Share, "trace mode",
        kTraceMode},
       {"load-imbalance", "Load imbalance",
-       "time the ranks wait for the slowest one's work outside MPI, share of the ranks' time in the phase",
+       "time the ranks lose waiting for the slowest one's work outside MPI (at least 10 ms per rank), share "
+       "of the ranks' time in the phase",
        0.05, Unit::Share, "", ""},
       {"small-messages", "Small-message storm",
        "time in calls moving less than 1 KiB (at least 1000 per rank), share of the ranks' time", 0.02,

@@ -20,6 +20,10 @@ SELECT p.phase, p.rank, p.end_ns - p.start_ns,
 FROM phases p WHERE p.end_ns IS NOT NULL AND (?2 IS NULL OR p.phase = ?2) ORDER BY p.phase, p.rank
 )sql";
 
+// Below this loss per rank, differences in work are start-up and scheduling noise (a short run's
+// ranks leave MPI_Init milliseconds apart on a loaded machine), not the program's imbalance.
+constexpr std::int64_t kLeastLossPerRankNs = 10'000'000;
+
 struct RankWork {
   int rank = 0;
   std::int64_t span_ns = 0;
@@ -28,6 +32,7 @@ struct RankWork {
 
 struct PhaseImbalance {
   int phase = 0;
+  int ranks = 0;
   std::int64_t cost_ns = 0; // what the others lose waiting for the slowest
   std::int64_t span_ns = 0; // the ranks' time in the phase
   RankWork slowest;
@@ -38,6 +43,7 @@ struct PhaseImbalance {
 PhaseImbalance imbalance_of(int phase, const std::vector<RankWork>& ranks) {
   PhaseImbalance result;
   result.phase = phase;
+  result.ranks = static_cast<int>(ranks.size());
   result.slowest = result.fastest = ranks.front();
   double total = 0;
   for (const auto& rank : ranks) {
@@ -74,9 +80,13 @@ constexpr std::string_view kAdvice =
     "Balance the work: give the slowest rank less (domain sizes, data or batch per rank), or give the others "
     "work to do while they wait (nonblocking calls, work stealing).";
 
+bool worth_reporting(std::int64_t cost_ns, int ranks, double measured) {
+  return cost_ns >= kLeastLossPerRankNs * ranks && reaches_threshold("load-imbalance", measured);
+}
+
 void add_phase(const FindingContext& context, const PhaseImbalance& phase, FindingsSection& section) {
   const double measured = phase.span_ns > 0 ? double(phase.cost_ns) / double(phase.span_ns) : 0.0;
-  if (!reaches_threshold("load-imbalance", measured))
+  if (!worth_reporting(phase.cost_ns, phase.ranks, measured))
     return;
   auto finding =
       make_finding(context, "load-imbalance", fmt::format("phase-{}", phase.phase), phase.cost_ns, measured);
@@ -109,7 +119,7 @@ void add_steps(const FindingContext& context, const std::vector<PhaseImbalance>&
       worst = &step;
   }
   const double measured = span > 0 ? double(cost) / double(span) : 0.0;
-  if (!reaches_threshold("load-imbalance", measured))
+  if (!worth_reporting(cost, steps.front().ranks, measured))
     return;
   const auto most = std::max_element(slowest_in.begin(), slowest_in.end(),
                                      [](const auto& a, const auto& b) { return a.second < b.second; });
