@@ -18,9 +18,9 @@ double round_step(double raw) {
   return 10.0 * power;
 }
 
-// A power of two, at least `raw`: byte ticks read as 256KiB, 512KiB, 1MiB.
+// A power of two, at least `raw` and at least a byte: ticks read as 256KiB, 512KiB, 1MiB.
 double binary_step(double raw) {
-  return std::exp2(std::ceil(std::log2(raw)));
+  return std::exp2(std::ceil(std::log2(std::max(raw, 1.0))));
 }
 
 // Durations in the unit of the axis's top, with as few decimals as the step needs.

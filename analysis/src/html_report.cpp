@@ -141,8 +141,10 @@ void partner_charts(Out& out, const Report& report) {
   if (!report.partners.empty())
     figure(out, "Point-to-point bytes from sender to receiver, MPI and NCCL",
            detail::partner_heat_map(report.partners));
-  if (report.collectives.empty())
-    return;
+  const bool collective_bytes = std::any_of(report.collectives.begin(), report.collectives.end(),
+                                            [](const auto& rank) { return rank.mpi_bytes + rank.nccl_bytes > 0; });
+  if (!collective_bytes)
+    return; // barriers only: nothing to draw
   std::vector<detail::ChartBar> bars;
   for (const auto& rank : report.collectives)
     bars.push_back({std::to_string(rank.rank),
@@ -182,7 +184,7 @@ void size_charts(Out& out, const Report& report) {
                                   binary_size(bin.bytes_sent + bin.bytes_recv))});
     figure(out, function.name,
            detail::column_chart(bars, {{"calls", "#37a"}},
-                                {Unit::Count, "calls", "message size (from each power-of-two bin's start)"}));
+                                {Unit::Count, "calls", "message size (bin start)"}));
   }
   put(out, "</div>\n");
 }

@@ -30,14 +30,14 @@ void open_svg(Out& out, int width, int height, std::string_view label) {
       width, height, html_escape(label), kFontSize);
 }
 
-// Series names with their colours, in a row at the top; nothing for a single series.
-void legend(Out& out, const std::vector<ChartSeries>& series, int x) {
+// Series names with their colours, in a row from `y` down; nothing for a single series.
+void legend(Out& out, const std::vector<ChartSeries>& series, int x, int y = 0) {
   if (series.size() < 2)
     return;
   for (const auto& one : series) {
     put(out,
-        R"(<rect x="{}" y="4" width="10" height="10" fill="{}"/><text class="legend" x="{}" y="13">{}</text>)",
-        x, one.color, x + 14, html_escape(one.name));
+        R"(<rect x="{}" y="{}" width="10" height="10" fill="{}"/><text class="legend" x="{}" y="{}">{}</text>)",
+        x, y + 4, one.color, x + 14, y + 13, html_escape(one.name));
     x += 24 + static_cast<int>(one.name.size()) * 7;
   }
 }
@@ -97,7 +97,10 @@ std::string horizontal_bar_chart(const std::vector<ChartBar>& bars, const std::v
 std::string column_chart(const std::vector<ChartBar>& bars, const std::vector<ChartSeries>& series,
                          const ChartAxes& axes, std::optional<double> cap) {
   constexpr int kLeft = 70, kRight = 12, kPlotHeight = 180, kBottom = 50, kMaxColumn = 28, kLabelsShown = 12;
-  const int top = (series.size() > 1 ? kLegendHeight : 0) + 16; // room for a cut column's value
+  // The value axis's title in a row of its own (a long title turned upright would leave the chart),
+  // the legend, then room for a cut column's value.
+  constexpr int kTitleRow = 16;
+  const int top = kTitleRow + (series.size() > 1 ? kLegendHeight : 0) + 16;
   const auto most = largest(bars);
   const bool cut = cap && most > *cap;
   const auto axis = value_axis(cut ? *cap : most, axes.unit);
@@ -109,16 +112,14 @@ std::string column_chart(const std::vector<ChartBar>& bars, const std::vector<Ch
   const auto y_of = [&](double value) { return bottom - std::min(value, axis.top) / axis.top * kPlotHeight; };
   Out out;
   open_svg(out, width, bottom + kBottom, axes.value_title);
-  legend(out, series, kLeft);
+  legend(out, series, kLeft, kTitleRow);
   for (const auto& tick : axis.ticks)
     put(out,
         R"(<line x1="{0}" y1="{1:.1f}" x2="{2}" y2="{1:.1f}" stroke="#ddd"/>)"
         R"(<text class="axis" x="{3}" y="{4:.1f}" text-anchor="end">{5}</text>)",
         kLeft - 4, y_of(tick.value), kLeft + plot_width, kLeft - 6, y_of(tick.value) + 4,
         html_escape(tick.label));
-  put(out,
-      R"svg(<text class="axis-title" transform="translate(12 {}) rotate(-90)" text-anchor="middle">{}</text>)svg",
-      top + kPlotHeight / 2, html_escape(axes.value_title));
+  put(out, R"(<text class="axis-title" x="4" y="12">{}</text>)", html_escape(axes.value_title));
   const int every = (columns + kLabelsShown - 1) / kLabelsShown;
   for (std::size_t index = 0; index < bars.size(); ++index) {
     const auto& bar = bars[index];
@@ -138,8 +139,8 @@ std::string column_chart(const std::vector<ChartBar>& bars, const std::vector<Ch
           bottom + 14, html_escape(bar.label));
   }
   put(out, R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#666"/>)", kLeft, bottom, kLeft + plot_width);
-  put(out, R"(<text class="axis-title" x="{}" y="{}" text-anchor="middle">{}</text></svg>)",
-      kLeft + plot_width / 2, bottom + 36, html_escape(axes.category_title));
+  put(out, R"(<text class="axis-title" x="{}" y="{}" text-anchor="middle">{}</text></svg>)", width / 2,
+      bottom + 36, html_escape(axes.category_title));
   return fmt::to_string(out);
 }
 

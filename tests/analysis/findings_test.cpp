@@ -102,7 +102,7 @@ TEST_F(Findings, AWaitallCompletingTwoLateMessagesWaitsOnceForTheLaterSend) {
   const auto& late = only(section, "late-sender@MPI_COMM_WORLD");
   EXPECT_EQ(late.cost_ns, 900 * kUs - 100);
   EXPECT_DOUBLE_EQ(late.cost_share, double(900 * kUs - 100) / double(10 * kMs));
-  EXPECT_EQ(late.evidence[0], "rank 1 waited 899.900 us in MPI_Waitall for rank 0's sends (1 calls)");
+  EXPECT_EQ(late.evidence[0], "rank 1 waited 899.900 us in MPI_Waitall for rank 0's sends (1 call)");
   EXPECT_NE(late.query.find("FROM mpi_requests"), std::string::npos) << late.query;
 }
 
@@ -139,7 +139,7 @@ TEST_F(Findings, RootedAndAllToAllCollectivesWaitForTheRightRank) {
   EXPECT_EQ(wait.cost_ns, 4 * kMs);
   EXPECT_EQ(wait.evidence[0],
             "rank 1 was the one waited for (last to enter, or the root) in 2 of 3 collectives");
-  EXPECT_EQ(wait.evidence[1], "rank 0 waited 2.000 ms in MPI_Reduce for rank 1 (1 calls)");
+  EXPECT_EQ(wait.evidence[1], "rank 0 waited 2.000 ms in MPI_Reduce for rank 1 (1 call)");
 }
 
 // 100 copies of 20 us from pageable memory inside MPI calls, on a host where both ranks have a GPU:
@@ -218,7 +218,7 @@ TEST_F(Findings, BlockingAllreducesInTrainingStepsAreExposedCommunication) {
   const auto& exposed = only(section, "exposed-communication@steps");
   EXPECT_DOUBLE_EQ(exposed.measured, 0.3);
   EXPECT_EQ(exposed.cost_ns, 6 * 300 * kUs); // 6 rank-steps
-  EXPECT_EQ(exposed.evidence[0], "MPI_Allreduce blocks 300.000 us per step and rank (1 calls)");
+  EXPECT_EQ(exposed.evidence[0], "MPI_Allreduce blocks 300.000 us per step and rank (1 call)");
 }
 
 // Open MPI's per-peer queue lengths, summed per read: 40 + 10 messages queued at 1 ms, until the

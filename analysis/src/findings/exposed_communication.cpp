@@ -28,9 +28,10 @@ void find_exposed_communication(const FindingContext& context, FindingsSection& 
   for (const auto& function : steps.functions)
     if (kBlockingCollectives.contains(function.name) && function.time_per_step_ns > 0) {
       blocking_ns += function.time_per_step_ns;
-      lines.push_back(fmt::format("{} blocks {} per step and rank ({} calls)", function.name,
+      lines.push_back(fmt::format("{} blocks {} per step and rank ({} call{})", function.name,
                                   human_duration(function.time_per_step_ns),
-                                  format_value(function.calls_per_step, Unit::Count)));
+                                  format_value(function.calls_per_step, Unit::Count),
+                                  function.calls_per_step == 1.0 ? "" : "s"));
     }
   double waited_ns = 0;
   if (steps.nonblocking_allreduce) {

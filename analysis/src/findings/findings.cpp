@@ -28,6 +28,10 @@ std::string FindingContext::function_name(int function_id) const {
   return found == function_names.end() ? "function " + std::to_string(function_id) : found->second;
 }
 
+std::string count_of(std::uint64_t count, std::string_view noun) {
+  return std::to_string(count) + " " + std::string(noun) + (count == 1 ? "" : "s");
+}
+
 bool reaches_threshold(std::string_view rule, double measured) {
   return measured >= finding_rule(rule).threshold;
 }

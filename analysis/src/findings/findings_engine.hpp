@@ -27,6 +27,8 @@ struct FindingContext {
 // figure `measured`; the caller adds evidence, query, view and advice.
 Finding make_finding(const FindingContext& context, std::string_view rule, const std::string& subject,
                      std::int64_t cost_ns, double measured);
+// "1 call", "20 calls".
+std::string count_of(std::uint64_t count, std::string_view noun);
 // Whether `measured` reaches the threshold of `rule`.
 bool reaches_threshold(std::string_view rule, double measured);
 

@@ -61,14 +61,17 @@ std::string pair_line(const FindingContext& context, const WaitBucket& bucket) {
   const auto function = context.function_name(bucket.function_id);
   switch (bucket.kind) {
   case WaitKind::LateSender:
-    return fmt::format("rank {} waited {} in {} for rank {}'s sends ({} calls)", bucket.rank,
-                       human_duration(double(bucket.wait_ns)), function, bucket.partner, bucket.calls);
+    return fmt::format("rank {} waited {} in {} for rank {}'s sends ({})", bucket.rank,
+                       human_duration(double(bucket.wait_ns)), function, bucket.partner,
+                       count_of(bucket.calls, "call"));
   case WaitKind::LateReceiver:
-    return fmt::format("rank {} waited {} in {} for rank {} to post its receives ({} calls)", bucket.rank,
-                       human_duration(double(bucket.wait_ns)), function, bucket.partner, bucket.calls);
+    return fmt::format("rank {} waited {} in {} for rank {} to post its receives ({})", bucket.rank,
+                       human_duration(double(bucket.wait_ns)), function, bucket.partner,
+                       count_of(bucket.calls, "call"));
   case WaitKind::Collective:
-    return fmt::format("rank {} waited {} in {} for rank {} ({} calls)", bucket.rank,
-                       human_duration(double(bucket.wait_ns)), function, bucket.partner, bucket.calls);
+    return fmt::format("rank {} waited {} in {} for rank {} ({})", bucket.rank,
+                       human_duration(double(bucket.wait_ns)), function, bucket.partner,
+                       count_of(bucket.calls, "call"));
   }
   return "";
 }
@@ -105,8 +108,8 @@ Finding finding_of(const FindingContext& context, const WaitStates& states, Wait
   const auto total = human_duration(double(group.wait_ns));
   switch (kind) {
   case WaitKind::LateSender:
-    finding.title =
-        fmt::format("Receives wait for late senders on {}: {} in {} calls", label, total, group.calls);
+    finding.title = fmt::format("Receives wait for late senders on {}: {} in {}", label, total,
+                                count_of(group.calls, "call"));
     finding.view = fmt::format("Timeline: rank {}'s {} calls, zoomed in until the lines from rank {}'s sends "
                                "show",
                                top.rank, context.function_name(top.function_id), top.partner);
@@ -115,8 +118,8 @@ Finding finding_of(const FindingContext& context, const WaitStates& states, Wait
         "data is ready (MPI_Isend), and post receives early (MPI_Irecv) with work before the wait.";
     break;
   case WaitKind::LateReceiver:
-    finding.title =
-        fmt::format("Sends wait for late receivers on {}: {} in {} calls", label, total, group.calls);
+    finding.title = fmt::format("Sends wait for late receivers on {}: {} in {}", label, total,
+                                count_of(group.calls, "call"));
     finding.view = fmt::format("Timeline: rank {}'s {} calls and rank {}'s receives", top.rank,
                                context.function_name(top.function_id), top.partner);
     finding.advice =
@@ -125,7 +128,8 @@ Finding finding_of(const FindingContext& context, const WaitStates& states, Wait
         "wait later.";
     break;
   case WaitKind::Collective:
-    finding.title = fmt::format("Ranks wait at collectives on {}: {} in {} calls", label, total, group.calls);
+    finding.title =
+        fmt::format("Ranks wait at collectives on {}: {} in {}", label, total, count_of(group.calls, "call"));
     finding.view = fmt::format("Timeline: the {} calls on {}", context.function_name(top.function_id), label);
     finding.advice =
         "The ranks reach the collective at different times: balance the work before it, or start "
@@ -137,7 +141,8 @@ Finding finding_of(const FindingContext& context, const WaitStates& states, Wait
   for (std::size_t index = 0; index < group.buckets.size() && index < kEvidencePairs; ++index)
     finding.evidence.push_back(pair_line(context, group.buckets[index]));
   if (group.buckets.size() > kEvidencePairs)
-    finding.evidence.push_back(fmt::format("and {} more rank pairs", group.buckets.size() - kEvidencePairs));
+    finding.evidence.push_back(
+        fmt::format("and {} more", count_of(group.buckets.size() - kEvidencePairs, "rank pair")));
   finding.query = query_for(context, top);
   return finding;
 }
