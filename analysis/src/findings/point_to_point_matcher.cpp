@@ -46,11 +46,11 @@ void PointToPointMatcher::add(const ScannedCall& call) {
   case PointToPointRole::SendReceive:
     flag_receiver(rank, comm);
     if (has_peer)
-      enqueue(to_peer, true, {call.start_ns, rank, -1});
+      enqueue(to_peer, true, {call.start_ns, rank, kNoRecord});
     return;
   case PointToPointRole::Send:
     if (has_peer)
-      enqueue(to_peer, true, {call.start_ns, rank, -1});
+      enqueue(to_peer, true, {call.start_ns, rank, kNoRecord});
     return;
   case PointToPointRole::BlockingSend:
   case PointToPointRole::NonblockingSsend: {
@@ -58,9 +58,9 @@ void PointToPointMatcher::add(const ScannedCall& call) {
       return;
     const bool blocked_now = role->second == PointToPointRole::BlockingSend;
     const bool measured = blocked_now || call.completion_call_id.has_value();
-    if (measured)
-      record(call, WaitKind::LateReceiver, comm, blocked_now);
-    enqueue(to_peer, true, {call.start_ns, rank, measured ? call.id : -1});
+    enqueue(to_peer, true,
+            {call.start_ns, rank,
+             measured ? record(call, WaitKind::LateReceiver, comm, blocked_now) : kNoRecord});
     return;
   }
   case PointToPointRole::Receive:
@@ -73,20 +73,30 @@ void PointToPointMatcher::add(const ScannedCall& call) {
     }
     const bool blocked_now = role->second == PointToPointRole::Receive;
     const bool measured = blocked_now || call.completion_call_id.has_value();
-    if (measured)
-      record(call, WaitKind::LateSender, comm, blocked_now);
-    enqueue(from_peer, false, {call.start_ns, rank, measured ? call.id : -1});
+    enqueue(
+        from_peer, false,
+        {call.start_ns, rank, measured ? record(call, WaitKind::LateSender, comm, blocked_now) : kNoRecord});
     return;
   }
   }
 }
 
-void PointToPointMatcher::record(const ScannedCall& call, WaitKind kind, std::int64_t comm_id,
-                                 bool blocked_now) {
-  Record record;
+std::int32_t PointToPointMatcher::record(const ScannedCall& call, WaitKind kind, std::int64_t comm_id,
+                                         bool blocked_now) {
+  std::int32_t slot;
+  if (free_records_.empty()) {
+    slot = static_cast<std::int32_t>(records_.size());
+    records_.emplace_back();
+  } else {
+    slot = free_records_.back();
+    free_records_.pop_back();
+  }
+  auto& record = records_[static_cast<std::size_t>(slot)];
+  record = Record();
   record.kind = kind;
   record.comm_id = comm_id;
   record.rank = call.rank;
+  record.queued = true; // the caller queues it at once
   if (blocked_now) {
     record.blocked_known = true;
     record.block_call = call.id;
@@ -96,19 +106,35 @@ void PointToPointMatcher::record(const ScannedCall& call, WaitKind kind, std::in
     record.block_end_ns = call.end_ns;
   } else {
     record.through_completion = true;
-    awaiting_completion_[*call.completion_call_id].push_back(call.id);
+    record.pending = true;
+    auto& pending = pending_[call.rank];
+    pending.push_back({*call.completion_call_id, slot});
+    std::push_heap(pending.begin(), pending.end(), std::greater<>());
   }
-  records_[call.id] = record;
+  return slot;
+}
+
+void PointToPointMatcher::release_if_unheld(std::int32_t slot) {
+  const auto& record = records_[static_cast<std::size_t>(slot)];
+  if (!record.queued && !record.pending)
+    free_records_.push_back(slot);
+}
+
+// Out of its channel's queue without a partner (its pair cannot be trusted).
+void PointToPointMatcher::unqueue(std::int32_t slot) {
+  if (slot == kNoRecord)
+    return;
+  records_[static_cast<std::size_t>(slot)].queued = false;
+  release_if_unheld(slot);
 }
 
 void PointToPointMatcher::enqueue(const Channel& channel, bool send, const Endpoint& endpoint) {
   const auto& [sender, receiver, tag, comm] = channel;
   if (flagged(sender, receiver, comm)) {
-    records_.erase(endpoint.record);
+    unqueue(endpoint.record);
     return;
   }
-  const auto found = channels_.try_emplace(channel).first;
-  auto& queues = found->second;
+  auto& queues = channels_[channel];
   (send ? queues.sends : queues.receives).push_back(endpoint);
   while (!queues.sends.empty() && !queues.receives.empty()) {
     const auto sent = queues.sends.front();
@@ -118,24 +144,25 @@ void PointToPointMatcher::enqueue(const Channel& channel, bool send, const Endpo
     pair(sent.record, received.post_ns, received.rank);
     pair(received.record, sent.post_ns, sent.rank);
   }
-  if (queues.sends.empty() && queues.receives.empty())
-    channels_.erase(found);
 }
 
-void PointToPointMatcher::pair(std::int64_t record_id, std::int64_t partner_post_ns, int partner) {
-  const auto found = records_.find(record_id);
-  if (record_id < 0 || found == records_.end())
+void PointToPointMatcher::pair(std::int32_t slot, std::int64_t partner_post_ns, int partner) {
+  if (slot == kNoRecord)
     return;
-  found->second.paired = true;
-  found->second.partner_post_ns = partner_post_ns;
-  found->second.partner = partner;
-  if (found->second.blocked_known)
-    measure(record_id);
+  auto& record = records_[static_cast<std::size_t>(slot)];
+  record.queued = false;
+  record.paired = true;
+  record.partner_post_ns = partner_post_ns;
+  record.partner = partner;
+  if (record.blocked_known)
+    measure(slot);
+  else
+    release_if_unheld(slot); // abandoned, or still waiting for its completion call
 }
 
-void PointToPointMatcher::measure(std::int64_t record_id) {
-  const auto found = records_.find(record_id);
-  const auto& record = found->second;
+// Once paired and with its blocking interval known, the record is measured and let go.
+void PointToPointMatcher::measure(std::int32_t slot) {
+  const auto& record = records_[static_cast<std::size_t>(slot)];
   const auto duration = record.block_end_ns - record.block_start_ns;
   const Wait wait{record.kind,
                   record.comm_id,
@@ -144,45 +171,54 @@ void PointToPointMatcher::measure(std::int64_t record_id) {
                   record.partner,
                   record.block_function,
                   std::clamp<std::int64_t>(record.partner_post_ns - record.block_start_ns, 0, duration)};
-  if (record.through_completion) {
-    auto& held = completion_waits_[record.block_call];
-    held.end_ns = record.block_end_ns;
-    if (wait.wait_ns > held.wait.wait_ns)
-      held.wait = wait;
-  } else {
+  if (!record.through_completion) {
     waits_.add(wait);
+  } else if (wait.wait_ns > 0) {
+    const auto [held, first] = completion_waits_.try_emplace(record.block_call, wait);
+    if (first)
+      completion_ends_.emplace(record.block_end_ns, record.block_call);
+    else if (wait.wait_ns > held->second.wait_ns)
+      held->second = wait;
   }
-  records_.erase(found);
+  release_if_unheld(slot);
 }
 
+// The records whose completion call this is get their blocking interval; those whose completion
+// call the scan has passed on this rank (one it did not read: a call the rules do not follow) are
+// abandoned.
 void PointToPointMatcher::complete(const ScannedCall& call) {
-  const auto found = awaiting_completion_.find(call.id);
-  if (found == awaiting_completion_.end())
+  const auto found = pending_.find(call.rank);
+  if (found == pending_.end())
     return;
-  for (const auto record_id : found->second) {
-    const auto record = records_.find(record_id);
-    if (record == records_.end())
+  auto& pending = found->second;
+  while (!pending.empty() && pending.front().completion_call <= call.id) {
+    const auto [completion_call, slot] = pending.front();
+    std::pop_heap(pending.begin(), pending.end(), std::greater<>());
+    pending.pop_back();
+    auto& record = records_[static_cast<std::size_t>(slot)];
+    record.pending = false;
+    if (completion_call < call.id) {
+      record.abandoned = true;
+      release_if_unheld(slot);
       continue;
-    record->second.blocked_known = true;
-    record->second.block_call = call.id;
-    record->second.block_function = call.function_id;
-    record->second.phase = call.phase;
-    record->second.block_start_ns = call.start_ns;
-    record->second.block_end_ns = call.end_ns;
-    if (record->second.paired)
-      measure(record_id);
+    }
+    record.blocked_known = true;
+    record.block_call = call.id;
+    record.block_function = call.function_id;
+    record.phase = call.phase;
+    record.block_start_ns = call.start_ns;
+    record.block_end_ns = call.end_ns;
+    if (record.paired)
+      measure(slot);
   }
-  awaiting_completion_.erase(found);
 }
 
 void PointToPointMatcher::flush_completions(std::int64_t before_ns) {
-  for (auto held = completion_waits_.begin(); held != completion_waits_.end();) {
-    if (held->second.end_ns >= before_ns) {
-      ++held;
-      continue;
-    }
-    waits_.add(held->second.wait);
-    held = completion_waits_.erase(held);
+  while (!completion_ends_.empty() && completion_ends_.begin()->first < before_ns) {
+    const auto held = completion_waits_.find(completion_ends_.begin()->second);
+    waits_.add(held->second);
+    completion_waits_.erase(held);
+    completion_ends_.erase(completion_ends_.begin());
   }
 }
 
@@ -193,7 +229,7 @@ void PointToPointMatcher::finish() {
 void PointToPointMatcher::drop_channel(std::map<Channel, Queues>::iterator channel) {
   for (const auto* side : {&channel->second.sends, &channel->second.receives})
     for (const auto& endpoint : *side)
-      records_.erase(endpoint.record);
+      unqueue(endpoint.record);
   channels_.erase(channel);
 }
 

@@ -37,10 +37,11 @@ public:
 private:
   // (sender, receiver, tag, communicator): the messages MPI keeps in order.
   using Channel = std::tuple<int, int, std::int64_t, std::int64_t>;
+  static constexpr std::int32_t kNoRecord = -1;
   struct Endpoint {
     std::int64_t post_ns = 0;
     int rank = 0;
-    std::int64_t record = -1; // the call id of its record, when its wait is measured
+    std::int32_t record = kNoRecord; // its record's slot, when its wait is measured
   };
   struct Queues {
     std::deque<Endpoint> sends;
@@ -56,23 +57,30 @@ private:
     bool paired = false;
     bool blocked_known = false;
     bool through_completion = false; // blocked in a wait that may complete several requests
+    // Who still holds the slot: a channel's queue, the rank's pending completions. It is free again
+    // once neither does. Abandoned: its completion call never came, so it measures nothing.
+    bool queued = false;
+    bool pending = false;
+    bool abandoned = false;
     std::int64_t block_call = 0;
     int block_function = 0;
     int phase = 0;
     std::int64_t block_start_ns = 0;
     std::int64_t block_end_ns = 0;
   };
-  // A wait completing several requests waits once: its longest wait counts, added once the scan
-  // is past its end.
-  struct CompletionWait {
-    Wait wait;
-    std::int64_t end_ns = 0;
+  // A record waiting for the call that completes its request, later on the same rank.
+  struct Pending {
+    std::int64_t completion_call = 0;
+    std::int32_t record = kNoRecord;
+    bool operator>(const Pending& other) const { return completion_call > other.completion_call; }
   };
 
   void enqueue(const Channel& channel, bool send, const Endpoint& endpoint);
-  void record(const ScannedCall& call, WaitKind kind, std::int64_t comm_id, bool blocked_now);
-  void pair(std::int64_t record_id, std::int64_t partner_post_ns, int partner);
-  void measure(std::int64_t record_id);
+  std::int32_t record(const ScannedCall& call, WaitKind kind, std::int64_t comm_id, bool blocked_now);
+  void release_if_unheld(std::int32_t slot);
+  void unqueue(std::int32_t slot);
+  void pair(std::int32_t slot, std::int64_t partner_post_ns, int partner);
+  void measure(std::int32_t slot);
   void drop_channel(std::map<Channel, Queues>::iterator channel);
   void complete(const ScannedCall& call);
   void flag_pair(int sender, int receiver, std::int64_t comm_id);
@@ -82,10 +90,16 @@ private:
 
   std::unordered_map<int, PointToPointRole> roles_;
   WaitAccumulator& waits_;
-  std::map<Channel, Queues> channels_;
-  std::unordered_map<std::int64_t, Record> records_;
-  std::unordered_map<std::int64_t, std::vector<std::int64_t>> awaiting_completion_; // call -> records
-  std::unordered_map<std::int64_t, CompletionWait> completion_waits_;               // call -> its wait
+  std::map<Channel, Queues> channels_; // kept when empty: channels are few, messages many
+  std::vector<Record> records_;        // slots, reused through free_records_
+  std::vector<std::int32_t> free_records_;
+  // Per rank, the records waiting for their completion call, earliest call first: the scan reads a
+  // rank's calls in id order, so a completion call id it has passed will not come any more.
+  std::unordered_map<int, std::vector<Pending>> pending_;
+  // A wait completing several requests waits once: its longest wait counts, added once the scan is
+  // past the call's end (`completion_ends_`, earliest first). Calls that did not wait are not held.
+  std::unordered_map<std::int64_t, Wait> completion_waits_;    // call -> its longest wait
+  std::multimap<std::int64_t, std::int64_t> completion_ends_;  // end -> call
   std::set<std::tuple<int, int, std::int64_t>> flagged_pairs_; // sender, receiver, communicator
   std::set<std::pair<int, std::int64_t>> flagged_receivers_;   // receiver, communicator
   std::int64_t scanned_ = 0;
