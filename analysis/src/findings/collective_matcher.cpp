@@ -4,22 +4,36 @@
 
 namespace commlens::analysis::detail {
 
-void CollectiveMatcher::add(const ScannedCall& call) {
-  const auto shape = shapes_.find(call.function_id);
-  const auto size = sizes_.find(call.comm_id);
-  if (shape == shapes_.end() || size == sizes_.end() || size->second < 2)
+void CollectiveMatcher::add(const ScannedCall& call, CollectiveShape shape) {
+  auto& communicator = communicators_[call.comm_id];
+  if (!communicator.members) {
+    const auto found = members_.find(call.comm_id);
+    static const CommunicatorMembers kUnknown;
+    communicator.members = found == members_.end() ? &kUnknown : &found->second;
+  }
+  const auto& members = *communicator.members;
+  if (members.size < 2)
     return;
-  const auto number = calls_made_[{call.comm_id, call.rank}]++;
-  const auto key = std::make_pair(call.comm_id, number);
-  auto& instance = open_[key];
+  const auto number = communicator.calls_made[call.rank]++;
+  if (number < communicator.first_open)
+    return; // an instance already measured cannot take another call (a trace cut short)
+  while (communicator.open.size() <= number - communicator.first_open)
+    communicator.open.emplace_back();
+  auto& instance = communicator.open[number - communicator.first_open];
   instance.function_id = call.function_id;
-  const auto local = local_ranks_.find({call.comm_id, call.rank});
-  instance.entries.push_back({call.rank, local == local_ranks_.end() ? -1 : local->second, call.phase,
+  instance.shape = shape;
+  const auto local = members.local_ranks.find(call.rank);
+  instance.entries.push_back({call.rank, local == members.local_ranks.end() ? -1 : local->second, call.phase,
                               call.start_ns, call.end_ns, call.root});
-  if (static_cast<int>(instance.entries.size()) < size->second)
+  if (static_cast<int>(instance.entries.size()) < members.size)
     return;
   measure(call.comm_id, instance);
-  open_.erase(key);
+  instance.measured = true;
+  instance.entries = {};
+  while (!communicator.open.empty() && communicator.open.front().measured) {
+    communicator.open.pop_front();
+    ++communicator.first_open;
+  }
 }
 
 void CollectiveMatcher::wait(std::int64_t comm_id, const Instance& instance, const Entry& entry,
@@ -33,7 +47,7 @@ void CollectiveMatcher::measure(std::int64_t comm_id, const Instance& instance) 
   ++instances_[comm_id];
   const auto& entries = instance.entries;
   const auto later = [](const Entry& a, const Entry& b) { return a.start_ns < b.start_ns; };
-  switch (shapes_.at(instance.function_id)) {
+  switch (instance.shape) {
   case CollectiveShape::AllToAll: {
     const auto& last = *std::max_element(entries.begin(), entries.end(), later);
     ++last_[{comm_id, last.rank}];

@@ -4,6 +4,7 @@
 // gather into instances as the scan meets them; an instance is measured once every member is in.
 #include "wait_accumulator.hpp"
 
+#include <deque>
 #include <unordered_map>
 
 namespace commlens::analysis::detail {
@@ -14,16 +15,18 @@ enum class CollectiveShape {
   AllToOne, // the root waits for the last non-root: MPI_Reduce, MPI_Gather, MPI_Gatherv
 };
 
+// The members of a communicator: how many, and each world rank's rank in it.
+struct CommunicatorMembers {
+  int size = 0;
+  std::unordered_map<int, int> local_ranks;
+};
+
 class CollectiveMatcher {
 public:
-  // `local_ranks`: (communicator, world rank) -> rank in the communicator; `sizes`: members.
-  CollectiveMatcher(std::unordered_map<int, CollectiveShape> shapes,
-                    std::map<std::pair<std::int64_t, int>, int> local_ranks,
-                    std::map<std::int64_t, int> sizes, WaitAccumulator& waits)
-      : shapes_(std::move(shapes)), local_ranks_(std::move(local_ranks)), sizes_(std::move(sizes)),
-        waits_(waits) {}
+  CollectiveMatcher(std::unordered_map<std::int64_t, CommunicatorMembers> members, WaitAccumulator& waits)
+      : members_(std::move(members)), waits_(waits) {}
 
-  void add(const ScannedCall& call);
+  void add(const ScannedCall& call, CollectiveShape shape);
   // How many instances each rank entered last, per communicator: the rank the others waited for.
   const std::map<std::pair<std::int64_t, int>, std::uint64_t>& last_entries() const { return last_; }
   const std::map<std::int64_t, std::uint64_t>& instances() const { return instances_; }
@@ -39,18 +42,25 @@ private:
   };
   struct Instance {
     int function_id = 0;
+    CollectiveShape shape = CollectiveShape::AllToAll;
+    bool measured = false;
     std::vector<Entry> entries;
   };
   void measure(std::int64_t comm_id, const Instance& instance);
   void wait(std::int64_t comm_id, const Instance& instance, const Entry& entry, std::int64_t until_ns,
             int partner);
 
-  std::unordered_map<int, CollectiveShape> shapes_;
-  std::map<std::pair<std::int64_t, int>, int> local_ranks_;
-  std::map<std::int64_t, int> sizes_;
+  std::unordered_map<std::int64_t, CommunicatorMembers> members_;
   WaitAccumulator& waits_;
-  std::map<std::pair<std::int64_t, int>, std::uint64_t> calls_made_; // (comm, rank) -> collectives so far
-  std::map<std::pair<std::int64_t, std::uint64_t>, Instance> open_;  // (comm, n) -> calls so far
+  // Per communicator: each member's collectives so far, and the instances not yet complete (the
+  // n-th at open[n - first_open]; they complete about in order, so few are open at a time).
+  struct Communicator {
+    const CommunicatorMembers* members = nullptr;
+    std::unordered_map<int, std::uint64_t> calls_made;
+    std::uint64_t first_open = 0;
+    std::deque<Instance> open;
+  };
+  std::unordered_map<std::int64_t, Communicator> communicators_;
   std::map<std::pair<std::int64_t, int>, std::uint64_t> last_;
   std::map<std::int64_t, std::uint64_t> instances_;
 };

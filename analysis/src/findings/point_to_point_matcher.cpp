@@ -6,18 +6,15 @@
 namespace commlens::analysis::detail {
 namespace {
 
-// Every so many calls the waits of completion calls that ended well before the scan's position are
-// added: every send they could still pair with started before they ended. The margin covers what
-// the merge by start time leaves out of order (a rank's threads are read one after another).
+// Every so many calls the waits of completion calls that ended before the scan's position are
+// added: every send they could still pair with started before they ended. The scan goes in start
+// order across lanes; the margin covers what the ranks' clock alignment leaves.
 constexpr std::int64_t kFlushEvery = 4096;
-constexpr std::int64_t kFlushMarginNs = 1'000'000'000;
+constexpr std::int64_t kFlushMarginNs = 10'000'000;
 
 } // namespace
 
-void PointToPointMatcher::add(const ScannedCall& call) {
-  const auto role = roles_.find(call.function_id);
-  if (role == roles_.end())
-    return;
+void PointToPointMatcher::add(const ScannedCall& call, PointToPointRole role) {
   if (++scanned_ % kFlushEvery == 0)
     flush_completions(call.start_ns - kFlushMarginNs);
   const int rank = call.rank;
@@ -26,7 +23,7 @@ void PointToPointMatcher::add(const ScannedCall& call) {
   const bool has_peer = call.peer >= 0;
   const Channel to_peer{rank, peer, call.tag, comm};
   const Channel from_peer{peer, rank, call.tag, comm};
-  switch (role->second) {
+  switch (role) {
   case PointToPointRole::Completion:
     complete(call);
     return;
@@ -56,7 +53,7 @@ void PointToPointMatcher::add(const ScannedCall& call) {
   case PointToPointRole::NonblockingSsend: {
     if (!has_peer)
       return;
-    const bool blocked_now = role->second == PointToPointRole::BlockingSend;
+    const bool blocked_now = role == PointToPointRole::BlockingSend;
     const bool measured = blocked_now || call.completion_call_id.has_value();
     enqueue(to_peer, true,
             {call.start_ns, rank,
@@ -71,7 +68,7 @@ void PointToPointMatcher::add(const ScannedCall& call) {
       flag_pair(peer, rank, comm);
       return;
     }
-    const bool blocked_now = role->second == PointToPointRole::Receive;
+    const bool blocked_now = role == PointToPointRole::Receive;
     const bool measured = blocked_now || call.completion_call_id.has_value();
     enqueue(
         from_peer, false,
@@ -107,7 +104,8 @@ std::int32_t PointToPointMatcher::record(const ScannedCall& call, WaitKind kind,
   } else {
     record.through_completion = true;
     record.pending = true;
-    auto& pending = pending_[call.rank];
+    // Waited for on the completion call's lane, usually the posting call's own.
+    auto& pending = pending_[*call.completion_call_id >> kLaneShift];
     pending.push_back({*call.completion_call_id, slot});
     std::push_heap(pending.begin(), pending.end(), std::greater<>());
   }
@@ -176,7 +174,7 @@ void PointToPointMatcher::measure(std::int32_t slot) {
   } else if (wait.wait_ns > 0) {
     const auto [held, first] = completion_waits_.try_emplace(record.block_call, wait);
     if (first)
-      completion_ends_.emplace(record.block_end_ns, record.block_call);
+      completion_ends_.emplace_back(record.block_end_ns, record.block_call);
     else if (wait.wait_ns > held->second.wait_ns)
       held->second = wait;
   }
@@ -187,7 +185,7 @@ void PointToPointMatcher::measure(std::int32_t slot) {
 // call the scan has passed on this rank (one it did not read: a call the rules do not follow) are
 // abandoned.
 void PointToPointMatcher::complete(const ScannedCall& call) {
-  const auto found = pending_.find(call.rank);
+  const auto found = pending_.find(call.id >> kLaneShift);
   if (found == pending_.end())
     return;
   auto& pending = found->second;
@@ -214,11 +212,11 @@ void PointToPointMatcher::complete(const ScannedCall& call) {
 }
 
 void PointToPointMatcher::flush_completions(std::int64_t before_ns) {
-  while (!completion_ends_.empty() && completion_ends_.begin()->first < before_ns) {
-    const auto held = completion_waits_.find(completion_ends_.begin()->second);
+  while (!completion_ends_.empty() && completion_ends_.front().first < before_ns) {
+    const auto held = completion_waits_.find(completion_ends_.front().second);
     waits_.add(held->second);
     completion_waits_.erase(held);
-    completion_ends_.erase(completion_ends_.begin());
+    completion_ends_.pop_front();
   }
 }
 

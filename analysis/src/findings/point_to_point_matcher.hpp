@@ -25,10 +25,9 @@ enum class PointToPointRole {
 
 class PointToPointMatcher {
 public:
-  PointToPointMatcher(std::unordered_map<int, PointToPointRole> roles, WaitAccumulator& waits)
-      : roles_(std::move(roles)), waits_(waits) {}
+  explicit PointToPointMatcher(WaitAccumulator& waits) : waits_(waits) {}
 
-  void add(const ScannedCall& call);
+  void add(const ScannedCall& call, PointToPointRole role);
   // Adds the waits still held (waits completing several requests) and returns whether a wait of
   // `rank` for `partner` on `comm_id` can be trusted: false where MPI could have matched otherwise.
   void finish();
@@ -88,20 +87,23 @@ private:
   bool flagged(int sender, int receiver, std::int64_t comm_id) const;
   void flush_completions(std::int64_t before_ns);
 
-  std::unordered_map<int, PointToPointRole> roles_;
   WaitAccumulator& waits_;
   std::map<Channel, Queues> channels_; // kept when empty: channels are few, messages many
   std::vector<Record> records_;        // slots, reused through free_records_
   std::vector<std::int32_t> free_records_;
-  // Per rank, the records waiting for their completion call, earliest call first: the scan reads a
-  // rank's calls in id order, so a completion call id it has passed will not come any more.
-  std::unordered_map<int, std::vector<Pending>> pending_;
+  // Per lane (call id >> 36: rank and thread), the records waiting for their completion call on it,
+  // earliest call first: the scan reads a lane's calls in id order, so a completion call id it has
+  // passed will not come any more.
+  static constexpr int kLaneShift = 36;
+  std::unordered_map<std::int64_t, std::vector<Pending>> pending_;
   // A wait completing several requests waits once: its longest wait counts, added once the scan is
-  // past the call's end (`completion_ends_`, earliest first). Calls that did not wait are not held.
-  std::unordered_map<std::int64_t, Wait> completion_waits_;    // call -> its longest wait
-  std::multimap<std::int64_t, std::int64_t> completion_ends_;  // end -> call
-  std::set<std::tuple<int, int, std::int64_t>> flagged_pairs_; // sender, receiver, communicator
-  std::set<std::pair<int, std::int64_t>> flagged_receivers_;   // receiver, communicator
+  // past the call's end (`completion_ends_`, in the order the scan met them, which is about the order
+  // of their ends: one that ended earlier than those before it waits for them). Calls that did not
+  // wait are not held.
+  std::unordered_map<std::int64_t, Wait> completion_waits_;           // call -> its longest wait
+  std::deque<std::pair<std::int64_t, std::int64_t>> completion_ends_; // (end, call), about in end order
+  std::set<std::tuple<int, int, std::int64_t>> flagged_pairs_;        // sender, receiver, communicator
+  std::set<std::pair<int, std::int64_t>> flagged_receivers_;          // receiver, communicator
   std::int64_t scanned_ = 0;
 };
 

@@ -10,7 +10,9 @@
 namespace commlens::analysis::detail {
 namespace {
 
-constexpr int kRankShift = 46; // call ids are rank << 46 | thread << 36 | sequence
+// Call ids are rank << 46 | thread << 36 | sequence: a lane (a rank's thread) is one id range.
+constexpr int kRankShift = 46;
+constexpr int kThreadShift = 36;
 
 constexpr std::string_view kCallsSql = R"sql(
 SELECT id, function_id, start_ns, end_ns, COALESCE(peer, -1), COALESCE(tag, -1), COALESCE(root, -1),
@@ -24,12 +26,19 @@ SELECT request_id, completion_call_id FROM mpi_requests WHERE request_id >= ?1 A
 ORDER BY request_id
 )sql";
 
-// One rank's calls, and its requests read up to the latest call that posted one.
-class RankCursor {
+struct Lane {
+  int rank = 0;
+  int thread = 0;
+};
+
+// One lane's calls, in time order, and its requests read up to the latest call that posted one.
+class LaneCursor {
 public:
-  RankCursor(const Database& database, const std::string& calls_sql, bool with_requests, int rank)
-      : rank_(rank), calls_(database.prepare(calls_sql)) {
-    const std::int64_t begin = std::int64_t{rank} << kRankShift, end = std::int64_t{rank + 1} << kRankShift;
+  LaneCursor(const Database& database, const std::string& calls_sql, bool with_requests, Lane lane)
+      : rank_(lane.rank), calls_(database.prepare(calls_sql)) {
+    const std::int64_t begin = std::int64_t{lane.rank} << kRankShift | std::int64_t{lane.thread}
+                                                                           << kThreadShift;
+    const std::int64_t end = begin + (std::int64_t{1} << kThreadShift);
     calls_.bind(1, begin).bind(2, end);
     if (with_requests) {
       requests_ = std::make_unique<Statement>(database.prepare(kRequestsSql));
@@ -79,12 +88,15 @@ private:
   ScannedCall call_;
 };
 
-std::vector<int> ranks_of(const Database& database) {
-  auto query = database.prepare("SELECT rank FROM ranks ORDER BY rank");
-  std::vector<int> ranks;
+// Threads number a rank's calling threads 0, 1, ... in the order they first called MPI
+// (ranks.threads counts them; 0 in files that did not record it, which had one lane per rank).
+std::vector<Lane> lanes_of(const Database& database) {
+  auto query = database.prepare("SELECT rank, MAX(COALESCE(threads, 1), 1) FROM ranks ORDER BY rank");
+  std::vector<Lane> lanes;
   while (query.step())
-    ranks.push_back(static_cast<int>(query.integer(0)));
-  return ranks;
+    for (int thread = 0; thread < query.integer(1); ++thread)
+      lanes.push_back({static_cast<int>(query.integer(0)), thread});
+  return lanes;
 }
 
 } // namespace
@@ -96,28 +108,32 @@ void scan_traced_calls(const Database& database, const std::set<int>& functions,
     return;
   const auto calls_sql = fmt::format(kCallsSql, fmt::join(functions, ","));
   const bool with_requests = !request_functions.empty() && database.has_table("mpi_requests");
-  std::vector<std::unique_ptr<RankCursor>> cursors;
-  for (const int rank : ranks_of(database))
-    cursors.push_back(std::make_unique<RankCursor>(database, calls_sql, with_requests, rank));
-  // The rank whose next call starts first goes next.
-  const auto later = [&](std::size_t a, std::size_t b) {
-    return cursors[a]->call().start_ns > cursors[b]->call().start_ns;
-  };
-  std::priority_queue<std::size_t, std::vector<std::size_t>, decltype(later)> next(later);
+  std::vector<bool> posts_request; // by function id, looked up for every call
+  for (const int function : request_functions) {
+    posts_request.resize(std::max(posts_request.size(), static_cast<std::size_t>(function) + 1));
+    posts_request[static_cast<std::size_t>(function)] = true;
+  }
+  std::vector<std::unique_ptr<LaneCursor>> cursors;
+  for (const auto lane : lanes_of(database))
+    cursors.push_back(std::make_unique<LaneCursor>(database, calls_sql, with_requests, lane));
+  // The lane whose next call starts first goes next: (start, cursor), earliest first.
+  using Next = std::pair<std::int64_t, std::size_t>;
+  std::priority_queue<Next, std::vector<Next>, std::greater<>> next;
   for (std::size_t index = 0; index < cursors.size(); ++index)
     if (!cursors[index]->done())
-      next.push(index);
+      next.emplace(cursors[index]->call().start_ns, index);
   while (!next.empty()) {
-    const auto index = next.top();
+    const auto index = next.top().second;
     next.pop();
     auto& cursor = *cursors[index];
     ScannedCall call = cursor.call();
-    if (request_functions.contains(call.function_id))
+    if (static_cast<std::size_t>(call.function_id) < posts_request.size() &&
+        posts_request[static_cast<std::size_t>(call.function_id)])
       call.completion_call_id = cursor.completion_of_current();
     visit(call);
     cursor.advance();
     if (!cursor.done())
-      next.push(index);
+      next.emplace(cursor.call().start_ns, index);
   }
 }
 

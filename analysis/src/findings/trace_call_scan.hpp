@@ -1,9 +1,9 @@
 #pragma once
-// One pass over the traced calls of chosen functions for the wait-state rules: every rank's calls
-// read through its own id range (a rowid range, in call order), the ranks merged by start time, so
-// that what one rule holds while waiting for the other side of a message or collective stays small
-// however long the trace is. A call that posted a request is given the id of the call that
-// completed it (from mpi_requests, read alongside in the same id order).
+// One pass over the traced calls of chosen functions for the wait-state rules: every lane's calls
+// (a rank's thread) read through its own id range (a rowid range, in time order), the lanes merged
+// by start time, so that what one rule holds while waiting for the other side of a message or
+// collective stays small however long the trace is. A call that posted a request is given the id of
+// the call that completed it (from mpi_requests, read alongside in the same id order).
 #include "commlens/analysis/database.hpp"
 
 #include <cstdint>
@@ -27,8 +27,8 @@ struct ScannedCall {
   std::optional<std::int64_t> completion_call_id; // for calls of the request functions
 };
 
-// Reads the calls of `functions` and hands them to `visit` in start order across ranks (call
-// order within a rank); calls of `request_functions` come with their completion call's id.
+// Reads the calls of `functions` and hands them to `visit` in start order across lanes; calls of
+// `request_functions` come with their completion call's id.
 void scan_traced_calls(const Database& database, const std::set<int>& functions,
                        const std::set<int>& request_functions,
                        const std::function<void(const ScannedCall&)>& visit);

@@ -77,32 +77,43 @@ std::unordered_map<int, Value> by_id(const Database& database,
 
 } // namespace
 
-WaitStates find_wait_states(const Database& database, const ReportFilter& filter) {
-  auto roles = by_id(database, point_to_point_roles());
-  auto shapes = by_id(database, collective_shapes());
-  std::map<std::pair<std::int64_t, int>, int> local_ranks;
-  std::map<std::int64_t, int> sizes;
-  auto members = database.prepare("SELECT id, rank, local_rank, size FROM communicators WHERE is_inter = 0");
-  while (members.step()) {
-    local_ranks[{members.integer(0), static_cast<int>(members.integer(1))}] =
-        static_cast<int>(members.integer(2));
-    sizes[members.integer(0)] = static_cast<int>(members.integer(3));
+std::unordered_map<std::int64_t, CommunicatorMembers> communicator_members(const Database& database) {
+  std::unordered_map<std::int64_t, CommunicatorMembers> members;
+  auto query = database.prepare("SELECT id, rank, local_rank, size FROM communicators WHERE is_inter = 0");
+  while (query.step()) {
+    auto& communicator = members[query.integer(0)];
+    communicator.size = static_cast<int>(query.integer(3));
+    communicator.local_ranks[static_cast<int>(query.integer(1))] = static_cast<int>(query.integer(2));
   }
+  return members;
+}
+
+WaitStates find_wait_states(const Database& database, const ReportFilter& filter) {
+  // What each function is, by id (function ids are below 2048: mpi_call_rows.code's 11 bits).
+  constexpr std::size_t kFunctionIds = 2048;
+  std::vector<std::optional<Role>> roles(kFunctionIds);
+  std::vector<std::optional<CollectiveShape>> shapes(kFunctionIds);
   std::set<int> functions, request_functions;
-  for (const auto& [id, role] : roles) {
+  for (const auto& [id, role] : by_id(database, point_to_point_roles())) {
+    roles.at(static_cast<std::size_t>(id)) = role;
     functions.insert(id);
     if (role == Role::NonblockingReceive || role == Role::NonblockingSsend)
       request_functions.insert(id);
   }
-  for (const auto& [id, shape] : shapes)
+  for (const auto& [id, shape] : by_id(database, collective_shapes())) {
+    shapes.at(static_cast<std::size_t>(id)) = shape;
     functions.insert(id);
+  }
 
   WaitAccumulator waits(filter);
-  PointToPointMatcher point_to_point(std::move(roles), waits);
-  CollectiveMatcher collectives(std::move(shapes), std::move(local_ranks), std::move(sizes), waits);
+  PointToPointMatcher point_to_point(waits);
+  CollectiveMatcher collectives(communicator_members(database), waits);
   scan_traced_calls(database, functions, request_functions, [&](const ScannedCall& call) {
-    point_to_point.add(call);
-    collectives.add(call);
+    const auto function = static_cast<std::size_t>(call.function_id);
+    if (const auto& role = roles[function])
+      point_to_point.add(call, *role);
+    else if (const auto& shape = shapes[function])
+      collectives.add(call, *shape);
   });
   point_to_point.finish();
   return {waits.buckets([&](const WaitBucket& bucket) {
