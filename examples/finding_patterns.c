@@ -12,9 +12,9 @@
  *                   sleeps DELAY, then MPI_Recv: the synchronous send waits for the receive.
  *   collective-wait per iteration: rank (iteration mod size) sleeps DELAY, then every rank calls
  *                   MPI_Allreduce of 1024 doubles (8 KiB): the others wait for it.
- *   imbalance       MPI_Allreduce of 1024 doubles once (phase 0), MPI_Pcontrol(3) (phase 1 starts);
- *                   per iteration: every rank sleeps DELAY, the last rank twice as long, then
- *                   MPI_Allreduce of 1024 doubles.
+ *   imbalance       MPI_Pcontrol(3) first (phase 1 starts: phase 0 holds little but MPI_Init); each
+ *                   iteration every rank sleeps DELAY, the last rank twice as long, then MPI_Allreduce of
+ *                   1024 doubles.
  *   small-messages  ITERATIONS x 1000 times: MPI_Sendrecv of one int (4 B, tag 3) around a ring,
  *                   to rank + 1 and from rank - 1 (modulo the size), so that the ranks keep step.
  *   unexpected-queue per iteration: every rank sleeps DELAY; the first sends 64 messages of one int
@@ -91,7 +91,6 @@ static void collective_wait(int iterations) {
 }
 
 static void imbalance(int iterations) {
-  allreduce(kReduceDoubles);
   MPI_Pcontrol(3);
   for (int i = 0; i < iterations; ++i) {
     sleep_ms(rank == size - 1 ? 2 * delay_ms : delay_ms);

@@ -146,6 +146,10 @@ TEST_F(FindingPatterns, ACommunicatorAndADatatypeMadeEveryStepAreChurn) {
 TEST_F(FindingPatterns, ARunThatOnlyStartsAndStopsIsDominatedByStartUpAndTearDown) {
   const auto& report = traced("short");
   EXPECT_EQ(finding_ids(report), std::set<std::string>{"startup-teardown@run"}) << report["findings"].dump(2);
+  // Rules that weigh time are not applied to a run this short, and the report says so.
+  ASSERT_EQ(report["findings_not_analysed"].size(), 1u) << report.dump(2);
+  EXPECT_NE(report["findings_not_analysed"][0].get<std::string>().find("the run is too short"),
+            std::string::npos);
 }
 
 TEST_F(FindingPatterns, ABalancedProgramWithLargeMessagesHasNoFinding) {

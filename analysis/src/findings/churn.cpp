@@ -20,8 +20,12 @@ struct Churn {
   std::string_view title;        // "Communicators are created again and again"
   std::string_view what;         // "communicators created", "datatypes committed"
   std::set<std::string> counted; // the calls that make one
-  std::set<std::string> costing; // the calls whose time it costs
+  std::set<std::string> undoing; // the other calls whose time it costs: freeing, building the type
   std::string_view advice;
+
+  bool costs(const std::string& function) const {
+    return counted.contains(function) || undoing.contains(function);
+  }
 };
 
 const std::vector<Churn>& churns() {
@@ -49,41 +53,17 @@ const std::vector<Churn>& churns() {
         "nccl:CommInitRankConfig",
         "nccl:CommInitAll",
         "nccl:CommSplit"},
-       {"MPI_Comm_dup",
-        "MPI_Comm_dup_with_info",
-        "MPI_Comm_idup",
-        "MPI_Comm_idup_with_info",
-        "MPI_Comm_split",
-        "MPI_Comm_split_type",
-        "MPI_Comm_create",
-        "MPI_Comm_create_group",
-        "MPI_Comm_create_from_group",
-        "MPI_Cart_create",
-        "MPI_Cart_sub",
-        "MPI_Graph_create",
-        "MPI_Dist_graph_create",
-        "MPI_Dist_graph_create_adjacent",
-        "MPI_Intercomm_create",
-        "MPI_Intercomm_merge",
-        "MPI_Comm_free",
-        "MPI_Comm_disconnect",
-        "nccl:CommInitRank",
-        "nccl:CommInitRankConfig",
-        "nccl:CommInitAll",
-        "nccl:CommSplit",
-        "nccl:CommDestroy",
-        "nccl:CommAbort",
-        "nccl:CommFinalize"},
+       {"MPI_Comm_free", "MPI_Comm_disconnect", "nccl:CommDestroy", "nccl:CommAbort", "nccl:CommFinalize"},
        "Create communicators once, before the loop, and reuse them: every creation is a collective over the "
        "parent, and freeing and creating again repeats it."},
       {"datatype-churn",
        "Datatypes are committed again and again",
        "datatypes committed",
        {"MPI_Type_commit"},
-       {"MPI_Type_commit", "MPI_Type_free", "MPI_Type_contiguous", "MPI_Type_vector",
-        "MPI_Type_create_hvector", "MPI_Type_indexed", "MPI_Type_create_hindexed",
-        "MPI_Type_create_indexed_block", "MPI_Type_create_hindexed_block", "MPI_Type_create_struct",
-        "MPI_Type_create_subarray", "MPI_Type_create_darray", "MPI_Type_create_resized", "MPI_Type_dup"},
+       {"MPI_Type_free", "MPI_Type_contiguous", "MPI_Type_vector", "MPI_Type_create_hvector",
+        "MPI_Type_indexed", "MPI_Type_create_hindexed", "MPI_Type_create_indexed_block",
+        "MPI_Type_create_hindexed_block", "MPI_Type_create_struct", "MPI_Type_create_subarray",
+        "MPI_Type_create_darray", "MPI_Type_create_resized", "MPI_Type_dup"},
        "Build and commit each derived datatype once, before the loop, and reuse it until the end."},
   };
   return kinds;
@@ -105,7 +85,7 @@ Tally tally(const Churn& churn, const Functions& functions, Name name, Calls cal
       out.by_function.push_back(
           fmt::format("{} {}", function_name, format_value(calls(function) / ranks, Unit::Count)));
     }
-    if (churn.costing.contains(function_name))
+    if (churn.costs(function_name))
       out.time_ns += time(function) / ranks;
   }
   return out;
@@ -127,8 +107,9 @@ void add(const FindingContext& context, const Churn& churn, const Tally& tally, 
   finding.evidence = {fmt::format("by function, per rank{}: {}", per_step ? " and step" : "",
                                   fmt::join(tally.by_function, ", "))};
   std::vector<std::string> quoted;
-  for (const auto& name : churn.costing)
-    quoted.push_back("'" + name + "'");
+  for (const auto* names : {&churn.counted, &churn.undoing})
+    for (const auto& name : *names)
+      quoted.push_back("'" + name + "'");
   finding.query =
       fmt::format("SELECT c.phase, f.name, SUM(c.count) AS calls, SUM(c.time_total_ns) AS time_ns FROM "
                   "call_stats c JOIN functions f ON f.id = c.function_id WHERE f.name IN ({}) GROUP BY "

@@ -32,6 +32,10 @@ std::string count_of(std::uint64_t count, std::string_view noun) {
   return std::to_string(count) + " " + std::string(noun) + (count == 1 ? "" : "s");
 }
 
+double FindingContext::share_of_ranks_time(double time_ns) const {
+  return ranks_time_ns > 0 ? time_ns / double(ranks_time_ns) : 0.0;
+}
+
 bool reaches_threshold(std::string_view rule, double measured) {
   return measured >= finding_rule(rule).threshold;
 }
@@ -44,7 +48,7 @@ Finding make_finding(const FindingContext& context, std::string_view rule, const
   finding.rule = rule;
   finding.cost_ns = cost_ns;
   finding.cost_base = context.ranks_time_base;
-  finding.cost_share = context.ranks_time_ns > 0 ? double(cost_ns) / double(context.ranks_time_ns) : 0.0;
+  finding.cost_share = context.share_of_ranks_time(double(cost_ns));
   finding.measure = known.measure;
   finding.measured = measured;
   finding.threshold = known.threshold;
@@ -58,10 +62,21 @@ FindingsSection find_findings(const Database& database, const Report& report) {
   const FindingContext context{database, report, CommunicatorNames(database), query_function_names(database),
                                time,     base};
   FindingsSection section;
-  for (const auto rules :
-       {find_wait_state_problems, find_load_imbalance, find_small_message_storms, find_unexpected_queues,
-        find_gpu_copy_problems, find_exposed_communication, find_churn, find_short_run, find_runtime_savings})
-    rules(context, section);
+  // A run that is mostly MPI_Init and MPI_Finalize is too short for rules that weigh time: a rank
+  // descheduled for a few milliseconds would read as a wait or an imbalance. Its counts still say
+  // something (queues, churn).
+  find_short_run(context, section);
+  const bool too_short = !section.findings.empty();
+  if (too_short)
+    section.not_analysed.push_back(
+        "waits, imbalance, message storms, copy paths, steps and the GPU runtime: the "
+        "run is too short to weigh them (start-up and tear-down take most of it)");
+  else
+    for (const auto rules : {find_wait_state_problems, find_load_imbalance, find_small_message_storms,
+                             find_gpu_copy_problems, find_exposed_communication, find_runtime_savings})
+      rules(context, section);
+  find_unexpected_queues(context, section);
+  find_churn(context, section);
   // Most cost first; the id breaks ties so that the order is the same from run to run.
   std::sort(section.findings.begin(), section.findings.end(), [](const Finding& a, const Finding& b) {
     return a.cost_ns != b.cost_ns ? a.cost_ns > b.cost_ns : a.id < b.id;

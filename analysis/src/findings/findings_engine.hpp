@@ -21,6 +21,8 @@ struct FindingContext {
   std::string ranks_time_base;
 
   std::string function_name(int function_id) const;
+  // `time_ns` over the ranks' time (0 when there is none).
+  double share_of_ranks_time(double time_ns) const;
 };
 
 // A finding of `rule` about `subject` that costs `cost_ns` of the ranks' time, with the rule's

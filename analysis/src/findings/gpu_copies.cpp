@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 namespace commlens::analysis::detail {
 namespace {
 
@@ -46,21 +48,29 @@ CopyTotals read_totals(const FindingContext& context, const std::string& where) 
           query.integer(2), query.integer(3)};
 }
 
-double share_of_run(const FindingContext& context, std::int64_t time_ns) {
-  return context.ranks_time_ns > 0 ? double(time_ns) / double(context.ranks_time_ns) : 0.0;
+// A finding of `rule` about the copies `where` selects, when their time reaches its threshold,
+// with their totals as its first evidence.
+std::optional<Finding> copies_finding(const FindingContext& context, std::string_view rule,
+                                      const std::string& where, CopyTotals& totals) {
+  totals = read_totals(context, where);
+  const double measured = context.share_of_ranks_time(double(totals.time_ns));
+  if (totals.copies == 0 || !reaches_threshold(rule, measured))
+    return std::nullopt;
+  auto finding = make_finding(context, rule, "host_staged", totals.time_ns, measured);
+  finding.evidence = {totals_line(totals)};
+  return finding;
 }
 
 void find_pageable_staging(const FindingContext& context, FindingsSection& section) {
   constexpr std::string_view kPageable =
       "path = 'host_staged' AND (src_kind = 'pageable' OR dst_kind = 'pageable')";
-  const auto totals = read_totals(context, std::string(kPageable));
-  const double measured = share_of_run(context, totals.time_ns);
-  if (totals.copies == 0 || !reaches_threshold("pageable-staging", measured))
+  CopyTotals totals;
+  auto found = copies_finding(context, "pageable-staging", std::string(kPageable), totals);
+  if (!found)
     return;
-  auto finding = make_finding(context, "pageable-staging", "host_staged", totals.time_ns, measured);
+  auto& finding = *found;
   finding.title = fmt::format("Copies from or to pageable host memory take {} at {}",
                               human_duration(double(totals.time_ns)), bandwidth(totals));
-  finding.evidence = {totals_line(totals)};
   finding.query =
       fmt::format("SELECT rank, copy_kind, COUNT(*) AS copies, SUM(bytes) AS bytes, SUM(bytes) * 1.0 / "
                   "SUM(end_ns - start_ns) AS gb_per_s FROM cuda_copies WHERE {} GROUP BY rank, "
@@ -94,15 +104,14 @@ void find_host_staged_exchanges(const FindingContext& context, FindingsSection& 
   const auto where =
       fmt::format("path = 'host_staged' AND {} AND (mpi_call_id IS NOT NULL OR {})",
                   ranks_sharing_hosts_with_gpus(), inside_steps(context.report.training_steps));
-  const auto totals = read_totals(context, where);
-  const double measured = share_of_run(context, totals.time_ns);
-  if (totals.copies == 0 || !reaches_threshold("host-staged-copies", measured))
+  CopyTotals totals;
+  auto found = copies_finding(context, "host-staged-copies", where, totals);
+  if (!found)
     return;
-  auto finding = make_finding(context, "host-staged-copies", "host_staged", totals.time_ns, measured);
+  auto& finding = *found;
   finding.title = fmt::format("GPUs of one host exchange data through host memory: {} of copies at {}",
                               human_duration(double(totals.time_ns)), bandwidth(totals));
-  finding.evidence = {totals_line(totals),
-                      "the ranks of these copies share their host with other ranks that have a GPU"};
+  finding.evidence.push_back("the ranks of these copies share their host with other ranks that have a GPU");
   finding.query =
       "SELECT c.rank, f.name, c.copy_kind, COUNT(*) AS copies, SUM(c.bytes) AS bytes FROM cuda_copies c "
       "LEFT JOIN mpi_calls m ON m.id = c.mpi_call_id LEFT JOIN functions f ON f.id = m.function_id "

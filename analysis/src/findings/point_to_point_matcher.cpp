@@ -12,6 +12,16 @@ namespace {
 constexpr std::int64_t kFlushEvery = 4096;
 constexpr std::int64_t kFlushMarginNs = 10'000'000;
 
+// The call the record's side blocks in: the call itself, or the wait that completed its request.
+void blocks_in(PointToPointMatcher::Record& record, const ScannedCall& call) {
+  record.blocked_known = true;
+  record.block_call = call.id;
+  record.block_function = call.function_id;
+  record.phase = call.phase;
+  record.block_start_ns = call.start_ns;
+  record.block_end_ns = call.end_ns;
+}
+
 } // namespace
 
 void PointToPointMatcher::add(const ScannedCall& call, PointToPointRole role) {
@@ -95,12 +105,7 @@ std::int32_t PointToPointMatcher::record(const ScannedCall& call, WaitKind kind,
   record.rank = call.rank;
   record.queued = true; // the caller queues it at once
   if (blocked_now) {
-    record.blocked_known = true;
-    record.block_call = call.id;
-    record.block_function = call.function_id;
-    record.phase = call.phase;
-    record.block_start_ns = call.start_ns;
-    record.block_end_ns = call.end_ns;
+    blocks_in(record, call);
   } else {
     record.through_completion = true;
     record.pending = true;
@@ -155,7 +160,7 @@ void PointToPointMatcher::pair(std::int32_t slot, std::int64_t partner_post_ns, 
   if (record.blocked_known)
     measure(slot);
   else
-    release_if_unheld(slot); // abandoned, or still waiting for its completion call
+    release_if_unheld(slot); // its completion call never came, or it still waits for it
 }
 
 // Once paired and with its blocking interval known, the record is measured and let go.
@@ -182,8 +187,8 @@ void PointToPointMatcher::measure(std::int32_t slot) {
 }
 
 // The records whose completion call this is get their blocking interval; those whose completion
-// call the scan has passed on this rank (one it did not read: a call the rules do not follow) are
-// abandoned.
+// call the scan has passed on this lane (one it did not read: a call the rules do not follow) are
+// let go, measuring nothing.
 void PointToPointMatcher::complete(const ScannedCall& call) {
   const auto found = pending_.find(call.id >> kLaneShift);
   if (found == pending_.end())
@@ -196,16 +201,10 @@ void PointToPointMatcher::complete(const ScannedCall& call) {
     auto& record = records_[static_cast<std::size_t>(slot)];
     record.pending = false;
     if (completion_call < call.id) {
-      record.abandoned = true;
       release_if_unheld(slot);
       continue;
     }
-    record.blocked_known = true;
-    record.block_call = call.id;
-    record.block_function = call.function_id;
-    record.phase = call.phase;
-    record.block_start_ns = call.start_ns;
-    record.block_end_ns = call.end_ns;
+    blocks_in(record, call);
     if (record.paired)
       measure(slot);
   }

@@ -33,6 +33,27 @@ public:
   void finish();
   bool reliable(WaitKind kind, std::int64_t comm_id, int rank, int partner) const;
 
+  // A blocking side waiting for its partner's posting time and its own blocking interval.
+  struct Record {
+    WaitKind kind = WaitKind::LateSender;
+    std::int64_t comm_id = 0;
+    int rank = 0;
+    int partner = -1;
+    std::int64_t partner_post_ns = 0;
+    bool paired = false;
+    bool blocked_known = false;
+    bool through_completion = false; // blocked in a wait that may complete several requests
+    // Who still holds the slot: a channel's queue, a lane's pending completions. It is free again
+    // once neither does (a record whose completion call never came measures nothing).
+    bool queued = false;
+    bool pending = false;
+    std::int64_t block_call = 0;
+    int block_function = 0;
+    int phase = 0;
+    std::int64_t block_start_ns = 0;
+    std::int64_t block_end_ns = 0;
+  };
+
 private:
   // (sender, receiver, tag, communicator): the messages MPI keeps in order.
   using Channel = std::tuple<int, int, std::int64_t, std::int64_t>;
@@ -46,28 +67,7 @@ private:
     std::deque<Endpoint> sends;
     std::deque<Endpoint> receives;
   };
-  // A blocking side waiting for its partner's posting time and its own blocking interval.
-  struct Record {
-    WaitKind kind = WaitKind::LateSender;
-    std::int64_t comm_id = 0;
-    int rank = 0;
-    int partner = -1;
-    std::int64_t partner_post_ns = 0;
-    bool paired = false;
-    bool blocked_known = false;
-    bool through_completion = false; // blocked in a wait that may complete several requests
-    // Who still holds the slot: a channel's queue, the rank's pending completions. It is free again
-    // once neither does. Abandoned: its completion call never came, so it measures nothing.
-    bool queued = false;
-    bool pending = false;
-    bool abandoned = false;
-    std::int64_t block_call = 0;
-    int block_function = 0;
-    int phase = 0;
-    std::int64_t block_start_ns = 0;
-    std::int64_t block_end_ns = 0;
-  };
-  // A record waiting for the call that completes its request, later on the same rank.
+  // A record waiting for the call that completes its request, later on that call's lane.
   struct Pending {
     std::int64_t completion_call = 0;
     std::int32_t record = kNoRecord;

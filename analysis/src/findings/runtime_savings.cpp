@@ -45,7 +45,7 @@ std::string bin_line(int size_bin, const Bin& bin) {
 
 void add(const FindingContext& context, std::string_view rule, const std::string& function, double total_ns,
          std::vector<std::string> lines, int function_id, FindingsSection& section) {
-  const double measured = context.ranks_time_ns > 0 ? total_ns / double(context.ranks_time_ns) : 0.0;
+  const double measured = context.share_of_ranks_time(total_ns);
   if (!reaches_threshold(rule, measured))
     return;
   const auto& steps = context.report.training_steps;

@@ -37,7 +37,7 @@ void find_small_message_storms(const FindingContext& context, FindingsSection& s
       if (!busiest || bin.calls > busiest->calls)
         busiest = &bin;
     }
-    const double measured = context.ranks_time_ns > 0 ? double(time_ns) / double(context.ranks_time_ns) : 0.0;
+    const double measured = context.share_of_ranks_time(double(time_ns));
     if (double(calls) / ranks < kStormCallsPerRank || !reaches_threshold("small-messages", measured))
       continue;
     auto finding = make_finding(context, "small-messages", function.name, time_ns, measured);

@@ -165,8 +165,7 @@ void find_wait_state_problems(const FindingContext& context, FindingsSection& se
     group.buckets.push_back(bucket);
   }
   for (auto& [key, group] : groups) {
-    const double measured =
-        context.ranks_time_ns > 0 ? double(group.wait_ns) / double(context.ranks_time_ns) : 0.0;
+    const double measured = context.share_of_ranks_time(double(group.wait_ns));
     if (reaches_threshold(rule_of(key.first), measured))
       section.findings.push_back(
           finding_of(context, states, key.first, key.second, std::move(group), measured));
