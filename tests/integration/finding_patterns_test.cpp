@@ -56,11 +56,12 @@ const nlohmann::json& finding(const nlohmann::json& report, const std::string& i
   throw std::runtime_error("no finding " + id);
 }
 
-// A wait the sleeps cause: `sleeps` of the delay, give or take what two shared cores add.
+// A wait the sleeps cause: `sleeps` of the delay, give or take what two shared cores add (a rank
+// waiting for a core waits longer).
 void expect_cost_near(const nlohmann::json& found, double sleeps) {
   const auto cost = found["cost_ns"].get<double>();
   EXPECT_GE(cost, 0.7 * sleeps * kDelayNs) << found.dump(2);
-  EXPECT_LE(cost, 1.5 * sleeps * kDelayNs) << found.dump(2);
+  EXPECT_LE(cost, 2.0 * sleeps * kDelayNs) << found.dump(2);
 }
 
 class FindingPatterns : public ::testing::Test {

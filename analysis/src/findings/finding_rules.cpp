@@ -26,8 +26,9 @@ const std::vector<FindingRule>& finding_rules() {
        "of the ranks' time in the phase",
        0.05, Unit::Share, "", ""},
       {"small-messages", "Small-message storm",
-       "time in calls moving less than 1 KiB (at least 1000 per rank), share of the ranks' time", 0.02,
-       Unit::Share, "", ""},
+       "time in calls moving less than 1 KiB (at least 1000 per rank), less their waits, share of the "
+       "ranks' time",
+       0.02, Unit::Share, "", ""},
       {"unexpected-queue", "Unexpected-queue build-up", "largest unexpected-message queue, messages", 32,
        Unit::Count, "the MPI_T collector and an MPI library with queue-length pvars",
        "COMMLENS_COLLECTORS=all with Open MPI or MPICH"},

@@ -36,6 +36,15 @@ double FindingContext::share_of_ranks_time(double time_ns) const {
   return ranks_time_ns > 0 ? time_ns / double(ranks_time_ns) : 0.0;
 }
 
+std::int64_t FindingContext::waiting_in(int function_id) const {
+  std::int64_t total = 0;
+  if (wait_states)
+    for (const auto& bucket : wait_states->buckets)
+      if (bucket.function_id == function_id)
+        total += bucket.wait_ns;
+  return total;
+}
+
 bool reaches_threshold(std::string_view rule, double measured) {
   return measured >= finding_rule(rule).threshold;
 }
@@ -59,8 +68,11 @@ Finding make_finding(const FindingContext& context, std::string_view rule, const
 FindingsSection find_findings(const Database& database, const Report& report) {
   std::string base;
   const auto time = ranks_time(report, base);
-  const FindingContext context{database, report, CommunicatorNames(database), query_function_names(database),
-                               time,     base};
+  FindingContext context{
+      database, report,      CommunicatorNames(database), query_function_names(database), time,
+      base,     std::nullopt};
+  if (report.trace_mode)
+    context.wait_states = find_wait_states(database, report.filter);
   FindingsSection section;
   // A run that is mostly MPI_Init and MPI_Finalize is too short for rules that weigh time: a rank
   // descheduled for a few milliseconds would read as a wait or an imbalance. Its counts still say

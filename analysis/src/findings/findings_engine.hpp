@@ -4,6 +4,7 @@
 // (finding_rules.cpp), or says in `not_analysed` what the run did not record for it.
 #include "../communicator_names.hpp"
 #include "commlens/analysis/report.hpp"
+#include "wait_states.hpp"
 
 #include <map>
 #include <string>
@@ -19,10 +20,14 @@ struct FindingContext {
   // span under a phase filter), summed over ranks; their time in MPI where no rank finalized.
   std::int64_t ranks_time_ns = 0;
   std::string ranks_time_base;
+  // The trace's wait states (trace mode; empty otherwise), which more than one rule reads.
+  std::optional<WaitStates> wait_states;
 
   std::string function_name(int function_id) const;
   // `time_ns` over the ranks' time (0 when there is none).
   double share_of_ranks_time(double time_ns) const;
+  // The time the wait-state rules found `function_id`'s calls waiting (0 without a trace).
+  std::int64_t waiting_in(int function_id) const;
 };
 
 // A finding of `rule` about `subject` that costs `cost_ns` of the ranks' time, with the rule's

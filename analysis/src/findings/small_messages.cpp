@@ -37,22 +37,34 @@ void find_small_message_storms(const FindingContext& context, FindingsSection& s
       if (!busiest || bin.calls > busiest->calls)
         busiest = &bin;
     }
-    const double measured = context.share_of_ranks_time(double(time_ns));
-    if (double(calls) / ranks < kStormCallsPerRank || !reaches_threshold("small-messages", measured))
+    if (double(calls) / ranks < kStormCallsPerRank)
       continue;
-    auto finding = make_finding(context, "small-messages", function.name, time_ns, measured);
+    // What the calls cost however little they move: their time, less what the wait-state rules
+    // found them waiting for (a late partner, a late rank), in the small calls' share of the
+    // function's time. Fewer, larger messages would not save that.
+    const double waiting = function.time_total_ns > 0 ? double(context.waiting_in(function.function_id)) *
+                                                            double(time_ns) / double(function.time_total_ns)
+                                                      : 0.0;
+    const auto cost_ns = std::max<std::int64_t>(0, time_ns - static_cast<std::int64_t>(waiting));
+    const double measured = context.share_of_ranks_time(double(cost_ns));
+    if (!reaches_threshold("small-messages", measured))
+      continue;
+    auto finding = make_finding(context, "small-messages", function.name, cost_ns, measured);
     finding.title = fmt::format("Small-message storm in {}: {} calls of less than 1 KiB take {}",
-                                function.name, calls, human_duration(double(time_ns)));
+                                function.name, calls, human_duration(double(cost_ns)));
     finding.evidence = {fmt::format("{} calls per rank, {} of the function's {} calls, {} each on average",
                                     format_value(double(calls) / ranks, Unit::Count),
                                     format_value(double(calls) / double(function.calls), Unit::Share),
                                     function.calls, human_duration(double(time_ns) / double(calls))),
                         fmt::format("most of them in {}: {} calls", busiest->label, busiest->calls)};
-    finding.query =
-        fmt::format("SELECT rank, size_bin, SUM(count) AS calls, SUM(time_total_ns) AS time_ns FROM "
-                    "call_stats WHERE function_id = {} AND size_bin < {} GROUP BY rank, size_bin "
-                    "ORDER BY rank, size_bin",
-                    function.function_id, kSmallBelowBin);
+    if (waiting > 0)
+      finding.evidence.push_back(
+          fmt::format("{} in all, of which about {} waiting (in the wait-state findings)",
+                      human_duration(double(time_ns)), human_duration(waiting)));
+    finding.query = fmt::format(
+        "SELECT rank, size_bin, SUM(count) AS calls, SUM(time_total_ns) AS time_ns FROM call_stats "
+        "WHERE function_id = {} AND size_bin < {} GROUP BY rank, size_bin ORDER BY rank, size_bin",
+        function.function_id, kSmallBelowBin);
     finding.view = fmt::format("Histograms: {}", function.name);
     finding.advice =
         "Send fewer, larger messages: pack what goes to one partner in a step into one message "

@@ -31,8 +31,9 @@ std::string_view rule_of(WaitKind kind) {
   return "";
 }
 
-std::string rank_range(int rank) {
-  return fmt::format("id >= {0} << 46 AND id < ({0} + 1) << 46", rank);
+// A rank's calls or requests as their id range (rowids: no index needed).
+std::string rank_range(std::string_view column, int rank) {
+  return fmt::format("{0} >= {1} << 46 AND {0} < ({1} + 1) << 46", column, rank);
 }
 
 // The calls (or, for waits in a completion call, the requests) the largest wait is made of.
@@ -41,20 +42,20 @@ std::string query_for(const FindingContext& context, const WaitBucket& top) {
   if (top.kind == WaitKind::Collective)
     return fmt::format("SELECT rank, start_ns, end_ns - start_ns AS duration_ns FROM mpi_calls WHERE "
                        "function_id = (SELECT id FROM functions WHERE name = '{}') AND comm_id = {} ORDER BY "
-                       "start_ns LIMIT 200",
+                       "duration_ns DESC LIMIT 20",
                        function, top.comm_id);
   if (function.starts_with("MPI_Wait") || function.starts_with("MPI_Test")) {
     const auto posting = top.kind == WaitKind::LateSender ? "MPI_Irecv" : "MPI_Issend";
     return fmt::format(
         "SELECT request_id, post_ns, complete_ns - post_ns AS queue_ns FROM mpi_requests WHERE "
-        "request_{} AND peer = {} AND function_id = (SELECT id FROM functions WHERE name = '{}') "
+        "{} AND peer = {} AND function_id = (SELECT id FROM functions WHERE name = '{}') "
         "ORDER BY queue_ns DESC LIMIT 20",
-        rank_range(top.rank), top.partner, posting);
+        rank_range("request_id", top.rank), top.partner, posting);
   }
   return fmt::format("SELECT id, start_ns, end_ns - start_ns AS duration_ns FROM mpi_calls WHERE {} AND "
                      "function_id = (SELECT id FROM functions WHERE name = '{}') AND peer = {} ORDER BY "
                      "duration_ns DESC LIMIT 20",
-                     rank_range(top.rank), function, top.partner);
+                     rank_range("id", top.rank), function, top.partner);
 }
 
 std::string pair_line(const FindingContext& context, const WaitBucket& bucket) {
@@ -141,8 +142,8 @@ Finding finding_of(const FindingContext& context, const WaitStates& states, Wait
   for (std::size_t index = 0; index < group.buckets.size() && index < kEvidencePairs; ++index)
     finding.evidence.push_back(pair_line(context, group.buckets[index]));
   if (group.buckets.size() > kEvidencePairs)
-    finding.evidence.push_back(
-        fmt::format("and {} more", count_of(group.buckets.size() - kEvidencePairs, "rank pair")));
+    finding.evidence.push_back(fmt::format("and {} more rank pair{}", group.buckets.size() - kEvidencePairs,
+                                           group.buckets.size() - kEvidencePairs == 1 ? "" : "s"));
   finding.query = query_for(context, top);
   return finding;
 }
@@ -150,13 +151,13 @@ Finding finding_of(const FindingContext& context, const WaitStates& states, Wait
 } // namespace
 
 void find_wait_state_problems(const FindingContext& context, FindingsSection& section) {
-  if (!context.report.trace_mode) {
+  if (!context.wait_states) {
     section.not_analysed.push_back("late sender, late receiver and wait at collective: not recorded in "
                                    "summary mode (commlens run --mode "
                                    "trace)");
     return;
   }
-  const auto states = find_wait_states(context.database, context.report.filter);
+  const auto& states = *context.wait_states;
   std::map<std::pair<WaitKind, std::string>, Group> groups;
   for (const auto& bucket : states.buckets) {
     auto& group = groups[{bucket.kind, context.communicators.label(bucket.comm_id)}];
