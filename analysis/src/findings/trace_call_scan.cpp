@@ -1,10 +1,15 @@
 #include "trace_call_scan.hpp"
 
+#include "call_batches.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <exception>
 #include <memory>
 #include <queue>
+#include <thread>
+#include <utility>
 #include <vector>
 
 namespace commlens::analysis::detail {
@@ -13,11 +18,23 @@ namespace {
 // Call ids are rank << 46 | thread << 36 | sequence: a lane (a rank's thread) is one id range.
 constexpr int kRankShift = 46;
 constexpr int kThreadShift = 36;
+// Calls handed over at once, and batches read ahead of the matcher (about 1 MB).
+constexpr std::size_t kBatchCalls = 4096;
+constexpr std::size_t kBatchesInFlight = 4;
 
-constexpr std::string_view kCallsSql = R"sql(
-SELECT id, function_id, start_ns, end_ns, COALESCE(peer, -1), COALESCE(tag, -1), COALESCE(root, -1),
-       COALESCE(comm_id, -1), COALESCE(phase, 0)
+// Through the public view, whatever stores it (older files have a table; an NVTX filter a TEMP view).
+constexpr std::string_view kViewSql = R"sql(
+SELECT id, function_id, start_ns, end_ns - start_ns, COALESCE(peer, -1), COALESCE(tag, root, -1),
+       root IS NOT NULL, COALESCE(comm_id, -1), COALESCE(phase, 0)
 FROM mpi_calls WHERE id >= ?1 AND id < ?2 AND function_id IN ({}) ORDER BY id
+)sql";
+// Straight from the rows behind the view, decoded here as the view does (libprofiler/src/schema.cpp:
+// code = function | buffer location << 11 | implementation << 13 | root flag << 17 | phase << 18):
+// a third of the scan's time is the view computing columns.
+constexpr std::string_view kStoredRowsSql = R"sql(
+SELECT id, code & 2047, start_ns, duration_ns, COALESCE(peer, -1), COALESCE(tag_or_root, -1),
+       code >> 17 & 1, COALESCE(comm_id, -1), code >> 18
+FROM mpi_call_rows WHERE id >= ?1 AND id < ?2 AND code & 2047 IN ({}) ORDER BY id
 )sql";
 
 // mpi_requests in request id order, which is the order of the calls that posted them.
@@ -55,14 +72,17 @@ public:
     done_ = !calls_.step();
     if (done_)
       return;
+    const auto start = calls_.integer(2);
+    const auto tag_or_root = calls_.integer(5);
+    const bool root = calls_.integer(6) != 0; // the fifth column holds a root, not a tag
     call_ = {calls_.integer(0),
              rank_,
              static_cast<int>(calls_.integer(1)),
-             calls_.integer(2),
-             calls_.integer(3),
+             start,
+             start + calls_.integer(3),
              calls_.integer(4),
-             calls_.integer(5),
-             calls_.integer(6),
+             root ? -1 : tag_or_root,
+             root ? tag_or_root : -1,
              calls_.integer(7),
              static_cast<int>(calls_.integer(8)),
              std::nullopt};
@@ -99,14 +119,9 @@ std::vector<Lane> lanes_of(const Database& database) {
   return lanes;
 }
 
-} // namespace
-
-void scan_traced_calls(const Database& database, const std::set<int>& functions,
-                       const std::set<int>& request_functions,
-                       const std::function<void(const ScannedCall&)>& visit) {
-  if (functions.empty())
-    return;
-  const auto calls_sql = fmt::format(kCallsSql, fmt::join(functions, ","));
+// The reader's side: every lane's calls in start order across lanes, in batches.
+void read_in_time_order(const Database& database, const std::string& calls_sql,
+                        const std::set<int>& request_functions, CallBatches& batches) {
   const bool with_requests = !request_functions.empty() && database.has_table("mpi_requests");
   std::vector<bool> posts_request; // by function id, looked up for every call
   for (const int function : request_functions) {
@@ -122,19 +137,57 @@ void scan_traced_calls(const Database& database, const std::set<int>& functions,
   for (std::size_t index = 0; index < cursors.size(); ++index)
     if (!cursors[index]->done())
       next.emplace(cursors[index]->call().start_ns, index);
+  CallBatches::Batch batch;
   while (!next.empty()) {
     const auto index = next.top().second;
     next.pop();
     auto& cursor = *cursors[index];
-    ScannedCall call = cursor.call();
+    auto& call = batch.emplace_back(cursor.call());
     if (static_cast<std::size_t>(call.function_id) < posts_request.size() &&
         posts_request[static_cast<std::size_t>(call.function_id)])
       call.completion_call_id = cursor.completion_of_current();
-    visit(call);
     cursor.advance();
     if (!cursor.done())
       next.emplace(cursor.call().start_ns, index);
+    if (batch.size() == kBatchCalls && !batches.push(std::exchange(batch, {})))
+      return; // the matcher stopped
   }
+  if (!batch.empty())
+    batches.push(std::move(batch));
+}
+
+} // namespace
+
+void scan_traced_calls(const Database& database, bool stored_rows, const std::set<int>& functions,
+                       const std::set<int>& request_functions,
+                       const std::function<void(const ScannedCall&)>& visit) {
+  if (functions.empty())
+    return;
+  const auto calls_sql =
+      fmt::format(fmt::runtime(stored_rows ? kStoredRowsSql : kViewSql), fmt::join(functions, ","));
+  // The reader thread alone uses the database connection until it is joined.
+  CallBatches batches(kBatchesInFlight);
+  std::exception_ptr reader_failure;
+  std::thread reader([&] {
+    try {
+      read_in_time_order(database, calls_sql, request_functions, batches);
+    } catch (...) {
+      reader_failure = std::current_exception();
+    }
+    batches.close();
+  });
+  try {
+    while (const auto batch = batches.pop())
+      for (const auto& call : *batch)
+        visit(call);
+  } catch (...) {
+    batches.cancel();
+    reader.join();
+    throw;
+  }
+  reader.join();
+  if (reader_failure)
+    std::rethrow_exception(reader_failure);
 }
 
 } // namespace commlens::analysis::detail

@@ -28,8 +28,9 @@ struct ScannedCall {
 };
 
 // Reads the calls of `functions` and hands them to `visit` in start order across lanes; calls of
-// `request_functions` come with their completion call's id.
-void scan_traced_calls(const Database& database, const std::set<int>& functions,
+// `request_functions` come with their completion call's id. `stored_rows`: read the table behind
+// the mpi_calls view directly (faster), when there is one and no filter shadows the view.
+void scan_traced_calls(const Database& database, bool stored_rows, const std::set<int>& functions,
                        const std::set<int>& request_functions,
                        const std::function<void(const ScannedCall&)>& visit);
 

@@ -108,7 +108,9 @@ WaitStates find_wait_states(const Database& database, const ReportFilter& filter
   WaitAccumulator waits(filter);
   PointToPointMatcher point_to_point(waits);
   CollectiveMatcher collectives(communicator_members(database), waits);
-  scan_traced_calls(database, functions, request_functions, [&](const ScannedCall& call) {
+  // An NVTX range filter shadows mpi_calls with a TEMP view of the selected calls.
+  const bool stored_rows = !filter.nvtx_range && database.has_table("mpi_call_rows");
+  scan_traced_calls(database, stored_rows, functions, request_functions, [&](const ScannedCall& call) {
     const auto function = static_cast<std::size_t>(call.function_id);
     if (const auto& role = roles[function])
       point_to_point.add(call, *role);
