@@ -141,8 +141,9 @@ void partner_charts(Out& out, const Report& report) {
   if (!report.partners.empty())
     figure(out, "Point-to-point bytes from sender to receiver, MPI and NCCL",
            detail::partner_heat_map(report.partners));
-  const bool collective_bytes = std::any_of(report.collectives.begin(), report.collectives.end(),
-                                            [](const auto& rank) { return rank.mpi_bytes + rank.nccl_bytes > 0; });
+  const bool collective_bytes =
+      std::any_of(report.collectives.begin(), report.collectives.end(),
+                  [](const auto& rank) { return rank.mpi_bytes + rank.nccl_bytes > 0; });
   if (!collective_bytes)
     return; // barriers only: nothing to draw
   std::vector<detail::ChartBar> bars;
@@ -182,9 +183,9 @@ void size_charts(Out& out, const Report& report) {
                       {double(bin.calls)},
                       fmt::format("{}: {} calls, {}", bin.label, bin.calls,
                                   binary_size(bin.bytes_sent + bin.bytes_recv))});
-    figure(out, function.name,
-           detail::column_chart(bars, {{"calls", "#37a"}},
-                                {Unit::Count, "calls", "message size (bin start)"}));
+    figure(
+        out, function.name,
+        detail::column_chart(bars, {{"calls", "#37a"}}, {Unit::Count, "calls", "message size (bin start)"}));
   }
   put(out, "</div>\n");
 }
