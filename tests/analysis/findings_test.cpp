@@ -221,6 +221,27 @@ TEST_F(Findings, BlockingAllreducesInTrainingStepsAreExposedCommunication) {
   EXPECT_EQ(exposed.evidence[0], "MPI_Allreduce blocks 300.000 us per step and rank (1 call)");
 }
 
+// The same steps with kernels recorded in step 2 (2 to 3 ms): a compute kernel from 2.0 to 2.5 ms
+// and NCCL's from 2.4 to 2.8 ms on each rank: the GPU's own figure, 300 us of 400 exposed, wins.
+TEST_F(Findings, RecordedKernelsGiveTheExposedCommunicationOnTheGpu) {
+  database_->execute("DELETE FROM phases");
+  for (int rank = 0; rank < 2; ++rank) {
+    for (int phase = 0; phase <= 4; ++phase)
+      database_->execute(fmt::format("INSERT INTO phases VALUES ({}, {}, {}, {}, {})", rank, phase,
+                                     phase * kMs, (phase + 1) * kMs, phase == 0 ? "NULL" : "2"));
+    database_->execute(fmt::format(
+        "INSERT INTO kernel_recording VALUES ({0}, {1}, {2});"
+        "INSERT INTO cuda_kernels VALUES ({0}, {1}, {3}, 0, 7, 'gemm', NULL, 1), "
+        "({0}, {4}, {5}, 0, 8, '_Z28ncclDevKernel_AllReduce_Sum_f32', NULL, 2)",
+        rank, 2 * kMs, 3 * kMs, 2 * kMs + 500 * kUs, 2 * kMs + 400 * kUs, 2 * kMs + 800 * kUs));
+  }
+  const auto section = findings();
+  const auto& exposed = only(section, "exposed-communication@steps");
+  EXPECT_DOUBLE_EQ(exposed.measured, 0.3);
+  EXPECT_EQ(exposed.evidence[0], "on the GPU, steps 2: communication kernels 400.000 us per step, 100.000 us "
+                                 "of it while compute kernels ran (25.0%), 300.000 us alone; compute 500.000 us");
+}
+
 // Open MPI's per-peer queue lengths, summed per read: 40 + 10 messages queued at 1 ms, until the
 // next read at 3 ms.
 TEST_F(Findings, AnUnexpectedQueueOfFiftyMessagesIsAFindingWithItsPeakAndPeer) {

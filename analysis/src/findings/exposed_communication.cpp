@@ -1,6 +1,8 @@
-// Communication not overlapped with compute in training steps, read from the training-steps model:
-// the blocking collectives a step waits in, plus the part of its nonblocking allreduces' pending
-// time spent inside MPI calls (waiting for them) rather than computing.
+// Communication not overlapped with compute in training steps, read from the training-steps model.
+// Where kernels were recorded in some steps (COMMLENS_KERNELS=steps), the GPU's own figure: the
+// communication kernels' time while no compute kernel ran. Otherwise the host's view: the blocking
+// collectives a step waits in, plus the part of its nonblocking allreduces' pending time spent
+// inside MPI calls (waiting for them) rather than computing.
 #include "commlens/analysis/report_format.hpp"
 #include "findings_engine.hpp"
 
@@ -17,14 +19,22 @@ const std::set<std::string> kBlockingCollectives = {
     "MPI_Reduce",    "MPI_Alltoall",       "MPI_Alltoallv",
     "MPI_Barrier",   "MPI_Gather",         "MPI_Scatter"};
 
-} // namespace
+// The GPU breakdown's exposed communication per step, with its evidence.
+double gpu_exposed(const TrainingSteps& steps, std::vector<std::string>& lines) {
+  const auto communication = double(steps.median_gpu_communication_ns);
+  lines.push_back(fmt::format(
+      "on the GPU, steps {}: communication kernels {} per step, {} of it while compute "
+      "kernels ran ({}), {} alone; compute {}",
+      steps.gpu_steps, human_duration(communication), human_duration(double(steps.median_gpu_overlapped_ns)),
+      format_value(communication > 0 ? steps.median_gpu_overlapped_ns / communication : 0.0, Unit::Share),
+      human_duration(double(steps.median_gpu_exposed_ns)),
+      human_duration(double(steps.median_gpu_compute_ns))));
+  return double(steps.median_gpu_exposed_ns);
+}
 
-void find_exposed_communication(const FindingContext& context, FindingsSection& section) {
-  const auto& steps = context.report.training_steps;
-  if (!steps.absent.empty() || steps.steps.empty() || steps.median_ns <= 0)
-    return;
+// The host's view: time in blocking collectives and in waits for nonblocking allreduces.
+double host_exposed(const TrainingSteps& steps, std::vector<std::string>& lines) {
   double blocking_ns = 0; // per step and rank
-  std::vector<std::string> lines;
   for (const auto& function : steps.functions)
     if (kBlockingCollectives.contains(function.name) && function.time_per_step_ns > 0) {
       blocking_ns += function.time_per_step_ns;
@@ -43,7 +53,17 @@ void find_exposed_communication(const FindingContext& context, FindingsSection& 
         format_value(steps.in_flight_ns > 0 ? steps.in_flight_outside_mpi_ns / steps.in_flight_ns : 0.0,
                      Unit::Share)));
   }
-  const double exposed_ns = blocking_ns + waited_ns;
+  return blocking_ns + waited_ns;
+}
+
+} // namespace
+
+void find_exposed_communication(const FindingContext& context, FindingsSection& section) {
+  const auto& steps = context.report.training_steps;
+  if (!steps.absent.empty() || steps.steps.empty() || steps.median_ns <= 0)
+    return;
+  std::vector<std::string> lines;
+  const double exposed_ns = steps.gpu_steps.empty() ? host_exposed(steps, lines) : gpu_exposed(steps, lines);
   const double measured = exposed_ns / double(steps.median_ns);
   if (!reaches_threshold("exposed-communication", measured))
     return;
