@@ -64,6 +64,46 @@ INSERT INTO phases (rank, phase, start_ns, end_ns) VALUES (0, 0, 0, NULL), (1, 0
                                    call_id(rank, completed_by), peer));
   }
 
+  // Steps 1 to 4 of 1 ms (MPI_Pcontrol(2) phases), kernels recorded in step 2 (2 to 3 ms): a
+  // compute kernel from 2.0 to 2.5 ms and NCCL's from 2.4 to 2.8 ms on each rank.
+  void steps_with_recorded_kernels() {
+    database_->execute("DELETE FROM phases");
+    for (int rank = 0; rank < 2; ++rank) {
+      for (int phase = 0; phase <= 4; ++phase)
+        database_->execute(fmt::format("INSERT INTO phases VALUES ({}, {}, {}, {}, {})", rank, phase,
+                                       phase * kMs, (phase + 1) * kMs, phase == 0 ? "NULL" : "2"));
+      database_->execute(
+          fmt::format("INSERT INTO kernel_recording VALUES ({0}, {1}, {2});"
+                      "INSERT INTO cuda_kernels VALUES ({0}, {1}, {3}, 0, 7, 'gemm', NULL, 1), "
+                      "({0}, {4}, {5}, 0, 8, '_Z28ncclDevKernel_AllReduce_Sum_f32', NULL, 2)",
+                      rank, 2 * kMs, 3 * kMs, 2 * kMs + 500 * kUs, 2 * kMs + 400 * kUs, 2 * kMs + 800 * kUs));
+    }
+  }
+
+  // Each rank calls `collective` once in each of steps 1 to 3.
+  void steps_call(std::string_view collective) {
+    database_->execute(
+        fmt::format("INSERT INTO functions (id, name, family) VALUES (11, '{}', 'collective')", collective));
+    for (int rank = 0; rank < 2; ++rank)
+      for (int phase = 1; phase <= 3; ++phase)
+        database_->execute(fmt::format(
+            "INSERT INTO call_stats VALUES ({}, 11, 0, 20, -1, {}, 1, 1048576, 1048576, 10000, 10000, 10000)",
+            rank, phase));
+  }
+
+  // Steps (MPI_Pcontrol(2) phases 1 to 4) of 100 ms on both ranks; in step `slow`, rank 1 spends
+  // 50 ms of it in MPI_Allreduce waiting for rank 0.
+  void imbalanced_steps(int slow) {
+    database_->execute("DELETE FROM phases");
+    for (int phase = 0; phase <= 4; ++phase)
+      for (int rank = 0; rank < 2; ++rank)
+        database_->execute(fmt::format("INSERT INTO phases VALUES ({}, {}, {}, {}, {})", rank, phase,
+                                       phase * 100 * kMs, (phase + 1) * 100 * kMs,
+                                       phase == 0 ? "NULL" : "2"));
+    database_->execute(fmt::format(
+        "INSERT INTO call_stats VALUES (1, 9, 0, 16, -1, {0}, 1, 64, 64, {1}, {1}, {1})", slow, 50 * kMs));
+  }
+
   analysis::FindingsSection findings() {
     database_->close();
     return analysis::build_report(analysis::Database(path_)).findings;
@@ -224,22 +264,59 @@ TEST_F(Findings, BlockingAllreducesInTrainingStepsAreExposedCommunication) {
 // The same steps with kernels recorded in step 2 (2 to 3 ms): a compute kernel from 2.0 to 2.5 ms
 // and NCCL's from 2.4 to 2.8 ms on each rank: the GPU's own figure, 300 us of 400 exposed, wins.
 TEST_F(Findings, RecordedKernelsGiveTheExposedCommunicationOnTheGpu) {
-  database_->execute("DELETE FROM phases");
-  for (int rank = 0; rank < 2; ++rank) {
-    for (int phase = 0; phase <= 4; ++phase)
-      database_->execute(fmt::format("INSERT INTO phases VALUES ({}, {}, {}, {}, {})", rank, phase,
-                                     phase * kMs, (phase + 1) * kMs, phase == 0 ? "NULL" : "2"));
-    database_->execute(fmt::format(
-        "INSERT INTO kernel_recording VALUES ({0}, {1}, {2});"
-        "INSERT INTO cuda_kernels VALUES ({0}, {1}, {3}, 0, 7, 'gemm', NULL, 1), "
-        "({0}, {4}, {5}, 0, 8, '_Z28ncclDevKernel_AllReduce_Sum_f32', NULL, 2)",
-        rank, 2 * kMs, 3 * kMs, 2 * kMs + 500 * kUs, 2 * kMs + 400 * kUs, 2 * kMs + 800 * kUs));
-  }
+  steps_with_recorded_kernels();
   const auto section = findings();
   const auto& exposed = only(section, "exposed-communication@steps");
   EXPECT_DOUBLE_EQ(exposed.measured, 0.3);
-  EXPECT_EQ(exposed.evidence[0], "on the GPU, steps 2: communication kernels 400.000 us per step, 100.000 us "
-                                 "of it while compute kernels ran (25.0%), 300.000 us alone; compute 500.000 us");
+  EXPECT_EQ(exposed.evidence[0],
+            "on the GPU, steps 2: communication kernels 400.000 us per step, 100.000 us "
+            "of it while compute kernels ran (25.0%), 300.000 us alone; compute 500.000 us");
+  EXPECT_TRUE(exposed.advice.starts_with("Start each gradient bucket's allreduce")) << exposed.advice;
+}
+
+// What to try follows the steps' communication: FSDP's all-gathers, or DDP's allreduces over NCCL.
+TEST_F(Findings, ExposedCommunicationInFsdpStepsAdvisesPrefetching) {
+  steps_with_recorded_kernels();
+  steps_call("nccl:AllGather");
+  const auto section = findings();
+  const auto& advice = only(section, "exposed-communication@steps").advice;
+  EXPECT_TRUE(advice.starts_with("Let FSDP fetch")) << advice;
+}
+
+TEST_F(Findings, ExposedCommunicationInDdpStepsAdvisesSmallerLastBuckets) {
+  steps_with_recorded_kernels();
+  steps_call("nccl:AllReduce");
+  const auto section = findings();
+  const auto& advice = only(section, "exposed-communication@steps").advice;
+  EXPECT_NE(advice.find("bucket_cap_mb"), std::string::npos) << advice;
+}
+
+// Phase 1: rank 0 works 100 ms and calls nothing; rank 1 is in the phase 40 ms, 30 of them in MPI (a
+// nested range it left early). Rank 1 can have waited at most its 30 ms in MPI, not the 90 ms by
+// which rank 0's work exceeds its own.
+TEST_F(Findings, ARankLosesNoMoreToImbalanceThanItsTimeInMpi) {
+  database_->execute(
+      fmt::format("INSERT INTO phases VALUES (0, 1, 0, {}, NULL), (1, 1, 0, {}, NULL)", 100 * kMs, 40 * kMs));
+  database_->execute(
+      fmt::format("INSERT INTO call_stats VALUES (1, 9, 0, 16, -1, 1, 1, 64, 64, {0}, {0}, {0})", 30 * kMs));
+  const auto section = findings();
+  ASSERT_EQ(ids(section), std::set<std::string>{"load-imbalance@phase-1"});
+  const auto& imbalance = only(section, "load-imbalance@phase-1");
+  EXPECT_EQ(imbalance.cost_ns, 30 * kMs);
+  EXPECT_DOUBLE_EQ(imbalance.measured, 30.0 / 140.0);
+}
+
+// Rank 1 waits 50 ms in MPI for rank 0 in the first step (phase 1, the warm-up) or in the second.
+TEST_F(Findings, ImbalanceCountsInTheStepsButNotInTheirWarmUp) {
+  imbalanced_steps(1);
+  EXPECT_EQ(findings().findings.size(), 0u);
+}
+
+TEST_F(Findings, ImbalanceInAStepAfterTheWarmUpIsAFinding) {
+  imbalanced_steps(2);
+  const auto section = findings();
+  ASSERT_EQ(ids(section), std::set<std::string>{"load-imbalance@steps"});
+  EXPECT_EQ(only(section, "load-imbalance@steps").cost_ns, 50 * kMs);
 }
 
 // Open MPI's per-peer queue lengths, summed per read: 40 + 10 messages queued at 1 ms, until the

@@ -8,7 +8,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
+#include <string_view>
 
 namespace commlens::analysis::detail {
 namespace {
@@ -56,6 +58,29 @@ double host_exposed(const TrainingSteps& steps, std::vector<std::string>& lines)
   return blocking_ns + waited_ns;
 }
 
+bool steps_call(const TrainingSteps& steps, std::string_view name) {
+  return std::ranges::any_of(steps.functions,
+                             [&](const StepFunctionStats& function) { return function.name == name; });
+}
+
+// What to try depends on how the steps communicate: FSDP's all-gathers, DDP's allreduces over NCCL,
+// or MPI collectives a trainer calls itself.
+std::string advice_for(const TrainingSteps& steps) {
+  if (steps_call(steps, "nccl:AllGather") || steps_call(steps, "nccl:ReduceScatter"))
+    return "Let FSDP fetch the next unit's parameters while the current one computes "
+           "(forward_prefetch=True, backward_prefetch=BACKWARD_PRE); larger units (a coarser "
+           "auto_wrap_policy) mean fewer, longer all-gathers; gradient accumulation with no_sync() "
+           "reduce-scatters once per several steps.";
+  if (steps_call(steps, "nccl:AllReduce"))
+    return "DDP overlaps each bucket's allreduce with the rest of the backward pass; what stays exposed "
+           "is mostly the last buckets. Try a smaller bucket_cap_mb so the last bucket is small, "
+           "gradient_as_bucket_view=True, and gradient accumulation with no_sync() to allreduce once "
+           "per several steps.";
+  return "Start each gradient bucket's allreduce as soon as its gradients are ready (MPI_Iallreduce "
+         "during the backward pass, as DDP and Horovod do) and wait just before the optimizer needs "
+         "them; fewer, larger buckets also cut per-call latency.";
+}
+
 } // namespace
 
 void find_exposed_communication(const FindingContext& context, FindingsSection& section) {
@@ -79,10 +104,7 @@ void find_exposed_communication(const FindingContext& context, FindingsSection& 
       "call_stats c JOIN functions f ON f.id = c.function_id WHERE f.family = 'collective' GROUP BY "
       "phase, f.name ORDER BY phase";
   finding.view = "Steps: communication against compute per step";
-  finding.advice =
-      "Start each gradient bucket's allreduce as soon as its gradients are ready (MPI_Iallreduce "
-      "during the backward pass, as DDP and Horovod do) and wait just before the optimizer needs "
-      "them; fewer, larger buckets also cut per-call latency.";
+  finding.advice = advice_for(steps);
   section.findings.push_back(std::move(finding));
 }
 

@@ -1,7 +1,10 @@
 // Load imbalance per phase: the ranks' time in a phase outside MPI (their own work) against the
 // slowest rank's. The others wait for that rank somewhere in MPI, so the time they lose is the sum
-// over ranks of (slowest - own). Training steps (MPI_Pcontrol(2) phases) are one subject together,
-// the other phases one each. Needs every rank, so a report of one rank or NVTX range skips it.
+// over ranks of (slowest - own), each bounded by the rank's own time in MPI in the phase: a rank
+// that left the phase early (a nested NVTX range, a phase the ranks do not close together) waited
+// elsewhere, if at all. Training steps (MPI_Pcontrol(2) or NVTX step phases) are one subject
+// together, their warm-up left out as the steps' figures leave it out; the other phases one each.
+// Needs every rank, so a report of one rank or NVTX range skips it.
 #include "commlens/analysis/report_format.hpp"
 #include "findings_engine.hpp"
 
@@ -28,6 +31,7 @@ struct RankWork {
   int rank = 0;
   std::int64_t span_ns = 0;
   std::int64_t outside_mpi_ns = 0;
+  std::int64_t mpi_ns = 0;
 };
 
 struct PhaseImbalance {
@@ -56,7 +60,7 @@ PhaseImbalance imbalance_of(int phase, const std::vector<RankWork>& ranks) {
   }
   result.mean_outside_ns = total / double(ranks.size());
   for (const auto& rank : ranks)
-    result.cost_ns += result.slowest.outside_mpi_ns - rank.outside_mpi_ns;
+    result.cost_ns += std::min(result.slowest.outside_mpi_ns - rank.outside_mpi_ns, rank.mpi_ns);
   return result;
 }
 
@@ -142,21 +146,24 @@ void find_load_imbalance(const FindingContext& context, FindingsSection& section
   const auto& filter = context.report.filter;
   if (filter.rank || filter.nvtx_range)
     return; // the slowest rank is one of all of them
-  std::set<int> step_phases;
-  for (const auto& step : context.report.training_steps.steps)
-    step_phases.insert(step.phase);
+  std::set<int> step_phases, warmup_phases;
+  const auto& training = context.report.training_steps;
+  for (std::size_t index = 0; index < training.steps.size(); ++index)
+    (index < static_cast<std::size_t>(training.warmup_steps) ? warmup_phases : step_phases)
+        .insert(training.steps[index].phase);
   std::map<int, std::vector<RankWork>> phases;
   auto query = context.database.prepare(kPhaseWorkSql);
   query.bind(1, std::optional<std::int64_t>{})
       .bind(2, filter.phase ? std::optional<std::int64_t>(*filter.phase) : std::nullopt);
   while (query.step()) {
     const auto span = query.integer(2);
+    const auto mpi = std::min(span, query.integer(3));
     phases[static_cast<int>(query.integer(0))].push_back(
-        {static_cast<int>(query.integer(1)), span, std::max<std::int64_t>(0, span - query.integer(3))});
+        {static_cast<int>(query.integer(1)), span, std::max<std::int64_t>(0, span - mpi), mpi});
   }
   std::vector<PhaseImbalance> steps;
   for (const auto& [phase, ranks] : phases) {
-    if (ranks.size() < 2)
+    if (ranks.size() < 2 || warmup_phases.contains(phase))
       continue;
     const auto imbalance = imbalance_of(phase, ranks);
     if (step_phases.contains(phase))

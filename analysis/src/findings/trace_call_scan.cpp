@@ -5,10 +5,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <exception>
 #include <memory>
 #include <queue>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -21,21 +23,27 @@ constexpr int kThreadShift = 36;
 // Calls handed over at once, and batches read ahead of the matcher (about 1 MB).
 constexpr std::size_t kBatchCalls = 4096;
 constexpr std::size_t kBatchesInFlight = 4;
+// Readers of the trace at once, each with its own SQLite connection and lanes.
+constexpr std::size_t kMostReaders = 4;
 
+// Both queries give the columns of mpi_call_rows (libprofiler/src/schema.cpp: code = function |
+// buffer location << 11 | implementation << 13 | root flag << 17 | phase << 18), decoded here
+// rather than in SQL: a call's expressions in SQL cost more than its read.
 // Through the public view, whatever stores it (older files have a table; an NVTX filter a TEMP view).
 constexpr std::string_view kViewSql = R"sql(
-SELECT id, function_id, start_ns, end_ns - start_ns, COALESCE(peer, -1), COALESCE(tag, root, -1),
-       root IS NOT NULL, COALESCE(comm_id, -1), COALESCE(phase, 0)
+SELECT id, function_id | (root IS NOT NULL) << 17 | COALESCE(phase, 0) << 18, start_ns,
+       end_ns - start_ns, peer, COALESCE(tag, root), comm_id
 FROM mpi_calls WHERE id >= ?1 AND id < ?2 AND function_id IN ({}) ORDER BY id
 )sql";
-// Straight from the rows behind the view, decoded here as the view does (libprofiler/src/schema.cpp:
-// code = function | buffer location << 11 | implementation << 13 | root flag << 17 | phase << 18):
-// a third of the scan's time is the view computing columns.
+// Straight from the rows behind the view (faster: a third of the scan's time was the view
+// computing columns); the functions are chosen while decoding.
 constexpr std::string_view kStoredRowsSql = R"sql(
-SELECT id, code & 2047, start_ns, duration_ns, COALESCE(peer, -1), COALESCE(tag_or_root, -1),
-       code >> 17 & 1, COALESCE(comm_id, -1), code >> 18
-FROM mpi_call_rows WHERE id >= ?1 AND id < ?2 AND code & 2047 IN ({}) ORDER BY id
+SELECT id, code, start_ns, duration_ns, peer, tag_or_root, comm_id
+FROM mpi_call_rows WHERE id >= ?1 AND id < ?2 ORDER BY id
 )sql";
+constexpr std::int64_t kFunctionMask = 2047;
+constexpr int kRootFlagShift = 17;
+constexpr int kPhaseShift = 18;
 
 // mpi_requests in request id order, which is the order of the calls that posted them.
 constexpr std::string_view kRequestsSql = R"sql(
@@ -51,8 +59,9 @@ struct Lane {
 // One lane's calls, in time order, and its requests read up to the latest call that posted one.
 class LaneCursor {
 public:
-  LaneCursor(const Database& database, const std::string& calls_sql, bool with_requests, Lane lane)
-      : rank_(lane.rank), calls_(database.prepare(calls_sql)) {
+  LaneCursor(const Database& database, const std::string& calls_sql, const std::vector<bool>& chosen,
+             bool with_requests, Lane lane)
+      : rank_(lane.rank), chosen_(chosen), calls_(database.prepare(calls_sql)) {
     const std::int64_t begin = std::int64_t{lane.rank} << kRankShift | std::int64_t{lane.thread}
                                                                            << kThreadShift;
     const std::int64_t end = begin + (std::int64_t{1} << kThreadShift);
@@ -69,22 +78,26 @@ public:
   const ScannedCall& call() const { return call_; }
 
   void advance() {
-    done_ = !calls_.step();
-    if (done_)
-      return;
+    std::int64_t code = 0;
+    do {
+      done_ = !calls_.step();
+      if (done_)
+        return;
+      code = calls_.integer(1);
+    } while (!chosen(static_cast<std::size_t>(code & kFunctionMask)));
     const auto start = calls_.integer(2);
-    const auto tag_or_root = calls_.integer(5);
-    const bool root = calls_.integer(6) != 0; // the fifth column holds a root, not a tag
+    const auto tag_or_root = calls_.optional_integer(5).value_or(-1);
+    const bool root = (code >> kRootFlagShift & 1) != 0; // the sixth column holds a root, not a tag
     call_ = {calls_.integer(0),
              rank_,
-             static_cast<int>(calls_.integer(1)),
+             static_cast<int>(code & kFunctionMask),
              start,
              start + calls_.integer(3),
-             calls_.integer(4),
+             calls_.optional_integer(4).value_or(-1),
              root ? -1 : tag_or_root,
              root ? tag_or_root : -1,
-             calls_.integer(7),
-             static_cast<int>(calls_.integer(8)),
+             calls_.optional_integer(6).value_or(-1),
+             static_cast<int>(code >> kPhaseShift),
              std::nullopt};
   }
 
@@ -100,7 +113,10 @@ public:
   }
 
 private:
+  bool chosen(std::size_t function) const { return function < chosen_.size() && chosen_[function]; }
+
   int rank_;
+  const std::vector<bool>& chosen_;
   Statement calls_;
   std::unique_ptr<Statement> requests_;
   bool requests_done_ = true;
@@ -119,27 +135,37 @@ std::vector<Lane> lanes_of(const Database& database) {
   return lanes;
 }
 
-// The reader's side: every lane's calls in start order across lanes, in batches.
+// Function ids to a lookup table, consulted for every call.
+std::vector<bool> by_function(const std::set<int>& functions) {
+  std::vector<bool> table(functions.empty() ? 0 : static_cast<std::size_t>(*functions.rbegin()) + 1);
+  for (const int function : functions)
+    table[static_cast<std::size_t>(function)] = true;
+  return table;
+}
+
+// A reader's side: its lanes' calls in start order across those lanes, in batches. Equal starts go
+// in id order, so that the readers' streams merge into the order one reader would give.
 void read_in_time_order(const Database& database, const std::string& calls_sql,
+                        const std::vector<Lane>& lanes, const std::set<int>& functions,
                         const std::set<int>& request_functions, CallBatches& batches) {
   const bool with_requests = !request_functions.empty() && database.has_table("mpi_requests");
-  std::vector<bool> posts_request; // by function id, looked up for every call
-  for (const int function : request_functions) {
-    posts_request.resize(std::max(posts_request.size(), static_cast<std::size_t>(function) + 1));
-    posts_request[static_cast<std::size_t>(function)] = true;
-  }
+  const std::vector<bool> chosen = by_function(functions);
+  const std::vector<bool> posts_request = by_function(request_functions);
   std::vector<std::unique_ptr<LaneCursor>> cursors;
-  for (const auto lane : lanes_of(database))
-    cursors.push_back(std::make_unique<LaneCursor>(database, calls_sql, with_requests, lane));
-  // The lane whose next call starts first goes next: (start, cursor), earliest first.
-  using Next = std::pair<std::int64_t, std::size_t>;
+  for (const auto lane : lanes)
+    cursors.push_back(std::make_unique<LaneCursor>(database, calls_sql, chosen, with_requests, lane));
+  // The lane whose next call comes first goes next: (start, id, cursor), earliest first.
+  using Next = std::tuple<std::int64_t, std::int64_t, std::size_t>;
   std::priority_queue<Next, std::vector<Next>, std::greater<>> next;
-  for (std::size_t index = 0; index < cursors.size(); ++index)
+  const auto queue = [&](std::size_t index) {
     if (!cursors[index]->done())
-      next.emplace(cursors[index]->call().start_ns, index);
+      next.emplace(cursors[index]->call().start_ns, cursors[index]->call().id, index);
+  };
+  for (std::size_t index = 0; index < cursors.size(); ++index)
+    queue(index);
   CallBatches::Batch batch;
   while (!next.empty()) {
-    const auto index = next.top().second;
+    const auto index = std::get<2>(next.top());
     next.pop();
     auto& cursor = *cursors[index];
     auto& call = batch.emplace_back(cursor.call());
@@ -147,13 +173,70 @@ void read_in_time_order(const Database& database, const std::string& calls_sql,
         posts_request[static_cast<std::size_t>(call.function_id)])
       call.completion_call_id = cursor.completion_of_current();
     cursor.advance();
-    if (!cursor.done())
-      next.emplace(cursor.call().start_ns, index);
+    queue(index);
     if (batch.size() == kBatchCalls && !batches.push(std::exchange(batch, {})))
       return; // the matcher stopped
   }
   if (!batch.empty())
     batches.push(std::move(batch));
+}
+
+// The matcher's view of one reader: the batch being taken and the place in it.
+class ReaderStream {
+public:
+  explicit ReaderStream(CallBatches& batches) : batches_(batches) { refill(); }
+
+  const ScannedCall* current() const { return done_ ? nullptr : &batch_[position_]; }
+  void advance() {
+    if (++position_ == batch_.size())
+      refill();
+  }
+
+private:
+  void refill() {
+    position_ = 0;
+    auto next = batches_.pop(); // a reader never hands over an empty batch
+    done_ = !next;
+    if (next)
+      batch_ = std::move(*next);
+  }
+
+  CallBatches& batches_;
+  CallBatches::Batch batch_;
+  std::size_t position_ = 0;
+  bool done_ = false;
+};
+
+// The readers' streams merged by (start, id); a linear choice, as there are at most a few.
+void visit_in_time_order(std::vector<std::unique_ptr<CallBatches>>& queues,
+                         const std::function<void(const ScannedCall&)>& visit) {
+  std::vector<ReaderStream> streams;
+  streams.reserve(queues.size());
+  for (auto& queue : queues)
+    streams.emplace_back(*queue);
+  for (;;) {
+    ReaderStream* earliest = nullptr;
+    for (auto& stream : streams) {
+      const ScannedCall* call = stream.current();
+      if (call != nullptr &&
+          (earliest == nullptr || std::pair(call->start_ns, call->id) <
+                                      std::pair(earliest->current()->start_ns, earliest->current()->id)))
+        earliest = &stream;
+    }
+    if (earliest == nullptr)
+      return;
+    visit(*earliest->current());
+    earliest->advance();
+  }
+}
+
+// Readers of their own: one for each core up to kMostReaders, when each may open a connection of
+// its own (a filter's TEMP view lives on the caller's connection only).
+std::size_t reader_count(bool stored_rows, std::size_t lanes) {
+  if (!stored_rows)
+    return 1;
+  const std::size_t cores = std::max(1U, std::thread::hardware_concurrency());
+  return std::max<std::size_t>(1, std::min({cores, kMostReaders, lanes}));
 }
 
 } // namespace
@@ -163,31 +246,48 @@ void scan_traced_calls(const Database& database, bool stored_rows, const std::se
                        const std::function<void(const ScannedCall&)>& visit) {
   if (functions.empty())
     return;
-  const auto calls_sql =
-      fmt::format(fmt::runtime(stored_rows ? kStoredRowsSql : kViewSql), fmt::join(functions, ","));
-  // The reader thread alone uses the database connection until it is joined.
-  CallBatches batches(kBatchesInFlight);
-  std::exception_ptr reader_failure;
-  std::thread reader([&] {
-    try {
-      read_in_time_order(database, calls_sql, request_functions, batches);
-    } catch (...) {
-      reader_failure = std::current_exception();
-    }
-    batches.close();
-  });
+  const auto calls_sql = stored_rows ? std::string(kStoredRowsSql)
+                                     : fmt::format(fmt::runtime(kViewSql), fmt::join(functions, ","));
+  const std::vector<Lane> lanes = lanes_of(database);
+  const std::size_t readers = reader_count(stored_rows, lanes.size());
+  std::vector<std::vector<Lane>> lanes_of_reader(readers);
+  for (std::size_t index = 0; index < lanes.size(); ++index)
+    lanes_of_reader[index % readers].push_back(lanes[index]);
+  // Reader 0 alone uses the caller's connection until it is joined; the others open their own.
+  std::vector<std::unique_ptr<CallBatches>> queues;
+  std::vector<std::exception_ptr> failures(readers);
+  std::vector<std::thread> threads;
+  for (std::size_t reader = 0; reader < readers; ++reader)
+    queues.push_back(std::make_unique<CallBatches>(kBatchesInFlight));
+  for (std::size_t reader = 0; reader < readers; ++reader) {
+    threads.emplace_back([&, reader] {
+      try {
+        const std::unique_ptr<Database> own =
+            reader == 0 ? nullptr : std::make_unique<Database>(database.path());
+        read_in_time_order(own ? *own : database, calls_sql, lanes_of_reader[reader], functions,
+                           request_functions, *queues[reader]);
+      } catch (...) {
+        failures[reader] = std::current_exception();
+      }
+      queues[reader]->close();
+    });
+  }
+  const auto join = [&] {
+    for (auto& thread : threads)
+      thread.join();
+  };
   try {
-    while (const auto batch = batches.pop())
-      for (const auto& call : *batch)
-        visit(call);
+    visit_in_time_order(queues, visit);
   } catch (...) {
-    batches.cancel();
-    reader.join();
+    for (auto& queue : queues)
+      queue->cancel();
+    join();
     throw;
   }
-  reader.join();
-  if (reader_failure)
-    std::rethrow_exception(reader_failure);
+  join();
+  for (const auto& failure : failures)
+    if (failure)
+      std::rethrow_exception(failure);
 }
 
 } // namespace commlens::analysis::detail

@@ -2,7 +2,9 @@
 // One pass over the traced calls of chosen functions for the wait-state rules: every lane's calls
 // (a rank's thread) read through its own id range (a rowid range, in time order), the lanes merged
 // by start time, so that what one rule holds while waiting for the other side of a message or
-// collective stays small however long the trace is. A call that posted a request is given the id of
+// collective stays small however long the trace is. Up to four readers, each with its own SQLite
+// connection and a share of the lanes, read at once (SQLite's decoding is most of the scan's time);
+// their streams merge in the order one reader would give. A call that posted a request is given the id of
 // the call that completed it (from mpi_requests, read alongside in the same id order).
 #include "commlens/analysis/database.hpp"
 
