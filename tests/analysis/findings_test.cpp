@@ -7,8 +7,10 @@
 #include "test_database.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 namespace commlens::test {
@@ -64,19 +66,20 @@ INSERT INTO phases (rank, phase, start_ns, end_ns) VALUES (0, 0, 0, NULL), (1, 0
                                    call_id(rank, completed_by), peer));
   }
 
-  // Steps 1 to 4 of 1 ms (MPI_Pcontrol(2) phases), kernels recorded in step 2 (2 to 3 ms): a
+  // Steps 1 to 4 of 1 ms (MPI_Pcontrol(2) phases), with `kernels` recorded in step 2 (2 to 3 ms): a
   // compute kernel from 2.0 to 2.5 ms and NCCL's from 2.4 to 2.8 ms on each rank.
-  void steps_with_recorded_kernels() {
+  void steps_with_recorded_kernels(bool kernels = true) {
     database_->execute("DELETE FROM phases");
     for (int rank = 0; rank < 2; ++rank) {
       for (int phase = 0; phase <= 4; ++phase)
         database_->execute(fmt::format("INSERT INTO phases VALUES ({}, {}, {}, {}, {})", rank, phase,
                                        phase * kMs, (phase + 1) * kMs, phase == 0 ? "NULL" : "2"));
-      database_->execute(
-          fmt::format("INSERT INTO kernel_recording VALUES ({0}, {1}, {2});"
-                      "INSERT INTO cuda_kernels VALUES ({0}, {1}, {3}, 0, 7, 'gemm', NULL, 1), "
-                      "({0}, {4}, {5}, 0, 8, '_Z28ncclDevKernel_AllReduce_Sum_f32', NULL, 2)",
-                      rank, 2 * kMs, 3 * kMs, 2 * kMs + 500 * kUs, 2 * kMs + 400 * kUs, 2 * kMs + 800 * kUs));
+      if (kernels)
+        database_->execute(fmt::format(
+            "INSERT INTO kernel_recording VALUES ({0}, {1}, {2});"
+            "INSERT INTO cuda_kernels VALUES ({0}, {1}, {3}, 0, 7, 'gemm', NULL, 1), "
+            "({0}, {4}, {5}, 0, 8, '_Z28ncclDevKernel_AllReduce_Sum_f32', NULL, 2)",
+            rank, 2 * kMs, 3 * kMs, 2 * kMs + 500 * kUs, 2 * kMs + 400 * kUs, 2 * kMs + 800 * kUs));
     }
   }
 
@@ -289,6 +292,20 @@ TEST_F(Findings, ExposedCommunicationInDdpStepsAdvisesSmallerLastBuckets) {
   const auto section = findings();
   const auto& advice = only(section, "exposed-communication@steps").advice;
   EXPECT_NE(advice.find("bucket_cap_mb"), std::string::npos) << advice;
+}
+
+// Without kernel records the host cannot see how much of NCCL's GPU time compute hid, and says so.
+TEST_F(Findings, NcclStepsWithoutKernelRecordsSayHowToMeasureTheirExposedCommunication) {
+  steps_with_recorded_kernels(false);
+  steps_call("nccl:AllReduce");
+  const auto section = findings();
+  EXPECT_TRUE(section.findings.empty());
+  const auto nccl = std::ranges::find_if(section.not_analysed, [](const std::string& line) {
+    return line.starts_with("exposed communication of NCCL in the steps: NCCL's kernels run on the GPU, and "
+                            "without kernel records");
+  });
+  ASSERT_NE(nccl, section.not_analysed.end()) << fmt::format("{}", fmt::join(section.not_analysed, "\n"));
+  EXPECT_NE(nccl->find("COMMLENS_KERNELS=steps"), std::string::npos);
 }
 
 // Phase 1: rank 0 works 100 ms and calls nothing; rank 1 is in the phase 40 ms, 30 of them in MPI (a

@@ -87,6 +87,16 @@ void find_exposed_communication(const FindingContext& context, FindingsSection& 
   const auto& steps = context.report.training_steps;
   if (!steps.absent.empty() || steps.steps.empty() || steps.median_ns <= 0)
     return;
+  if (steps.gpu_steps.empty() && std::ranges::any_of(steps.functions, [](const StepFunctionStats& function) {
+        return function.name.starts_with("nccl:");
+      }))
+    section.not_analysed.push_back(fmt::format(
+        "exposed communication of NCCL in the steps: NCCL's kernels run on the GPU{}, and without kernel "
+        "records the host cannot tell how much of that compute hid; COMMLENS_KERNELS=steps records the "
+        "kernels of steps 6-8 to measure it",
+        steps.median_nccl_gpu_ns > 0
+            ? fmt::format(" ({} per step)", human_duration(double(steps.median_nccl_gpu_ns)))
+            : ""));
   std::vector<std::string> lines;
   const double exposed_ns = steps.gpu_steps.empty() ? host_exposed(steps, lines) : gpu_exposed(steps, lines);
   const double measured = exposed_ns / double(steps.median_ns);
