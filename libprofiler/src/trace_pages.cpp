@@ -21,20 +21,15 @@ std::int64_t thread_cpu_ns() {
   return std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
 }
 
-void store_late_requests(const SqliteDatabase& db, const std::vector<RequestValues>& requests) {
-  auto insert = db.prepare("INSERT INTO trace_pages_late_requests VALUES (?,?,?,?,?,?,?,?,?)");
-  for (const RequestValues& request : requests) {
-    for (std::size_t column = 0; column < request.size(); ++column) {
-      insert.bind_integer(static_cast<int>(column) + 1, request[column]);
-    }
-    insert.run();
-  }
-}
-
 } // namespace
 
 std::string trace_pages_path(const std::string& rank_file) {
   return rank_file + "-pages";
+}
+
+std::int64_t rank_clock_origin_ns(const std::string& rank_file, int rank) {
+  const SqliteDatabase db(rank_file, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+  return read_rank_clock(db, "main", rank).origin_ns();
 }
 
 RankTracePages::RankTracePages(const std::string& rank_file, int rank)
@@ -81,14 +76,14 @@ RankTracePages::Report RankTracePages::encode(std::int64_t origin_ns,
     if (!bulk) {
       throw SqliteError(path_ + ": its trace rows cannot be written as pages: " + why);
     }
-    std::vector<RequestValues> late_requests;
+    LateRows late_rows;
     { // the tiles' statements end before the commit
       TimelineTileBuilder tiles(*db_, tile_widths);
       TraceRowWriter rows(*db_, bulk.get(), &tiles);
       TraceMaterializer(*db_, "main", rank_, record.map).run(rows);
       rows.flush();
       record.calls = rows.calls();
-      late_requests = rows.take_late_requests();
+      late_rows = rows.take_late_rows();
     }
     record.page_size = static_cast<std::int64_t>(bulk->page_size());
     record.usable_size = static_cast<std::int64_t>(bulk->usable_size());
@@ -97,7 +92,7 @@ RankTracePages::Report RankTracePages::encode(std::int64_t origin_ns,
     record.page_check = trace_pages::page_check(pages_path, record.leaves.pages, bulk->page_size());
     db_->exec(trace_pages::kCreateTables);
     trace_pages::write_record(*db_, record);
-    store_late_requests(*db_, late_requests);
+    store_late_rows(*db_, trace_pages::kLateRows, late_rows);
     const std::int64_t wall_ns =
         extent_cost_.wall_ns +
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - began).count();
@@ -118,16 +113,11 @@ RankTracePages::Report RankTracePages::encode(std::int64_t origin_ns,
                     std::chrono::duration<double>(Clock::now() - began).count()};
 }
 
-std::vector<std::int64_t> tile_widths_for(const std::vector<RankTracePages::Extent>& extents) {
-  std::int64_t calls = 0;
-  std::vector<TileSpan> spans;
-  for (const RankTracePages::Extent& extent : extents) {
-    calls += extent.calls_at_most;
-    if (extent.span) {
-      spans.push_back(*extent.span);
-    }
+void TraceExtentTotals::add(const TraceExtent& extent) {
+  calls_at_most += extent.calls_at_most;
+  if (extent.span) {
+    spans.add(*extent.span);
   }
-  return choose_tile_widths(calls, spans);
 }
 
 std::vector<RankTracePages::Report> encode_trace_pages_in(const std::string& directory) {
@@ -136,11 +126,11 @@ std::vector<RankTracePages::Report> encode_trace_pages_in(const std::string& dir
     ranks.push_back(std::make_unique<RankTracePages>(file.path.string(), file.rank));
   }
   const std::int64_t origin = ranks.front()->clock_origin_ns();
-  std::vector<RankTracePages::Extent> extents;
+  TraceExtentTotals extents;
   for (const auto& rank : ranks) {
-    extents.push_back(rank->extent(origin));
+    extents.add(rank->extent(origin));
   }
-  const std::vector<std::int64_t> widths = tile_widths_for(extents);
+  const std::vector<std::int64_t> widths = extents.tile_widths();
   std::vector<RankTracePages::Report> reports;
   for (const auto& rank : ranks) {
     reports.push_back(rank->encode(origin, widths));

@@ -66,6 +66,20 @@ inline void record_steps(Profiler& profiler, int steps) {
   }
 }
 
+// `outer` calls, each making `inner` calls from inside it (as MPI runs a program's callbacks: a
+// generalized request's query function inside MPI_Wait): an outer call's id is taken when it
+// starts and it is recorded when it ends, after the calls it made.
+inline void record_nested_calls(Profiler& profiler, int outer, int inner) {
+  ThreadRecorder* recorder = profiler.thread_recorder();
+  for (int step = 0; step < outer; ++step) {
+    const EventRecord call = plain_call(recorder->next_call_id());
+    for (int made = 0; made < inner; ++made) {
+      recorder->record_call(plain_call(recorder->next_call_id()), 0);
+    }
+    recorder->record_call(call, 0);
+  }
+}
+
 // Rank `rank` of `size` of a trace-mode run, recording what `body` records.
 inline void record_rank_with(const std::filesystem::path& directory, int rank, int size,
                              const std::function<void(Profiler&)>& body) {
