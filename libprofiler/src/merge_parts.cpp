@@ -171,11 +171,13 @@ void create_tree_output(SqliteDatabase& out, const JobTimeline& timeline) {
   TimelineTileBuilder levels(out, timeline.tile_widths);
 }
 
+// In rank order.
 std::vector<int> ranks_of(const std::vector<RankEntry>& entries) {
   std::vector<int> ranks;
   for (const RankEntry& entry : entries) {
     ranks.push_back(entry.rank);
   }
+  std::sort(ranks.begin(), ranks.end());
   return ranks;
 }
 
