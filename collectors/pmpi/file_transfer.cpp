@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 namespace commlens::pmpi {
@@ -65,13 +66,40 @@ std::size_t chunk_at(std::uint64_t size, std::uint64_t offset) {
   return static_cast<std::size_t>(std::min<std::uint64_t>(kTransferChunkBytes, size - offset));
 }
 
+// Calls `done` until it says so, sleeping between calls: 50 us at first, doubling up to 5 ms.
+template <typename Test> void wait_sleeping(Test&& done) {
+  long pause_ns = 50'000;
+  while (!done()) {
+    const timespec pause{0, pause_ns};
+    nanosleep(&pause, nullptr);
+    pause_ns = std::min(2 * pause_ns, 5'000'000L);
+  }
+}
+
 } // namespace
+
+void wait_for_message(MPI_Comm comm, int sender, int tag) {
+  wait_sleeping([&] {
+    int arrived = 0;
+    PMPI_Iprobe(sender, tag, comm, &arrived, MPI_STATUS_IGNORE);
+    return arrived != 0;
+  });
+}
+
+void wait_without_spinning(MPI_Request& request) {
+  wait_sleeping([&] {
+    int done = 0;
+    PMPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    return done != 0;
+  });
+}
 
 void send_bytes(MPI_Comm comm, int receiver, int tag, const std::vector<std::uint8_t>& bytes) {
   PMPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, receiver, tag, comm);
 }
 
 std::vector<std::uint8_t> receive_bytes(MPI_Comm comm, int sender, int tag) {
+  wait_for_message(comm, sender, tag);
   MPI_Status status;
   PMPI_Probe(sender, tag, comm, &status);
   int size = 0;

@@ -14,9 +14,18 @@ namespace commlens::pmpi {
 
 inline constexpr std::size_t kTransferChunkBytes = std::size_t{4} << 20;
 
-// A message whose size the receiver learns by probing.
+// A message whose size the receiver learns by probing; the receiver waits for it as
+// wait_for_message does.
 void send_bytes(MPI_Comm comm, int receiver, int tag, const std::vector<std::uint8_t>& bytes);
 std::vector<std::uint8_t> receive_bytes(MPI_Comm comm, int sender, int tag);
+
+// Waits for a message from `sender` without keeping a core busy: tests, then sleeps a while
+// (doubling up to 5 ms) between tests. A rank waiting for another's merge shares the node's cores
+// with it, and where ranks outnumber cores a spinning wait (as MPI's own) would slow that merge.
+void wait_for_message(MPI_Comm comm, int sender, int tag);
+
+// Completes a nonblocking operation, waiting as wait_for_message does.
+void wait_without_spinning(MPI_Request& request);
 
 // Sends the files, of the sizes announced to the receiver, in order. A file that cannot be read
 // whole ends the stream with an abort message, after which nothing more is sent: returns false

@@ -8,6 +8,7 @@
 #include "collector_registration.hpp"
 #include "detached_requests.hpp"
 #include "device_staging.hpp"
+#include "file_transfer.hpp"
 #include "finalize_merge.hpp"
 #include "finalize_pages.hpp"
 #include "finalize_topology.hpp"
@@ -137,9 +138,12 @@ void finish_profiling(Profiler* const profiler) {
   const JobAgreement agreement =
       agree_on_timeline_and_encode_pages(topology.world(), config, identity, rank_file, kept_file != 0);
   // Every rank file of the job is closed before rank 0 goes on; the count is the start-up check
-  // MPI_Init no longer makes.
+  // MPI_Init no longer makes. The ranks that encoded their pages first wait for the others without
+  // spinning: where ranks outnumber cores they would take the cores from those still encoding.
   int files_kept = 0;
-  PMPI_Allreduce(&kept_file, &files_kept, 1, MPI_INT, MPI_SUM, topology.world());
+  MPI_Request counted = MPI_REQUEST_NULL;
+  PMPI_Iallreduce(&kept_file, &files_kept, 1, MPI_INT, MPI_SUM, topology.world(), &counted);
+  wait_without_spinning(counted);
   if (files_kept == 0) {
     return; // every rank said why it kept nothing
   }

@@ -55,6 +55,15 @@ std::vector<int> ranks_in(const std::vector<RanksLeftBehind>& places) {
   return ranks;
 }
 
+// Every rank, once rank 0's database is written: whether it holds every rank (rank 0 says). The
+// ranks wait without spinning, leaving the cores to the leaders still merging.
+bool wait_for_the_merge(const FinalizeTopology& topology, std::int64_t complete) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  PMPI_Ibcast(&complete, 1, MPI_INT64_T, 0, topology.world(), &request);
+  wait_without_spinning(request);
+  return complete != 0;
+}
+
 // A folder's leader in the tree.
 class Leader {
 public:
@@ -83,9 +92,8 @@ public:
         take_from(index_ + step);
       }
     }
-    std::int64_t complete = index_ == 0 ? merge_into_run_database() : 0;
-    PMPI_Bcast(&complete, 1, MPI_INT64_T, 0, leaders_);
-    clean_up(complete != 0);
+    const std::int64_t complete = index_ == 0 ? merge_into_run_database() : 0;
+    clean_up(wait_for_the_merge(job_.topology, complete));
   }
 
 private:
@@ -185,6 +193,9 @@ private:
     return complete ? 1 : 0;
   }
 
+  // Folders named one a line at most; a job of thousands of nodes gets a line counting the rest.
+  static constexpr std::size_t kFoldersNamed = 8;
+
   void report(const MergeResult& result) const {
     // A loss is said even when quiet: the database alone would not show it.
     const std::string losses = describe_losses(result);
@@ -192,31 +203,58 @@ private:
       std::fprintf(stderr, "commlens: %zu ranks profiled -> %s%s%s\n", result.merged_ranks.size(),
                    result.output_path.c_str(), losses.empty() ? "" : "; WARNING: ", losses.c_str());
     }
-    std::vector<int> placed;
-    for (const RanksLeftBehind& place : result.left_behind) {
+    report_left_behind(result);
+    if (job_.config.quiet) {
+      return;
+    }
+    std::vector<RanksLeftBehind> sent; // by folder, the ranks whose data came over MPI
+    for (const RanksLeftBehind& folder : remote_) {
+      RanksLeftBehind& merged = sent.emplace_back(RanksLeftBehind{{}, folder.place});
+      std::ranges::copy_if(folder.ranks, std::back_inserter(merged.ranks),
+                           [&](int rank) { return std::ranges::binary_search(result.merged_ranks, rank); });
+      if (merged.ranks.empty()) {
+        sent.pop_back();
+      }
+    }
+    if (sent.size() <= kFoldersNamed) {
+      for (const RanksLeftBehind& folder : sent) {
+        std::fprintf(stderr,
+                     "commlens: ranks %s wrote into %s, which rank 0 cannot see: their data came over MPI\n",
+                     describe_ranks(folder.ranks).c_str(), folder.place.c_str());
+      }
+    } else {
+      std::fprintf(stderr,
+                   "commlens: ranks %s wrote into %zu folders that rank 0 cannot see (%s and others): their "
+                   "data came over MPI\n",
+                   describe_ranks(ranks_in(sent)).c_str(), sent.size(), sent.front().place.c_str());
+    }
+  }
+
+  // Where the files of the ranks missing from the database stay, so that `commlens merge` can take
+  // them once they are brought together.
+  static void report_left_behind(const MergeResult& result) {
+    for (std::size_t folder = 0; folder < result.left_behind.size() && folder < kFoldersNamed; ++folder) {
       std::fprintf(
           stderr, "commlens: warning: ranks %s are not in the merged database; their rank files stay in %s\n",
-          describe_ranks(place.ranks).c_str(), place.place.c_str());
-      placed.insert(placed.end(), place.ranks.begin(), place.ranks.end());
+          describe_ranks(result.left_behind[folder].ranks).c_str(), result.left_behind[folder].place.c_str());
     }
+    if (result.left_behind.size() > kFoldersNamed) {
+      std::fprintf(
+          stderr,
+          "commlens: warning: and the rank files of %zu more folders stay where they were written "
+          "(ranks %s)\n",
+          result.left_behind.size() - kFoldersNamed,
+          describe_ranks(ranks_in({result.left_behind.begin() + kFoldersNamed, result.left_behind.end()}))
+              .c_str());
+    }
+    std::vector<int> placed = ranks_in(result.left_behind);
+    std::ranges::sort(placed);
     std::vector<int> unplaced;
     std::ranges::copy_if(result.missing_ranks, std::back_inserter(unplaced),
-                         [&](int rank) { return std::ranges::find(placed, rank) == placed.end(); });
+                         [&](int rank) { return !std::ranges::binary_search(placed, rank); });
     if (!unplaced.empty()) {
       std::fprintf(stderr, "commlens: warning: no rank file for ranks %s\n",
                    describe_ranks(unplaced).c_str());
-    }
-    if (!job_.config.quiet) {
-      for (const RanksLeftBehind& folder : remote_) {
-        std::vector<int> sent;
-        std::ranges::copy_if(folder.ranks, std::back_inserter(sent),
-                             [&](int rank) { return std::ranges::binary_search(result.merged_ranks, rank); });
-        if (!sent.empty()) {
-          std::fprintf(
-              stderr, "commlens: ranks %s wrote into %s, which rank 0 cannot see: their data came over MPI\n",
-              describe_ranks(sent).c_str(), folder.place.c_str());
-        }
-      }
     }
   }
 
@@ -299,6 +337,7 @@ void merge_job_as_tree(const TreeMergeJob& job) {
   PMPI_Comm_split(topology.world(), topology.leads_folder() ? 0 : MPI_UNDEFINED,
                   (rank0_folder ? 0 : world_size) + topology.world_rank(), &leaders);
   if (leaders == MPI_COMM_NULL) {
+    wait_for_the_merge(topology, 0);
     return;
   }
   Leader(job, leaders, rank0_folder, ranks, ranks_with_files).run();

@@ -95,15 +95,10 @@ MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
   };
   const std::vector<std::string> directories = merged_directories(options);
   const std::vector<RankFile> files = find_rank_files(directories);
+  MergedFile output(options, options.directory);
   MergeResult result;
-  result.output_path = options.output_path.empty()
-                           ? (fs::path(options.directory) / "commlens.sqlite").string()
-                           : options.output_path;
-  PartialOutput output(result.output_path);
-  std::optional<SqliteDatabase> connection(open_merged(output.path()));
-  // Still this connection's object after the bulk loader reopens the file (emplaced in place).
-  SqliteDatabase& merged = *connection;
-  create_merged_schema(merged);
+  result.output_path = output.final_path();
+  SqliteDatabase& merged = output.db();
 
   const auto plan_began = Clock::now();
   const MergePlan plan = plan_merge(merged, files, pages_allowed);
@@ -159,14 +154,9 @@ MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
         fmt::format("{}: none of the {} rank files could be read", options.directory, files.size()));
   }
   tiles.reset();
-  if (bulk) { // the trace rows' pages go in with no connection open, then SQLite goes on
-    connection.reset();
-    bulk->install();
-    connection.emplace(open_merged(output.path()));
+  if (bulk) {
+    output.install(*bulk, late_rows);
     result.rows_as_pages = true;
-    merged.exec("BEGIN");
-    insert_late_rows(merged, late_rows);
-    merged.exec("COMMIT");
   }
   result.calls = call_rows_copied
                      ? static_cast<std::uint64_t>(merged.query_int64("SELECT count(*) FROM mpi_call_rows"))
@@ -180,8 +170,7 @@ MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
   result.rows_seconds = seconds_since(rows_began);
 
   record_run_values(merged, directories, result);
-  merged.close();
-  output.rename_to_final();
+  output.finish();
   if (options.remove_rank_files && result.missing_ranks.empty()) {
     for (const RankFile& file : files) {
       remove_rank_file(file.path.string());

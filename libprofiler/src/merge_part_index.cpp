@@ -12,7 +12,7 @@ namespace commlens::merge_part {
 namespace fs = std::filesystem;
 
 void write_ranks(const SqliteDatabase& db, const std::vector<RankEntry>& entries, const std::string& folder) {
-  auto insert = db.prepare("INSERT INTO merge_part_ranks VALUES (?,?,?,?,?,?,?,?,?)");
+  auto insert = db.prepare("INSERT INTO merge_part_ranks VALUES (?,?,?,?,?,?,?,?,?,?)");
   const fs::path base = fs::absolute(folder).lexically_normal();
   for (const RankEntry& entry : entries) {
     insert.bind(1, std::int64_t{entry.rank}).bind(2, std::string_view(entry.place));
@@ -31,7 +31,7 @@ void write_ranks(const SqliteDatabase& db, const std::vector<RankEntry>& entries
     insert.bind(8, static_cast<std::int64_t>(entry.leaves.pages));
     const std::vector<std::uint8_t> leaves = trace_pages::encode_leaves(entry.leaves);
     sqlite3_bind_blob(insert.get(), 9, leaves.data(), static_cast<int>(leaves.size()), SQLITE_TRANSIENT);
-    insert.run();
+    insert.bind(10, std::int64_t{entry.own_pages ? 1 : 0}).run();
   }
 }
 
@@ -60,6 +60,7 @@ std::vector<RankEntry> read_ranks(const SqliteDatabase& db, const std::string& s
       throw SqliteError(fmt::format("{}: rank {}: its leaves are not readable", db.path(), entry.rank));
     }
     entry.leaves.tables = std::move(*tables);
+    entry.own_pages = select.column_int64(9) != 0;
   }
   return entries;
 }

@@ -25,7 +25,8 @@ CREATE TABLE merge_part_ranks (
   span_start_ns INTEGER,
   span_end_ns   INTEGER,
   pages         INTEGER NOT NULL,
-  leaves        BLOB
+  leaves        BLOB,
+  own_pages     INTEGER NOT NULL
 );
 CREATE TABLE merge_part_late_calls AS SELECT * FROM mpi_call_rows WHERE 0;
 CREATE TABLE merge_part_late_requests AS SELECT * FROM mpi_request_rows WHERE 0;
@@ -45,6 +46,7 @@ struct RankEntry {
   std::uint64_t calls = 0;
   TraceExtent extent;
   SqliteBulkLoader::SavedLeaves leaves;
+  bool own_pages = false; // encoded by the rank at MPI_Finalize; else by the merge from its chunks
 };
 
 // Writes the entries into db's merge_part_ranks, pages files as names relative to `folder` where

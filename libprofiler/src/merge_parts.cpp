@@ -83,7 +83,8 @@ private:
         throw MergeError("no such file");
       }
       settle_journal(path);
-      const std::optional<RankPagesToCopy> pages = checked_pages(path, rank);
+      bool own_pages = true;
+      const std::optional<RankPagesToCopy> pages = checked_pages(path, rank, own_pages);
       AttachedSource source(out_, path);
       const ClockMap map = read_rank_clock(out_, "src", rank).map_onto(timeline_.origin_ns);
       out_.exec("BEGIN");
@@ -98,6 +99,7 @@ private:
         entry.calls = pages->calls;
         entry.extent = pages->extent;
         entry.leaves = pages->leaves;
+        entry.own_pages = own_pages;
       }
     } catch (const std::exception& error) {
       std::fprintf(stderr, "commlens: skipping %s: %s\n", path.string().c_str(), error.what());
@@ -106,8 +108,8 @@ private:
   }
 
   // The pages of a rank file with a trace, encoded first where it has none for this timeline and
-  // these tile widths; nullopt for a file without a trace.
-  std::optional<RankPagesToCopy> checked_pages(const fs::path& path, int rank) {
+  // these tile widths (own_pages false then); nullopt for a file without a trace.
+  std::optional<RankPagesToCopy> checked_pages(const fs::path& path, int rank, bool& own_pages) {
     const auto valid_pages = [&](std::string& why) -> std::optional<RankPagesToCopy> {
       AttachedSource source(out_, path);
       check_rank_file(out_, path);
@@ -123,7 +125,9 @@ private:
     std::string why;
     std::optional<RankPagesToCopy> pages = valid_pages(why);
     if (!pages) {
-      RankTracePages(path.string(), rank).encode(timeline_.origin_ns, timeline_.tile_widths);
+      RankTracePages(path.string(), rank)
+          .encode(timeline_.origin_ns, timeline_.tile_widths, RankTracePages::EncodedBy::Merge);
+      own_pages = false;
       pages = valid_pages(why);
     }
     if (!pages) {
@@ -165,10 +169,9 @@ private:
   std::vector<RanksLeftBehind> left_behind_;
 };
 
-// The merged schema and the tile levels of the timeline, in a new file.
-void create_tree_output(SqliteDatabase& out, const JobTimeline& timeline) {
-  create_merged_schema(out);
-  TimelineTileBuilder levels(out, timeline.tile_widths);
+// The tile tables with the timeline's levels; the sources' tiles are copied into them.
+void create_tile_levels(SqliteDatabase& db, const JobTimeline& timeline) {
+  const TimelineTileBuilder levels(db, timeline.tile_widths);
 }
 
 // In rank order.
@@ -187,7 +190,8 @@ PartContents merge_into_part(const MergeSources& sources, const JobTimeline& tim
                              const std::string& path, const std::function<void(int, int)>& progress) {
   remove_with_journals(path);
   SqliteDatabase part = open_merged(path);
-  create_tree_output(part, timeline);
+  create_merged_schema(part);
+  create_tile_levels(part, timeline);
   part.exec(merge_part::kCreateTables);
   TreeMergeInput input(part, timeline);
   input.add(sources, progress);
@@ -202,15 +206,11 @@ PartContents merge_into_part(const MergeSources& sources, const JobTimeline& tim
 
 MergeResult merge_into_database(const MergeSources& sources, const JobTimeline& timeline,
                                 const MergeOptions& options) {
+  MergedFile output(options, sources.directory);
   MergeResult result;
-  result.output_path = options.output_path.empty()
-                           ? (fs::path(sources.directory) / "commlens.sqlite").string()
-                           : options.output_path;
-  PartialOutput output(result.output_path);
-  std::optional<SqliteDatabase> connection(open_merged(output.path()));
-  // Still this connection's object after the bulk loader reopens the file (emplaced in place).
-  SqliteDatabase& merged = *connection;
-  create_tree_output(merged, timeline);
+  result.output_path = output.final_path();
+  SqliteDatabase& merged = output.db();
+  create_tile_levels(merged, timeline);
   TreeMergeInput input(merged, timeline);
   input.add(sources, options.progress);
   std::vector<RankEntry>& entries = input.entries();
@@ -228,14 +228,16 @@ MergeResult merge_into_database(const MergeSources& sources, const JobTimeline& 
   TileSpanTotals spans;
   for (const RankEntry& entry : entries) {
     if (!entry.pages_path.empty()) {
-      result.trace_pages_ranks.push_back(entry.rank);
       result.calls += entry.calls;
+    }
+    if (entry.own_pages) {
+      result.trace_pages_ranks.push_back(entry.rank);
     }
     if (entry.extent.span) {
       spans.add(*entry.extent.span);
     }
   }
-  if (!result.trace_pages_ranks.empty()) {
+  if (std::ranges::any_of(entries, [](const RankEntry& entry) { return !entry.pages_path.empty(); })) {
     std::string why;
     const std::unique_ptr<SqliteBulkLoader> bulk = SqliteBulkLoader::open(merged, trace_row_tables(), why);
     if (!bulk) {
@@ -246,13 +248,8 @@ MergeResult merge_into_database(const MergeSources& sources, const JobTimeline& 
         bulk->append_leaves(entry.pages_path, entry.leaves);
       }
     }
-    connection.reset(); // the pages go in with no connection open
-    bulk->install();
-    connection.emplace(open_merged(output.path()));
+    output.install(*bulk, input.late_rows());
     result.rows_as_pages = true;
-    merged.exec("BEGIN");
-    insert_late_rows(merged, input.late_rows());
-    merged.exec("COMMIT");
   }
   // The widths came from a bound on the calls: when the calls written give other widths, the
   // tiles are built from the merged calls.
@@ -260,8 +257,7 @@ MergeResult merge_into_database(const MergeSources& sources, const JobTimeline& 
     build_timeline_tiles(merged);
   }
   record_run_values(merged, {sources.directory}, result);
-  merged.close();
-  output.rename_to_final();
+  output.finish();
   return result;
 }
 

@@ -106,6 +106,27 @@ void create_merged_schema(SqliteDatabase& merged) {
   merged.exec(schema::kCreateTables);
 }
 
+MergedFile::MergedFile(const MergeOptions& options, const std::string& directory)
+    : final_path_(options.output_path.empty() ? (std::filesystem::path(directory) / "commlens.sqlite").string()
+                                              : options.output_path),
+      output_(final_path_), connection_(open_merged(output_.path())) {
+  create_merged_schema(*connection_);
+}
+
+void MergedFile::install(SqliteBulkLoader& bulk, const LateRows& late_rows) {
+  connection_.reset();
+  bulk.install();
+  connection_.emplace(open_merged(output_.path()));
+  connection_->exec("BEGIN");
+  insert_late_rows(*connection_, late_rows);
+  connection_->exec("COMMIT");
+}
+
+void MergedFile::finish() {
+  connection_->close();
+  output_.rename_to_final();
+}
+
 void copy_attached_tables(SqliteDatabase& merged, const ClockMap& map) {
   for (const schema::TableMerge& rule : schema::kTableMerges) {
     const std::string clause = copy_clause(merged, rule, map);

@@ -5,7 +5,11 @@
 // timeline, and the run values that say what the merged file holds and lacks.
 #include "commlens/profiler/merge.hpp"
 #include "commlens/profiler/sqlite.hpp"
+#include "sqlite_bulk_table.hpp"
 #include "trace_materializer.hpp"
+#include "trace_rows.hpp"
+
+#include <optional>
 
 #include <string>
 #include <vector>
@@ -39,6 +43,27 @@ SqliteDatabase open_merged(const std::string& path);
 
 // The merged schema, in a new file.
 void create_merged_schema(SqliteDatabase& merged);
+
+// The run's database being written: under its partial name, with the merged schema, and the
+// connection that a bulk loader's install closes and opens again.
+class MergedFile {
+public:
+  // options.output_path, else <directory>/commlens.sqlite.
+  MergedFile(const MergeOptions& options, const std::string& directory);
+  const std::string& final_path() const { return final_path_; }
+  const std::string& path() const { return output_.path(); }
+  // The same object after install() (emplaced in place).
+  SqliteDatabase& db() { return *connection_; }
+  // Writes the loader's pages with no connection open, then inserts the rows it could not take.
+  void install(SqliteBulkLoader& bulk, const LateRows& late_rows);
+  // Closes the file and gives it its final name.
+  void finish();
+
+private:
+  std::string final_path_;
+  PartialOutput output_;
+  std::optional<SqliteDatabase> connection_;
+};
 
 // Copies every table the schema merges (schema::kTableMerges) from the file attached as "src",
 // its timestamp columns moved along `map` (rank files of older versions lack some tables).

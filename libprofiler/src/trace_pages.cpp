@@ -60,7 +60,7 @@ RankTracePages::Extent RankTracePages::extent(std::int64_t origin_ns) {
 }
 
 RankTracePages::Report RankTracePages::encode(std::int64_t origin_ns,
-                                              const std::vector<std::int64_t>& tile_widths) {
+                                              const std::vector<std::int64_t>& tile_widths, EncodedBy by) {
   using Clock = std::chrono::steady_clock;
   const auto began = Clock::now();
   const std::int64_t began_cpu = thread_cpu_ns();
@@ -96,10 +96,12 @@ RankTracePages::Report RankTracePages::encode(std::int64_t origin_ns,
     const std::int64_t wall_ns =
         extent_cost_.wall_ns +
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - began).count();
-    auto overhead =
-        db_->prepare("INSERT OR REPLACE INTO profiler_overhead VALUES (?, 'trace_pages', ?, ?, ?)");
-    overhead.bind(1, std::int64_t{rank_}).bind(2, static_cast<std::int64_t>(record.calls));
-    overhead.bind(3, wall_ns).bind(4, extent_cost_.cpu_ns + thread_cpu_ns() - began_cpu).run();
+    if (by == EncodedBy::Rank) {
+      auto overhead =
+          db_->prepare("INSERT OR REPLACE INTO profiler_overhead VALUES (?, 'trace_pages', ?, ?, ?)");
+      overhead.bind(1, std::int64_t{rank_}).bind(2, static_cast<std::int64_t>(record.calls));
+      overhead.bind(3, wall_ns).bind(4, extent_cost_.cpu_ns + thread_cpu_ns() - began_cpu).run();
+    }
     db_->exec("COMMIT");
   } catch (...) {
     if (sqlite3_get_autocommit(db_->get()) == 0) {
@@ -121,19 +123,18 @@ void TraceExtentTotals::add(const TraceExtent& extent) {
 }
 
 std::vector<RankTracePages::Report> encode_trace_pages_in(const std::string& directory) {
-  std::vector<std::unique_ptr<RankTracePages>> ranks;
-  for (const RankFile& file : find_rank_files(directory)) {
-    ranks.push_back(std::make_unique<RankTracePages>(file.path.string(), file.rank));
-  }
-  const std::int64_t origin = ranks.front()->clock_origin_ns();
+  // One rank file open at a time: a folder of thousands of them would run out of descriptors.
+  const std::vector<RankFile> files = find_rank_files(directory);
+  const std::int64_t origin =
+      RankTracePages(files.front().path.string(), files.front().rank).clock_origin_ns();
   TraceExtentTotals extents;
-  for (const auto& rank : ranks) {
-    extents.add(rank->extent(origin));
+  for (const RankFile& file : files) {
+    extents.add(RankTracePages(file.path.string(), file.rank).extent(origin));
   }
   const std::vector<std::int64_t> widths = extents.tile_widths();
   std::vector<RankTracePages::Report> reports;
-  for (const auto& rank : ranks) {
-    reports.push_back(rank->encode(origin, widths));
+  for (const RankFile& file : files) {
+    reports.push_back(RankTracePages(file.path.string(), file.rank).encode(origin, widths));
   }
   return reports;
 }

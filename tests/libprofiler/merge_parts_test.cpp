@@ -45,6 +45,14 @@ JobTimeline record_run(const fs::path& all, Mode mode, bool encode) {
   return timeline;
 }
 
+// A run recorded in <test folder>/all, and the timeline its ranks agreed on.
+struct RecordedRun {
+  RecordedRun(const std::string& name, Mode mode, bool encode)
+      : base(fresh_directory(name)), all(base / "all"), timeline(record_run(all, mode, encode)) {}
+  fs::path base, all;
+  JobTimeline timeline;
+};
+
 // Copies rank `rank`'s files from `all` into `folder`.
 void copy_rank(const fs::path& all, int rank, const fs::path& folder) {
   fs::create_directories(folder);
@@ -108,11 +116,9 @@ MergeResult merge_as_tree(const fs::path& base, const fs::path& all, const JobTi
 }
 
 TEST(MergeParts, ATreeOfPartsGivesTheDatabaseOfTheOneProcessMerge) {
-  const fs::path base = fresh_directory("merge-parts-trace");
-  const fs::path all = base / "all";
-  const JobTimeline timeline = record_run(all, Mode::Trace, true);
-  const MergeResult tree = merge_as_tree(base, all, timeline);
-  const MergeResult flat = merge_in_one_process(all);
+  const RecordedRun run("merge-parts-trace", Mode::Trace, true);
+  const MergeResult tree = merge_as_tree(run.base, run.all, run.timeline);
+  const MergeResult flat = merge_in_one_process(run.all);
   EXPECT_EQ(tree.merged_ranks, (std::vector<int>{0, 1, 2, 3, 4, 5}));
   EXPECT_TRUE(tree.missing_ranks.empty());
   EXPECT_TRUE(tree.rows_as_pages);
@@ -122,42 +128,38 @@ TEST(MergeParts, ATreeOfPartsGivesTheDatabaseOfTheOneProcessMerge) {
   expect_same_database(tree.output_path, flat.output_path);
 }
 
-// No rank encoded its pages (COMMLENS_RANK_PAGES=0): each folder's leader encodes them.
+// No rank encoded its pages (COMMLENS_RANK_PAGES=0): each folder's leader encodes them, and the
+// run value lists no rank as having encoded its own.
 TEST(MergeParts, RanksWithoutPagesAreEncodedByTheirFoldersLeader) {
-  const fs::path base = fresh_directory("merge-parts-unencoded");
-  const fs::path all = base / "all";
-  const JobTimeline timeline = record_run(all, Mode::Trace, false);
-  const MergeResult tree = merge_as_tree(base, all, timeline);
-  EXPECT_EQ(tree.trace_pages_ranks, (std::vector<int>{0, 1, 2, 3, 4, 5}));
-  EXPECT_TRUE(fs::exists(base / "node1" / (rank_database_name(4) + "-pages")));
-  expect_same_database(tree.output_path, merge_in_one_process(all).output_path);
+  const RecordedRun run("merge-parts-unencoded", Mode::Trace, false);
+  const MergeResult tree = merge_as_tree(run.base, run.all, run.timeline);
+  EXPECT_TRUE(tree.rows_as_pages);
+  EXPECT_TRUE(tree.trace_pages_ranks.empty());
+  EXPECT_TRUE(fs::exists(run.base / "node1" / (rank_database_name(4) + "-pages")));
+  expect_same_database(tree.output_path, merge_in_one_process(run.all).output_path);
 }
 
 TEST(MergeParts, SummaryRunsMergeAsATreeToo) {
-  const fs::path base = fresh_directory("merge-parts-summary");
-  const fs::path all = base / "all";
-  const JobTimeline timeline = record_run(all, Mode::Summary, false);
-  const MergeResult tree = merge_as_tree(base, all, timeline);
+  const RecordedRun run("merge-parts-summary", Mode::Summary, false);
+  const MergeResult tree = merge_as_tree(run.base, run.all, run.timeline);
   EXPECT_EQ(tree.merged_ranks.size(), static_cast<std::size_t>(kRanks));
   EXPECT_FALSE(tree.rows_as_pages);
   EXPECT_EQ(tree.calls, 0u);
-  expect_same_database(tree.output_path, merge_in_one_process(all).output_path);
+  expect_same_database(tree.output_path, merge_in_one_process(run.all).output_path);
 }
 
 // A part stored in another folder under names of that folder's own, as a leader that receives it
 // over MPI stores it.
 TEST(MergeParts, APartStoredUnderOtherNamesFindsItsPages) {
-  const fs::path base = fresh_directory("merge-parts-renamed");
-  const fs::path all = base / "all";
-  const JobTimeline timeline = record_run(all, Mode::Trace, true);
-  const fs::path node1 = base / "node1";
+  const RecordedRun run("merge-parts-renamed", Mode::Trace, true);
+  const fs::path node1 = run.base / "node1";
   for (int rank = 1; rank < kRanks; ++rank) {
-    copy_rank(all, rank, node1);
+    copy_rank(run.all, rank, node1);
   }
   const std::string part = (node1 / "part.sqlite").string();
-  merge_into_part(folder_of(node1, {1, 2, 3, 4, 5}), timeline, part);
-  const fs::path node0 = base / "node0";
-  copy_rank(all, 0, node0);
+  merge_into_part(folder_of(node1, {1, 2, 3, 4, 5}), run.timeline, part);
+  const fs::path node0 = run.base / "node0";
+  copy_rank(run.all, 0, node0);
   std::map<std::string, std::string> renamed;
   MergeSources zero = folder_of(node0, {0});
   int index = 0;
@@ -169,25 +171,24 @@ TEST(MergeParts, APartStoredUnderOtherNamesFindsItsPages) {
   fs::remove_all(node1);
   rename_part_pages((node0 / "received-0").string(), renamed);
   zero.parts.push_back(PartSource{(node0 / "received-0").string(), {}});
-  const MergeResult tree = merge_into_database(zero, timeline, MergeOptions{node0.string(), "", nullptr});
+  const MergeResult tree = merge_into_database(zero, run.timeline, MergeOptions{node0.string(), "", nullptr});
   EXPECT_EQ(tree.trace_pages_ranks, (std::vector<int>{0, 1, 2, 3, 4, 5}));
-  expect_same_database(tree.output_path, merge_in_one_process(all).output_path);
+  expect_same_database(tree.output_path, merge_in_one_process(run.all).output_path);
 }
 
 // A part that never arrived whole, and a rank file that is not there: their ranks are missing,
 // each named with the folder its files stay in; the others are merged.
 TEST(MergeParts, RanksThatCannotBeMergedAreLeftBehindWithTheirFolder) {
-  const fs::path base = fresh_directory("merge-parts-left-behind");
-  const fs::path all = base / "all";
-  const JobTimeline timeline = record_run(all, Mode::Trace, true);
-  const fs::path node0 = base / "node0";
-  copy_rank(all, 0, node0);
-  copy_rank(all, 1, node0);
+  const RecordedRun run("merge-parts-left-behind", Mode::Trace, true);
+  const fs::path node0 = run.base / "node0";
+  copy_rank(run.all, 0, node0);
+  copy_rank(run.all, 1, node0);
   MergeSources zero = folder_of(node0, {0, 1, 2});
-  zero.parts.push_back(PartSource{(base / "node1" / "part.sqlite").string(), {{{3, 4}, "node1:/scratch"}}});
+  zero.parts.push_back(
+      PartSource{(run.base / "node1" / "part.sqlite").string(), {{{3, 4}, "node1:/scratch"}}});
   zero.left_behind.push_back(RanksLeftBehind{{5}, "node2:/scratch"});
   testing::internal::CaptureStderr();
-  const MergeResult tree = merge_into_database(zero, timeline, MergeOptions{node0.string(), "", nullptr});
+  const MergeResult tree = merge_into_database(zero, run.timeline, MergeOptions{node0.string(), "", nullptr});
   const std::string warnings = testing::internal::GetCapturedStderr();
   EXPECT_EQ(tree.merged_ranks, (std::vector<int>{0, 1}));
   EXPECT_EQ(tree.missing_ranks, (std::vector<int>{2, 3, 4, 5}));

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -155,6 +156,29 @@ TEST(RequestRows, RowsWrittenAsPagesEqualThoseInserted) {
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_requests WHERE rank = 1"), 0);
 }
 
+// Merges `directory` twice, as pages and by INSERTs, checks that both hold the same calls and
+// requests (`calls` calls, when given), and returns the pages' file.
+std::string expect_pages_equal_inserts(const fs::path& directory, std::optional<std::int64_t> calls = {}) {
+  MergeOptions as_pages{directory.string(), (directory / "pages.sqlite").string(), nullptr};
+  MergeOptions by_inserts = as_pages;
+  by_inserts.output_path = (directory / "inserts.sqlite").string();
+  by_inserts.write_pages = false;
+  const MergeResult pages = merge_rank_databases(as_pages);
+  const MergeResult inserts = merge_rank_databases(by_inserts);
+  EXPECT_TRUE(pages.rows_as_pages);
+  SqliteDatabase db(pages.output_path, SQLITE_OPEN_READONLY);
+  EXPECT_EQ(integrity(db), "ok");
+  if (calls) {
+    EXPECT_EQ(pages.calls, static_cast<std::uint64_t>(*calls));
+    EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls"), *calls);
+  }
+  db.prepare("ATTACH DATABASE ? AS inserted").bind(1, inserts.output_path).run();
+  EXPECT_EQ(rows_differing(db, "main.mpi_call_rows", "inserted.mpi_call_rows"), 0);
+  EXPECT_EQ(rows_differing(db, "main.mpi_request_rows", "inserted.mpi_request_rows"), 0);
+  EXPECT_FALSE(fs::exists(pages.output_path + ".partial-bulk"));
+  return pages.output_path;
+}
+
 // A request completed after more later requests than the merge holds back for sorting, and one
 // completed twice, the second time long after the first was written: both go in by INSERT after
 // the pages, and the file holds what the INSERT path gives (the later row of a request wins).
@@ -162,41 +186,10 @@ TEST(RequestRows, RequestsCompletedLongAfterLaterOnesEqualThoseInserted) {
   const fs::path directory = fresh_directory("merge-late-requests");
   constexpr int kRequests = 70000; // more than TraceRowWriter holds back
   record_rank_with(directory, 0, 1, [](Profiler& profiler) { record_late_completions(profiler, kRequests); });
-  MergeOptions as_pages{directory.string(), (directory / "pages.sqlite").string(), nullptr};
-  MergeOptions by_inserts = as_pages;
-  by_inserts.output_path = (directory / "inserts.sqlite").string();
-  by_inserts.write_pages = false;
-  const MergeResult pages = merge_rank_databases(as_pages);
-  const MergeResult inserts = merge_rank_databases(by_inserts);
-  EXPECT_TRUE(pages.rows_as_pages);
-  SqliteDatabase db(pages.output_path, SQLITE_OPEN_READONLY);
-  EXPECT_EQ(integrity(db), "ok");
-  db.prepare("ATTACH DATABASE ? AS inserted").bind(1, inserts.output_path).run();
+  SqliteDatabase db(expect_pages_equal_inserts(directory), SQLITE_OPEN_READONLY);
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_requests"), kRequests + 1);
-  EXPECT_EQ(rows_differing(db, "main.mpi_request_rows", "inserted.mpi_request_rows"), 0);
-  EXPECT_EQ(rows_differing(db, "main.mpi_call_rows", "inserted.mpi_call_rows"), 0);
   EXPECT_EQ(db.query_int64("SELECT bytes_sent FROM mpi_requests ORDER BY request_id LIMIT 1"), 20);
   EXPECT_EQ(db.query_int64("SELECT bytes_sent FROM mpi_requests ORDER BY request_id LIMIT 1 OFFSET 1"), 30);
-}
-
-// Merges `directory` twice, as pages and by INSERTs, and checks that both hold the same calls and
-// requests, every one of `calls`.
-void expect_pages_equal_inserts(const fs::path& directory, std::int64_t calls) {
-  MergeOptions as_pages{directory.string(), (directory / "pages.sqlite").string(), nullptr};
-  MergeOptions by_inserts = as_pages;
-  by_inserts.output_path = (directory / "inserts.sqlite").string();
-  by_inserts.write_pages = false;
-  const MergeResult pages = merge_rank_databases(as_pages);
-  const MergeResult inserts = merge_rank_databases(by_inserts);
-  EXPECT_TRUE(pages.rows_as_pages);
-  EXPECT_EQ(pages.calls, static_cast<std::uint64_t>(calls));
-  SqliteDatabase db(pages.output_path, SQLITE_OPEN_READONLY);
-  EXPECT_EQ(integrity(db), "ok");
-  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls"), calls);
-  db.prepare("ATTACH DATABASE ? AS inserted").bind(1, inserts.output_path).run();
-  EXPECT_EQ(rows_differing(db, "main.mpi_call_rows", "inserted.mpi_call_rows"), 0);
-  EXPECT_EQ(rows_differing(db, "main.mpi_request_rows", "inserted.mpi_request_rows"), 0);
-  EXPECT_FALSE(fs::exists(pages.output_path + ".partial-bulk"));
 }
 
 // Calls made from inside another call (MPI runs the program's callbacks: a generalized request's

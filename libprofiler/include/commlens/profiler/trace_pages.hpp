@@ -49,8 +49,12 @@ public:
                              // 'trace_pages' (waiting for the other ranks not counted)
   };
   // Encodes the rows and tiles (of these widths) of the calls, on the timeline of that origin.
-  // Throws SqliteError, leaving the rank file as it was, when they cannot be encoded.
-  Report encode(std::int64_t origin_ns, const std::vector<std::int64_t>& tile_widths);
+  // Throws SqliteError, leaving the rank file as it was, when they cannot be encoded. The rank's
+  // profiler_overhead row 'trace_pages' records the cost, unless the merge encodes them on the
+  // rank's behalf (a merge's cost is not the rank's).
+  enum class EncodedBy { Rank, Merge };
+  Report encode(std::int64_t origin_ns, const std::vector<std::int64_t>& tile_widths,
+                EncodedBy by = EncodedBy::Rank);
 
 private:
   std::string path_;
