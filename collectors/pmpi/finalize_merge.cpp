@@ -67,13 +67,13 @@ bool wait_for_the_merge(const FinalizeTopology& topology, std::int64_t complete)
 // A folder's leader in the tree.
 class Leader {
 public:
-  Leader(const TreeMergeJob& job, MPI_Comm leaders, bool rank0_folder, const std::vector<int>& ranks,
-         const std::vector<int>& ranks_with_files)
+  // `ranks`: those of the folder that kept a file (the others said why, and are missing).
+  Leader(const TreeMergeJob& job, MPI_Comm leaders, bool rank0_folder, const std::vector<int>& ranks)
       : job_(job), leaders_(leaders), rank0_folder_(rank0_folder) {
     PMPI_Comm_rank(leaders_, &index_);
     PMPI_Comm_size(leaders_, &size_);
     const std::string place = place_of(job.identity, job.config.output_directory);
-    sources_ = MergeSources{job.config.output_directory, ranks_with_files, place, {}, {}};
+    sources_ = MergeSources{job.config.output_directory, ranks, place, {}, {}};
     subtree_.push_back(RanksLeftBehind{ranks, place});
     if (!rank0_folder_) {
       remote_.push_back(RanksLeftBehind{ranks, place});
@@ -313,21 +313,16 @@ void merge_job_as_tree(const TreeMergeJob& job) {
     rank0_file = fingerprint((fs::path(job.config.output_directory) / rank_database_name(0)).string());
   }
   PMPI_Bcast(rank0_file.data(), static_cast<int>(rank0_file.size()), MPI_INT64_T, 0, topology.world());
-  // The folder's leader learns its ranks, and which of them kept a file.
+  // The folder's leader learns which of its ranks kept a file (-1: not this one).
   int folder_size = 1;
   PMPI_Comm_size(topology.folder(), &folder_size);
-  const std::array<int, 2> mine{job.identity.run_rank, job.kept_file ? 1 : 0};
-  std::vector<int> all(2 * static_cast<std::size_t>(folder_size));
-  PMPI_Gather(mine.data(), 2, MPI_INT, all.data(), 2, MPI_INT, 0, topology.folder());
+  const int mine = job.kept_file ? job.identity.run_rank : -1;
+  std::vector<int> all(static_cast<std::size_t>(folder_size));
+  PMPI_Gather(&mine, 1, MPI_INT, all.data(), 1, MPI_INT, 0, topology.folder());
   bool rank0_folder = false;
-  std::vector<int> ranks, ranks_with_files;
+  std::vector<int> ranks;
   if (topology.leads_folder()) {
-    for (std::size_t member = 0; member < all.size(); member += 2) {
-      ranks.push_back(all[member]);
-      if (all[member + 1] != 0) {
-        ranks_with_files.push_back(all[member]);
-      }
-    }
+    std::ranges::copy_if(all, std::back_inserter(ranks), [](int rank) { return rank >= 0; });
     rank0_folder = folder_is_rank0s(job, topology.world_rank() == 0, rank0_file);
   }
   // Rank 0's folder first: a part there is only ever handed to a leader there, in place.
@@ -340,7 +335,7 @@ void merge_job_as_tree(const TreeMergeJob& job) {
     wait_for_the_merge(topology, 0);
     return;
   }
-  Leader(job, leaders, rank0_folder, ranks, ranks_with_files).run();
+  Leader(job, leaders, rank0_folder, ranks).run();
   PMPI_Comm_free(&leaders);
 }
 

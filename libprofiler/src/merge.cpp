@@ -139,7 +139,7 @@ MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
       if (bulk) {
         bulk->rollback(*rows_before);
       }
-      std::fprintf(stderr, "commlens: skipping %s: %s\n", file.path.string().c_str(), error.what());
+      std::fprintf(stderr, "commlens: skipping %s: %s\n", file.path.c_str(), error.what());
       result.missing_ranks.push_back(file.rank);
     }
     if (attached) {
@@ -173,7 +173,7 @@ MergeResult merge_once(const MergeOptions& options, bool bulk_allowed) {
   output.finish();
   if (options.remove_rank_files && result.missing_ranks.empty()) {
     for (const RankFile& file : files) {
-      remove_rank_file(file.path.string());
+      remove_rank_file(file.path);
     }
     // Every job's files are in the merged database: nothing is left for the registries to place.
     for (const std::string& directory : directories) {

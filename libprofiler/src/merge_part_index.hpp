@@ -37,6 +37,13 @@ CREATE TABLE merge_part_left_behind (
 )sql";
 // The late rows' tables (trace_rows.hpp, store_late_rows).
 inline constexpr const char* kLateRows = "merge_part_late";
+// What the run's database, started as a part's file, drops once it has read them.
+inline constexpr const char* kDropTables = R"sql(
+DROP TABLE merge_part_ranks;
+DROP TABLE merge_part_late_calls;
+DROP TABLE merge_part_late_requests;
+DROP TABLE merge_part_left_behind;
+)sql";
 
 // One rank of a part.
 struct RankEntry {

@@ -1,19 +1,15 @@
 #include "commlens/profiler/merge_parts.hpp"
 
-#include "commlens/profiler/nccl_call_chunk.hpp"
 #include "commlens/profiler/timeline_tiles.hpp"
-#include "commlens/profiler/trace_pages.hpp"
 #include "merge_part_index.hpp"
-#include "merge_plan.hpp"
 #include "merged_output.hpp"
-#include "trace_pages_format.hpp"
-#include "trace_pages_merge.hpp"
+#include "sqlite_bulk_table.hpp"
 #include "trace_rows.hpp"
+#include "tree_merge_input.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <optional>
 
@@ -23,151 +19,6 @@ namespace fs = std::filesystem;
 using merge_part::RankEntry;
 
 namespace {
-
-// A source attached as "src" for as long as it is needed; an open transaction is rolled back.
-class AttachedSource {
-public:
-  AttachedSource(SqliteDatabase& db, const fs::path& path) : db_(db) { attach_rank_file(db_, path); }
-  ~AttachedSource() {
-    try {
-      if (sqlite3_get_autocommit(db_.get()) == 0) {
-        db_.exec("ROLLBACK");
-      }
-      db_.exec("DETACH DATABASE src");
-    } catch (const SqliteError& error) {
-      std::fprintf(stderr, "commlens: %s\n", error.what());
-    }
-  }
-  AttachedSource(const AttachedSource&) = delete;
-  AttachedSource& operator=(const AttachedSource&) = delete;
-
-private:
-  SqliteDatabase& db_;
-};
-
-// The sources of one node of the tree, merged into `out`: tables and tiles copied, the ranks
-// collected into the per-rank index with where their leaves are.
-class TreeMergeInput {
-public:
-  TreeMergeInput(SqliteDatabase& out, const JobTimeline& timeline)
-      : out_(out), timeline_(timeline), shape_(page_shape_of(out.path())) {}
-
-  void add(const MergeSources& sources, const std::function<void(int, int)>& progress) {
-    const int total = static_cast<int>(sources.ranks.size() + sources.parts.size());
-    int done = 0;
-    for (const int rank : sources.ranks) {
-      add_rank_file(fs::path(sources.directory) / rank_database_name(rank), rank, sources.place);
-      if (progress) {
-        progress(++done, total);
-      }
-    }
-    for (const PartSource& part : sources.parts) {
-      add_part(part);
-      if (progress) {
-        progress(++done, total);
-      }
-    }
-    for (const RanksLeftBehind& ranks : sources.left_behind) {
-      merge_part::add_left_behind(left_behind_, ranks.ranks, ranks.place);
-    }
-  }
-
-  std::vector<RankEntry>& entries() { return entries_; }
-  LateRows& late_rows() { return late_rows_; }
-  const std::vector<RanksLeftBehind>& left_behind() const { return left_behind_; }
-
-private:
-  void add_rank_file(const fs::path& path, int rank, const std::string& place) {
-    try {
-      if (!fs::exists(path)) {
-        throw MergeError("no such file");
-      }
-      settle_journal(path);
-      bool own_pages = true;
-      const std::optional<RankPagesToCopy> pages = checked_pages(path, rank, own_pages);
-      AttachedSource source(out_, path);
-      const ClockMap map = read_rank_clock(out_, "src", rank).map_onto(timeline_.origin_ns);
-      out_.exec("BEGIN");
-      copy_attached_tables(out_, map);
-      LateRows late = pages ? copy_rank_tiles_and_late_rows(out_) : LateRows{};
-      materialize_nccl_calls(out_, "src", rank);
-      out_.exec("COMMIT");
-      late_rows_.append(std::move(late));
-      RankEntry& entry = entries_.emplace_back(RankEntry{rank, place, "", 0, {}, {}});
-      if (pages) {
-        entry.pages_path = pages->path;
-        entry.calls = pages->calls;
-        entry.extent = pages->extent;
-        entry.leaves = pages->leaves;
-        entry.own_pages = own_pages;
-      }
-    } catch (const std::exception& error) {
-      std::fprintf(stderr, "commlens: skipping %s: %s\n", path.string().c_str(), error.what());
-      merge_part::add_left_behind(left_behind_, {rank}, place);
-    }
-  }
-
-  // The pages of a rank file with a trace, encoded first where it has none for this timeline and
-  // these tile widths (own_pages false then); nullopt for a file without a trace.
-  std::optional<RankPagesToCopy> checked_pages(const fs::path& path, int rank, bool& own_pages) {
-    const auto valid_pages = [&](std::string& why) -> std::optional<RankPagesToCopy> {
-      AttachedSource source(out_, path);
-      check_rank_file(out_, path);
-      if (attached_has_rows(out_, "mpi_calls") || attached_has_rows(out_, "mpi_requests")) {
-        throw MergeError("its trace is stored as rows (an older commlens): merge it with `commlens merge`");
-      }
-      if (trace_pages::last_chunk(out_, "src") == 0) {
-        return RankPagesToCopy{}; // no trace
-      }
-      const ClockMap map = read_rank_clock(out_, "src", rank).map_onto(timeline_.origin_ns);
-      return rank_pages_to_copy(out_, path, map, timeline_.tile_widths, shape_, why);
-    };
-    std::string why;
-    std::optional<RankPagesToCopy> pages = valid_pages(why);
-    if (!pages) {
-      RankTracePages(path.string(), rank)
-          .encode(timeline_.origin_ns, timeline_.tile_widths, RankTracePages::EncodedBy::Merge);
-      own_pages = false;
-      pages = valid_pages(why);
-    }
-    if (!pages) {
-      throw MergeError("its trace pages do not fit the merge: " + why);
-    }
-    return pages->path.empty() ? std::nullopt : pages;
-  }
-
-  void add_part(const PartSource& part) {
-    try {
-      const fs::path path(part.path);
-      const std::string folder = path.parent_path().string();
-      AttachedSource source(out_, path);
-      out_.exec("BEGIN");
-      copy_attached_tables(out_, ClockMap{}); // a part's rows are on the job's timeline already
-      out_.exec("INSERT INTO timeline_tiles SELECT * FROM src.timeline_tiles");
-      std::vector<RankEntry> ranks = merge_part::read_ranks(out_, "src", folder);
-      LateRows late = read_late_rows(out_, "src", merge_part::kLateRows);
-      const std::vector<RanksLeftBehind> left_behind = merge_part::read_left_behind(out_, "src");
-      out_.exec("COMMIT");
-      std::move(ranks.begin(), ranks.end(), std::back_inserter(entries_));
-      late_rows_.append(std::move(late));
-      for (const RanksLeftBehind& ranks_left : left_behind) {
-        merge_part::add_left_behind(left_behind_, ranks_left.ranks, ranks_left.place);
-      }
-    } catch (const std::exception& error) {
-      std::fprintf(stderr, "commlens: skipping the part %s: %s\n", part.path.c_str(), error.what());
-      for (const RanksLeftBehind& ranks : part.ranks) {
-        merge_part::add_left_behind(left_behind_, ranks.ranks, ranks.place);
-      }
-    }
-  }
-
-  SqliteDatabase& out_;
-  const JobTimeline& timeline_;
-  PageShape shape_;
-  std::vector<RankEntry> entries_;
-  LateRows late_rows_;
-  std::vector<RanksLeftBehind> left_behind_;
-};
 
 // The tile tables with the timeline's levels; the sources' tiles are copied into them.
 void create_tile_levels(SqliteDatabase& db, const JobTimeline& timeline) {
@@ -184,17 +35,44 @@ std::vector<int> ranks_of(const std::vector<RankEntry>& entries) {
   return ranks;
 }
 
+// The part whose file the output starts as, so that its rows are not copied: the largest of those
+// in the output's folder (a part received over MPI, or one of rank 0's folder, read in place).
+std::optional<std::size_t> part_to_start_from(const MergeSources& sources, const std::string& output) {
+  std::optional<std::size_t> largest;
+  std::uintmax_t largest_size = 0;
+  const fs::path folder = fs::path(output).parent_path();
+  for (std::size_t part = 0; part < sources.parts.size(); ++part) {
+    const fs::path path(sources.parts[part].path);
+    std::error_code error;
+    const std::uintmax_t size = fs::file_size(path, error);
+    if (!error && fs::equivalent(path.parent_path(), folder, error) && !error && size > largest_size) {
+      largest = part;
+      largest_size = size;
+    }
+  }
+  return largest;
+}
+
 } // namespace
 
 PartContents merge_into_part(const MergeSources& sources, const JobTimeline& timeline,
                              const std::string& path, const std::function<void(int, int)>& progress) {
   remove_with_journals(path);
+  const std::optional<std::size_t> start_from = part_to_start_from(sources, path);
+  if (start_from) {
+    fs::rename(sources.parts[*start_from].path, path);
+  }
   SqliteDatabase part = open_merged(path);
-  create_merged_schema(part);
-  create_tile_levels(part, timeline);
-  part.exec(merge_part::kCreateTables);
+  if (!start_from) {
+    create_merged_schema(part);
+    create_tile_levels(part, timeline);
+    part.exec(merge_part::kCreateTables);
+  }
   TreeMergeInput input(part, timeline);
-  input.add(sources, progress);
+  if (start_from) {
+    input.adopt_output_part();
+  }
+  input.add(sources, progress, start_from.value_or(sources.parts.size()));
   part.exec("BEGIN");
   merge_part::write_ranks(part, input.entries(), fs::path(path).parent_path().string());
   store_late_rows(part, merge_part::kLateRows, input.late_rows());
@@ -206,13 +84,20 @@ PartContents merge_into_part(const MergeSources& sources, const JobTimeline& tim
 
 MergeResult merge_into_database(const MergeSources& sources, const JobTimeline& timeline,
                                 const MergeOptions& options) {
-  MergedFile output(options, sources.directory);
+  const std::optional<std::size_t> start_from =
+      part_to_start_from(sources, MergedFile::final_path_for(options, sources.directory));
+  MergedFile output(options, sources.directory, start_from ? sources.parts[*start_from].path : "");
   MergeResult result;
   result.output_path = output.final_path();
   SqliteDatabase& merged = output.db();
-  create_tile_levels(merged, timeline);
   TreeMergeInput input(merged, timeline);
-  input.add(sources, options.progress);
+  if (start_from) {
+    input.adopt_output_part();
+    merged.exec(merge_part::kDropTables);
+  } else {
+    create_tile_levels(merged, timeline);
+  }
+  input.add(sources, options.progress, start_from.value_or(sources.parts.size()));
   std::vector<RankEntry>& entries = input.entries();
   if (entries.empty()) {
     throw MergeError(fmt::format("{}: none of the job's ranks could be merged", sources.directory));

@@ -55,7 +55,7 @@ std::vector<RankFile> find_rank_files(const fs::path& directory) {
     std::smatch match;
     const std::string name = entry.path().filename().string();
     if (std::regex_match(name, match, pattern)) {
-      files.push_back(RankFile{std::stoi(match[1].str()), entry.path()});
+      files.push_back(RankFile{std::stoi(match[1].str()), entry.path().string()});
     }
   }
   if (files.empty()) {
@@ -76,7 +76,7 @@ std::vector<RankFile> find_rank_files(const std::vector<std::string>& directorie
       files.begin(), files.end(), [](const RankFile& a, const RankFile& b) { return a.rank == b.rank; });
   if (twice != files.end()) {
     throw MergeError(fmt::format("rank {} has a file in two folders: {} and {}", twice->rank,
-                                 twice->path.string(), std::next(twice)->path.string()));
+                                 twice->path, std::next(twice)->path));
   }
   return files;
 }
@@ -111,7 +111,7 @@ MergePlan plan_merge(SqliteDatabase& merged, const std::vector<RankFile>& files,
     try {
       attach_rank_file(merged, file.path);
     } catch (const SqliteError& error) {
-      std::fprintf(stderr, "commlens: skipping %s: %s\n", file.path.string().c_str(), error.what());
+      std::fprintf(stderr, "commlens: skipping %s: %s\n", file.path.c_str(), error.what());
       plan.unreadable_ranks.push_back(file.rank);
       continue;
     }
@@ -131,7 +131,7 @@ MergePlan plan_merge(SqliteDatabase& merged, const std::vector<RankFile>& files,
           attached_has_rows(merged, "mpi_calls") || attached_has_rows(merged, "mpi_requests");
       plan.ranks.push_back(PlannedRank{file, map});
     } catch (const SqliteError& error) {
-      std::fprintf(stderr, "commlens: skipping %s: %s\n", file.path.string().c_str(), error.what());
+      std::fprintf(stderr, "commlens: skipping %s: %s\n", file.path.c_str(), error.what());
       plan.unreadable_ranks.push_back(file.rank);
     } catch (const MergeError& error) {
       std::fprintf(stderr, "commlens: skipping %s\n", error.what());

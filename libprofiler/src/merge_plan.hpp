@@ -18,7 +18,8 @@ namespace commlens {
 
 struct RankFile {
   int rank;
-  std::filesystem::path path;
+  std::string path; // a string, not a std::filesystem::path (which keeps its parsed components):
+                    // the merge keeps one per rank
 };
 
 struct PlannedRank {

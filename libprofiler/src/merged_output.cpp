@@ -106,11 +106,19 @@ void create_merged_schema(SqliteDatabase& merged) {
   merged.exec(schema::kCreateTables);
 }
 
-MergedFile::MergedFile(const MergeOptions& options, const std::string& directory)
-    : final_path_(options.output_path.empty() ? (std::filesystem::path(directory) / "commlens.sqlite").string()
-                                              : options.output_path),
-      output_(final_path_), connection_(open_merged(output_.path())) {
-  create_merged_schema(*connection_);
+MergedFile::MergedFile(const MergeOptions& options, const std::string& directory,
+                       const std::string& start_from)
+    : final_path_(final_path_for(options, directory)), output_(final_path_) {
+  if (!start_from.empty()) {
+    std::filesystem::rename(start_from, output_.path());
+  }
+  connection_.emplace(open_merged(output_.path()));
+  create_merged_schema(*connection_); // CREATE ... IF NOT EXISTS: a file started from keeps its rows
+}
+
+std::string MergedFile::final_path_for(const MergeOptions& options, const std::string& directory) {
+  return options.output_path.empty() ? (std::filesystem::path(directory) / "commlens.sqlite").string()
+                                     : options.output_path;
 }
 
 void MergedFile::install(SqliteBulkLoader& bulk, const LateRows& late_rows) {
@@ -127,12 +135,13 @@ void MergedFile::finish() {
   output_.rename_to_final();
 }
 
-void copy_attached_tables(SqliteDatabase& merged, const ClockMap& map) {
+void copy_attached_tables(SqliteDatabase& merged, const ClockMap& map, bool source_comes_first) {
   for (const schema::TableMerge& rule : schema::kTableMerges) {
     const std::string clause = copy_clause(merged, rule, map);
     if (!clause.empty()) {
-      merged.exec(fmt::format("INSERT OR {} INTO {} {}", rule.first_rank_wins ? "IGNORE" : "REPLACE",
-                              rule.table, clause));
+      merged.exec(fmt::format("INSERT OR {} INTO {} {}",
+                              rule.first_rank_wins && !source_comes_first ? "IGNORE" : "REPLACE", rule.table,
+                              clause));
     }
   }
 }

@@ -48,8 +48,10 @@ void create_merged_schema(SqliteDatabase& merged);
 // connection that a bulk loader's install closes and opens again.
 class MergedFile {
 public:
-  // options.output_path, else <directory>/commlens.sqlite.
-  MergedFile(const MergeOptions& options, const std::string& directory);
+  // options.output_path, else <directory>/commlens.sqlite. With `start_from`, the file is that
+  // one renamed (a part of the merge tree, whose rows the merge then need not copy).
+  MergedFile(const MergeOptions& options, const std::string& directory, const std::string& start_from = {});
+  static std::string final_path_for(const MergeOptions& options, const std::string& directory);
   const std::string& final_path() const { return final_path_; }
   const std::string& path() const { return output_.path(); }
   // The same object after install() (emplaced in place).
@@ -66,8 +68,11 @@ private:
 };
 
 // Copies every table the schema merges (schema::kTableMerges) from the file attached as "src",
-// its timestamp columns moved along `map` (rank files of older versions lack some tables).
-void copy_attached_tables(SqliteDatabase& merged, const ClockMap& map);
+// its timestamp columns moved along `map` (rank files of older versions lack some tables). Of the
+// tables whose first rank's copy wins (the run values, the catalogues), the source's rows are
+// kept where the file has none, or replace the file's where `source_comes_first` (it holds a
+// lower rank than any merged before: sources are not always merged in rank order).
+void copy_attached_tables(SqliteDatabase& merged, const ClockMap& map, bool source_comes_first = false);
 
 // "0,2,5"
 std::string join_ranks(const std::vector<int>& ranks);

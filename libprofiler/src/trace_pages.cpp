@@ -126,15 +126,15 @@ std::vector<RankTracePages::Report> encode_trace_pages_in(const std::string& dir
   // One rank file open at a time: a folder of thousands of them would run out of descriptors.
   const std::vector<RankFile> files = find_rank_files(directory);
   const std::int64_t origin =
-      RankTracePages(files.front().path.string(), files.front().rank).clock_origin_ns();
+      RankTracePages(files.front().path, files.front().rank).clock_origin_ns();
   TraceExtentTotals extents;
   for (const RankFile& file : files) {
-    extents.add(RankTracePages(file.path.string(), file.rank).extent(origin));
+    extents.add(RankTracePages(file.path, file.rank).extent(origin));
   }
   const std::vector<std::int64_t> widths = extents.tile_widths();
   std::vector<RankTracePages::Report> reports;
   for (const RankFile& file : files) {
-    reports.push_back(RankTracePages(file.path.string(), file.rank).encode(origin, widths));
+    reports.push_back(RankTracePages(file.path, file.rank).encode(origin, widths));
   }
   return reports;
 }

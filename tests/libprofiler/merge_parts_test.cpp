@@ -1,9 +1,9 @@
 // The merge as a tree (merge_parts.hpp): rank files spread over folders, merged into parts by the
-// folders' leaders, parts merged into parts and finally into the run's database, must give the
-// database the one-process merge of all the rank files gives (every trace and summary table, both
-// ways round, and PRAGMA integrity_check), whichever folder holds which ranks; ranks whose pages are
-// missing are encoded by their leader; a part moved to another folder under new names still finds
-// its pages; a part that cannot be read leaves its ranks behind, named with their folder.
+// folders' leaders, parts sent to other folders under new names and merged into parts and finally
+// into the run's database, must give the database the one-process merge of all the rank files
+// gives (every trace and summary table, both ways round, and PRAGMA integrity_check), whichever
+// folder holds which ranks; ranks whose pages are missing are encoded by their leader; a part that
+// cannot be read leaves its ranks behind, named with their folder.
 #include "commlens/profiler/merge.hpp"
 #include "commlens/profiler/merge_parts.hpp"
 #include "commlens/profiler/sqlite.hpp"
@@ -28,7 +28,13 @@ constexpr int kRanks = 6;
 // The run's ranks, recorded into `all`; with `encode`, each encodes its pages as at MPI_Finalize.
 JobTimeline record_run(const fs::path& all, Mode mode, bool encode) {
   for (int rank = 0; rank < kRanks; ++rank) {
-    record_rank(all, rank, kRanks, 300 + 200 * rank, false, mode);
+    // A run value that differs between ranks: the merged file holds rank 0's, whatever order the
+    // parts came in.
+    const auto body = [rank](Profiler& profiler) {
+      profiler.set_run_value("start_time_utc", fmt::format("rank {}'s start", rank));
+      record_steps(profiler, 300 + 200 * rank);
+    };
+    record_rank_with(all, rank, kRanks, body, mode);
   }
   JobTimeline timeline;
   timeline.origin_ns = rank_clock_origin_ns((all / rank_database_name(0)).string(), 0);
@@ -93,9 +99,26 @@ void expect_same_database(const std::string& tree, const std::string& flat) {
             0);
 }
 
-// Three folders holding ranks {0, 3}, {1, 4}, {2, 5} (ranks dealt round-robin to nodes): folder 2
-// makes a part, folder 1 merges it with its own ranks into a part, folder 0 merges that with its
-// ranks into the database.
+// What a leader does with a part another folder sent it over MPI: its files stored in `folder`
+// under names of its own, the part renamed to list them. Returns the part's new path.
+std::string receive_part(const std::string& part, const fs::path& folder, const std::string& prefix) {
+  std::map<std::string, std::string> renamed;
+  int index = 0;
+  for (const std::string& file : part_files(part)) {
+    const std::string name = fmt::format("{}-{}", prefix, index++);
+    fs::copy_file(file, folder / name);
+    renamed[fs::path(file).filename().string()] = name;
+  }
+  const std::string received = (folder / fmt::format("{}-0", prefix)).string();
+  rename_part_pages(received, renamed);
+  return received;
+}
+
+// Three folders holding ranks {0, 3}, {1, 4}, {2, 5} (ranks dealt round-robin to nodes), as three
+// nodes that share no folder: folder 2 makes a part and sends it to folder 1, which merges its own
+// ranks into it (the part it received becomes its part, as the largest source) and sends that to
+// folder 0, which merges its ranks into it, making the database. Each sender's folder is gone
+// before its part is read.
 MergeResult merge_as_tree(const fs::path& base, const fs::path& all, const JobTimeline& timeline) {
   std::vector<fs::path> folders;
   for (int node = 0; node < 3; ++node) {
@@ -107,11 +130,13 @@ MergeResult merge_as_tree(const fs::path& base, const fs::path& all, const JobTi
   const PartContents two = merge_into_part(folder_of(folders[2], {2, 5}), timeline, part2);
   EXPECT_EQ(two.ranks, (std::vector<int>{2, 5}));
   MergeSources one = folder_of(folders[1], {1, 4});
-  one.parts.push_back(PartSource{part2, {{{2, 5}, "node2"}}});
+  one.parts.push_back(PartSource{receive_part(part2, folders[1], "from-node2"), {{{2, 5}, "node2"}}});
+  fs::remove_all(folders[2]);
   const std::string part1 = (folders[1] / "part.sqlite").string();
   EXPECT_EQ(merge_into_part(one, timeline, part1).ranks, (std::vector<int>{1, 2, 4, 5}));
   MergeSources zero = folder_of(folders[0], {0, 3});
-  zero.parts.push_back(PartSource{part1, {{{1, 2, 4, 5}, "node1"}}});
+  zero.parts.push_back(PartSource{receive_part(part1, folders[0], "from-node1"), {{{1, 2, 4, 5}, "node1"}}});
+  fs::remove_all(folders[1]);
   return merge_into_database(zero, timeline, MergeOptions{folders[0].string(), "", nullptr});
 }
 
@@ -128,14 +153,14 @@ TEST(MergeParts, ATreeOfPartsGivesTheDatabaseOfTheOneProcessMerge) {
   expect_same_database(tree.output_path, flat.output_path);
 }
 
-// No rank encoded its pages (COMMLENS_RANK_PAGES=0): each folder's leader encodes them, and the
-// run value lists no rank as having encoded its own.
+// No rank encoded its pages (COMMLENS_RANK_PAGES=0): each folder's leader encodes them (before
+// sending its part), and the run value lists no rank as having encoded its own.
 TEST(MergeParts, RanksWithoutPagesAreEncodedByTheirFoldersLeader) {
   const RecordedRun run("merge-parts-unencoded", Mode::Trace, false);
   const MergeResult tree = merge_as_tree(run.base, run.all, run.timeline);
   EXPECT_TRUE(tree.rows_as_pages);
   EXPECT_TRUE(tree.trace_pages_ranks.empty());
-  EXPECT_TRUE(fs::exists(run.base / "node1" / (rank_database_name(4) + "-pages")));
+  EXPECT_EQ(tree.calls, merge_in_one_process(run.all).calls);
   expect_same_database(tree.output_path, merge_in_one_process(run.all).output_path);
 }
 
@@ -145,34 +170,6 @@ TEST(MergeParts, SummaryRunsMergeAsATreeToo) {
   EXPECT_EQ(tree.merged_ranks.size(), static_cast<std::size_t>(kRanks));
   EXPECT_FALSE(tree.rows_as_pages);
   EXPECT_EQ(tree.calls, 0u);
-  expect_same_database(tree.output_path, merge_in_one_process(run.all).output_path);
-}
-
-// A part stored in another folder under names of that folder's own, as a leader that receives it
-// over MPI stores it.
-TEST(MergeParts, APartStoredUnderOtherNamesFindsItsPages) {
-  const RecordedRun run("merge-parts-renamed", Mode::Trace, true);
-  const fs::path node1 = run.base / "node1";
-  for (int rank = 1; rank < kRanks; ++rank) {
-    copy_rank(run.all, rank, node1);
-  }
-  const std::string part = (node1 / "part.sqlite").string();
-  merge_into_part(folder_of(node1, {1, 2, 3, 4, 5}), run.timeline, part);
-  const fs::path node0 = run.base / "node0";
-  copy_rank(run.all, 0, node0);
-  std::map<std::string, std::string> renamed;
-  MergeSources zero = folder_of(node0, {0});
-  int index = 0;
-  for (const std::string& file : part_files(part)) {
-    const std::string name = fmt::format("received-{}", index++);
-    fs::copy_file(file, node0 / name);
-    renamed[fs::path(file).filename().string()] = name;
-  }
-  fs::remove_all(node1);
-  rename_part_pages((node0 / "received-0").string(), renamed);
-  zero.parts.push_back(PartSource{(node0 / "received-0").string(), {}});
-  const MergeResult tree = merge_into_database(zero, run.timeline, MergeOptions{node0.string(), "", nullptr});
-  EXPECT_EQ(tree.trace_pages_ranks, (std::vector<int>{0, 1, 2, 3, 4, 5}));
   expect_same_database(tree.output_path, merge_in_one_process(run.all).output_path);
 }
 
