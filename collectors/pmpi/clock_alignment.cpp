@@ -102,15 +102,16 @@ std::int64_t rate_against_monotonic_ppb(const TickConverter& clock, ClockReading
 // event, so the offsets map exactly what the database holds.
 ClockSample measure_clock_offset(const FinalizeTopology& topology, const TickConverter& clock,
                                  std::int64_t own_rate_ppb) {
+  // Read once: the host's lowest rank's offset from itself is then exactly 0.
+  const auto [mine, taken_ns] = clock_against_monotonic(clock);
   // [this host's lowest rank: its clock against CLOCK_MONOTONIC, its offset from rank 0]
-  std::array<std::int64_t, 2> host_leader{clock_against_monotonic(clock).first, 0};
+  std::array<std::int64_t, 2> host_leader{mine, 0};
   if (topology.host_leaders() != MPI_COMM_NULL) {
     host_leader[1] = offset_along_tree(topology.host_leaders(),
                                        [&clock] { return static_cast<std::int64_t>(clock.now_ns()); });
   }
   PMPI_Bcast(host_leader.data(), 2, MPI_INT64_T, 0, topology.host());
   ClockSample sample;
-  const auto [mine, taken_ns] = clock_against_monotonic(clock);
   // Against the host's lowest rank at one instant: both clocks less the one CLOCK_MONOTONIC.
   sample.offset_ns = mine - host_leader[0] + host_leader[1];
   sample.taken_ns = taken_ns;

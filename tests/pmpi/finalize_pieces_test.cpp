@@ -48,6 +48,9 @@ TEST(ClockTree, RanksOfOneHostShareRankZerosTimelineAndRate) {
   const ClockSample sample = measure_clock_offset(topology, clock, 10 + world_rank());
   EXPECT_EQ(sample.root_rate_ppb, 10);
   EXPECT_LT(std::abs(sample.offset_ns), 1'000'000) << "rank " << world_rank();
+  if (world_rank() == 0) {
+    EXPECT_EQ(sample.offset_ns, 0) << "rank 0's clock is the timeline's";
+  }
 }
 
 std::string temporary(const std::string& name) {
