@@ -90,7 +90,9 @@ void take_place_in_run(const std::string& output_directory, ProcessIdentity& ide
                        claim_key);
     } catch (const std::runtime_error& error) {
       std::fprintf(stderr, "commlens: cannot register the job in %s; running unprofiled\n", error.what());
-      return JobEntry{-1, 0};
+      JobEntry unclaimed;
+      unclaimed.job = -1;
+      return unclaimed;
     }
   };
   int place[2] = {-1, 0}; // job, first run rank

@@ -44,8 +44,9 @@ TEST_P(NestedCalls, EveryRankEncodesItsTracePages) {
   const JobResult& result = run();
   EXPECT_EQ(result.standard_error.find("were not encoded"), std::string::npos) << result.standard_error;
   auto db = merged(result);
-  if (db)
+  if (db) {
     EXPECT_EQ(db->query("SELECT value FROM run WHERE key = 'trace_pages_ranks'").at(0).at(0).text, "0,1,2,3");
+  }
 }
 
 COMMLENS_IN_BOTH_MODES(NestedCalls);

@@ -185,8 +185,9 @@ TEST_P(KilledNodeFolders, MergingTheFoldersTakesEverySurvivingRankWithExactCount
   EXPECT_EQ(db.integrity(), "ok");
   const CallTable expected = calls_before_fault(GetParam().ranks);
   EXPECT_EQ(difference(expected, read_call_stats(db, expected.functions())), "");
-  if (GetParam().mode == "trace")
+  if (GetParam().mode == "trace") {
     EXPECT_EQ(difference(expected, read_traced_calls(db, expected.functions())), "");
+  }
   EXPECT_EQ(db.query("SELECT value FROM run WHERE key = 'merged_ranks'").at(0).at(0).text,
             std::to_string(GetParam().ranks));
   // A merge that took every rank removes the rank files and the folders' job registries.
