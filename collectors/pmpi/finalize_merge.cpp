@@ -164,13 +164,14 @@ private:
     }
   }
 
-  // Rank 0: returns whether the database holds every rank of the job.
+  // Rank 0: returns whether the database holds every rank of the job. The registry is told the job
+  // finished; should another job of the run still run (it joined after this job decided to merge
+  // as a tree), nothing is merged here: that job's merge takes the rank files of rank 0's folder,
+  // this job's included, and every folder keeps its rank files.
   std::int64_t merge_into_run_database() {
     const Config& config = job_.config;
     bool complete = false;
-    bool merged = false;
     const auto merge = [&] {
-      merged = true;
       try {
         MergeOptions options;
         options.directory = config.output_directory;
@@ -182,12 +183,13 @@ private:
       }
     };
     try {
-      finish_job(config.output_directory, job_.identity.job, merge);
+      if (!finish_job(config.output_directory, job_.identity.job, merge) && !config.quiet) {
+        std::fprintf(stderr, "commlens: job %d finished; the run's last job to finish merges\n",
+                     job_.identity.job);
+      }
     } catch (const std::runtime_error& error) {
       std::fprintf(stderr, "commlens: cannot mark job %d finished in %s; merging now\n", job_.identity.job,
                    error.what());
-    }
-    if (!merged) {
       merge();
     }
     return complete ? 1 : 0;
