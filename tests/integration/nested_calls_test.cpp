@@ -39,14 +39,7 @@ TEST_P(NestedCalls, StoresEveryCallMadeInsideAnother) {
 }
 
 TEST_P(NestedCalls, EveryRankEncodesItsTracePages) {
-  if (!trace())
-    GTEST_SKIP() << "summary mode has no trace pages";
-  const JobResult& result = run();
-  EXPECT_EQ(result.standard_error.find("were not encoded"), std::string::npos) << result.standard_error;
-  auto db = merged(result);
-  if (db) {
-    EXPECT_EQ(db->query("SELECT value FROM run WHERE key = 'trace_pages_ranks'").at(0).at(0).text, "0,1,2,3");
-  }
+  expect_trace_pages_of_every_rank(run());
 }
 
 COMMLENS_IN_BOTH_MODES(NestedCalls);
