@@ -2,7 +2,9 @@
 // stream wait: what NCCL does around each kernel) with a given set of the CUPTI features the CUDA
 // collector enables, to tell which one costs what (bench/cupti_feature_cost.sh runs the variants).
 //   cupti_feature_cost FEATURES [GROUPS=20000]
-// FEATURES: "none" or a comma list of kernel, sync, memcpy, extcorr, api, stamp, push, callbacks.
+// FEATURES: "none" or a comma list of kernel, sync, memcpy, extcorr, api (the API records of every call
+// that queues device work), copyapi (those of memcpy calls only), stamp, push, callbacks, um (unified
+// memory counters), marker (NVTX ranges).
 // Prints "<features> <ns per group>". Timed: the host side only, the stream synchronised every 64
 // groups outside the timed part.
 #include <cuda_runtime.h>
@@ -14,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -46,35 +49,48 @@ std::uint64_t CUPTIAPI steady_timestamp() {
 
 void CUPTIAPI ignore_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
 
-// The CUDA collector's choice of API records: the calls that queue device work.
-bool queues_device_work(const char* name) {
+// The CUDA collector's choice of API records: the calls that queue device work, or only copies.
+bool selected(const char* name, bool copies_only) {
   for (const char* part : {"Memcpy", "Memset", "Launch", "Synchronize", "WaitEvent"}) {
     if (std::strstr(name, part) != nullptr) {
-      return true;
+      return !copies_only || std::strcmp(part, "Memcpy") == 0;
     }
   }
   return false;
 }
 
-void enable_api_records() {
+void enable_api_records(bool copies_only) {
   for (std::uint32_t id = 1; id < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++id) {
     const char* name = nullptr;
     if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, id, &name) == CUPTI_SUCCESS && name != nullptr &&
-        queues_device_work(name)) {
+        selected(name, copies_only)) {
       cuptiActivityEnableRuntimeApi(id, 1);
     }
   }
   for (std::uint32_t id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; ++id) {
     const char* name = nullptr;
     if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, id, &name) == CUPTI_SUCCESS && name != nullptr &&
-        queues_device_work(name)) {
+        selected(name, copies_only)) {
       cuptiActivityEnableDriverApi(id, 1);
     }
   }
 }
 
+void enable_unified_memory_counters() {
+  std::vector<CUpti_ActivityUnifiedMemoryCounterConfig> configs;
+  for (const auto kind : {CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
+                          CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
+                          CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD}) {
+    configs.push_back({CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE, kind, 0, 1});
+  }
+  cuptiActivityConfigureUnifiedMemoryCounter(configs.data(), static_cast<std::uint32_t>(configs.size()));
+  cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+}
+
 void enable(const std::string& features) {
-  const auto has = [&](const char* feature) { return features.find(feature) != std::string::npos; };
+  const auto has = [&](const char* feature) {
+    return ("," + features + ",").find("," + std::string(feature) + ",") != std::string::npos;
+  };
   cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
   if (has("stamp")) {
     cuptiActivityRegisterTimestampCallback(steady_timestamp);
@@ -92,8 +108,14 @@ void enable(const std::string& features) {
   if (has("extcorr")) {
     cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
   }
-  if (has("api")) {
-    enable_api_records();
+  if (has("api") || has("copyapi")) {
+    enable_api_records(!has("api"));
+  }
+  if (has("um")) {
+    enable_unified_memory_counters();
+  }
+  if (has("marker")) {
+    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER);
   }
   if (has("callbacks")) {
     CUpti_SubscriberHandle subscriber = nullptr;
@@ -112,7 +134,7 @@ int main(int argc, char** argv) {
   if (features != "none") {
     enable(features);
   }
-  const bool push = features.find("push") != std::string::npos;
+  const bool push = ("," + features + ",").find(",push,") != std::string::npos;
   cudaStream_t first = nullptr, second = nullptr;
   cudaStreamCreate(&first);
   cudaStreamCreate(&second);

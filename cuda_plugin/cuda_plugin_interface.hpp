@@ -14,17 +14,21 @@
 
 namespace commlens::pmpi {
 
-inline constexpr int kCudaPluginAbiVersion = 14;
+inline constexpr int kCudaPluginAbiVersion = 15;
 inline constexpr const char* kCudaPluginFile = "libcommlens_cuda.so";
 inline constexpr const char* kCudaPluginStartSymbol = "commlens_cuda_plugin_start";
 
 struct CudaPluginHost {
   int abi_version = kCudaPluginAbiVersion;
-  int world_rank = 0;                     // in this job's MPI_COMM_WORLD (what the runtime's MPI calls use)
-  int run_rank = 0;                       // what rows store in their rank column (ProcessIdentity::run_rank)
-  bool cupti = false;                     // COMMLENS_COLLECTORS names cupti
-  bool nvtx = false;                      // COMMLENS_COLLECTORS names nvtx
-  RuntimeMode runtime = RuntimeMode::Off; // COMMLENS_RUNTIME
+  int world_rank = 0; // in this job's MPI_COMM_WORLD (what the runtime's MPI calls use)
+  int run_rank = 0;   // what rows store in their rank column (ProcessIdentity::run_rank)
+  bool cupti = false; // COMMLENS_COLLECTORS names cupti
+  bool nvtx = false;  // COMMLENS_COLLECTORS names nvtx
+  KernelRecording kernels = KernelRecording::Off;    // COMMLENS_KERNELS
+  std::vector<StepSpan> kernel_steps;                // COMMLENS_KERNEL_STEPS
+  std::string step_range;                            // COMMLENS_STEP_RANGE (empty: none)
+  Mode mode = Mode::Summary;                         // COMMLENS_MODE
+  RuntimeMode runtime = RuntimeMode::Off;            // COMMLENS_RUNTIME
   std::vector<std::string> runtime_collectives;      // COMMLENS_RUNTIME_COLLECTIVES
   std::optional<std::uint32_t> runtime_host_percent; // COMMLENS_RUNTIME_HOST_PERCENT (unset: the table's)
   std::string runtime_algorithm = "auto";            // COMMLENS_RUNTIME_ALGORITHM
@@ -45,6 +49,11 @@ struct CudaPluginHost {
   std::uint64_t (*now_ns)() noexcept = nullptr;
   void (*store_rows)(std::string insert_sql, std::vector<std::vector<SqlValue>> rows) = nullptr;
   void (*set_run_value)(const std::string& key, const std::string& value) = nullptr;
+  // An NVTX step range began (level 2) or ended (level 3): opens the next phase unless the program
+  // marks its phases with MPI_Pcontrol (phase_marks.hpp). Returns whether a phase began.
+  bool (*begin_phase)(int level) noexcept = nullptr;
+  // The phase calls are in now.
+  std::uint16_t (*phase)() noexcept = nullptr;
   std::vector<FunctionDescription> functions; // names by FunctionId
   // The job-wide communicators.id of a communicator the PMPI collector registered, else -1.
   std::int64_t (*communicator_id)(MPI_Comm comm) noexcept = nullptr;

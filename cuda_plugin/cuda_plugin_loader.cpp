@@ -2,14 +2,18 @@
 
 #include "communicator_registry.hpp"
 #include "cuda_plugin_interface.hpp"
+#include "phase_marks.hpp"
 #include "runtime_channel.hpp"
 
 #include <algorithm>
 
+#include <cstdlib>
 #include <dlfcn.h>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <unistd.h>
 
 namespace commlens::pmpi {
 
@@ -92,6 +96,10 @@ std::string load_and_start(Profiler& profiler, std::span<const FunctionDescripti
   host.run_rank = profiler.identity().run_rank;
   host.cupti = profiler.config().collectors.cupti;
   host.nvtx = profiler.config().collectors.nvtx;
+  host.kernels = profiler.config().kernels;
+  host.kernel_steps = profiler.config().kernel_steps;
+  host.step_range = profiler.config().step_range;
+  host.mode = profiler.config().mode;
   host.runtime = profiler.config().runtime;
   host.runtime_collectives = profiler.config().runtime_collectives;
   host.runtime_host_percent = profiler.config().runtime_host_percent;
@@ -124,6 +132,14 @@ std::string load_and_start(Profiler& profiler, std::span<const FunctionDescripti
       active->set_run_value(key, value);
     }
   };
+  host.begin_phase = [](int level) noexcept {
+    Profiler* const active = Profiler::active();
+    return active != nullptr && begin_phase(*active, level, PhaseMark::NvtxStepRange);
+  };
+  host.phase = []() noexcept -> std::uint16_t {
+    Profiler* const active = Profiler::active();
+    return active != nullptr ? active->phase() : 0;
+  };
   host.functions.assign(functions.begin(), functions.end());
   host.communicator_id = [](MPI_Comm comm) noexcept -> std::int64_t {
     const CommunicatorEntry* entry = find_communicator(comm);
@@ -131,6 +147,30 @@ std::string load_and_start(Profiler& profiler, std::span<const FunctionDescripti
   };
   const char* refusal = start(&host);
   return refusal != nullptr ? refusal : "";
+}
+
+// Whether COMMLENS_COLLECTORS (unset: all) asks for the user's NVTX ranges: cupti and nvtx both.
+bool user_nvtx_asked() {
+  const char* text = std::getenv("COMMLENS_COLLECTORS");
+  if (text == nullptr || std::string_view(text) == "all") {
+    return true;
+  }
+  const std::vector<std::string> names = split_names(text);
+  return std::ranges::find(names, "cupti") != names.end() && std::ranges::find(names, "nvtx") != names.end();
+}
+
+// At libcommlens.so's load, before the program's first NVTX call: NVTX loads its tool at each
+// module's first call, and in a job without MPI the profiler (and CUPTI) start only at the first
+// NCCL call, often inside the first training step. Naming the plugin now makes CUPTI the tool of
+// every module (plugin_entry.cpp forwards NVTX's entry point to CUPTI's).
+__attribute__((constructor)) void name_plugin_as_nvtx_tool() {
+  if (std::getenv("NVTX_INJECTION64_PATH") != nullptr || !user_nvtx_asked()) {
+    return;
+  }
+  const std::string path = plugin_path();
+  if (access(path.c_str(), R_OK) == 0) {
+    setenv("NVTX_INJECTION64_PATH", path.c_str(), 0);
+  }
 }
 
 } // namespace

@@ -5,9 +5,12 @@
 #include "api_callbacks.hpp"
 #include "buffer_location_cache.hpp"
 #include "copy_path_classifier.hpp"
+#include "device_spans.hpp"
 #include "external_correlation.hpp"
 #include "ipc_tracker.hpp"
+#include "kernel_recording.hpp"
 #include "mpi_nvtx_ranges.hpp"
+#include "nvtx_steps.hpp"
 #include "peer_topology.hpp"
 #include "plugin/runtime_plugin.hpp"
 #include "plugin_context.hpp"
@@ -54,23 +57,47 @@ void on_finalize() {
   hooks.slots[static_cast<int>(pmpi::Collector::Cuda)] = {};
   hooks.buffer_location = nullptr;
   if (cupti_on) {
+    hooks.stream_work = {};
+    finish_device_spans();
     finish_activity_collection();
     unsubscribe_api_callbacks();
   }
 }
 
-// CUPTI sees the application's NVTX ranges only when NVTX loads it as its tool; NVTX reads the
-// variable at a module's first NVTX call, which comes after MPI_Init in most programs. A tool
-// already named (Nsight Systems) is left alone.
-std::string attach_cupti_as_nvtx_tool() {
-  if (std::getenv("NVTX_INJECTION64_PATH") != nullptr) {
-    return "off (NVTX_INJECTION64_PATH names another tool)";
+// NVTX ranges named as COMMLENS_STEP_RANGE mark training steps, seen through CUPTI's NVTX callbacks.
+std::string start_step_ranges(const pmpi::CudaPluginHost& plugin_host, bool cupti_is_nvtx_tool) {
+  if (plugin_host.step_range.empty()) {
+    return "off (COMMLENS_STEP_RANGE=none)";
   }
+  if (!cupti_is_nvtx_tool) {
+    return "off (the CUDA collector is not NVTX's tool)";
+  }
+  set_step_range_name(plugin_host.step_range);
+  return enable_nvtx_step_callbacks() ? "NVTX ranges named " + plugin_host.step_range
+                                      : "off (" + first_error() + ")";
+}
+
+// The library CUPTI is in, and this plugin's own file.
+std::string library_of(const void* symbol) {
   Dl_info info{};
-  if (dladdr(reinterpret_cast<const void*>(&cuptiActivityEnable), &info) == 0 || info.dli_fname == nullptr) {
+  return dladdr(symbol, &info) != 0 && info.dli_fname != nullptr ? info.dli_fname : "";
+}
+
+// CUPTI sees the application's NVTX ranges only when NVTX loads it as its tool; NVTX reads the
+// variable at a module's first NVTX call. libcommlens.so names this plugin at its own load
+// (cuda_plugin_loader.cpp), so that modules whose first NVTX call comes before the profiler starts
+// (a training step before a job's first NCCL call) load CUPTI too; otherwise CUPTI itself is named
+// here. A tool already named (Nsight Systems) is left alone.
+std::string attach_cupti_as_nvtx_tool() {
+  const std::string plugin = library_of(reinterpret_cast<const void*>(&attach_cupti_as_nvtx_tool));
+  const std::string cupti = library_of(reinterpret_cast<const void*>(&cuptiActivityEnable));
+  if (const char* named = std::getenv("NVTX_INJECTION64_PATH")) {
+    return named == plugin || named == cupti ? "on" : "off (NVTX_INJECTION64_PATH names another tool)";
+  }
+  if (cupti.empty()) {
     return "off (libcupti's path unknown)";
   }
-  setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+  setenv("NVTX_INJECTION64_PATH", cupti.c_str(), 0);
   return "on";
 }
 
@@ -102,18 +129,24 @@ const char* start_collectors(const pmpi::CudaPluginHost& plugin_host) {
     classifier.emplace([](std::uint32_t a, std::uint32_t b) { return topology->link_between(a, b); });
     plugin_host.set_run_value("cuda_peer_links",
                               topology->nvml_available() ? "nvml" : "pcie assumed (NVML not available)");
+    const KernelSchedule kernels(plugin_host.kernels, plugin_host.kernel_steps);
     if (!subscribe_api_callbacks(ipc_tracker) ||
-        !start_activity_collection(*classifier, ipc_tracker, user_nvtx)) {
+        !start_activity_collection(*classifier, ipc_tracker, kernels, user_nvtx)) {
       static std::string refusal;
       refusal = "CUPTI: " + first_error();
       unsubscribe_api_callbacks();
       return refusal.c_str();
     }
+    plugin_host.set_run_value("step_marks", start_step_ranges(plugin_host, cupti_is_nvtx_tool));
   }
   pmpi::CollectorHooks& hooks = *plugin_host.hooks;
-  hooks.slots[static_cast<int>(pmpi::Collector::Cuda)] = {on_call_enter, on_call_exit, nullptr, nullptr,
-                                                          on_finalize};
+  hooks.slots[static_cast<int>(pmpi::Collector::Cuda)] = {
+      on_call_enter, on_call_exit, nullptr,
+      nullptr,       on_finalize,  cupti_on ? kernel_recording_phase_begun : nullptr};
   hooks.buffer_location = cached_buffer_location;
+  if (cupti_on) {
+    hooks.stream_work = device_span_hooks();
+  }
   return nullptr;
 }
 
@@ -128,6 +161,22 @@ const char* start(const pmpi::CudaPluginHost& plugin_host) {
 } // namespace
 
 } // namespace commlens::cuda
+
+// NVTX's entry point for its tool (NVTX_INJECTION64_PATH names this plugin): CUPTI's own.
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(const void* get_export_table) {
+  using Initialize = int (*)(const void*);
+  static const auto cupti_initialize = []() -> Initialize {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<const void*>(&cuptiActivityEnable), &info) == 0 ||
+        info.dli_fname == nullptr) {
+      return nullptr;
+    }
+    void* cupti = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    return cupti != nullptr ? reinterpret_cast<Initialize>(dlsym(cupti, "InitializeInjectionNvtx2"))
+                            : nullptr;
+  }();
+  return cupti_initialize != nullptr ? cupti_initialize(get_export_table) : 0;
+}
 
 extern "C" __attribute__((visibility("default"))) const char*
 commlens_cuda_plugin_start(const commlens::pmpi::CudaPluginHost* host) {

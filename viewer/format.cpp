@@ -57,4 +57,11 @@ QString format_peer(std::int64_t peer) {
   }
 }
 
+QString absence_text(const analysis::Absence& absence) {
+  const auto reason = QString::fromStdString(absence.reason);
+  return absence.how_to_record.empty()
+             ? reason
+             : QStringLiteral("%1 (%2)").arg(reason, QString::fromStdString(absence.how_to_record));
+}
+
 } // namespace commlens::viewer

@@ -1,6 +1,8 @@
 #pragma once
 // How the viewer writes times, sizes and rates for people; sizes use the analysis layer's binary
 // units so the viewer and the CLI print the same strings.
+#include "commlens/analysis/report.hpp"
+
 #include <QString>
 
 #include <cstdint>
@@ -14,5 +16,8 @@ QString format_position(std::int64_t nanoseconds, std::int64_t step_ns);
 QString format_bytes(std::uint64_t bytes); // "1.5MiB"
 QString format_count(std::uint64_t count); // "1,234,567"
 QString format_peer(std::int64_t peer);    // "3", "MPI_PROC_NULL", "none"
+// Why a report section is empty, and how to record it when the run did not: "no CUDA copies (run
+// on a GPU with the CUDA collectors)".
+QString absence_text(const analysis::Absence& absence);
 
 } // namespace commlens::viewer

@@ -44,6 +44,28 @@ std::int64_t median_ns(std::vector<double> values) {
   return static_cast<std::int64_t>(*middle);
 }
 
+// Where the GPU's time went in the steps whose kernels were recorded, and the NCCL calls' GPU time
+// (training_steps.hpp), as a line under the step summary; empty without either.
+QString gpu_line(const analysis::TrainingSteps& steps) {
+  QStringList parts;
+  if (steps.median_nccl_gpu_ns > 0)
+    parts << QObject::tr("NCCL calls on the GPU %1 per step").arg(format_duration(steps.median_nccl_gpu_ns));
+  if (!steps.gpu_steps.empty()) {
+    const auto communication = steps.median_gpu_communication_ns;
+    parts
+        << QObject::tr("GPU in steps %1: compute %2, communication %3 (%4 % overlapped), exposed %5, idle %6")
+               .arg(QString::fromStdString(steps.gpu_steps), format_duration(steps.median_gpu_compute_ns),
+                    format_duration(communication))
+               .arg(communication > 0 ? 100.0 * double(steps.median_gpu_overlapped_ns) / double(communication)
+                                      : 0.0,
+                    0, 'f', 0)
+               .arg(format_duration(steps.median_gpu_exposed_ns), format_duration(steps.median_gpu_idle_ns));
+  } else if (!steps.gpu_absent.empty()) {
+    parts << QObject::tr("GPU breakdown: %1").arg(QString::fromStdString(steps.gpu_absent).toHtmlEscaped());
+  }
+  return parts.isEmpty() ? QString() : QStringLiteral("<br>") + parts.join(QStringLiteral(" &middot; "));
+}
+
 } // namespace
 
 StepsView::StepsView(QWidget* parent) : QWidget(parent) {
@@ -104,7 +126,8 @@ void StepsView::show_range_steps(const LoadedDatabase& database) {
          "&middot; median step %3<br>%4")
           .arg(steps.size())
           .arg(steps.front().ranks)
-          .arg(format_duration(median_ns(durations)), shares.join(QStringLiteral(", "))));
+          .arg(format_duration(median_ns(durations)), shares.join(QStringLiteral(", "))) +
+      gpu_line(database.report.training_steps));
   chart_->set_bars(tr("Time per training step, per rank (mean over ranks)"), std::move(bars),
                    ValueUnit::Nanoseconds);
 
@@ -138,11 +161,12 @@ void StepsView::show_phase_steps(const LoadedDatabase& database) {
   }
   status_->setText(
       tr("%1 steps on %2 ranks &middot; median %3 (quartiles %4 to %5) &middot; %6 % of step "
-         "time in MPI")
+         "time in MPI and NCCL calls")
           .arg(steps.steps.size())
           .arg(steps.steps.front().ranks)
           .arg(format_duration(steps.median_ns), format_duration(steps.p25_ns), format_duration(steps.p75_ns))
-          .arg(100.0 * steps.mpi_share, 0, 'f', 1));
+          .arg(100.0 * steps.mpi_share, 0, 'f', 1) +
+      gpu_line(steps));
   // Per step and rank: each function's time, then the rest of the step outside MPI.
   const auto named = busiest_function_names(database, kFunctionsNamed);
   std::vector<Bar> bars;

@@ -1,7 +1,8 @@
 #pragma once
-// Summary: a headline (mode, which collectors ran, ranks, calls, time in MPI, dropped events), then
-// pictures: time in MPI per rank split by function, the functions with the most time and the bytes
-// per CUDA copy path; the tables (ranks, functions, the run table) below them.
+// Summary: a headline (mode, which collectors ran, ranks, calls, time in MPI, dropped events), the
+// findings (what is wrong, most costly first, each unfolding into its evidence, where to look and
+// what to try), then pictures: time in MPI per rank split by function, the functions with the most
+// time and the bytes per CUDA copy path; the tables (ranks, functions, the run table) below them.
 #include "bar_chart.hpp"
 #include "function_table_model.hpp"
 #include "loaded_database.hpp"
@@ -11,6 +12,7 @@
 
 class QLabel;
 class QTableWidget;
+class QTreeWidget;
 
 namespace commlens::viewer {
 
@@ -28,9 +30,14 @@ public:
   const BarChart& rank_chart() const { return *rank_chart_; }
   const BarChart& function_chart() const { return *function_chart_; }
   const BarChart& copy_chart() const { return *copy_chart_; }
+  // One top-level item per finding (title, cost, id), its details as children; one line when none.
+  const QTreeWidget& findings() const { return *findings_; }
 
 private:
+  void show_findings(const analysis::FindingsSection& findings);
+
   QLabel* headline_;
+  QTreeWidget* findings_;
   QTableWidget* run_table_;
   BarChart* rank_chart_;
   BarChart* function_chart_;

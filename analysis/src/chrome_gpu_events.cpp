@@ -1,5 +1,7 @@
 #include "chrome_trace_events.hpp"
 
+#include "commlens/profiler/nvtx_domains.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace commlens::analysis::detail {
@@ -11,10 +13,11 @@ constexpr std::int64_t kNvtxTrack = 100000;
 constexpr std::int64_t kCopyTrackBase = 200000;   // + device
 constexpr std::int64_t kKernelTrackBase = 300000; // + device
 
-// commlens' own MPI-domain ranges repeat the MPI calls; only the application's ranges are exported.
-constexpr std::string_view kNvtxSql = R"sql(
-SELECT rank, start_ns, end_ns, COALESCE(name, '(unnamed)'), domain FROM nvtx_ranges
-WHERE domain IS NULL OR domain <> 'MPI' ORDER BY rank, start_ns)sql";
+// Libraries' ranges repeat the MPI and NCCL calls; only the application's ranges are exported.
+std::string nvtx_sql() {
+  return "SELECT rank, start_ns, end_ns, COALESCE(name, '(unnamed)'), domain FROM nvtx_ranges WHERE " +
+         program_nvtx_domain_sql() + " ORDER BY rank, start_ns";
+}
 
 constexpr std::string_view kCopiesSql = R"sql(
 SELECT rank, start_ns, end_ns, device, src_device, dst_device, bytes, stream, copy_kind, path, link, mpi_call_id
@@ -79,11 +82,10 @@ std::uint64_t write_each_row(const Database& database, std::string_view sql, Wri
 }
 
 std::uint64_t write_nvtx_ranges(const Database& database, std::FILE* out) {
-  auto ranks =
-      database.prepare("SELECT DISTINCT rank FROM nvtx_ranges WHERE domain IS NULL OR domain <> 'MPI'");
+  auto ranks = database.prepare("SELECT DISTINCT rank FROM nvtx_ranges WHERE " + program_nvtx_domain_sql());
   while (ranks.step())
     write_track(out, ranks.integer(0), kNvtxTrack, "NVTX");
-  return write_each_row(database, kNvtxSql, [&](const Statement& range) {
+  return write_each_row(database, nvtx_sql(), [&](const Statement& range) {
     write_complete(out, "nvtx", range.text(3), range.integer(0), kNvtxTrack, range.integer(1),
                    range.integer(2), fmt::format("\"domain\":{}", quoted_or_null(range.optional_text(4))));
   });

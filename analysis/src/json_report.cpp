@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <variant>
 
 namespace commlens::analysis {
 namespace {
@@ -58,10 +59,59 @@ json function_json(const FunctionStats& function) {
           {"size_histogram", std::move(histogram)}};
 }
 
+json absence_json(const Absence& absence) {
+  if (absence.empty())
+    return nullptr;
+  return {{"reason", absence.reason},
+          {"how_to_record", absence.how_to_record.empty() ? json(nullptr) : json(absence.how_to_record)}};
+}
+
+json cell_json(const Cell& cell) {
+  if (const auto* text = std::get_if<std::string>(&cell))
+    return *text;
+  if (const auto* integer = std::get_if<std::int64_t>(&cell))
+    return *integer;
+  if (const auto* real = std::get_if<double>(&cell))
+    return *real;
+  return nullptr;
+}
+
+// Rows as objects keyed by column, each key naming its unit ("time_ns"); numbers stay numbers.
 json optional_section_json(const OptionalSection& section) {
   if (!section.absent.empty())
-    return {{"absent", section.absent}};
-  return {{"headers", section.headers}, {"rows", section.rows}};
+    return {{"absent", absence_json(section.absent)}};
+  json rows = json::array();
+  for (const auto& row : section.rows) {
+    json object = json::object();
+    for (std::size_t column = 0; column < row.size() && column < section.columns.size(); ++column)
+      object[section.columns[column].key] = cell_json(row[column]);
+    rows.push_back(std::move(object));
+  }
+  return {{"rows", std::move(rows)}};
+}
+
+json finding_json(const Finding& finding) {
+  return {{"id", finding.id},
+          {"rule", finding.rule},
+          {"title", finding.title},
+          {"cost_ns", finding.cost_ns},
+          {"cost_share", finding.cost_share},
+          {"cost_base", finding.cost_base},
+          {"measure", finding.measure},
+          {"measured", finding.measured},
+          {"threshold", finding.threshold},
+          {"unit", unit_name(finding.unit)},
+          {"evidence", finding.evidence},
+          {"query", finding.query},
+          {"view", finding.view},
+          {"advice", finding.advice}};
+}
+
+json findings_json(const FindingsSection& section) {
+  json findings = json::array();
+  for (const auto& finding : section.findings)
+    findings.push_back(finding_json(finding));
+  return findings;
 }
 
 json training_steps_json(const TrainingSteps& section) {
@@ -76,7 +126,15 @@ json training_steps_json(const TrainingSteps& section) {
                      {"mpi_ns", s.mpi_ns},
                      {"calls", s.calls},
                      {"allreduce_calls", s.allreduce_calls},
-                     {"allreduce_bytes", s.allreduce_bytes}});
+                     {"allreduce_bytes", s.allreduce_bytes},
+                     {"nccl_gpu_ns", s.nccl_gpu_ns},
+                     {"gpu", s.gpu_ranks == 0 ? json(nullptr)
+                                              : json{{"ranks", s.gpu_ranks},
+                                                     {"compute_ns", s.gpu_compute_ns},
+                                                     {"communication_ns", s.gpu_communication_ns},
+                                                     {"overlapped_ns", s.gpu_overlapped_ns},
+                                                     {"exposed_ns", s.gpu_exposed_ns},
+                                                     {"idle_ns", s.gpu_idle_ns}}}});
   json functions = json::array();
   for (const auto& f : section.functions)
     functions.push_back({{"name", f.name},
@@ -91,7 +149,7 @@ json training_steps_json(const TrainingSteps& section) {
                          {"min_calls", f.min_calls},
                          {"max_calls", f.max_calls}});
   json sizes = json::array();
-  for (const auto& b : section.allreduce_sizes)
+  for (const auto& b : section.collective_sizes)
     sizes.push_back({{"function", b.function},
                      {"key", b.key},
                      {"size_bin", b.size_bin},
@@ -99,6 +157,7 @@ json training_steps_json(const TrainingSteps& section) {
                      {"calls_per_step", b.calls_per_step},
                      {"bytes_per_step", b.bytes_per_step},
                      {"time_per_step_ns", b.time_per_step_ns},
+                     {"gpu_time_per_step_ns", b.gpu_time_per_step_ns},
                      {"exact_sizes", section.exact_sizes ? json(b.exact_sizes) : json(nullptr)}});
   const auto table = [](const auto& headers, const auto& rows) {
     return headers.empty() ? json(nullptr) : json{{"headers", headers}, {"rows", rows}};
@@ -117,27 +176,27 @@ json training_steps_json(const TrainingSteps& section) {
                                                {"in_flight_outside_mpi_ns", section.in_flight_outside_mpi_ns}}
                                         : json(nullptr)},
           {"mpi_share", section.mpi_share},
+          {"marked_by", section.marked_by},
+          {"warmup_steps", section.warmup_steps},
+          {"gpu_breakdown", section.gpu_steps.empty()
+                                ? json{{"absent", section.gpu_absent}}
+                                : json{{"steps", section.gpu_steps},
+                                       {"median_compute_ns", section.median_gpu_compute_ns},
+                                       {"median_communication_ns", section.median_gpu_communication_ns},
+                                       {"median_overlapped_ns", section.median_gpu_overlapped_ns},
+                                       {"median_exposed_ns", section.median_gpu_exposed_ns},
+                                       {"median_idle_ns", section.median_gpu_idle_ns}}},
+          {"median_nccl_gpu_ns", section.median_nccl_gpu_ns},
           {"functions", std::move(functions)},
-          {"allreduce_sizes", std::move(sizes)},
+          {"collective_sizes", std::move(sizes)},
           {"pvars", table(section.pvar_headers, section.pvar_rows)},
           {"cuda_copies", table(section.copy_headers, section.copy_rows)}};
-}
-
-json names_ranked_by(const Report& report, std::uint64_t (*metric)(const FunctionStats&)) {
-  std::vector<const FunctionStats*> ranked;
-  for (const auto& function : report.functions)
-    ranked.push_back(&function);
-  std::stable_sort(ranked.begin(), ranked.end(), [&](auto* a, auto* b) { return metric(*a) > metric(*b); });
-  json names = json::array();
-  for (const auto* function : ranked)
-    names.push_back(function->name);
-  return names;
 }
 
 json detail_sections_json(const Report& report) {
   json communicators = json::array();
   for (const auto& c : report.communicators)
-    communicators.push_back({{"id", c.id},
+    communicators.push_back({{"id", std::to_string(c.id)}, // above 2^53 for NCCL's: a string
                              {"label", c.label},
                              {"size", c.size},
                              {"calls", c.calls},
@@ -145,7 +204,19 @@ json detail_sections_json(const Report& report) {
                              {"time_total_ns", c.time_total_ns}});
   json partners = json::array();
   for (const auto& p : report.partners)
-    partners.push_back({{"from", p.from}, {"to", p.to}, {"messages", p.messages}, {"bytes", p.bytes}});
+    partners.push_back({{"from", p.from},
+                        {"to", p.to},
+                        {"messages", p.messages},
+                        {"bytes", p.bytes},
+                        {"nccl_messages", p.nccl_messages},
+                        {"nccl_bytes", p.nccl_bytes}});
+  json collectives = json::array();
+  for (const auto& c : report.collectives)
+    collectives.push_back({{"rank", c.rank},
+                           {"mpi_calls", c.mpi_calls},
+                           {"mpi_bytes", c.mpi_bytes},
+                           {"nccl_calls", c.nccl_calls},
+                           {"nccl_bytes", c.nccl_bytes}});
   json queue_times = json::array();
   for (const auto& q : report.queue_times)
     queue_times.push_back({{"function", q.function},
@@ -187,24 +258,19 @@ json detail_sections_json(const Report& report) {
                     {"top_functions", p.top_functions}});
     nvtx_phases.push_back(std::move(phase));
   }
-  const auto absent_or_null = [](const std::string& absent) {
-    return absent.empty() ? json(nullptr) : json(absent);
-  };
-  return {{"top_functions",
-           {{"by_time", names_ranked_by(report, [](auto& f) { return std::uint64_t(f.time_total_ns); })},
-            {"by_calls", names_ranked_by(report, [](auto& f) { return f.calls; })},
-            {"by_bytes", names_ranked_by(report, [](auto& f) { return f.bytes_sent + f.bytes_recv; })}}},
-          {"communicators", std::move(communicators)},
+  return {{"communicators", std::move(communicators)},
           {"partners", std::move(partners)},
+          {"collectives", std::move(collectives)},
           {"queue_times", std::move(queue_times)},
-          {"queue_times_absent", absent_or_null(report.queue_times_absent)},
+          {"queue_times_absent", absence_json(report.queue_times_absent)},
           {"concurrency", std::move(concurrency)},
-          {"concurrency_absent", absent_or_null(report.concurrency_absent)},
+          {"concurrency_absent", absence_json(report.concurrency_absent)},
           {"threads", std::move(threads)},
-          {"threads_absent", absent_or_null(report.threads_absent)},
+          {"threads_absent", absence_json(report.threads_absent)},
+          {"run_start_ns", report.run_start_ns},
           {"phases", std::move(phases)},
           {"nvtx_phases", std::move(nvtx_phases)},
-          {"nvtx_phases_absent", absent_or_null(report.nvtx_phases_absent)},
+          {"nvtx_phases_absent", absence_json(report.nvtx_phases_absent)},
           {"nvtx_calls_placed", report.nvtx_calls_placed},
           {"mpit", optional_section_json(report.mpit)},
           {"cuda_copies", optional_section_json(report.cuda_copies)},
@@ -229,6 +295,9 @@ std::string render_json_report(const Report& report) {
   json document = {
       {"database", report.database_path},
       {"schema_version", report.schema_version},
+      {"mode", report.trace_mode ? "trace" : "summary"},
+      {"findings", findings_json(report.findings)},
+      {"findings_not_analysed", report.findings.not_analysed},
       {"filter",
        {{"rank", optional_value(report.filter.rank)},
         {"phase", optional_value(report.filter.phase)},

@@ -1,16 +1,19 @@
 #include "nvtx_range_sweep.hpp"
 
+#include "commlens/profiler/nvtx_domains.hpp"
+
 #include <algorithm>
 #include <span>
 
 namespace commlens::analysis::detail {
 namespace {
 
-constexpr std::string_view kUserRangesSql = R"sql(
-SELECT rank, start_ns, end_ns, COALESCE(name, '(unnamed)') FROM nvtx_ranges
-WHERE (domain IS NULL OR domain <> 'MPI') AND (?1 IS NULL OR rank = ?1)
-ORDER BY rank, start_ns, end_ns DESC
-)sql";
+// The program's own ranges: libraries' domains (NCCL's ranges around its calls, commlens' MPI
+// ranges) are not its phases.
+std::string user_ranges_sql() {
+  return "SELECT rank, start_ns, end_ns, COALESCE(name, '(unnamed)') FROM nvtx_ranges WHERE " +
+         program_nvtx_domain_sql() + " AND (?1 IS NULL OR rank = ?1) ORDER BY rank, start_ns, end_ns DESC";
+}
 
 // Per rank: its calls are the id range rank << 46 .. (rank + 1) << 46 (a rowid range: mpi_calls has
 // no index by rank), sorted into start order across its threads.
@@ -76,7 +79,7 @@ std::vector<NvtxRange> load_nvtx_ranges(const Database& database, std::optional<
   std::vector<NvtxRange> ranges;
   if (!database.has_table("nvtx_ranges"))
     return ranges;
-  auto query = database.prepare(kUserRangesSql);
+  auto query = database.prepare(user_ranges_sql());
   query.bind(1, rank ? std::optional<std::int64_t>(*rank) : std::nullopt);
   while (query.step())
     ranges.push_back({.rank = static_cast<int>(query.integer(0)),

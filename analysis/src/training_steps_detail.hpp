@@ -24,5 +24,8 @@ std::string per_step_count(double value);
 void read_step_overlap(const Database& database, const ReportFilter& filter, TrainingSteps& section);
 void read_step_pvars(const Database& database, const ReportFilter& filter, TrainingSteps& section);
 void read_step_copies(const Database& database, const ReportFilter& filter, TrainingSteps& section);
+// The GPU breakdown per step and the NCCL calls' GPU time (training_steps_gpu.cpp); after the steps
+// and the collective sizes are read.
+void read_step_gpu(const Database& database, const ReportFilter& filter, TrainingSteps& section);
 
 } // namespace commlens::analysis::detail

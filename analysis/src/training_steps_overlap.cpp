@@ -2,48 +2,13 @@
 // the union of the MPI_Iallreduce requests' post-to-completion intervals, and the part of it that
 // lies outside the rank's MPI calls. Trace mode (mpi_requests, mpi_calls).
 #include "report_queries.hpp"
+#include "time_intervals.hpp"
 #include "training_steps_detail.hpp"
 
-#include <algorithm>
 #include <map>
-#include <utility>
 
 namespace commlens::analysis::detail {
 namespace {
-
-using Intervals = std::vector<std::pair<std::int64_t, std::int64_t>>;
-
-// Sorted by start; overlapping intervals joined.
-Intervals merged(Intervals intervals) {
-  std::sort(intervals.begin(), intervals.end());
-  Intervals out;
-  for (const auto& interval : intervals)
-    if (!out.empty() && interval.first <= out.back().second)
-      out.back().second = std::max(out.back().second, interval.second);
-    else
-      out.push_back(interval);
-  return out;
-}
-
-std::int64_t length(const Intervals& intervals) {
-  std::int64_t total = 0;
-  for (const auto& [start, end] : intervals)
-    total += end - start;
-  return total;
-}
-
-// Length of the intersection of two merged interval lists.
-std::int64_t overlap(const Intervals& a, const Intervals& b) {
-  std::int64_t total = 0;
-  for (std::size_t i = 0, j = 0; i < a.size() && j < b.size();) {
-    total += std::max<std::int64_t>(0, std::min(a[i].second, b[j].second) - std::max(a[i].first, b[j].first));
-    if (a[i].second < b[j].second)
-      ++i;
-    else
-      ++j;
-  }
-  return total;
-}
 
 using RankStep = std::pair<std::int64_t, std::int64_t>; // rank, phase
 

@@ -20,8 +20,14 @@ namespace {
 using detail::kStepPhasesSql;
 
 bool is_allreduce(const std::string& name) {
-  return name == "MPI_Allreduce" || name == "MPI_Iallreduce";
+  return name == "MPI_Allreduce" || name == "MPI_Iallreduce" || name == "nccl:AllReduce";
 }
+
+// The collectives whose calls carry a step's gradients and parameters: an allreduce per fusion
+// bucket (Horovod, DDP), an all-gather and a reduce-scatter per shard (FSDP, ZeRO).
+constexpr std::string_view kStepCollectivesSql =
+    "('MPI_Allreduce', 'MPI_Iallreduce', 'nccl:AllReduce', 'nccl:AllGather', 'nccl:ReduceScatter', "
+    "'nccl:Broadcast', 'nccl:Bcast', 'nccl:Reduce')";
 
 std::int64_t quantile(std::vector<std::int64_t> sorted, double q) {
   const auto at = static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1) + 0.5);
@@ -90,39 +96,41 @@ GROUP BY c.phase, c.rank, c.function_id)sql");
                    [](const auto& a, const auto& b) { return a.time_total_ns > b.time_total_ns; });
 }
 
-void read_allreduce_sizes(const Database& database, const ReportFilter& filter, TrainingSteps& section) {
+void read_collective_sizes(const Database& database, const ReportFilter& filter, TrainingSteps& section) {
   auto query = database.prepare(std::string(kStepPhasesSql) + R"sql(
-SELECT f.name, c.size_bin, SUM(c.count), SUM(c.bytes_sent), SUM(c.time_total_ns)
+SELECT f.name, c.size_bin, SUM(c.count), SUM(MAX(c.bytes_sent, c.bytes_recv)), SUM(c.time_total_ns)
 FROM call_stats c JOIN steps s ON s.rank = c.rank AND s.phase = c.phase JOIN functions f ON f.id = c.function_id
-WHERE f.name IN ('MPI_Allreduce', 'MPI_Iallreduce') GROUP BY f.name, c.size_bin ORDER BY f.name, c.size_bin)sql");
+WHERE f.name IN )sql" + std::string(kStepCollectivesSql) +
+                                " GROUP BY f.name, c.size_bin ORDER BY f.name, c.size_bin");
   detail::bind_filter(query, filter);
   const double pairs = section.rank_steps;
   while (query.step()) {
     const int bin = static_cast<int>(query.integer(1));
-    section.allreduce_sizes.push_back({.function = query.text(0),
-                                       .size_bin = bin,
-                                       .key = size_bin_key(bin),
-                                       .label = size_bin_label(bin),
-                                       .calls_per_step = double(query.integer(2)) / pairs,
-                                       .bytes_per_step = double(query.integer(3)) / pairs,
-                                       .time_per_step_ns = double(query.integer(4)) / pairs});
+    section.collective_sizes.push_back({.function = query.text(0),
+                                        .size_bin = bin,
+                                        .key = size_bin_key(bin),
+                                        .label = size_bin_label(bin),
+                                        .calls_per_step = double(query.integer(2)) / pairs,
+                                        .bytes_per_step = double(query.integer(3)) / pairs,
+                                        .time_per_step_ns = double(query.integer(4)) / pairs});
   }
 }
 
-// Each fusion bucket is one call of its exact size: listed per bin, "2 x 1448 B, 1 x 1920 B".
-void read_exact_allreduce_sizes(const Database& database, const ReportFilter& filter,
-                                TrainingSteps& section) {
+// Each fusion bucket or shard is one call of its exact size: listed per bin, "2 x 1448 B, 1 x 1920 B".
+void read_exact_collective_sizes(const Database& database, const ReportFilter& filter,
+                                 TrainingSteps& section) {
   auto query = database.prepare(std::string(kStepPhasesSql) + R"sql(
 SELECT f.name, MAX(m.bytes_sent, m.bytes_recv) AS size, COUNT(*)
 FROM mpi_calls m JOIN steps s ON s.rank = m.rank AND s.phase = m.phase JOIN functions f ON f.id = m.function_id
-WHERE f.name IN ('MPI_Allreduce', 'MPI_Iallreduce') GROUP BY f.name, size ORDER BY f.name, size)sql");
+WHERE f.name IN )sql" + std::string(kStepCollectivesSql) +
+                                " GROUP BY f.name, size ORDER BY f.name, size");
   detail::bind_filter(query, filter);
   section.exact_sizes = true;
   while (query.step()) {
     const auto bytes = static_cast<std::uint64_t>(query.integer(1));
     const int bin = bytes == 0 ? kZeroBytesBin : static_cast<int>(std::bit_width(bytes)) - 1;
     const auto name = query.text(0);
-    for (auto& entry : section.allreduce_sizes)
+    for (auto& entry : section.collective_sizes)
       if (entry.function == name && entry.size_bin == bin)
         entry.exact_sizes +=
             fmt::format("{}{} x {} B", entry.exact_sizes.empty() ? "" : ", ",
@@ -133,13 +141,9 @@ WHERE f.name IN ('MPI_Allreduce', 'MPI_Iallreduce') GROUP BY f.name, size ORDER 
 void summarise_step_times(TrainingSteps& section) {
   std::vector<std::int64_t> durations;
   std::vector<std::int64_t> mpi;
-  std::int64_t total_step_ns = 0;
-  std::int64_t total_mpi_ns = 0;
   for (const auto& step : section.steps) {
     durations.push_back(step.duration_ns);
     mpi.push_back(step.mpi_ns);
-    total_step_ns += step.duration_ns;
-    total_mpi_ns += step.mpi_ns;
   }
   std::sort(durations.begin(), durations.end());
   std::sort(mpi.begin(), mpi.end());
@@ -149,7 +153,23 @@ void summarise_step_times(TrainingSteps& section) {
   section.p25_ns = quantile(durations, 0.25);
   section.p75_ns = quantile(durations, 0.75);
   section.median_mpi_ns = quantile(mpi, 0.5);
-  section.mpi_share = total_step_ns > 0 ? double(total_mpi_ns) / double(total_step_ns) : 0.0;
+  section.warmup_steps = section.steps.size() >= 3 ? 1 : 0;
+  std::int64_t steady_step_ns = 0;
+  std::int64_t steady_mpi_ns = 0;
+  for (std::size_t i = static_cast<std::size_t>(section.warmup_steps); i < section.steps.size(); ++i) {
+    steady_step_ns += section.steps[i].duration_ns;
+    steady_mpi_ns += section.steps[i].mpi_ns;
+  }
+  section.mpi_share = steady_step_ns > 0 ? double(steady_mpi_ns) / double(steady_step_ns) : 0.0;
+}
+
+std::string steps_marked_by(const Database& database) {
+  auto pcontrol = database.prepare("SELECT 1 FROM call_stats c JOIN functions f ON f.id = c.function_id "
+                                   "WHERE f.name = 'MPI_Pcontrol' LIMIT 1");
+  if (pcontrol.step())
+    return "MPI_Pcontrol(2)";
+  auto marks = database.prepare("SELECT value FROM run WHERE key = 'step_marks' AND value NOT LIKE 'off%'");
+  return marks.step() ? marks.text(0) : std::string("phases opened at level 2");
 }
 
 } // namespace
@@ -159,18 +179,22 @@ TrainingSteps query_training_steps(const Database& database, const ReportFilter&
   std::map<int, TrainingStep> steps;
   read_step_spans(database, filter, section, steps);
   if (steps.empty()) {
-    section.absent = "no step phases (MPI_Pcontrol(2) at the start of each step and once after the last)";
+    section.absent =
+        "no step phases (MPI_Pcontrol(2) at the start of each step and once after the last, or an "
+        "NVTX range named step around each step on a GPU)";
     return section;
   }
+  section.marked_by = steps_marked_by(database);
   read_step_calls(database, filter, section, steps);
   for (auto& [phase, step] : steps) {
     step.mpi_ns /= std::max(step.ranks, 1);
     section.steps.push_back(step);
   }
   summarise_step_times(section);
-  read_allreduce_sizes(database, filter, section);
+  read_collective_sizes(database, filter, section);
   if (database.has_rows("mpi_calls"))
-    read_exact_allreduce_sizes(database, filter, section);
+    read_exact_collective_sizes(database, filter, section);
+  detail::read_step_gpu(database, filter, section);
   if (database.has_rows("mpi_requests"))
     detail::read_step_overlap(database, filter, section);
   detail::read_step_pvars(database, filter, section);

@@ -2,11 +2,14 @@
 
 #include "activity_records.hpp"
 #include "api_record_selection.hpp"
+#include "device_spans.hpp"
 #include "ipc_tracker.hpp"
+#include "kernel_recording.hpp"
 #include "plugin_context.hpp"
 
 #include <cupti.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 
@@ -24,6 +27,34 @@ std::mutex processing_mutex;
 ActivityConverter converter;
 CorrelationTable correlations;
 ConvertedRecords waiting; // records whose API call's correlation had not arrived yet
+// Profiler time minus CUPTI time, measured as each buffer is processed. CUPTI's own timestamps are
+// moved onto the profiler's clock here rather than asking CUPTI to call the profiler's clock for
+// every timestamp: that callback cost about 3 µs a kernel launch (docs/performance.md).
+std::atomic<std::int64_t> clock_offset_ns{0};
+
+// CUPTI's clock and the profiler's read back to back: the pair read closest together wins.
+std::int64_t measure_clock_offset() {
+  std::int64_t best_offset = 0;
+  std::uint64_t best_gap = UINT64_MAX;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const std::uint64_t before = host().now_ns();
+    std::uint64_t cupti_ns = 0;
+    cuptiGetTimestamp(&cupti_ns);
+    const std::uint64_t after = host().now_ns();
+    if (after - before < best_gap) {
+      best_gap = after - before;
+      best_offset =
+          static_cast<std::int64_t>(before + (after - before) / 2) - static_cast<std::int64_t>(cupti_ns);
+    }
+  }
+  return best_offset;
+}
+
+// Rows store times since MPI_Init on the profiler's clock.
+std::int64_t row_ns(std::uint64_t cupti_ns) {
+  return relative_ns(static_cast<std::uint64_t>(static_cast<std::int64_t>(cupti_ns) +
+                                                clock_offset_ns.load(std::memory_order_relaxed)));
+}
 
 SqlValue call_id_value(std::uint64_t call_id) {
   return call_id != 0 ? SqlValue{static_cast<std::int64_t>(call_id)} : SqlValue{};
@@ -36,8 +67,8 @@ std::vector<SqlValue> copy_row(const CudaCopy& copy) {
   const CopyClassification classified = classifier->classify(marked);
   const char* link = peer_link_name(classified.link);
   return {std::int64_t{host().run_rank},
-          relative_ns(copy.start_ns),
-          relative_ns(copy.end_ns),
+          row_ns(copy.start_ns),
+          row_ns(copy.end_ns),
           std::int64_t{copy.device},
           std::int64_t{copy.src_device},
           std::int64_t{copy.dst_device},
@@ -52,21 +83,37 @@ std::vector<SqlValue> copy_row(const CudaCopy& copy) {
           std::int64_t{copy.correlation_id}};
 }
 
+bool is_nccl_kernel(const std::string& name) {
+  return name.find("ncclDevKernel") != std::string::npos || name.find("ncclKernel") != std::string::npos;
+}
+
+// The kernel's call through CUPTI's correlation, else, for NCCL's kernels, the NCCL call whose GPU
+// span on the kernel's stream holds it (device_spans.hpp says when that is needed).
+std::uint64_t kernel_call_id(const CudaKernel& kernel) {
+  const std::uint64_t linked = call_of(correlations, kernel);
+  if (linked != 0 || !is_nccl_kernel(kernel.name)) {
+    return linked;
+  }
+  const std::int64_t offset = clock_offset_ns.load(std::memory_order_relaxed);
+  return kernel_call(kernel.stream, static_cast<std::int64_t>(kernel.start_ns) + offset,
+                     static_cast<std::int64_t>(kernel.end_ns) + offset);
+}
+
 std::vector<SqlValue> kernel_row(const CudaKernel& kernel) {
   return {std::int64_t{host().run_rank},
-          relative_ns(kernel.start_ns),
-          relative_ns(kernel.end_ns),
+          row_ns(kernel.start_ns),
+          row_ns(kernel.end_ns),
           std::int64_t{kernel.device},
           std::int64_t{kernel.stream},
           kernel.name,
-          call_id_value(call_of(correlations, kernel)),
+          call_id_value(kernel_call_id(kernel)),
           std::int64_t{kernel.correlation_id}};
 }
 
 std::vector<SqlValue> memset_row(const CudaMemset& memset) {
   return {std::int64_t{host().run_rank},
-          relative_ns(memset.start_ns),
-          relative_ns(memset.end_ns),
+          row_ns(memset.start_ns),
+          row_ns(memset.end_ns),
           std::int64_t{memset.device},
           std::int64_t{memset.stream},
           static_cast<std::int64_t>(memset.bytes),
@@ -81,15 +128,19 @@ SqlValue optional_id(const std::optional<std::uint32_t>& id) {
 }
 
 std::vector<SqlValue> synchronization_row(const CudaSynchronization& sync) {
-  return {std::int64_t{host().run_rank},    relative_ns(sync.start_ns),
-          relative_ns(sync.end_ns),         std::string(sync_kind_name(sync.kind)),
-          std::int64_t{sync.context},       optional_id(sync.stream),
-          optional_id(sync.event),          call_id_value(call_of(correlations, sync)),
+  return {std::int64_t{host().run_rank},
+          row_ns(sync.start_ns),
+          row_ns(sync.end_ns),
+          std::string(sync_kind_name(sync.kind)),
+          std::int64_t{sync.context},
+          optional_id(sync.stream),
+          optional_id(sync.event),
+          call_id_value(call_of(correlations, sync)),
           std::int64_t{sync.correlation_id}};
 }
 
 std::vector<SqlValue> nvtx_row(const NvtxRange& range) {
-  return {std::int64_t{host().run_rank}, relative_ns(range.start_ns), relative_ns(range.end_ns),
+  return {std::int64_t{host().run_rank}, row_ns(range.start_ns), row_ns(range.end_ns),
           range.domain ? SqlValue{*range.domain} : SqlValue{}, range.name};
 }
 
@@ -153,6 +204,7 @@ void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::si
 
 void process_buffer(std::uint8_t* buffer, std::size_t valid_bytes, bool final) {
   const std::lock_guard lock(processing_mutex);
+  clock_offset_ns.store(measure_clock_offset(), std::memory_order_relaxed);
   ConvertedRecords fresh;
   CUpti_Activity* record = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS) {
@@ -167,10 +219,6 @@ void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, s
     process_buffer(buffer, valid, false);
   }
   std::free(buffer);
-}
-
-std::uint64_t CUPTIAPI profiler_timestamp() {
-  return host().now_ns();
 }
 
 // Managed-memory migrations need a per-device configuration before the kind is enabled.
@@ -198,24 +246,22 @@ bool enable_unified_memory_counters() {
 } // namespace
 
 bool start_activity_collection(const CopyPathClassifier& copy_classifier, IpcTracker& ipc_tracker,
-                               bool user_nvtx) {
+                               const KernelSchedule& kernels, bool user_nvtx) {
   classifier = &copy_classifier;
   ipc = &ipc_tracker;
-  if (!cupti_ok(cuptiActivityRegisterTimestampCallback(profiler_timestamp),
-                "cuptiActivityRegisterTimestampCallback") ||
-      !cupti_ok(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed),
+  clock_offset_ns.store(measure_clock_offset(), std::memory_order_relaxed);
+  if (!cupti_ok(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed),
                 "cuptiActivityRegisterCallbacks")) {
     return false;
   }
-  for (const auto kind : {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
-                          CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-                          CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION}) {
+  for (const auto kind :
+       {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION}) {
     if (!cupti_ok(cuptiActivityEnable(kind), "cuptiActivityEnable")) {
       return false;
     }
   }
   // API records are not stored; CUPTI links external correlation ids through them.
-  if (!enable_device_work_api_records()) {
+  if (!set_api_records(ApiRecords::Copies, true) || !start_kernel_recording(kernels)) {
     return false;
   }
   if (user_nvtx) {
@@ -226,6 +272,7 @@ bool start_activity_collection(const CopyPathClassifier& copy_classifier, IpcTra
 }
 
 void finish_activity_collection() {
+  finish_kernel_recording();
   cupti_ok(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
   const std::lock_guard lock(processing_mutex);
   ConvertedRecords nothing_new;

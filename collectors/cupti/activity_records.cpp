@@ -1,8 +1,8 @@
 #include "activity_records.hpp"
 
-#include <cupti.h>
+#include "commlens/profiler/nvtx_domains.hpp"
 
-#include <cstring>
+#include <cupti.h>
 
 namespace commlens::cuda {
 
@@ -126,9 +126,8 @@ ExternalKind external_kind(CUpti_ExternalCorrelationKind kind) {
   }
 }
 
-// commlens' own MPI-domain ranges are already in mpi_calls.
-bool is_commlens_domain(const char* domain) {
-  return domain != nullptr && std::strcmp(domain, "MPI") == 0;
+bool is_library_domain(const char* domain) {
+  return domain != nullptr && is_library_nvtx_domain(domain);
 }
 
 } // namespace
@@ -167,7 +166,7 @@ void ActivityConverter::convert(const CUpti_Activity* record, ConvertedRecords& 
   }
   case CUPTI_ACTIVITY_KIND_MARKER: {
     const auto& r = *reinterpret_cast<const CUpti_ActivityMarker2*>(record);
-    if (is_commlens_domain(r.domain)) {
+    if (is_library_domain(r.domain)) {
       break;
     }
     if (r.flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {

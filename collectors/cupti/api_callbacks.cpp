@@ -2,6 +2,7 @@
 
 #include "buffer_location_cache.hpp"
 #include "external_correlation.hpp"
+#include "nvtx_steps.hpp"
 #include "plugin_context.hpp"
 
 #include <cuda.h>
@@ -167,6 +168,10 @@ bool is_allocation_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id) {
 }
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* info) {
+  if (domain == CUPTI_CB_DOMAIN_NVTX) {
+    on_nvtx_step_callback(id, info);
+    return;
+  }
   const auto& data = *static_cast<const CUpti_CallbackData*>(info);
   if (is_memcpy_callback(domain, id)) {
     on_memcpy_call(data, id);
@@ -206,6 +211,18 @@ bool subscribe_api_callbacks(IpcTracker& ipc_tracker) {
          enable(CUPTI_CB_DOMAIN_DRIVER_API, kDriverCallbacks) &&
          enable(CUPTI_CB_DOMAIN_RUNTIME_API, kRuntimeAllocationCallbacks) &&
          enable(CUPTI_CB_DOMAIN_DRIVER_API, kDriverAllocationCallbacks);
+}
+
+bool enable_nvtx_step_callbacks() {
+  std::size_t count = 0;
+  const std::uint32_t* ids = nvtx_step_callbacks(&count);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!cupti_ok(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_NVTX, ids[i]),
+                  "cuptiEnableCallback(NVTX)")) {
+      return false;
+    }
+  }
+  return true;
 }
 
 void unsubscribe_api_callbacks() {

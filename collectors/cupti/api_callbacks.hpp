@@ -11,5 +11,8 @@ namespace commlens::cuda {
 // Subscribes; false (error reported) when CUPTI refused.
 bool subscribe_api_callbacks(IpcTracker& tracker);
 void unsubscribe_api_callbacks();
+// After subscribing, while CUPTI is NVTX's tool: the push and pop callbacks that find training
+// steps (nvtx_steps.hpp). False (error reported) when CUPTI refused.
+bool enable_nvtx_step_callbacks();
 
 } // namespace commlens::cuda

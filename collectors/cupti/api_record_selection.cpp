@@ -13,12 +13,12 @@ namespace {
 
 // Selected by name rather than by a list of callback ids, so functions a newer CUDA adds (another
 // cuMemcpy or launch variant) are covered without a change here.
-constexpr std::array kDeviceWorkNameParts{std::string_view{"Memcpy"}, std::string_view{"Memset"},
-                                          std::string_view{"Launch"}, std::string_view{"Synchronize"},
-                                          std::string_view{"WaitEvent"}};
+constexpr std::array kCopyNameParts{std::string_view{"Memcpy"}};
+constexpr std::array kKernelDetailNameParts{std::string_view{"Memset"}, std::string_view{"Launch"},
+                                            std::string_view{"Synchronize"}, std::string_view{"WaitEvent"}};
 
-bool puts_work_on_device(std::string_view name) {
-  for (const std::string_view part : kDeviceWorkNameParts) {
+template <std::size_t N> bool names_any(std::string_view name, const std::array<std::string_view, N>& parts) {
+  for (const std::string_view part : parts) {
     if (name.find(part) != std::string_view::npos) {
       return true;
     }
@@ -26,12 +26,18 @@ bool puts_work_on_device(std::string_view name) {
   return false;
 }
 
+bool in_group(std::string_view name, ApiRecords which) {
+  return which == ApiRecords::Copies ? names_any(name, kCopyNameParts)
+                                     : names_any(name, kKernelDetailNameParts);
+}
+
 template <class Enable>
-bool enable_matching(CUpti_CallbackDomain domain, std::uint32_t id_count, Enable enable_one) {
+bool set_matching(CUpti_CallbackDomain domain, std::uint32_t id_count, ApiRecords which, bool on,
+                  Enable enable_one) {
   for (std::uint32_t id = 1; id < id_count; ++id) {
     const char* name = nullptr;
     if (cuptiGetCallbackName(domain, id, &name) == CUPTI_SUCCESS && name != nullptr &&
-        puts_work_on_device(name) && !cupti_ok(enable_one(id, 1), "cuptiActivityEnable*Api")) {
+        in_group(name, which) && !cupti_ok(enable_one(id, on ? 1 : 0), "cuptiActivityEnable*Api")) {
       return false;
     }
   }
@@ -40,11 +46,11 @@ bool enable_matching(CUpti_CallbackDomain domain, std::uint32_t id_count, Enable
 
 } // namespace
 
-bool enable_device_work_api_records() {
-  return enable_matching(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
-                         cuptiActivityEnableRuntimeApi) &&
-         enable_matching(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
-                         cuptiActivityEnableDriverApi);
+bool set_api_records(ApiRecords which, bool on) {
+  return set_matching(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, which, on,
+                      cuptiActivityEnableRuntimeApi) &&
+         set_matching(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, which, on,
+                      cuptiActivityEnableDriverApi);
 }
 
 } // namespace commlens::cuda

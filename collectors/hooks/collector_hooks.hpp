@@ -22,6 +22,9 @@ struct CollectorSlot {
   void (*communicator_freed)(MPI_Comm comm) = nullptr;
   // At MPI_Finalize, before the profiler stops (final samples, flush of activity buffers).
   void (*finalize)() = nullptr;
+  // A phase began (pmpi::begin_phase): level 2 is a training step, higher levels the time between
+  // steps (CUDA: when kernels are recorded, kernel_schedule.hpp).
+  void (*phase_begun)(int level) noexcept = nullptr;
 };
 
 enum class Collector { Mpit = 0, Cuda = 1, Runtime = 2 };
@@ -63,10 +66,32 @@ struct DeviceStagingOps {
   bool (*copy)(void* destination, const void* source, std::size_t bytes) noexcept = nullptr;
 };
 
+// An NCCL call that queues work on a CUDA stream, as the CUDA collector times it on the GPU.
+struct StreamCall {
+  std::uint64_t call_id = 0; // 0: the call is not recorded (collection off): its work is not timed
+  FunctionId function = 0;
+  std::int64_t comm_id = -1;
+  std::int16_t size_bin = 0;
+  std::uint16_t phase = 0;
+  const void* stream = nullptr; // the cudaStream_t
+};
+
+// The GPU time of NCCL calls (device_spans, device_span_stats), filled by the CUDA collector: CUDA
+// events recorded on the call's stream before and after it bracket its work there.
+struct StreamWorkHooks {
+  // Before the NCCL function is called.
+  void (*begin)(const void* stream) noexcept = nullptr;
+  // After it returned. Inside ncclGroupStart/End the work is queued only at the group's end.
+  void (*end)(const StreamCall& call, bool in_group) noexcept = nullptr;
+  // After the outermost ncclGroupEnd returned.
+  void (*group_ended)() noexcept = nullptr;
+};
+
 struct CollectorHooks {
   CollectorSlot slots[kCollectorSlots];
   RuntimeEntries runtime;
   DeviceStagingOps staging;
+  StreamWorkHooks stream_work;
   // Where a user buffer lives; null means host memory (no CUDA collector).
   BufferLocation (*buffer_location)(const void* buffer) noexcept = nullptr;
 };

@@ -17,6 +17,7 @@ namespace {
 
 std::atomic<FunctionId> first_id{0};
 thread_local int depth = 0;
+thread_local int call_depth = 0;
 
 // What each registered communicator keeps: the entry the wrappers record, and how many times it
 // was split (the sequence number that tells its children apart).
@@ -119,6 +120,16 @@ std::uint64_t type_size(ncclDataType_t datatype) noexcept {
   return datatype >= 0 && datatype < static_cast<int>(kSizes.size())
              ? kSizes[static_cast<std::size_t>(datatype)]
              : 0;
+}
+
+bool inside_nccl_call() noexcept {
+  return call_depth > 0;
+}
+NcclCallScope::NcclCallScope() noexcept {
+  ++call_depth;
+}
+NcclCallScope::~NcclCallScope() {
+  --call_depth;
 }
 
 int group_depth() noexcept {

@@ -29,6 +29,17 @@ FunctionId first_function_id() noexcept;
 // Size in bytes of an ncclDataType_t (0 for a type this build does not know).
 std::uint64_t type_size(ncclDataType_t datatype) noexcept;
 
+// Whether the calling thread is inside a wrapped NCCL call: NCCL implements some public functions
+// with others (ncclBcast calls ncclBroadcast), and the inner call is not the program's.
+bool inside_nccl_call() noexcept;
+class NcclCallScope {
+public:
+  NcclCallScope() noexcept;
+  ~NcclCallScope();
+  NcclCallScope(const NcclCallScope&) = delete;
+  NcclCallScope& operator=(const NcclCallScope&) = delete;
+};
+
 // ncclGroupStart/End nesting of the calling thread (NCCL's groups are per thread).
 int group_depth() noexcept;
 void enter_group() noexcept;

@@ -11,6 +11,7 @@
 #include "function_ids.hpp"
 #include "function_table.hpp"
 #include "launcher_job_key.hpp"
+#include "phase_marks.hpp"
 
 #include "commlens/profiler/job_registry.hpp"
 
@@ -269,7 +270,7 @@ extern "C" COMMLENS_EXPORT int MPI_Pcontrol(const int level, ...) {
   if (level == 1) {
     profiler->set_collecting(true);
   } else if (level >= 2) {
-    profiler->begin_next_phase(level);
+    commlens::pmpi::begin_phase(*profiler, level, commlens::pmpi::PhaseMark::Pcontrol);
   }
   CallRecording call(*profiler, commlens::pmpi::fn::MPI_Pcontrol);
   const int rc = PMPI_Pcontrol(level);

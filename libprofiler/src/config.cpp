@@ -224,6 +224,27 @@ const std::vector<Setting>& settings() {
       {"COMMLENS_START_AT_NCCL", std::string(kBoolValues),
        [](Config& c, const std::string& v) { return store(parse_bool(v), c.start_at_nccl); },
        [](const Config& c) { return bool_text(c.start_at_nccl); }},
+      {"COMMLENS_KERNELS", "off, steps, all",
+       [](Config& c, const std::string& v) {
+         for (const KernelRecording recording :
+              {KernelRecording::Off, KernelRecording::Steps, KernelRecording::All}) {
+           if (v == kernel_recording_name(recording)) {
+             c.kernels = recording;
+             return true;
+           }
+         }
+         return false;
+       },
+       [](const Config& c) { return std::string(kernel_recording_name(c.kernels)); }},
+      {"COMMLENS_KERNEL_STEPS", "step numbers and spans from 1, in order (6-8 or 6-8,100-102)",
+       [](Config& c, const std::string& v) { return store(parse_step_spans(v), c.kernel_steps); },
+       [](const Config& c) { return step_spans_text(c.kernel_steps); }},
+      {"COMMLENS_STEP_RANGE", "an NVTX range name, or none",
+       [](Config& c, const std::string& v) {
+         c.step_range = v == "none" ? std::string() : v;
+         return !v.empty();
+       },
+       [](const Config& c) { return c.step_range; }},
       // Read before the others (read_config_file); nothing to store.
       {"COMMLENS_CONFIG", "the path of a file of COMMLENS_NAME=VALUE lines",
        [](Config&, const std::string&) { return true; }, [](const Config&) { return std::string("none"); }},
@@ -384,6 +405,37 @@ std::vector<std::string> split_names(std::string_view list) {
 
 const char* mode_name(Mode mode) noexcept {
   return mode == Mode::Trace ? "trace" : "summary";
+}
+
+const char* kernel_recording_name(KernelRecording recording) noexcept {
+  switch (recording) {
+  case KernelRecording::Steps:
+    return "steps";
+  case KernelRecording::All:
+    return "all";
+  case KernelRecording::Off:
+    break;
+  }
+  return "off";
+}
+
+std::optional<std::vector<StepSpan>> parse_step_spans(std::string_view text) {
+  std::vector<StepSpan> spans;
+  for (const std::string& item : split_names(text)) {
+    const auto dash = item.find('-');
+    const auto first = parse_in_range(std::string_view(item).substr(0, dash), 1, UINT32_MAX);
+    const auto last = dash == std::string::npos
+                          ? first
+                          : parse_in_range(std::string_view(item).substr(dash + 1), 1, UINT32_MAX);
+    if (!first || !last || *last < *first || (!spans.empty() && *first <= spans.back().last)) {
+      return std::nullopt;
+    }
+    spans.push_back({static_cast<std::uint32_t>(*first), static_cast<std::uint32_t>(*last)});
+  }
+  if (spans.empty()) {
+    return std::nullopt;
+  }
+  return spans;
 }
 
 const char* runtime_mode_name(RuntimeMode mode) noexcept {

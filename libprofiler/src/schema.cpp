@@ -344,7 +344,35 @@ CREATE TABLE IF NOT EXISTS cuda_synchronizations (
   mpi_call_id    INTEGER,
   correlation_id INTEGER NOT NULL
 );
--- The application's own NVTX push/pop and start/end ranges (commlens' MPI domain excluded).
+-- Spans of time in which the CUDA collector recorded every kernel (COMMLENS_KERNELS): outside them
+-- cuda_kernels, cuda_memsets and cuda_synchronizations hold nothing, whatever ran.
+CREATE TABLE IF NOT EXISTS kernel_recording (
+  rank     INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL,
+  end_ns   INTEGER NOT NULL
+);
+-- The GPU time of NCCL calls, from CUDA events recorded on the call's stream before and after it:
+-- from when the stream reached the call's work to when that work ended. Trace mode: one row per call.
+CREATE TABLE IF NOT EXISTS device_spans (
+  call_id  INTEGER PRIMARY KEY,        -- mpi_calls.id
+  rank     INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL,
+  end_ns   INTEGER NOT NULL
+);
+-- Both modes: device_spans summed per function, communicator, size bin and phase.
+CREATE TABLE IF NOT EXISTS device_span_stats (
+  rank          INTEGER NOT NULL,
+  function_id   INTEGER NOT NULL REFERENCES functions(id),
+  comm_id       INTEGER NOT NULL,
+  size_bin      INTEGER NOT NULL,
+  phase         INTEGER NOT NULL,
+  count         INTEGER NOT NULL,
+  time_total_ns INTEGER NOT NULL,
+  time_min_ns   INTEGER NOT NULL,
+  time_max_ns   INTEGER NOT NULL
+);
+-- The application's own NVTX push/pop and start/end ranges (libraries' domains excluded: NCCL's,
+-- commlens' MPI ranges, ...).
 CREATE TABLE IF NOT EXISTS nvtx_ranges (
   rank     INTEGER NOT NULL,
   start_ns INTEGER NOT NULL,
@@ -424,6 +452,9 @@ const TableMerge kMerges[] = {
     {"cuda_kernels", false, "start_ns,end_ns"},
     {"cuda_memsets", false, "start_ns,end_ns"},
     {"cuda_synchronizations", false, "start_ns,end_ns"},
+    {"kernel_recording", false, "start_ns,end_ns"},
+    {"device_spans", false, "start_ns,end_ns"},
+    {"device_span_stats", false, ""},
     {"nvtx_ranges", false, "start_ns,end_ns"},
     {"ipc_events", false, "start_ns,end_ns"},
     {"runtime_ops", false, "start_ns,end_ns"},

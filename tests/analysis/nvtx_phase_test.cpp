@@ -1,7 +1,8 @@
 // User NVTX ranges as phases: the section lists each range path with the calls placed in it, and
 // `--phase NAME` splits every table, on the trace run of trace_database.cpp plus these ranges:
 //   rank 0: train [0, 5000) holding step [1500, 3500); io [9000, 20000); an MPI-domain range
-//           around the first MPI_Send, which must not become a phase
+//           around the first MPI_Send and an NCCL-domain range inside step, which must not
+//           become phases (libraries' own ranges)
 //   rank 1: train [0, 5000)
 // so train holds rank 0's MPI_Send at 1000 and 4000 and its MPI_Allreduce at 500 (thread 1) and
 // rank 1's four MPI_Recv; train/step the MPI_Send at 2000 and 3000; io the four MPI_Isend.
@@ -25,7 +26,7 @@ using analysis::ReportFilter;
 constexpr std::string_view kRanges = R"sql(
 INSERT INTO nvtx_ranges (rank, start_ns, end_ns, domain, name) VALUES
   (0, 0, 5000, NULL, 'train'), (0, 1500, 3500, NULL, 'step'), (0, 9000, 20000, 'app', 'io'),
-  (0, 1000, 1100, 'MPI', 'MPI_Send'), (1, 0, 5000, NULL, 'train');
+  (0, 1000, 1100, 'MPI', 'MPI_Send'), (0, 1900, 2100, 'NCCL', 'ncclAllReduce'), (1, 0, 5000, NULL, 'train');
 -- Tie the four queued MPI_Isend requests to the MPI_Isend calls that posted them (ids 5 to 8:
 -- rank 0's first lane holds the four MPI_Send, then the four MPI_Isend). The view has no update
 -- trigger: its storage is updated, keeping completion_call_id (stored as an offset from request_id).
@@ -54,7 +55,7 @@ protected:
 
 TEST_F(NvtxPhases, EachRangePathIsAPhaseWithTheCallsThatStartInsideIt) {
   const auto phases = build_report(Database(path_)).nvtx_phases;
-  ASSERT_EQ(phases.size(), 3u); // the MPI domain's range is not one
+  ASSERT_EQ(phases.size(), 3u); // the MPI and NCCL domains' ranges are not phases
   EXPECT_EQ(phases[0].path, "io");
   EXPECT_EQ(phases[0].calls, 4u);
   EXPECT_EQ(phases[0].bytes, 32u);

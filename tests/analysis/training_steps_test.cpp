@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 namespace commlens::test {
 namespace {
 
@@ -92,8 +94,10 @@ TEST_F(TrainingSteps, StepTimeHasMedianQuartilesAndShareInMpi) {
   EXPECT_EQ(steps.max_ns, 300 * kMs);
   EXPECT_EQ(steps.p75_ns, 300 * kMs);
   EXPECT_EQ(steps.median_mpi_ns, 30 * kMs + 1000);
+  // The first of three steps is the warm-up: the share is over steps 2 and 3.
+  EXPECT_EQ(steps.warmup_steps, 1);
   EXPECT_DOUBLE_EQ(steps.mpi_share,
-                   double(2 * (30 * kMs + 1000) + (30 * kMs + 1000 + kMs / 2)) / double(600 * kMs));
+                   double((30 * kMs + 1000) + (30 * kMs + 1000 + kMs / 2)) / double(500 * kMs));
 }
 
 TEST_F(TrainingSteps, CallsPerStepAreMeansOverRankStepsWithTheirRange) {
@@ -110,29 +114,34 @@ TEST_F(TrainingSteps, CallsPerStepAreMeansOverRankStepsWithTheirRange) {
   EXPECT_EQ(steps.functions[1].max_calls, 1u);
 }
 
-TEST_F(TrainingSteps, AllreduceSizesListEachBucketsExactSizeInTraceMode) {
+TEST_F(TrainingSteps, CollectiveSizesListEachBucketsExactSizeInTraceMode) {
   const auto steps = report().training_steps;
-  ASSERT_EQ(steps.allreduce_sizes.size(), 2u);
-  EXPECT_EQ(steps.allreduce_sizes[0].key, "2^10");
-  EXPECT_EQ(steps.allreduce_sizes[0].calls_per_step, 1.0);
-  EXPECT_EQ(steps.allreduce_sizes[0].exact_sizes, "1 x 1448 B");
-  EXPECT_EQ(steps.allreduce_sizes[1].exact_sizes, "1 x 18432 B");
+  ASSERT_EQ(steps.collective_sizes.size(), 2u);
+  EXPECT_EQ(steps.collective_sizes[0].key, "2^10");
+  EXPECT_EQ(steps.collective_sizes[0].calls_per_step, 1.0);
+  EXPECT_EQ(steps.collective_sizes[0].exact_sizes, "1 x 1448 B");
+  EXPECT_EQ(steps.collective_sizes[1].exact_sizes, "1 x 18432 B");
   const auto text = analysis::render_text_report(report());
-  EXPECT_NE(text.find("Training steps: allreduce sizes per step and rank"), std::string::npos) << text;
+  EXPECT_NE(text.find("Training steps: collective sizes per step and rank"), std::string::npos) << text;
   EXPECT_NE(text.find("1 x 18432 B"), std::string::npos);
+}
+
+TEST_F(TrainingSteps, StepsMarkedByPcontrolSayWhatMarkedThem) {
+  const auto steps = report().training_steps;
+  EXPECT_EQ(steps.marked_by, "MPI_Pcontrol(2)");
+  EXPECT_NE(analysis::render_text_report(report()).find("marked by MPI_Pcontrol(2)"), std::string::npos);
 }
 
 TEST_F(TrainingSteps, MarkdownAndHtmlCarryTheSectionAndHtmlPlotsTheSteps) {
   const auto full = report();
   const auto markdown = analysis::render_markdown_report(full);
-  EXPECT_NE(markdown.find("## Training steps (MPI_Pcontrol(2) phases)\n\n| figure | value |\n"),
-            std::string::npos)
-      << markdown;
+  EXPECT_NE(markdown.find("## Training steps\n\n| figure | value |\n"), std::string::npos) << markdown;
   EXPECT_NE(markdown.find("| step time, median | 200.000 ms |"), std::string::npos);
   const auto html = analysis::render_html_report(full);
-  EXPECT_NE(html.find("<h2>Training steps: time per step</h2>"), std::string::npos);
-  EXPECT_NE(html.find("<title>phase 2: 200.000 ms, 30.001 ms in MPI</title>"), std::string::npos);
-  EXPECT_NE(html.find("text-anchor=\"end\">0.0 ms</text>"), std::string::npos); // a value axis in ms
+  EXPECT_NE(html.find("<figcaption>Time per training step</figcaption>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<title>phase 2: 200.000 ms, 30.001 ms in MPI (mean of ranks)</title>"),
+            std::string::npos);
+  EXPECT_NE(html.find("text-anchor=\"end\">0 ms</text>"), std::string::npos); // a value axis in ms
 }
 
 TEST_F(TrainingSteps, PvarsGiveTheLargestLevelOrTheCountersGrowthPerStep) {
@@ -192,6 +201,97 @@ TEST(TrainingStepsOverlap, PendingNonblockingAllreducesAreSplitInsideAndOutsideM
   EXPECT_DOUBLE_EQ(steps.in_flight_outside_mpi_ns, (51 * kMs - 3000 - 1000 - 10 * kMs) / 6.0);
 }
 
+// Kernels were recorded in step 2 only (phase 2, 1100 to 1300 ms) on both ranks. Each rank's GPU in
+// it: compute kernels at 1100-1150 and 1160-1200 ms, NCCL's kernel (mangled, not tied to its
+// call) at 1180-1220 ms and a kernel an
+// MPI call launched at 1250-1260 ms: compute 90 ms, communication 50 ms, 20 ms of it while compute
+// ran, 30 ms exposed, busy 120 ms of 200. A compute kernel in step 3 (not recorded) counts nowhere.
+// The NCCL allreduce of each rank in step 2 took 4 ms on the GPU (device_span_stats).
+class TrainingStepsGpu : public ::testing::Test {
+protected:
+  void SetUp() override {
+    path_ = make_temp_directory("commlens-steps-gpu") / "commlens.sqlite";
+    TestDatabase database(path_);
+    fill_training_run(database);
+    database.execute(
+        "INSERT INTO functions (id, name, family) VALUES (5, 'nccl:AllReduce', 'nccl_collective')");
+    for (int rank = 0; rank < 2; ++rank) {
+      database.execute(fmt::format(
+          "INSERT INTO kernel_recording VALUES ({0}, {1}, {2});"
+          "INSERT INTO call_stats VALUES ({0}, 5, 0, 10, -1, 2, 1, 1448, 1448, 1000, 1000, 1000);"
+          "INSERT INTO device_span_stats VALUES ({0}, 5, 0, 10, 2, 1, {3}, {3}, {3});",
+          rank, 1100 * kMs + 10000, 1300 * kMs, 4 * kMs)); // switched on 10 us after the step began
+      const std::vector<std::tuple<int, int, const char*, const char*>> kernels = {
+          {1100, 1150, "gemm", "NULL"},
+          {1160, 1200, "relu", "NULL"},
+          {1180, 1220, "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE",
+           "NULL"},
+          {1250, 1260, "reduce_kernel", "5"},
+          {1400, 1410, "gemm", "NULL"}};
+      for (const auto& [start, end, name, call] : kernels)
+        database.execute(fmt::format("INSERT INTO cuda_kernels VALUES ({}, {}, {}, 0, 7, '{}', {}, 1)", rank,
+                                     start * kMs, end * kMs, name, call));
+    }
+  }
+  analysis::TrainingSteps steps() const {
+    return analysis::build_report(analysis::Database(path_)).training_steps;
+  }
+  std::filesystem::path path_;
+};
+
+TEST_F(TrainingStepsGpu, TheKernelsOfARecordedStepSplitComputeCommunicationOverlapAndIdle) {
+  const auto section = steps();
+  ASSERT_EQ(section.steps.size(), 3u);
+  const auto& step = section.steps[1];
+  EXPECT_EQ(step.gpu_ranks, 2);
+  EXPECT_EQ(step.gpu_compute_ns, 90 * kMs);
+  EXPECT_EQ(step.gpu_communication_ns, 50 * kMs);
+  EXPECT_EQ(step.gpu_overlapped_ns, 20 * kMs);
+  EXPECT_EQ(step.gpu_exposed_ns, 30 * kMs);
+  EXPECT_EQ(step.gpu_idle_ns, 80 * kMs);
+  EXPECT_EQ(section.steps[0].gpu_ranks, 0);
+  EXPECT_EQ(section.steps[2].gpu_ranks, 0); // its kernel was launched outside any recorded span
+  EXPECT_EQ(section.gpu_steps, "2");
+  EXPECT_EQ(section.median_gpu_exposed_ns, 30 * kMs);
+}
+
+TEST_F(TrainingStepsGpu, NcclGpuTimeIsPerStepAndPerCollectiveSize) {
+  const auto section = steps();
+  EXPECT_EQ(section.steps[1].nccl_gpu_ns, 4 * kMs);
+  EXPECT_EQ(section.steps[2].nccl_gpu_ns, 0);
+  bool found = false;
+  for (const auto& entry : section.collective_sizes)
+    if (entry.function == "nccl:AllReduce") {
+      found = true;
+      EXPECT_EQ(entry.key, "2^10");
+      EXPECT_DOUBLE_EQ(entry.gpu_time_per_step_ns, 8.0 * kMs / 6.0); // two rank-steps of six
+    }
+  EXPECT_TRUE(found);
+}
+
+TEST_F(TrainingStepsGpu, TheReportSaysWhichStepsHaveABreakdownAndWhatIsExposed) {
+  const auto text = analysis::render_text_report(analysis::build_report(analysis::Database(path_)));
+  EXPECT_NE(text.find("GPU breakdown from the kernels of steps"), std::string::npos) << text;
+  EXPECT_NE(text.find("exposed communication per step, median (nothing computes meanwhile)"),
+            std::string::npos);
+  EXPECT_NE(text.find("30.000 ms (15.0%)"), std::string::npos) << text; // of the 200 ms median step
+}
+
+TEST(TrainingStepsGpuAbsent, StepsWithoutRecordedKernelsSayWhy) {
+  const auto path = make_temp_directory("commlens-steps-nogpu") / "commlens.sqlite";
+  {
+    TestDatabase database(path);
+    fill_training_run(database);
+    database.execute(
+        "INSERT INTO run (key, value) VALUES ('cuda_kernels', 'steps 6-8 (COMMLENS_KERNELS=steps)');"
+        "INSERT INTO kernel_recording VALUES (0, 0, 900000000)");
+  }
+  const auto section = analysis::build_report(analysis::Database(path)).training_steps;
+  EXPECT_TRUE(section.gpu_steps.empty());
+  EXPECT_EQ(section.gpu_absent, "kernels were recorded in no step of 3 (kernels recorded: steps 6-8 "
+                                "(COMMLENS_KERNELS=steps))");
+}
+
 TEST(TrainingStepsAbsent, ARunWithoutStepPhasesSaysSoInOneLine) {
   const auto path = make_temp_directory("commlens-no-steps") / "commlens.sqlite";
   {
@@ -200,7 +300,8 @@ TEST(TrainingStepsAbsent, ARunWithoutStepPhasesSaysSoInOneLine) {
   }
   const auto report = analysis::build_report(analysis::Database(path));
   EXPECT_FALSE(report.training_steps.absent.empty());
-  EXPECT_NE(analysis::render_text_report(report).find("\nTraining steps: no step phases"), std::string::npos);
+  // Gathered with the other empty sections in one line at the end.
+  EXPECT_NE(analysis::render_text_report(report).find("; Training steps (no step phases"), std::string::npos);
 }
 
 } // namespace

@@ -19,7 +19,7 @@ TEST(NcclExample, OneRankStoresEveryAllReduceWithItsFieldsAndItsKernel) {
       run_profiled_job({.command = {cuda_example("nccl_allreduce"), std::to_string(kIterations),
                                     std::to_string(kElements), "avg"},
                         .mode = "trace",
-                        .environment = {{"COMMLENS_COLLECTORS", "all"}},
+                        .environment = {{"COMMLENS_COLLECTORS", "all"}, {"COMMLENS_KERNELS", "all"}},
                         .timeout_seconds = 240,
                         .ranks = 1});
   ASSERT_EQ(result.exit_code, 0) << result.describe();

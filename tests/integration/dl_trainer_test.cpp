@@ -221,9 +221,9 @@ protected:
       for (const auto bytes : buckets) {
         const auto exact = std::to_string(bytes) + " B";
         bool listed = false;
-        for (const auto& bin : steps["allreduce_sizes"])
+        for (const auto& bin : steps["collective_sizes"])
           listed = listed || bin["exact_sizes"].get<std::string>().find(exact) != std::string::npos;
-        EXPECT_TRUE(listed) << exact << " not in " << steps["allreduce_sizes"].dump();
+        EXPECT_TRUE(listed) << exact << " not in " << steps["collective_sizes"].dump();
       }
   }
 };

@@ -63,6 +63,37 @@ TEST(Config, OutOfRangeNumbersAreRejected) {
   EXPECT_EQ(environment.warnings.size(), 2u);
 }
 
+TEST(Config, KernelsAreNotRecordedUnlessAskedAndThenInSteps6To8) {
+  const auto defaults = Environment{}.load();
+  EXPECT_EQ(defaults.kernels, commlens::KernelRecording::Off);
+  EXPECT_EQ(defaults.kernel_steps, (std::vector<commlens::StepSpan>{{6, 8}}));
+  EXPECT_EQ(defaults.step_range, "step");
+  Environment set{{{"COMMLENS_KERNELS", "all"},
+                   {"COMMLENS_KERNEL_STEPS", "3, 10-12,100"},
+                   {"COMMLENS_STEP_RANGE", "none"}},
+                  {}};
+  const auto config = set.load();
+  EXPECT_TRUE(set.warnings.empty());
+  EXPECT_EQ(config.kernels, commlens::KernelRecording::All);
+  EXPECT_EQ(config.kernel_steps, (std::vector<commlens::StepSpan>{{3, 3}, {10, 12}, {100, 100}}));
+  EXPECT_EQ(commlens::step_spans_text(config.kernel_steps), "3,10-12,100");
+  EXPECT_TRUE(config.step_range.empty());
+}
+
+TEST(Config, KernelStepsMustBeIncreasingSpansFromOne) {
+  for (const char* bad : {"0-3", "8-6", "6-8,7", "5,5", "x", "", "6-", "-6"}) {
+    Environment environment{{{"COMMLENS_KERNEL_STEPS", bad}}, {}};
+    EXPECT_EQ(environment.load().kernel_steps, (std::vector<commlens::StepSpan>{{6, 8}})) << bad;
+    ASSERT_EQ(environment.warnings.size(), 1u) << bad;
+    EXPECT_NE(environment.warnings[0].find("COMMLENS_KERNEL_STEPS"), std::string::npos);
+    EXPECT_NE(environment.warnings[0].find("using 6-8"), std::string::npos) << environment.warnings[0];
+  }
+  Environment bad_mode{{{"COMMLENS_KERNELS", "auto"}}, {}};
+  EXPECT_EQ(bad_mode.load().kernels, commlens::KernelRecording::Off);
+  ASSERT_EQ(bad_mode.warnings.size(), 1u);
+  EXPECT_NE(bad_mode.warnings[0].find("off, steps, all"), std::string::npos);
+}
+
 TEST(Config, CollectorListSelectsOnlyTheNamedCollectors) {
   Environment environment{{{"COMMLENS_COLLECTORS", "pmpi, mpit"}}, {}};
   const auto config = environment.load();

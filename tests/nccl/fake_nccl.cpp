@@ -4,6 +4,7 @@
 #include "fake_nccl.h"
 
 #include <cstring>
+#include <dlfcn.h>
 #include <unistd.h>
 
 struct ncclComm {
@@ -11,8 +12,9 @@ struct ncclComm {
   int size;
 };
 
-// One exported function never calls another (and the library is linked with -Bsymbolic): that call
-// would go through the preloaded wrappers and be recorded twice, which real NCCL never does.
+// One exported function calls another only where real NCCL does: ncclBcast calls ncclBroadcast
+// through the dynamic linker, so the preloaded wrapper sees the inner call (and must record the
+// outer one only). Otherwise the library is linked with -Bsymbolic and its calls stay inside it.
 namespace {
 constexpr ncclResult_t kSuccess = 0, kInvalidArgument = 4;
 
@@ -72,8 +74,12 @@ ncclResult_t ncclAllReduce(const void*, void*, size_t, ncclDataType_t, ncclRedOp
 ncclResult_t ncclBroadcast(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) {
   return kSuccess;
 }
-ncclResult_t ncclBcast(void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) {
-  return kSuccess;
+ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                       cudaStream_t stream) {
+  using Broadcast =
+      ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+  static const auto broadcast = reinterpret_cast<Broadcast>(dlsym(RTLD_DEFAULT, "ncclBroadcast"));
+  return broadcast != nullptr ? broadcast(buff, buff, count, datatype, root, comm, stream) : kSuccess;
 }
 ncclResult_t ncclReduce(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t,
                         cudaStream_t) {

@@ -105,6 +105,29 @@ class Wrappers(unittest.TestCase):
         start = generator.wrapper(one("ncclGroupStart()  group=start", "nccl_group"), 0)
         self.assertLess(start.index("enter_group();"), start.index("profiler_for_nccl()"))
 
+    def test_a_call_made_inside_another_wrapped_call_passes_through_unrecorded(self):
+        code = generator.wrapper(one("ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, "
+                                     "ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)  "
+                                     "comm=comm root=root stream=stream"), 1)
+        inner = code.index("if (inside_nccl_call()) {\n    return nccl_function(sendbuff, recvbuff, count, datatype, "
+                           "root, comm, stream);")
+        self.assertLess(inner, code.index("const NcclCallScope scope;"))
+        self.assertLess(code.index("const NcclCallScope scope;"), code.index("profiler_for_nccl()"))
+
+    def test_stream_work_brackets_the_call_and_group_end_closes_it(self):
+        code = generator.wrapper(one("ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, "
+                                     "ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream)  "
+                                     "comm=comm send=count*datatype stream=stream"), 0)
+        self.assertLess(code.index("begin_stream_work(call, stream);"),
+                        code.index("const ncclResult_t result = nccl_function(sendbuff, recvbuff, count, datatype, "
+                                   "op, comm, stream);\n  call.finish();"))
+        self.assertLess(code.index("store_call_details(call, details);"), code.index("end_stream_work(call, stream);"))
+        without_stream = generator.wrapper(one("ncclCommDestroy(ncclComm_t comm)  comm=comm free_comm=comm",
+                                               "nccl_communicator"), 0)
+        self.assertNotIn("stream_work", without_stream)
+        group_end = generator.wrapper(one("ncclGroupEnd()  group=end", "nccl_group"), 1)
+        self.assertIn("if (group_depth() == 0) {\n    end_stream_group();", group_end)
+
     def test_communicator_roles_register_after_success(self):
         init = generator.wrapper(one("ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank)"
                                      "  newcomm=comm uid=commId", "nccl_communicator"), 0)

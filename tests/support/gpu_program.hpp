@@ -58,9 +58,10 @@ protected:
       skipped_ = true;
       return nullptr;
     }
+    // Every kernel, memset and synchronisation too: what these programs queue is the subject.
     result_ = run_profiled_job({.command = std::move(command),
                                 .mode = "trace",
-                                .environment = {{"COMMLENS_COLLECTORS", "all"}},
+                                .environment = {{"COMMLENS_COLLECTORS", "all"}, {"COMMLENS_KERNELS", "all"}},
                                 .timeout_seconds = 240,
                                 .ranks = kRanksOnGpus});
     EXPECT_EQ(result_.exit_code, 0) << what << ": " << result_.describe();

@@ -15,6 +15,7 @@
 #include "trace_database.hpp"
 
 #include <QTabWidget>
+#include <QTreeWidget>
 #include <QtTest>
 
 using namespace commlens::viewer;
@@ -63,7 +64,8 @@ INSERT INTO phases (rank, phase, start_ns, end_ns, pcontrol_level) VALUES (0, 1,
 
 // Two training steps on both ranks: phase 1 [2000, 6000) and phase 2 [6000, 8000) opened by
 // MPI_Pcontrol(2), phase 3 (tear-down) left open. Each rank spends 1000 ns in one MPI_Allreduce of
-// 64 B per step.
+// 64 B per step. Kernels were recorded in step 2 only: on each rank a compute kernel [6000, 7000)
+// and NCCL's [6500, 7500): compute 1 us, communication 1 us of which half overlapped, idle 0.5 us.
 constexpr const char* kSteps = R"sql(
 UPDATE phases SET end_ns = 2000 WHERE phase = 0;
 INSERT INTO phases (rank, phase, start_ns, end_ns, pcontrol_level) VALUES
@@ -72,6 +74,9 @@ INSERT INTO phases (rank, phase, start_ns, end_ns, pcontrol_level) VALUES
 INSERT INTO call_stats VALUES
   (0, 4, 0, 6, -1, 1, 1, 64, 64, 1000, 1000, 1000), (1, 4, 0, 6, -1, 1, 1, 64, 64, 1000, 1000, 1000),
   (0, 4, 0, 6, -1, 2, 1, 64, 64, 1000, 1000, 1000), (1, 4, 0, 6, -1, 2, 1, 64, 64, 1000, 1000, 1000);
+INSERT INTO kernel_recording VALUES (0, 6000, 8000), (1, 6000, 8000);
+INSERT INTO cuda_kernels VALUES (0, 6000, 7000, 0, 7, 'gemm', NULL, 1), (0, 6500, 7500, 0, 8, 'ncclDevKernel_AllReduce', NULL, 2),
+  (1, 6000, 7000, 0, 7, 'gemm', NULL, 1), (1, 6500, 7500, 0, 8, 'ncclDevKernel_AllReduce', NULL, 2);
 )sql";
 
 QString crafted_database(const QString& directory, const char* name, bool gpu, bool implementations,
@@ -269,6 +274,9 @@ private slots:
     test_support::open_shown(window, steps_);
     const auto& steps = *window.steps();
     QVERIFY2(steps.status().startsWith(QStringLiteral("2 steps on 2 ranks")), qPrintable(steps.status()));
+    QVERIFY2(steps.status().contains(QStringLiteral("GPU in steps 2: compute 1 us, communication 1 us (50 % "
+                                                    "overlapped), exposed 500 ns, idle 500 ns")),
+             qPrintable(steps.status()));
     const auto& bars = steps.chart().bars();
     QCOMPARE(bars.size(), std::size_t{2});
     // Step 1: 4 us, of which 1 us per rank in MPI_Allreduce; step 2: 2 us, 1 us of it in MPI.
@@ -437,6 +445,38 @@ private slots:
     QCOMPARE(summary.rank_chart().bars().size(), std::size_t{2});
     QCOMPARE(summary.rank_chart().bars()[0].total(), 400.0 + 40 + 3000);
     QCOMPARE(summary.rank_chart().bars()[0].segments.size(), std::size_t{3});
+  }
+
+  // The three-rank run of the report tests: in phase 0 rank 2 spends a second of its four in
+  // MPI_Barrier while the others work, so they lose a second waiting for rank 0 or 1.
+  void summaryOpensWithTheFindingsEachUnfoldingIntoItsEvidence() {
+    const auto imbalanced = QDir(directory_.path()).filePath(QStringLiteral("three-ranks.sqlite"));
+    {
+      test::TestDatabase database(imbalanced.toStdString());
+      test::fill_three_rank_run(database);
+    }
+    MainWindow window;
+    test_support::open_shown(window, imbalanced);
+    const auto& findings = window.summary()->findings();
+    // The finding, then what a summary-mode run without MPI_T could not be analysed for.
+    QCOMPARE(findings.topLevelItemCount(), 3);
+    QVERIFY(findings.topLevelItem(1)->text(0).startsWith(QStringLiteral("Not analysed: late sender")));
+    const auto* finding = findings.topLevelItem(0);
+    QVERIFY2(finding->text(0).startsWith(QStringLiteral("1. Load imbalance in phase 0: rank 0 works")),
+             qPrintable(finding->text(0)));
+    QCOMPARE(finding->text(2), QStringLiteral("load-imbalance@phase-0"));
+    QCOMPARE(finding->text(1), QStringLiteral("1 s, 2.5%"));
+    QVERIFY2(
+        finding->child(0)->text(0).startsWith(QStringLiteral("Evidence: rank 0 worked 4.000 s outside MPI")),
+        qPrintable(finding->child(0)->text(0)));
+    QVERIFY(finding->child(finding->childCount() - 1)->text(0).startsWith(QStringLiteral("Query: SELECT")));
+  }
+
+  void summaryOfARunWithoutFindingsSaysSoInOneLine() {
+    MainWindow window;
+    test_support::open_shown(window, gpu_);
+    const auto& findings = window.summary()->findings();
+    QCOMPARE(findings.topLevelItem(0)->text(0), QStringLiteral("No finding: no rule reached its threshold"));
   }
 
   void copyPathsListEachPathRankAndGpuWithBandwidth() {

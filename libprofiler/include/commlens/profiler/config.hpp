@@ -48,6 +48,23 @@ struct CollectorSet {
   bool nvtx = true;
 };
 
+// Which CUDA kernels the CUDA collector records one by one: none (off), those of the kernel steps
+// (steps) or every kernel (all). Once CUPTI has recorded kernels, every later launch of the process
+// costs more, also after the records are switched off (docs/performance.md): recording them is the
+// user's choice.
+enum class KernelRecording { Off, Steps, All };
+
+// Training steps, numbered from 1 in the order the program marks them (MPI_Pcontrol(2) or an NVTX
+// range named as COMMLENS_STEP_RANGE says), first to last inclusive.
+struct StepSpan {
+  std::uint32_t first = 0;
+  std::uint32_t last = 0;
+  bool operator==(const StepSpan&) const = default;
+};
+// "6-8,100" -> {{6, 8}, {100, 100}}; nullopt for anything else (empty, 0, a span that ends before
+// it starts, spans out of order or overlapping).
+std::optional<std::vector<StepSpan>> parse_step_spans(std::string_view text);
+
 struct Config {
   std::string output_directory = "commlens-output"; // COMMLENS_OUTPUT
   Mode mode = Mode::Summary;                        // COMMLENS_MODE=summary|trace
@@ -65,6 +82,13 @@ struct Config {
   // Under an MPI launcher, start at the first NCCL call when MPI_Init has not run yet, for jobs that
   // never call it (a PyTorch job started by mpirun); otherwise MPI_Init starts the profiler.
   bool start_at_nccl = false; // COMMLENS_START_AT_NCCL=1|0
+  // CUDA collector: per-kernel records (and the launch, memset and synchronisation records that go
+  // with them) only where they pay for themselves; copies are always recorded.
+  KernelRecording kernels = KernelRecording::Off; // COMMLENS_KERNELS=off|steps|all
+  std::vector<StepSpan> kernel_steps = {{6, 8}};  // COMMLENS_KERNEL_STEPS
+  // An NVTX range (default domain) whose name is this, alone or followed by a number ("step",
+  // "step 12", "step#12", case ignored), marks a training step like MPI_Pcontrol(2); empty: none.
+  std::string step_range = "step"; // COMMLENS_STEP_RANGE
   // MPI_T collector. Names of pvars to sample ('*' suffix: prefix match; "all", "none", "default").
   std::vector<std::string> pvars = split_names(kDefaultPvars); // COMMLENS_PVARS
   std::uint32_t pvar_period_ms = 100;                          // COMMLENS_PVAR_PERIOD_MS, 1..60000
@@ -122,6 +146,19 @@ struct Config {
 };
 
 const char* mode_name(Mode mode) noexcept;
+const char* kernel_recording_name(KernelRecording recording) noexcept;
+// "6-8,100" (the inverse of parse_step_spans). Inline: the CUDA plugin names the spans too, and
+// links nothing of the profiler.
+inline std::string step_spans_text(const std::vector<StepSpan>& spans) {
+  std::string text;
+  for (const StepSpan& span : spans) {
+    text += (text.empty() ? "" : ",") + std::to_string(span.first);
+    if (span.last != span.first) {
+      text += "-" + std::to_string(span.last);
+    }
+  }
+  return text;
+}
 const char* runtime_mode_name(RuntimeMode mode) noexcept;
 
 } // namespace commlens

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# What profiling costs PyTorch training with one GPU per rank: DDP over NCCL
+# (examples/dl/ddp_train.py) of each model in MODELS, without a profiler and under each variant,
+# interleaved in ROUNDS rounds (forwards, then backwards, so drift over minutes cancels). Each
+# variant's overhead in a round is its median step time against the unprofiled run of the same
+# round; printed: the median over rounds and the spread, for the median step and the mean step
+# (with COMMLENS_KERNELS=steps the mean includes the steps whose kernels are recorded one by one).
+#
+# usage: bench/dl_profiler_cost.sh BUILD_DIR
+# environment: GPUS (all, at most 8), MODELS ("resnet50 transformer"), ROUNDS (3), STEPS (40),
+#   WARMUP (5), LAUNCHER (torchrun | mpirun), PYTHON (python3), VARIANTS (default below):
+#     none            no profiler
+#     summary         commlens, default settings, summary mode (no kernel records)
+#     trace           commlens, default settings, trace mode
+#     kernel-steps    commlens summary with COMMLENS_KERNELS=steps (kernels of steps 6-8)
+#     all-kernels     commlens summary with COMMLENS_KERNELS=all (every kernel recorded)
+#     no-cupti        commlens summary with COMMLENS_COLLECTORS=pmpi,mpit,nvtx
+#     torch-profiler  torch.profiler, CPU and CUDA activities over every step
+set -euo pipefail
+build=$(realpath "${1:?usage: dl_profiler_cost.sh BUILD_DIR}")
+here=$(cd "$(dirname "$0")/.." && pwd)
+commlens=$build/cli/commlens
+python=${PYTHON:-python3}
+gpus=${GPUS:-$(nvidia-smi --list-gpus 2>/dev/null | wc -l)}
+((gpus > 8)) && gpus=8
+((gpus >= 1)) || { echo "dl_profiler_cost: no GPU" >&2; exit 1; }
+rounds=${ROUNDS:-3}
+variants=(${VARIANTS:-none summary trace kernel-steps all-kernels no-cupti torch-profiler})
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# run MODEL VARIANT -> "median_ms mean_ms"
+run() {
+  local model=$1 variant=$2 trainer_options=()
+  local trainer=("$here/examples/dl/ddp_train.py" --model "$model" --steps "${STEPS:-40}" --warmup "${WARMUP:-5}")
+  local job
+  if [[ ${LAUNCHER:-torchrun} == mpirun ]]; then
+    job=(mpirun -np "$gpus" --oversubscribe "$python" "${trainer[@]}")
+  else
+    job=("$python" -m torch.distributed.run --standalone --nproc_per_node "$gpus" "${trainer[@]}")
+  fi
+  local profiled=("$commlens" run --quiet --output "$work/out")
+  case $variant in
+  none) ;;
+  summary) job=("${profiled[@]}" --mode summary -- "${job[@]}") ;;
+  trace) job=("${profiled[@]}" --mode trace -- "${job[@]}") ;;
+  all-kernels) job=(env COMMLENS_KERNELS=all "${profiled[@]}" --mode summary -- "${job[@]}") ;;
+  kernel-steps) job=(env COMMLENS_KERNELS=steps "${profiled[@]}" --mode summary -- "${job[@]}") ;;
+  no-cupti) job=("${profiled[@]}" --mode summary --collectors pmpi,mpit,nvtx -- "${job[@]}") ;;
+  torch-profiler) job+=(--torch-profiler) ;;
+  *) echo "dl_profiler_cost: unknown variant $variant" >&2; exit 2 ;;
+  esac
+  rm -rf "$work/out"
+  "${job[@]}" >"$work/log" 2>&1 || { tail -30 "$work/log" >&2; return 1; }
+  [[ -n ${SHOW_STEPS:-} ]] && sed -n "s/^steps (ms)/$model $variant step ms/p" "$work/log" >&2
+  grep '^DDP_TRAIN ' "$work/log" | tail -1 | cut -c11- |
+    "$python" -c 'import json, sys; f = json.load(sys.stdin); print("%.3f %.3f" % (f["median_ms"], f["mean_ms"]))'
+}
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+spread() { tr ' ' '\n' | grep -v '^$' | sort -g | awk 'NR==1{lo=$1} {hi=$1} END {printf "%+.2f%% to %+.2f%%", lo, hi}'; }
+
+echo "dl_profiler_cost: DDP, $gpus GPUs ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)), ${LAUNCHER:-torchrun}, $rounds rounds, ${WARMUP:-5} + ${STEPS:-40} steps"
+for model in ${MODELS:-resnet50 transformer}; do
+  declare -A medians=() means=() over_median=() over_mean=()
+  for ((round = 0; round < rounds; ++round)); do
+    order=("${variants[@]}")
+    ((round % 2 == 1)) && order=($(printf '%s\n' "${variants[@]}" | tac))
+    declare -A this_median=() this_mean=()
+    for variant in "${order[@]}"; do
+      read -r this_median[$variant] this_mean[$variant] < <(run "$model" "$variant")
+    done
+    line="$model round $((round + 1)):"
+    for variant in "${variants[@]}"; do
+      medians[$variant]+="${this_median[$variant]} "
+      means[$variant]+="${this_mean[$variant]} "
+      over_median[$variant]+="$(awk -v v="${this_median[$variant]}" -v b="${this_median[none]}" 'BEGIN {printf "%.3f", (v / b - 1) * 100}') "
+      over_mean[$variant]+="$(awk -v v="${this_mean[$variant]}" -v b="${this_mean[none]}" 'BEGIN {printf "%.3f", (v / b - 1) * 100}') "
+      line+=" $variant ${this_median[$variant]} ms"
+    done
+    echo "$line" >&2 # progress
+  done
+  printf '%-12s %-15s %12s %26s %12s %26s\n' model variant "median step" "median-step overhead" "mean step" "mean-step overhead"
+  for variant in "${variants[@]}"; do
+    printf '%-12s %-15s %9.2f ms %+7.2f%% (%s) %9.2f ms %+7.2f%% (%s)\n' "$model" "$variant" \
+      "$(median <<<"${medians[$variant]}")" "$(median <<<"${over_median[$variant]}")" "$(spread <<<"${over_median[$variant]}")" \
+      "$(median <<<"${means[$variant]}")" "$(median <<<"${over_mean[$variant]}")" "$(spread <<<"${over_mean[$variant]}")"
+  done
+  unset medians means over_median over_mean
+done
