@@ -75,8 +75,8 @@ std::vector<RankFile> find_rank_files(const std::vector<std::string>& directorie
   const auto twice = std::adjacent_find(
       files.begin(), files.end(), [](const RankFile& a, const RankFile& b) { return a.rank == b.rank; });
   if (twice != files.end()) {
-    throw MergeError(fmt::format("rank {} has a file in two folders: {} and {}", twice->rank,
-                                 twice->path, std::next(twice)->path));
+    throw MergeError(fmt::format("rank {} has a file in two folders: {} and {}", twice->rank, twice->path,
+                                 std::next(twice)->path));
   }
   return files;
 }

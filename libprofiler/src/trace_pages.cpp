@@ -125,8 +125,7 @@ void TraceExtentTotals::add(const TraceExtent& extent) {
 std::vector<RankTracePages::Report> encode_trace_pages_in(const std::string& directory) {
   // One rank file open at a time: a folder of thousands of them would run out of descriptors.
   const std::vector<RankFile> files = find_rank_files(directory);
-  const std::int64_t origin =
-      RankTracePages(files.front().path, files.front().rank).clock_origin_ns();
+  const std::int64_t origin = RankTracePages(files.front().path, files.front().rank).clock_origin_ns();
   TraceExtentTotals extents;
   for (const RankFile& file : files) {
     extents.add(RankTracePages(file.path, file.rank).extent(origin));
