@@ -46,7 +46,9 @@ void report_unmerged_run(const Profiler& profiler, const Config& config) {
   }
 }
 
-void merge_rank_files(const Config& config) {
+} // namespace
+
+void merge_run_in_one_process(const Config& config) {
   try {
     MergeOptions options;
     options.directory = config.output_directory;
@@ -69,8 +71,6 @@ void merge_rank_files(const Config& config) {
   }
 }
 
-} // namespace
-
 // On each job's rank 0, once the job's rank files are closed. Only the last job of the run to
 // finish merges: the others' files may still be open.
 void finish_job_and_merge_if_last(const Config& config, const ProcessIdentity& identity) {
@@ -79,7 +79,7 @@ void finish_job_and_merge_if_last(const Config& config, const ProcessIdentity& i
   }
   const auto merge = [&config] {
     if (config.merge_at_finalize) {
-      merge_rank_files(config);
+      merge_run_in_one_process(config);
     }
   };
   try {

@@ -16,4 +16,8 @@ void record_lifecycle_call(Profiler& profiler, FunctionId function, MPI_Comm com
 // when it returns.
 void finish_profiling(Profiler* profiler);
 
+// The run's merge in one process, as its last job's rank 0 does (finalize.cpp): every rank file of
+// the output folder, whichever job wrote it; says what the database holds.
+void merge_run_in_one_process(const Config& config);
+
 } // namespace commlens::pmpi

@@ -1,6 +1,7 @@
 #include "finalize_merge.hpp"
 
 #include "file_transfer.hpp"
+#include "finalize.hpp"
 #include "part_handover.hpp"
 
 #include "commlens/profiler/job_registry.hpp"
@@ -164,14 +165,18 @@ private:
     }
   }
 
-  // Rank 0: returns whether the database holds every rank of the job. The registry is told the job
-  // finished; should another job of the run still run (it joined after this job decided to merge
-  // as a tree), nothing is merged here: that job's merge takes the rank files of rank 0's folder,
-  // this job's included, and every folder keeps its rank files.
+  // Rank 0: returns whether the database holds every rank of the job. A job spawned after this one
+  // chose the tree (its processes claim their ranks once MPI_Init has connected them) makes this a
+  // run of several jobs: the last of them to finish merges every rank file of rank 0's folder in
+  // one process, as in any such run, and every folder keeps its rank files.
   std::int64_t merge_into_run_database() {
     const Config& config = job_.config;
     bool complete = false;
     const auto merge = [&] {
+      if (read_jobs(config.output_directory).size() > 1) {
+        merge_run_in_one_process(config);
+        return;
+      }
       try {
         MergeOptions options;
         options.directory = config.output_directory;
