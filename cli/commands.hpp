@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace commlens::cli {
 
@@ -30,9 +31,12 @@ void add_check_command(CLI::App& app, int& exit_status);
 void add_export_command(CLI::App& app, int& exit_status);
 void add_tune_command(CLI::App& app, int& exit_status);
 
-// Merges the rank files of `directory` with a progress line when stderr is a terminal, and prints
-// what was merged and what the run lost. The rank files are removed after a merge that took every
+// Merges the rank files of `directories` (one run: a folder, or one per node) with a progress line
+// when stderr is a terminal, and prints what was merged and what the run lost. The output defaults
+// to the first folder's commlens.sqlite. The rank files are removed after a merge that took every
 // rank unless keep_rank_files or COMMLENS_KEEP_RANK_FILES=1. Throws MergeError.
+MergeResult merge_with_progress(const std::vector<std::string>& directories, const std::string& output_path,
+                                bool keep_rank_files);
 MergeResult merge_with_progress(const std::string& directory, const std::string& output_path,
                                 bool keep_rank_files);
 

@@ -1,10 +1,9 @@
-// `commlens merge DIR [-o OUT]`: what rank 0 does at MPI_Finalize, for runs where it could not
-// (ranks on separate file systems, a crashed job).
+// `commlens merge DIR... [-o OUT]`: what rank 0 does at MPI_Finalize, for runs where it could not
+// (a crashed job, a job without MPI whose nodes each wrote into a folder of their own).
 #include "commands.hpp"
 #include "commlens/profiler/config.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <unistd.h>
 
@@ -20,8 +19,14 @@ bool keep_rank_files_by_environment() {
 
 MergeResult merge_with_progress(const std::string& directory, const std::string& output_path,
                                 bool keep_rank_files) {
+  return merge_with_progress(std::vector<std::string>{directory}, output_path, keep_rank_files);
+}
+
+MergeResult merge_with_progress(const std::vector<std::string>& directories, const std::string& output_path,
+                                bool keep_rank_files) {
   MergeOptions options;
-  options.directory = directory;
+  options.directory = directories.front();
+  options.more_directories.assign(directories.begin() + 1, directories.end());
   options.output_path = output_path;
   options.remove_rank_files = !keep_rank_files && !keep_rank_files_by_environment();
   const bool terminal = isatty(STDERR_FILENO) == 1;
@@ -38,27 +43,31 @@ MergeResult merge_with_progress(const std::string& directory, const std::string&
              result.calls);
   if (!result.missing_ranks.empty())
     fmt::print(stderr, "commlens: warning: no readable file for ranks {}\n",
-               fmt::join(result.missing_ranks, ", "));
+               describe_ranks(result.missing_ranks));
   if (const auto losses = describe_losses(result); !losses.empty())
     fmt::print(stderr, "commlens: WARNING: {}\n", losses);
   return result;
 }
 
 void add_merge_command(CLI::App& app, int& exit_status) {
-  auto directory = std::make_shared<std::string>();
+  auto directories = std::make_shared<std::vector<std::string>>();
   auto output = std::make_shared<std::string>();
   auto* command =
       app.add_subcommand("merge", "Merge the per-rank files of a run (rank-NNNNN.sqlite) into one "
                                   "database");
-  command->add_option("directory", *directory, "The run's output directory")->required();
+  command
+      ->add_option(
+          "directories", *directories,
+          "The run's output directory, or one per node where the nodes wrote into folders of their own")
+      ->required();
   auto keep = std::make_shared<bool>(false);
-  command->add_option("-o,--output", *output, "Merged database (default: DIR/commlens.sqlite)");
+  command->add_option("-o,--output", *output, "Merged database (default: the first DIR's commlens.sqlite)");
   command->add_flag(
       "--keep-rank-files", *keep,
       "Keep the rank files after a merge that took every rank (also COMMLENS_KEEP_RANK_FILES=1)");
-  command->footer("Exit status:\n  0  merged\n  2  no rank files in DIRECTORY, or the merge failed");
-  command->callback([directory, output, keep, &exit_status] {
-    merge_with_progress(*directory, *output, *keep);
+  command->footer("Exit status:\n  0  merged\n  2  no rank files in a DIRECTORY, or the merge failed");
+  command->callback([directories, output, keep, &exit_status] {
+    merge_with_progress(*directories, *output, *keep);
     exit_status = kSuccess;
   });
 }

@@ -34,9 +34,10 @@ struct CollectorLifecycle {
 // Every collector linked into libcommlens.so besides the PMPI collector, in start order.
 std::span<const CollectorLifecycle> linked_collectors();
 
-// What lifecycle.cpp also lends a collector that starts the profiler without MPI: the run's
-// functions table (MPI's, then the linked collectors'), the process's command line, and a job's
-// end at rank 0 (marks it finished in the run's registry; the last job to finish merges).
+// What the PMPI collector (lifecycle.cpp, finalize.cpp) also lends a collector that starts the
+// profiler without MPI: the run's functions table (MPI's, then the linked collectors'), the
+// process's command line, and a job's end at rank 0 (marks it finished in the run's registry; the
+// last job to finish merges).
 std::vector<FunctionDescription> run_functions();
 std::string command_line();
 void finish_job_and_merge_if_last(const Config& config, const ProcessIdentity& identity);

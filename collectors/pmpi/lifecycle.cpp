@@ -2,20 +2,18 @@
 // stops and switches phases. Nothing happens before MPI_Init, so processes that never initialise
 // MPI (mpirun, shell scripts) are untouched.
 #include "call_recording.hpp"
-#include "clock_alignment.hpp"
 #include "collector_hooks.hpp"
 #include "collector_registration.hpp"
 #include "datatype_catalog.hpp"
 #include "detached_requests.hpp"
 #include "device_staging.hpp"
-#include "finalize_pages.hpp"
+#include "finalize.hpp"
 #include "function_ids.hpp"
 #include "function_table.hpp"
 #include "launcher_job_key.hpp"
 #include "phase_marks.hpp"
 
 #include "commlens/profiler/job_registry.hpp"
-#include "commlens/profiler/merge.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -81,15 +79,6 @@ void store_run_values(Profiler& profiler, int thread_level) {
   profiler.set_run_value("start_time_utc", utc_now());
 }
 
-// MPI_Init, MPI_Finalize and MPI_Abort, timed where the collectors cannot take part (call_recording.hpp).
-// Init and finalize are collective over MPI_COMM_WORLD, so reports place their time there.
-void record_lifecycle_call(Profiler& profiler, FunctionId function, MPI_Comm comm, std::uint64_t start_ticks,
-                           std::uint64_t end_ticks) {
-  CallRecording call(profiler, function, start_ticks, end_ticks);
-  call.set_communicator(comm);
-  call.record();
-}
-
 // This job's block of run ranks (job_registry.hpp). Where the launcher names the job, every process
 // claims on its own and nothing is exchanged; else rank 0 claims and tells the others. Without a
 // claim (unwritable folder) job stays -1: the process keeps no rank file, as a spawned job would
@@ -102,7 +91,9 @@ void take_place_in_run(const std::string& output_directory, ProcessIdentity& ide
                        claim_key);
     } catch (const std::runtime_error& error) {
       std::fprintf(stderr, "commlens: cannot register the job in %s; running unprofiled\n", error.what());
-      return JobEntry{-1, 0};
+      JobEntry unclaimed;
+      unclaimed.job = -1;
+      return unclaimed;
     }
   };
   int place[2] = {-1, 0}; // job, first run rank
@@ -191,28 +182,14 @@ void start_profiling(int thread_level, FunctionId init_function, ClockReading in
   profiler->add_overhead("init", 1, monotonic_ns() - began, thread_cpu_ns() - began_cpu);
 }
 
-// Without the merge rank 0 has no database to read the ranks' losses from: the ranks add them up
-// (every rank has the same setting, so every rank takes part).
-void report_unmerged_run(const Profiler& profiler, const Config& config) {
-  const Profiler::Losses mine = profiler.losses();
-  std::uint64_t local[2] = {mine.dropped_events, mine.summary_overflow};
-  std::uint64_t total[2] = {0, 0};
-  PMPI_Reduce(local, total, 2, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-  if (profiler.identity().world_rank != 0) {
-    return;
-  }
-  MergeResult run;
-  run.world_size = profiler.identity().world_size;
-  run.dropped_events = total[0];
-  run.summary_overflow = total[1];
-  const std::string losses = describe_losses(run);
-  if (!config.quiet || !losses.empty()) {
-    std::fprintf(stderr, "commlens: %d ranks profiled -> %s (rank files, not merged)%s%s\n", run.world_size,
-                 config.output_directory.c_str(), losses.empty() ? "" : "; WARNING: ", losses.c_str());
-  }
-}
-
 } // namespace
+
+void record_lifecycle_call(Profiler& profiler, FunctionId function, MPI_Comm comm, std::uint64_t start_ticks,
+                           std::uint64_t end_ticks) {
+  CallRecording call(profiler, function, start_ticks, end_ticks);
+  call.set_communicator(comm);
+  call.record();
+}
 
 std::string command_line() {
   std::ifstream file("/proc/self/cmdline", std::ios::binary);
@@ -235,54 +212,6 @@ std::vector<FunctionDescription> run_functions() {
     }
   }
   return functions;
-}
-
-static void merge_rank_files(const Config& config) {
-  try {
-    MergeOptions options{config.output_directory, "", nullptr};
-    options.remove_rank_files = !config.keep_rank_files;
-    const MergeResult result = merge_rank_databases(options);
-    // A loss is said even when quiet: the database alone would not show it.
-    const std::string losses = describe_losses(result);
-    if (!config.quiet || !losses.empty()) {
-      const std::string jobs = result.jobs > 1 ? " in " + std::to_string(result.jobs) + " jobs" : "";
-      std::fprintf(stderr, "commlens: %zu ranks profiled%s -> %s%s%s\n", result.merged_ranks.size(),
-                   jobs.c_str(), result.output_path.c_str(),
-                   losses.empty() ? "" : "; WARNING: ", losses.c_str());
-    }
-    if (!result.missing_ranks.empty()) {
-      std::string missing;
-      for (const int rank : result.missing_ranks) {
-        missing += (missing.empty() ? "" : ",") + std::to_string(rank);
-      }
-      std::fprintf(stderr, "commlens: warning: no rank file for ranks %s\n", missing.c_str());
-    }
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "commlens: merging the rank databases failed: %s\n", error.what());
-  }
-}
-
-// On each job's rank 0, once the job's rank files are closed. Only the last job of the run to
-// finish merges: the others' files may still be open.
-void finish_job_and_merge_if_last(const Config& config, const ProcessIdentity& identity) {
-  if (identity.world_rank != 0) {
-    return;
-  }
-  const auto merge = [&config] {
-    if (config.merge_at_finalize) {
-      merge_rank_files(config);
-    }
-  };
-  try {
-    if (!finish_job(config.output_directory, identity.job, merge) && config.merge_at_finalize &&
-        !config.quiet) {
-      std::fprintf(stderr, "commlens: job %d finished; the run's last job to finish merges\n", identity.job);
-    }
-  } catch (const std::runtime_error& error) {
-    std::fprintf(stderr, "commlens: cannot mark job %d finished in %s; merging now\n", identity.job,
-                 error.what());
-    merge();
-  }
 }
 
 } // namespace commlens::pmpi
@@ -315,69 +244,8 @@ extern "C" COMMLENS_EXPORT int MPI_Init_thread(int* argc, char*** argv, int requ
 }
 
 extern "C" COMMLENS_EXPORT int MPI_Finalize() {
-  Profiler* const profiler = Profiler::active();
-  if (profiler == nullptr) {
-    return PMPI_Finalize();
-  }
-  using namespace commlens::pmpi;
-  const std::uint64_t entered = commlens::now_ticks();
-  const std::uint64_t began = commlens::monotonic_ns();
-  // The ranks' only clock exchange (MPI_Init has none, so no rank waits for another there). On a
-  // private duplicate: the application may still have receives posted on MPI_COMM_WORLD.
-  MPI_Comm clock_comm = MPI_COMM_NULL;
-  PMPI_Comm_dup(MPI_COMM_WORLD, &clock_comm);
-  const commlens::ProcessIdentity& started = profiler->identity();
-  const std::int64_t rate_ppb =
-      rate_against_monotonic_ppb(profiler->clock(), {started.mpi_init_ticks, started.mpi_init_ns});
-  const ClockSample final_clock = measure_clock_offset(clock_comm, profiler->clock(), rate_ppb);
-  PMPI_Comm_free(&clock_comm);
-  profiler->set_clock_alignment(alignment_at_init(final_clock, rate_ppb, profiler->init_ns()));
-  profiler->add_overhead("finalize", 1, commlens::monotonic_ns() - began);
-  detached_requests::finish_all(); // freed requests still in flight: MPI completes them now
-  // Pinned images, freed while the runtime's CUDA calls still serve; the run table says how much.
-  if (const staged_requests::PinnedUsage pinned = staged_requests::release_all(); pinned.peak_bytes > 0) {
-    profiler->set_run_value("host_staging_memory",
-                            std::to_string(pinned.peak_bytes >> 10) + " KiB pinned at most, " +
-                                std::to_string(pinned.left_bytes >> 10) + " KiB after finalize");
-  }
-  // The call as far as commlens can store it: PMPI_Finalize itself runs after the rank file closed.
-  record_lifecycle_call(*profiler, fn::MPI_Finalize, MPI_COMM_WORLD, entered, commlens::now_ticks());
-  // Last started, first finished: the runtime's last copies and its IPC closes happen while the
-  // CUDA collector still records them (ipc_events then shows every mapping closed).
-  for (const CollectorSlot& slot : std::views::reverse(collector_hooks().slots)) {
-    if (slot.finalize != nullptr) {
-      slot.finalize();
-    }
-  }
-  for (const CollectorLifecycle& collector : linked_collectors()) {
-    if (collector.finished != nullptr) {
-      collector.finished();
-    }
-  }
-  const commlens::Config config = profiler->config();
-  const commlens::ProcessIdentity identity = profiler->identity();
-  const int kept_file = profiler->keeps_rank_file() ? 1 : 0;
-  const std::string rank_file = profiler->stop();
-  // While the merge would wait for the last rank anyway, every rank turns its own chunks into the
-  // merged file's pages, so that the merge copies them.
-  encode_trace_pages_at_finalize(config, identity, rank_file, kept_file != 0);
-  // Every rank file of the job is closed before rank 0 goes on; the count is the start-up check
-  // MPI_Init no longer makes.
-  int files_kept = 0;
-  PMPI_Allreduce(&kept_file, &files_kept, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (files_kept == 0) {
-    return PMPI_Finalize(); // every rank said why it kept nothing
-  }
-  if (!config.merge_at_finalize) {
-    report_unmerged_run(*profiler, config);
-  }
-  if (identity.job >= 0) {
-    finish_job_and_merge_if_last(config, identity);
-  } else if (identity.world_rank == 0) {
-    std::fprintf(stderr,
-                 "commlens: %d of %d ranks kept their files in %s; this job is not registered there, "
-                 "run `commlens merge` on that folder\n",
-                 files_kept, identity.world_size, config.output_directory.c_str());
+  if (Profiler* const profiler = Profiler::active()) {
+    commlens::pmpi::finish_profiling(profiler);
   }
   return PMPI_Finalize();
 }

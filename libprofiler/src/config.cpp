@@ -206,6 +206,21 @@ const std::vector<Setting>& settings() {
       {"COMMLENS_RANK_PAGES", std::string(kBoolValues),
        [](Config& c, const std::string& v) { return store(parse_bool(v), c.rank_pages); },
        [](const Config& c) { return bool_text(c.rank_pages); }},
+      {"COMMLENS_SHARED_OUTPUT", "auto, yes, no",
+       [](Config& c, const std::string& v) {
+         const bool known = v == "auto" || v == "yes" || v == "no";
+         if (known) {
+           c.shared_output = v == "yes"  ? SharedOutput::Yes
+                             : v == "no" ? SharedOutput::No
+                                         : SharedOutput::Auto;
+         }
+         return known;
+       },
+       [](const Config& c) {
+         return std::string(c.shared_output == SharedOutput::Yes  ? "yes"
+                            : c.shared_output == SharedOutput::No ? "no"
+                                                                  : "auto");
+       }},
       {"COMMLENS_START_AT_NCCL", std::string(kBoolValues),
        [](Config& c, const std::string& v) { return store(parse_bool(v), c.start_at_nccl); },
        [](const Config& c) { return bool_text(c.start_at_nccl); }},

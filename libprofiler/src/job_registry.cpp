@@ -15,11 +15,24 @@
 #include <sstream>
 #include <stdexcept>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace commlens {
 
 namespace {
+
+// The registry this thread holds locked, -1 for none. An flock belongs to the open file, so the
+// merge that finish_job runs under the lock would wait forever for read_jobs' own lock on a second
+// open of the same file: read_jobs takes none on the file this thread holds (and is not writing).
+thread_local int registry_locked_here = -1;
+
+bool same_file(int a, int b) {
+  struct stat first {};
+  struct stat second {};
+  return fstat(a, &first) == 0 && fstat(b, &second) == 0 && first.st_dev == second.st_dev &&
+         first.st_ino == second.st_ino;
+}
 
 // The registry file, open and flock'ed for as long as the object lives.
 class LockedRegistry {
@@ -34,8 +47,13 @@ public:
       }
       throw std::runtime_error(fmt::format("{}: {}", path_, reason));
     }
+    outer_lock_ = registry_locked_here;
+    registry_locked_here = fd_;
   }
-  ~LockedRegistry() { close(fd_); } // closing releases the lock
+  ~LockedRegistry() {
+    registry_locked_here = outer_lock_;
+    close(fd_); // releases the lock
+  }
   LockedRegistry(const LockedRegistry&) = delete;
   LockedRegistry& operator=(const LockedRegistry&) = delete;
 
@@ -84,6 +102,7 @@ public:
 private:
   std::string path_;
   int fd_;
+  int outer_lock_ = -1; // the registry this thread held before, if any
 };
 
 bool process_alive(const JobEntry& entry) {
@@ -153,11 +172,25 @@ bool finish_job(const std::string& directory, int job, const std::function<void(
 }
 
 std::vector<JobEntry> read_jobs(const std::string& directory) {
-  // Unlocked: the merge runs after the jobs ended, and may read a folder it cannot write to.
-  std::ifstream file(std::filesystem::path(directory) / kJobRegistryName);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return LockedRegistry::parse(text.str());
+  // Read-only (the merge may read a folder it cannot write to), under a shared lock: a job that
+  // rewrites the file (truncates, then writes) while another job's rank 0 reads it at
+  // MPI_Finalize would otherwise show it no job at all.
+  const std::string path = (std::filesystem::path(directory) / kJobRegistryName).string();
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return {};
+  }
+  if (!same_file(fd, registry_locked_here)) {
+    flock(fd, LOCK_SH); // a file system without locks is read as it is
+  }
+  std::string text;
+  char buffer[4096];
+  for (ssize_t got = pread(fd, buffer, sizeof buffer, 0); got > 0;
+       got = pread(fd, buffer, sizeof buffer, static_cast<off_t>(text.size()))) {
+    text.append(buffer, static_cast<std::size_t>(got));
+  }
+  close(fd); // releases the lock
+  return LockedRegistry::parse(text);
 }
 
 } // namespace commlens

@@ -14,7 +14,6 @@
 namespace commlens {
 
 namespace fs = std::filesystem;
-namespace {
 
 // A rank killed before it closed its file leaves its journal beside it, holding the pages of a
 // flush it did not finish (files of older versions: a WAL, which a read-only attach would leave
@@ -45,8 +44,6 @@ void check_rank_file(SqliteDatabase& merged, const std::filesystem::path& path) 
   }
 }
 
-} // namespace
-
 std::vector<RankFile> find_rank_files(const fs::path& directory) {
   std::error_code error;
   if (!fs::is_directory(directory, error)) {
@@ -58,13 +55,29 @@ std::vector<RankFile> find_rank_files(const fs::path& directory) {
     std::smatch match;
     const std::string name = entry.path().filename().string();
     if (std::regex_match(name, match, pattern)) {
-      files.push_back(RankFile{std::stoi(match[1].str()), entry.path()});
+      files.push_back(RankFile{std::stoi(match[1].str()), entry.path().string()});
     }
   }
   if (files.empty()) {
     throw MergeError(fmt::format("{}: no rank files (rank-NNNNN.sqlite) to merge", directory.string()));
   }
   std::sort(files.begin(), files.end(), [](const RankFile& a, const RankFile& b) { return a.rank < b.rank; });
+  return files;
+}
+
+std::vector<RankFile> find_rank_files(const std::vector<std::string>& directories) {
+  std::vector<RankFile> files;
+  for (const std::string& directory : directories) {
+    const std::vector<RankFile> found = find_rank_files(fs::path(directory));
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  std::sort(files.begin(), files.end(), [](const RankFile& a, const RankFile& b) { return a.rank < b.rank; });
+  const auto twice = std::adjacent_find(
+      files.begin(), files.end(), [](const RankFile& a, const RankFile& b) { return a.rank == b.rank; });
+  if (twice != files.end()) {
+    throw MergeError(fmt::format("rank {} has a file in two folders: {} and {}", twice->rank, twice->path,
+                                 std::next(twice)->path));
+  }
   return files;
 }
 
@@ -98,7 +111,7 @@ MergePlan plan_merge(SqliteDatabase& merged, const std::vector<RankFile>& files,
     try {
       attach_rank_file(merged, file.path);
     } catch (const SqliteError& error) {
-      std::fprintf(stderr, "commlens: skipping %s: %s\n", file.path.string().c_str(), error.what());
+      std::fprintf(stderr, "commlens: skipping %s: %s\n", file.path.c_str(), error.what());
       plan.unreadable_ranks.push_back(file.rank);
       continue;
     }
@@ -112,13 +125,13 @@ MergePlan plan_merge(SqliteDatabase& merged, const std::vector<RankFile>& files,
       const auto extent = recorded ? *recorded : TraceMaterializer(merged, "src", file.rank, map).extent();
       calls += extent.calls_at_most;
       if (extent.span) {
-        plan.rank_spans.push_back(*extent.span);
+        plan.rank_spans.add(*extent.span);
       }
       plan.has_row_tables |=
           attached_has_rows(merged, "mpi_calls") || attached_has_rows(merged, "mpi_requests");
       plan.ranks.push_back(PlannedRank{file, map});
     } catch (const SqliteError& error) {
-      std::fprintf(stderr, "commlens: skipping %s: %s\n", file.path.string().c_str(), error.what());
+      std::fprintf(stderr, "commlens: skipping %s: %s\n", file.path.c_str(), error.what());
       plan.unreadable_ranks.push_back(file.rank);
     } catch (const MergeError& error) {
       std::fprintf(stderr, "commlens: skipping %s\n", error.what());

@@ -18,7 +18,8 @@ namespace commlens {
 
 struct RankFile {
   int rank;
-  std::filesystem::path path;
+  std::string path; // a string, not a std::filesystem::path (which keeps its parsed components):
+                    // the merge keeps one per rank
 };
 
 struct PlannedRank {
@@ -29,14 +30,22 @@ struct PlannedRank {
 struct MergePlan {
   std::vector<PlannedRank> ranks;        // readable, in rank order
   std::vector<int> unreadable_ranks;     // skipped, with a message on stderr
-  std::vector<TileSpan> rank_spans;      // of the readable ranks with calls
+  TileSpanTotals rank_spans;             // of the readable ranks with calls
   std::vector<std::int64_t> tile_widths; // timeline_tile_levels.tile_ns, finest first
   bool has_row_tables = false;           // a file holds call or request rows (older versions)
 };
 
-// The rank files (rank-NNNNN.sqlite) in `directory`, in rank order. Throws MergeError when there
-// are none.
+// The rank files (rank-NNNNN.sqlite) in `directories`, in rank order. Throws MergeError when there
+// are none, or when two folders hold a file of one rank.
+std::vector<RankFile> find_rank_files(const std::vector<std::string>& directories);
 std::vector<RankFile> find_rank_files(const std::filesystem::path& directory);
+
+// A rank killed before it closed its file leaves its journal beside it; this rolls that flush back
+// (merge_plan.cpp says how).
+void settle_journal(const std::filesystem::path& path);
+
+// Throws MergeError naming `path` unless the file attached as "src" is a rank file this version reads.
+void check_rank_file(SqliteDatabase& merged, const std::filesystem::path& path);
 
 // A rank's clock as its ranks row holds it.
 struct RankClock {

@@ -90,6 +90,14 @@ bool integer_affinity(std::string type) {
 
 } // namespace
 
+PageShape page_shape_of(const std::string& path) {
+  const Header header = read_header(File(path, O_RDONLY));
+  if (std::memcmp(header.bytes.data(), "SQLite format 3", 16) != 0) {
+    throw SqliteError(path + ": not a SQLite 3 file");
+  }
+  return {header.page_size(), header.page_size() - header.reserved()};
+}
+
 std::unique_ptr<SqliteBulkLoader>
 SqliteBulkLoader::open(const SqliteDatabase& db, const std::vector<std::string>& names, std::string& why) {
   const auto refuse = [&why](std::string reason) {
@@ -212,6 +220,21 @@ void SqliteBulkLoader::append(std::size_t index, std::int64_t rowid, std::span<c
   }
   table.first_rowid = table.first_rowid.value_or(rowid);
   table.last_rowid = rowid;
+}
+
+bool SqliteBulkLoader::place(std::size_t index, std::int64_t rowid, std::span<const std::uint8_t> record) {
+  Table& table = tables_[index];
+  if (!table.last_rowid || rowid > *table.last_rowid) {
+    append(index, rowid, record);
+    return true;
+  }
+  // The leaf being filled starts above the last leaf written, whose largest rowid its parent's key is.
+  const bool after_written = table.leaves.empty() || rowid > table.leaves.back().max_rowid;
+  if (table.pending.empty() || !after_written || !table.pending.insert(rowid, record)) {
+    return false;
+  }
+  table.first_rowid = std::min(*table.first_rowid, rowid);
+  return true;
 }
 
 void SqliteBulkLoader::spill_pending(Table& table) {

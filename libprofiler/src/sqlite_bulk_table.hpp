@@ -30,6 +30,16 @@ struct BulkOrderError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A file's page size and the bytes of each page that b-tree pages use (less the reserved bytes):
+// leaves are copied only between files of one shape.
+struct PageShape {
+  std::size_t page_size = 0;
+  std::size_t usable_size = 0;
+  bool operator==(const PageShape&) const = default;
+};
+// The shape page 1's header gives; throws SqliteError naming the file when it is not a SQLite file.
+PageShape page_shape_of(const std::string& path);
+
 class SqliteBulkLoader {
 public:
   // Loads `tables` of db's main file: rowid tables with an INTEGER PRIMARY KEY and INTEGER
@@ -50,6 +60,10 @@ public:
   // Appends an encoded row. Throws BulkOrderError when rowid is not above the table's last.
   void append(std::size_t table, std::int64_t rowid, std::span<const std::uint8_t> record);
   void append(std::size_t table, std::span<const sqlite_pages::Value> row);
+  // Appends an encoded row, or puts one whose rowid is below the table's last into the leaf being
+  // filled, where it belongs when it lies above that leaf's first row and fits. False, with
+  // nothing written, otherwise: the caller inserts the row with SQL once the pages are in.
+  bool place(std::size_t table, std::int64_t rowid, std::span<const std::uint8_t> record);
   // The highest rowid appended to the table, if any.
   std::optional<std::int64_t> last_rowid(std::size_t table) const;
 
@@ -71,6 +85,7 @@ public:
   void append_leaves(const std::string& path, const SavedLeaves& saved);
   std::size_t page_size() const noexcept { return page_size_; }
   std::size_t usable_size() const noexcept { return usable_size_; }
+  PageShape shape() const noexcept { return {page_size_, usable_size_}; }
 
   // A point to return to: rollback() drops every row appended after mark() was taken.
   struct Mark;

@@ -111,10 +111,10 @@ std::size_t max_local_payload(std::size_t usable_size) {
 LeafPage::LeafPage(std::size_t page_size, std::size_t usable_size)
     : page_(page_size, 0), usable_size_(usable_size), content_start_(usable_size) {}
 
-bool LeafPage::add(std::int64_t rowid, std::span<const std::uint8_t> record) {
+bool LeafPage::write_cell(std::int64_t rowid, std::span<const std::uint8_t> record) {
   const std::size_t cell_size =
       varint_size(record.size()) + varint_size(static_cast<std::uint64_t>(rowid)) + record.size();
-  const std::size_t pointers_end = kLeafHeader + 2 * (cells_ + 1);
+  const std::size_t pointers_end = kLeafHeader + 2 * (rowids_.size() + 1);
   if (pointers_end + cell_size > content_start_) {
     return false;
   }
@@ -123,16 +123,40 @@ bool LeafPage::add(std::int64_t rowid, std::span<const std::uint8_t> record) {
   cell += write_varint(cell, record.size());
   cell += write_varint(cell, static_cast<std::uint64_t>(rowid));
   std::copy(record.begin(), record.end(), cell);
-  put_big_endian(&page_[kLeafHeader + 2 * cells_], content_start_, 2);
-  ++cells_;
-  last_rowid_ = rowid;
+  return true;
+}
+
+bool LeafPage::add(std::int64_t rowid, std::span<const std::uint8_t> record) {
+  if (!write_cell(rowid, record)) {
+    return false;
+  }
+  put_big_endian(&page_[kLeafHeader + 2 * rowids_.size()], content_start_, 2);
+  rowids_.push_back(rowid);
+  return true;
+}
+
+bool LeafPage::insert(std::int64_t rowid, std::span<const std::uint8_t> record) {
+  const auto at = std::lower_bound(rowids_.begin(), rowids_.end(), rowid);
+  if (at == rowids_.end()) {
+    return add(rowid, record);
+  }
+  if (*at == rowid || !write_cell(rowid, record)) {
+    return false;
+  }
+  // The pointers from the insertion point on move up one slot.
+  const auto index = static_cast<std::size_t>(at - rowids_.begin());
+  std::uint8_t* pointer = &page_[kLeafHeader + 2 * index];
+  std::copy_backward(pointer, &page_[kLeafHeader + 2 * rowids_.size()],
+                     &page_[kLeafHeader + 2 * (rowids_.size() + 1)]);
+  put_big_endian(pointer, content_start_, 2);
+  rowids_.insert(at, rowid);
   return true;
 }
 
 std::span<const std::uint8_t> LeafPage::bytes() {
   page_[0] = kTableLeaf;
   put_big_endian(&page_[1], 0, 2); // no freeblock
-  put_big_endian(&page_[3], cells_, 2);
+  put_big_endian(&page_[3], rowids_.size(), 2);
   put_big_endian(&page_[5], content_start_ == 65536 ? 0 : content_start_, 2); // 65536 is written 0
   page_[7] = 0;                                                               // no fragmented bytes
   return page_;
@@ -140,9 +164,8 @@ std::span<const std::uint8_t> LeafPage::bytes() {
 
 void LeafPage::clear() {
   std::fill(page_.begin(), page_.end(), 0);
-  cells_ = 0;
   content_start_ = usable_size_;
-  last_rowid_ = 0;
+  rowids_.clear();
 }
 
 std::size_t interior_capacity(std::size_t usable_size) {

@@ -31,25 +31,30 @@ void append_record(std::span<const Value> values, std::vector<std::uint8_t>& out
 std::size_t max_local_payload(std::size_t usable_size);
 
 // A table leaf page being filled with cells (varint payload size, varint rowid, record) from the
-// end of its usable space down, their pointers after the 8-byte header.
+// end of its usable space down, their pointers after the 8-byte header in rowid order.
 class LeafPage {
 public:
   LeafPage(std::size_t page_size, std::size_t usable_size);
-  // False when the cell does not fit (the page is full); the record must be within
-  // max_local_payload.
+  // Appends a cell whose rowid is above the page's last. False when the cell does not fit (the
+  // page is full); the record must be within max_local_payload.
   bool add(std::int64_t rowid, std::span<const std::uint8_t> record);
-  bool empty() const noexcept { return cells_ == 0; }
-  std::int64_t last_rowid() const noexcept { return last_rowid_; }
+  // Puts a cell among the page's cells in rowid order (the cells' content may lie in any order,
+  // their pointers may not). False when it does not fit or the page already holds the rowid.
+  bool insert(std::int64_t rowid, std::span<const std::uint8_t> record);
+  bool empty() const noexcept { return rowids_.empty(); }
+  std::int64_t first_rowid() const noexcept { return rowids_.empty() ? 0 : rowids_.front(); }
+  std::int64_t last_rowid() const noexcept { return rowids_.empty() ? 0 : rowids_.back(); }
   // The whole page, header written.
   std::span<const std::uint8_t> bytes();
   void clear();
 
 private:
+  // Writes the cell below the content written so far; false when it and one more pointer do not fit.
+  bool write_cell(std::int64_t rowid, std::span<const std::uint8_t> record);
   std::vector<std::uint8_t> page_;
   std::size_t usable_size_;
-  std::size_t cells_ = 0;
   std::size_t content_start_;
-  std::int64_t last_rowid_ = 0;
+  std::vector<std::int64_t> rowids_; // of the cells, in pointer order
 };
 
 // A child of an interior page: its page number and the largest rowid under it.

@@ -160,15 +160,16 @@ private:
 
 } // namespace
 
-std::vector<std::int64_t> choose_tile_widths(std::int64_t calls, const std::vector<TileSpan>& rank_spans) {
+void TileSpanTotals::add(const TileSpan& span) {
+  const auto length = std::max<std::int64_t>(span.end_ns - span.start_ns, 0);
+  total_ns += length;
+  longest_ns = std::max(longest_ns, length);
+}
+
+std::vector<std::int64_t> choose_tile_widths(std::int64_t calls, const TileSpanTotals& spans) {
   if (calls == 0)
     return {};
-  std::int64_t total_span = 0, longest_span = 0;
-  for (const TileSpan& rank_span : rank_spans) {
-    const auto span = std::max<std::int64_t>(rank_span.end_ns - rank_span.start_ns, 0);
-    total_span += span;
-    longest_span = std::max(longest_span, span);
-  }
+  const std::int64_t total_span = spans.total_ns, longest_span = spans.longest_ns;
   // In floating point: thousands of ranks running for a day overflow the product in 64 bits.
   const double finest = static_cast<double>(kMinMeanCallsPerFinestTile) * static_cast<double>(total_span) /
                         static_cast<double>(calls);
@@ -234,13 +235,13 @@ TimelineTileSummary TimelineTileBuilder::summary() const {
 }
 
 TimelineTileSummary build_timeline_tiles(SqliteDatabase& merged) {
-  std::vector<TileSpan> spans;
+  TileSpanTotals spans;
   {
     auto ranks = merged.prepare("SELECT rank FROM ranks");
     call_lanes::SqliteLaneProbe probe(merged);
     while (ranks.step()) {
       if (const auto span = call_lanes::rank_span(probe, ranks.column_int64(0)))
-        spans.push_back({span->start_ns, span->end_ns});
+        spans.add({span->start_ns, span->end_ns});
     }
   }
   TimelineTileBuilder tiles(merged,

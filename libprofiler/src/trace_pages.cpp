@@ -21,20 +21,15 @@ std::int64_t thread_cpu_ns() {
   return std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
 }
 
-void store_late_requests(const SqliteDatabase& db, const std::vector<RequestValues>& requests) {
-  auto insert = db.prepare("INSERT INTO trace_pages_late_requests VALUES (?,?,?,?,?,?,?,?,?)");
-  for (const RequestValues& request : requests) {
-    for (std::size_t column = 0; column < request.size(); ++column) {
-      insert.bind_integer(static_cast<int>(column) + 1, request[column]);
-    }
-    insert.run();
-  }
-}
-
 } // namespace
 
 std::string trace_pages_path(const std::string& rank_file) {
   return rank_file + "-pages";
+}
+
+std::int64_t rank_clock_origin_ns(const std::string& rank_file, int rank) {
+  const SqliteDatabase db(rank_file, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+  return read_rank_clock(db, "main", rank).origin_ns();
 }
 
 RankTracePages::RankTracePages(const std::string& rank_file, int rank)
@@ -65,7 +60,7 @@ RankTracePages::Extent RankTracePages::extent(std::int64_t origin_ns) {
 }
 
 RankTracePages::Report RankTracePages::encode(std::int64_t origin_ns,
-                                              const std::vector<std::int64_t>& tile_widths) {
+                                              const std::vector<std::int64_t>& tile_widths, EncodedBy by) {
   using Clock = std::chrono::steady_clock;
   const auto began = Clock::now();
   const std::int64_t began_cpu = thread_cpu_ns();
@@ -81,14 +76,14 @@ RankTracePages::Report RankTracePages::encode(std::int64_t origin_ns,
     if (!bulk) {
       throw SqliteError(path_ + ": its trace rows cannot be written as pages: " + why);
     }
-    std::vector<RequestValues> late_requests;
+    LateRows late_rows;
     { // the tiles' statements end before the commit
       TimelineTileBuilder tiles(*db_, tile_widths);
       TraceRowWriter rows(*db_, bulk.get(), &tiles);
       TraceMaterializer(*db_, "main", rank_, record.map).run(rows);
       rows.flush();
       record.calls = rows.calls();
-      late_requests = rows.take_late_requests();
+      late_rows = rows.take_late_rows();
     }
     record.page_size = static_cast<std::int64_t>(bulk->page_size());
     record.usable_size = static_cast<std::int64_t>(bulk->usable_size());
@@ -97,14 +92,16 @@ RankTracePages::Report RankTracePages::encode(std::int64_t origin_ns,
     record.page_check = trace_pages::page_check(pages_path, record.leaves.pages, bulk->page_size());
     db_->exec(trace_pages::kCreateTables);
     trace_pages::write_record(*db_, record);
-    store_late_requests(*db_, late_requests);
+    store_late_rows(*db_, trace_pages::kLateRows, late_rows);
     const std::int64_t wall_ns =
         extent_cost_.wall_ns +
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - began).count();
-    auto overhead =
-        db_->prepare("INSERT OR REPLACE INTO profiler_overhead VALUES (?, 'trace_pages', ?, ?, ?)");
-    overhead.bind(1, std::int64_t{rank_}).bind(2, static_cast<std::int64_t>(record.calls));
-    overhead.bind(3, wall_ns).bind(4, extent_cost_.cpu_ns + thread_cpu_ns() - began_cpu).run();
+    if (by == EncodedBy::Rank) {
+      auto overhead =
+          db_->prepare("INSERT OR REPLACE INTO profiler_overhead VALUES (?, 'trace_pages', ?, ?, ?)");
+      overhead.bind(1, std::int64_t{rank_}).bind(2, static_cast<std::int64_t>(record.calls));
+      overhead.bind(3, wall_ns).bind(4, extent_cost_.cpu_ns + thread_cpu_ns() - began_cpu).run();
+    }
     db_->exec("COMMIT");
   } catch (...) {
     if (sqlite3_get_autocommit(db_->get()) == 0) {
@@ -118,32 +115,25 @@ RankTracePages::Report RankTracePages::encode(std::int64_t origin_ns,
                     std::chrono::duration<double>(Clock::now() - began).count()};
 }
 
-std::vector<std::int64_t> tile_widths_for(const std::vector<RankTracePages::Extent>& extents) {
-  std::int64_t calls = 0;
-  std::vector<TileSpan> spans;
-  for (const RankTracePages::Extent& extent : extents) {
-    calls += extent.calls_at_most;
-    if (extent.span) {
-      spans.push_back(*extent.span);
-    }
+void TraceExtentTotals::add(const TraceExtent& extent) {
+  calls_at_most += extent.calls_at_most;
+  if (extent.span) {
+    spans.add(*extent.span);
   }
-  return choose_tile_widths(calls, spans);
 }
 
 std::vector<RankTracePages::Report> encode_trace_pages_in(const std::string& directory) {
-  std::vector<std::unique_ptr<RankTracePages>> ranks;
-  for (const RankFile& file : find_rank_files(directory)) {
-    ranks.push_back(std::make_unique<RankTracePages>(file.path.string(), file.rank));
+  // One rank file open at a time: a folder of thousands of them would run out of descriptors.
+  const std::vector<RankFile> files = find_rank_files(directory);
+  const std::int64_t origin = RankTracePages(files.front().path, files.front().rank).clock_origin_ns();
+  TraceExtentTotals extents;
+  for (const RankFile& file : files) {
+    extents.add(RankTracePages(file.path, file.rank).extent(origin));
   }
-  const std::int64_t origin = ranks.front()->clock_origin_ns();
-  std::vector<RankTracePages::Extent> extents;
-  for (const auto& rank : ranks) {
-    extents.push_back(rank->extent(origin));
-  }
-  const std::vector<std::int64_t> widths = tile_widths_for(extents);
+  const std::vector<std::int64_t> widths = extents.tile_widths();
   std::vector<RankTracePages::Report> reports;
-  for (const auto& rank : ranks) {
-    reports.push_back(rank->encode(origin, widths));
+  for (const RankFile& file : files) {
+    reports.push_back(RankTracePages(file.path, file.rank).encode(origin, widths));
   }
   return reports;
 }

@@ -10,8 +10,6 @@
 
 namespace commlens::trace_pages {
 
-namespace {
-
 using sqlite_pages::Child;
 
 // The leaves BLOB: 64-bit little-endian integers; per table: whether it has rows, its first and
@@ -78,8 +76,6 @@ std::optional<std::vector<SqliteBulkLoader::SavedTable>> decode_leaves(std::span
   }
   return tables;
 }
-
-} // namespace
 
 std::int64_t last_chunk(const SqliteDatabase& db, const std::string& schema) {
   return db.query_int64(fmt::format("SELECT coalesce(max(id), 0) FROM {}.trace_chunks", schema));

@@ -15,12 +15,15 @@
 
 namespace commlens::trace_pages {
 
-// Raised whenever what the row holds, or how the pages are made, changes meaning.
-inline constexpr std::int64_t kFormat = 1;
+// Raised whenever what the row holds, or how the pages are made, changes meaning (2: the calls
+// the pages could not take in rowid order are kept in trace_pages_late_calls).
+inline constexpr std::int64_t kFormat = 2;
 
-// Documented in docs/schema.md ("Rank files").
+// Documented in docs/schema.md ("Rank files"). The late rows (trace_rows.hpp) are in the tables
+// of prefix kLateRows.
 inline constexpr const char* kCreateTables = R"sql(
 DROP TABLE IF EXISTS trace_pages;
+DROP TABLE IF EXISTS trace_pages_late_calls;
 DROP TABLE IF EXISTS trace_pages_late_requests;
 CREATE TABLE trace_pages (
   format         INTEGER NOT NULL,
@@ -37,12 +40,21 @@ CREATE TABLE trace_pages (
   calls          INTEGER NOT NULL,
   leaves         BLOB NOT NULL
 );
+CREATE TABLE trace_pages_late_calls AS SELECT * FROM mpi_call_rows WHERE 0;
 CREATE TABLE trace_pages_late_requests AS SELECT * FROM mpi_request_rows WHERE 0;
 )sql";
 
 // The last of trace_chunks' ids (0 for none), found by one seek. Chunks are only ever appended, so
 // pages encoded from other chunks than the file now holds had another last id.
+inline constexpr const char* kLateRows = "trace_pages_late";
+
 std::int64_t last_chunk(const SqliteDatabase& db, const std::string& schema);
+
+// The leaves of a loader's tables as a BLOB (64-bit little-endian integers), and back; nullopt
+// when the BLOB does not describe leaves of a file of `pages` pages.
+std::vector<std::uint8_t> encode_leaves(const SqliteBulkLoader::SavedLeaves& leaves);
+std::optional<std::vector<SqliteBulkLoader::SavedTable>> decode_leaves(std::span<const std::uint8_t> bytes,
+                                                                       std::uint64_t pages);
 
 struct Record {
   std::int64_t page_size = 0, usable_size = 0;

@@ -26,7 +26,7 @@ std::vector<std::int64_t> attached_tile_widths(SqliteDatabase& merged) {
 std::optional<RankPagesToCopy> rank_pages_to_copy(SqliteDatabase& merged,
                                                   const std::filesystem::path& rank_file, const ClockMap& map,
                                                   const std::vector<std::int64_t>& tile_widths,
-                                                  const SqliteBulkLoader& bulk, std::string& why) {
+                                                  const PageShape& shape, std::string& why) {
   const auto refuse = [&why](std::string reason) {
     why = std::move(reason);
     return std::nullopt;
@@ -35,8 +35,8 @@ std::optional<RankPagesToCopy> rank_pages_to_copy(SqliteDatabase& merged,
   if (!record) {
     return refuse(""); // none, or of another format: nothing to say
   }
-  if (record->page_size != static_cast<std::int64_t>(bulk.page_size()) ||
-      record->usable_size != static_cast<std::int64_t>(bulk.usable_size())) {
+  if (record->page_size != static_cast<std::int64_t>(shape.page_size) ||
+      record->usable_size != static_cast<std::int64_t>(shape.usable_size)) {
     return refuse("pages of another size");
   }
   if (record->map.shift != map.shift || record->map.drift != map.drift) {
@@ -54,14 +54,14 @@ std::optional<RankPagesToCopy> rank_pages_to_copy(SqliteDatabase& merged,
   const std::string path = trace_pages_path(rank_file.string());
   std::error_code error;
   const auto size = std::filesystem::file_size(path, error);
-  const std::uint64_t expected = record->leaves.pages * bulk.page_size();
+  const std::uint64_t expected = record->leaves.pages * shape.page_size;
   if (error ? expected != 0 : size != expected) {
     return refuse("its pages file is missing or of another size");
   }
-  if (trace_pages::page_check(path, record->leaves.pages, bulk.page_size()) != record->page_check) {
+  if (trace_pages::page_check(path, record->leaves.pages, shape.page_size) != record->page_check) {
     return refuse("its pages file is not the one encoded");
   }
-  return RankPagesToCopy{path, record->leaves, record->calls};
+  return RankPagesToCopy{path, record->leaves, record->calls, record->extent};
 }
 
 std::optional<TraceMaterializer::Extent> recorded_extent(SqliteDatabase& merged, const ClockMap& map) {
@@ -73,20 +73,9 @@ std::optional<TraceMaterializer::Extent> recorded_extent(SqliteDatabase& merged,
   return record->extent;
 }
 
-std::vector<RequestValues> copy_rank_tiles_and_late_requests(SqliteDatabase& merged) {
+LateRows copy_rank_tiles_and_late_rows(SqliteDatabase& merged) {
   merged.exec("INSERT INTO timeline_tiles SELECT * FROM src.timeline_tiles");
-  std::vector<RequestValues> late;
-  auto requests = merged.prepare("SELECT * FROM src.trace_pages_late_requests");
-  while (requests.step()) {
-    RequestValues values;
-    for (std::size_t column = 0; column < values.size(); ++column) {
-      values[column] = requests.column_is_null(static_cast<int>(column))
-                           ? std::nullopt
-                           : sqlite_pages::Value(requests.column_int64(static_cast<int>(column)));
-    }
-    late.push_back(values);
-  }
-  return late;
+  return read_late_rows(merged, "src", trace_pages::kLateRows);
 }
 
 } // namespace commlens

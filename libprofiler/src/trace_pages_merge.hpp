@@ -19,22 +19,23 @@ struct RankPagesToCopy {
   std::string path; // the leaves' file
   SqliteBulkLoader::SavedLeaves leaves;
   std::uint64_t calls = 0;
+  TraceMaterializer::Extent extent; // as recorded with them: what the merge plan would find
 };
 
 // The pages of the rank file attached as "src" when they hold its chunks' rows on this timeline
-// (`map`), in pages of `bulk`'s shape, and its tiles are of these widths; otherwise nullopt, with
-// the reason in `why` (empty when the file has no pages this version reads).
+// (`map`), in pages of the merged file's `shape`, and its tiles are of these widths; otherwise
+// nullopt, with the reason in `why` (empty when the file has no pages this version reads).
 std::optional<RankPagesToCopy> rank_pages_to_copy(SqliteDatabase& merged,
                                                   const std::filesystem::path& rank_file, const ClockMap& map,
                                                   const std::vector<std::int64_t>& tile_widths,
-                                                  const SqliteBulkLoader& bulk, std::string& why);
+                                                  const PageShape& shape, std::string& why);
 
 // The extent (TraceMaterializer::extent()) that the rank attached as "src" recorded with its pages
 // when it is that of its chunks on this timeline: the plan then reads no chunk of that rank.
 std::optional<TraceMaterializer::Extent> recorded_extent(SqliteDatabase& merged, const ClockMap& map);
 
-// Copies src's timeline tiles into the merged file; returns the requests its encoder left to
-// INSERTs (TraceRowWriter::take_late_requests()).
-std::vector<RequestValues> copy_rank_tiles_and_late_requests(SqliteDatabase& merged);
+// Copies src's timeline tiles into the merged file; returns the rows its encoder left to INSERTs
+// (TraceRowWriter::take_late_rows()).
+LateRows copy_rank_tiles_and_late_rows(SqliteDatabase& merged);
 
 } // namespace commlens

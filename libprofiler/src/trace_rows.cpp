@@ -48,8 +48,7 @@ Value widen(std::optional<int> value) {
   return value ? Value(*value) : std::nullopt;
 }
 
-// mpi_call_rows' columns, in order.
-std::array<Value, 11> call_columns(const CallRow& row) {
+CallValues call_columns(const CallRow& row) {
   return {as_int(row.id),
           row.start_ns,
           row.end_ns - row.start_ns,
@@ -127,10 +126,12 @@ TraceRowWriter::TraceRowWriter(const SqliteDatabase& db, SqliteBulkLoader* bulk,
 
 void TraceRowWriter::add_call(const CallRow& row) {
   ++calls_written_;
-  if (bulk_ != nullptr) {
-    bulk_->append(kBulkCallTable, call_columns(row));
-  } else {
-    calls_->add(call_columns(row));
+  const CallValues values = call_columns(row);
+  if (bulk_ == nullptr) {
+    calls_->add(values);
+  } else if (const std::int64_t rowid = bulk_->encode(kBulkCallTable, values, record_);
+             !bulk_->place(kBulkCallTable, rowid, record_)) {
+    late_rows_.calls.push_back(values);
   }
   if (tiles_ != nullptr) {
     tiles_->add_call(as_int(row.id), row.function_id, row.start_ns, row.end_ns);
@@ -145,7 +146,7 @@ void TraceRowWriter::add_request(const RequestRow& row) {
   }
   const std::optional<std::int64_t> last_written = bulk_->last_rowid(kBulkRequestTable);
   if (last_written && *values[0] <= *last_written) {
-    late_requests_.push_back(values);
+    late_rows_.requests.push_back(values);
     return;
   }
   const std::int64_t rowid = bulk_->encode(kBulkRequestTable, values, record_);
@@ -177,12 +178,61 @@ void TraceRowWriter::flush() {
   }
 }
 
-void insert_requests(const SqliteDatabase& db, const std::vector<RequestValues>& requests) {
-  BatchedInsert<std::tuple_size_v<RequestValues>> insert(db, kInsertRequests);
-  for (const RequestValues& request : requests) {
-    insert.add(request);
+void LateRows::append(LateRows&& more) {
+  calls.insert(calls.end(), more.calls.begin(), more.calls.end());
+  requests.insert(requests.end(), more.requests.begin(), more.requests.end());
+}
+
+void insert_late_rows(const SqliteDatabase& db, const LateRows& rows) {
+  BatchedInsert<std::tuple_size_v<CallValues>> calls(db, "INSERT INTO mpi_call_rows VALUES ");
+  for (const CallValues& call : rows.calls) {
+    calls.add(call);
+  }
+  calls.flush();
+  BatchedInsert<std::tuple_size_v<RequestValues>> requests(db, kInsertRequests);
+  for (const RequestValues& request : rows.requests) {
+    requests.add(request);
+  }
+  requests.flush();
+}
+
+namespace {
+
+template <std::size_t Columns>
+void store_values(const SqliteDatabase& db, const std::string& table,
+                  const std::vector<std::array<Value, Columns>>& rows) {
+  BatchedInsert<Columns> insert(db, fmt::format("INSERT INTO {} VALUES ", table));
+  for (const auto& row : rows) {
+    insert.add(row);
   }
   insert.flush();
+}
+
+template <std::size_t Columns>
+std::vector<std::array<Value, Columns>> read_values(const SqliteDatabase& db, const std::string& table) {
+  std::vector<std::array<Value, Columns>> rows;
+  auto select = db.prepare(fmt::format("SELECT * FROM {}", table));
+  while (select.step()) {
+    std::array<Value, Columns>& row = rows.emplace_back();
+    for (std::size_t column = 0; column < Columns; ++column) {
+      const int index = static_cast<int>(column);
+      row[column] = select.column_is_null(index) ? std::nullopt : Value(select.column_int64(index));
+    }
+  }
+  return rows;
+}
+
+} // namespace
+
+void store_late_rows(const SqliteDatabase& db, const std::string& prefix, const LateRows& rows) {
+  store_values(db, prefix + "_calls", rows.calls);
+  store_values(db, prefix + "_requests", rows.requests);
+}
+
+LateRows read_late_rows(const SqliteDatabase& db, const std::string& schema, const std::string& prefix) {
+  return LateRows{
+      read_values<std::tuple_size_v<CallValues>>(db, fmt::format("{}.{}_calls", schema, prefix)),
+      read_values<std::tuple_size_v<RequestValues>>(db, fmt::format("{}.{}_requests", schema, prefix))};
 }
 
 } // namespace commlens

@@ -87,17 +87,36 @@ private:
   SqliteStatement batch_;
 };
 
-// mpi_request_rows' column values, in order.
+// mpi_call_rows' and mpi_request_rows' column values, in order.
+using CallValues = std::array<sqlite_pages::Value, 11>;
 using RequestValues = std::array<sqlite_pages::Value, 9>;
+
+// Rows a bulk loader could not take in rowid order: a call that ended after calls it made (an MPI
+// call from inside another, run by a callback of MPI's) and a request completed long after later
+// ones. They are inserted with SQL once the pages are in the file (insert_late_rows).
+struct LateRows {
+  std::vector<CallValues> calls;
+  std::vector<RequestValues> requests;
+  void append(LateRows&& more);
+};
+// INSERT of the calls, INSERT OR REPLACE of the requests (as the views' triggers do), into db's
+// mpi_call_rows and mpi_request_rows.
+void insert_late_rows(const SqliteDatabase& db, const LateRows& rows);
+// Kept beside pages not yet installed, in tables `<prefix>_calls` and `<prefix>_requests` shaped as
+// mpi_call_rows and mpi_request_rows (created by the caller); read from those of `schema`.
+void store_late_rows(const SqliteDatabase& db, const std::string& prefix, const LateRows& rows);
+LateRows read_late_rows(const SqliteDatabase& db, const std::string& schema, const std::string& prefix);
 
 class TraceRowWriter final : public TraceRowSink {
 public:
   // Writes into mpi_call_rows / mpi_request_rows of db's main schema: through `bulk` (opened on
   // trace_row_tables()) when not null, else by INSERTs; hands every call to `tiles` (null: no
-  // tiles). The bulk loader takes rows in rowid order: calls come in id order, requests in
-  // completion order, so requests wait in a window of kHeldRequests, sorted, until a later one
-  // pushes them out or flush(); a request below the last one written is left for INSERTs
-  // (late_requests()).
+  // tiles). The bulk loader takes rows in rowid order. Calls come in the order they ended, which
+  // is id order but for calls made inside another (the outer one ends last): the loader places
+  // those in the leaf being filled, and leaves the rare one below it for INSERTs. Requests come in
+  // completion order, so they wait in a window of kHeldRequests, sorted, until a later one pushes
+  // them out or flush(); a request below the last one written is left for INSERTs. Both:
+  // take_late_rows().
   TraceRowWriter(const SqliteDatabase& db, SqliteBulkLoader* bulk, TimelineTileBuilder* tiles);
   void add_call(const CallRow& row) override;
   void add_request(const RequestRow& row) override;
@@ -105,9 +124,9 @@ public:
   // committing.
   void flush();
   std::uint64_t calls() const noexcept { return calls_written_; }
-  // Requests that came after the bulk loader had written a higher request id, in arrival order:
-  // to be inserted once its pages are in the file (insert_requests()).
-  std::vector<RequestValues> take_late_requests() { return std::move(late_requests_); }
+  // Rows the bulk loader could not take, in arrival order: to be inserted once its pages are in
+  // the file (insert_late_rows()).
+  LateRows take_late_rows() { return std::move(late_rows_); }
 
 private:
   static constexpr std::size_t kCallColumns = 11;
@@ -121,13 +140,10 @@ private:
   std::optional<BatchedInsert<kCallColumns>> calls_;
   std::optional<BatchedInsert<std::tuple_size_v<RequestValues>>> requests_;
   std::map<std::int64_t, HeldRecord> held_requests_; // by rowid; a later row of one id replaces it
-  std::vector<RequestValues> late_requests_;
+  LateRows late_rows_;
   std::vector<std::uint8_t> record_;
   TimelineTileBuilder* tiles_;
   std::uint64_t calls_written_ = 0;
 };
-
-// INSERT OR REPLACE of requests into db's mpi_request_rows.
-void insert_requests(const SqliteDatabase& db, const std::vector<RequestValues>& requests);
 
 } // namespace commlens

@@ -129,6 +129,44 @@ TEST(CliMissingRanks, AllowingThemReportsThePresentRanksAndSaysWhichAreMissing) 
       << text.out;
 }
 
+// A job without MPI (torchrun) whose nodes each wrote into a folder of their own: rank 0's folder
+// and rank 1's, copied to one machine.
+std::pair<fs::path, fs::path> make_one_folder_per_node() {
+  const auto directory = make_temp_directory("commlens-cli-merge-nodes");
+  std::pair<fs::path, fs::path> nodes{directory / "node0", directory / "node1"};
+  for (int rank = 0; rank < 2; ++rank) {
+    const fs::path& node = rank == 0 ? nodes.first : nodes.second;
+    fs::create_directories(node);
+    TestDatabase database(node / rank_database_name(rank));
+    fill_rank_file(database, rank);
+  }
+  return nodes;
+}
+
+TEST(CliMerge, RankFilesInOneFolderPerNodeMergeIntoOneDatabase) {
+  const auto [node0, node1] = make_one_folder_per_node();
+  const auto merge = run_cli({"merge", node0.string(), node1.string()});
+  ASSERT_EQ(merge.status, 0) << merge.err;
+  const auto merged = (node0 / "commlens.sqlite").string();
+  EXPECT_NE(merge.err.find("merged 2 of 2 ranks into " + merged), std::string::npos) << merge.err;
+  EXPECT_EQ(files_in(node0), std::set<std::string>{"commlens.sqlite"});
+  EXPECT_TRUE(files_in(node1).empty());
+  const auto report = run_cli({"report", merged, "--format", "json"});
+  ASSERT_EQ(report.status, 0) << report.err;
+  const auto json = nlohmann::json::parse(report.out);
+  ASSERT_EQ(json["ranks"].size(), 2u);
+  EXPECT_EQ(json["ranks"][1]["mpi_ns"], 2'000'000);
+}
+
+TEST(CliMerge, ARankWithAFileInTwoFoldersIsBadInputNamingBoth) {
+  const auto [node0, node1] = make_one_folder_per_node();
+  fs::copy_file(node0 / rank_database_name(0), node1 / rank_database_name(0));
+  const auto result = run_cli({"merge", node0.string(), node1.string()});
+  EXPECT_EQ(result.status, 2);
+  EXPECT_NE(result.err.find("rank 0 has a file in two folders"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find((node1 / rank_database_name(0)).string()), std::string::npos) << result.err;
+}
+
 TEST(CliMerge, MissingDirectoryIsBadInputNamingTheDirectory) {
   const auto directory = (make_temp_directory("commlens-cli-merge") / "absent").string();
   const auto result = run_cli({"merge", directory});

@@ -29,6 +29,11 @@ TEST_P(Mpi4pyExchange, StoresExactCallsOfAPythonProgram) {
   expect_calls(*db, expected);
 }
 
+// A Python program's ranks encode their trace pages at MPI_Finalize like a C program's.
+TEST_P(Mpi4pyExchange, EveryRankEncodesItsTracePages) {
+  expect_trace_pages_of_every_rank(run());
+}
+
 COMMLENS_IN_BOTH_MODES(Mpi4pyExchange);
 
 } // namespace

@@ -125,6 +125,12 @@ TEST_P(NonblockingMix, TraceLinksEveryRequestToTheWaitOrTestCallThatCompletedIt)
   }
 }
 
+// Requests complete out of the order they were started (Waitany, Testsome): every rank still
+// encodes its trace pages at MPI_Finalize.
+TEST_P(NonblockingMix, EveryRankEncodesItsTracePages) {
+  expect_trace_pages_of_every_rank(run());
+}
+
 COMMLENS_IN_BOTH_MODES(NonblockingMix);
 
 } // namespace

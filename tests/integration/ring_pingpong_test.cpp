@@ -1,32 +1,17 @@
 // ring_pingpong: blocking point-to-point with several peers and tags, MPI_ANY_SOURCE and
 // MPI_PROC_NULL. Expected values mirror the pattern documented in examples/ring_pingpong.c.
 #include "harness/profiled_test.hpp"
+#include "ring_pingpong_calls.hpp"
 
 namespace commlens::integration {
 namespace {
 
 constexpr int kIterations = 20;
-constexpr std::int64_t kRingBytes = 256 * 4, kAcrossBytes = 1000 * 8, kPairBytes = 100 * 4;
-// A send to MPI_PROC_NULL sends nothing: 0 bytes, whatever its count (5 MPI_INT).
-constexpr std::int64_t kGatherBytes = 10 * 4, kProcNullBytes = 0;
+using ring_pingpong::kGatherBytes;
+using ring_pingpong::kProcNullBytes;
 
 CallTable expected_calls() {
-  CallTable table;
-  const int p = kRanks, n = kIterations;
-  for (int r = 0; r < p; ++r) {
-    const int right = (r + 1) % p, left = (r - 1 + p) % p, across = (r + p / 2) % p, pair = r ^ 1;
-    table.add(r, "MPI_Send", kWorld, right, kRingBytes, 0, n);
-    table.add(r, "MPI_Recv", kWorld, left, 0, kRingBytes, n);
-    table.add(r, "MPI_Send", kWorld, across, kAcrossBytes, 0, n);
-    table.add(r, "MPI_Recv", kWorld, across, 0, kAcrossBytes, n);
-    table.add(r, "MPI_Sendrecv", kWorld, pair, kPairBytes, kPairBytes, n);
-    if (r == 0)
-      table.add(r, "MPI_Recv", kWorld, kAnySourcePeer, 0, kGatherBytes, n * (p - 1));
-    else
-      table.add(r, "MPI_Send", kWorld, 0, kGatherBytes, 0, n);
-    table.add(r, "MPI_Send", kWorld, kProcNullPeer, kProcNullBytes, 0, n);
-  }
-  return table;
+  return ring_pingpong_calls(kRanks, kIterations);
 }
 
 bool is_any_source_receive(const CallKey& key) {

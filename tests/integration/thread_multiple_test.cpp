@@ -67,6 +67,12 @@ TEST_P(ThreadMultiple, TraceAttributesTheCallsOfEachWorkerThreadToADistinctThrea
   }
 }
 
+// Four threads' calls interleave (each thread's ids are its own sequence): every rank still encodes
+// its trace pages at MPI_Finalize.
+TEST_P(ThreadMultiple, EveryRankEncodesItsTracePages) {
+  expect_trace_pages_of_every_rank(run());
+}
+
 COMMLENS_IN_BOTH_MODES(ThreadMultiple);
 
 } // namespace

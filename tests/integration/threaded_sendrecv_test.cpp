@@ -88,6 +88,11 @@ TEST_P(ThreadedSendrecv, ReportGivesEachRankAShareOfAtMostTheWholeRunAndListsThe
   EXPECT_EQ(worker_rows, kRanksHere * kThreads) << report["threads"];
 }
 
+// Calls of four threads at once, inside MPI together: every rank still encodes its trace pages.
+TEST_P(ThreadedSendrecv, EveryRankEncodesItsTracePages) {
+  expect_trace_pages_of_every_rank(run(), kRanksHere);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, ThreadedSendrecv,
                          ::testing::Values(std::string("summary"), std::string("trace")),
                          [](const auto& info) { return info.param; });

@@ -55,6 +55,19 @@ TEST_F(JobRegistry, TellsOnlyTheLastJobToFinishToMerge) {
   EXPECT_EQ(merges, 1);
 }
 
+// The merge the last job runs reads the registry (the ranks every job expects) while finish_job
+// holds it locked: it reads the entries, finished ones included, instead of waiting on itself.
+TEST_F(JobRegistry, TheMergeOfTheLastJobReadsTheRegistryItHoldsLocked) {
+  claim_job(directory(), 2, false, host(), getpid());
+  claim_job(directory(), 3, true, host(), getpid());
+  finish_job(directory(), 0, [] {});
+  std::vector<JobEntry> seen;
+  EXPECT_TRUE(finish_job(directory(), 1, [&] { seen = read_jobs(directory()); }));
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_TRUE(seen[0].finished && seen[1].finished);
+  EXPECT_EQ(seen[1].size, 3);
+}
+
 TEST_F(JobRegistry, StartsANewRunWhenTheListedJobsEndedAndRemovesTheirRankFiles) {
   claim_job(directory(), 1, false, host(), getpid());
   claim_job(directory(), 2, true, host(), getpid());

@@ -66,12 +66,26 @@ inline void record_steps(Profiler& profiler, int steps) {
   }
 }
 
-// Rank `rank` of `size` of a trace-mode run, recording what `body` records.
+// `outer` calls, each making `inner` calls from inside it (as MPI runs a program's callbacks: a
+// generalized request's query function inside MPI_Wait): an outer call's id is taken when it
+// starts and it is recorded when it ends, after the calls it made.
+inline void record_nested_calls(Profiler& profiler, int outer, int inner) {
+  ThreadRecorder* recorder = profiler.thread_recorder();
+  for (int step = 0; step < outer; ++step) {
+    const EventRecord call = plain_call(recorder->next_call_id());
+    for (int made = 0; made < inner; ++made) {
+      recorder->record_call(plain_call(recorder->next_call_id()), 0);
+    }
+    recorder->record_call(call, 0);
+  }
+}
+
+// Rank `rank` of `size` of a run (trace mode unless said), recording what `body` records.
 inline void record_rank_with(const std::filesystem::path& directory, int rank, int size,
-                             const std::function<void(Profiler&)>& body) {
+                             const std::function<void(Profiler&)>& body, Mode mode = Mode::Trace) {
   Config config;
   config.output_directory = directory.string();
-  config.mode = Mode::Trace;
+  config.mode = mode;
   Profiler* profiler = Profiler::start(config, ProcessIdentity{rank, size, "host", 100 + rank}, kFunctions);
   ASSERT_NE(profiler, nullptr);
   profiler->set_run_value("world_size", std::to_string(size));
@@ -83,22 +97,25 @@ inline void record_rank_with(const std::filesystem::path& directory, int rank, i
 // `bad_last_call`, the second thread's last call has a buffer location that mpi_call_rows.code
 // cannot hold, so the merge fails on that rank after its other rows.
 inline void record_rank(const std::filesystem::path& directory, int rank, int size, int steps,
-                        bool bad_last_call = false) {
-  record_rank_with(directory, rank, size, [&](Profiler& profiler) {
-    record_steps(profiler, steps);
-    std::thread second([&] {
-      record_steps(profiler, steps / 2);
-      if (bad_last_call) {
-        EventRecord call{};
-        call.start_ticks = call.end_ticks = now_ticks();
-        call.call_id = profiler.thread_recorder()->next_call_id();
-        call.function = 3;
-        call.location = static_cast<BufferLocation>(5);
-        profiler.thread_recorder()->record_call(call, 0);
-      }
-    });
-    second.join();
-  });
+                        bool bad_last_call = false, Mode mode = Mode::Trace) {
+  record_rank_with(
+      directory, rank, size,
+      [&](Profiler& profiler) {
+        record_steps(profiler, steps);
+        std::thread second([&] {
+          record_steps(profiler, steps / 2);
+          if (bad_last_call) {
+            EventRecord call{};
+            call.start_ticks = call.end_ticks = now_ticks();
+            call.call_id = profiler.thread_recorder()->next_call_id();
+            call.function = 3;
+            call.location = static_cast<BufferLocation>(5);
+            profiler.thread_recorder()->record_call(call, 0);
+          }
+        });
+        second.join();
+      },
+      mode);
 }
 
 // An MPI_Isend whose request completes at once, `requests` times, after a first one that

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -155,13 +156,9 @@ TEST(RequestRows, RowsWrittenAsPagesEqualThoseInserted) {
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_requests WHERE rank = 1"), 0);
 }
 
-// A request completed after more later requests than the merge holds back for sorting, and one
-// completed twice, the second time long after the first was written: both go in by INSERT after
-// the pages, and the file holds what the INSERT path gives (the later row of a request wins).
-TEST(RequestRows, RequestsCompletedLongAfterLaterOnesEqualThoseInserted) {
-  const fs::path directory = fresh_directory("merge-late-requests");
-  constexpr int kRequests = 70000; // more than TraceRowWriter holds back
-  record_rank_with(directory, 0, 1, [](Profiler& profiler) { record_late_completions(profiler, kRequests); });
+// Merges `directory` twice, as pages and by INSERTs, checks that both hold the same calls and
+// requests (`calls` calls, when given), and returns the pages' file.
+std::string expect_pages_equal_inserts(const fs::path& directory, std::optional<std::int64_t> calls = {}) {
   MergeOptions as_pages{directory.string(), (directory / "pages.sqlite").string(), nullptr};
   MergeOptions by_inserts = as_pages;
   by_inserts.output_path = (directory / "inserts.sqlite").string();
@@ -171,17 +168,46 @@ TEST(RequestRows, RequestsCompletedLongAfterLaterOnesEqualThoseInserted) {
   EXPECT_TRUE(pages.rows_as_pages);
   SqliteDatabase db(pages.output_path, SQLITE_OPEN_READONLY);
   EXPECT_EQ(integrity(db), "ok");
+  if (calls) {
+    EXPECT_EQ(pages.calls, static_cast<std::uint64_t>(*calls));
+    EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls"), *calls);
+  }
   db.prepare("ATTACH DATABASE ? AS inserted").bind(1, inserts.output_path).run();
-  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_requests"), kRequests + 1);
-  EXPECT_EQ(rows_differing(db, "main.mpi_request_rows", "inserted.mpi_request_rows"), 0);
   EXPECT_EQ(rows_differing(db, "main.mpi_call_rows", "inserted.mpi_call_rows"), 0);
+  EXPECT_EQ(rows_differing(db, "main.mpi_request_rows", "inserted.mpi_request_rows"), 0);
+  EXPECT_FALSE(fs::exists(pages.output_path + ".partial-bulk"));
+  return pages.output_path;
+}
+
+// A request completed after more later requests than the merge holds back for sorting, and one
+// completed twice, the second time long after the first was written: both go in by INSERT after
+// the pages, and the file holds what the INSERT path gives (the later row of a request wins).
+TEST(RequestRows, RequestsCompletedLongAfterLaterOnesEqualThoseInserted) {
+  const fs::path directory = fresh_directory("merge-late-requests");
+  constexpr int kRequests = 70000; // more than TraceRowWriter holds back
+  record_rank_with(directory, 0, 1, [](Profiler& profiler) { record_late_completions(profiler, kRequests); });
+  SqliteDatabase db(expect_pages_equal_inserts(directory), SQLITE_OPEN_READONLY);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_requests"), kRequests + 1);
   EXPECT_EQ(db.query_int64("SELECT bytes_sent FROM mpi_requests ORDER BY request_id LIMIT 1"), 20);
   EXPECT_EQ(db.query_int64("SELECT bytes_sent FROM mpi_requests ORDER BY request_id LIMIT 1 OFFSET 1"), 30);
 }
 
-// A thread whose call ids run backwards (no collector records them so): the rows cannot be appended
-// in rowid order as pages, so the merge starts again with INSERTs and keeps every call.
-TEST(RequestRows, CallsOutOfIdOrderAreMergedByInserts) {
+// Calls made from inside another call (MPI runs the program's callbacks: a generalized request's
+// query function in MPI_Wait, attribute copy and delete functions in MPI_Comm_dup and
+// MPI_Comm_free) end before it, so the outer call comes after the calls it made: the merge puts
+// it among the rows of the leaf being filled and still writes every call as pages.
+TEST(RequestRows, CallsEndingAfterTheCallsTheyMadeGoInAsPages) {
+  const fs::path directory = fresh_directory("merge-nested-calls");
+  constexpr int kOuterCalls = 5000, kInnerCalls = 2;
+  record_rank_with(directory, 0, 1,
+                   [&](Profiler& profiler) { record_nested_calls(profiler, kOuterCalls, kInnerCalls); });
+  expect_pages_equal_inserts(directory, kOuterCalls * (1 + kInnerCalls));
+}
+
+// A thread whose call ids run backwards (no collector records them so): a call below the leaf
+// being filled cannot go into the pages, so it is inserted after them; nothing is lost and the file
+// holds what the INSERT path gives.
+TEST(RequestRows, CallsFarOutOfIdOrderAreInsertedAfterThePages) {
   const fs::path directory = fresh_directory("merge-calls-out-of-order");
   constexpr int kCalls = 3000;
   record_rank_with(directory, 0, 1, [&](Profiler& profiler) {
@@ -192,14 +218,7 @@ TEST(RequestRows, CallsOutOfIdOrderAreMergedByInserts) {
       recorder->record_call(call, 0);
     }
   });
-  const MergeResult result = merge_rank_databases(MergeOptions{directory.string(), "", nullptr});
-  EXPECT_FALSE(result.rows_as_pages);
-  EXPECT_EQ(result.calls, kCalls);
-  EXPECT_TRUE(result.missing_ranks.empty());
-  SqliteDatabase db(result.output_path, SQLITE_OPEN_READONLY);
-  EXPECT_EQ(integrity(db), "ok");
-  EXPECT_EQ(db.query_int64("SELECT count(*) FROM mpi_calls"), kCalls);
-  EXPECT_FALSE(fs::exists(result.output_path + ".partial-bulk"));
+  expect_pages_equal_inserts(directory, kCalls);
 }
 
 // Calls that each start 15 requests with ids of their own after the call's (as MPI_Startall's do)

@@ -95,6 +95,40 @@ TEST(TracePages, LateRequestsGoInAfterThePages) {
   EXPECT_EQ(db.query_int64("SELECT bytes_sent FROM mpi_requests ORDER BY request_id LIMIT 1 OFFSET 1"), 30);
 }
 
+// Calls that end after the calls they made (MPI_Wait running a generalized request's query
+// function, which calls MPI_Status_set_elements and MPI_Status_set_cancelled): the rank still
+// encodes its pages, and the merge copies them.
+TEST(TracePages, ARankWhoseCallsEndAfterCallsTheyMadeEncodesItsPages) {
+  const fs::path directory = fresh_directory("trace-pages-nested-calls");
+  record_rank_with(directory, 0, 1, [](Profiler& profiler) { record_nested_calls(profiler, 4000, 2); });
+  const std::vector<RankTracePages::Report> reports = encode_trace_pages_in(directory.string());
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].calls, 3u * 4000);
+  const Merges merges = merge_both_ways(directory);
+  EXPECT_EQ(merges.copied.trace_pages_ranks, (std::vector<int>{0}));
+  expect_same_trace(merges);
+}
+
+// A call that made more calls than a leaf holds (a callback's long loop inside MPI_Wait) ends
+// below the leaf being filled: the rank keeps it for an INSERT after its pages, and still encodes
+// them.
+TEST(TracePages, ACallThatMadeManyCallsGoesInAfterTheRanksPages) {
+  const fs::path directory = fresh_directory("trace-pages-long-nested-calls");
+  constexpr int kOuterCalls = 20, kInnerCalls = 1000;
+  record_rank_with(directory, 0, 1,
+                   [](Profiler& profiler) { record_nested_calls(profiler, kOuterCalls, kInnerCalls); });
+  const std::vector<RankTracePages::Report> reports = encode_trace_pages_in(directory.string());
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].calls, static_cast<std::uint64_t>(kOuterCalls * (1 + kInnerCalls)));
+  {
+    const SqliteDatabase rank_file((directory / rank_database_name(0)).string(), SQLITE_OPEN_READONLY);
+    EXPECT_EQ(rank_file.query_int64("SELECT count(*) FROM trace_pages_late_calls"), kOuterCalls);
+  }
+  const Merges merges = merge_both_ways(directory);
+  EXPECT_EQ(merges.copied.trace_pages_ranks, (std::vector<int>{0}));
+  expect_same_trace(merges);
+}
+
 // Rank 1 never encoded (it crashed first), rank 2's pages are on another clock map, rank 3's of
 // another page size, rank 4's tiles of other widths and rank 5's pages file is gone: those go
 // through decoding, in the same merge as rank 0's copied pages.

@@ -16,12 +16,21 @@
 namespace commlens::analysis::detail {
 namespace {
 
+// A rank's span of a phase, less the profiler's own start-up (its `init` row), which lies in phase 0
+// outside MPI_Init's row and is no work of the program's: on a loaded machine it varies by tens of
+// milliseconds from rank to rank.
+constexpr std::string_view kPhaseSpanSql =
+    "p.end_ns - p.start_ns - CASE WHEN p.phase = 0 THEN (SELECT COALESCE(SUM(o.time_ns), 0) FROM "
+    "profiler_overhead o WHERE o.rank = p.rank AND o.component = 'init') ELSE 0 END";
+
 // Each rank's span of each closed phase and its time in MPI there (call_stats: both modes).
-constexpr std::string_view kPhaseWorkSql = R"sql(
-SELECT p.phase, p.rank, p.end_ns - p.start_ns,
-       (SELECT COALESCE(SUM(c.time_total_ns), 0) FROM call_stats c WHERE c.rank = p.rank AND c.phase = p.phase)
-FROM phases p WHERE p.end_ns IS NOT NULL AND (?2 IS NULL OR p.phase = ?2) ORDER BY p.phase, p.rank
-)sql";
+std::string phase_work_sql() {
+  return fmt::format(
+      "SELECT p.phase, p.rank, {}, (SELECT COALESCE(SUM(c.time_total_ns), 0) FROM call_stats c "
+      "WHERE c.rank = p.rank AND c.phase = p.phase) FROM phases p WHERE p.end_ns IS NOT NULL AND "
+      "(?2 IS NULL OR p.phase = ?2) ORDER BY p.phase, p.rank",
+      kPhaseSpanSql);
+}
 
 // Below this loss per rank, differences in work are start-up and scheduling noise (a short run's
 // ranks leave MPI_Init milliseconds apart on a loaded machine), not the program's imbalance.
@@ -73,11 +82,11 @@ std::string work_line(const PhaseImbalance& phase) {
 
 std::string query_for(std::string_view phases) {
   return fmt::format(
-      "SELECT p.phase, p.rank, p.end_ns - p.start_ns AS span_ns, SUM(c.time_total_ns) AS mpi_ns, "
-      "p.end_ns - p.start_ns - SUM(c.time_total_ns) AS outside_mpi_ns FROM phases p JOIN call_stats "
-      "c ON c.rank = p.rank AND c.phase = p.phase WHERE p.phase {} GROUP BY p.phase, p.rank ORDER "
-      "BY p.phase, outside_mpi_ns DESC",
-      phases);
+      "SELECT p.phase, p.rank, {0} AS span_ns, SUM(c.time_total_ns) AS mpi_ns, {0} - "
+      "SUM(c.time_total_ns) AS outside_mpi_ns FROM phases p JOIN call_stats c ON c.rank = p.rank "
+      "AND c.phase = p.phase WHERE p.phase {1} GROUP BY p.phase, p.rank ORDER BY p.phase, "
+      "outside_mpi_ns DESC",
+      kPhaseSpanSql, phases);
 }
 
 constexpr std::string_view kAdvice =
@@ -152,7 +161,7 @@ void find_load_imbalance(const FindingContext& context, FindingsSection& section
     (index < static_cast<std::size_t>(training.warmup_steps) ? warmup_phases : step_phases)
         .insert(training.steps[index].phase);
   std::map<int, std::vector<RankWork>> phases;
-  auto query = context.database.prepare(kPhaseWorkSql);
+  auto query = context.database.prepare(phase_work_sql());
   query.bind(1, std::optional<std::int64_t>{})
       .bind(2, filter.phase ? std::optional<std::int64_t>(*filter.phase) : std::nullopt);
   while (query.step()) {

@@ -50,7 +50,8 @@ JobResult run_profiled_job(const JobSpec& spec) {
   setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
   JobResult result;
   result.work_directory = fresh_directory();
-  result.output_directory = spec.output.value_or(result.work_directory / "out");
+  result.output_directory = spec.node_outputs.empty() ? spec.output.value_or(result.work_directory / "out")
+                                                      : spec.node_outputs.front();
 
   std::map<std::string, std::string> environment = spec.environment;
   environment["LD_PRELOAD"] = spec.hydra ? spec.hydra->preload.string() : COMMLENS_TEST_PRELOAD;
@@ -66,6 +67,17 @@ JobResult run_profiled_job(const JobSpec& spec) {
     command += " env";
     for (const auto& [name, value] : environment)
       command += " " + quoted(name + "=" + value);
+  } else if (!spec.node_outputs.empty()) { // Open MPI's app contexts, each with all its variables
+    command += " " + quoted(launcher) + " --oversubscribe";
+    const auto nodes = static_cast<int>(spec.node_outputs.size());
+    for (int node = 0; node < nodes; ++node) {
+      environment["COMMLENS_OUTPUT"] = spec.node_outputs[static_cast<std::size_t>(node)].string();
+      command += std::string(node == 0 ? "" : " :") + " -np " + std::to_string(spec.ranks / nodes);
+      for (const auto& [name, value] : environment)
+        command += " -x " + quoted(name + "=" + value);
+      for (const auto& word : spec.command)
+        command += " " + quoted(word);
+    }
   } else {
     command += " " + quoted(launcher) + " -np " + std::to_string(spec.ranks) +
                (spec.hydra ? "" : " --oversubscribe");
@@ -73,8 +85,10 @@ JobResult run_profiled_job(const JobSpec& spec) {
       command +=
           spec.hydra ? " -genv " + quoted(name) + " " + quoted(value) : " -x " + quoted(name + "=" + value);
   }
-  for (const auto& word : spec.command)
-    command += " " + quoted(word);
+  if (spec.node_outputs.empty() || spec.without_launcher) {
+    for (const auto& word : spec.command)
+      command += " " + quoted(word);
+  }
   command += " > stdout.txt 2> stderr.txt < /dev/null";
 
   const int status = std::system(command.c_str());

@@ -25,14 +25,17 @@ struct JobSpec {
   };
   std::optional<HydraLaunch> hydra; // empty: Open MPI's mpirun and this build's libcommlens.so
   bool without_launcher = false;    // one process started directly, not by mpirun (ranks ignored)
+  // Nodes that share no folder, emulated: the ranks are dealt to these folders in equal blocks (one
+  // mpirun app context each, with its own COMMLENS_OUTPUT). Empty: every rank writes into `output`.
+  std::vector<std::filesystem::path> node_outputs;
 };
 
 struct JobResult {
   int exit_code = -1;
   std::string standard_output;
   std::string standard_error;
-  std::filesystem::path work_directory; // the job's cwd, fresh and empty at start
-  std::filesystem::path output_directory;
+  std::filesystem::path work_directory;   // the job's cwd, fresh and empty at start
+  std::filesystem::path output_directory; // with node_outputs, the first (rank 0's)
   std::filesystem::path merged_database() const { return output_directory / "commlens.sqlite"; }
   std::filesystem::path rank_database(int rank) const;
   std::string describe() const; // exit code and output, for failure messages

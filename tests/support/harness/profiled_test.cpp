@@ -1,9 +1,8 @@
 #include "profiled_test.hpp"
 
 #include <map>
+#include <string>
 #include <tuple>
-
-#include <map>
 
 namespace commlens::integration {
 
@@ -45,8 +44,23 @@ void ProfiledExample::expect_calls(const Database& db, const CallTable& expected
   }
 }
 
+void ProfiledExample::expect_trace_pages_of_every_rank(const JobResult& result, int ranks) const {
+  if (!trace())
+    GTEST_SKIP() << "summary mode has no trace pages";
+  if (auto db = merged(result))
+    expect_every_rank_encoded_its_pages(result, *db, ranks);
+}
+
 std::string mode_test_name(const ::testing::TestParamInfo<std::string>& info) {
   return info.param;
+}
+
+void expect_every_rank_encoded_its_pages(const JobResult& result, const Database& db, int ranks) {
+  EXPECT_EQ(result.standard_error.find("were not encoded"), std::string::npos) << result.standard_error;
+  std::string all;
+  for (int rank = 0; rank < ranks; ++rank)
+    all += (rank == 0 ? "" : ",") + std::to_string(rank);
+  EXPECT_EQ(db.query("SELECT value FROM run WHERE key = 'trace_pages_ranks'").at(0).at(0).text, all);
 }
 
 } // namespace commlens::integration

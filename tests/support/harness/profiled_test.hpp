@@ -28,9 +28,17 @@ protected:
   // in summary mode mpi_calls is empty.
   void expect_calls(const Database& db, const CallTable& expected,
                     const std::function<CallTable(const CallTable&)>& normalise = nullptr) const;
+  // In trace mode, expect_every_rank_encoded_its_pages on the run's database; summary mode has no
+  // trace pages, so the test is skipped.
+  void expect_trace_pages_of_every_rank(const JobResult& result, int ranks = kRanks) const;
 };
 
 std::string mode_test_name(const ::testing::TestParamInfo<std::string>& info);
+
+// Every one of `ranks` ranks of a traced job encoded its own trace pages at MPI_Finalize and the
+// merge copied them (run value trace_pages_ranks): none was left to the merge to decode, and no
+// rank said it gave up.
+void expect_every_rank_encoded_its_pages(const JobResult& result, const Database& db, int ranks = kRanks);
 
 #define COMMLENS_IN_BOTH_MODES(suite)                                                                        \
   INSTANTIATE_TEST_SUITE_P(Modes, suite, ::testing::Values(std::string("summary"), std::string("trace")),    \

@@ -14,6 +14,9 @@
 namespace commlens {
 
 enum class Mode { Summary, Trace };
+// Whether every rank's output folder is rank 0's (a shared file system): found out at
+// MPI_Finalize (auto), or said. Where it is not, the ranks' data reaches rank 0 over MPI.
+enum class SharedOutput { Auto, Yes, No };
 // The embedded GPU collective runtime (runtime/): off, on for every eligible call, or ab, which
 // alternates runtime and baseline call by call for each call signature so both land in one trace.
 enum class RuntimeMode { Off, On, AB };
@@ -74,7 +77,8 @@ struct Config {
   bool keep_rank_files = false; // COMMLENS_KEEP_RANK_FILES=1|0: keep rank-NNNNN.sqlite after the merge
   // In trace mode, each rank encodes its own trace rows' pages and timeline tiles at MPI_Finalize,
   // which the merge then copies (trace_pages.hpp).
-  bool rank_pages = true; // COMMLENS_RANK_PAGES=1|0
+  bool rank_pages = true;                          // COMMLENS_RANK_PAGES=1|0
+  SharedOutput shared_output = SharedOutput::Auto; // COMMLENS_SHARED_OUTPUT=auto|yes|no
   // Under an MPI launcher, start at the first NCCL call when MPI_Init has not run yet, for jobs that
   // never call it (a PyTorch job started by mpirun); otherwise MPI_Init starts the profiler.
   bool start_at_nccl = false; // COMMLENS_START_AT_NCCL=1|0

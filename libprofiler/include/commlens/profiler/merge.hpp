@@ -1,7 +1,9 @@
 #pragma once
-// Merges the per-rank files of one run (<dir>/rank-NNNNN.sqlite) into one database on rank 0's
-// clock. Used by rank 0 at MPI_Finalize and by `commlens merge DIR` afterwards. The database is
-// written as <output>.partial and renamed to <output> once complete.
+// Merges the per-rank files of one run (<dir>/rank-NNNNN.sqlite, in one folder or in one per node)
+// into one database on rank 0's clock, in one process: `commlens merge DIR...` afterwards, and
+// rank 0 at MPI_Finalize for a run of several jobs (a job alone merges as a tree:
+// merge_parts.hpp). The database is written as <output>.partial and renamed to <output> once
+// complete.
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -12,6 +14,12 @@ namespace commlens {
 
 struct MergeError : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+
+// Ranks whose files did not reach a merge, and where they stay ("host:/folder").
+struct RanksLeftBehind {
+  std::vector<int> ranks;
+  std::string place;
 };
 
 struct MergeResult {
@@ -39,6 +47,9 @@ struct MergeResult {
   // Ranks whose trace rows and timeline tiles went in as the pages they encoded themselves at
   // MPI_Finalize (trace_pages.hpp; run table 'trace_pages_ranks'); the others' chunks were decoded.
   std::vector<int> trace_pages_ranks;
+  // Of missing_ranks, those whose files are known to stay elsewhere (a folder that rank 0 cannot
+  // see and whose files could not be sent to it: merge_parts.hpp).
+  std::vector<RanksLeftBehind> left_behind;
 };
 
 struct MergeOptions {
@@ -55,6 +66,9 @@ struct MergeOptions {
   // Copy the pages ranks encoded at MPI_Finalize where they are still valid; false: decode every
   // rank's chunks (the same database either way).
   bool use_rank_pages = true;
+  // More folders holding rank files of the same run (one per node, where the nodes share no
+  // folder); the registries of all of them count the run's processes.
+  std::vector<std::string> more_directories = {};
 };
 
 // Throws MergeError naming the directory or file and the problem.
@@ -69,5 +83,8 @@ void remove_rank_file(const std::string& path);
 // One line saying what the merged database lacks (missing ranks, dropped trace events, calls not
 // counted), for the end-of-run and merge messages; empty when nothing was lost.
 std::string describe_losses(const MergeResult& result);
+
+// Ranks as ranges, for messages about thousands of them: {0, 1, 2, 3, 8} -> "0-3,8".
+std::string describe_ranks(std::vector<int> ranks);
 
 } // namespace commlens

@@ -44,10 +44,17 @@ struct TraceExtent {
   std::optional<TileSpan> span;
 };
 
+// What the tile widths depend on of the ranks' spans: their sum and the longest. Sums, so that the
+// ranks of a job add theirs up with one reduction and the merge keeps no span per rank.
+struct TileSpanTotals {
+  std::int64_t total_ns = 0, longest_ns = 0;
+  void add(const TileSpan& span);
+};
+
 // Tile widths from the density of calls: the finest level holds kMinMeanCallsPerFinestTile calls
 // per tile on average over the ranks' spans, the coarsest covers the longest rank in one or two
 // tiles. Empty when there are no calls.
-std::vector<std::int64_t> choose_tile_widths(std::int64_t calls, const std::vector<TileSpan>& rank_spans);
+std::vector<std::int64_t> choose_tile_widths(std::int64_t calls, const TileSpanTotals& spans);
 
 // Writes the tiles of calls fed to it lane by lane, each lane's calls in call-id order (the order
 // the merge inserts them in), so the tiles need no pass of their own over the calls. Creating it

@@ -23,6 +23,10 @@ class SqliteDatabase;
 // The file beside a rank file holding its leaves: "<rank file>-pages".
 std::string trace_pages_path(const std::string& rank_file);
 
+// The rank's MPI_Init on rank 0's clock, from its closed file (rank 0's is the merged timeline's
+// origin). Throws SqliteError or MergeError naming the file.
+std::int64_t rank_clock_origin_ns(const std::string& rank_file, int rank);
+
 class RankTracePages {
 public:
   // Opens the rank's file, which its writer has closed.
@@ -45,8 +49,12 @@ public:
                              // 'trace_pages' (waiting for the other ranks not counted)
   };
   // Encodes the rows and tiles (of these widths) of the calls, on the timeline of that origin.
-  // Throws SqliteError, leaving the rank file as it was, when they cannot be encoded.
-  Report encode(std::int64_t origin_ns, const std::vector<std::int64_t>& tile_widths);
+  // Throws SqliteError, leaving the rank file as it was, when they cannot be encoded. The rank's
+  // profiler_overhead row 'trace_pages' records the cost, unless the merge encodes them on the
+  // rank's behalf (a merge's cost is not the rank's).
+  enum class EncodedBy { Rank, Merge };
+  Report encode(std::int64_t origin_ns, const std::vector<std::int64_t>& tile_widths,
+                EncodedBy by = EncodedBy::Rank);
 
 private:
   std::string path_;
@@ -58,8 +66,13 @@ private:
   } extent_cost_; // finding it: part of the encoding's cost
 };
 
-// The tile widths the merge chooses for ranks of these extents.
-std::vector<std::int64_t> tile_widths_for(const std::vector<RankTracePages::Extent>& extents);
+// What the merge adds up of the ranks' extents to choose the tile widths.
+struct TraceExtentTotals {
+  std::int64_t calls_at_most = 0;
+  TileSpanTotals spans;
+  void add(const TraceExtent& extent);
+  std::vector<std::int64_t> tile_widths() const { return choose_tile_widths(calls_at_most, spans); }
+};
 
 // What a job's ranks do at MPI_Finalize, done in one process for the rank files in `directory`
 // (a run whose ranks did not, and tests and benchmarks): one report per rank file, in rank order.
