@@ -33,10 +33,6 @@ void store_late_requests(const SqliteDatabase& db, const std::vector<RequestValu
 
 } // namespace
 
-std::string trace_pages_path(const std::string& rank_file) {
-  return rank_file + "-pages";
-}
-
 RankTracePages::RankTracePages(const std::string& rank_file, int rank)
     : path_(rank_file), rank_(rank),
       db_(std::make_unique<SqliteDatabase>(rank_file, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX)) {

@@ -2,17 +2,15 @@
 // Merges the per-rank files of one run (<dir>/rank-NNNNN.sqlite) into one database on rank 0's
 // clock. Used by rank 0 at MPI_Finalize and by `commlens merge DIR` afterwards. The database is
 // written as <output>.partial and renamed to <output> once complete.
+#include "commlens/profiler/merge_error.hpp"
+#include "commlens/profiler/rank_file.hpp"
+
 #include <cstdint>
 #include <functional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace commlens {
-
-struct MergeError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 struct MergeResult {
   std::string output_path;
@@ -59,12 +57,6 @@ struct MergeOptions {
 
 // Throws MergeError naming the directory or file and the problem.
 MergeResult merge_rank_databases(const MergeOptions& options);
-
-std::string rank_database_name(int rank); // "rank-00003.sqlite"
-
-// Removes a rank file with the files SQLite and commlens keep beside it (journal, WAL, the
-// encoder's spill file, its trace pages).
-void remove_rank_file(const std::string& path);
 
 // One line saying what the merged database lacks (missing ranks, dropped trace events, calls not
 // counted), for the end-of-run and merge messages; empty when nothing was lost.
