@@ -1,6 +1,6 @@
 #pragma once
-// The per-process profiler: owns the configuration, the clock, every thread's recorder, the
-// communicator table and the writer thread that stores it all in this rank's SQLite file.
+// The per-process profiler: owns the configuration, the clock, the threads' recorders, the
+// communicator table, the rank's metadata and the writer thread (given those parts, not itself).
 // Collectors call Profiler::active() on their hot path; it is null until start() succeeded.
 #include "commlens/profiler/clock.hpp"
 #include "commlens/profiler/communicator_table.hpp"
