@@ -3,6 +3,8 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 DEMO_OUTPUT ?= $(BUILD)/demo-output
 CMAKE_ARGS ?=
+# Warnings are errors here (CI runs `make test`); WERROR=OFF builds through them.
+WERROR ?= ON
 
 # Open MPI refuses to start as root unless told; CI and containers run as root.
 export OMPI_ALLOW_RUN_AS_ROOT := 1
@@ -14,7 +16,7 @@ deps:
 	bash scripts/install-deps.sh
 
 configure: deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOMMLENS_WERROR=$(WERROR) $(CMAKE_ARGS)
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)

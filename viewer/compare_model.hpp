@@ -12,11 +12,11 @@
 namespace commlens::viewer {
 
 struct CompareRow {
-  QString function;
-  QString size; // empty on a function's total row
+  QString function{};
+  QString size{}; // empty on a function's total row
   std::uint64_t calls_a = 0, calls_b = 0;
   std::int64_t time_a_ns = 0, time_b_ns = 0;
-  std::optional<double> median_ratio; // from per-call times, when the comparison has them
+  std::optional<double> median_ratio{}; // from per-call times, when the comparison has them
   std::optional<double> mean_time_ratio() const;
 };
 

@@ -12,13 +12,13 @@
 namespace commlens::viewer {
 
 struct ScreenshotRequest {
-  QString database;
-  QString output_png;
+  QString database{};
+  QString output_png{};
   QString view = QStringLiteral("summary");
-  QString compare_with; // second database for the compare view; optional
+  QString compare_with{}; // second database for the compare view; optional
   bool on_screen = false;
   // The timeline's window, in ms from the first traced call; the whole run when empty.
-  std::optional<std::pair<double, double>> window_ms;
+  std::optional<std::pair<double, double>> window_ms{};
 };
 
 class MainWindow;

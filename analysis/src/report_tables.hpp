@@ -11,11 +11,11 @@
 namespace commlens::analysis::detail {
 
 struct ReportTable {
-  std::string title;
-  std::string absent; // why the table has no rows; empty when it has some
-  std::vector<std::string> headers;
-  std::vector<std::vector<std::string>> rows;
-  std::string how_to_record; // with `absent`: the run did not record the data, and this records it
+  std::string title{};
+  std::string absent{}; // why the table has no rows; empty when it has some
+  std::vector<std::string> headers{};
+  std::vector<std::vector<std::string>> rows{};
+  std::string how_to_record{}; // with `absent`: the run did not record the data, and this records it
 };
 
 // Ranks, functions by time and the message sizes of the functions that move data: the text

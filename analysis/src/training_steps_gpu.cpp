@@ -24,7 +24,7 @@ struct RankStep {
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
   bool recorded = false;
-  Intervals compute, communication, busy;
+  Intervals compute{}, communication{}, busy{};
 };
 
 std::vector<RankStep> read_rank_steps(const Database& database, const ReportFilter& filter) {

@@ -15,7 +15,7 @@
 struct SweepPlan {
   GpuJob job;
   int calls = 20;
-  std::vector<std::size_t> sizes;
+  std::vector<std::size_t> sizes{};
   bool in_place = false;
 };
 

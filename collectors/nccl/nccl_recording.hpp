@@ -66,7 +66,7 @@ struct EarlyCommunicator {
   std::size_t creator = 0;        // the creating function's index in nccl_function_descriptions()
   std::uint64_t created_ns = 0;   // CLOCK_MONOTONIC
   std::uint64_t destroyed_ns = 0; // CLOCK_MONOTONIC; 0 while it lives
-  CommunicatorShape shape;        // asked before it was destroyed (its handle is gone after)
+  CommunicatorShape shape{};      // asked before it was destroyed (its handle is gone after)
   std::int64_t unique_id = 0;     // UniqueId: unique_id_communicator()
   std::size_t parent = 0; // Split: the parent's place in the list, its split sequence number, the color
   std::uint32_t sequence = 0;

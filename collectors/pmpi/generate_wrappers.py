@@ -41,6 +41,7 @@ class Function:
     roles: dict = field(default_factory=dict)
     flags: set = field(default_factory=set)
     param_decls: list = field(default_factory=list)  # from the header: full declarations
+    deprecated: bool = False  # the header marks PMPI_<name> deprecated (MPI-1 attribute functions)
 
     def param_type(self, name):
         return self.param_decls[self.param_names.index(name)]
@@ -130,6 +131,12 @@ def declared_prototypes(preprocessed_header):
         params = " ".join(preprocessed_header[match.end() : end - 1].split())
         prototypes.setdefault("MPI_" + match.group(1), split_top_level(params))
     return prototypes
+
+
+def deprecated_functions(preprocessed_header):
+    """MPI_ names of the PMPI_ functions the header declares with a deprecated attribute."""
+    return {"MPI_" + match.group(1)
+            for match in re.finditer(r"\bint\s+PMPI_(\w+)\s*\([^;]*?\b(?:__)?deprecated(?:__)?\b[^;]*;", preprocessed_header)}
 
 
 def with_header_types(function, prototypes, name=None):
@@ -366,8 +373,9 @@ def wrapper(function):
 """
 
 
-def expand(functions, prototypes):
-    """Every function this MPI library declares, large-count variants included, in spec order."""
+def expand(functions, prototypes, deprecated=frozenset()):
+    """Every function this MPI library declares, large-count variants included, in spec order.
+    deprecated: the names deprecated_functions() found in the header."""
     result = []
     for function in functions:
         if "handwritten" in function.flags:
@@ -379,6 +387,7 @@ def expand(functions, prototypes):
             if variant is not None and name != function.name:
                 variant.flags = function.flags - {"runtime"}  # the runtime takes int counts only
             if variant is not None:
+                variant.deprecated = name in deprecated
                 result.append(variant)
     return result
 
@@ -393,6 +402,14 @@ def tag_or_root_meaning(function):
     if "tag" in function.roles or function.name == "MPI_Pcontrol":
         return "TagOrRoot::Tag"
     return "TagOrRoot::None"
+
+
+def silenced_if_deprecated(function, code):
+    """A wrapper of a deprecated function still forwards to it: that one warning is expected there."""
+    if not function.deprecated:
+        return code
+    return ("#pragma GCC diagnostic push\n#pragma GCC diagnostic ignored \"-Wdeprecated-declarations\"\n"
+            f"{code}#pragma GCC diagnostic pop\n")
 
 
 def write_outputs(functions, families_in_spec, output_dir):
@@ -411,7 +428,7 @@ def write_outputs(functions, families_in_spec, output_dir):
     families = {family: [] for family in families_in_spec}
     for function in functions:
         if "handwritten" not in function.flags:
-            families.setdefault(function.family, []).append(wrapper(function))
+            families.setdefault(function.family, []).append(silenced_if_deprecated(function, wrapper(function)))
     for family, wrappers in families.items():
         (output_dir / f"wrappers_{family}.cpp").write_text(
             f"{HEADER}#include \"call_recording.hpp\"\n#include \"device_staging.hpp\"\n#include \"function_ids.hpp\"\n#include \"runtime_dispatch.hpp\"\n\n" + "\n".join(wrappers))
@@ -424,7 +441,8 @@ def main(argv):
     spec_path, header_path, output_dir = Path(argv[1]), Path(argv[2]), Path(argv[3])
     try:
         spec = parse_spec(spec_path.read_text())
-        functions = expand(spec, declared_prototypes(header_path.read_text()))
+        header = header_path.read_text()
+        functions = expand(spec, declared_prototypes(header), deprecated_functions(header))
         families = write_outputs(functions, dict.fromkeys(f.family for f in spec), output_dir)
     except (SpecError, OSError) as error:
         sys.exit(f"generate_wrappers.py: {error}")

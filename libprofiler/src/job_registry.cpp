@@ -1,6 +1,6 @@
 #include "commlens/profiler/job_registry.hpp"
 
-#include "commlens/profiler/merge.hpp"
+#include "commlens/profiler/rank_file.hpp"
 
 #include <fmt/format.h>
 

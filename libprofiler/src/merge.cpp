@@ -26,16 +26,6 @@ namespace commlens {
 
 namespace fs = std::filesystem;
 
-std::string rank_database_name(int rank) {
-  return fmt::format("rank-{:05d}.sqlite", rank);
-}
-
-void remove_rank_file(const std::string& path) {
-  for (const char* suffix : {"", "-wal", "-shm", "-journal", "-bulk", "-pages"}) {
-    std::remove((path + suffix).c_str());
-  }
-}
-
 namespace {
 
 // Copies one attached rank file ("src") into the merged database, on rank 0's timeline; its calls

@@ -1,6 +1,6 @@
 #include "merge_plan.hpp"
 
-#include "commlens/profiler/merge.hpp"
+#include "commlens/profiler/merge_error.hpp"
 #include "commlens/profiler/schema.hpp"
 #include "commlens/profiler/timeline_tiles.hpp"
 #include "trace_pages_merge.hpp"

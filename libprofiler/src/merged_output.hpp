@@ -3,7 +3,7 @@
 // process; merge_parts.cpp: the parts of a job's merge tree at MPI_Finalize): the file under a
 // name of its own until complete, its connection, the copy of a source's tables onto rank 0's
 // timeline, and the run values that say what the merged file holds and lacks.
-#include "commlens/profiler/merge.hpp"
+#include "commlens/profiler/merge_options.hpp"
 #include "commlens/profiler/sqlite.hpp"
 #include "sqlite_bulk_table.hpp"
 #include "trace_materializer.hpp"

@@ -1,6 +1,6 @@
 #include "commlens/profiler/profiler.hpp"
 
-#include "commlens/profiler/merge.hpp"
+#include "commlens/profiler/rank_file.hpp"
 #include "writer_thread.hpp"
 
 #include <fmt/format.h>
@@ -20,9 +20,8 @@ Profiler::Profiler(Config config, ProcessIdentity identity, std::vector<Function
       clock_(identity_.mpi_init_ticks != 0 && identity_.mpi_init_ns != 0
                  ? TickConverter(ClockReading{identity_.mpi_init_ticks, identity_.mpi_init_ns})
                  : TickConverter()),
-      init_ns_(clock_.to_ns(identity_.mpi_init_ticks != 0 ? identity_.mpi_init_ticks : now_ticks())) {
-  phases_.push_back(Phase{0, identity_.mpi_init_ticks != 0 ? identity_.mpi_init_ticks : now_ticks(), 0, -1});
-}
+      init_ns_(clock_.to_ns(identity_.mpi_init_ticks != 0 ? identity_.mpi_init_ticks : now_ticks())),
+      metadata_(identity_.mpi_init_ticks != 0 ? identity_.mpi_init_ticks : now_ticks()) {}
 
 Profiler::~Profiler() = default;
 
@@ -45,7 +44,10 @@ Profiler* Profiler::start(Config config, ProcessIdentity identity, std::vector<F
     auto store = std::make_unique<RankStore>(path, profiler->identity_.run_rank);
     store->write_catalog(profiler->functions_, profiler->datatypes_, profiler->identity_, profiler->init_ns_,
                          profiler->clock_);
-    profiler->writer_ = std::make_unique<WriterThread>(*profiler, std::move(store));
+    const WriterInputs inputs{
+        profiler->threads_, profiler->metadata_, profiler->communicators_,           profiler->inside_mpi_,
+        profiler->clock_,   profiler->init_ns_,  profiler->config_.flush_interval_ms};
+    profiler->writer_ = std::make_unique<WriterThread>(inputs, std::move(store));
   } catch (const std::exception& failure) {
     std::fprintf(stderr, "commlens: cannot write %s: %s; running unprofiled\n", path.c_str(), failure.what());
     delete profiler;
@@ -61,11 +63,7 @@ Profiler* Profiler::start(Config config, ProcessIdentity identity, std::vector<F
 
 std::string Profiler::stop() {
   active_.store(nullptr, std::memory_order_release);
-  {
-    std::lock_guard lock(metadata_mutex_);
-    phases_.back().end_ticks = now_ticks(); // the last phase ends at finalize
-    ++metadata_version_;
-  }
+  metadata_.end_last_phase(now_ticks()); // the last phase ends at finalize
   writer_->stop();
   return rank_database_path();
 }
@@ -83,44 +81,12 @@ bool Profiler::writer_draining() const noexcept {
 }
 
 ThreadRecorder* Profiler::register_thread() noexcept {
-  std::uint16_t index = thread_count_.load(std::memory_order_relaxed);
-  do {
-    if (index >= ThreadRecorder::kMaxThreads) {
-      return refuse_thread();
-    }
-  } while (!thread_count_.compare_exchange_weak(index, static_cast<std::uint16_t>(index + 1),
-                                                std::memory_order_acq_rel));
-  try {
-    auto* recorder =
-        new ThreadRecorder(identity_.run_rank, index, config_.mode == Mode::Trace ? this : nullptr,
-                           config_.buffer_events, config_.summary_slots);
-    threads_[index].store(recorder, std::memory_order_release);
-    return recorder;
-  } catch (const std::bad_alloc&) {
-    return refuse_thread();
-  }
-}
-
-Profiler::Losses Profiler::losses() const noexcept {
-  Losses losses;
-  losses.dropped_events = threads_refused_.load(std::memory_order_relaxed);
-  const std::uint16_t threads = thread_count_.load(std::memory_order_acquire);
-  for (std::uint16_t index = 0; index < threads; ++index) {
-    if (ThreadRecorder* recorder = threads_[index].load(std::memory_order_acquire)) {
-      losses.dropped_events += recorder->ring().dropped();
-      losses.summary_overflow += recorder->summary().overflowed();
-    }
-  }
-  return losses;
+  return threads_.register_thread(identity_.run_rank, config_.mode == Mode::Trace ? this : nullptr,
+                                  config_.buffer_events, config_.summary_slots);
 }
 
 std::uint16_t Profiler::begin_next_phase(int pcontrol_level) {
-  std::lock_guard lock(metadata_mutex_);
-  const std::uint64_t ticks = now_ticks();
-  phases_.back().end_ticks = ticks;
-  const auto number = static_cast<std::uint16_t>(phases_.back().number + 1);
-  phases_.push_back(Phase{number, ticks, 0, pcontrol_level});
-  ++metadata_version_;
+  const std::uint16_t number = metadata_.begin_next_phase(now_ticks(), pcontrol_level);
   phase_.store(number, std::memory_order_relaxed);
   return number;
 }
@@ -134,32 +100,20 @@ std::string Profiler::merged_database_path() const {
 }
 
 void Profiler::set_run_value(const std::string& key, const std::string& value) {
-  std::lock_guard lock(metadata_mutex_);
-  run_values_[key] = value;
-  ++metadata_version_;
+  metadata_.set_run_value(key, value);
 }
 
 void Profiler::set_clock_alignment(const ClockAlignment& alignment) {
-  std::lock_guard lock(metadata_mutex_);
-  alignment_ = alignment;
-  ++metadata_version_;
+  metadata_.set_clock_alignment(alignment);
 }
 
 void Profiler::store_rows(std::string insert_sql, std::vector<std::vector<SqlValue>> rows) {
-  std::lock_guard lock(metadata_mutex_);
-  pending_rows_.emplace_back(std::move(insert_sql), std::move(rows));
+  metadata_.store_rows(std::move(insert_sql), std::move(rows));
 }
 
 void Profiler::add_overhead(const std::string& component, std::uint64_t count, std::uint64_t time_ns,
                             std::optional<std::uint64_t> cpu_time_ns) {
-  std::lock_guard lock(metadata_mutex_);
-  OverheadTotals& totals = overhead_[component];
-  totals.count += count;
-  totals.time_ns += time_ns;
-  if (cpu_time_ns) {
-    totals.cpu_time_ns = totals.cpu_time_ns.value_or(0) + *cpu_time_ns;
-  }
-  ++metadata_version_;
+  metadata_.add_overhead(component, count, time_ns, cpu_time_ns);
 }
 
 } // namespace commlens

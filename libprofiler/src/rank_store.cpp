@@ -1,6 +1,6 @@
 #include "rank_store.hpp"
 
-#include "commlens/profiler/merge.hpp"
+#include "commlens/profiler/rank_file.hpp"
 #include "commlens/profiler/schema.hpp"
 
 #include <cstdio>

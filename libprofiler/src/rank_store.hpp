@@ -3,7 +3,7 @@
 // Only the writer thread touches it.
 #include "commlens/profiler/clock.hpp"
 #include "commlens/profiler/communicator_table.hpp"
-#include "commlens/profiler/profiler.hpp"
+#include "commlens/profiler/rank_records.hpp"
 #include "commlens/profiler/sqlite.hpp"
 
 #include <cstdint>

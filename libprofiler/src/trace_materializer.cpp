@@ -1,7 +1,7 @@
 #include "trace_materializer.hpp"
 
 #include "commlens/profiler/event_codec.hpp"
-#include "commlens/profiler/profiler.hpp"
+#include "commlens/profiler/rank_records.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

@@ -23,10 +23,6 @@ std::int64_t thread_cpu_ns() {
 
 } // namespace
 
-std::string trace_pages_path(const std::string& rank_file) {
-  return rank_file + "-pages";
-}
-
 std::int64_t rank_clock_origin_ns(const std::string& rank_file, int rank) {
   const SqliteDatabase db(rank_file, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
   return read_rank_clock(db, "main", rank).origin_ns();

@@ -1,6 +1,6 @@
 #include "trace_pages_merge.hpp"
 
-#include "commlens/profiler/trace_pages.hpp"
+#include "commlens/profiler/rank_file.hpp"
 #include "trace_pages_format.hpp"
 
 #include <fmt/format.h>

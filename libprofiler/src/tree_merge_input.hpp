@@ -2,7 +2,7 @@
 // The sources of one step of a job's merge tree (merge_parts.hpp) merged into the file being
 // written: rank files (their pages checked, encoded first where missing) and parts, their tables
 // and tiles copied, their ranks collected into the per-rank index with where their leaves are.
-#include "commlens/profiler/merge_parts.hpp"
+#include "commlens/profiler/merge_sources.hpp"
 #include "commlens/profiler/sqlite.hpp"
 #include "merge_part_index.hpp"
 #include "sqlite_bulk_table.hpp"

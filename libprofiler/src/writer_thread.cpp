@@ -6,8 +6,8 @@
 
 namespace commlens {
 
-WriterThread::WriterThread(Profiler& profiler, std::unique_ptr<RankStore> store)
-    : profiler_(profiler), store_(std::move(store)), thread_([this] { run(); }) {}
+WriterThread::WriterThread(WriterInputs inputs, std::unique_ptr<RankStore> store)
+    : inputs_(inputs), store_(std::move(store)), thread_([this] { run(); }) {}
 
 WriterThread::~WriterThread() {
   if (thread_.joinable()) {
@@ -29,7 +29,7 @@ constexpr std::size_t kRecordsPerChunk = 4096;
 } // namespace
 
 void WriterThread::run() {
-  const auto interval = std::chrono::milliseconds(profiler_.config().flush_interval_ms);
+  const auto interval = std::chrono::milliseconds(inputs_.flush_interval_ms);
   // A flush that found a whole chunk or more means the application records fast: flush again
   // at once instead of sleeping.
   bool busy = false;
@@ -78,17 +78,12 @@ std::size_t WriterThread::flush(Flush kind) {
   // Buffers first: every communicator and phase a drained record refers to exists by now, so
   // the metadata stored next is enough to decode it.
   std::size_t stored = 0;
-  const std::uint16_t threads = profiler_.thread_count_.load(std::memory_order_acquire);
-  for (std::uint16_t index = 0; index < threads; ++index) {
-    if (ThreadRecorder* recorder = profiler_.threads_[index].load(std::memory_order_acquire)) {
-      stored += store_ring(*recorder);
-    }
-  }
+  inputs_.threads.for_each([&](ThreadRecorder& recorder) { stored += store_ring(recorder); });
   refresh_communicator_ids();
   // Summaries and counters are cumulative, rewritten whole: while the application records fast
   // the writer flushes back to back, and rewriting them at each flush took CPU time from the
   // application on the shared cores. Once per flush interval is as fresh as a sleeping writer's.
-  const std::uint64_t interval_ns = std::uint64_t{profiler_.config().flush_interval_ms} * 1'000'000;
+  const std::uint64_t interval_ns = std::uint64_t{inputs_.flush_interval_ms} * 1'000'000;
   if (kind != Flush::Periodic || started - last_summary_ns_ >= interval_ns) {
     store_metadata(final);
     store_summaries();
@@ -101,17 +96,17 @@ std::size_t WriterThread::flush(Flush kind) {
 }
 
 void WriterThread::refresh_communicator_ids() {
-  const std::uint64_t version = profiler_.communicators_.version();
+  const std::uint64_t version = inputs_.communicators.version();
   if (version == communicator_version_) {
     return;
   }
   communicator_version_ = version;
-  const auto communicators = profiler_.communicators_.snapshot();
+  const auto communicators = inputs_.communicators.snapshot();
   communicator_ids_.clear();
   for (const CommunicatorInfo& info : communicators) {
     communicator_ids_.push_back(info.id);
   }
-  store_->replace_communicators(communicators, profiler_.init_ns_);
+  store_->replace_communicators(communicators, inputs_.init_ns);
 }
 
 std::size_t WriterThread::store_ring(ThreadRecorder& recorder) {
@@ -145,14 +140,9 @@ void WriterThread::store_summaries() {
   // Per thread and phase: calls and ticks inside MPI (the thread's own share, kept beside the
   // rank's wall time in MPI, which counts overlapping calls of several threads once).
   std::map<std::pair<std::uint16_t, std::uint16_t>, std::pair<std::uint64_t, std::uint64_t>> per_thread;
-  const std::uint16_t threads = profiler_.thread_count_.load(std::memory_order_acquire);
-  for (std::uint16_t index = 0; index < threads; ++index) {
-    ThreadRecorder* recorder = profiler_.threads_[index].load(std::memory_order_acquire);
-    if (recorder == nullptr) {
-      continue;
-    }
-    recorder->summary().for_each([&](const SummaryKey& key, const SummaryValues& values) {
-      auto& [calls, ticks] = per_thread[{recorder->thread_index(), key.phase}];
+  inputs_.threads.for_each([&](const ThreadRecorder& recorder) {
+    recorder.summary().for_each([&](const SummaryKey& key, const SummaryValues& values) {
+      auto& [calls, ticks] = per_thread[{recorder.thread_index(), key.phase}];
       calls += values.count;
       ticks += values.ticks_total;
       auto [entry, inserted] = totals.try_emplace(key, values);
@@ -166,8 +156,8 @@ void WriterThread::store_summaries() {
         total.ticks_max = std::max(total.ticks_max, values.ticks_max);
       }
     });
-  }
-  const TickConverter& clock = profiler_.clock_;
+  });
+  const TickConverter& clock = inputs_.clock;
   std::vector<CallStatsRow> rows;
   rows.reserve(totals.size());
   for (const auto& [key, values] : totals) {
@@ -196,88 +186,75 @@ void WriterThread::store_summaries() {
 std::pair<std::uint64_t, std::uint64_t> WriterThread::full_ring_waits() const {
   std::uint64_t waits = 0;
   std::uint64_t ticks = 0;
-  const std::uint16_t threads = profiler_.thread_count_.load(std::memory_order_acquire);
-  for (std::uint16_t index = 0; index < threads; ++index) {
-    if (const ThreadRecorder* recorder = profiler_.threads_[index].load(std::memory_order_acquire)) {
-      waits += recorder->full_ring_waits();
-      ticks += recorder->full_ring_wait_ticks();
-    }
-  }
-  return {waits, profiler_.clock_.duration_ns(ticks)};
+  inputs_.threads.for_each([&](const ThreadRecorder& recorder) {
+    waits += recorder.full_ring_waits();
+    ticks += recorder.full_ring_wait_ticks();
+  });
+  return {waits, inputs_.clock.duration_ns(ticks)};
 }
 
 std::uint64_t WriterThread::mpi_wall_ns() const {
-  const TickConverter& clock = profiler_.clock_;
-  const bool concurrent = profiler_.inside_mpi_.concurrent();
+  const TickConverter& clock = inputs_.clock;
+  const bool concurrent = inputs_.inside_mpi.concurrent();
   std::uint64_t entered = 0;
   std::uint64_t left = 0;
   std::uint64_t calls_ticks = 0;
-  const std::uint16_t threads = profiler_.thread_count_.load(std::memory_order_acquire);
-  for (std::uint16_t index = 0; index < threads; ++index) {
-    const ThreadRecorder* recorder = profiler_.threads_[index].load(std::memory_order_acquire);
-    if (recorder == nullptr) {
-      continue;
-    }
+  inputs_.threads.for_each([&](const ThreadRecorder& recorder) {
     if (concurrent) {
-      entered += recorder->rank_entered_ticks();
-      left += recorder->rank_left_ticks();
+      entered += recorder.rank_entered_ticks();
+      left += recorder.rank_left_ticks();
     } else {
-      recorder->summary().for_each(
+      recorder.summary().for_each(
           [&](const SummaryKey&, const SummaryValues& values) { calls_ticks += values.ticks_total; });
     }
-  }
+  });
   if (!concurrent) {
     return clock.duration_ns(calls_ticks); // calls never overlap: their sum is their union
   }
   // A thread inside MPI now has entered without leaving yet: its interval so far ends now. Mid-run
   // the sums are read while threads move them, so the figure is bounded by the time since init;
   // at finalize the application is quiet and it is exact.
-  const std::uint64_t ticks = left - entered + (profiler_.inside_mpi_.threads_inside() > 0 ? now_ticks() : 0);
-  const std::uint64_t since_init = clock.now_ns() - profiler_.init_ns_;
+  const std::uint64_t ticks = left - entered + (inputs_.inside_mpi.threads_inside() > 0 ? now_ticks() : 0);
+  const std::uint64_t since_init = clock.now_ns() - inputs_.init_ns;
   const auto as_signed = static_cast<std::int64_t>(ticks);
   return as_signed <= 0 ? 0 : std::min(clock.duration_ns(ticks), since_init);
 }
 
 void WriterThread::store_metadata(bool final) {
-  const TickConverter& clock = profiler_.clock_;
+  const TickConverter& clock = inputs_.clock;
   const auto relative_ns = [&](std::uint64_t ticks) {
-    return static_cast<std::int64_t>(clock.to_ns(ticks)) - static_cast<std::int64_t>(profiler_.init_ns_);
+    return static_cast<std::int64_t>(clock.to_ns(ticks)) - static_cast<std::int64_t>(inputs_.init_ns);
   };
-  RankCounters counters;
-  decltype(profiler_.pending_rows_) collector_rows; // stored after the lock: collectors may wait on it
-  {
-    std::lock_guard lock(profiler_.metadata_mutex_);
-    if (profiler_.metadata_version_ != metadata_version_ || final) {
-      metadata_version_ = profiler_.metadata_version_;
-      std::vector<PhaseRow> rows;
-      for (const Profiler::Phase& phase : profiler_.phases_) {
-        rows.push_back(
-            PhaseRow{phase.number, relative_ns(phase.start_ticks),
-                     phase.end_ticks != 0 ? std::optional(relative_ns(phase.end_ticks)) : std::nullopt,
-                     phase.pcontrol_level >= 0 ? std::optional(phase.pcontrol_level) : std::nullopt});
-      }
-      store_->replace_phases(rows);
-      store_->replace_run_values(profiler_.run_values_);
+  RankMetadata::Snapshot metadata = inputs_.metadata.take_snapshot(metadata_version_, final);
+  if (metadata.phases_and_run_values) {
+    const auto& [phases, run_values] = *metadata.phases_and_run_values;
+    std::vector<PhaseRow> rows;
+    for (const RankMetadata::Phase& phase : phases) {
+      rows.push_back(
+          PhaseRow{phase.number, relative_ns(phase.start_ticks),
+                   phase.end_ticks != 0 ? std::optional(relative_ns(phase.end_ticks)) : std::nullopt,
+                   phase.pcontrol_level >= 0 ? std::optional(phase.pcontrol_level) : std::nullopt});
     }
-    collector_rows.swap(profiler_.pending_rows_);
-    auto overhead = profiler_.overhead_;
-    overhead["writer"] = {flushes_, busy_ns_, std::nullopt};
-    if (const auto waits = full_ring_waits(); waits.first > 0) {
-      overhead["trace_wait"] = {waits.first, waits.second, std::nullopt};
-    }
-    store_->replace_overhead(overhead);
-    counters.alignment = profiler_.alignment_;
+    store_->replace_phases(rows);
+    store_->replace_run_values(run_values);
   }
-  for (const auto& [insert_sql, rows] : collector_rows) {
+  metadata.overhead["writer"] = {flushes_, busy_ns_, std::nullopt};
+  if (const auto waits = full_ring_waits(); waits.first > 0) {
+    metadata.overhead["trace_wait"] = {waits.first, waits.second, std::nullopt};
+  }
+  store_->replace_overhead(metadata.overhead);
+  for (const auto& [insert_sql, rows] : metadata.collector_rows) {
     store_->insert_rows(insert_sql, rows);
   }
-  counters.threads = profiler_.thread_count_.load(std::memory_order_acquire);
-  const Profiler::Losses losses = profiler_.losses();
+  RankCounters counters;
+  counters.alignment = metadata.alignment;
+  counters.threads = inputs_.threads.count();
+  const RankLosses losses = inputs_.threads.losses();
   counters.dropped_events = losses.dropped_events;
   counters.summary_overflow = losses.summary_overflow;
   counters.mpi_wall_ns = mpi_wall_ns();
   if (final) {
-    counters.finalize_ns = static_cast<std::int64_t>(clock.now_ns() - profiler_.init_ns_);
+    counters.finalize_ns = static_cast<std::int64_t>(clock.now_ns() - inputs_.init_ns);
   }
   store_->update_counters(counters);
 }

@@ -3,8 +3,12 @@
 // rank's SQLite file: woken every flush interval or when a buffer passes half full, it stores
 // everything ready in one transaction, trace records as compact chunks only (the merge turns them
 // into rows). An application thread waits for it only when its buffer is full.
+#include "commlens/profiler/clock.hpp"
+#include "commlens/profiler/communicator_table.hpp"
 #include "commlens/profiler/event_codec.hpp"
-#include "commlens/profiler/profiler.hpp"
+#include "commlens/profiler/inside_mpi_counter.hpp"
+#include "commlens/profiler/rank_metadata.hpp"
+#include "commlens/profiler/thread_registry.hpp"
 #include "rank_store.hpp"
 
 #include <atomic>
@@ -16,9 +20,21 @@
 
 namespace commlens {
 
+// What the writer reads, each part owned by the profiler: the threads' recorders, the
+// communicators, the rank's metadata and the clock. The writer never sees the profiler itself.
+struct WriterInputs {
+  const ThreadRegistry& threads;
+  RankMetadata& metadata;
+  const CommunicatorTable& communicators;
+  const InsideMpiCounter& inside_mpi;
+  const TickConverter& clock;
+  std::uint64_t init_ns; // the clock's ns at MPI_Init: the rank file's times count from it
+  std::uint32_t flush_interval_ms;
+};
+
 class WriterThread {
 public:
-  WriterThread(Profiler& profiler, std::unique_ptr<RankStore> store);
+  WriterThread(WriterInputs inputs, std::unique_ptr<RankStore> store);
   ~WriterThread();
 
   void wake() noexcept;
@@ -46,7 +62,7 @@ private:
   void store_metadata(bool final);
   void refresh_communicator_ids();
 
-  Profiler& profiler_;
+  WriterInputs inputs_;
   std::unique_ptr<RankStore> store_;
 
   std::mutex store_mutex_; // one flush at a time: the writer's own or a flush_now()

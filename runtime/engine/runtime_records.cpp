@@ -82,7 +82,11 @@ void RuntimeRecords::add(RuntimeOp op) {
                             op.decision_source.empty() ? SqlValue{}
                                                        : SqlValue{std::move(op.decision_source)}};
   for (std::uint64_t CallPhases::*const column : kPhaseColumns) {
-    row.push_back(op.phases ? SqlValue{static_cast<std::int64_t>((*op.phases).*column)} : SqlValue{});
+    if (op.phases) {
+      row.emplace_back(static_cast<std::int64_t>((*op.phases).*column));
+    } else {
+      row.emplace_back();
+    }
   }
   std::lock_guard lock(mutex_);
   rows_.push_back(std::move(row));

@@ -24,8 +24,8 @@ struct RootedCall {
   RuntimeOp record;
   CommunicatorEngine& engine;
   MPI_Comm comm;
-  const char* decline = nullptr;      // set: the call goes to the baseline with this reason
-  std::optional<DynamicTurn> dynamic; // Dynamic selection's turn, when it chose the settings
+  const char* decline = nullptr;        // set: the call goes to the baseline with this reason
+  std::optional<DynamicTurn> dynamic{}; // Dynamic selection's turn, when it chose the settings
 };
 
 RootedCall start_call(FunctionId function, MPI_Comm comm, int root, std::uint64_t bytes,

@@ -54,15 +54,15 @@ const char* movement_algorithm_name(MovementAlgorithm algorithm) noexcept;
 std::optional<MovementAlgorithm> parse_movement_algorithm(std::string_view name);
 
 struct MovementRule {
-  std::vector<Collective> collectives; // empty: every one
+  std::vector<Collective> collectives{}; // empty: every one
   GpuCount gpus = GpuCount::Any;
-  std::optional<bool> ranks_share_gpu;          // unset: either
-  std::optional<bool> mps;                      // under CUDA MPS (mps_detection.hpp); unset: either
-  std::optional<std::uint64_t> max_block_bytes; // inclusive; unset: any size
+  std::optional<bool> ranks_share_gpu{};          // unset: either
+  std::optional<bool> mps{};                      // under CUDA MPS (mps_detection.hpp); unset: either
+  std::optional<std::uint64_t> max_block_bytes{}; // inclusive; unset: any size
   MovementAlgorithm algorithm = MovementAlgorithm::Direct;
-  std::string why;
-  OptionalMeasurement measured; // format 2: the measurement it came from
-  RankRange ranks;              // "min_ranks", "max_ranks"
+  std::string why{};
+  OptionalMeasurement measured{}; // format 2: the measurement it came from
+  RankRange ranks{};              // "min_ranks", "max_ranks"
 
   bool operator==(const MovementRule&) const = default;
 };

@@ -24,14 +24,14 @@ std::optional<Algorithm> parse_algorithm(std::string_view name);
 
 struct Rule {
   GpuCount gpus = GpuCount::Any;
-  std::optional<bool> ranks_share_gpu;    // unset: either
-  std::optional<bool> in_place;           // unset: either
-  std::optional<std::uint64_t> max_bytes; // inclusive; unset: any size
+  std::optional<bool> ranks_share_gpu{};    // unset: either
+  std::optional<bool> in_place{};           // unset: either
+  std::optional<std::uint64_t> max_bytes{}; // inclusive; unset: any size
   Algorithm algorithm = Algorithm::OneShot;
   std::uint32_t host_percent = 0; // one_shot_striped: the share carried over the host path
-  std::string why;                // free text kept with the rule (measurements, reasons)
-  OptionalMeasurement measured;   // format 2: the measurement it came from
-  RankRange ranks;                // "min_ranks", "max_ranks"
+  std::string why{};              // free text kept with the rule (measurements, reasons)
+  OptionalMeasurement measured{}; // format 2: the measurement it came from
+  RankRange ranks{};              // "min_ranks", "max_ranks"
 
   bool operator==(const Rule&) const = default;
 };
@@ -41,8 +41,8 @@ struct Rule {
 struct PointToPointStripe {
   std::uint64_t min_bytes = std::uint64_t{16} << 20;
   std::uint32_t host_percent = 0;
-  std::string why;
-  OptionalMeasurement measured;
+  std::string why{};
+  OptionalMeasurement measured{};
 
   bool operator==(const PointToPointStripe&) const = default;
 };
@@ -73,23 +73,23 @@ struct TreeRule {
 // The resident kernel (ranks sharing one GPU under MPS): up to which contribution size a
 // collective takes it (resident_rules.hpp). Its rules have that one shape (measured_rules.cpp).
 struct ResidentRule {
-  std::string collective;      // allreduce, bcast, reduce, or a data-movement collective's name
+  std::string collective{};    // allreduce, bcast, reduce, or a data-movement collective's name
   std::uint64_t max_bytes = 0; // the largest contribution it takes (0: none)
-  std::string why;
-  OptionalMeasurement measured;
-  RankRange ranks; // "min_ranks", "max_ranks"
+  std::string why{};
+  OptionalMeasurement measured{};
+  RankRange ranks{}; // "min_ranks", "max_ranks"
 
   bool operator==(const ResidentRule&) const = default;
 };
 
 struct Table {
-  std::string gpu; // what the table was measured on (H100, or what `tune` ran on; "any": default rules)
-  std::vector<Rule> rules;
-  PointToPointStripe point_to_point;       // "point_to_point" (optional: these defaults, no striping)
-  std::vector<MovementRule> data_movement; // "data_movement" (optional: direct for every call)
-  std::vector<TreeRule> trees;             // "trees" (optional: tree_rules.hpp's fixed choice)
-  std::vector<ResidentRule> resident;      // "resident" (optional: resident_rules.hpp's defaults)
-  std::vector<Measurement> measurements;   // "measurements" (format 2): what the rules' "measured" name
+  std::string gpu{}; // what the table was measured on (H100, or what `tune` ran on; "any": default rules)
+  std::vector<Rule> rules{};
+  PointToPointStripe point_to_point{};       // "point_to_point" (optional: these defaults, no striping)
+  std::vector<MovementRule> data_movement{}; // "data_movement" (optional: direct for every call)
+  std::vector<TreeRule> trees{};             // "trees" (optional: tree_rules.hpp's fixed choice)
+  std::vector<ResidentRule> resident{};      // "resident" (optional: resident_rules.hpp's defaults)
+  std::vector<Measurement> measurements{};   // "measurements" (format 2): what the rules' "measured" name
 };
 
 // A table file that cannot be used; what() names the part ("rules[2].gpus: ...").

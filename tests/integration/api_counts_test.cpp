@@ -52,9 +52,10 @@ TEST_P(ApiCounts, CountsEveryCallOfTheProgramExactlyAndNothingElse) {
     return;
   EXPECT_EQ(count_difference(documented_counts(), read_call_stats(*db)), "")
       << "call_stats (right) differs from the calls api_counts.c makes (left)";
-  if (trace())
+  if (trace()) {
     EXPECT_EQ(count_difference(documented_counts(), read_traced_calls(*db)), "")
         << "mpi_calls (right) differs from the calls api_counts.c makes (left)";
+  }
 }
 
 TEST_P(ApiCounts, LeavesMpiWtimeUnwrapped) {
@@ -68,18 +69,20 @@ TEST_P(ApiCounts, StoresMpiInitAndFinalizeWithTheirDurations) {
   auto db = merged(run());
   if (!db)
     return;
-  for (const char* function : {"MPI_Init", "MPI_Finalize"})
+  for (const char* function : {"MPI_Init", "MPI_Finalize"}) {
     EXPECT_EQ(db->scalar("SELECT count(*) FROM call_stats c JOIN functions f ON f.id = c.function_id WHERE "
                          "f.name = '" +
                          std::string(function) + "' AND c.count = 1 AND c.time_min_ns > 0"),
               kRanks)
         << function << ": one call with a duration on every rank";
-  if (trace())
+  }
+  if (trace()) {
     EXPECT_EQ(db->scalar("SELECT count(*) FROM mpi_calls c JOIN functions f ON f.id = c.function_id "
                          "WHERE f.name = 'MPI_Init' AND c.end_ns > c.start_ns AND c.start_ns = "
                          "(SELECT min(start_ns) FROM mpi_calls WHERE rank = c.rank)"),
               kRanks)
         << "MPI_Init is every rank's first call, with a duration";
+  }
 }
 
 COMMLENS_IN_BOTH_MODES(ApiCounts);

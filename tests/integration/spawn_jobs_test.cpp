@@ -98,9 +98,10 @@ TEST_P(SpawnJobs, StoresExactlyEveryProcesssOwnCalls) {
   }
   EXPECT_EQ(count_difference(expected, read_call_stats(*db)), "")
       << "call_stats (right) differs from the calls of spawn_jobs.c (left)";
-  if (std::get<0>(GetParam()) == "trace")
+  if (std::get<0>(GetParam()) == "trace") {
     EXPECT_EQ(count_difference(expected, read_traced_calls(*db)), "")
         << "mpi_calls (right) differs from the calls of spawn_jobs.c (left)";
+  }
 }
 
 TEST_P(SpawnJobs, ReportsListTheJobsAndTheirRanks) {

@@ -22,10 +22,6 @@ ncclResult_t create(ncclComm_t* comm, int nranks, int rank) {
   *comm = new ncclComm{rank, nranks};
   return kSuccess;
 }
-ncclResult_t release(ncclComm_t comm) {
-  delete comm;
-  return kSuccess;
-}
 } // namespace
 
 extern "C" {
@@ -38,8 +34,7 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId) {
 ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId, int rank) {
   return create(comm, nranks, rank);
 }
-ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
-                                    ncclConfig_t*) {
+ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId, int rank, ncclConfig_t*) {
   return create(comm, nranks, rank);
 }
 ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int*) {

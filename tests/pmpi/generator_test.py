@@ -101,6 +101,25 @@ class GeneratorTest(unittest.TestCase):
         self.assertEqual(generator.unwrapped_patterns(text), ["MPI_Wtime", "MPI_*_c2f"])
         self.assertEqual([f.name for f in generator.parse_spec(text)], ["MPI_Cancel"])
 
+    def test_only_wrappers_of_functions_the_header_deprecates_silence_the_deprecation_warning(self):
+        spec = ("family attribute\nMPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val)  comm=comm\n"
+                "MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void* attribute_val)  comm=comm\n")
+        header = ('int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val) __attribute__((__deprecated__('
+                  '"PMPI_Attr_put was deprecated in MPI-2.0; use PMPI_Comm_set_attr instead")));\n'
+                  "int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);\n")
+        self.assertEqual(generator.deprecated_functions(header), {"MPI_Attr_put"})
+        functions = generator.expand(generator.parse_spec(spec), generator.declared_prototypes(header),
+                                     generator.deprecated_functions(header))
+        output = Path(tempfile.mkdtemp())
+        generator.write_outputs(functions, ["attribute"], output)
+        text = (output / "wrappers_attribute.cpp").read_text()
+        push = '#pragma GCC diagnostic push\n#pragma GCC diagnostic ignored "-Wdeprecated-declarations"\n'
+        self.assertEqual(text.count(push), 1)
+        self.assertEqual(text.count("#pragma GCC diagnostic pop"), 1)
+        silenced = text[text.index(push):text.index("#pragma GCC diagnostic pop")]
+        self.assertIn("int MPI_Attr_put(", silenced)
+        self.assertNotIn("MPI_Comm_set_attr", silenced)
+
     def test_joined_communicators_are_registered_on_this_side_even_while_collection_is_off(self):
         spec = "family process\nMPI_Comm_join(int fd, MPI_Comm* intercomm)  joined=intercomm\n"
         header = "int PMPI_Comm_join(int fd, MPI_Comm *intercomm);"

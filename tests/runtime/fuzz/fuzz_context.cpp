@@ -17,7 +17,7 @@ std::size_t Context::draw_count() {
   // The smaller of two exponents: half the calls are below 2^(max/3) or so, a few are huge.
   const auto exponent = std::min(draw(max_log2_count + 1), draw(max_log2_count + 1));
   const std::size_t span = std::size_t{1} << exponent;
-  return 1 + static_cast<std::size_t>(draw(span)) | (draw(2) == 0 ? 1 : 0);
+  return (1 + static_cast<std::size_t>(draw(span))) | (draw(2) == 0 ? 1 : 0);
 }
 
 const TypeInfo& Context::draw_type() {

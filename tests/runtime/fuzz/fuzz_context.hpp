@@ -40,11 +40,11 @@ struct Context {
   std::mt19937_64 sequence; // equal on every rank: which call, type, op, count, root
   BufferFactory& buffers;   // per rank: which memory
   RowLog& log;
-  std::vector<Communicator> comms;
+  std::vector<Communicator> comms{};
   int max_log2_count = 20;
   long step = 0;
   long mismatches = 0;
-  std::map<std::string, long> calls; // per operation, for the summary line
+  std::map<std::string, long> calls{}; // per operation, for the summary line
 
   std::uint64_t draw(std::uint64_t bound) { return sequence() % bound; }
   // Counts from 1 to 2^max_log2_count, small ones most often, odd ones often.

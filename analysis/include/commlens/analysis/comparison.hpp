@@ -16,17 +16,17 @@ struct ComparedSide {
   std::uint64_t calls = 0;
   std::int64_t time_total_ns = 0;
   std::int64_t median_ns = 0; // the mean when the comparison has no per-call times
-  std::optional<std::int64_t> p95_ns;
+  std::optional<std::int64_t> p95_ns{};
 };
 
 struct ComparedBin {
-  std::string function;
+  std::string function{};
   int size_bin = 0;
-  std::string key; // stable size-bin key, "2^10"
-  ComparedSide a;
-  ComparedSide b;
-  std::optional<double> median_ratio; // b / a; empty when one side has no calls
-  std::optional<double> p95_ratio;
+  std::string key{}; // stable size-bin key, "2^10"
+  ComparedSide a{};
+  ComparedSide b{};
+  std::optional<double> median_ratio{}; // b / a; empty when one side has no calls
+  std::optional<double> p95_ratio{};
 };
 
 // One per-step figure of two runs that both have training steps (training_steps.hpp): step time,
@@ -40,13 +40,13 @@ struct ComparedStepFigure {
 };
 
 struct Comparison {
-  std::string label_a;
-  std::string label_b;
+  std::string label_a{};
+  std::string label_b{};
   bool per_call_times = false;
-  std::string note;                      // why per-call times are missing, when they are
-  std::vector<ComparedBin> bins;         // by function, then size bin
-  std::vector<ComparedStepFigure> steps; // databases compared, both with training steps
-  std::string steps_note;                // why steps is empty although a run has steps
+  std::string note{};                      // why per-call times are missing, when they are
+  std::vector<ComparedBin> bins{};         // by function, then size bin
+  std::vector<ComparedStepFigure> steps{}; // databases compared, both with training steps
+  std::string steps_note{};                // why steps is empty although a run has steps
 };
 
 Comparison compare_databases(const Database& a, const Database& b);

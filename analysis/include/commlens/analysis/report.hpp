@@ -16,11 +16,11 @@
 namespace commlens::analysis {
 
 struct ReportFilter {
-  std::optional<int> rank;  // one world rank; all when empty
-  std::optional<int> phase; // one MPI_Pcontrol phase; all when empty
+  std::optional<int> rank{};  // one world rank; all when empty
+  std::optional<int> phase{}; // one MPI_Pcontrol phase; all when empty
   // One user NVTX range path ("train" or "train/step"): only the calls that start inside a range
   // with that path or one nested in it. Needs trace mode (call times); all when empty.
-  std::optional<std::string> nvtx_range;
+  std::optional<std::string> nvtx_range{};
 };
 
 struct RankTime {

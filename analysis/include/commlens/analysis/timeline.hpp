@@ -43,8 +43,8 @@ struct TimelineCall {
   std::int64_t bytes_sent = 0;
   std::int64_t bytes_recv = 0;
   std::int64_t peer = -1;
-  std::optional<std::int64_t> tag;
-  std::optional<std::int64_t> comm_id;
+  std::optional<std::int64_t> tag{};
+  std::optional<std::int64_t> comm_id{};
   int implementation = 0;
   int phase = 0;
 };

@@ -58,16 +58,16 @@ struct StepFunctionStats {
 // The sizes of a step's collectives (an allreduce per fusion bucket, an all-gather and a
 // reduce-scatter per FSDP shard), per function and power-of-two bin.
 struct StepSizeBin {
-  std::string function; // MPI_Allreduce, MPI_Iallreduce, nccl:AllReduce, nccl:AllGather, ...
+  std::string function{}; // MPI_Allreduce, MPI_Iallreduce, nccl:AllReduce, nccl:AllGather, ...
   int size_bin = 0;
-  std::string key;
-  std::string label;
+  std::string key{};
+  std::string label{};
   double calls_per_step = 0;       // per rank
   double bytes_per_step = 0;       // per rank, what it contributes
   double time_per_step_ns = 0;     // host time in the calls
   double gpu_time_per_step_ns = 0; // NCCL calls: their time on the GPU (device_span_stats)
   // Trace mode: the exact sizes in the bin, "2 x 1448 B" per rank and step; empty in summary mode.
-  std::string exact_sizes;
+  std::string exact_sizes{};
 };
 
 struct TrainingSteps {

@@ -19,9 +19,9 @@ struct JobEntry {
   int size = 1;       // its MPI_COMM_WORLD size
   bool spawned = false;
   bool finished = false;
-  std::string host; // of the job's process that created the entry
+  std::string host{}; // of the job's process that created the entry
   long pid = 0;
-  std::string key; // the launcher's name for the job; empty: the entry is claimed once only
+  std::string key{}; // the launcher's name for the job; empty: the entry is claimed once only
 };
 
 inline constexpr const char* kJobRegistryName = "commlens-jobs";

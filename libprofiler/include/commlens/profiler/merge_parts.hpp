@@ -8,6 +8,7 @@
 // rank files into one part, and rank 0 all of it into commlens.sqlite, copying the leaves in rank
 // order. What any step keeps in memory is a per-rank index.
 #include "commlens/profiler/merge.hpp"
+#include "commlens/profiler/merge_sources.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -16,32 +17,6 @@
 #include <vector>
 
 namespace commlens {
-
-// What a job's ranks agree on at MPI_Finalize, so that every part fits the merged file.
-struct JobTimeline {
-  std::int64_t origin_ns = 0;            // rank 0's MPI_Init on its own clock
-  std::vector<std::int64_t> tile_widths; // of the job's trace (empty: no trace)
-};
-
-// A part handed to a merge, and every rank it covers with the place its files stay: all of them
-// are left behind when the part cannot be read.
-struct PartSource {
-  std::string path;
-  std::vector<RanksLeftBehind> ranks;
-};
-
-struct MergeSources {
-  std::string directory;                    // of the rank files
-  std::vector<int> ranks;                   // their run ranks (rank-NNNNN.sqlite in directory)
-  std::string place;                        // "host:/folder" of the rank files, for messages
-  std::vector<PartSource> parts;            // parts received from other leaders
-  std::vector<RanksLeftBehind> left_behind; // ranks of parts that never arrived
-};
-
-struct PartContents {
-  std::vector<int> ranks;                   // merged into the part
-  std::vector<RanksLeftBehind> left_behind; // not merged, and where their files stay
-};
 
 // Merges the sources into a new part at `path`. A rank file whose pages are missing, or were made
 // for another timeline, has them encoded first (RankTracePages, as the rank does at MPI_Finalize).

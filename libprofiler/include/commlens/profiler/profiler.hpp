@@ -1,72 +1,26 @@
 #pragma once
-// The per-process profiler: owns the configuration, the clock, every thread's recorder, the
-// communicator table and the writer thread that stores it all in this rank's SQLite file.
+// The per-process profiler: owns the configuration, the clock, the threads' recorders, the
+// communicator table, the rank's metadata and the writer thread (given those parts, not itself).
 // Collectors call Profiler::active() on their hot path; it is null until start() succeeded.
 #include "commlens/profiler/clock.hpp"
 #include "commlens/profiler/communicator_table.hpp"
 #include "commlens/profiler/config.hpp"
 #include "commlens/profiler/inside_mpi_counter.hpp"
+#include "commlens/profiler/rank_metadata.hpp"
+#include "commlens/profiler/rank_records.hpp"
 #include "commlens/profiler/thread_recorder.hpp"
+#include "commlens/profiler/thread_registry.hpp"
 
-#include <array>
 #include <atomic>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
 namespace commlens {
 
 class WriterThread;
-
-struct ProcessIdentity {
-  int world_rank = 0; // in this job's MPI_COMM_WORLD
-  int world_size = 1;
-  std::string host;
-  long pid = 0;
-  // What the `rank` columns, rank file names and call ids hold: unique among the processes of
-  // every job of the run (job_registry.hpp); equal to world_rank in the job mpirun started.
-  int run_rank = world_rank;
-  int job = 0;
-  bool spawned = false;
-  std::uint64_t mpi_init_ticks = 0; // now_ticks() on entering MPI_Init: time zero; 0 = at start()
-  // CLOCK_MONOTONIC at the same instant (read_clocks()); the tick rate is then measured over
-  // MPI_Init instead of by a 5 ms spin in start(). 0 = unknown.
-  std::uint64_t mpi_init_ns = 0;
-};
-
-// Offset of this rank's clock from rank 0's, measured at finalize and carried back to init along
-// the drift (docs/design.md). Both stay 0 in a rank that never finalized.
-struct ClockAlignment {
-  std::int64_t offset_ns = 0; // this rank's CLOCK_MONOTONIC minus rank 0's, at init
-  double drift_ppb = 0.0;     // change of the offset per second, in ns
-};
-
-// One profiler_overhead row: what a component of the profiler cost this rank.
-struct OverheadTotals {
-  std::uint64_t count = 0;
-  std::uint64_t time_ns = 0; // wall time
-  // CPU time of the thread over the same spans, where measured: against time_ns it tells the
-  // profiler's own work from waiting (for other ranks, or for a core when ranks oversubscribe).
-  std::optional<std::uint64_t> cpu_time_ns;
-};
-
-// What EventRecord::tag_or_root holds for a function: the writer stores it in the tag or the root
-// column (MPI_Pcontrol's level goes to tag).
-enum class TagOrRoot : std::uint8_t { None, Tag, Root };
-
-// One value of a collector's table row (NULL, integer, real, text).
-using SqlValue = std::variant<std::monostate, std::int64_t, double, std::string>;
-
-struct FunctionDescription {
-  const char* name;   // "MPI_Send"
-  const char* family; // "p2p", "collective", ...
-  TagOrRoot tag_or_root = TagOrRoot::None;
-};
 
 class Profiler final : public RingDrainer {
 public:
@@ -113,14 +67,9 @@ public:
   // Ends the current phase and opens the next (MPI_Pcontrol); returns the new phase number.
   std::uint16_t begin_next_phase(int pcontrol_level);
 
-  struct Losses {
-    // Trace records dropped (pushed into a full ring after the writer stopped), calls of threads past
-    // the thread limit. A full ring otherwise makes the calling thread wait: see trace_waits.
-    std::uint64_t dropped_events = 0;
-    std::uint64_t summary_overflow = 0; // calls no summary table could count
-  };
+  using Losses = RankLosses;
   // What this rank lost so far (ranks.dropped_events, ranks.summary_overflow); exact once stopped.
-  Losses losses() const noexcept;
+  Losses losses() const noexcept { return threads_.losses(); }
 
   InsideMpiCounter& inside_mpi() noexcept { return inside_mpi_; }
   CommunicatorTable& communicators() noexcept { return communicators_; }
@@ -148,21 +97,10 @@ public:
   ~Profiler();
 
 private:
-  friend class WriterThread;
-  struct Phase {
-    std::uint16_t number;
-    std::uint64_t start_ticks;
-    std::uint64_t end_ticks; // 0 while open
-    int pcontrol_level;      // -1 for phase 0
-  };
-
   Profiler(Config config, ProcessIdentity identity, std::vector<FunctionDescription> functions,
            std::vector<std::string> datatypes, Storage storage);
   ThreadRecorder* register_thread() noexcept;
-  ThreadRecorder* refuse_thread() noexcept {
-    threads_refused_.fetch_add(1, std::memory_order_relaxed);
-    return nullptr;
-  }
+  ThreadRecorder* refuse_thread() noexcept { return threads_.refuse_thread(); }
 
   static std::atomic<Profiler*> active_;
 
@@ -176,21 +114,10 @@ private:
   std::atomic<bool> collecting_{true};
   std::atomic<std::uint16_t> phase_{0};
 
-  std::array<std::atomic<ThreadRecorder*>, ThreadRecorder::kMaxThreads> threads_{};
-  std::atomic<std::uint16_t> thread_count_{0};
-  std::atomic<std::uint64_t> threads_refused_{0};
+  ThreadRegistry threads_;
   InsideMpiCounter inside_mpi_;
-
   CommunicatorTable communicators_;
-
-  // Rarely changed state the writer stores; guarded by metadata_mutex_.
-  mutable std::mutex metadata_mutex_;
-  std::map<std::string, std::string> run_values_;
-  std::vector<Phase> phases_;
-  ClockAlignment alignment_;
-  std::map<std::string, OverheadTotals> overhead_;
-  std::vector<std::pair<std::string, std::vector<std::vector<SqlValue>>>> pending_rows_;
-  std::uint64_t metadata_version_ = 0;
+  RankMetadata metadata_; // phases, run values, alignment, overhead, collectors' rows
 
   std::unique_ptr<WriterThread> writer_;
 };

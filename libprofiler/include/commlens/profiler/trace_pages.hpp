@@ -7,6 +7,7 @@
 // and each encodes (encode). The leaves go to rank-NNNNN.sqlite-pages; the tiles, the leaves'
 // rowids and what the merge checks them against go into the rank file (table trace_pages,
 // docs/schema.md). A merge that finds them missing or made for another plan decodes the chunks.
+#include "commlens/profiler/rank_file.hpp"
 #include "commlens/profiler/timeline_tiles.hpp"
 
 #include <cstdint>
@@ -19,9 +20,6 @@
 namespace commlens {
 
 class SqliteDatabase;
-
-// The file beside a rank file holding its leaves: "<rank file>-pages".
-std::string trace_pages_path(const std::string& rank_file);
 
 // The rank's MPI_Init on rank 0's clock, from its closed file (rank 0's is the merged timeline's
 // origin). Throws SqliteError or MergeError naming the file.
