@@ -5,6 +5,8 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QVBoxLayout>
 
 namespace commlens::viewer {
@@ -24,13 +26,24 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   layout->addLayout(toolbar);
   canvas_ = new TimelineCanvas(this);
   overview_ = new TimelineOverview(canvas_, this);
+  legend_ = new TimelineLegend(this);
+  // Rows taller than the window scroll; the canvas keeps its ruler and phase band in view itself,
+  // so a scroll repaints all of it rather than moving the pixels.
+  scroll_ = new QScrollArea(this);
+  scroll_->setWidget(canvas_);
+  scroll_->setWidgetResizable(true);
+  scroll_->setFrameShape(QFrame::NoFrame);
+  scroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  connect(scroll_->verticalScrollBar(), &QScrollBar::valueChanged, canvas_, qOverload<>(&QWidget::update));
   layout->addWidget(overview_);
-  layout->addWidget(canvas_, 1);
+  layout->addWidget(legend_);
+  layout->addWidget(scroll_, 1);
   details_ =
       new QLabel(tr("Wheel or W/S: zoom. Drag or A/D: pan. Click a call for its details, a rank's "
                     "name to fold its rows; drag a rank's lower edge (or Ctrl+wheel) to make it taller "
                     "or shorter. Hatched calls ran in the GPU runtime; dashed outlines mark the "
-                    "host-staged baseline; dashed lines join calls to the kernels they launched."),
+                    "host-staged baseline; dashed lines join calls to their time on the GPU and to the "
+                    "kernels they launched. Double-click a phase to show all of it."),
                  this);
   details_->setWordWrap(true);
   details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -63,6 +76,7 @@ void TimelineView::set_database(std::shared_ptr<const LoadedDatabase> database) 
   completer->setCaseSensitivity(Qt::CaseInsensitive);
   search_->setCompleter(completer);
   canvas_->set_database(database);
+  legend_->set_entries(legend_entries(*database));
   overview_->set_database(std::move(database));
 }
 

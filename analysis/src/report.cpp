@@ -85,7 +85,8 @@ std::optional<RankSpread> spread_of(const std::vector<RankTime>& ranks, Value va
 
 } // namespace
 
-Report build_report(const Database& database, const ReportFilter& filter, const ReportProgress& progress) {
+Report build_report(const Database& database, const ReportFilter& filter, const ReportProgress& progress,
+                    const ReportSections& sections) {
   check_filter(database, filter);
   const detail::NvtxPhaseFilter nvtx_filter(database, filter);
   Report report;
@@ -116,15 +117,17 @@ Report build_report(const Database& database, const ReportFilter& filter, const 
       {"partners", [&] { report.partners = detail::query_partners(database, filter); }},
       {"queue times",
        [&] {
-         if (has_requests)
+         if (!sections.queue_times)
+           report.queue_times_absent = "not read";
+         else if (has_requests)
            report.queue_times = detail::query_queue_times(database, filter);
          else
            report.queue_times_absent = "no nonblocking requests traced (needs trace mode)";
        }},
       {"concurrency",
        [&] {
-         if (!traced) {
-           report.concurrency_absent = "no trace data (needs trace mode)";
+         if (!sections.concurrency || !traced) {
+           report.concurrency_absent = sections.concurrency ? "no trace data (needs trace mode)" : "not read";
            return;
          }
          report.concurrency = detail::query_concurrency(database, filter);

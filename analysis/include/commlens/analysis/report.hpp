@@ -193,8 +193,15 @@ struct Report {
   TrainingSteps training_steps; // MPI_Pcontrol(2) phases as training steps
 };
 
+// The two sections that read every traced request and call: at 10 M calls they are most of a
+// report's time. A caller that shows neither (the viewer) leaves them out; their `absent` says so.
+struct ReportSections {
+  bool queue_times = true;
+  bool concurrency = true;
+};
+
 // Throws FilterError for a rank or phase the database does not hold, DatabaseError on SQL failure.
 Report build_report(const Database& database, const ReportFilter& filter = {},
-                    const ReportProgress& progress = {});
+                    const ReportProgress& progress = {}, const ReportSections& sections = {});
 
 } // namespace commlens::analysis
