@@ -10,6 +10,9 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <array>
+#include <map>
+
 namespace commlens::viewer {
 namespace {
 
@@ -96,7 +99,7 @@ void CopyPathsView::set_database(const std::shared_ptr<const LoadedDatabase>& da
       item->setTextAlignment(column < 3 ? Qt::AlignLeft | Qt::AlignVCenter : Qt::AlignRight | Qt::AlignVCenter);
       table_->setItem(row, column, item);
     }
-    const auto label = tr("%1, rank %2, GPU %3").arg(route_text(route)).arg(entry.rank).arg(entry.device);
+    const auto label = tr("%1 \u00b7 rank %2, GPU %3").arg(route_short_text(route)).arg(entry.rank).arg(entry.device);
     bars.push_back({label, {{route_text(route), entry.gb_per_s().value_or(0), copy_path_color(route.path)}}});
     row_selections_.push_back({route, entry.rank, entry.device});
     ++row;
@@ -108,8 +111,11 @@ void CopyPathsView::set_database(const std::shared_ptr<const LoadedDatabase>& da
 
   // Throughput over time: the bytes each route moved in a slice over the slice's width (GB/s = bytes/ns).
   std::vector<Series> series;
+  std::map<std::string, int> routes_of_path; // routes of one path share its colour, not its line style
+  constexpr std::array kStyles = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine};
   for (auto& route : analysis::query_copy_path_series(*database->database, start, end, kTimeSlices)) {
-    Series line{route_text(route.route), copy_path_color(route.route.path), {}};
+    const auto style = kStyles[static_cast<std::size_t>(routes_of_path[route.route.path]++) % kStyles.size()];
+    Series line{route_short_text(route.route), copy_path_color(route.route.path), {}, style};
     for (const auto bytes : route.bytes_per_bin)
       line.values.push_back(static_cast<double>(bytes) / static_cast<double>(slice_ns));
     series.push_back(std::move(line));

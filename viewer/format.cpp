@@ -65,7 +65,15 @@ QString format_rate(double gigabytes_per_second) {
       magnitude > 0 ? std::clamp(kSignificant - 1 - static_cast<int>(std::floor(std::log10(magnitude))), 0,
                                  kMostDecimals)
                     : 0;
-  return QStringLiteral("%1 GB/s").arg(QLocale(QLocale::English).toString(gigabytes_per_second, 'f', decimals));
+  auto number = QLocale(QLocale::English).toString(gigabytes_per_second, 'f', decimals);
+  // 5 rather than 5.00 on an axis: the zeros carry no digit of the value.
+  if (number.contains(QLatin1Char('.'))) {
+    while (number.endsWith(QLatin1Char('0')))
+      number.chop(1);
+    if (number.endsWith(QLatin1Char('.')))
+      number.chop(1);
+  }
+  return QStringLiteral("%1 GB/s").arg(number);
 }
 
 } // namespace commlens::viewer

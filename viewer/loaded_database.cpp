@@ -13,17 +13,29 @@ QString LoadedDatabase::function_name(int function_id) const {
                                        : QString::fromStdString(found->second);
 }
 
-bool LoadedDatabase::is_setup_function(int function_id) const {
-  const auto family = function_families.find(function_id);
-  if (family == function_families.end())
-    return false;
-  if (family->second == "communicator" || family->second == "nccl_communicator")
-    return true;
-  // MPI_Pcontrol marks phases and MPI_Abort ends a run: lifecycle calls, but no set-up.
-  const auto name = function_names.find(function_id);
-  return family->second == "lifecycle" && name != function_names.end() && name->second != "MPI_Pcontrol" &&
-         name->second != "MPI_Abort";
+bool LoadedDatabase::is_setup_function(const std::string& name) const {
+  return setup_functions.contains(name);
 }
+
+namespace {
+
+// Set-up is what a run does once, before or after its work: start and end MPI (MPI_Pcontrol marks
+// phases and MPI_Abort ends a run: lifecycle calls, but no set-up), build or free communicators.
+std::set<std::string> setup_function_names(const std::map<int, std::string>& names,
+                                           const std::map<int, std::string>& families) {
+  std::set<std::string> setup;
+  for (const auto& [id, family] : families) {
+    const auto name = names.find(id);
+    if (name == names.end())
+      continue;
+    if (family == "communicator" || family == "nccl_communicator" ||
+        (family == "lifecycle" && name->second != "MPI_Pcontrol" && name->second != "MPI_Abort"))
+      setup.insert(name->second);
+  }
+  return setup;
+}
+
+} // namespace
 
 QString LoadedDatabase::communicator_label(std::optional<std::int64_t> comm_id) const {
   if (!comm_id || *comm_id < 0)
@@ -69,6 +81,7 @@ std::shared_ptr<const LoadedDatabase> load_database(const std::filesystem::path&
   loaded->phase_names = PhaseNames(loaded->phases, loaded->report.training_steps);
   loaded->function_names = analysis::query_enum_names(database, "functions");
   loaded->function_families = analysis::query_function_families(database);
+  loaded->setup_functions = setup_function_names(loaded->function_names, loaded->function_families);
   loaded->implementation_names = analysis::query_enum_names(database, "implementations");
   loaded->rank_function_times = analysis::query_function_times(database, analysis::FunctionTimeGroup::Rank);
   loaded->phase_function_times = analysis::query_function_times(database, analysis::FunctionTimeGroup::Phase);

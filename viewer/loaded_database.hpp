@@ -14,6 +14,7 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <stdexcept>
 
@@ -27,6 +28,7 @@ struct LoadedDatabase {
   PhaseNames phase_names;                      // "set-up", "step 3", ... as every view names phases
   std::map<int, std::string> function_names;
   std::map<int, std::string> function_families; // p2p, collective, nccl_communicator, ... (docs/schema.md)
+  std::set<std::string> setup_functions;        // is_setup_function's names
   std::map<int, std::string> implementation_names;
   std::map<std::int64_t, std::string> communicator_labels;
   std::vector<analysis::GroupFunctionTime> rank_function_times;  // the summary's stacked bars
@@ -44,7 +46,7 @@ struct LoadedDatabase {
 
   QString function_name(int function_id) const;
   // MPI_Init, MPI_Finalize, communicator creation, NCCL communicator set-up: by family.
-  bool is_setup_function(int function_id) const;
+  bool is_setup_function(const std::string& name) const;
   QString communicator_label(std::optional<std::int64_t> comm_id) const;
   QString implementation_name(int implementation) const;
 };

@@ -1,5 +1,6 @@
 #include "summary_view.hpp"
 
+#include "communication_time.hpp"
 #include "format.hpp"
 #include "run_facts.hpp"
 #include "summary_charts.hpp"
@@ -39,6 +40,9 @@ SummaryView::SummaryView(QWidget* parent) : QWidget(parent), functions_(this), r
   headline_->setWordWrap(true);
   headline_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(headline_);
+  // The findings panel goes here, between the headline and the charts.
+  findings_area_ = new QVBoxLayout;
+  layout->addLayout(findings_area_);
 
   auto* charts = new QSplitter(Qt::Horizontal, this);
   rank_chart_ = new BarChart(charts);
@@ -57,7 +61,8 @@ SummaryView::SummaryView(QWidget* parent) : QWidget(parent), functions_(this), r
   run_table_->horizontalHeader()->setStretchLastSection(true);
   run_table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   auto* tables = new QTabWidget(this);
-  tables->addTab(make_table(&ranks_, tables), tr("Ranks"));
+  rank_table_ = make_table(&ranks_, tables);
+  tables->addTab(rank_table_, tr("Ranks"));
   tables->addTab(make_table(&functions_, tables), tr("Functions, most time first"));
   tables->addTab(run_table_, tr("Run"));
 
@@ -70,7 +75,9 @@ SummaryView::SummaryView(QWidget* parent) : QWidget(parent), functions_(this), r
 
 void SummaryView::set_database(std::shared_ptr<const LoadedDatabase> database) {
   const auto& report = database->report;
-  ranks_.set_ranks(report.ranks);
+  const auto communication = run_communication_time(*database);
+  ranks_.set_ranks(report.ranks, rank_communication_times(*database));
+  rank_table_->setColumnHidden(RankTableModel::NcclTime, communication.nccl_calls == 0);
   functions_.set_functions(report.functions);
   run_table_->setRowCount(static_cast<int>(report.run.size()));
   for (int row = 0; const auto& [key, value] : report.run) {
@@ -78,31 +85,27 @@ void SummaryView::set_database(std::shared_ptr<const LoadedDatabase> database) {
     run_table_->setItem(row, 1, new QTableWidgetItem(QString::fromStdString(value)));
     ++row;
   }
-  rank_chart_->set_bars(tr("Time in MPI per rank, by function"), rank_time_bars(*database),
-                        ValueUnit::Nanoseconds, tr("No rank made MPI calls."));
+  rank_chart_->set_bars(tr("Time in MPI and NCCL calls per rank, by function"), rank_time_bars(*database),
+                        ValueUnit::Nanoseconds, tr("No rank made MPI or NCCL calls."));
   function_chart_->set_bars(tr("Functions with the most time"), top_function_bars(*database),
-                            ValueUnit::Nanoseconds, tr("No MPI calls."));
-  const auto& cuda = report.cuda_copies;
-  copy_chart_->set_bars(tr("Bytes copied per CUDA path"), copy_path_bars(*database), ValueUnit::Bytes,
-                        cuda.absent.empty() ? tr("The run made no CUDA copies.")
-                                            : QString::fromStdString(cuda.absent));
+                            ValueUnit::Nanoseconds, tr("No MPI or NCCL calls."));
+  // A run without CUDA copies (every CPU run) gives the other charts the width.
+  copy_chart_->setVisible(!database->copy_paths.empty());
+  copy_chart_->set_bars(tr("Bytes copied per CUDA path"), copy_path_bars(*database), ValueUnit::Bytes);
 
   collectors_ = collectors_line(report.run);
   std::uint64_t calls = 0;
-  std::int64_t mpi_ns = 0;
-  for (const auto& rank : report.ranks) {
+  for (const auto& rank : report.ranks)
     calls += rank.calls;
-    mpi_ns += rank.mpi_ns;
-  }
   headline_->setText(
-      tr("<b>%1</b> &middot; schema v%2<br>collectors: %3<br>%4 ranks &middot; %5 calls &middot; %6 in MPI "
-         "(summed over ranks) &middot; %7 dropped events &middot; %8 uncounted (summary overflow)")
+      tr("<b>%1</b> &middot; schema v%2<br>collectors: %3<br>%4 ranks &middot; %5 calls &middot; time in "
+         "communication, summed over ranks: %6<br>%7 dropped events &middot; %8 uncounted (summary overflow)")
           .arg(QString::fromStdString(report.database_path).toHtmlEscaped())
           .arg(report.schema_version)
           .arg(collectors_.toHtmlEscaped())
           .arg(report.ranks.size())
-          .arg(format_count(calls), format_duration(mpi_ns), format_count(report.dropped_events),
-               format_count(report.summary_overflow)));
+          .arg(format_count(calls), communication_text(communication).toHtmlEscaped(),
+               format_count(report.dropped_events), format_count(report.summary_overflow)));
 }
 
 QString SummaryView::headline() const {

@@ -1,7 +1,8 @@
 #pragma once
-// Summary: a headline (mode, which collectors ran, ranks, calls, time in MPI, dropped events), then
-// pictures: time in MPI per rank split by function, the functions with the most time and the bytes
-// per CUDA copy path; the tables (ranks, functions, the run table) below them.
+// Summary: a headline (mode, which collectors ran, ranks, calls, time in communication with MPI and
+// NCCL apart and their set-up apart, dropped events), a place for findings, then pictures: time in
+// MPI and NCCL calls per rank split by function, the functions with the most time and, for runs
+// with CUDA copies, the bytes per copy path; the tables (ranks, functions, the run table) below.
 #include "bar_chart.hpp"
 #include "function_table_model.hpp"
 #include "loaded_database.hpp"
@@ -10,7 +11,9 @@
 #include <QWidget>
 
 class QLabel;
+class QTableView;
 class QTableWidget;
+class QVBoxLayout;
 
 namespace commlens::viewer {
 
@@ -28,9 +31,14 @@ public:
   const BarChart& rank_chart() const { return *rank_chart_; }
   const BarChart& function_chart() const { return *function_chart_; }
   const BarChart& copy_chart() const { return *copy_chart_; }
+  const QTableView& rank_table() const { return *rank_table_; }
+  // Where a panel of findings goes: between the headline and the charts. Empty here.
+  QVBoxLayout* findings_area() const { return findings_area_; }
 
 private:
   QLabel* headline_;
+  QVBoxLayout* findings_area_;
+  QTableView* rank_table_;
   QTableWidget* run_table_;
   BarChart* rank_chart_;
   BarChart* function_chart_;

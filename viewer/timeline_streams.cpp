@@ -139,6 +139,16 @@ QString route_text(const analysis::CopyRoute& route) {
   return parts.join(QStringLiteral(", "));
 }
 
+QString route_short_text(const analysis::CopyRoute& route) {
+  QStringList parts = {QString::fromStdString(route.path)};
+  if (route.link)
+    parts.first() += QStringLiteral(" (%1)").arg(QString::fromStdString(*route.link));
+  parts << QString::fromStdString(route.direction);
+  if (!route.host_memory.empty())
+    parts << QString::fromStdString(route.host_memory);
+  return parts.join(QLatin1Char(' '));
+}
+
 QString stream_label(const analysis::GpuStream& stream) {
   const auto gpu = stream.device ? QStringLiteral("GPU%1").arg(*stream.device) : QStringLiteral("GPU");
   if (stream.stream)

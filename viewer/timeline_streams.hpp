@@ -25,8 +25,9 @@ struct CopySelection {
 // "GPU0 s7", or "GPU0 NCCL" for a stream known only from NCCL calls' events.
 QString stream_label(const analysis::GpuStream& stream);
 QString describe_stream(const analysis::GpuStream& stream);
-// "host_staged, host to device, pageable": a route in words.
+// "host_staged, host to device, pageable": a route in words; "host_staged HtoD pageable" in short.
 QString route_text(const analysis::CopyRoute& route);
+QString route_short_text(const analysis::CopyRoute& route);
 
 // With a `selection`, copies outside it are greyed so the chosen ones stand out.
 void paint_stream(QPainter& painter, const TimelineViewport& viewport, const QRectF& row, const StreamWork& work,

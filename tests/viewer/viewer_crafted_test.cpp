@@ -1,4 +1,4 @@
-// The timeline's CUDA copy and NVTX range rows and the compare view's implementation comparison,
+// The timeline's GPU stream and NVTX range rows and the compare view's implementation comparison,
 // over crafted databases whose rows the test states (tests/support/databases/trace_database.cpp holds the
 // MPI calls): the query layer and the fetcher return exactly the stored rows of a window.
 #include "compare_view.hpp"
@@ -16,6 +16,9 @@
 
 #include <QTabWidget>
 #include <QtTest>
+
+#include <algorithm>
+#include <cmath>
 
 using namespace commlens::viewer;
 namespace analysis = commlens::analysis;
@@ -162,7 +165,7 @@ private slots:
     QVERIFY(extent.has_copies && extent.has_ranges);
   }
 
-  void timelineGivesEachRankRangeAndCopyRows() {
+  void timelineGivesEachRankRangeRowsAndALanePerStream() {
     MainWindow window;
     test_support::open_shown(window, gpu_);
     window.show_view(QStringLiteral("timeline"));
@@ -173,41 +176,56 @@ private slots:
     std::vector<std::pair<Kind, int>> layout;
     for (const auto& row : canvas->rows())
       layout.emplace_back(row.kind, row.rank);
-    // Rank 0 calls from two threads: two call lanes between its range and copy rows; kernels last.
+    // Rank 0 calls from two threads: two call lanes under its range row, then its streams 7 (a
+    // staged and an IPC copy, two kernels) and 8 (the peer copy); rank 1 copied on stream 3.
     QCOMPARE(layout, (std::vector<std::pair<Kind, int>>{{Kind::Ranges, 0},
                                                         {Kind::Calls, 0},
                                                         {Kind::Calls, 0},
-                                                        {Kind::Copies, 0},
-                                                        {Kind::Kernels, 0},
+                                                        {Kind::Stream, 0},
+                                                        {Kind::Stream, 0},
                                                         {Kind::Ranges, 1},
                                                         {Kind::Calls, 1},
-                                                        {Kind::Copies, 1},
-                                                        {Kind::Kernels, 1}}));
-    // The fetcher asks for a quarter of the span beyond each edge: [ -50, 11250 ) here.
+                                                        {Kind::Stream, 1}}));
+    const auto& streams = window.database()->gpu_streams;
+    QCOMPARE(streams.size(), std::size_t{3});
+    QCOMPARE(streams[0].stream, std::optional<std::int64_t>(7));
+    QCOMPARE(streams[0].copies, std::uint64_t{2});
+    QCOMPARE(streams[0].compute_kernels, std::uint64_t{1});
+    QCOMPARE(streams[0].communication_kernels, std::uint64_t{1}); // launched in MPI call 1
+    QCOMPARE(streams[1].stream, std::optional<std::int64_t>(8));
+    QCOMPARE(streams[2].device, std::optional<int>(1));
+    // The fetcher asks for a quarter of the span beyond each edge: [ -50, 11250 ) here; each stream's
+    // lane holds the stored rows of its stream.
     const auto& snapshot = canvas->fetcher().snapshot();
     const analysis::Database database(gpu_.toStdString());
-    QCOMPARE(snapshot.copies.size(), std::size_t{2});
-    QCOMPARE(starts_of(snapshot.copies[0]),
-             starts_of(analysis::query_timeline_copies(database, 0, snapshot.start_ns, snapshot.end_ns)));
-    QCOMPARE(starts_of(snapshot.copies[0]), (std::vector<std::int64_t>{900, 1500, 9000}));
-    QCOMPARE(starts_of(snapshot.copies[1]), (std::vector<std::int64_t>{1000}));
-    QCOMPARE(starts_of(snapshot.ranges[0]), (std::vector<std::int64_t>{800, 1000, 1100, 6000}));
-    QVERIFY(snapshot.ranges[1].empty());
-    QCOMPARE(starts_of(snapshot.kernels[0]), (std::vector<std::int64_t>{3000, 6000}));
-    QVERIFY(snapshot.kernels[1].empty());
+    QCOMPARE(snapshot.streams.size(), std::size_t{3});
+    QCOMPARE(starts_of(snapshot.streams[0].copies), (std::vector<std::int64_t>{900, 9000}));
+    QCOMPARE(starts_of(snapshot.streams[1].copies), (std::vector<std::int64_t>{1500}));
+    QCOMPARE(starts_of(snapshot.streams[2].copies), (std::vector<std::int64_t>{1000}));
+    QCOMPARE(analysis::query_timeline_copies(database, 0, snapshot.start_ns, snapshot.end_ns).size(),
+             snapshot.streams[0].copies.size() + snapshot.streams[1].copies.size());
+    QCOMPARE(snapshot.ranges[0].size(), std::size_t{4});
+    QCOMPARE(snapshot.streams[0].kernels.size(), std::size_t{2});
+    QCOMPARE(snapshot.streams[0].kernels[1].short_name, QStringLiteral("reduce_kernel"));
+    QVERIFY(snapshot.streams[0].kernels[1].communication);
+    QVERIFY(!snapshot.streams[0].kernels[0].communication);
+    QVERIFY(snapshot.streams[1].kernels.empty());
 
     const auto point_at = [&](std::size_t row, std::int64_t time_ns, int dy = 0) {
       return QPoint(TimelineCanvas::kGutterWidth + static_cast<int>(canvas->viewport().x_of(time_ns)),
                     canvas->row_rect(row).center().y() + dy);
     };
     const auto ipc = canvas->describe_at(point_at(3, 9250));
-    QVERIFY2(ipc.contains(QStringLiteral("path <b>ipc</b>")), qPrintable(ipc));
+    QVERIFY2(ipc.contains(QStringLiteral("ipc, device to device")), qPrintable(ipc));
     QVERIFY2(ipc.contains(QStringLiteral("MPI call id 5")), qPrintable(ipc));
-    QVERIFY2(ipc.contains(QStringLiteral("2.00 GB/s")), qPrintable(ipc));
-    const auto peer = canvas->describe_at(point_at(3, 2400));
-    QVERIFY2(peer.contains(QStringLiteral("over nvlink")) && peer.contains(QStringLiteral("0 &rarr; 1")),
+    QVERIFY2(ipc.contains(QStringLiteral("at 2 GB/s while copying")), qPrintable(ipc));
+    const auto peer = canvas->describe_at(point_at(4, 2400));
+    QVERIFY2(peer.contains(QStringLiteral("peer (nvlink), peer to peer")) &&
+                 peer.contains(QStringLiteral("0 &rarr; 1")),
              qPrintable(peer));
     QVERIFY2(peer.contains(QStringLiteral("outside MPI calls")), qPrintable(peer));
+    const auto staged = describe_copy(snapshot.streams[0].copies[0], 0, 0);
+    QVERIFY2(staged.contains(QStringLiteral("host_staged, device to host, pinned")), qPrintable(staged));
     // The range row of rank 0 stacks three levels: "step" on top.
     const auto top = canvas->row_rect(0).top() + 2;
     const auto step = canvas->describe_at(QPoint(point_at(0, 3000).x(), top));
@@ -217,11 +235,16 @@ private slots:
     QVERIFY2(solve.contains(QStringLiteral("domain default")), qPrintable(solve));
     const auto phase = canvas->describe_at(QPoint(point_at(0, 8000).x(), top));
     QVERIFY2(phase.contains(QStringLiteral("phase 1")), qPrintable(phase));
-    const auto kernel = canvas->describe_at(point_at(4, 6500));
-    QVERIFY2(kernel.contains(QStringLiteral("reduce_kernel")) &&
-                 kernel.contains(QStringLiteral("MPI call id 1")),
+    const auto kernel = canvas->describe_at(point_at(3, 6500));
+    QVERIFY2(kernel.contains(QStringLiteral("<b>reduce_kernel</b> &middot; communication kernel")) &&
+                 kernel.contains(QStringLiteral("launched in call id 1")),
              qPrintable(kernel));
-    QVERIFY(canvas->describe_at(point_at(4, 5000)).isEmpty());
+    QVERIFY(canvas->describe_at(point_at(3, 5000)).isEmpty());
+    // The lane's name tells what the stream held over the run.
+    const auto lane = canvas->describe_at(QPoint(10, canvas->row_rect(3).center().y()));
+    QVERIFY2(lane.contains(QStringLiteral("<b>GPU0 s7</b>: rank 0, stream 7")) &&
+                 lane.contains(QStringLiteral("1 compute kernels, 1 communication kernels, 2 copies")),
+             qPrintable(lane));
     // Clicking a copy shows its details without selecting a call.
     QSignalSpy details(canvas, &TimelineCanvas::selection_changed);
     QVERIFY(!canvas->select_at(point_at(3, 9250)));
@@ -250,7 +273,7 @@ private slots:
     const int before = canvas->row_rect(6).height(); // rank 1's lane
     canvas->toggle_collapsed(0);
     QVERIFY(canvas->collapsed(0));
-    QCOMPARE(canvas->row_rect(0).height(), 0); // its ranges, copies and kernels rows are folded away
+    QCOMPARE(canvas->row_rect(0).height(), 0); // its ranges and stream rows are folded away
     QCOMPARE(canvas->row_rect(3).height(), 0);
     QCOMPARE(canvas->row_rect(1).height(), kCollapsedLaneHeight);
     QVERIFY(canvas->row_rect(6).height() > before);
@@ -288,9 +311,13 @@ private slots:
     QCOMPARE(bars[1].total(), 2000.0);
     QCOMPARE(steps.function_rows(), 1);
 
-    // The timeline names the steps in its band of phases; the run without steps has no band.
+    // The timeline opens on the steps and names them in its band of phases; the run without steps
+    // has no band.
     window.show_view(QStringLiteral("timeline"));
     auto* canvas = window.timeline()->canvas();
+    QCOMPARE(canvas->viewport().start_ns(), std::int64_t{2000});
+    QCOMPARE(canvas->viewport().end_ns(), std::int64_t{8000});
+    canvas->show_all();
     QVERIFY(canvas->phase_band_height() > 0);
     const auto band_y = TimelineCanvas::kRulerHeight + canvas->phase_band_height() / 2;
     const auto at = [&](std::int64_t time_ns) {
@@ -300,8 +327,10 @@ private slots:
     const auto step = canvas->describe_at(at(7000));
     QVERIFY2(step.contains(QStringLiteral("<b>step 2</b>")) && step.contains(QStringLiteral("on 2 ranks")),
              qPrintable(step));
-    QVERIFY2(canvas->describe_at(at(9000)).contains(QStringLiteral("<b>phase 3</b>")),
+    QVERIFY2(canvas->describe_at(at(9000)).contains(QStringLiteral("<b>tear-down</b> (phase 3)")),
              qPrintable(canvas->describe_at(at(9000))));
+    QVERIFY2(canvas->describe_at(at(1000)).contains(QStringLiteral("<b>set-up</b> (phase 0)")),
+             qPrintable(canvas->describe_at(at(1000))));
     QVERIFY(canvas->row_rect(0).top() >= band_y);
     MainWindow plain;
     test_support::open_shown(plain, plain_);
@@ -453,23 +482,35 @@ private slots:
     QCOMPARE(paths.rows(), 4);
     const auto row = [&](int index) {
       QStringList cells;
-      for (int column = 0; column < 7; ++column)
+      for (int column = 0; column < 9; ++column)
         cells << paths.cell(index, column);
       return cells.join(QLatin1Char('|'));
     };
-    // host_staged: 4 KiB in 1 us on rank 0, 512 B in 200 ns on rank 1; ipc 1000 B in 500 ns; peer
-    // over NVLink 8 KiB in 1 us.
-    QCOMPARE(row(0), QStringLiteral("host_staged|0|0|1|4KiB|1 us|4.1 GB/s"));
-    QCOMPARE(row(1), QStringLiteral("host_staged|1|1|1|512B|200 ns|2.56 GB/s"));
-    QCOMPARE(row(2), QStringLiteral("ipc|0|0|1|1000B|500 ns|2 GB/s"));
-    QCOMPARE(row(3), QStringLiteral("peer (nvlink)|0|0|1|8KiB|1 us|8.19 GB/s"));
+    // host_staged device to host: 512 B in 200 ns into pageable memory on rank 1, 4 KiB in 1 us
+    // into pinned memory on rank 0 (one route each); ipc 1000 B in 500 ns; peer over NVLink 8 KiB in 1 us.
+    QCOMPARE(row(0), QStringLiteral("host_staged|DtoH|pageable|1|1|1|512B|200 ns|2.56 GB/s"));
+    QCOMPARE(row(1), QStringLiteral("host_staged|DtoH|pinned|0|0|1|4KiB|1 us|4.1 GB/s"));
+    QCOMPARE(row(2), QStringLiteral("ipc|DtoD|-|0|0|1|1000B|500 ns|2 GB/s"));
+    QCOMPARE(row(3), QStringLiteral("peer (nvlink)|PtoP|-|0|0|1|8KiB|1 us|8.19 GB/s"));
+    QVERIFY2(paths.status().contains(QStringLiteral("<b>Bandwidth while copying</b>: a row's bytes over its "
+                                                    "copies' own summed durations")),
+             qPrintable(paths.status()));
     QCOMPARE(paths.bandwidth_chart().bars().size(), std::size_t{4});
     QCOMPARE(paths.bandwidth_chart().bars()[3].total(), 8.192);
+    QCOMPARE(paths.bandwidth_chart().bars()[0].label, QStringLiteral("host_staged DtoH pageable \u00b7 rank 1, GPU 1"));
     QVERIFY(all_of_unit(paths.bandwidth_chart().tick_labels(), QStringLiteral(" GB/s")));
-    QCOMPARE(paths.over_time_chart().series().size(), std::size_t{3});
+    // Throughput over the run: one line per route, each slice's bytes over the slice.
+    const auto& series = paths.over_time_chart().series();
+    QCOMPARE(series.size(), std::size_t{4});
+    QCOMPARE(series[0].name, QStringLiteral("host_staged DtoH pageable"));
+    QVERIFY(series[0].style != series[1].style); // one path, two routes: told apart by the line
+    const double slice_ns = std::ceil(double(window.database()->timeline.end_ns -
+                                             window.database()->timeline.start_ns) /
+                                      CopyPathsView::kTimeSlices);
+    QCOMPARE(*std::max_element(series[3].values.begin(), series[3].values.end()), 8192 / slice_ns);
     QVERIFY(all_of_unit(paths.over_time_chart().time_tick_labels(), QStringLiteral("s")));
 
-    // Clicking the peer row shows its copy (rank 0, 1500 to 2500) in the timeline, the others greyed.
+    // Clicking the peer route's row shows its copy (rank 0, 1500 to 2500) in the timeline, the others greyed.
     window.paths()->choose_row(3);
     QCOMPARE(window.findChild<QTabWidget*>()->currentWidget(), static_cast<QWidget*>(window.timeline()));
     const auto* canvas = window.timeline()->canvas();
