@@ -37,6 +37,10 @@ CommunicationTime run_communication_time(const LoadedDatabase& database) {
   CommunicationTime time;
   for (const auto& function : database.report.functions)
     add(time, database, function.name, function.calls, function.time_total_ns);
+  time.steps = static_cast<int>(database.report.training_steps.steps.size());
+  for (const auto& entry : database.phase_function_times)
+    if (database.phase_names.step_number(entry.group) && entry.function != "MPI_Pcontrol")
+      time.steps_ns += entry.time_ns;
   return time;
 }
 
@@ -52,6 +56,8 @@ QString communication_text(const CommunicationTime& time) {
   parts << (time.mpi_calls > 0 ? part(QStringLiteral("MPI"), time.mpi_ns, time.mpi_setup_ns) : tr("no MPI calls"));
   if (time.nccl_calls > 0)
     parts << part(QStringLiteral("NCCL"), time.nccl_ns, time.nccl_setup_ns);
+  if (time.steps > 0)
+    parts << tr("in the %1 training steps %2").arg(time.steps).arg(format_duration(time.steps_ns));
   return parts.join(QStringLiteral(" \u00b7 "));
 }
 

@@ -63,8 +63,9 @@ std::optional<QRectF> TimelineCanvas::setup_chip() const {
 }
 
 void TimelineCanvas::show_setup() {
+  // Phase 0 starts when the profiler does, often before the first call: the trace starts with that.
   if (const auto setup = database_ ? database_->phase_names.setup(database_->timeline.end_ns) : std::nullopt)
-    show_range(setup->first, std::max(setup->second, viewport_.end_ns()));
+    show_range(std::max(setup->first, database_->timeline.start_ns), std::max(setup->second, viewport_.end_ns()));
 }
 
 void TimelineCanvas::show_phase(int phase) {

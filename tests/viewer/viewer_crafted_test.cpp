@@ -310,12 +310,48 @@ private slots:
     QCOMPARE(bars[1].label, QStringLiteral("step 2"));
     QCOMPARE(bars[1].total(), 2000.0);
     QCOMPARE(steps.function_rows(), 1);
+    // The GPU of step 2, the one step whose kernels were recorded: compute alone 500 ns, overlapped
+    // by communication 500 ns, communication alone 500 ns, idle 500 ns; step 1 has no figures.
+    const auto& gpu = steps.gpu_chart().bars();
+    QCOMPARE(gpu.size(), std::size_t{1});
+    QCOMPARE(gpu[0].label, QStringLiteral("step 2"));
+    std::vector<std::pair<QString, double>> split;
+    for (const auto& segment : gpu[0].segments)
+      split.emplace_back(segment.name, segment.value);
+    QCOMPARE(split, (std::vector<std::pair<QString, double>>{{"compute", 500},
+                                                           {"overlapped communication", 500},
+                                                           {"exposed communication", 500},
+                                                           {"idle", 500}}));
+    QCOMPARE(steps.gpu_headers(), (QStringList{"GPU, mean over ranks", "step 1", "step 2"}));
+    QCOMPARE(steps.gpu_cell(0, 0), QStringLiteral("compute"));
+    QCOMPARE(steps.gpu_cell(0, 1), QStringLiteral("-"));
+    QCOMPARE(steps.gpu_cell(0, 2), format_duration(1000));
+    QCOMPARE(steps.gpu_cell(3, 0), QStringLiteral("exposed communication"));
+    QCOMPARE(steps.gpu_cell(3, 2), format_duration(500));
+    // The summary gives the calls' time inside the steps: 1 us per rank and step.
+    QVERIFY2(window.summary()->headline().contains(QStringLiteral("in the 2 training steps 4 us")),
+             qPrintable(window.summary()->headline()));
 
     // The timeline opens on the steps and names them in its band of phases; the run without steps
     // has no band.
     window.show_view(QStringLiteral("timeline"));
     auto* canvas = window.timeline()->canvas();
     QCOMPARE(canvas->viewport().start_ns(), std::int64_t{2000});
+    QCOMPARE(canvas->viewport().end_ns(), std::int64_t{8000});
+    // The set-up is folded to a chip; clicking it shows the set-up from the trace's start.
+    const auto chip = canvas->setup_chip();
+    QVERIFY(chip.has_value());
+    QVERIFY2(canvas->describe_at(chip->center().toPoint()).contains(QStringLiteral("<b>set-up</b>")),
+             qPrintable(canvas->describe_at(chip->center().toPoint())));
+    QTest::mouseClick(canvas, Qt::LeftButton, {}, chip->center().toPoint());
+    QCOMPARE(canvas->viewport().start_ns(), window.database()->timeline.start_ns);
+    QCOMPARE(canvas->viewport().end_ns(), std::int64_t{8000});
+    QVERIFY(!canvas->setup_chip());
+    // Double-clicking a step in the band shows all of it.
+    const QPoint on_step_two(TimelineCanvas::kGutterWidth + static_cast<int>(canvas->viewport().x_of(7000)),
+                             TimelineCanvas::kRulerHeight + TimelineCanvas::kPhaseBandHeight / 2);
+    QTest::mouseDClick(canvas, Qt::LeftButton, {}, on_step_two);
+    QCOMPARE(canvas->viewport().start_ns(), std::int64_t{6000});
     QCOMPARE(canvas->viewport().end_ns(), std::int64_t{8000});
     canvas->show_all();
     QVERIFY(canvas->phase_band_height() > 0);
@@ -454,6 +490,23 @@ private slots:
     QVERIFY(!canvas->describe({{0, 0}, baseline}).contains(QStringLiteral("GPU runtime")));
   }
 
+  void legendNamesTheColourFamiliesTheRunUses() {
+    MainWindow window;
+    test_support::open_shown(window, gpu_);
+    QStringList names;
+    for (const auto& entry : window.timeline()->legend()->entries())
+      names << entry.name;
+    QCOMPARE(names, (QStringList{"MPI sends", "MPI receives", "MPI collectives", "compute kernels",
+                                 "communication kernels", "copies: host_staged", "copies: ipc", "copies: peer",
+                                 "NVTX ranges (by name)"}));
+    MainWindow ab;
+    test_support::open_shown(ab, ab_);
+    QStringList ab_names;
+    for (const auto& entry : ab.timeline()->legend()->entries())
+      ab_names << entry.name;
+    QVERIFY2(ab_names.contains(QStringLiteral("ran in the GPU runtime")), qPrintable(ab_names.join(',')));
+  }
+
   void summaryOfAGpuRunNamesItsCollectorsAndCopyPaths() {
     MainWindow window;
     test_support::open_shown(window, gpu_);
@@ -546,6 +599,11 @@ private slots:
     QVERIFY(bin);
     QCOMPARE(bin->median_ratio.value_or(0), 0.5);
     QCOMPARE(compare->model().columnCount(), int(CompareModel::ColumnCount)); // medians shown
+    // Short headers, whole; the sides' names in each header's tooltip.
+    QCOMPARE(compare->model().headerData(CompareModel::MeanA, Qt::Horizontal, Qt::DisplayRole).toString(),
+             QStringLiteral("Mean time A"));
+    QCOMPARE(compare->model().headerData(CompareModel::Ratio, Qt::Horizontal, Qt::ToolTipRole).toString(),
+             QStringLiteral("A = mpi, B = runtime:ring"));
     // Functions only mpi ran have no runtime side.
     const auto* send = compare->model().function_row(QStringLiteral("MPI_Send"));
     QVERIFY(send);
