@@ -8,7 +8,10 @@
 # Without databases it traces, on this machine's CPU:
 #   halo  examples/halo_demo on 4 ranks (200 iterations of a 64-double halo exchange), and a second
 #         run with 4096-double halos that the compare view compares it with;
-#   dl    examples/dl/train.py --model small --steps 6 on 2 ranks (data-parallel training steps).
+#   dl    examples/dl/train.py --model small --steps 6 on 2 ranks (data-parallel training steps);
+# and shoots the GPU trace kept beside the images:
+#   ddp   docs/images/ddp-resnet50-2gpu.sqlite: examples/dl/ddp_train.py --model resnet50 --wrap ddp
+#         --steps 8 --warmup 2 under mpirun on 2 H100s, NCCL, NVTX steps, kernels of steps 6-8.
 # Given databases, it shoots those instead (a GPU trace: gpu=run/commlens.sqlite); a database given
 # without NAME= is named after its folder (run-a/commlens.sqlite: run-a). --second overlays a second
 # run on NAME's histograms (the halo run's twin without it); --only shoots just those views (and
@@ -28,7 +31,7 @@ while (($#)); do
     --only) only=",$2,"; shift 2 ;;
     --build) build=$(realpath "$2"); shift 2 ;;
     --out) out=$(realpath -m "$2"); shift 2 ;;
-    -h|--help) sed -n 2,16p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,19p "$0"; exit 0 ;;
     *=*) given+=("$1"); shift ;;
     *) [[ -f $1 ]] || { echo "viewer-screenshots: no database '$1' (see --help)" >&2; exit 2; }
        given+=("$(basename "$(dirname "$(realpath "$1")")")=$1"); shift ;;
@@ -70,6 +73,7 @@ if ((${#given[@]} == 0)); then
   seconds[halo]=$compare_with
   databases[dl]=$(trace dl mpirun -np 2 --oversubscribe /usr/bin/python3 "$repo/examples/dl/train.py" \
     --model small --steps 6)
+  databases[ddp]="$repo/docs/images/ddp-resnet50-2gpu.sqlite"
 fi
 
 for name in "${!databases[@]}"; do

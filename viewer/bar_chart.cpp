@@ -114,13 +114,14 @@ QRect BarChart::plot_area() const {
   int label_width = 0;
   for (const auto& bar : bars_)
     label_width = std::max(label_width, fontMetrics().horizontalAdvance(bar.label));
-  label_width = std::min(label_width + 10, width() / 3);
+  label_width = std::min(label_width + 10, width() / 2); // names whole where the chart has room
   QRect plot = rect().adjusted(label_width, kTitleHeight, -30, -(kAxisHeight + legend_height));
   plot.setHeight(std::max(std::min(plot.height(), kMaxBarHeight * bars), 1));
   return plot;
 }
 
-QRectF BarChart::segment_rect(const QRect& plot, double end, std::size_t index, double from, double to) const {
+QRectF BarChart::segment_rect(const QRect& plot, double end, std::size_t index, double from,
+                              double to) const {
   const double length = columns() ? plot.height() : plot.width();
   const double per_value = end > 0 ? length / end : 0;
   const double slot =

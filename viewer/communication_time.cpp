@@ -27,8 +27,9 @@ void add(CommunicationTime& time, const LoadedDatabase& database, const std::str
 }
 
 QString part(const QString& name, std::int64_t total_ns, std::int64_t setup_ns) {
-  return setup_ns > 0 ? tr("%1 %2 (set-up %3)").arg(name, format_duration(total_ns), format_duration(setup_ns))
-                      : tr("%1 %2").arg(name, format_duration(total_ns));
+  return setup_ns > 0
+             ? tr("%1 %2 (set-up %3)").arg(name, format_duration(total_ns), format_duration(setup_ns))
+             : tr("%1 %2").arg(name, format_duration(total_ns));
 }
 
 } // namespace
@@ -53,7 +54,8 @@ std::map<int, CommunicationTime> rank_communication_times(const LoadedDatabase& 
 
 QString communication_text(const CommunicationTime& time) {
   QStringList parts;
-  parts << (time.mpi_calls > 0 ? part(QStringLiteral("MPI"), time.mpi_ns, time.mpi_setup_ns) : tr("no MPI calls"));
+  parts << (time.mpi_calls > 0 ? part(QStringLiteral("MPI"), time.mpi_ns, time.mpi_setup_ns)
+                               : tr("no MPI calls"));
   if (time.nccl_calls > 0)
     parts << part(QStringLiteral("NCCL"), time.nccl_ns, time.nccl_setup_ns);
   if (time.steps > 0)

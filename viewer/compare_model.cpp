@@ -174,7 +174,8 @@ QVariant CompareModel::headerData(int section, Qt::Orientation orientation, int 
   // Short headers: the sides' names (a path, or mpi:host_staged) are in the view's status line and
   // in each header's tooltip, so no header is cut.
   if (role == Qt::ToolTipRole)
-    return label_a_ == QLatin1String("A") ? QVariant() : QVariant(tr("A = %1, B = %2").arg(label_a_, label_b_));
+    return label_a_ == QLatin1String("A") ? QVariant()
+                                          : QVariant(tr("A = %1, B = %2").arg(label_a_, label_b_));
   switch (section) {
   case Function:
     return tr("Function");

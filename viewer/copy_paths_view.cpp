@@ -82,8 +82,9 @@ void CopyPathsView::set_database(const std::shared_ptr<const LoadedDatabase>& da
   std::vector<Bar> bars;
   for (int row = 0; const auto& entry : usage) {
     const auto& route = entry.route;
-    const auto path = QString::fromStdString(route.path) +
-                      (route.link ? QStringLiteral(" (%1)").arg(QString::fromStdString(*route.link)) : QString());
+    const auto path =
+        QString::fromStdString(route.path) +
+        (route.link ? QStringLiteral(" (%1)").arg(QString::fromStdString(*route.link)) : QString());
     const QStringList cells = {path,
                                direction_cell(route),
                                route.host_memory.empty() ? QStringLiteral("-")
@@ -96,10 +97,12 @@ void CopyPathsView::set_database(const std::shared_ptr<const LoadedDatabase>& da
                                bandwidth_text(entry.gb_per_s())};
     for (int column = 0; column < cells.size(); ++column) {
       auto* item = new QTableWidgetItem(cells[column]);
-      item->setTextAlignment(column < 3 ? Qt::AlignLeft | Qt::AlignVCenter : Qt::AlignRight | Qt::AlignVCenter);
+      item->setTextAlignment(column < 3 ? Qt::AlignLeft | Qt::AlignVCenter
+                                        : Qt::AlignRight | Qt::AlignVCenter);
       table_->setItem(row, column, item);
     }
-    const auto label = tr("%1 \u00b7 rank %2, GPU %3").arg(route_short_text(route)).arg(entry.rank).arg(entry.device);
+    const auto label =
+        tr("%1 \u00b7 rank %2, GPU %3").arg(route_short_text(route)).arg(entry.rank).arg(entry.device);
     bars.push_back({label, {{route_text(route), entry.gb_per_s().value_or(0), copy_path_color(route.path)}}});
     row_selections_.push_back({route, entry.rank, entry.device});
     ++row;

@@ -51,7 +51,8 @@ bool is_nccl(const QString& name) {
 CallFamily call_family(const QString& function_name) {
   if (is_nccl(function_name)) // before the MPI families: nccl:Send is no MPI send
     return function_name.startsWith(QLatin1String("nccl:Comm")) ? CallFamily::NcclSetup : CallFamily::Nccl;
-  if (contains(function_name, "Wait", Qt::CaseSensitive) || contains(function_name, "Test", Qt::CaseSensitive))
+  if (contains(function_name, "Wait", Qt::CaseSensitive) ||
+      contains(function_name, "Test", Qt::CaseSensitive))
     return CallFamily::MpiCompletion;
   for (const char* collective : {"reduce", "gather", "scatter", "bcast", "alltoall", "barrier", "scan"})
     if (contains(function_name, collective))

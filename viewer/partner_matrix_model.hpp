@@ -29,7 +29,7 @@ public:
 
 private:
   int ranks_ = 0;
-  std::vector<double> bytes_;                // ranks_ x ranks_, row-major; collectives' shares are fractions
+  std::vector<double> bytes_; // ranks_ x ranks_, row-major; collectives' shares are fractions
   std::vector<std::uint64_t> messages_;
   PartnerMetric metric_ = PartnerMetric::Bytes;
   analysis::TrafficKind kind_ = analysis::TrafficKind::MpiPointToPoint;

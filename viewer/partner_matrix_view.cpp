@@ -12,8 +12,8 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
-#include <map>
 #include <cmath>
+#include <map>
 
 namespace commlens::viewer {
 
@@ -115,10 +115,11 @@ QString kind_name(analysis::TrafficKind kind) {
 // receiver, so its cells are a model that the line says.
 QString kind_note(analysis::TrafficKind kind) {
   if (kind == analysis::TrafficKind::NcclCollective)
-    return QObject::tr("Each collective call's bytes (what the rank contributes) spread evenly over the other "
-                       "members of its communicator: a row adds up to what the rank put into collectives; "
-                       "operations are the calls the two ranks shared. NCCL's own ring or tree moves "
-                       "the data between neighbours.");
+    return QObject::tr(
+        "Each collective call's bytes (what the rank contributes) spread evenly over the other "
+        "members of its communicator: a row adds up to what the rank put into collectives; "
+        "operations are the calls the two ranks shared. NCCL's own ring or tree moves "
+        "the data between neighbours.");
   return QObject::tr("Messages from the sending rank (row) to the receiving rank (column).");
 }
 

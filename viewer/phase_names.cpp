@@ -13,7 +13,8 @@ QString tr(const char* text) {
 
 } // namespace
 
-PhaseNames::PhaseNames(const std::vector<analysis::TimelinePhase>& phases, const analysis::TrainingSteps& steps)
+PhaseNames::PhaseNames(const std::vector<analysis::TimelinePhase>& phases,
+                       const analysis::TrainingSteps& steps)
     : phases_(phases), warmup_steps_(steps.warmup_steps) {
   for (const auto& step : steps.steps) {
     step_phases_.push_back(step.phase);
@@ -38,7 +39,8 @@ QString PhaseNames::name(int phase) const {
   return phase > step_phases_.front() ? tr("between steps") : tr("phase %1").arg(phase);
 }
 
-std::optional<std::pair<std::int64_t, std::int64_t>> PhaseNames::span(int phase, std::int64_t trace_end_ns) const {
+std::optional<std::pair<std::int64_t, std::int64_t>> PhaseNames::span(int phase,
+                                                                      std::int64_t trace_end_ns) const {
   std::optional<std::pair<std::int64_t, std::int64_t>> span;
   for (const auto& entry : phases_) {
     if (entry.phase != phase)
@@ -54,12 +56,13 @@ std::optional<std::pair<std::int64_t, std::int64_t>> PhaseNames::setup(std::int6
   return has_steps() ? span(0, trace_end_ns) : std::nullopt;
 }
 
-std::optional<std::pair<std::int64_t, std::int64_t>> PhaseNames::opening_window(std::int64_t trace_end_ns) const {
+std::optional<std::pair<std::int64_t, std::int64_t>>
+PhaseNames::opening_window(std::int64_t trace_end_ns) const {
   if (!has_steps())
     return std::nullopt;
   // Runs of one or two steps have no warm-up left out: they open on all of them.
-  const auto first = std::min<std::size_t>(static_cast<std::size_t>(std::max(warmup_steps_, 0)),
-                                           step_phases_.size() - 1);
+  const auto first =
+      std::min<std::size_t>(static_cast<std::size_t>(std::max(warmup_steps_, 0)), step_phases_.size() - 1);
   const auto last = std::min(step_phases_.size(), first + kOpeningSteps) - 1;
   const auto from = span(step_phases_[first], trace_end_ns), to = span(step_phases_[last], trace_end_ns);
   if (!from || !to)

@@ -5,7 +5,8 @@
 
 namespace commlens::viewer {
 
-void RankTableModel::set_ranks(std::vector<analysis::RankTime> ranks, std::map<int, viewer::CommunicationTime> split) {
+void RankTableModel::set_ranks(std::vector<analysis::RankTime> ranks,
+                               std::map<int, viewer::CommunicationTime> split) {
   beginResetModel();
   ranks_ = std::move(ranks);
   split_ = std::move(split);
@@ -64,8 +65,9 @@ QVariant RankTableModel::headerData(int section, Qt::Orientation orientation, in
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
     return {};
   static const QStringList kHeaders = {
-      tr("Rank"),      tr("Host"),       tr("Calls"),           tr("In MPI and NCCL calls"), tr("Share of run"),
-      tr("MPI calls"), tr("NCCL calls"), tr("of them set-up"), tr("Dropped events"),        tr("Finalized")};
+      tr("Rank"),           tr("Host"),      tr("Calls"),      tr("In MPI and NCCL calls"),
+      tr("Share of run"),   tr("MPI calls"), tr("NCCL calls"), tr("of them set-up"),
+      tr("Dropped events"), tr("Finalized")};
   return kHeaders.value(section);
 }
 

@@ -19,11 +19,13 @@ QString step_label(std::size_t index) {
 }
 
 bool any_breakdown(const analysis::TrainingSteps& steps) {
-  return std::any_of(steps.steps.begin(), steps.steps.end(), [](const auto& step) { return step.gpu_ranks > 0; });
+  return std::any_of(steps.steps.begin(), steps.steps.end(),
+                     [](const auto& step) { return step.gpu_ranks > 0; });
 }
 
 bool any_nccl_gpu_time(const analysis::TrainingSteps& steps) {
-  return std::any_of(steps.steps.begin(), steps.steps.end(), [](const auto& step) { return step.nccl_gpu_ns > 0; });
+  return std::any_of(steps.steps.begin(), steps.steps.end(),
+                     [](const auto& step) { return step.nccl_gpu_ns > 0; });
 }
 
 QColor exposed_color() {
@@ -59,8 +61,9 @@ std::vector<Bar> nccl_gpu_bars(const analysis::TrainingSteps& steps) {
   if (!any_nccl_gpu_time(steps))
     return bars;
   for (std::size_t index = 0; index < steps.steps.size(); ++index)
-    bars.push_back({step_label(index),
-                    {{tr("NCCL calls on the GPU"), double(steps.steps[index].nccl_gpu_ns), device_span_color()}}});
+    bars.push_back(
+        {step_label(index),
+         {{tr("NCCL calls on the GPU"), double(steps.steps[index].nccl_gpu_ns), device_span_color()}}});
   return bars;
 }
 
@@ -105,10 +108,12 @@ QString gpu_summary_line(const analysis::TrainingSteps& steps) {
     parts << tr("GPU in steps %1: compute %2, communication %3 (%4 % overlapped), exposed %5, idle %6")
                  .arg(QString::fromStdString(steps.gpu_steps), format_duration(steps.median_gpu_compute_ns),
                       format_duration(communication))
-                 .arg(communication > 0 ? 100.0 * double(steps.median_gpu_overlapped_ns) / double(communication)
-                                        : 0.0,
+                 .arg(communication > 0
+                          ? 100.0 * double(steps.median_gpu_overlapped_ns) / double(communication)
+                          : 0.0,
                       0, 'f', 0)
-                 .arg(format_duration(steps.median_gpu_exposed_ns), format_duration(steps.median_gpu_idle_ns));
+                 .arg(format_duration(steps.median_gpu_exposed_ns),
+                      format_duration(steps.median_gpu_idle_ns));
   } else if (!steps.gpu_absent.empty()) {
     parts << tr("GPU breakdown: %1").arg(QString::fromStdString(steps.gpu_absent).toHtmlEscaped());
   }

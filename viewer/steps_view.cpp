@@ -46,6 +46,18 @@ std::int64_t median_ns(std::vector<double> values) {
   return static_cast<std::int64_t>(*middle);
 }
 
+QStringList headers_of(const QTableWidget& table) {
+  QStringList headers;
+  for (int column = 0; column < table.columnCount(); ++column)
+    headers << table.horizontalHeaderItem(column)->text();
+  return headers;
+}
+
+QString cell_of(const QTableWidget& table, int row, int column) {
+  const auto* item = table.item(row, column);
+  return item ? item->text() : QString();
+}
+
 } // namespace
 
 StepsView::StepsView(QWidget* parent) : QWidget(parent) {
@@ -229,27 +241,19 @@ int StepsView::function_rows() const {
 }
 
 QStringList StepsView::headers() const {
-  QStringList headers;
-  for (int column = 0; column < table_->columnCount(); ++column)
-    headers << table_->horizontalHeaderItem(column)->text();
-  return headers;
+  return headers_of(*table_);
 }
 
 QString StepsView::cell(int row, int column) const {
-  const auto* item = table_->item(row, column);
-  return item ? item->text() : QString();
+  return cell_of(*table_, row, column);
 }
 
 QStringList StepsView::gpu_headers() const {
-  QStringList headers;
-  for (int column = 0; column < gpu_table_->columnCount(); ++column)
-    headers << gpu_table_->horizontalHeaderItem(column)->text();
-  return headers;
+  return headers_of(*gpu_table_);
 }
 
 QString StepsView::gpu_cell(int row, int column) const {
-  const auto* item = gpu_table_->item(row, column);
-  return item ? item->text() : QString();
+  return cell_of(*gpu_table_, row, column);
 }
 
 } // namespace commlens::viewer

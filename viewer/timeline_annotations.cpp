@@ -36,8 +36,7 @@ void paint_phases(QPainter& painter, const TimelineViewport& viewport, const QRe
     painter.drawLine(box.topLeft(), box.bottomLeft());
     if (box.width() > 40) {
       painter.setPen(Qt::black);
-      painter.drawText(box.adjusted(3, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter,
-                       names.name(phase.phase));
+      painter.drawText(box.adjusted(3, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter, names.name(phase.phase));
     }
   }
 }
@@ -54,8 +53,7 @@ void paint_ranges(QPainter& painter, const TimelineViewport& viewport, const QRe
     const QRectF band(row.left() + x0, row.top() + 1, x1 - x0, row.height() - 2);
     painter.fillRect(band, phase->phase % 2 ? QColor(255, 236, 200) : QColor(215, 232, 255));
     painter.setPen(Qt::darkGray);
-    painter.drawText(band.adjusted(2, 0, -2, 0), Qt::AlignRight | Qt::AlignBottom,
-                     names.name(phase->phase));
+    painter.drawText(band.adjusted(2, 0, -2, 0), Qt::AlignRight | Qt::AlignBottom, names.name(phase->phase));
   }
   const double level_height = (row.height() - 2) / range_levels(ranges);
   for (const auto& range : ranges) {
@@ -110,7 +108,8 @@ QString describe_range(const analysis::TimelineRange& range, int rank, std::int6
       .arg(format_duration(range.start_ns - origin_ns), format_duration(range.end_ns - range.start_ns));
 }
 
-QString describe_phase_stats(const analysis::PhaseStats& phase, const PhaseNames& names, std::int64_t origin_ns) {
+QString describe_phase_stats(const analysis::PhaseStats& phase, const PhaseNames& names,
+                             std::int64_t origin_ns) {
   QStringList top;
   for (const auto& name : phase.top_functions)
     top << QString::fromStdString(name);
@@ -126,7 +125,8 @@ QString describe_phase_stats(const analysis::PhaseStats& phase, const PhaseNames
            top.isEmpty() ? tr("no function") : top.join(QStringLiteral(", ")));
 }
 
-QString describe_phase(const analysis::TimelinePhase& phase, const PhaseNames& names, std::int64_t origin_ns) {
+QString describe_phase(const analysis::TimelinePhase& phase, const PhaseNames& names,
+                       std::int64_t origin_ns) {
   return tr("<b>%1</b> of rank %2 (phase %3)<br>start %4, %5")
       .arg(names.name(phase.phase))
       .arg(phase.rank)

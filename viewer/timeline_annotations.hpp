@@ -41,7 +41,8 @@ int range_levels(const std::vector<analysis::TimelineRange>& ranges);
 
 // Tooltip and details text; times are shown from `origin_ns` (the trace start).
 QString describe_range(const analysis::TimelineRange& range, int rank, std::int64_t origin_ns);
-QString describe_phase_stats(const analysis::PhaseStats& phase, const PhaseNames& names, std::int64_t origin_ns);
+QString describe_phase_stats(const analysis::PhaseStats& phase, const PhaseNames& names,
+                             std::int64_t origin_ns);
 QString describe_phase(const analysis::TimelinePhase& phase, const PhaseNames& names, std::int64_t origin_ns);
 
 } // namespace commlens::viewer

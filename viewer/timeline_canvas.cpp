@@ -65,11 +65,13 @@ std::optional<QRectF> TimelineCanvas::setup_chip() const {
 void TimelineCanvas::show_setup() {
   // Phase 0 starts when the profiler does, often before the first call: the trace starts with that.
   if (const auto setup = database_ ? database_->phase_names.setup(database_->timeline.end_ns) : std::nullopt)
-    show_range(std::max(setup->first, database_->timeline.start_ns), std::max(setup->second, viewport_.end_ns()));
+    show_range(std::max(setup->first, database_->timeline.start_ns),
+               std::max(setup->second, viewport_.end_ns()));
 }
 
 void TimelineCanvas::show_phase(int phase) {
-  if (const auto span = database_ ? database_->phase_names.span(phase, database_->timeline.end_ns) : std::nullopt)
+  if (const auto span =
+          database_ ? database_->phase_names.span(phase, database_->timeline.end_ns) : std::nullopt)
     show_range(span->first, span->second);
 }
 
@@ -244,8 +246,8 @@ void TimelineCanvas::select(const SelectedCall& selected) {
 
 void TimelineCanvas::select_copies(const CopySelection& selection) {
   copy_selection_ = selection;
-  if (const auto span =
-          analysis::query_copy_span(*database_->database, selection.route, selection.rank, selection.device)) {
+  if (const auto span = analysis::query_copy_span(*database_->database, selection.route, selection.rank,
+                                                  selection.device)) {
     const auto margin = std::max<std::int64_t>((span->second - span->first) / 20, 100);
     show_range(span->first - margin, span->second + margin);
   }

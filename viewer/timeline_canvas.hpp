@@ -37,7 +37,8 @@ ImplementationStyle implementation_style(const QString& implementation_name);
 class TimelineCanvas : public QWidget {
   Q_OBJECT
 public:
-  static constexpr int kGutterWidth = 84, kRulerHeight = 24, kPhaseBandHeight = 18, kMinimumCanvasHeight = 200;
+  static constexpr int kGutterWidth = 84, kRulerHeight = 24, kPhaseBandHeight = 18,
+                       kMinimumCanvasHeight = 200;
 
   explicit TimelineCanvas(QWidget* parent = nullptr);
   void set_database(std::shared_ptr<const LoadedDatabase> database);

@@ -111,7 +111,8 @@ void TimelineCanvas::paint_phase_band(QPainter& painter) const {
     painter.drawText(*chip, Qt::AlignCenter, tr("\u25c2 set-up"));
   } else {
     painter.setPen(Qt::darkGray);
-    painter.drawText(QRect(4, kRulerHeight, kGutterWidth - 6, kPhaseBandHeight), Qt::AlignVCenter, tr("phases"));
+    painter.drawText(QRect(4, kRulerHeight, kGutterWidth - 6, kPhaseBandHeight), Qt::AlignVCenter,
+                     tr("phases"));
   }
   painter.save();
   painter.setClipRect(band);
@@ -162,7 +163,8 @@ void TimelineCanvas::paint_row(QPainter& painter, std::size_t row_index) const {
     break;
   case TimelineRowKind::Stream:
     if (row.index < snapshot.streams.size())
-      paint_stream(painter, viewport_, plot, snapshot.streams[row.index], row.rank, *database_, copy_selection_);
+      paint_stream(painter, viewport_, plot, snapshot.streams[row.index], row.rank, *database_,
+                   copy_selection_);
     break;
   case TimelineRowKind::Synchronizations:
     if (row.index < snapshot.synchronizations.size())
@@ -190,13 +192,13 @@ QString TimelineCanvas::row_label(const TimelineRow& row) const {
     break;
   }
   const auto& lane = database_->timeline.lanes[row.index];
-  const bool threaded = lane.thread != 0 || std::count_if(database_->timeline.lanes.begin(),
-                                                          database_->timeline.lanes.end(), [&](const auto& other) {
-                                                            return other.rank == row.rank;
-                                                          }) > 1;
+  const bool threaded =
+      lane.thread != 0 || std::count_if(database_->timeline.lanes.begin(), database_->timeline.lanes.end(),
+                                        [&](const auto& other) { return other.rank == row.rank; }) > 1;
   // The triangle says the name is a button: it folds the rank's rows away or opens them.
   const auto marker = collapsed(row.rank) ? QStringLiteral("\u25b8 ") : QStringLiteral("\u25be ");
-  return threaded ? marker + tr("rank %1 t%2").arg(row.rank).arg(lane.thread) : marker + tr("rank %1").arg(row.rank);
+  return threaded ? marker + tr("rank %1 t%2").arg(row.rank).arg(lane.thread)
+                  : marker + tr("rank %1").arg(row.rank);
 }
 
 void TimelineCanvas::paint_lane(QPainter& painter, const TimelineRow& row, const QRect& area) const {

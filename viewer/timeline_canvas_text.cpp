@@ -90,7 +90,8 @@ QString TimelineCanvas::describe_annotation_at(QPoint position) const {
     return {};
   const auto& row = rows_[static_cast<std::size_t>(row_index)];
   if (position.x() < kGutterWidth)
-    return row.kind == TimelineRowKind::Stream ? describe_stream(database_->gpu_streams[row.index]) : QString();
+    return row.kind == TimelineRowKind::Stream ? describe_stream(database_->gpu_streams[row.index])
+                                               : QString();
   const auto& snapshot = fetcher_.snapshot();
   const auto time = viewport_.time_at(position.x() - kGutterWidth);
   const auto slack = static_cast<std::int64_t>(kHitSlackPixels * viewport_.ns_per_pixel());
@@ -102,7 +103,8 @@ QString TimelineCanvas::describe_annotation_at(QPoint position) const {
                : QString();
   case TimelineRowKind::Synchronizations:
     return row.index < snapshot.synchronizations.size()
-               ? describe_synchronization_at(snapshot.synchronizations[row.index], time, slack, row.rank, origin)
+               ? describe_synchronization_at(snapshot.synchronizations[row.index], time, slack, row.rank,
+                                             origin)
                : QString();
   case TimelineRowKind::Calls:
     return {};

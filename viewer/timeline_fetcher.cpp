@@ -41,8 +41,10 @@ TimelineFetcher::~TimelineFetcher() {
   watcher_.waitForFinished();
 }
 
-void TimelineFetcher::set_source(const std::filesystem::path& database, const analysis::TimelineExtent& extent,
-                                 const std::vector<analysis::GpuStream>& streams, bool with_synchronizations) {
+void TimelineFetcher::set_source(const std::filesystem::path& database,
+                                 const analysis::TimelineExtent& extent,
+                                 const std::vector<analysis::GpuStream>& streams,
+                                 bool with_synchronizations) {
   pending_.reset();
   if (cancel_)
     cancel_->store(true);
@@ -115,7 +117,9 @@ TimelineSnapshot TimelineFetcher::read(const Source& source, const Request& requ
     distribute(
         analysis::query_timeline_copies(database, rank, from, to),
         [&](const auto& copy) { return analysis::stream_lane(lanes, rank, copy.device, copy.stream); },
-        [&](std::size_t lane, analysis::TimelineCopy copy) { streams[lane].copies.push_back(std::move(copy)); });
+        [&](std::size_t lane, analysis::TimelineCopy copy) {
+          streams[lane].copies.push_back(std::move(copy));
+        });
     distribute(
         analysis::query_timeline_memsets(database, rank, from, to),
         [&](const auto& memset) { return analysis::stream_lane(lanes, rank, memset.device, memset.stream); },
@@ -133,10 +137,10 @@ TimelineSnapshot TimelineFetcher::read(const Source& source, const Request& requ
 
 void TimelineFetcher::start(const Request& request) {
   cancel_ = std::make_shared<std::atomic<bool>>(false);
-  watcher_.setFuture(QtConcurrent::run([source = source_, cancel = cancel_, request,
-                                        with_messages = few_calls_in(request)] {
-    return read(source, request, with_messages, *cancel);
-  }));
+  watcher_.setFuture(
+      QtConcurrent::run([source = source_, cancel = cancel_, request, with_messages = few_calls_in(request)] {
+        return read(source, request, with_messages, *cancel);
+      }));
 }
 
 bool TimelineFetcher::few_calls_in(const Request& request) const {

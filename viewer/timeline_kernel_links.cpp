@@ -6,8 +6,8 @@
 #include "timeline_canvas.hpp"
 
 #include "format.hpp"
-#include "palette.hpp"
 #include "nccl_call_details.hpp"
+#include "palette.hpp"
 
 #include <QPainter>
 
@@ -31,10 +31,12 @@ std::vector<QLineF> TimelineCanvas::kernel_links() const {
   for (std::size_t row = 0; row < rows_.size(); ++row) {
     const auto& current = rows_[row];
     const auto area = row_rect(row);
-    if (current.kind != TimelineRowKind::Calls || area.height() <= 0 || current.index >= snapshot.lanes.size())
+    if (current.kind != TimelineRowKind::Calls || area.height() <= 0 ||
+        current.index >= snapshot.lanes.size())
       continue;
     for (const auto& call : snapshot.lanes[current.index].calls)
-      call_feet[current.rank][call.id] = {kGutterWidth + viewport_.x_of(call.start_ns), double(area.bottom())};
+      call_feet[current.rank][call.id] = {kGutterWidth + viewport_.x_of(call.start_ns),
+                                          double(area.bottom())};
   }
   for (std::size_t row = 0; row < rows_.size(); ++row) {
     const auto& current = rows_[row];

@@ -50,7 +50,8 @@ const Item* item_at(const std::vector<Item>& items, std::int64_t time_ns, std::i
   return found;
 }
 
-void label(QPainter& painter, const QRectF& box, const QString& text, const QColor& color, double minimum_width) {
+void label(QPainter& painter, const QRectF& box, const QString& text, const QColor& color,
+           double minimum_width) {
   if (box.width() <= minimum_width)
     return;
   painter.setPen(color);
@@ -59,7 +60,8 @@ void label(QPainter& painter, const QRectF& box, const QString& text, const QCol
 }
 
 QString times_text(std::int64_t start_ns, std::int64_t end_ns, std::int64_t origin_ns) {
-  return tr("start %1, duration %2").arg(format_duration(start_ns - origin_ns), format_duration(end_ns - start_ns));
+  return tr("start %1, duration %2")
+      .arg(format_duration(start_ns - origin_ns), format_duration(end_ns - start_ns));
 }
 
 QString direction_text(const std::string& direction) {
@@ -167,22 +169,24 @@ QString describe_stream(const analysis::GpuStream& stream) {
   count(stream.copies, tr("copies"));
   count(stream.memsets, tr("memsets"));
   count(stream.nccl_spans, tr("NCCL calls' GPU spans"));
-  const auto which =
-      stream.stream ? tr("stream %1 (CUPTI's id)").arg(*stream.stream)
-      : stream.nccl_stream ? tr("the stream NCCL calls passed as %1; no kernel or copy recorded on it")
-                                 .arg(handle_text(*stream.nccl_stream))
-                           : tr("calls' GPU spans without a recorded stream");
+  const auto which = stream.stream ? tr("stream %1 (CUPTI's id)").arg(*stream.stream)
+                     : stream.nccl_stream
+                         ? tr("the stream NCCL calls passed as %1; no kernel or copy recorded on it")
+                               .arg(handle_text(*stream.nccl_stream))
+                         : tr("calls' GPU spans without a recorded stream");
   return tr("<b>%1</b>: rank %2, %3%4<br>%5")
       .arg(stream_label(stream).toHtmlEscaped())
       .arg(stream.rank)
       .arg(which,
-           stream.stream && stream.nccl_stream ? tr(", NCCL's stream %1").arg(handle_text(*stream.nccl_stream))
-                                               : QString(),
+           stream.stream && stream.nccl_stream
+               ? tr(", NCCL's stream %1").arg(handle_text(*stream.nccl_stream))
+               : QString(),
            held.join(QStringLiteral(", ")));
 }
 
-void paint_stream(QPainter& painter, const TimelineViewport& viewport, const QRectF& row, const StreamWork& work,
-                  int rank, const LoadedDatabase& database, const std::optional<CopySelection>& selection) {
+void paint_stream(QPainter& painter, const TimelineViewport& viewport, const QRectF& row,
+                  const StreamWork& work, int rank, const LoadedDatabase& database,
+                  const std::optional<CopySelection>& selection) {
   for (const auto& span : work.spans) {
     if (!visible(viewport, span))
       continue;
@@ -227,10 +231,9 @@ QString describe_stream_at(const StreamWork& work, std::int64_t time_ns, std::in
                            const LoadedDatabase& database) {
   const auto origin = database.timeline.start_ns;
   const auto times = [](const auto& item) { return std::pair{item.start_ns, item.end_ns}; };
-  if (const auto* kernel = item_at(work.kernels, time_ns, slack_ns,
-                                   [](const StreamKernel& item) {
-                                     return std::pair{item.kernel.start_ns, item.kernel.end_ns};
-                                   }))
+  if (const auto* kernel = item_at(work.kernels, time_ns, slack_ns, [](const StreamKernel& item) {
+        return std::pair{item.kernel.start_ns, item.kernel.end_ns};
+      }))
     return describe_kernel(*kernel, rank, origin);
   if (const auto* copy = item_at(work.copies, time_ns, slack_ns, times))
     return describe_copy(*copy, rank, origin);
@@ -244,8 +247,9 @@ QString describe_stream_at(const StreamWork& work, std::int64_t time_ns, std::in
 QString describe_synchronization_at(const std::vector<analysis::TimelineSynchronization>& waits,
                                     std::int64_t time_ns, std::int64_t slack_ns, int rank,
                                     std::int64_t origin_ns) {
-  const auto* wait =
-      item_at(waits, time_ns, slack_ns, [](const auto& item) { return std::pair{item.start_ns, item.end_ns}; });
+  const auto* wait = item_at(waits, time_ns, slack_ns, [](const auto& item) {
+    return std::pair{item.start_ns, item.end_ns};
+  });
   if (!wait)
     return {};
   return tr("<b>%1</b> &middot; rank %2 waited for its GPU%3<br>%4<br>(the CUDA synchronisation calls are "
@@ -265,9 +269,11 @@ QString describe_copy(const analysis::TimelineCopy& copy, int rank, std::int64_t
       .arg(copy.device)
       .arg(device_text(copy.src_device), device_text(copy.dst_device))
       .arg(copy.stream)
-      .arg(times_text(copy.start_ns, copy.end_ns, origin_ns), format_bytes(static_cast<std::uint64_t>(copy.bytes)),
+      .arg(times_text(copy.start_ns, copy.end_ns, origin_ns),
+           format_bytes(static_cast<std::uint64_t>(copy.bytes)),
            bandwidth ? format_rate(*bandwidth) : tr("an unknown rate"),
-           copy.mpi_call_id ? tr("issued in MPI call id %1").arg(*copy.mpi_call_id) : tr("outside MPI calls"));
+           copy.mpi_call_id ? tr("issued in MPI call id %1").arg(*copy.mpi_call_id)
+                            : tr("outside MPI calls"));
 }
 
 } // namespace commlens::viewer

@@ -30,8 +30,9 @@ QString route_text(const analysis::CopyRoute& route);
 QString route_short_text(const analysis::CopyRoute& route);
 
 // With a `selection`, copies outside it are greyed so the chosen ones stand out.
-void paint_stream(QPainter& painter, const TimelineViewport& viewport, const QRectF& row, const StreamWork& work,
-                  int rank, const LoadedDatabase& database, const std::optional<CopySelection>& selection);
+void paint_stream(QPainter& painter, const TimelineViewport& viewport, const QRectF& row,
+                  const StreamWork& work, int rank, const LoadedDatabase& database,
+                  const std::optional<CopySelection>& selection);
 void paint_synchronizations(QPainter& painter, const TimelineViewport& viewport, const QRectF& row,
                             const std::vector<analysis::TimelineSynchronization>& waits);
 

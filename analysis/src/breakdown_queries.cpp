@@ -50,19 +50,19 @@ std::vector<CopyPathUsage> query_copy_path_usage(const Database& database) {
   std::vector<CopyPathUsage> usage;
   if (!database.has_table("cuda_copies"))
     return usage;
-  auto query = database.prepare(fmt::format("SELECT {}, rank, device, COUNT(*), SUM(bytes), SUM(end_ns - start_ns) "
-                                            "FROM cuda_copies GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6",
-                                            kRouteColumns));
+  auto query =
+      database.prepare(fmt::format("SELECT {}, rank, device, COUNT(*), SUM(bytes), SUM(end_ns - start_ns) "
+                                   "FROM cuda_copies GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6",
+                                   kRouteColumns));
   while (query.step())
-    usage.push_back({route_at(query, 0), static_cast<int>(query.integer(4)), static_cast<int>(query.integer(5)),
-                     static_cast<std::uint64_t>(query.integer(6)), static_cast<std::uint64_t>(query.integer(7)),
-                     query.integer(8)});
+    usage.push_back({route_at(query, 0), static_cast<int>(query.integer(4)),
+                     static_cast<int>(query.integer(5)), static_cast<std::uint64_t>(query.integer(6)),
+                     static_cast<std::uint64_t>(query.integer(7)), query.integer(8)});
   return usage;
 }
 
-std::optional<std::pair<std::int64_t, std::int64_t>> query_copy_span(const Database& database,
-                                                                     const CopyRoute& route, int rank,
-                                                                     int device) {
+std::optional<std::pair<std::int64_t, std::int64_t>>
+query_copy_span(const Database& database, const CopyRoute& route, int rank, int device) {
   if (!database.has_table("cuda_copies"))
     return std::nullopt;
   auto query = database.prepare(
@@ -97,7 +97,8 @@ std::vector<CopyPathSeries> query_copy_path_series(const Database& database, std
     if (series.empty() || series.back().route != route)
       series.push_back({std::move(route), std::vector<std::uint64_t>(static_cast<std::size_t>(bins), 0)});
     const auto bin = std::clamp<std::int64_t>(query.integer(4), 0, bins - 1);
-    series.back().bytes_per_bin[static_cast<std::size_t>(bin)] += static_cast<std::uint64_t>(query.integer(5));
+    series.back().bytes_per_bin[static_cast<std::size_t>(bin)] +=
+        static_cast<std::uint64_t>(query.integer(5));
   }
   return series;
 }

@@ -143,7 +143,8 @@ std::optional<std::pair<std::string, std::string>> default_implementation_pair(c
 SELECT i.name, c.function_id, c.bytes_sent, c.bytes_recv, COUNT(*) FROM mpi_calls c
 JOIN implementations i ON i.id = c.implementation GROUP BY 1, 2, 3, 4)sql");
   while (query.step())
-    calls[query.text(0)][{std::to_string(query.integer(1)), size_bin_of(query.integer(2), query.integer(3))}] +=
+    calls[query.text(0)]
+         [{std::to_string(query.integer(1)), size_bin_of(query.integer(2), query.integer(3))}] +=
         static_cast<std::uint64_t>(query.integer(4));
   std::vector<std::string> baselines, runtimes;
   for (const auto& [name, bins] : calls)

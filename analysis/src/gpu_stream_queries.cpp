@@ -18,7 +18,7 @@ namespace {
 constexpr std::string_view kCommunicationKernel =
     "(instr(name, 'ncclDevKernel') > 0 OR instr(name, 'ncclKernel') > 0 OR mpi_call_id IS NOT NULL)";
 
-using StreamKey = std::tuple<int, int, std::int64_t>; // rank, device, CUPTI stream
+using StreamKey = std::tuple<int, int, std::int64_t>;          // rank, device, CUPTI stream
 using HandleKey = std::pair<int, std::optional<std::int64_t>>; // rank, cudaStream_t (empty: unknown)
 
 std::string stream_counts_sql(const Database& database) {
@@ -44,7 +44,8 @@ std::map<StreamKey, GpuStream> read_streams(const Database& database) {
     return streams;
   auto query = database.prepare(sql);
   while (query.step()) {
-    const StreamKey key{static_cast<int>(query.integer(0)), static_cast<int>(query.integer(1)), query.integer(2)};
+    const StreamKey key{static_cast<int>(query.integer(0)), static_cast<int>(query.integer(1)),
+                        query.integer(2)};
     auto& stream = streams[key];
     stream.rank = std::get<0>(key);
     stream.device = std::get<1>(key);
@@ -87,7 +88,8 @@ void vote_by_tied_kernels(const Database& database, Votes& votes) {
                                 "GROUP BY 1, 2, 3, 4");
   while (query.step())
     votes[{static_cast<int>(query.integer(0)), query.integer(1)}]
-         [{static_cast<int>(query.integer(2)), query.integer(3)}] += static_cast<std::uint64_t>(query.integer(4));
+         [{static_cast<int>(query.integer(2)), query.integer(3)}] +=
+        static_cast<std::uint64_t>(query.integer(4));
 }
 
 // NCCL kernels without their call (CUPTI attached after the program's first CUDA calls) lie inside
@@ -97,16 +99,17 @@ void vote_by_contained_kernels(const Database& database, Votes& votes) {
       !database.has_table("device_spans"))
     return;
   std::map<HandleKey, std::vector<std::pair<std::int64_t, std::int64_t>>> spans;
-  auto span_query = database.prepare(span_handle_sql(
-      database, "d.rank, n.stream, d.start_ns, d.end_ns", "WHERE n.stream IS NOT NULL ORDER BY d.start_ns"));
+  auto span_query = database.prepare(span_handle_sql(database, "d.rank, n.stream, d.start_ns, d.end_ns",
+                                                     "WHERE n.stream IS NOT NULL ORDER BY d.start_ns"));
   while (span_query.step())
-    spans[{static_cast<int>(span_query.integer(0)), span_query.integer(1)}].emplace_back(span_query.integer(2),
-                                                                                          span_query.integer(3));
+    spans[{static_cast<int>(span_query.integer(0)), span_query.integer(1)}].emplace_back(
+        span_query.integer(2), span_query.integer(3));
   if (spans.empty())
     return;
-  auto kernels = database.prepare(fmt::format("SELECT rank, device, stream, start_ns, end_ns FROM cuda_kernels "
-                                              "WHERE mpi_call_id IS NULL AND {}",
-                                              kCommunicationKernel));
+  auto kernels =
+      database.prepare(fmt::format("SELECT rank, device, stream, start_ns, end_ns FROM cuda_kernels "
+                                   "WHERE mpi_call_id IS NULL AND {}",
+                                   kCommunicationKernel));
   while (kernels.step()) {
     const int rank = static_cast<int>(kernels.integer(0));
     const std::int64_t start = kernels.integer(3), end = kernels.integer(4);
@@ -192,12 +195,13 @@ std::vector<TimelineMemset> query_timeline_memsets(const Database& database, int
   std::vector<TimelineMemset> memsets;
   if (!database.has_table("cuda_memsets") || end_ns <= start_ns)
     return memsets;
-  auto query = database.prepare("SELECT start_ns, end_ns, device, stream, bytes, memory_kind FROM cuda_memsets "
-                                "WHERE rank = ?1 AND start_ns < ?3 AND end_ns > ?2 ORDER BY start_ns");
+  auto query =
+      database.prepare("SELECT start_ns, end_ns, device, stream, bytes, memory_kind FROM cuda_memsets "
+                       "WHERE rank = ?1 AND start_ns < ?3 AND end_ns > ?2 ORDER BY start_ns");
   query.bind(1, rank).bind(2, start_ns).bind(3, end_ns);
   while (query.step())
-    memsets.push_back({query.integer(0), query.integer(1), static_cast<int>(query.integer(2)), query.integer(3),
-                       query.integer(4), query.text(5)});
+    memsets.push_back({query.integer(0), query.integer(1), static_cast<int>(query.integer(2)),
+                       query.integer(3), query.integer(4), query.text(5)});
   return memsets;
 }
 
@@ -218,7 +222,8 @@ std::vector<TimelineDeviceSpan> query_timeline_device_spans(const Database& data
 }
 
 std::vector<TimelineSynchronization> query_timeline_synchronizations(const Database& database, int rank,
-                                                                     std::int64_t start_ns, std::int64_t end_ns) {
+                                                                     std::int64_t start_ns,
+                                                                     std::int64_t end_ns) {
   std::vector<TimelineSynchronization> waits;
   if (!database.has_table("cuda_synchronizations") || end_ns <= start_ns)
     return waits;

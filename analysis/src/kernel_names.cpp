@@ -115,7 +115,8 @@ std::string short_kernel_name(const std::string& name) {
   // top-level space before that ("void at::native::f<4, std::array<char*, 3ul> >(int)").
   text = text.substr(0, find_top_level(text, '('));
   // A space inside the template arguments is no separator: the top-level search never sees it.
-  for (auto space = find_top_level(text, ' '); space != std::string_view::npos; space = find_top_level(text, ' '))
+  for (auto space = find_top_level(text, ' '); space != std::string_view::npos;
+       space = find_top_level(text, ' '))
     text.remove_prefix(space + 1);
   text = unqualified(text);
   const auto open = find_top_level(text, '<');
@@ -132,8 +133,8 @@ std::string short_kernel_name(const std::string& name) {
 }
 
 KernelKind kernel_kind(std::string_view name, bool launched_in_call) {
-  const bool nccl =
-      name.find("ncclDevKernel") != std::string_view::npos || name.find("ncclKernel") != std::string_view::npos;
+  const bool nccl = name.find("ncclDevKernel") != std::string_view::npos ||
+                    name.find("ncclKernel") != std::string_view::npos;
   return nccl || launched_in_call ? KernelKind::Communication : KernelKind::Compute;
 }
 

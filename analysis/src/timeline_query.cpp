@@ -148,7 +148,8 @@ std::optional<double> TimelineCopy::gb_per_s() const {
   return static_cast<double>(bytes) / static_cast<double>(end_ns - start_ns);
 }
 
-std::string host_memory_of(std::string_view direction, const std::string& src_kind, const std::string& dst_kind) {
+std::string host_memory_of(std::string_view direction, const std::string& src_kind,
+                           const std::string& dst_kind) {
   if (direction.starts_with("Hto"))
     return src_kind;
   if (direction.ends_with("toH"))

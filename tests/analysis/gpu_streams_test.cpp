@@ -114,17 +114,21 @@ TEST_F(GpuStreams, WindowQueriesReturnTheStoredRowsOverlappingTheWindow) {
 
 TEST(KernelNames, ShortNamesKeepTheFunctionsOwnName) {
   using analysis::short_kernel_name;
-  EXPECT_EQ(short_kernel_name("_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"),
-            "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
-  EXPECT_EQ(short_kernel_name("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EEEEviT0_T1_"),
+  EXPECT_EQ(
+      short_kernel_name("_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"),
+      "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  EXPECT_EQ(short_kernel_name("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAFunctor_"
+                              "addIfEESt5arrayIPcLm3EEEEviT0_T1_"),
             "vectorized_elementwise_kernel");
-  EXPECT_EQ(short_kernel_name("_ZN2at6native43_GLOBAL__N__50f1b6c4_10_Dropout_cu_0e96ed3824fused_dropout_kernel_"
-                              "vecIffjLi1ELi4EbEEvNS_4cuda6detail10TensorInfoIKT_T1_EENS5_IS6_S8_EENS5_IT4_S8_EES8_"
-                              "T0_NS_15PhiloxCudaStateE"),
-            "fused_dropout_kernel_vec");
+  EXPECT_EQ(
+      short_kernel_name("_ZN2at6native43_GLOBAL__N__50f1b6c4_10_Dropout_cu_0e96ed3824fused_dropout_kernel_"
+                        "vecIffjLi1ELi4EbEEvNS_4cuda6detail10TensorInfoIKT_T1_EENS5_IS6_S8_EENS5_IT4_S8_EES8_"
+                        "T0_NS_15PhiloxCudaStateE"),
+      "fused_dropout_kernel_vec");
   // A generic name keeps its first template argument.
-  EXPECT_EQ(short_kernel_name("_ZN7cutlass7Kernel2I43cutlass_80_simt_sgemm_256x128_8x4_nn_align1EEvNT_6ParamsE"),
-            "Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>");
+  EXPECT_EQ(
+      short_kernel_name("_ZN7cutlass7Kernel2I43cutlass_80_simt_sgemm_256x128_8x4_nn_align1EEvNT_6ParamsE"),
+      "Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>");
   // Names that are no C++ symbols stay as they are.
   EXPECT_EQ(short_kernel_name("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32"),
             "sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32");
@@ -143,8 +147,10 @@ TEST(KernelNames, SymbolsTheDemanglerGivesUpOnStillGiveTheirName) {
 
 TEST(KernelNames, NcclKernelsAndKernelsLaunchedInACallAreCommunication) {
   using analysis::KernelKind;
-  EXPECT_EQ(analysis::kernel_kind("_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL", false), KernelKind::Communication);
-  EXPECT_EQ(analysis::kernel_kind("ncclKernel_AllGather_RING_LL_Sum_int8_t", false), KernelKind::Communication);
+  EXPECT_EQ(analysis::kernel_kind("_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL", false),
+            KernelKind::Communication);
+  EXPECT_EQ(analysis::kernel_kind("ncclKernel_AllGather_RING_LL_Sum_int8_t", false),
+            KernelKind::Communication);
   EXPECT_EQ(analysis::kernel_kind("allreduce_ipc_kernel", true), KernelKind::Communication);
   EXPECT_EQ(analysis::kernel_kind("gemm", false), KernelKind::Compute);
 }

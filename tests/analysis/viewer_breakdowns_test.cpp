@@ -46,7 +46,8 @@ TEST(CopyRoutes, CopiesAreSplitByDirectionAndHostMemory) {
   EXPECT_EQ(usage[2].route.host_memory, "pinned");
   EXPECT_DOUBLE_EQ(usage[2].gb_per_s().value_or(0), 4.096);
   // The first start and last end of one route's copies, for "show them in the timeline".
-  EXPECT_EQ(analysis::query_copy_span(database, usage[1].route, 0, 0), (std::pair<std::int64_t, std::int64_t>{1000, 7000}));
+  EXPECT_EQ(analysis::query_copy_span(database, usage[1].route, 0, 0),
+            (std::pair<std::int64_t, std::int64_t>{1000, 7000}));
   EXPECT_EQ(analysis::query_copy_span(database, usage[1].route, 1, 0), std::nullopt);
   // Over time: each route's bytes in the slice each copy starts in, [0, 10000) in 5 slices.
   const auto series = analysis::query_copy_path_series(database, 0, 10000, 5);

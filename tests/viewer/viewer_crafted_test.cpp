@@ -319,9 +319,9 @@ private slots:
     for (const auto& segment : gpu[0].segments)
       split.emplace_back(segment.name, segment.value);
     QCOMPARE(split, (std::vector<std::pair<QString, double>>{{"compute", 500},
-                                                           {"overlapped communication", 500},
-                                                           {"exposed communication", 500},
-                                                           {"idle", 500}}));
+                                                             {"overlapped communication", 500},
+                                                             {"exposed communication", 500},
+                                                             {"idle", 500}}));
     QCOMPARE(steps.gpu_headers(), (QStringList{"GPU, mean over ranks", "step 1", "step 2"}));
     QCOMPARE(steps.gpu_cell(0, 0), QStringLiteral("compute"));
     QCOMPARE(steps.gpu_cell(0, 1), QStringLiteral("-"));
@@ -497,8 +497,8 @@ private slots:
     for (const auto& entry : window.timeline()->legend()->entries())
       names << entry.name;
     QCOMPARE(names, (QStringList{"MPI sends", "MPI receives", "MPI collectives", "compute kernels",
-                                 "communication kernels", "copies: host_staged", "copies: ipc", "copies: peer",
-                                 "NVTX ranges (by name)"}));
+                                 "communication kernels", "copies: host_staged", "copies: ipc",
+                                 "copies: peer", "NVTX ranges (by name)"}));
     MainWindow ab;
     test_support::open_shown(ab, ab_);
     QStringList ab_names;
@@ -550,16 +550,17 @@ private slots:
              qPrintable(paths.status()));
     QCOMPARE(paths.bandwidth_chart().bars().size(), std::size_t{4});
     QCOMPARE(paths.bandwidth_chart().bars()[3].total(), 8.192);
-    QCOMPARE(paths.bandwidth_chart().bars()[0].label, QStringLiteral("host_staged DtoH pageable \u00b7 rank 1, GPU 1"));
+    QCOMPARE(paths.bandwidth_chart().bars()[0].label,
+             QStringLiteral("host_staged DtoH pageable \u00b7 rank 1, GPU 1"));
     QVERIFY(all_of_unit(paths.bandwidth_chart().tick_labels(), QStringLiteral(" GB/s")));
     // Throughput over the run: one line per route, each slice's bytes over the slice.
     const auto& series = paths.over_time_chart().series();
     QCOMPARE(series.size(), std::size_t{4});
     QCOMPARE(series[0].name, QStringLiteral("host_staged DtoH pageable"));
     QVERIFY(series[0].style != series[1].style); // one path, two routes: told apart by the line
-    const double slice_ns = std::ceil(double(window.database()->timeline.end_ns -
-                                             window.database()->timeline.start_ns) /
-                                      CopyPathsView::kTimeSlices);
+    const double slice_ns =
+        std::ceil(double(window.database()->timeline.end_ns - window.database()->timeline.start_ns) /
+                  CopyPathsView::kTimeSlices);
     QCOMPARE(*std::max_element(series[3].values.begin(), series[3].values.end()), 8192 / slice_ns);
     QVERIFY(all_of_unit(paths.over_time_chart().time_tick_labels(), QStringLiteral("s")));
 

@@ -4,9 +4,9 @@
 // histograms of several functions and of two runs overlaid. Every check reads widget state.
 #include "compare_view.hpp"
 #include "format.hpp"
-#include "palette.hpp"
 #include "histogram_view.hpp"
 #include "main_window.hpp"
+#include "palette.hpp"
 #include "shown_window.hpp"
 #include "steps_view.hpp"
 #include "timeline_view.hpp"
@@ -171,9 +171,10 @@ private slots:
     QVERIFY2(call.contains(QStringLiteral(
                  "GPU kernels launched: ncclDevKernel_AllReduce_Sum_f32_RING_LL (2 us on GPU 0)")),
              qPrintable(call));
-    QVERIFY2(call.contains(QStringLiteral("on the GPU 3 us (from CUDA events on its stream), 500 ns after the "
-                                          "call began")),
-             qPrintable(call));
+    QVERIFY2(
+        call.contains(QStringLiteral("on the GPU 3 us (from CUDA events on its stream), 500 ns after the "
+                                     "call began")),
+        qPrintable(call));
     QVERIFY2(!call.contains(QStringLiteral("NCCL:")), qPrintable(call)); // no side table in this file
     const auto span =
         canvas->describe_at(QPoint(static_cast<int>(x_of(22000)), canvas->row_rect(spans).center().y()));
@@ -223,7 +224,8 @@ private slots:
       QVERIFY2(in(hue(function_color(name)), 18, 40), name);
     for (const auto* name : {"MPI_Irecv", "MPI_Recv", "MPI_Probe", "MPI_Get"})
       QVERIFY2(in(hue(function_color(name)), 44, 58), name);
-    for (const auto* name : {"MPI_Allreduce", "MPI_Bcast", "MPI_Barrier", "MPI_Alltoall", "MPI_Reduce_scatter"})
+    for (const auto* name :
+         {"MPI_Allreduce", "MPI_Bcast", "MPI_Barrier", "MPI_Alltoall", "MPI_Reduce_scatter"})
       QVERIFY2(in(hue(function_color(name)), 342, 360), name);
     for (const auto* name : {"MPI_Wait", "MPI_Waitall", "MPI_Test"})
       QVERIFY2(in(hue(function_color(name)), 196, 220), name);

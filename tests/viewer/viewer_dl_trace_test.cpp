@@ -54,10 +54,14 @@ private slots:
     const auto& steps = database.report.training_steps;
     QCOMPARE(steps.warmup_steps, 1);
     const auto shown = std::min<std::size_t>(steps.steps.size(), 1 + PhaseNames::kOpeningSteps) - 1;
-    const auto first = rows_of(trace_, qPrintable(QStringLiteral("SELECT MIN(start_ns) FROM phases WHERE phase = %1")
-                                                       .arg(steps.steps[1].phase)));
-    const auto last = rows_of(trace_, qPrintable(QStringLiteral("SELECT MAX(end_ns) FROM phases WHERE phase = %1")
-                                                      .arg(steps.steps[shown].phase)));
+    const auto first = rows_of(
+        trace_,
+        qPrintable(
+            QStringLiteral("SELECT MIN(start_ns) FROM phases WHERE phase = %1").arg(steps.steps[1].phase)));
+    const auto last = rows_of(
+        trace_,
+        qPrintable(
+            QStringLiteral("SELECT MAX(end_ns) FROM phases WHERE phase = %1").arg(steps.steps[shown].phase)));
     window_.show_view(QStringLiteral("timeline"));
     auto* canvas = window_.timeline()->canvas();
     const auto start = canvas->viewport().start_ns(), end = canvas->viewport().end_ns();
@@ -102,8 +106,9 @@ private slots:
     QStringList legend;
     for (const auto& entry : window_.timeline()->legend()->entries())
       legend << entry.name;
-    for (const auto* name : {"NCCL calls", "NCCL set-up", "NCCL call on the GPU (CUDA events)", "compute kernels",
-                             "communication kernels", "memsets", "CUDA sync (the host waits)"})
+    for (const auto* name :
+         {"NCCL calls", "NCCL set-up", "NCCL call on the GPU (CUDA events)", "compute kernels",
+          "communication kernels", "memsets", "CUDA sync (the host waits)"})
       QVERIFY2(legend.contains(QLatin1String(name)), qPrintable(legend.join(QStringLiteral(", "))));
   }
 
@@ -119,7 +124,8 @@ private slots:
     for (const auto& work : canvas->fetcher().snapshot().streams)
       for (const auto& kernel : work.kernels) {
         ++kernels;
-        QVERIFY2(!kernel.short_name.startsWith(QLatin1String("_Z")) && !kernel.short_name.contains(QLatin1Char('(')),
+        QVERIFY2(!kernel.short_name.startsWith(QLatin1String("_Z")) &&
+                     !kernel.short_name.contains(QLatin1Char('(')),
                  qPrintable(kernel.short_name));
       }
     QVERIFY(kernels > 100);
@@ -145,11 +151,13 @@ private slots:
 
   void partnerMatrixShowsTheNcclCollectivesSpreadOverTheMembers() {
     const auto& matrix = *window_.matrix();
-    QCOMPARE(matrix.kinds(), (QStringList{QStringLiteral("MPI point-to-point"), QStringLiteral("NCCL collectives")}));
+    QCOMPARE(matrix.kinds(),
+             (QStringList{QStringLiteral("MPI point-to-point"), QStringLiteral("NCCL collectives")}));
     QCOMPARE(matrix.model().kind(), commlens::analysis::TrafficKind::NcclCollective);
     // Two ranks: each sends the other all it put into NCCL collectives.
-    const auto contributions = rows_of(trace_, "SELECT s.rank, SUM(s.bytes_sent) FROM call_stats s JOIN functions "
-                                               "f ON f.id = s.function_id WHERE f.family = 'nccl_collective' GROUP BY 1");
+    const auto contributions =
+        rows_of(trace_, "SELECT s.rank, SUM(s.bytes_sent) FROM call_stats s JOIN functions "
+                        "f ON f.id = s.function_id WHERE f.family = 'nccl_collective' GROUP BY 1");
     QCOMPARE(contributions.size(), std::size_t{2});
     for (const auto& row : contributions) {
       const int rank = row[0].toInt();
@@ -159,11 +167,13 @@ private slots:
 
   void summaryTellsMpiFromNcclAndSetUpFromTraining() {
     const auto headline = window_.summary()->headline();
-    const auto setup = rows_of(trace_, "SELECT SUM(s.time_total_ns) FROM call_stats s JOIN functions f ON f.id = "
-                                       "s.function_id WHERE f.family = 'nccl_communicator'");
-    QVERIFY2(headline.contains(QStringLiteral("NCCL ")) &&
-                 headline.contains(QStringLiteral("(set-up %1)").arg(format_duration(setup[0][0].toLongLong()))),
-             qPrintable(headline));
+    const auto setup =
+        rows_of(trace_, "SELECT SUM(s.time_total_ns) FROM call_stats s JOIN functions f ON f.id = "
+                        "s.function_id WHERE f.family = 'nccl_communicator'");
+    QVERIFY2(
+        headline.contains(QStringLiteral("NCCL ")) &&
+            headline.contains(QStringLiteral("(set-up %1)").arg(format_duration(setup[0][0].toLongLong()))),
+        qPrintable(headline));
     QVERIFY2(headline.contains(QStringLiteral("in the 10 training steps")), qPrintable(headline));
   }
 

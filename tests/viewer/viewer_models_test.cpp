@@ -72,13 +72,16 @@ private slots:
         mpi_ns += static_cast<std::uint64_t>(entry.time_ns);
     QCOMPARE(raw(ranks, 0, RankTableModel::MpiTime), mpi_ns);
     QVERIFY(window.summary()->rank_table().isColumnHidden(RankTableModel::NcclTime));
-    QVERIFY2(window.summary()->headline().contains(QStringLiteral("time in communication, summed over ranks: MPI ")),
+    QVERIFY2(window.summary()->headline().contains(
+                 QStringLiteral("time in communication, summed over ranks: MPI ")),
              qPrintable(window.summary()->headline()));
     // The traced calls, counted from the merge's level-of-detail tiles: every row of mpi_calls.
     sqlite3* handle = nullptr;
-    QCOMPARE(sqlite3_open_v2(database_.toUtf8().constData(), &handle, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    QCOMPARE(sqlite3_open_v2(database_.toUtf8().constData(), &handle, SQLITE_OPEN_READONLY, nullptr),
+             SQLITE_OK);
     sqlite3_stmt* count_calls = nullptr;
-    QCOMPARE(sqlite3_prepare_v2(handle, "SELECT count(*) FROM mpi_calls", -1, &count_calls, nullptr), SQLITE_OK);
+    QCOMPARE(sqlite3_prepare_v2(handle, "SELECT count(*) FROM mpi_calls", -1, &count_calls, nullptr),
+             SQLITE_OK);
     QCOMPARE(sqlite3_step(count_calls), SQLITE_ROW);
     const auto rows = static_cast<std::uint64_t>(sqlite3_column_int64(count_calls, 0));
     sqlite3_finalize(count_calls);

@@ -45,9 +45,8 @@ struct CopyPathUsage {
 std::vector<CopyPathUsage> query_copy_path_usage(const Database& database);
 
 // The first start and last end of the copies of one route, rank and GPU; empty without any.
-std::optional<std::pair<std::int64_t, std::int64_t>> query_copy_span(const Database& database,
-                                                                     const CopyRoute& route, int rank,
-                                                                     int device);
+std::optional<std::pair<std::int64_t, std::int64_t>>
+query_copy_span(const Database& database, const CopyRoute& route, int rank, int device);
 
 // Bytes one route (over every rank and GPU) moved in each of `bins` equal slices of
 // [start_ns, end_ns): a copy counts in the slice it starts in.

@@ -72,6 +72,7 @@ std::vector<TimelineMemset> query_timeline_memsets(const Database& database, int
 std::vector<TimelineDeviceSpan> query_timeline_device_spans(const Database& database, int rank,
                                                             std::int64_t start_ns, std::int64_t end_ns);
 std::vector<TimelineSynchronization> query_timeline_synchronizations(const Database& database, int rank,
-                                                                     std::int64_t start_ns, std::int64_t end_ns);
+                                                                     std::int64_t start_ns,
+                                                                     std::int64_t end_ns);
 
 } // namespace commlens::analysis

@@ -78,7 +78,8 @@ struct CopyRoute {
 };
 
 // The host side of a copy: src_kind for HtoD and HtoH, dst_kind for DtoH; empty otherwise.
-std::string host_memory_of(std::string_view direction, const std::string& src_kind, const std::string& dst_kind);
+std::string host_memory_of(std::string_view direction, const std::string& src_kind,
+                           const std::string& dst_kind);
 
 // One row of cuda_copies (see docs/schema.md).
 struct TimelineCopy {
@@ -89,8 +90,8 @@ struct TimelineCopy {
   std::optional<int> src_device;
   std::optional<int> dst_device;
   std::int64_t bytes = 0;
-  std::int64_t stream = 0;  // CUPTI's stream id
-  std::string src_kind;     // pageable, pinned, device, managed, ...
+  std::int64_t stream = 0; // CUPTI's stream id
+  std::string src_kind;    // pageable, pinned, device, managed, ...
   std::string dst_kind;
   std::string copy_kind;
   std::string path;
