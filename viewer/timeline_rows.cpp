@@ -38,7 +38,7 @@ namespace {
 int fixed_height(TimelineRowKind kind) {
   switch (kind) {
   case TimelineRowKind::Ranges:
-    return 33; // three nesting levels of NVTX ranges, each tall enough for its name
+    return 38; // three nesting levels of NVTX ranges, each tall enough for its name
   case TimelineRowKind::Synchronizations:
     return 10;
   case TimelineRowKind::Stream:
