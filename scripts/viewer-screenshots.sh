@@ -114,11 +114,12 @@ for name in "${!databases[@]}"; do
       2>"$work/viewer.log" || { cat "$work/viewer.log" >&2; exit 1; }
     echo "$out/viewer-$name-messages.png"
   fi
-  # Zoomed in on the first call that launched a GPU kernel (an NCCL call, or an allreduce the GPU
-  # runtime ran), where a dashed line joins the call to its kernel on the rank's kernel row.
+  # Zoomed in on the first call that launched a GPU kernel ending within 20 ms of its start (an NCCL
+  # call, or an allreduce the GPU runtime ran), where dashed lines join the call to its time on the
+  # GPU and to its kernel on the stream's lane.
   launch=$(sqlite3 -readonly "$database" "SELECT (m.start_ns - o.t) / 1e6, (k.end_ns - o.t) / 1e6 \
     FROM cuda_kernels k JOIN mpi_calls m ON m.id = k.mpi_call_id, (SELECT MIN(start_ns) AS t FROM mpi_calls) o \
-    ORDER BY m.start_ns LIMIT 1" 2>/dev/null || true)
+    WHERE k.end_ns - m.start_ns < 20000000 ORDER BY m.start_ns LIMIT 1" 2>/dev/null || true)
   if [[ -n $launch && ( -z $only || $only == *,kernels,* ) ]]; then
     window=$(awk -F'|' '{margin = ($2 - $1) / 4; printf "%.4f:%.4f", $1 - margin, $2 + margin}' <<<"$launch")
     "$viewer" --screenshot "$out/viewer-$name-kernels.png" --view timeline --window "$window" "$database" \

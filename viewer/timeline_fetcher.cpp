@@ -79,6 +79,9 @@ void TimelineFetcher::request(std::int64_t start_ns, std::int64_t end_ns, std::i
     cancel_->store(true);
     return;
   }
+  // An earlier request may still wait for a read that has finished but not been collected: this
+  // newer one replaces it.
+  pending_.reset();
   start(request);
 }
 

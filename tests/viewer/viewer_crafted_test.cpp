@@ -5,6 +5,7 @@
 #include "copy_paths_view.hpp"
 #include "format.hpp"
 #include "main_window.hpp"
+#include "run_facts.hpp"
 #include "shown_window.hpp"
 #include "steps_view.hpp"
 #include "summary_view.hpp"
@@ -515,6 +516,11 @@ private slots:
              QStringLiteral(
                  "MPI calls (trace) \u00b7 MPI_T off (the MPI library exposes no performance variables) "
                  "\u00b7 CUDA on \u00b7 NVTX ranges on"));
+    // A job whose first NCCL call started the profiler never initialised MPI: the line says so.
+    QCOMPARE(collectors_line({{"mode", "trace"},
+                              {"mpi_library_version", "MPI not initialised: NCCL started the profiler"},
+                              {"cuda_collectors", "on"}}),
+             QStringLiteral("NCCL calls, MPI not initialised (trace) \u00b7 CUDA on"));
     // Bytes per path, most first: peer 8 KiB, host_staged 4 KiB + 512 B, ipc 1000 B.
     std::vector<std::pair<QString, double>> paths;
     for (const auto& bar : summary.copy_chart().bars())

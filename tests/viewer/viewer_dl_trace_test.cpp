@@ -5,6 +5,7 @@
 #include "format.hpp"
 #include "main_window.hpp"
 #include "partner_matrix_view.hpp"
+#include "screenshot.hpp"
 #include "shown_window.hpp"
 #include "steps_view.hpp"
 #include "summary_view.hpp"
@@ -163,6 +164,25 @@ private slots:
       const int rank = row[0].toInt();
       QCOMPARE(matrix.model().value(rank, 1 - rank), row[1].toULongLong());
     }
+  }
+
+  void aScreenshotOfAWindowShowsThatWindowsCalls() {
+    // The window the screenshot asks for, not the one the timeline opened on, even when the first
+    // read is still being collected when the window is set.
+    const auto bcast = rows_of(trace_, "SELECT m.start_ns, m.end_ns FROM mpi_calls m JOIN functions f ON "
+                                       "f.id = m.function_id WHERE f.name = 'nccl:Bcast' AND m.rank = 0 "
+                                       "ORDER BY m.start_ns LIMIT 1");
+    QCOMPARE(bcast.size(), std::size_t{1});
+    const double from_ms = bcast[0][0].toDouble() / 1e6 - 1, to_ms = bcast[0][1].toDouble() / 1e6 + 1;
+    MainWindow window;
+    QCOMPARE(prepare_screenshot(
+                 window, {trace_, {}, QStringLiteral("timeline"), {}, false, std::pair{from_ms, to_ms}}),
+             QString());
+    const auto& snapshot = window.timeline()->canvas()->fetcher().snapshot();
+    QVERIFY(snapshot.start_ns <= bcast[0][0].toLongLong() && snapshot.end_ns >= bcast[0][1].toLongLong());
+    const auto& lane = snapshot.lanes.front(); // rank 0's first thread
+    QVERIFY(std::any_of(lane.calls.begin(), lane.calls.end(),
+                        [&](const auto& call) { return call.start_ns == bcast[0][0].toLongLong(); }));
   }
 
   void summaryTellsMpiFromNcclAndSetUpFromTraining() {
