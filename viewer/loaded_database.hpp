@@ -37,7 +37,6 @@ struct LoadedDatabase {
   std::vector<analysis::PartnerCell> partner_traffic;            // the partner matrix, by kind
   std::vector<RangeStep> range_steps;           // the steps view's split; empty without NVTX `step` ranges
   std::vector<analysis::GpuStream> gpu_streams; // the timeline's lane per CUDA stream; empty without CUDA
-  bool has_kernels = false;          // cuda_kernels has rows (recorded only when COMMLENS_KERNELS asks)
   bool has_synchronizations = false; // cuda_synchronizations has rows: the timeline gives each rank a row
   bool has_runtime_ops = false;      // runtime_ops has rows: call tooltips say what the runtime decided
   bool has_nccl_calls = false;       // the nccl_calls side table is there: NCCL call tooltips show its row

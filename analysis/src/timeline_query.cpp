@@ -114,7 +114,6 @@ TimelineExtent query_timeline_extent(const Database& database) {
       extent.lanes.push_back({rank, thread});
   }
   extent.calls = count_traced_calls(database);
-  extent.has_copies = database.has_rows("cuda_copies");
   extent.has_ranges = database.has_rows("nvtx_ranges");
   return extent;
 }

@@ -30,7 +30,6 @@ struct TimelineExtent {
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
   std::uint64_t calls = 0; // rows of mpi_calls (from the level-of-detail tiles where the file has them)
-  bool has_copies = false; // cuda_copies has rows: the timeline gives each rank a copy sub-lane
   bool has_ranges = false; // nvtx_ranges has rows
 };
 
