@@ -63,7 +63,7 @@ if [[ " ${PARTS:-modes overhead} " == *" modes "* ]]; then
     COMMLENS_RUNTIME=ab train "$ranks" cuda --mode trace --output "$work/ab-$ranks" >/dev/null
     train "$ranks" host-staged --mode trace --output "$work/staged-$ranks" >/dev/null
     echo "-- $ranks ranks, COMMLENS_RUNTIME=ab: runtime decisions (runtime against baseline, call by call)"
-    "$commlens" report "$work/ab-$ranks/commlens.sqlite" | awk '/^Runtime decisions/{on=1} on'
+    "$commlens" report "$work/ab-$ranks/commlens.sqlite" | awk '/^GPU runtime decisions/{on=1} on'
     for run in ab staged; do
       [[ -n ${REPORTS:-} ]] && mkdir -p "$REPORTS" && "$commlens" report "$work/$run-$ranks/commlens.sqlite" >"$REPORTS/$run-$ranks.txt"
     done

@@ -3,8 +3,9 @@
 // with the matching call_stats, mpi_requests and the timeline tiles (build_timeline_tiles, the
 // merge's own tile code, timed); then times
 // `commlens report` on it. Usage: report_10m COMMLENS DB [CALLS]. REPORT_10M_REUSE=1 reuses DB;
-// REPORT_10M_NVTX=1 then adds user NVTX ranges and times the NVTX phase section and filter too
-// (slow at 10 M calls: docs/performance.md).
+// REPORT_10M_BASELINE=PATH also times another commlens binary (the tree before a change) on the same
+// file right after and prints the ratio; REPORT_10M_NVTX=1 then adds user NVTX ranges and times the
+// NVTX phase section and filter too (slow at 10 M calls: docs/performance.md).
 #include "commlens/profiler/schema.hpp"
 #include "commlens/profiler/sqlite.hpp"
 #include "commlens/profiler/timeline_tiles.hpp"
@@ -195,6 +196,11 @@ int main(int argc, char** argv) {
   const auto plain = time_report(commlens, path, "");
   fmt::print("commlens report over {} calls: {:.2f} s, peak RSS {} MiB, exit status {}\n", calls,
              plain.seconds, plain.peak_rss_mib, plain.status);
+  if (const char* baseline = std::getenv("REPORT_10M_BASELINE")) {
+    const auto before = time_report(baseline, path, "");
+    fmt::print("  baseline {}: {:.2f} s, exit status {}; this binary / baseline {:.2f}x\n", baseline,
+               before.seconds, before.status, plain.seconds / before.seconds);
+  }
   if (std::getenv("REPORT_10M_NVTX") == nullptr)
     return plain.status == 0 ? 0 : 1;
   add_nvtx_ranges(path);

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <string_view>
 
 namespace commlens::cli {
 
@@ -15,6 +16,10 @@ enum ExitStatus : int {
   kRegression = 1, // `commlens check` found a regression against its baseline
   kBadInput = 2,
 };
+
+// The footer of a subcommand that either succeeds or refuses its input: "Exit status: 0 <success>,
+// 2 bad input or usage".
+void set_exit_status_help(CLI::App& command, std::string_view success);
 
 void add_report_command(CLI::App& app, int& exit_status);
 void add_merge_command(CLI::App& app, int& exit_status);

@@ -14,3 +14,5 @@ install(FILES ${CMAKE_BINARY_DIR}/commlensConfig.cmake ${CMAKE_BINARY_DIR}/comml
 configure_file(${CMAKE_CURRENT_LIST_DIR}/commlens.pc.in ${CMAKE_BINARY_DIR}/commlens.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/commlens.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The notebook module (python/commlens.py): PYTHONPATH=<prefix>/share/commlens/python.
+install(FILES ${CMAKE_SOURCE_DIR}/python/commlens.py DESTINATION ${CMAKE_INSTALL_DATADIR}/commlens/python)

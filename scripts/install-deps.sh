@@ -14,6 +14,10 @@ packages=(
   libsqlite3-dev sqlite3
   nlohmann-json3-dev libgtest-dev libgmock-dev libcli11-dev libfmt-dev
   qt6-base-dev fonts-dejavu-core xvfb xauth
+  # the notebook module (python/commlens) returns pandas DataFrames; its test runs /usr/bin/python3
+  python3-pandas
+  # the HTML report's test renders it in a headless browser and reads the page's layout
+  chromium
   clang libclang-rt-14-dev
 )
 

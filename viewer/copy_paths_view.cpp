@@ -59,7 +59,7 @@ void CopyPathsView::set_database(const std::shared_ptr<const LoadedDatabase>& da
     const auto& absent = database->report.cuda_copies.absent;
     status_->setText(tr("<b>No CUDA data</b>: %1")
                          .arg(absent.empty() ? tr("the run recorded no CUDA copies")
-                                             : QString::fromStdString(absent).toHtmlEscaped()));
+                                             : absence_text(absent).toHtmlEscaped()));
     content_->hide();
     return;
   }

@@ -76,4 +76,11 @@ QString format_rate(double gigabytes_per_second) {
   return QStringLiteral("%1 GB/s").arg(number);
 }
 
+QString absence_text(const analysis::Absence& absence) {
+  const auto reason = QString::fromStdString(absence.reason);
+  return absence.how_to_record.empty()
+             ? reason
+             : QStringLiteral("%1 (%2)").arg(reason, QString::fromStdString(absence.how_to_record));
+}
+
 } // namespace commlens::viewer

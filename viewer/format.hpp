@@ -1,6 +1,8 @@
 #pragma once
 // How the viewer writes times, sizes and rates for people; sizes use the analysis layer's binary
 // units so the viewer and the CLI print the same strings.
+#include "commlens/analysis/report.hpp"
+
 #include <QString>
 
 #include <cstdint>
@@ -17,5 +19,8 @@ QString format_peer(std::int64_t peer);    // "3", "MPI_PROC_NULL", "none"
 // GB/s with at most three significant digits and no exponent: "1,523 GB/s", "12.3 GB/s", "5 GB/s",
 // "0.241 GB/s".
 QString format_rate(double gigabytes_per_second);
+// Why a report section is empty, and how to record it when the run did not: "no CUDA copies (run
+// on a GPU with the CUDA collectors)".
+QString absence_text(const analysis::Absence& absence);
 
 } // namespace commlens::viewer

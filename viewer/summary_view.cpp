@@ -11,6 +11,7 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
+#include <QTreeWidget>
 #include <QVBoxLayout>
 
 namespace commlens::viewer {
@@ -40,9 +41,6 @@ SummaryView::SummaryView(QWidget* parent) : QWidget(parent), functions_(this), r
   headline_->setWordWrap(true);
   headline_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(headline_);
-  // The findings panel goes here, between the headline and the charts.
-  findings_area_ = new QVBoxLayout;
-  layout->addLayout(findings_area_);
 
   auto* charts = new QSplitter(Qt::Horizontal, this);
   rank_chart_ = new BarChart(charts);
@@ -66,10 +64,20 @@ SummaryView::SummaryView(QWidget* parent) : QWidget(parent), functions_(this), r
   tables->addTab(make_table(&functions_, tables), tr("Functions, most time first"));
   tables->addTab(run_table_, tr("Run"));
 
+  findings_ = new QTreeWidget(this);
+  findings_->setHeaderLabels({tr("Finding"), tr("Cost"), tr("Id")});
+  findings_->setRootIsDecorated(true);
+  findings_->setWordWrap(true);
+  findings_->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+  findings_->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+  findings_->header()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
+  findings_->header()->setStretchLastSection(false);
+
   auto* splitter = new QSplitter(Qt::Vertical, this);
+  splitter->addWidget(findings_);
   splitter->addWidget(charts);
   splitter->addWidget(tables);
-  splitter->setSizes({380, 300}); // ten bars of the functions chart, and the tables below
+  splitter->setSizes({140, 380, 300}); // a few findings, ten bars of the functions chart, the tables
   layout->addWidget(splitter, 1);
 }
 
@@ -93,6 +101,7 @@ void SummaryView::set_database(std::shared_ptr<const LoadedDatabase> database) {
   copy_chart_->setVisible(!database->copy_paths.empty());
   copy_chart_->set_bars(tr("Bytes copied per CUDA path"), copy_path_bars(*database), ValueUnit::Bytes);
 
+  show_findings(report.findings);
   collectors_ = collectors_line(report.run);
   std::uint64_t calls = 0;
   for (const auto& rank : report.ranks)
@@ -106,6 +115,33 @@ void SummaryView::set_database(std::shared_ptr<const LoadedDatabase> database) {
           .arg(report.ranks.size())
           .arg(format_count(calls), communication_text(communication).toHtmlEscaped(),
                format_count(report.dropped_events), format_count(report.summary_overflow)));
+}
+
+void SummaryView::show_findings(const analysis::FindingsSection& section) {
+  findings_->clear();
+  const auto text = [](const std::string& value) { return QString::fromStdString(value); };
+  for (std::size_t index = 0; index < section.findings.size(); ++index) {
+    const auto& finding = section.findings[index];
+    auto* item = new QTreeWidgetItem(
+        findings_,
+        {QStringLiteral("%1. %2").arg(index + 1).arg(text(finding.title)),
+         tr("%1, %2%").arg(format_duration(finding.cost_ns)).arg(finding.cost_share * 100.0, 0, 'f', 1),
+         text(finding.id)});
+    item->setToolTip(0, text(finding.advice));
+    const auto detail = [&](const QString& label, const std::string& value) {
+      if (!value.empty())
+        new QTreeWidgetItem(item, {QStringLiteral("%1: %2").arg(label, text(value))});
+    };
+    for (const auto& line : finding.evidence)
+      detail(tr("Evidence"), line);
+    detail(tr("See"), finding.view);
+    detail(tr("Try"), finding.advice);
+    detail(tr("Query"), finding.query);
+  }
+  if (section.findings.empty())
+    new QTreeWidgetItem(findings_, {tr("No finding: no rule reached its threshold")});
+  for (const auto& line : section.not_analysed)
+    new QTreeWidgetItem(findings_, {tr("Not analysed: %1").arg(text(line))});
 }
 
 QString SummaryView::headline() const {

@@ -1,6 +1,7 @@
 #pragma once
 // Summary: a headline (mode, which collectors ran, ranks, calls, time in communication with MPI and
-// NCCL apart and their set-up apart, dropped events), a place for findings, then pictures: time in
+// NCCL apart and their set-up apart, dropped events), the findings (what is wrong, most costly
+// first, each unfolding into its evidence, where to look and what to try), then pictures: time in
 // MPI and NCCL calls per rank split by function, the functions with the most time and, for runs
 // with CUDA copies, the bytes per copy path; the tables (ranks, functions, the run table) below.
 #include "bar_chart.hpp"
@@ -13,7 +14,7 @@
 class QLabel;
 class QTableView;
 class QTableWidget;
-class QVBoxLayout;
+class QTreeWidget;
 
 namespace commlens::viewer {
 
@@ -32,12 +33,14 @@ public:
   const BarChart& function_chart() const { return *function_chart_; }
   const BarChart& copy_chart() const { return *copy_chart_; }
   const QTableView& rank_table() const { return *rank_table_; }
-  // Where a panel of findings goes: between the headline and the charts. Empty here.
-  QVBoxLayout* findings_area() const { return findings_area_; }
+  // One top-level item per finding (title, cost, id), its details as children; one line when none.
+  const QTreeWidget& findings() const { return *findings_; }
 
 private:
+  void show_findings(const analysis::FindingsSection& findings);
+
   QLabel* headline_;
-  QVBoxLayout* findings_area_;
+  QTreeWidget* findings_;
   QTableView* rank_table_;
   QTableWidget* run_table_;
   BarChart* rank_chart_;

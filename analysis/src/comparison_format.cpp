@@ -50,15 +50,16 @@ std::string render_comparison_text(const Comparison& comparison) {
     fmt::format_to(std::back_inserter(out), "  note: {}\n", comparison.note);
   const auto* median = comparison.per_call_times ? "median" : "mean";
   fmt::format_to(std::back_inserter(out),
-                 "\n  {:<22} {:>6} {:>9} {:>9} {:>11} {:>11} {:>11} {:>11} {:>8} {:>8}\n", "function", "bin",
-                 "calls A", "calls B", "time A", "time B", fmt::format("{} A", median),
+                 "\n  {:<22} {:<18} {:>9} {:>9} {:>11} {:>11} {:>11} {:>11} {:>8} {:>8}\n", "function",
+                 "size", "calls A", "calls B", "time A", "time B", fmt::format("{} A", median),
                  fmt::format("{} B", median), "B/A", "p95 B/A");
   for (const auto& bin : comparison.bins)
-    fmt::format_to(
-        std::back_inserter(out), "  {:<22} {:>6} {:>9} {:>9} {:>11} {:>11} {:>11} {:>11} {:>8} {:>8}\n",
-        bin.function, bin.key, bin.a.calls, bin.b.calls, human_duration(double(bin.a.time_total_ns)),
-        human_duration(double(bin.b.time_total_ns)), human_duration(double(bin.a.median_ns)),
-        human_duration(double(bin.b.median_ns)), ratio_text(bin.median_ratio), ratio_text(bin.p95_ratio));
+    fmt::format_to(std::back_inserter(out),
+                   "  {:<22} {:<18} {:>9} {:>9} {:>11} {:>11} {:>11} {:>11} {:>8} {:>8}\n", bin.function,
+                   size_bin_label(bin.size_bin), bin.a.calls, bin.b.calls,
+                   human_duration(double(bin.a.time_total_ns)), human_duration(double(bin.b.time_total_ns)),
+                   human_duration(double(bin.a.median_ns)), human_duration(double(bin.b.median_ns)),
+                   ratio_text(bin.median_ratio), ratio_text(bin.p95_ratio));
   write_steps(out, comparison);
   return fmt::to_string(out);
 }

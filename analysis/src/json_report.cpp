@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <variant>
 
 namespace commlens::analysis {
 namespace {
@@ -58,10 +59,59 @@ json function_json(const FunctionStats& function) {
           {"size_histogram", std::move(histogram)}};
 }
 
+json absence_json(const Absence& absence) {
+  if (absence.empty())
+    return nullptr;
+  return {{"reason", absence.reason},
+          {"how_to_record", absence.how_to_record.empty() ? json(nullptr) : json(absence.how_to_record)}};
+}
+
+json cell_json(const Cell& cell) {
+  if (const auto* text = std::get_if<std::string>(&cell))
+    return *text;
+  if (const auto* integer = std::get_if<std::int64_t>(&cell))
+    return *integer;
+  if (const auto* real = std::get_if<double>(&cell))
+    return *real;
+  return nullptr;
+}
+
+// Rows as objects keyed by column, each key naming its unit ("time_ns"); numbers stay numbers.
 json optional_section_json(const OptionalSection& section) {
   if (!section.absent.empty())
-    return {{"absent", section.absent}};
-  return {{"headers", section.headers}, {"rows", section.rows}};
+    return {{"absent", absence_json(section.absent)}};
+  json rows = json::array();
+  for (const auto& row : section.rows) {
+    json object = json::object();
+    for (std::size_t column = 0; column < row.size() && column < section.columns.size(); ++column)
+      object[section.columns[column].key] = cell_json(row[column]);
+    rows.push_back(std::move(object));
+  }
+  return {{"rows", std::move(rows)}};
+}
+
+json finding_json(const Finding& finding) {
+  return {{"id", finding.id},
+          {"rule", finding.rule},
+          {"title", finding.title},
+          {"cost_ns", finding.cost_ns},
+          {"cost_share", finding.cost_share},
+          {"cost_base", finding.cost_base},
+          {"measure", finding.measure},
+          {"measured", finding.measured},
+          {"threshold", finding.threshold},
+          {"unit", unit_name(finding.unit)},
+          {"evidence", finding.evidence},
+          {"query", finding.query},
+          {"view", finding.view},
+          {"advice", finding.advice}};
+}
+
+json findings_json(const FindingsSection& section) {
+  json findings = json::array();
+  for (const auto& finding : section.findings)
+    findings.push_back(finding_json(finding));
+  return findings;
 }
 
 json training_steps_json(const TrainingSteps& section) {
@@ -143,21 +193,10 @@ json training_steps_json(const TrainingSteps& section) {
           {"cuda_copies", table(section.copy_headers, section.copy_rows)}};
 }
 
-json names_ranked_by(const Report& report, std::uint64_t (*metric)(const FunctionStats&)) {
-  std::vector<const FunctionStats*> ranked;
-  for (const auto& function : report.functions)
-    ranked.push_back(&function);
-  std::stable_sort(ranked.begin(), ranked.end(), [&](auto* a, auto* b) { return metric(*a) > metric(*b); });
-  json names = json::array();
-  for (const auto* function : ranked)
-    names.push_back(function->name);
-  return names;
-}
-
 json detail_sections_json(const Report& report) {
   json communicators = json::array();
   for (const auto& c : report.communicators)
-    communicators.push_back({{"id", c.id},
+    communicators.push_back({{"id", std::to_string(c.id)}, // above 2^53 for NCCL's: a string
                              {"label", c.label},
                              {"size", c.size},
                              {"calls", c.calls},
@@ -165,7 +204,19 @@ json detail_sections_json(const Report& report) {
                              {"time_total_ns", c.time_total_ns}});
   json partners = json::array();
   for (const auto& p : report.partners)
-    partners.push_back({{"from", p.from}, {"to", p.to}, {"messages", p.messages}, {"bytes", p.bytes}});
+    partners.push_back({{"from", p.from},
+                        {"to", p.to},
+                        {"messages", p.messages},
+                        {"bytes", p.bytes},
+                        {"nccl_messages", p.nccl_messages},
+                        {"nccl_bytes", p.nccl_bytes}});
+  json collectives = json::array();
+  for (const auto& c : report.collectives)
+    collectives.push_back({{"rank", c.rank},
+                           {"mpi_calls", c.mpi_calls},
+                           {"mpi_bytes", c.mpi_bytes},
+                           {"nccl_calls", c.nccl_calls},
+                           {"nccl_bytes", c.nccl_bytes}});
   json queue_times = json::array();
   for (const auto& q : report.queue_times)
     queue_times.push_back({{"function", q.function},
@@ -207,24 +258,19 @@ json detail_sections_json(const Report& report) {
                     {"top_functions", p.top_functions}});
     nvtx_phases.push_back(std::move(phase));
   }
-  const auto absent_or_null = [](const std::string& absent) {
-    return absent.empty() ? json(nullptr) : json(absent);
-  };
-  return {{"top_functions",
-           {{"by_time", names_ranked_by(report, [](auto& f) { return std::uint64_t(f.time_total_ns); })},
-            {"by_calls", names_ranked_by(report, [](auto& f) { return f.calls; })},
-            {"by_bytes", names_ranked_by(report, [](auto& f) { return f.bytes_sent + f.bytes_recv; })}}},
-          {"communicators", std::move(communicators)},
+  return {{"communicators", std::move(communicators)},
           {"partners", std::move(partners)},
+          {"collectives", std::move(collectives)},
           {"queue_times", std::move(queue_times)},
-          {"queue_times_absent", absent_or_null(report.queue_times_absent)},
+          {"queue_times_absent", absence_json(report.queue_times_absent)},
           {"concurrency", std::move(concurrency)},
-          {"concurrency_absent", absent_or_null(report.concurrency_absent)},
+          {"concurrency_absent", absence_json(report.concurrency_absent)},
           {"threads", std::move(threads)},
-          {"threads_absent", absent_or_null(report.threads_absent)},
+          {"threads_absent", absence_json(report.threads_absent)},
+          {"run_start_ns", report.run_start_ns},
           {"phases", std::move(phases)},
           {"nvtx_phases", std::move(nvtx_phases)},
-          {"nvtx_phases_absent", absent_or_null(report.nvtx_phases_absent)},
+          {"nvtx_phases_absent", absence_json(report.nvtx_phases_absent)},
           {"nvtx_calls_placed", report.nvtx_calls_placed},
           {"mpit", optional_section_json(report.mpit)},
           {"cuda_copies", optional_section_json(report.cuda_copies)},
@@ -249,6 +295,9 @@ std::string render_json_report(const Report& report) {
   json document = {
       {"database", report.database_path},
       {"schema_version", report.schema_version},
+      {"mode", report.trace_mode ? "trace" : "summary"},
+      {"findings", findings_json(report.findings)},
+      {"findings_not_analysed", report.findings.not_analysed},
       {"filter",
        {{"rank", optional_value(report.filter.rank)},
         {"phase", optional_value(report.filter.phase)},

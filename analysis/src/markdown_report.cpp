@@ -8,6 +8,12 @@
 namespace commlens::analysis {
 namespace {
 
+using Out = fmt::memory_buffer;
+
+template <typename... Args> void put(Out& out, fmt::format_string<Args...> format, Args&&... args) {
+  fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
+}
+
 // A pipe inside a cell would end it early.
 std::string markdown_cell(std::string text) {
   for (std::size_t at = text.find('|'); at != std::string::npos; at = text.find('|', at + 2))
@@ -15,48 +21,71 @@ std::string markdown_cell(std::string text) {
   return text;
 }
 
-void write_row(fmt::memory_buffer& out, const std::vector<std::string>& cells) {
-  fmt::format_to(std::back_inserter(out), "|");
+void write_row(Out& out, const std::vector<std::string>& cells) {
+  put(out, "|");
   for (const auto& cell : cells)
-    fmt::format_to(std::back_inserter(out), " {} |", markdown_cell(cell));
-  fmt::format_to(std::back_inserter(out), "\n");
+    put(out, " {} |", markdown_cell(cell));
+  put(out, "\n");
 }
 
-void write_table(fmt::memory_buffer& out, const detail::ReportTable& table) {
-  fmt::format_to(std::back_inserter(out), "\n## {}\n\n", table.title);
-  if (!table.absent.empty()) {
-    fmt::format_to(std::back_inserter(out), "_{}._\n", table.absent);
-    return;
-  }
+void write_table(Out& out, const detail::ReportTable& table) {
+  put(out, "\n## {}\n\n", table.title);
   write_row(out, table.headers);
-  fmt::format_to(std::back_inserter(out), "|");
+  put(out, "|");
   for (std::size_t column = 0; column < table.headers.size(); ++column)
-    fmt::format_to(std::back_inserter(out), "{}", column == 0 ? "---|" : "---:|");
-  fmt::format_to(std::back_inserter(out), "\n");
+    put(out, "{}", column == 0 ? "---|" : "---:|");
+  put(out, "\n");
   for (const auto& row : table.rows)
     write_row(out, row);
+}
+
+void write_findings(Out& out, const Report& report) {
+  const auto& findings = report.findings;
+  put(out, "\n## {}\n", detail::findings_heading(findings));
+  for (std::size_t index = 0; index < findings.findings.size(); ++index) {
+    const auto& finding = findings.findings[index];
+    put(out, "\n### {}. {}\n\n", index + 1, finding.title);
+    put(out, "- **Cost:** {} (`{}`)\n", detail::finding_cost(finding), finding.id);
+    put(out, "- **Rule:** {}\n", detail::finding_threshold(finding));
+    put(out, "- **Evidence:**\n");
+    for (const auto& line : finding.evidence)
+      put(out, "  - {}\n", line);
+    if (!finding.view.empty())
+      put(out, "- **See:** {}\n", finding.view);
+    put(out, "- **Try:** {}\n", finding.advice);
+    if (!finding.query.empty())
+      put(out, "\n```sql\n{}\n```\n", finding.query);
+  }
+  for (const auto& line : findings.not_analysed)
+    put(out, "\n_Not analysed: {}._\n", line);
 }
 
 } // namespace
 
 std::string render_markdown_report(const Report& report) {
-  fmt::memory_buffer out;
-  fmt::format_to(std::back_inserter(out), "# commlens report: `{}` (schema v{})\n", report.database_path,
-                 report.schema_version);
+  Out out;
+  put(out, "# commlens report: `{}`\n\nSchema v{}; {}.\n", report.database_path, report.schema_version,
+      detail::run_summary(report));
   if (const auto filter = detail::filter_description(report.filter); !filter.empty())
-    fmt::format_to(std::back_inserter(out), "\nFilter: {}\n", filter);
+    put(out, "\nFilter: {}\n", filter);
   if (const auto warning = detail::missing_ranks_warning(report); !warning.empty())
-    fmt::format_to(std::back_inserter(out), "\n> **Warning:** {}\n", warning);
+    put(out, "\n> **Warning:** {}\n", warning);
   if (const auto warning = detail::losses_warning(report); !warning.empty())
-    fmt::format_to(std::back_inserter(out), "\n> **Warning:** {}\n", warning);
+    put(out, "\n> **Warning:** {}\n", warning);
   if (!report.jobs.empty())
-    fmt::format_to(std::back_inserter(out), "\nJobs: {}\n", report.jobs);
+    put(out, "\nJobs: {}\n", report.jobs);
   if (const auto note = detail::thread_sum_note(report); !note.empty())
-    fmt::format_to(std::back_inserter(out), "\nNote: {}\n", note);
-  for (const auto& table : detail::summary_tables(report))
-    write_table(out, table);
-  for (const auto& table : detail::detail_tables(report))
-    write_table(out, table);
+    put(out, "\nNote: {}\n", note);
+  write_findings(out, report);
+  auto tables = detail::overview_tables(report);
+  for (auto& table : detail::detail_tables(report))
+    tables.push_back(std::move(table));
+  for (const auto& table : tables)
+    if (table.absent.empty())
+      write_table(out, table);
+  for (const auto& line : {detail::not_recorded_line(tables), detail::nothing_to_show_line(tables)})
+    if (!line.empty())
+      put(out, "\n{}\n", line);
   return fmt::to_string(out);
 }
 

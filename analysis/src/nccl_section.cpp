@@ -5,8 +5,6 @@
 // Device work needs trace mode (it names its call by id) and the CUDA collectors' kernel records.
 // Beside it, the calls' GPU time from the CUDA events around them (device_spans in trace mode,
 // device_span_stats in summary mode), which the CUDA collector records by default.
-#include "commlens/analysis/report_format.hpp"
-#include "commlens/analysis/size_bin.hpp"
 #include "report_queries.hpp"
 
 #include <fmt/format.h>
@@ -77,8 +75,26 @@ WHERE (?1 IS NULL OR s.rank = ?1) AND (?2 IS NULL OR s.phase = ?2) GROUP BY 1)sq
   return totals;
 }
 
-std::string mean(std::int64_t total_ns, std::int64_t count) {
-  return count > 0 ? human_duration(double(total_ns) / double(count)) : "-";
+Cell mean(std::int64_t total_ns, std::int64_t count) {
+  return count > 0 ? Cell(double(total_ns) / double(count)) : Cell();
+}
+
+// Summary mode keeps no call ids, so the device work cannot be tied to calls there: host columns and
+// the GPU time of the events.
+std::vector<TableColumn> columns(bool traced) {
+  std::vector<TableColumn> columns{{"function", "function", Unit::Text},
+                                   {"datatype", "datatype", Unit::Text},
+                                   {"op", "op", Unit::Text},
+                                   {"calls", "calls", Unit::Count},
+                                   {"bytes", "bytes", Unit::Bytes},
+                                   {"enqueue time", "enqueue_time_ns", Unit::Nanoseconds},
+                                   {"mean enqueue", "mean_enqueue_ns", Unit::Nanoseconds}};
+  if (traced)
+    columns.insert(columns.end(), {{"kernels + copies", "device_operations", Unit::Count},
+                                   {"device time", "device_time_ns", Unit::Nanoseconds},
+                                   {"mean device time", "mean_device_time_ns", Unit::Nanoseconds}});
+  columns.push_back({"GPU time (events)", "gpu_time_ns", Unit::Nanoseconds});
+  return columns;
 }
 
 } // namespace
@@ -86,27 +102,24 @@ std::string mean(std::int64_t total_ns, std::int64_t count) {
 OptionalSection query_nccl_section(const Database& database, const ReportFilter& filter) {
   const bool traced = database.has_rows("nccl_calls");
   if (!traced && !database.has_rows("nccl_call_stats"))
-    return {.absent = "no NCCL calls in this database"};
-  OptionalSection section{.headers = {"function", "datatype", "op", "calls", "bytes", "enqueue time",
-                                      "mean enqueue", "kernels + copies", "device time", "mean device time",
-                                      "GPU time (events)"}};
+    return absent_section("no NCCL calls", "a program that calls NCCL, run under commlens");
+  auto section = section_with(columns(traced));
   if (!traced) {
     auto query = database.prepare(kSummarySql);
     bind_filter(query, filter);
     const auto spans = span_totals(database, filter);
     std::map<std::string, int> rows_of;
     while (query.step()) {
-      const auto calls = query.integer(3);
       ++rows_of[query.text(0)];
-      section.rows.push_back({query.text(0), query.text(1), query.text(2), query.text(3),
-                              binary_size(static_cast<std::uint64_t>(query.integer(4))),
-                              human_duration(double(query.integer(5))), mean(query.integer(5), calls),
-                              "- (trace mode)", "-", "-", "-"});
+      section.rows.push_back({query.text(0), query.text(1), query.text(2), query.integer(3), query.integer(4),
+                              query.integer(5), mean(query.integer(5), query.integer(3)), Cell()});
     }
     // The statistics keep no datatype or op: a function's GPU time fills its row when it has one.
-    for (auto& row : section.rows)
-      if (const auto total = spans.find(row[0]); total != spans.end() && rows_of[row[0]] == 1)
-        row.back() = human_duration(double(total->second));
+    for (auto& row : section.rows) {
+      const auto& function = std::get<std::string>(row[0]);
+      if (const auto total = spans.find(function); total != spans.end() && rows_of[function] == 1)
+        row.back() = Cell(total->second);
+    }
     return section;
   }
   auto query = database.prepare(fmt::format(kTraceSql, device_work(database), device_spans(database)));
@@ -116,12 +129,10 @@ OptionalSection query_nccl_section(const Database& database, const ReportFilter&
     const auto calls_with_kernels = query.integer(8);
     // The mean device time is over the calls that launched device work (a group's kernels come
     // from its ncclGroupEnd, not from the ncclSend / ncclRecv inside it).
-    section.rows.push_back({query.text(0), query.text(1), query.text(2), fmt::format("{}", calls),
-                            binary_size(static_cast<std::uint64_t>(query.integer(4))),
-                            human_duration(double(query.integer(5))), mean(query.integer(5), calls),
-                            query.text(6), human_duration(double(query.integer(7))),
-                            mean(query.integer(7), calls_with_kernels),
-                            query.integer(10) > 0 ? human_duration(double(query.integer(9))) : "-"});
+    section.rows.push_back({query.text(0), query.text(1), query.text(2), calls, query.integer(4),
+                            query.integer(5), mean(query.integer(5), calls), query.integer(6),
+                            query.integer(7), mean(query.integer(7), calls_with_kernels),
+                            query.integer(10) > 0 ? Cell(query.integer(9)) : Cell()});
   }
   return section;
 }

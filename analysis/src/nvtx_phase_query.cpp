@@ -41,8 +41,9 @@ NvtxPhaseSection query_nvtx_phases(const Database& database, const ReportFilter&
   if (ranges.empty()) {
     section.absent =
         database.has_rows("nvtx_ranges")
-            ? "no user NVTX ranges (only commlens' own MPI domain)"
-            : "no NVTX ranges recorded (needs the CUDA collectors and ranges the application marks)";
+            ? Absence{"no user NVTX ranges (only commlens' own MPI domain)", ""}
+            : Absence{"no NVTX ranges", "run on a GPU with the CUDA collectors, in a program that "
+                                        "marks NVTX ranges"};
     return section;
   }
   const auto selected = [&](const std::string& path) {

@@ -1,35 +1,43 @@
 // Sections over tables that other collectors add (MPI_T, CUDA, the multi-path runtime). Each is one
 // function that reads its tables through the public column names of docs/schema.md and
-// says in one line when the database holds none of its data.
-#include "commlens/analysis/report_format.hpp"
-#include "commlens/analysis/size_bin.hpp"
+// says in one line, with how to record it, when the database holds none of its data.
 #include "report_queries.hpp"
 
 #include <fmt/format.h>
 
 namespace commlens::analysis::detail {
+namespace {
+
+// bytes per ns is GB/s; empty where the copies or calls took no time.
+Cell bandwidth(std::int64_t bytes, std::int64_t time_ns) {
+  return time_ns > 0 ? Cell(double(bytes) / double(time_ns)) : Cell();
+}
+
+} // namespace
+
 OptionalSection query_mpit_section(const Database& database, const ReportFilter& filter) {
   if (!database.has_rows("pvars") || !database.has_rows("pvar_samples"))
-    return {.absent = "no MPI_T data in this database"};
+    return absent_section("no MPI_T samples",
+                          "the mpit collector, on with COMMLENS_COLLECTORS=all, and an MPI library "
+                          "with performance variables; COMMLENS_PVARS selects them");
   return query_pvar_summary(database, filter);
 }
 
 OptionalSection query_cuda_copy_section(const Database& database, const ReportFilter& filter) {
   if (!database.has_rows("cuda_copies"))
-    return {.absent = "no CUDA data in this database"};
-  OptionalSection section{.headers = {"path", "copies", "bytes", "time", "bandwidth"}};
+    return absent_section("no CUDA copies", "run on a GPU with the CUDA collectors: COMMLENS_COLLECTORS=all");
+  auto section = section_with({{"path", "path", Unit::Text},
+                               {"copies", "copies", Unit::Count},
+                               {"bytes", "bytes", Unit::Bytes},
+                               {"time", "time_ns", Unit::Nanoseconds},
+                               {"bandwidth", "bandwidth_gb_per_s", Unit::GigabytesPerSecond}});
   auto query = database.prepare(R"sql(
 SELECT path, COUNT(*), SUM(bytes), SUM(end_ns - start_ns) FROM cuda_copies
 WHERE ?1 IS NULL OR rank = ?1 GROUP BY path ORDER BY SUM(bytes) DESC)sql");
   query.bind(1, filter.rank ? std::optional<std::int64_t>(*filter.rank) : std::nullopt);
-  while (query.step()) {
-    const auto bytes = query.integer(2);
-    const auto time_ns = query.integer(3);
-    // bytes per ns is GB/s.
-    const auto bandwidth = time_ns > 0 ? fmt::format("{:.2f} GB/s", double(bytes) / double(time_ns)) : "-";
-    section.rows.push_back({query.text(0), query.text(1), binary_size(static_cast<std::uint64_t>(bytes)),
-                            fmt::format("{} ns", time_ns), bandwidth});
-  }
+  while (query.step())
+    section.rows.push_back({query.text(0), query.integer(1), query.integer(2), query.integer(3),
+                            bandwidth(query.integer(2), query.integer(3))});
   return section;
 }
 
@@ -38,10 +46,18 @@ WHERE ?1 IS NULL OR rank = ?1 GROUP BY path ORDER BY SUM(bytes) DESC)sql");
 // point-to-point calls): the first thing to read after an A/B run (docs/runtime.md).
 OptionalSection query_runtime_decision_section(const Database& database, const ReportFilter& filter) {
   if (!database.has_rows("runtime_ops"))
-    return {.absent = "no runtime decisions in this database"};
-  OptionalSection section{.headers = {"function", "implementation", "decision", "reason", "calls", "bytes",
-                                      "mean time", "bandwidth", "from peer GPUs", "through host",
-                                      "chosen by"}};
+    return absent_section("no GPU runtime decisions", "COMMLENS_RUNTIME=on or ab on a GPU, in trace mode");
+  auto section = section_with({{"function", "function", Unit::Text},
+                               {"implementation", "implementation", Unit::Text},
+                               {"decision", "decision", Unit::Text},
+                               {"reason", "reason", Unit::Text},
+                               {"calls", "calls", Unit::Count},
+                               {"bytes", "bytes", Unit::Bytes},
+                               {"mean time", "mean_time_ns", Unit::Nanoseconds},
+                               {"bandwidth", "bandwidth_gb_per_s", Unit::GigabytesPerSecond},
+                               {"from peer GPUs", "bytes_from_peers", Unit::Bytes},
+                               {"through host", "bytes_through_host", Unit::Bytes},
+                               {"chosen by", "chosen_by", Unit::Text}});
   // Files written before decision_source existed have no such column.
   const char* const source =
       database.has_column("runtime_ops", "decision_source") ? "COALESCE(o.decision_source, '')" : "''";
@@ -57,15 +73,12 @@ GROUP BY 10, 1, 2, 3, 9 ORDER BY SUM(o.end_ns - o.start_ns) DESC)sql",
   query.bind(1, filter.rank ? std::optional<std::int64_t>(*filter.rank) : std::nullopt);
   while (query.step()) {
     const auto calls = query.integer(3);
-    const auto bytes = query.integer(4);
     const auto time_ns = query.integer(5);
-    // bytes per ns is GB/s: the call's data over its time (algorithm bandwidth).
-    const auto bandwidth = time_ns > 0 ? fmt::format("{:.2f} GB/s", double(bytes) / double(time_ns)) : "-";
-    section.rows.push_back({query.text(9), query.text(0), query.text(1), query.text(2), query.text(3),
-                            binary_size(static_cast<std::uint64_t>(bytes)),
-                            human_duration(calls > 0 ? double(time_ns) / double(calls) : 0.0), bandwidth,
-                            binary_size(static_cast<std::uint64_t>(query.integer(6))),
-                            binary_size(static_cast<std::uint64_t>(query.integer(7))), query.text(8)});
+    // The bandwidth is the calls' data over their time (algorithm bandwidth).
+    section.rows.push_back({query.text(9), query.text(0), query.text(1), query.text(2), calls,
+                            query.integer(4), calls > 0 ? Cell(double(time_ns) / double(calls)) : Cell(),
+                            bandwidth(query.integer(4), time_ns), query.integer(6), query.integer(7),
+                            query.text(8)});
   }
   return section;
 }

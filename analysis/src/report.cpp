@@ -1,6 +1,7 @@
 #include "commlens/analysis/report.hpp"
 
 #include "commlens/analysis/errors.hpp"
+#include "findings/findings_engine.hpp"
 #include "nvtx_phase_filter.hpp"
 #include "report_queries.hpp"
 
@@ -25,6 +26,12 @@ std::string describe_jobs(const Database& database) {
     jobs.push_back(fmt::format("{}: ranks {}-{} ({})", query.integer(0), query.integer(1), query.integer(2),
                                query.integer(3) != 0 ? "spawned" : "launched"));
   return jobs.size() > 1 ? fmt::format("{}", fmt::join(jobs, "; ")) : std::string();
+}
+
+std::string run_value(const Database& database, std::string_view key) {
+  auto query = database.prepare("SELECT value FROM run WHERE key = ?1");
+  query.bind(1, key);
+  return query.step() ? query.text(0) : std::string();
 }
 
 std::vector<std::pair<std::string, std::string>> query_run_metadata(const Database& database) {
@@ -98,6 +105,8 @@ Report build_report(const Database& database, const ReportFilter& filter, const 
 
   const bool traced = database.has_rows("mpi_calls");
   const bool has_requests = database.has_rows("mpi_requests");
+  report.trace_mode = traced || detail::run_value(database, "mode") == "trace";
+  const Absence needs_trace_mode{"not recorded in summary mode", "commlens run --mode trace"};
   // One step per section, so a slow section shows on the progress line by name.
   const std::vector<std::pair<std::string_view, std::function<void()>>> steps = {
       {"run", [&] { report.run = detail::query_run_metadata(database); }},
@@ -114,27 +123,42 @@ Report build_report(const Database& database, const ReportFilter& filter, const 
        }},
       {"functions", [&] { report.functions = detail::query_function_stats(database, filter); }},
       {"communicators", [&] { report.communicators = detail::query_communicators(database, filter); }},
-      {"partners", [&] { report.partners = detail::query_partners(database, filter); }},
+      {"partners",
+       [&] {
+         report.partners = detail::query_partners(database, filter);
+         report.collectives = detail::query_collective_traffic(database, filter);
+       }},
       {"queue times",
        [&] {
          if (!sections.queue_times)
-           report.queue_times_absent = "not read";
+           report.queue_times_absent = {"not read", ""};
          else if (has_requests)
            report.queue_times = detail::query_queue_times(database, filter);
+         else if (report.trace_mode)
+           report.queue_times_absent = {"the program completed no nonblocking operation", ""};
          else
-           report.queue_times_absent = "no nonblocking requests traced (needs trace mode)";
+           report.queue_times_absent = needs_trace_mode;
        }},
       {"concurrency",
        [&] {
-         if (!sections.concurrency || !traced) {
-           report.concurrency_absent = sections.concurrency ? "no trace data (needs trace mode)" : "not read";
+         if (!sections.concurrency) {
+           report.concurrency_absent = {"not read", ""};
+           return;
+         }
+         if (!report.trace_mode) {
+           report.concurrency_absent = needs_trace_mode;
            return;
          }
          report.concurrency = detail::query_concurrency(database, filter);
          if (report.concurrency.empty())
-           report.concurrency_absent = "every rank made its MPI calls from one thread";
+           report.concurrency_absent = {"every rank made its MPI calls from one thread", ""};
        }},
-      {"phases", [&] { report.phases = detail::query_phases(database, filter); }},
+      {"phases",
+       [&] {
+         report.phases = detail::query_phases(database, filter);
+         for (const auto& phase : report.phases)
+           report.run_start_ns = std::min(report.run_start_ns, phase.start_ns);
+       }},
       {"training steps", [&] { report.training_steps = query_training_steps(database, filter); }},
       {"NVTX phases",
        [&] {
@@ -151,12 +175,9 @@ Report build_report(const Database& database, const ReportFilter& filter, const 
   };
   for (std::size_t step = 0; step < steps.size(); ++step) {
     if (progress)
-      progress(steps[step].first, static_cast<int>(step), static_cast<int>(steps.size()));
+      progress(steps[step].first, static_cast<int>(step), static_cast<int>(steps.size()) + 1);
     steps[step].second();
   }
-  if (progress)
-    progress("done", static_cast<int>(steps.size()), static_cast<int>(steps.size()));
-
   report.mpi_time_spread = spread_of(report.ranks, [](const RankTime& rank) { return double(rank.mpi_ns); });
   const bool every_rank_has_share =
       std::all_of(report.ranks.begin(), report.ranks.end(),
@@ -167,6 +188,12 @@ Report build_report(const Database& database, const ReportFilter& filter, const 
     report.dropped_events += rank.dropped_events;
     report.summary_overflow += rank.summary_overflow;
   }
+  // Last: the rules read the sections above.
+  if (progress)
+    progress("findings", static_cast<int>(steps.size()), static_cast<int>(steps.size()) + 1);
+  report.findings = detail::find_findings(database, report);
+  if (progress)
+    progress("done", static_cast<int>(steps.size()) + 1, static_cast<int>(steps.size()) + 1);
   return report;
 }
 

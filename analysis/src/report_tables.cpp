@@ -6,20 +6,22 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
-
 namespace commlens::analysis::detail {
 namespace {
 
-constexpr std::size_t kTopFunctions = 10;
+ReportTable make_table(std::string title, std::vector<std::string> headers) {
+  ReportTable table;
+  table.title = std::move(title);
+  table.headers = std::move(headers);
+  return table;
+}
 
 std::string duration(std::int64_t nanoseconds) {
   return human_duration(static_cast<double>(nanoseconds));
 }
 
 ReportTable ranks_table(const Report& report) {
-  ReportTable table{.title = "Time in MPI per rank",
-                    .headers = {"rank", "host", "application", "MPI", "share", "calls"}};
+  auto table = make_table("Time in MPI per rank", {"rank", "host", "application", "MPI", "share", "calls"});
   if (report.ranks.empty())
     table.absent = "no ranks recorded";
   for (const auto& rank : report.ranks)
@@ -41,37 +43,29 @@ ReportTable ranks_table(const Report& report) {
   return table;
 }
 
-// The same functions ranked by one metric: by time, by calls, by bytes.
-template <typename Metric>
-ReportTable top_functions_table(const Report& report, std::string title, Metric metric) {
-  ReportTable table{.title = std::move(title),
-                    .headers = {"function", "calls", "sent", "received", "time", "of MPI"}};
+ReportTable functions_table(const Report& report) {
+  auto table = make_table("MPI and NCCL functions by time",
+                          {"function", "calls", "sent", "received", "total", "min", "max", "of MPI"});
   if (report.functions.empty())
     table.absent = "no calls recorded";
-  std::vector<const FunctionStats*> ranked;
   for (const auto& function : report.functions)
-    ranked.push_back(&function);
-  std::stable_sort(ranked.begin(), ranked.end(), [&](auto* a, auto* b) { return metric(*a) > metric(*b); });
-  ranked.resize(std::min(ranked.size(), kTopFunctions));
-  for (const auto* function : ranked)
-    table.rows.push_back({function->name, std::to_string(function->calls), binary_size(function->bytes_sent),
-                          binary_size(function->bytes_recv), duration(function->time_total_ns),
-                          percent(function->share_of_mpi_time)});
+    table.rows.push_back({function.name, std::to_string(function.calls), binary_size(function.bytes_sent),
+                          binary_size(function.bytes_recv), duration(function.time_total_ns),
+                          duration(function.time_min_ns), duration(function.time_max_ns),
+                          percent(function.share_of_mpi_time)});
   return table;
 }
 
 ReportTable histogram_table(const FunctionStats& function) {
-  ReportTable table{.title = "Message sizes of " + function.name,
-                    .headers = {"key", "size", "calls", "bytes", "time"}};
+  auto table = make_table("Message sizes of " + function.name, {"size", "calls", "bytes", "time"});
   for (const auto& bin : function.size_histogram)
-    table.rows.push_back({bin.key, bin.label, std::to_string(bin.calls),
-                          binary_size(bin.bytes_sent + bin.bytes_recv), duration(bin.time_total_ns)});
+    table.rows.push_back({bin.label, std::to_string(bin.calls), binary_size(bin.bytes_sent + bin.bytes_recv),
+                          duration(bin.time_total_ns)});
   return table;
 }
 
 ReportTable communicators_table(const Report& report) {
-  ReportTable table{.title = "Per communicator",
-                    .headers = {"communicator", "size", "calls", "bytes", "time"}};
+  auto table = make_table("Per communicator", {"communicator", "size", "calls", "bytes", "time"});
   if (report.communicators.empty())
     table.absent = "no calls recorded";
   for (const auto& communicator : report.communicators)
@@ -82,154 +76,138 @@ ReportTable communicators_table(const Report& report) {
 }
 
 ReportTable partners_table(const Report& report) {
-  ReportTable table{.title = "Point-to-point partners (sender to receiver)",
-                    .headers = {"from", "to", "messages", "bytes"}};
+  auto table = make_table("Point-to-point partners, MPI and NCCL (sender to receiver)",
+                          {"from", "to", "messages", "bytes", "of it NCCL"});
   if (report.partners.empty())
     table.absent = "no point-to-point messages with data";
   for (const auto& partner : report.partners)
     table.rows.push_back({std::to_string(partner.from), std::to_string(partner.to),
-                          std::to_string(partner.messages), binary_size(partner.bytes)});
+                          std::to_string(partner.messages), binary_size(partner.bytes),
+                          binary_size(partner.nccl_bytes)});
+  return table;
+}
+
+ReportTable collectives_table(const Report& report) {
+  auto table = make_table("Collectives per rank, MPI and NCCL (bytes each rank sent)",
+                          {"rank", "MPI calls", "MPI bytes", "NCCL calls", "NCCL bytes"});
+  if (report.collectives.empty())
+    table.absent = "no collective calls";
+  for (const auto& rank : report.collectives)
+    table.rows.push_back({std::to_string(rank.rank), std::to_string(rank.mpi_calls),
+                          binary_size(rank.mpi_bytes), std::to_string(rank.nccl_calls),
+                          binary_size(rank.nccl_bytes)});
+  return table;
+}
+
+ReportTable with_absence(ReportTable table, const Absence& absence) {
+  table.absent = absence.reason;
+  table.how_to_record = absence.how_to_record;
   return table;
 }
 
 ReportTable queue_times_table(const Report& report) {
-  ReportTable table{.title = "Request queue times (post to completion)",
-                    .absent = report.queue_times_absent,
-                    .headers = {"function", "operations", "median", "p95", "max"}};
+  auto table = make_table("Request queue times (post to completion)",
+                          {"function", "operations", "median", "p95", "max"});
   for (const auto& queue : report.queue_times)
     table.rows.push_back({queue.function, std::to_string(queue.operations), duration(queue.median_ns),
                           duration(queue.p95_ns), duration(queue.max_ns)});
-  return table;
+  return with_absence(std::move(table), report.queue_times_absent);
 }
 
 ReportTable concurrency_table(const Report& report) {
-  ReportTable table{.title = "Concurrent MPI calls across threads",
-                    .absent = report.concurrency_absent,
-                    .headers = {"rank", "threads", "most in flight", "time with 2+ in flight"}};
+  auto table = make_table("Concurrent MPI calls across threads",
+                          {"rank", "threads", "most in flight", "time with 2+ in flight"});
   for (const auto& rank : report.concurrency)
     table.rows.push_back({std::to_string(rank.rank), std::to_string(rank.threads),
                           std::to_string(rank.max_in_flight), duration(rank.overlapped_ns)});
-  return table;
+  return with_absence(std::move(table), report.concurrency_absent);
 }
 
 ReportTable threads_table(const Report& report) {
-  ReportTable table{.title = "Time in MPI per thread",
-                    .absent = report.threads_absent,
-                    .headers = {"rank", "thread", "calls", "MPI", "share"}};
+  auto table = make_table("Time in MPI per thread", {"rank", "thread", "calls", "MPI", "share"});
   for (const auto& thread : report.threads)
     table.rows.push_back({std::to_string(thread.rank), std::to_string(thread.thread),
                           std::to_string(thread.calls), duration(thread.mpi_ns),
                           thread.mpi_share ? percent(*thread.mpi_share) : "-"});
-  return table;
+  return with_absence(std::move(table), report.threads_absent);
 }
 
+// Starts from the run's start (phase starts are on rank 0's clock, which a rank that started
+// first precedes), with each phase's length.
 ReportTable phases_table(const Report& report) {
-  ReportTable table{
-      .title = "Phases (MPI_Pcontrol)",
-      .headers = {"phase", "ranks", "start", "end", "calls", "bytes", "time in MPI", "top functions"}};
+  auto table = make_table("Phases (MPI_Pcontrol)", {"phase", "ranks", "start", "length", "calls", "bytes",
+                                                    "time in MPI", "top functions"});
   if (report.phases.empty())
     table.absent = "no phases recorded";
   for (const auto& phase : report.phases)
-    table.rows.push_back({std::to_string(phase.phase), std::to_string(phase.ranks), duration(phase.start_ns),
-                          phase.end_ns ? duration(*phase.end_ns) : "open", std::to_string(phase.calls),
-                          binary_size(phase.bytes), duration(phase.time_total_ns),
+    table.rows.push_back({std::to_string(phase.phase), std::to_string(phase.ranks),
+                          duration(phase.start_ns - report.run_start_ns),
+                          phase.end_ns ? duration(*phase.end_ns - phase.start_ns) : "open",
+                          std::to_string(phase.calls), binary_size(phase.bytes),
+                          duration(phase.time_total_ns),
                           fmt::format("{}", fmt::join(phase.top_functions, ", "))});
   return table;
 }
 
 ReportTable nvtx_phases_table(const Report& report) {
-  ReportTable table{.title = report.nvtx_calls_placed
-                                 ? "Phases (user NVTX ranges)"
-                                 : "Phases (user NVTX ranges; summary mode: calls not placed)",
-                    .absent = report.nvtx_phases_absent,
-                    .headers = {"range", "ranks", "ranges", "range time", "calls", "bytes", "time in MPI",
-                                "top functions"}};
-  const auto placed = [&](std::string value) { return report.nvtx_calls_placed ? value : std::string("-"); };
-  for (const auto& phase : report.nvtx_phases)
+  auto table = make_table("Phases (user NVTX ranges)", {"range", "ranks", "ranges", "range time", "calls",
+                                                        "bytes", "time in MPI", "top functions"});
+  if (!report.nvtx_calls_placed) { // summary mode: calls carry no times, so no range holds them
+    table.title += report.trace_mode ? "" : ", without the calls in them (summary mode)";
+    table.headers.resize(4);
+  }
+  for (const auto& phase : report.nvtx_phases) {
     table.rows.push_back({phase.path, std::to_string(phase.ranks), std::to_string(phase.ranges),
-                          duration(phase.range_time_ns), placed(std::to_string(phase.calls)),
-                          placed(binary_size(phase.bytes)), placed(duration(phase.time_total_ns)),
-                          fmt::format("{}", fmt::join(phase.top_functions, ", "))});
-  return table;
-}
-
-ReportTable optional_table(std::string title, const OptionalSection& section) {
-  return {
-      .title = std::move(title), .absent = section.absent, .headers = section.headers, .rows = section.rows};
+                          duration(phase.range_time_ns)});
+    if (report.nvtx_calls_placed)
+      table.rows.back().insert(table.rows.back().end(),
+                               {std::to_string(phase.calls), binary_size(phase.bytes),
+                                duration(phase.time_total_ns),
+                                fmt::format("{}", fmt::join(phase.top_functions, ", "))});
+  }
+  return with_absence(std::move(table), report.nvtx_phases_absent);
 }
 
 } // namespace
 
-std::string filter_description(const ReportFilter& filter) {
-  std::vector<std::string> parts;
-  if (filter.rank)
-    parts.push_back(fmt::format("rank {}", *filter.rank));
-  if (filter.phase)
-    parts.push_back(fmt::format("phase {}", *filter.phase));
-  if (filter.nvtx_range)
-    parts.push_back(fmt::format("NVTX range {}", *filter.nvtx_range));
-  return fmt::format("{}", fmt::join(parts, ", "));
+ReportTable table_of(std::string title, const OptionalSection& section) {
+  auto table = make_table(std::move(title), {});
+  table.absent = section.absent.reason;
+  table.how_to_record = section.absent.how_to_record;
+  for (const auto& column : section.columns)
+    table.headers.push_back(column.title);
+  for (const auto& row : section.rows) {
+    auto& cells = table.rows.emplace_back();
+    for (std::size_t column = 0; column < row.size() && column < section.columns.size(); ++column)
+      cells.push_back(format_cell(row[column], section.columns[column].unit));
+  }
+  return table;
 }
 
-std::string missing_ranks_warning(const Report& report) {
-  if (report.missing_ranks.empty())
-    return {};
-  return fmt::format("missing ranks {} (rank files never arrived): the tables cover the other ranks only",
-                     fmt::join(report.missing_ranks, ","));
+bool moves_data(const FunctionStats& function) {
+  return function.bytes_sent + function.bytes_recv > 0;
 }
 
-std::string losses_warning(const Report& report) {
-  if (report.dropped_events == 0 && report.summary_overflow == 0)
-    return {};
-  return fmt::format(
-      "data lost: {} trace events dropped (threads beyond the thread limit, or calls after the "
-      "last flush), {} calls not counted (summary table full); see Dropped events",
-      report.dropped_events, report.summary_overflow);
-}
-
-std::string thread_sum_note(const Report& report) {
-  std::vector<int> summed;
-  for (const auto& rank : report.ranks)
-    if (rank.mpi_ns_summed_over_threads)
-      summed.push_back(rank.rank);
-  if (summed.empty())
-    return {};
-  return fmt::format("time in MPI of rank {} is summed over its threads (wall time in MPI is recorded for "
-                     "the whole run only); it can exceed the application time",
-                     fmt::join(summed, ","));
-}
-
-std::string percent(double share) {
-  return fmt::format("{:.1f}%", share * 100.0);
-}
-
-std::vector<ReportTable> summary_tables(const Report& report) {
-  std::vector<ReportTable> tables{
-      ranks_table(report),
-      top_functions_table(report, "Top functions by time", [](auto& f) { return double(f.time_total_ns); })};
+std::vector<ReportTable> overview_tables(const Report& report) {
+  std::vector<ReportTable> tables{ranks_table(report), functions_table(report)};
   for (const auto& function : report.functions)
-    tables.push_back(histogram_table(function));
+    if (moves_data(function))
+      tables.push_back(histogram_table(function));
   return tables;
 }
 
 std::vector<ReportTable> detail_tables(const Report& report) {
-  std::vector<ReportTable> tables{
-      top_functions_table(report, "Top functions by calls", [](auto& f) { return double(f.calls); }),
-      top_functions_table(report, "Top functions by bytes",
-                          [](auto& f) { return double(f.bytes_sent + f.bytes_recv); }),
-      communicators_table(report),
-      partners_table(report),
-      queue_times_table(report),
-      concurrency_table(report),
-      threads_table(report),
-      phases_table(report)};
+  std::vector<ReportTable> tables{communicators_table(report), partners_table(report),
+                                  collectives_table(report),   queue_times_table(report),
+                                  concurrency_table(report),   threads_table(report),
+                                  phases_table(report)};
   for (auto& table : training_steps_tables(report.training_steps))
     tables.push_back(std::move(table));
   tables.push_back(nvtx_phases_table(report));
-  tables.push_back(optional_table("MPI_T performance variables", report.mpit));
-  tables.push_back(optional_table("CUDA copy paths", report.cuda_copies));
-  tables.push_back(optional_table("Runtime decisions", report.runtime_decisions));
-  tables.push_back(optional_table("NCCL calls: enqueue and kernel time", report.nccl));
+  tables.push_back(table_of("MPI_T performance variables", report.mpit));
+  tables.push_back(table_of("CUDA copy paths", report.cuda_copies));
+  tables.push_back(table_of("GPU runtime decisions", report.runtime_decisions));
+  tables.push_back(table_of("NCCL calls: enqueue and device time", report.nccl));
   return tables;
 }
 

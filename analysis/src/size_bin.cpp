@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <charconv>
 
 namespace commlens::analysis {
 
@@ -31,6 +32,19 @@ std::string size_bin_label(int size_bin) {
 
 std::string size_bin_key(int size_bin) {
   return size_bin < 0 ? "0" : fmt::format("2^{}", size_bin);
+}
+
+std::string size_bin_label_of_key(std::string_view key) {
+  if (key == "0")
+    return size_bin_label(kZeroBytesBin);
+  int exponent = -1;
+  if (key.starts_with("2^")) {
+    const auto digits = key.substr(2);
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), exponent);
+    if (error == std::errc{} && end == digits.data() + digits.size() && exponent >= 0 && exponent < 64)
+      return size_bin_label(exponent);
+  }
+  return std::string(key);
 }
 
 } // namespace commlens::analysis

@@ -22,11 +22,12 @@ ORDER BY t.rank, t.thread
 ThreadTimeSection query_thread_times(const Database& database, const ReportFilter& filter) {
   ThreadTimeSection section;
   if (!database.has_table("thread_stats")) {
-    section.absent = "not recorded (a database from an older commlens)";
+    section.absent = {"not recorded by the commlens that wrote this file",
+                      "profile again with this commlens"};
     return section;
   }
   if (filter.nvtx_range) {
-    section.absent = "not split by NVTX range";
+    section.absent = {"not split by NVTX range", ""};
     return section;
   }
   auto query = database.prepare(kThreadTimesSql);
@@ -42,7 +43,7 @@ ThreadTimeSection query_thread_times(const Database& database, const ReportFilte
     section.threads.push_back(thread);
   }
   if (section.threads.empty())
-    section.absent = "every rank made its MPI calls from one thread";
+    section.absent = {"every rank made its MPI calls from one thread", ""};
   return section;
 }
 

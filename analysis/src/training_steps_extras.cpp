@@ -1,6 +1,7 @@
 // MPI_T samples and CUDA copies inside the training steps, placed by time on their rank.
 #include "commlens/analysis/report_format.hpp"
 #include "commlens/analysis/size_bin.hpp"
+#include "commlens/analysis/units.hpp"
 #include "report_queries.hpp"
 #include "training_steps_detail.hpp"
 
@@ -35,11 +36,7 @@ struct PvarSummary {
 } // namespace
 
 std::string per_step_count(double value) {
-  auto text = fmt::format("{:.2f}", value);
-  text.erase(text.find_last_not_of('0') + 1);
-  if (text.back() == '.')
-    text.pop_back();
-  return text;
+  return format_value(value, Unit::Count);
 }
 
 void read_step_pvars(const Database& database, const ReportFilter& filter, TrainingSteps& section) {

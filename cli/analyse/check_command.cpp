@@ -1,4 +1,5 @@
-// `commlens check --baseline FILE DB [--tolerance count=5%,bytes=0] [--junit FILE]`: the CI gate.
+// `commlens check --baseline FILE DB [--tolerance count=5%,bytes=0,finding=25%] [--junit FILE]`: the
+// CI gate.
 #include "analyse/analysis_input.hpp"
 #include "commands.hpp"
 #include "commlens/analysis/errors.hpp"
@@ -24,25 +25,36 @@ struct CheckArguments {
 void add_check_command(CLI::App& app, int& exit_status) {
   auto arguments = std::make_shared<CheckArguments>();
   auto* command = app.add_subcommand(
-      "check",
-      "Compare a run's message-size histograms with a baseline: exit 0 match, 1 regression, 2 bad input");
+      "check", "Compare a run's message-size histograms and findings with a baseline, for CI");
   command->add_option("--baseline", arguments->baseline, "Baseline from `commlens histogram --save`")
       ->required();
-  command->add_option("database", arguments->database, "commlens.sqlite of the run to check")->required();
+  command
+      ->add_option("database", arguments->database,
+                   "commlens.sqlite of the run to check, or its output "
+                   "directory")
+      ->required();
   command->add_option("--tolerance", arguments->tolerance,
-                      "Allowed relative change per metric, e.g. count=5%,bytes=0.1 (default: exact)");
+                      "Allowed relative change per metric, e.g. count=5%,bytes=0.1,finding=50% (default: "
+                      "calls and bytes exact, a finding's cost may grow 25%)");
   command->add_option("--junit", arguments->junit, "Also write the verdict as JUnit XML to this file");
   add_allow_missing_ranks_flag(*command, arguments->allow_missing_ranks);
   command->footer(
-      "A regression is a new function, a new size bin, a bin or function gone, or a bin whose calls or\n"
-      "bytes changed beyond the tolerance. A Markdown summary goes to stdout for CI logs.");
+      "A regression is a new function, a new size bin, a bin or function gone, a bin whose calls or bytes\n"
+      "changed beyond the tolerance, a new finding, or a finding whose share of the ranks' time grew beyond\n"
+      "it. A Markdown summary goes to stdout for CI logs.\n\n"
+      "Exit status:\n  0  the run matches the baseline\n  1  a regression\n  2  bad input or usage: an "
+      "unreadable or foreign database or baseline, a bad --tolerance");
   command->callback([arguments, &exit_status] {
     const auto tolerance = analysis::parse_tolerance(arguments->tolerance);
-    const auto baseline = analysis::load_histograms(arguments->baseline);
+    const auto baseline = analysis::load_baseline(arguments->baseline);
     const auto database = open_for_analysis(arguments->database, arguments->allow_missing_ranks);
-    const auto current = analysis::histograms_of(database);
-    const auto regressions = analysis::compare_histograms(baseline, current, tolerance);
-    fmt::print("{}", analysis::render_check_markdown(regressions, current));
+    const auto current = analysis::baseline_of(database);
+    auto regressions = analysis::compare_histograms(baseline.histograms, current.histograms, tolerance);
+    if (baseline.findings) {
+      const auto findings = analysis::compare_findings(*baseline.findings, *current.findings, tolerance);
+      regressions.insert(regressions.end(), findings.begin(), findings.end());
+    }
+    fmt::print("{}", analysis::render_check_markdown(regressions, baseline, current));
     if (!arguments->junit.empty()) {
       std::ofstream out(arguments->junit);
       if (!(out << analysis::render_check_junit(regressions, baseline, current)))

@@ -42,13 +42,15 @@ void add_export_command(CLI::App& app, int& exit_status) {
   auto arguments = std::make_shared<ExportArguments>();
   auto* command = app.add_subcommand(
       "export", "Export a database: a Chrome/Perfetto trace (trace mode) or one CSV file per table");
-  command->add_option("database", arguments->database, "commlens.sqlite")->required();
+  command->add_option("database", arguments->database, "commlens.sqlite, or the run's output directory")
+      ->required();
   command->add_option("--format", arguments->format, "chrome or csv")
       ->required()
       ->check(CLI::IsMember({"chrome", "csv"}));
   command->add_option("-o,--output", arguments->output,
                       "chrome: the JSON file (default stdout); csv: the directory");
   add_allow_missing_ranks_flag(*command, arguments->allow_missing_ranks);
+  set_exit_status_help(*command, "exported");
   command->callback([arguments, &exit_status] {
     const auto database = open_for_analysis(arguments->database, arguments->allow_missing_ranks);
     if (arguments->format == "chrome") {

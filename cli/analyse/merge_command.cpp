@@ -56,6 +56,7 @@ void add_merge_command(CLI::App& app, int& exit_status) {
   command->add_flag(
       "--keep-rank-files", *keep,
       "Keep the rank files after a merge that took every rank (also COMMLENS_KEEP_RANK_FILES=1)");
+  command->footer("Exit status:\n  0  merged\n  2  no rank files in DIRECTORY, or the merge failed");
   command->callback([directory, output, keep, &exit_status] {
     merge_with_progress(*directory, *output, *keep);
     exit_status = kSuccess;

@@ -1,4 +1,4 @@
-// `commlens report DB [--rank R] [--phase P] [--format text|json|markdown|html]`
+// `commlens report DB|DIR [--rank R] [--phase P] [--format text|json|markdown|html]`
 #include "analyse/analysis_input.hpp"
 #include "commands.hpp"
 #include "commlens/analysis/report_format.hpp"
@@ -44,10 +44,14 @@ struct ReportArguments {
 
 void add_report_command(CLI::App& app, int& exit_status) {
   auto arguments = std::make_shared<ReportArguments>();
-  auto* command = app.add_subcommand("report", "Summarize a commlens database: time in MPI per rank, "
-                                               "functions, communicators, histograms, partners, queue times, "
-                                               "concurrency, phases");
-  command->add_option("database", arguments->database, "commlens.sqlite or a rank file")->required();
+  auto* command = app.add_subcommand(
+      "report",
+      "What is wrong in a run (findings, most costly first), then its figures: time in MPI per rank, "
+      "functions, message sizes, communicators, partners, phases, steps, MPI_T, CUDA, NCCL");
+  command
+      ->add_option("database", arguments->database,
+                   "commlens.sqlite, a rank file, or the run's output directory (its commlens.sqlite)")
+      ->required();
   auto* rank = command->add_option("--rank", arguments->rank, "Only this world rank");
   auto* phase = command->add_option("--phase", arguments->phase,
                                     "Only this phase: a number selects an MPI_Pcontrol phase, a name a user "
@@ -56,6 +60,8 @@ void add_report_command(CLI::App& app, int& exit_status) {
       ->check(CLI::IsMember({"text", "json", "markdown", "html"}))
       ->capture_default_str();
   add_allow_missing_ranks_flag(*command, arguments->allow_missing_ranks);
+  set_exit_status_help(*command, "the report was printed (findings are not failures: `commlens check` "
+                                 "fails CI on them)");
 
   command->callback([arguments, rank, phase, &exit_status] {
     analysis::ReportFilter filter;

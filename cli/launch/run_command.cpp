@@ -170,8 +170,11 @@ void add_run_command(CLI::App& app, int& exit_status) {
       ->check(CLI::Range(10, 1000));
   command->add_flag("-q,--quiet", arguments->quiet, "Print only where the database is");
   command->add_option("command", arguments->command, "The command to profile, after --")->required();
-  command->footer("The exit status is the command's own (128 + N if signal N ended it, 127 if it could not "
-                  "be started).\nCOMMLENS_LIBRARY overrides which libcommlens.so is preloaded.");
+  command->footer(
+      "COMMLENS_LIBRARY overrides which libcommlens.so is preloaded. Afterwards: commlens report DIR,\n"
+      "commlens-viewer DIR/commlens.sqlite.\n\nExit status: the command's own (128 + N if signal N "
+      "ended it, 127 if it could\nnot be started); 2 bad usage, or no profile after a command that "
+      "succeeded.");
   command->callback([arguments, &exit_status] { exit_status = run_profiled(*arguments); });
 }
 

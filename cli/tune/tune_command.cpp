@@ -419,8 +419,9 @@ void add_tune_command(CLI::App& app, int& exit_status) {
       ->check(CLI::Range(0, 50));
   command->add_option("launcher", arguments->launcher,
                       "The launcher, after -- (default: mpirun -np RANKS); the sweep is appended");
-  command->footer("Exit status 2 without a GPU. The sweeps' profiles stay in a temporary directory, named on "
-                  "stderr.");
+  command->footer(
+      "The sweeps' profiles stay in a temporary directory, named on stderr.\n\nExit status:\n  0  "
+      "the table was written\n  2  no GPU, a sweep that failed, or bad usage");
   command->callback([arguments, &exit_status] { exit_status = tune(*arguments); });
 }
 

@@ -49,7 +49,8 @@ TEST_F(CliCheck, IdenticalRunMatches) {
 TEST_F(CliCheck, NewSizeBinIsARegression) {
   const auto result = check("INSERT INTO call_stats VALUES (0, 1, 0, 20, 1, 0, 1, 1048576, 0, 5, 5, 5)");
   EXPECT_EQ(result.status, 1);
-  EXPECT_NE(result.out.find("| MPI_Send | new size bin 2^20 (1 calls) |"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("| MPI_Send | new size bin [1MiB, 2MiB) (1 calls) |"), std::string::npos)
+      << result.out;
 }
 
 // NCCL calls are in call_stats under their own names: a baseline holds them, and a change in
@@ -70,7 +71,7 @@ TEST_F(CliCheck, NcclFunctionsAreCheckedByName) {
   EXPECT_EQ(check(nccl_run).status, 0);
   const auto moved = check(nccl_run + ";UPDATE call_stats SET size_bin = 20 WHERE function_id = 30");
   EXPECT_EQ(moved.status, 1);
-  EXPECT_NE(moved.out.find("| nccl:AllReduce | new size bin 2^20 (6 calls) |"), std::string::npos)
+  EXPECT_NE(moved.out.find("| nccl:AllReduce | new size bin [1MiB, 2MiB) (6 calls) |"), std::string::npos)
       << moved.out;
 }
 
@@ -87,7 +88,7 @@ TEST_F(CliCheck, ChangedCountIsARegressionUnlessWithinTolerance) {
       "UPDATE call_stats SET count = 5 WHERE rank = 0 AND function_id = 1 AND size_bin = 10";
   const auto strict = check(change);
   EXPECT_EQ(strict.status, 1);
-  EXPECT_NE(strict.out.find("calls in 2^10 changed 4 -> 5"), std::string::npos) << strict.out;
+  EXPECT_NE(strict.out.find("calls in [1KiB, 2KiB) changed 4 -> 5"), std::string::npos) << strict.out;
   EXPECT_EQ(check(change, {"--tolerance", "count=20%"}).status, 1);
   EXPECT_EQ(check(change, {"--tolerance", "count=25%"}).status, 0);
 }
@@ -97,14 +98,14 @@ TEST_F(CliCheck, ChangedBytesIsARegressionUnlessWithinTolerance) {
       "UPDATE call_stats SET bytes_sent = 4200 WHERE rank = 0 AND function_id = 1 AND size_bin = 10";
   const auto strict = check(change);
   EXPECT_EQ(strict.status, 1);
-  EXPECT_NE(strict.out.find("bytes in 2^10 changed 4096 -> 4200"), std::string::npos) << strict.out;
+  EXPECT_NE(strict.out.find("bytes in [1KiB, 2KiB) changed 4096 -> 4200"), std::string::npos) << strict.out;
   EXPECT_EQ(check(change, {"--tolerance", "bytes=0.05"}).status, 0);
 }
 
 TEST_F(CliCheck, VanishedBinIsARegression) {
   const auto result = check("DELETE FROM call_stats WHERE function_id = 1 AND size_bin = 12");
   EXPECT_EQ(result.status, 1);
-  EXPECT_NE(result.out.find("size bin 2^12 gone (had 2 calls)"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("size bin [4KiB, 8KiB) gone (had 2 calls)"), std::string::npos) << result.out;
 }
 
 TEST_F(CliCheck, JunitXmlNamesTheFailingFunction) {
@@ -112,11 +113,62 @@ TEST_F(CliCheck, JunitXmlNamesTheFailingFunction) {
   const auto result = check("UPDATE call_stats SET count = 7 WHERE function_id = 4", {"--junit", junit});
   EXPECT_EQ(result.status, 1);
   const auto xml = read_file(junit);
-  EXPECT_NE(xml.find("tests=\"4\" failures=\"1\""), std::string::npos) << xml;
-  EXPECT_NE(xml.find("name=\"MPI_Barrier\"><failure message=\"calls in 0 changed 3 -&gt; 7; \"/>"),
+  // Four functions and the run's one finding (rank 2 works a second less in phase 0).
+  EXPECT_NE(xml.find("tests=\"5\" failures=\"1\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<testcase classname=\"findings\" name=\"load-imbalance@phase-0\"></testcase>"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("name=\"MPI_Barrier\"><failure message=\"calls in 0B changed 3 -&gt; 7; \"/>"),
             std::string::npos)
       << xml;
   EXPECT_NE(xml.find("name=\"MPI_Send\"></testcase>"), std::string::npos);
+}
+
+// The three-rank run has one finding: in phase 0 rank 2 spends 1 s of its 4 s in MPI_Barrier while
+// the others work, so they lose 1 s of the phase's 12 (2.5% of the ranks' 40 s).
+TEST_F(CliCheck, ANewFindingIsARegression) {
+  // 3,000 MPI_Send calls of 8 bytes per rank taking 2 s: a small-message storm.
+  const auto result =
+      check("INSERT INTO call_stats VALUES (0, 1, 0, 3, 1, 0, 9000, 72000, 0, 2000000000, 1, 1)");
+  EXPECT_EQ(result.status, 1);
+  EXPECT_NE(
+      result.out.find("| small-messages@MPI_Send | new finding: Small-message storm in MPI_Send: 9000 calls "
+                      "of less than 1 KiB take 2.000 s (5.0% of the ranks' time) |"),
+      std::string::npos)
+      << result.out;
+}
+
+TEST_F(CliCheck, AFindingThatGrewBeyondTheToleranceIsARegression) {
+  // Rank 2's barrier takes 2 s: the others lose 2 s, 5.0% of the ranks' time instead of 2.5%.
+  const std::string change =
+      "UPDATE call_stats SET time_total_ns = 2000000000 WHERE rank = 2 AND function_id = 4";
+  const auto grown = check(change);
+  EXPECT_EQ(grown.status, 1);
+  EXPECT_NE(grown.out.find("| load-imbalance@phase-0 | finding grew from 2.5% to 5.0% of the ranks' time: "),
+            std::string::npos)
+      << grown.out;
+  EXPECT_EQ(check(change, {"--tolerance", "finding=100%"}).status, 0);
+  EXPECT_EQ(check(change, {"--tolerance", "finding=99%"}).status, 1);
+}
+
+TEST_F(CliCheck, AFindingThatWentAwayPassesAndIsListedAsResolved) {
+  const auto result = check("UPDATE call_stats SET time_total_ns = 0 WHERE rank = 2 AND function_id = 4");
+  EXPECT_EQ(result.status, 0) << result.out;
+  EXPECT_NE(result.out.find("Resolved since the baseline: `load-imbalance@phase-0`."), std::string::npos)
+      << result.out;
+}
+
+TEST_F(CliCheck, ABaselineSavedBeforeFindingsChecksTheHistogramsAndSaysSo) {
+  const auto old_baseline = (directory_ / "v1.json").string();
+  {
+    std::ofstream(old_baseline) << R"({"format": "commlens-histograms", "version": 1, "functions": {
+      "MPI_Send": {"2^10": {"calls": 4, "bytes": 4096}, "2^12": {"calls": 2, "bytes": 10000}},
+      "MPI_Recv": {"2^10": {"calls": 4, "bytes": 4096}}, "MPI_Allreduce": {"2^3": {"calls": 30, "bytes": 480}},
+      "MPI_Barrier": {"0": {"calls": 3, "bytes": 0}}}})";
+  }
+  const auto result = run_cli({"check", "--baseline", old_baseline, baseline_database_});
+  EXPECT_EQ(result.status, 0) << result.out << result.err;
+  EXPECT_NE(result.out.find("The baseline holds no findings"), std::string::npos) << result.out;
 }
 
 TEST_F(CliCheck, BadBaselineOrToleranceIsBadInput) {

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+
 namespace commlens::test {
 namespace {
 
@@ -54,7 +56,11 @@ TEST_F(CliReport, JsonReportAppliesRankAndPhaseFilters) {
 TEST_F(CliReport, TextReportShowsRanksFunctionsHistogramsAndDrops) {
   const auto result = run_cli({"report", path_});
   ASSERT_EQ(result.status, 0) << result.err;
-  EXPECT_NE(result.out.find("commlens report: " + path_ + " (schema v1)"), std::string::npos);
+  EXPECT_NE(result.out.find("commlens report: " + path_ + " (schema v1; summary mode, 3 ranks"),
+            std::string::npos)
+      << result.out;
+  EXPECT_LT(result.out.find("\nFindings: "), result.out.find("Time in MPI per rank"))
+      << "findings come first";
   EXPECT_NE(result.out.find("Time in MPI per rank"), std::string::npos);
   EXPECT_NE(result.out.find("node-b"), std::string::npos);
   EXPECT_NE(result.out.find("max 4.000 s (rank 2), imbalance 71.4%"), std::string::npos) << result.out;
@@ -112,12 +118,72 @@ TEST(CliUsage, ReportWithoutDatabaseIsAUsageError) {
   EXPECT_EQ(run_cli({"report"}).status, 2);
 }
 
-TEST(CliUsage, HelpDocumentsTheExitStatuses) {
+TEST(CliUsage, HelpDocumentsTheExitStatusesAndNamesTheViewer) {
   const auto result = run_cli({"--help"});
   EXPECT_EQ(result.status, 0);
-  EXPECT_NE(result.out.find("Exit status:"), std::string::npos) << result.out;
-  EXPECT_NE(result.out.find("2  bad input or usage"), std::string::npos);
-  EXPECT_NE(result.out.find("1  `commlens check`: a regression against the baseline"), std::string::npos);
+  EXPECT_NE(result.out.find("Exit status: 0 success"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("1 `commlens check` found\na regression; 2 bad input or usage"),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("commlens-viewer [DATABASE]"), std::string::npos) << result.out;
+}
+
+TEST(CliUsage, EachSubcommandsHelpGivesItsOwnOptionsAndExitStatusOnly) {
+  const auto report = run_cli({"report", "--help"});
+  EXPECT_EQ(report.status, 0);
+  EXPECT_NE(report.out.find("--format"), std::string::npos) << report.out;
+  EXPECT_NE(report.out.find("Exit status:\n  0  the report was printed"), std::string::npos) << report.out;
+  EXPECT_EQ(report.out.find("regression"), std::string::npos) << "check's exit status is check's own";
+  EXPECT_EQ(report.out.find("--baseline"), std::string::npos);
+  const auto check = run_cli({"check", "--help"});
+  EXPECT_NE(check.out.find("  1  a regression"), std::string::npos) << check.out;
+  EXPECT_EQ(check.out.find("commlens-viewer"), std::string::npos) << "the overview is the main help's";
+}
+
+TEST(CliUsage, VersionPrintsTheVersion) {
+  const auto result = run_cli({"--version"});
+  EXPECT_EQ(result.status, 0);
+  EXPECT_EQ(result.out.rfind("commlens ", 0), 0u) << result.out;
+  EXPECT_NE(result.out.find('.'), std::string::npos) << result.out;
+}
+
+TEST(CliUsage, AMistypedSubcommandSuggestsTheNearestOne) {
+  const auto result = run_cli({"reprot", "out"});
+  EXPECT_EQ(result.status, 2);
+  EXPECT_EQ(result.err,
+            "commlens: 'reprot' is not a commlens subcommand; did you mean 'report'? (commlens --help "
+            "lists them)\n");
+  EXPECT_NE(run_cli({"chek"}).err.find("did you mean 'check'?"), std::string::npos);
+  EXPECT_NE(run_cli({"hist"}).err.find("did you mean 'histogram'?"), std::string::npos);
+}
+
+TEST(CliUsage, CompareUsageNamesItsDatabases) {
+  const auto result = run_cli({"compare", "--help"});
+  EXPECT_NE(result.out.find("compare [OPTIONS] A [B]"), std::string::npos) << result.out;
+  EXPECT_EQ(result.out.find("(1x)"), std::string::npos) << result.out;
+}
+
+TEST_F(CliReport, AnOutputDirectoryStandsForTheCommlensSqliteInIt) {
+  // path_ is DIR/commlens.sqlite, as `commlens run --output DIR` leaves it.
+  const auto directory = std::filesystem::path(path_).parent_path();
+  const auto result = run_cli({"report", directory.string(), "--format", "json"});
+  ASSERT_EQ(result.status, 0) << result.err;
+  EXPECT_EQ(nlohmann::json::parse(result.out)["database"], path_);
+}
+
+TEST(CliReportDirectory, ADirectoryWithoutCommlensSqliteIsBadInputNamingIt) {
+  const auto directory = make_temp_directory("commlens-cli-directory");
+  const auto empty = run_cli({"report", directory.string()});
+  EXPECT_EQ(empty.status, 2);
+  EXPECT_EQ(empty.err, "commlens: error: " + directory.string() +
+                           ": is a directory, not a database file, and holds no commlens.sqlite\n");
+  { TestDatabase rank_file(directory / "rank-00000.sqlite"); }
+  const auto unmerged = run_cli({"report", directory.string()});
+  EXPECT_EQ(unmerged.status, 2);
+  EXPECT_NE(unmerged.err.find("holds rank files but no commlens.sqlite (commlens merge " +
+                              directory.string() + ")"),
+            std::string::npos)
+      << unmerged.err;
 }
 
 } // namespace

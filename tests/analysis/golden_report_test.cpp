@@ -1,28 +1,16 @@
 // Golden reports: examples/ring_pingpong under `mpirun -np 4` with the collector, then
 // `commlens report --format json` and `commlens export --format chrome`, compared with the counts
 // its documented pattern implies (examples/ring_pingpong.c, 20 iterations).
+#include "harness/cli.hpp"
 #include "harness/job.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
-#include <memory>
-
 namespace commlens::integration {
 namespace {
 
 constexpr int kIterations = 20;
-
-std::string run_cli(const std::string& arguments) {
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(
-      popen((std::string(COMMLENS_TEST_CLI) + " " + arguments).c_str(), "r"), &pclose);
-  std::string out;
-  char buffer[4096];
-  while (const auto read = fread(buffer, 1, sizeof buffer, pipe.get()))
-    out.append(buffer, read);
-  return out;
-}
 
 const nlohmann::json& function_named(const nlohmann::json& report, const std::string& name) {
   for (const auto& function : report["functions"])
@@ -52,7 +40,7 @@ JobResult* GoldenRingPingpong::job_ = nullptr;
 TEST_F(GoldenRingPingpong, JsonReportHoldsTheExactCallsHistogramsAndPartners) {
   ASSERT_EQ(job_->exit_code, 0) << job_->describe();
   const auto report =
-      nlohmann::json::parse(run_cli("report " + job_->merged_database().string() + " --format json"));
+      nlohmann::json::parse(commlens_output("report " + job_->merged_database().string() + " --format json"));
   const int n = kIterations;
   // Per iteration: ring 1 KiB, across 8000 B, gather 40 B (ranks 1-3), MPI_PROC_NULL 0 B.
   const auto& send = function_named(report, "MPI_Send");
@@ -79,9 +67,9 @@ TEST_F(GoldenRingPingpong, JsonReportHoldsTheExactCallsHistogramsAndPartners) {
 TEST_F(GoldenRingPingpong, ChromeExportHoldsOneEventPerTracedCall) {
   ASSERT_EQ(job_->exit_code, 0) << job_->describe();
   const auto trace = nlohmann::json::parse(
-      run_cli("export " + job_->merged_database().string() + " --format chrome 2>/dev/null"));
+      commlens_output("export " + job_->merged_database().string() + " --format chrome 2>/dev/null"));
   const auto report =
-      nlohmann::json::parse(run_cli("report " + job_->merged_database().string() + " --format json"));
+      nlohmann::json::parse(commlens_output("report " + job_->merged_database().string() + " --format json"));
   std::uint64_t traced_calls = 0, events = 0, flows = 0;
   for (const auto& function : report["functions"])
     traced_calls += function["calls"].get<std::uint64_t>();

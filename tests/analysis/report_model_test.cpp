@@ -206,7 +206,8 @@ TEST_F(MultithreadedRank, APhaseFilterAddsUpTheThreadsAndSaysSo) {
 TEST_F(ReportModel, ARunWhoseRanksCalledFromOneThreadHasNoThreadRows) {
   const auto result = report();
   EXPECT_TRUE(result.threads.empty());
-  EXPECT_EQ(result.threads_absent, "every rank made its MPI calls from one thread");
+  EXPECT_EQ(result.threads_absent.reason, "every rank made its MPI calls from one thread");
+  EXPECT_TRUE(result.threads_absent.how_to_record.empty()) << "recorded, and there is nothing to show";
 }
 
 TEST_F(ReportModel, AFilterOnARankOrPhaseThatDoesNotExistIsAnError) {

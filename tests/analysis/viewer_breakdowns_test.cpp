@@ -120,9 +120,9 @@ TEST(ViewerReport, LeavesOutQueueTimesAndConcurrencyAndSaysSo) {
   ASSERT_FALSE(full.queue_times.empty());
   const auto viewer = analysis::build_report(database, {}, {}, {.queue_times = false, .concurrency = false});
   EXPECT_TRUE(viewer.queue_times.empty());
-  EXPECT_EQ(viewer.queue_times_absent, "not read");
+  EXPECT_EQ(viewer.queue_times_absent.reason, "not read");
   EXPECT_TRUE(viewer.concurrency.empty());
-  EXPECT_EQ(viewer.concurrency_absent, "not read");
+  EXPECT_EQ(viewer.concurrency_absent.reason, "not read");
   EXPECT_EQ(viewer.functions.size(), full.functions.size());
 }
 

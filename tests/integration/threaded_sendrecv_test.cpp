@@ -3,6 +3,7 @@
 // rank's time in MPI is the wall time during which at least one thread was inside MPI; adding up
 // the threads' times reported more than the run (361% of the run's length in one report). Expected
 // values mirror examples/threaded_sendrecv.c.
+#include "harness/cli.hpp"
 #include "harness/database.hpp"
 #include "harness/profiled_test.hpp"
 
@@ -17,16 +18,6 @@ namespace commlens::integration {
 namespace {
 
 constexpr int kIterations = 50, kPauseMs = 20, kThreads = 4, kRanksHere = 2;
-
-std::string run_cli(const std::string& arguments) {
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(
-      popen((std::string(COMMLENS_TEST_CLI) + " " + arguments).c_str(), "r"), &pclose);
-  std::string out;
-  char buffer[4096];
-  while (const auto read = fread(buffer, 1, sizeof buffer, pipe.get()))
-    out.append(buffer, read);
-  return out;
-}
 
 class ThreadedSendrecv : public ProfiledExample {
 protected:
@@ -77,7 +68,7 @@ TEST_P(ThreadedSendrecv, ReportGivesEachRankAShareOfAtMostTheWholeRunAndListsThe
   const JobResult& job = run();
   ASSERT_EQ(job.exit_code, 0) << job.describe();
   const auto report =
-      nlohmann::json::parse(run_cli("report " + job.merged_database().string() + " --format json"));
+      nlohmann::json::parse(commlens_output("report " + job.merged_database().string() + " --format json"));
   ASSERT_EQ(report["ranks"].size(), static_cast<std::size_t>(kRanksHere));
   // Rank 0's threads each waited about kIterations * kPauseMs inside MPI, at the same time: summed,
   // more than the whole run (what the report used to give as its time in MPI).

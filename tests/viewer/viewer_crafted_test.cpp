@@ -15,6 +15,7 @@
 #include "commlens/analysis/timeline.hpp"
 
 #include <QTabWidget>
+#include <QTreeWidget>
 #include <QtTest>
 
 #include <algorithm>
@@ -175,6 +176,38 @@ private slots:
     QCOMPARE(summary.rank_chart().bars().size(), std::size_t{2});
     QCOMPARE(summary.rank_chart().bars()[0].total(), 400.0 + 40 + 3000);
     QCOMPARE(summary.rank_chart().bars()[0].segments.size(), std::size_t{3});
+  }
+
+  // The three-rank run of the report tests: in phase 0 rank 2 spends a second of its four in
+  // MPI_Barrier while the others work, so they lose a second waiting for rank 0 or 1.
+  void summaryOpensWithTheFindingsEachUnfoldingIntoItsEvidence() {
+    const auto imbalanced = QDir(runs_.directory.path()).filePath(QStringLiteral("three-ranks.sqlite"));
+    {
+      commlens::test::TestDatabase database(imbalanced.toStdString());
+      commlens::test::fill_three_rank_run(database);
+    }
+    MainWindow window;
+    test_support::open_shown(window, imbalanced);
+    const auto& findings = window.summary()->findings();
+    // The finding, then what a summary-mode run without MPI_T could not be analysed for.
+    QCOMPARE(findings.topLevelItemCount(), 3);
+    QVERIFY(findings.topLevelItem(1)->text(0).startsWith(QStringLiteral("Not analysed: late sender")));
+    const auto* finding = findings.topLevelItem(0);
+    QVERIFY2(finding->text(0).startsWith(QStringLiteral("1. Load imbalance in phase 0: rank 0 works")),
+             qPrintable(finding->text(0)));
+    QCOMPARE(finding->text(2), QStringLiteral("load-imbalance@phase-0"));
+    QCOMPARE(finding->text(1), QStringLiteral("1 s, 2.5%"));
+    QVERIFY2(
+        finding->child(0)->text(0).startsWith(QStringLiteral("Evidence: rank 0 worked 4.000 s outside MPI")),
+        qPrintable(finding->child(0)->text(0)));
+    QVERIFY(finding->child(finding->childCount() - 1)->text(0).startsWith(QStringLiteral("Query: SELECT")));
+  }
+
+  void summaryOfARunWithoutFindingsSaysSoInOneLine() {
+    MainWindow window;
+    test_support::open_shown(window, runs_.gpu);
+    const auto& findings = window.summary()->findings();
+    QCOMPARE(findings.topLevelItem(0)->text(0), QStringLiteral("No finding: no rule reached its threshold"));
   }
 
   void copyPathsListEachPathRankAndGpuWithBandwidth() {

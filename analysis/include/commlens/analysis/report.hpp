@@ -2,7 +2,9 @@
 // The report model: plain data built from SQL aggregation over call_stats (present in summary and
 // trace mode alike), shared by every output format and by the viewer. Times are nanoseconds.
 #include "commlens/analysis/database.hpp"
+#include "commlens/analysis/findings.hpp"
 #include "commlens/analysis/training_steps.hpp"
+#include "commlens/analysis/units.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -96,12 +98,25 @@ struct CommunicatorStats {
   std::int64_t time_total_ns = 0;
 };
 
-// Point-to-point traffic from one world rank to another (sends with a resolved peer).
+// Point-to-point traffic from one world rank to another (sends with a resolved peer): MPI's and
+// NCCL's together, NCCL's share apart.
 struct PartnerTraffic {
   int from = 0;
   int to = 0;
   std::uint64_t messages = 0;
   std::uint64_t bytes = 0;
+  std::uint64_t nccl_messages = 0; // of messages, those of ncclSend
+  std::uint64_t nccl_bytes = 0;
+};
+
+// What one rank sent in collectives, through MPI and through NCCL: collectives have no single
+// partner, so the partner matrix cannot show them.
+struct CollectiveTraffic {
+  int rank = 0;
+  std::uint64_t mpi_calls = 0;
+  std::uint64_t mpi_bytes = 0;
+  std::uint64_t nccl_calls = 0;
+  std::uint64_t nccl_bytes = 0;
 };
 
 // Queue time (post to completion) of the nonblocking operations one function posted.
@@ -146,12 +161,28 @@ struct NvtxPhaseStats {
   std::vector<std::string> top_functions; // by time, at most three
 };
 
-// A report section whose rows live in tables other collectors add. `absent` is the one line shown
-// when the database holds none of its data; the rows are filled by the section's own query.
+// Why a section has no rows: the run did not record its data (`how_to_record` says how to), or it
+// recorded it and there is nothing to show (`how_to_record` empty).
+struct Absence {
+  std::string reason; // empty when the section has rows
+  std::string how_to_record;
+  bool empty() const noexcept { return reason.empty(); }
+};
+
+// A column of a section's table: its title for people and its JSON key, which names its unit
+// ("time_ns", "bandwidth_gb_per_s").
+struct TableColumn {
+  std::string title;
+  std::string key;
+  Unit unit = Unit::Text;
+};
+
+// A report section whose rows live in tables other collectors add, filled by the section's own
+// query; `absent` says why it has none.
 struct OptionalSection {
-  std::string absent; // empty when the section has data
-  std::vector<std::string> headers;
-  std::vector<std::vector<std::string>> rows;
+  Absence absent;
+  std::vector<TableColumn> columns;
+  std::vector<std::vector<Cell>> rows; // one cell per column, numbers in the column's unit
 };
 
 // Reported while a report is built, for a progress line on a terminal.
@@ -160,6 +191,7 @@ using ReportProgress = std::function<void(std::string_view section, int done, in
 struct Report {
   std::string database_path;
   int schema_version = 0;
+  bool trace_mode = false; // the run kept every call (COMMLENS_MODE=trace), not only summaries
   ReportFilter filter;
   std::vector<std::pair<std::string, std::string>> run; // the run table, by key
   std::vector<RankTime> ranks;                          // ascending rank
@@ -176,21 +208,26 @@ struct Report {
 
   std::vector<CommunicatorStats> communicators; // most time first
   std::vector<PartnerTraffic> partners;         // ascending (from, to)
+  std::vector<CollectiveTraffic> collectives;   // ascending rank; ranks that made collectives
   std::vector<QueueTimeStats> queue_times;      // most operations first; trace mode only
-  std::string queue_times_absent;               // why queue_times is empty, when it is
+  Absence queue_times_absent;                   // why queue_times is empty, when it is
   std::vector<RankConcurrency> concurrency;     // ranks with more than one calling thread
-  std::string concurrency_absent;
+  Absence concurrency_absent;
   std::vector<ThreadTime> threads; // ranks with more than one calling thread, ascending
-  std::string threads_absent;
+  Absence threads_absent;
+  // The earliest phase start across ranks: phase starts are on rank 0's clock from its MPI_Init,
+  // so a rank that started first has a negative one; tables show starts from this time.
+  std::int64_t run_start_ns = 0;
   std::vector<PhaseStats> phases;          // ascending phase
   std::vector<NvtxPhaseStats> nvtx_phases; // ascending path
-  std::string nvtx_phases_absent;          // why nvtx_phases is empty, when it is
+  Absence nvtx_phases_absent;              // why nvtx_phases is empty, when it is
   bool nvtx_calls_placed = false;          // false in summary mode: calls carry no times
   OptionalSection mpit;                    // MPI_T pvar summaries
   OptionalSection cuda_copies;             // CUDA copy paths: bytes, count, bandwidth per path
   OptionalSection runtime_decisions;
   OptionalSection nccl;         // NCCL calls: enqueue (host) time and kernel (device) time per function
   TrainingSteps training_steps; // MPI_Pcontrol(2) phases as training steps
+  FindingsSection findings;     // what is wrong, most cost first (findings.cpp, built last)
 };
 
 // The two sections that read every traced request and call: at 10 M calls they are most of a

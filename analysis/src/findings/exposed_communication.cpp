@@ -1,0 +1,89 @@
+// Communication not overlapped with compute in training steps, read from the training-steps model.
+// Where kernels were recorded in some steps (COMMLENS_KERNELS=steps), the GPU's own figure: the
+// communication kernels' time while no compute kernel ran. Otherwise the host's view: the blocking
+// collectives a step waits in, plus the part of its nonblocking allreduces' pending time spent
+// inside MPI calls (waiting for them) rather than computing.
+#include "commlens/analysis/report_format.hpp"
+#include "findings_engine.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace commlens::analysis::detail {
+namespace {
+
+const std::set<std::string> kBlockingCollectives = {
+    "MPI_Allreduce", "MPI_Reduce_scatter", "MPI_Reduce_scatter_block",
+    "MPI_Allgather", "MPI_Allgatherv",     "MPI_Bcast",
+    "MPI_Reduce",    "MPI_Alltoall",       "MPI_Alltoallv",
+    "MPI_Barrier",   "MPI_Gather",         "MPI_Scatter"};
+
+// The GPU breakdown's exposed communication per step, with its evidence.
+double gpu_exposed(const TrainingSteps& steps, std::vector<std::string>& lines) {
+  const auto communication = double(steps.median_gpu_communication_ns);
+  lines.push_back(fmt::format(
+      "on the GPU, steps {}: communication kernels {} per step, {} of it while compute "
+      "kernels ran ({}), {} alone; compute {}",
+      steps.gpu_steps, human_duration(communication), human_duration(double(steps.median_gpu_overlapped_ns)),
+      format_value(communication > 0 ? steps.median_gpu_overlapped_ns / communication : 0.0, Unit::Share),
+      human_duration(double(steps.median_gpu_exposed_ns)),
+      human_duration(double(steps.median_gpu_compute_ns))));
+  return double(steps.median_gpu_exposed_ns);
+}
+
+// The host's view: time in blocking collectives and in waits for nonblocking allreduces.
+double host_exposed(const TrainingSteps& steps, std::vector<std::string>& lines) {
+  double blocking_ns = 0; // per step and rank
+  for (const auto& function : steps.functions)
+    if (kBlockingCollectives.contains(function.name) && function.time_per_step_ns > 0) {
+      blocking_ns += function.time_per_step_ns;
+      lines.push_back(fmt::format("{} blocks {} per step and rank ({} call{})", function.name,
+                                  human_duration(function.time_per_step_ns),
+                                  format_value(function.calls_per_step, Unit::Count),
+                                  function.calls_per_step == 1.0 ? "" : "s"));
+    }
+  double waited_ns = 0;
+  if (steps.nonblocking_allreduce) {
+    waited_ns = steps.in_flight_ns - steps.in_flight_outside_mpi_ns;
+    lines.push_back(fmt::format(
+        "nonblocking allreduces pending {} per step and rank, {} of it hidden behind "
+        "compute ({})",
+        human_duration(steps.in_flight_ns), human_duration(steps.in_flight_outside_mpi_ns),
+        format_value(steps.in_flight_ns > 0 ? steps.in_flight_outside_mpi_ns / steps.in_flight_ns : 0.0,
+                     Unit::Share)));
+  }
+  return blocking_ns + waited_ns;
+}
+
+} // namespace
+
+void find_exposed_communication(const FindingContext& context, FindingsSection& section) {
+  const auto& steps = context.report.training_steps;
+  if (!steps.absent.empty() || steps.steps.empty() || steps.median_ns <= 0)
+    return;
+  std::vector<std::string> lines;
+  const double exposed_ns = steps.gpu_steps.empty() ? host_exposed(steps, lines) : gpu_exposed(steps, lines);
+  const double measured = exposed_ns / double(steps.median_ns);
+  if (!reaches_threshold("exposed-communication", measured))
+    return;
+  auto finding = make_finding(context, "exposed-communication", "steps",
+                              static_cast<std::int64_t>(exposed_ns * steps.rank_steps), measured);
+  finding.title =
+      fmt::format("Communication the steps wait for: {} of a {} step, not overlapped with compute",
+                  human_duration(exposed_ns), human_duration(double(steps.median_ns)));
+  finding.evidence = std::move(lines);
+  finding.evidence.push_back(fmt::format("{} steps, {} rank-steps", steps.steps.size(), steps.rank_steps));
+  finding.query =
+      "SELECT phase, f.name, SUM(time_total_ns) / COUNT(DISTINCT rank) AS time_per_rank_ns FROM "
+      "call_stats c JOIN functions f ON f.id = c.function_id WHERE f.family = 'collective' GROUP BY "
+      "phase, f.name ORDER BY phase";
+  finding.view = "Steps: communication against compute per step";
+  finding.advice =
+      "Start each gradient bucket's allreduce as soon as its gradients are ready (MPI_Iallreduce "
+      "during the backward pass, as DDP and Horovod do) and wait just before the optimizer needs "
+      "them; fewer, larger buckets also cut per-call latency.";
+  section.findings.push_back(std::move(finding));
+}
+
+} // namespace commlens::analysis::detail
