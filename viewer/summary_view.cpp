@@ -17,6 +17,23 @@
 namespace commlens::viewer {
 namespace {
 
+// Where a finding's items keep the index of its place in the trace (places_).
+constexpr int kPlaceRole = Qt::UserRole;
+
+// "Timeline: 150 ms on ranks 1 and 0, MPI_Recv highlighted (double-click to show)"
+QString place_text(const analysis::TimelinePlace& place) {
+  QStringList ranks;
+  for (const int rank : place.ranks)
+    ranks << QString::number(rank);
+  auto text = place.end_ns > place.start_ns ? format_duration(place.end_ns - place.start_ns)
+                                            : QObject::tr("the whole run");
+  if (!ranks.isEmpty())
+    text += QObject::tr(" on rank%1 %2").arg(ranks.size() > 1 ? "s" : "", ranks.join(QObject::tr(" and ")));
+  if (!place.function.empty())
+    text += QObject::tr(", %1 highlighted").arg(QString::fromStdString(place.function));
+  return QObject::tr("Timeline: %1 (double-click to show)").arg(text);
+}
+
 // Numbers sit next to their headers: columns fit their contents, the spare width stays at the right.
 void fit_columns(QHeaderView* header) {
   header->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -79,6 +96,11 @@ SummaryView::SummaryView(QWidget* parent) : QWidget(parent), functions_(this), r
   splitter->addWidget(tables);
   splitter->setSizes({140, 380, 300}); // a few findings, ten bars of the functions chart, the tables
   layout->addWidget(splitter, 1);
+  connect(findings_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
+    const auto place = item->data(0, kPlaceRole);
+    if (place.isValid())
+      emit timeline_place_chosen(places_.at(place.toULongLong()));
+  });
 }
 
 void SummaryView::set_database(std::shared_ptr<const LoadedDatabase> database) {
@@ -119,6 +141,7 @@ void SummaryView::set_database(std::shared_ptr<const LoadedDatabase> database) {
 
 void SummaryView::show_findings(const analysis::FindingsSection& section) {
   findings_->clear();
+  places_.clear();
   const auto text = [](const std::string& value) { return QString::fromStdString(value); };
   for (std::size_t index = 0; index < section.findings.size(); ++index) {
     const auto& finding = section.findings[index];
@@ -134,6 +157,15 @@ void SummaryView::show_findings(const analysis::FindingsSection& section) {
     };
     for (const auto& line : finding.evidence)
       detail(tr("Evidence"), line);
+    if (finding.timeline) {
+      // The finding and its timeline line both open the place, which the tooltip says.
+      auto* line = new QTreeWidgetItem(item, {place_text(*finding.timeline)});
+      for (auto* opening : {item, line})
+        opening->setData(0, kPlaceRole, QVariant::fromValue(places_.size()));
+      item->setToolTip(
+          0, tr("%1\nDouble-click to show its evidence in the timeline.").arg(text(finding.advice)));
+      places_.push_back(*finding.timeline);
+    }
     detail(tr("See"), finding.view);
     detail(tr("Try"), finding.advice);
     detail(tr("Query"), finding.query);

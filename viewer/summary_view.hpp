@@ -34,13 +34,18 @@ public:
   const BarChart& copy_chart() const { return *copy_chart_; }
   const QTableView& rank_table() const { return *rank_table_; }
   // One top-level item per finding (title, cost, id), its details as children; one line when none.
+  // Double-clicking a finding with a place in the trace, or one of its lines, shows it there.
   const QTreeWidget& findings() const { return *findings_; }
+
+signals:
+  void timeline_place_chosen(const analysis::TimelinePlace& place);
 
 private:
   void show_findings(const analysis::FindingsSection& findings);
 
   QLabel* headline_;
   QTreeWidget* findings_;
+  std::vector<analysis::TimelinePlace> places_; // the findings' places, by an item's kPlaceRole
   QTableView* rank_table_;
   QTableWidget* run_table_;
   BarChart* rank_chart_;

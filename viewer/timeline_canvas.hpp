@@ -86,6 +86,7 @@ public:
   void select(const SelectedCall& selected);
   const std::optional<SelectedCall>& selection() const { return selection_; }
   void highlight_function(std::optional<int> function_id);
+  const std::optional<int>& highlighted_function() const { return highlighted_function_; }
   // Greys every copy but the selection's and shows the span of the selected copies.
   void select_copies(const CopySelection& selection);
   const std::optional<CopySelection>& copy_selection() const { return copy_selection_; }

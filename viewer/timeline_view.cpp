@@ -9,6 +9,8 @@
 #include <QScrollBar>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace commlens::viewer {
 
 TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
@@ -80,13 +82,17 @@ void TimelineView::set_database(std::shared_ptr<const LoadedDatabase> database) 
   overview_->set_database(std::move(database));
 }
 
-bool TimelineView::find_next(const QString& function_name) {
+std::optional<int> TimelineView::function_id(const QString& name) const {
   if (!database_)
-    return false;
-  std::optional<int> function_id;
-  for (const auto& [id, name] : database_->function_names)
-    if (QString::fromStdString(name).compare(function_name, Qt::CaseInsensitive) == 0)
-      function_id = id;
+    return std::nullopt;
+  for (const auto& [id, function] : database_->function_names)
+    if (QString::fromStdString(function).compare(name, Qt::CaseInsensitive) == 0)
+      return id;
+  return std::nullopt;
+}
+
+bool TimelineView::find_next(const QString& function_name) {
+  const auto function_id = this->function_id(function_name);
   canvas_->highlight_function(function_id);
   if (!function_id)
     return false;
@@ -102,6 +108,33 @@ bool TimelineView::find_next(const QString& function_name) {
   canvas_->show_range(middle - span / 2, middle + span / 2);
   canvas_->select({lane, call});
   return true;
+}
+
+void TimelineView::show_place(const analysis::TimelinePlace& place) {
+  if (place.end_ns > place.start_ns) {
+    // The margins keep in view what the evidence ends on: the late partner's call after a wait.
+    const auto margin = std::max<std::int64_t>(1, (place.end_ns - place.start_ns) / 5);
+    canvas_->show_range(place.start_ns - margin, place.end_ns + margin);
+  } else {
+    canvas_->show_all();
+  }
+  search_->setText(QString::fromStdString(place.function));
+  canvas_->highlight_function(function_id(search_->text()));
+  if (!place.ranks.empty())
+    scroll_to_rank(place.ranks.front());
+}
+
+void TimelineView::scroll_to_rank(int rank) {
+  if (canvas_->collapsed(rank))
+    canvas_->toggle_collapsed(rank);
+  const auto& rows = canvas_->rows();
+  const auto first =
+      std::find_if(rows.begin(), rows.end(), [rank](const auto& row) { return row.rank == rank; });
+  if (first == rows.end())
+    return;
+  // The ruler and the phase band are pinned over the top of the visible part: the rank goes below them.
+  const auto top = canvas_->row_rect(static_cast<std::size_t>(first - rows.begin())).top();
+  scroll_->verticalScrollBar()->setValue(top - TimelineCanvas::kRulerHeight - canvas_->phase_band_height());
 }
 
 } // namespace commlens::viewer

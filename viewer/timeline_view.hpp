@@ -27,8 +27,15 @@ public:
   // Highlights `function_name` and selects its next call after the selection (or the view's start);
   // false when the name is unknown or there is no later call.
   bool find_next(const QString& function_name);
+  // Shows a finding's evidence: its span with a fifth of it either side (the whole run when it has
+  // none), its function's calls highlighted and its first rank scrolled to the top of the rows.
+  void show_place(const analysis::TimelinePlace& place);
 
 private:
+  // The id of the function named `name` (any case) in the open database.
+  std::optional<int> function_id(const QString& name) const;
+  void scroll_to_rank(int rank);
+
   std::shared_ptr<const LoadedDatabase> database_;
   TimelineCanvas* canvas_;
   TimelineOverview* overview_;

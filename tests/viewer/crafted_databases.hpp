@@ -71,6 +71,16 @@ INSERT INTO cuda_kernels VALUES (0, 6000, 7000, 0, 7, 'gemm', NULL, 1), (0, 6500
   (1, 6000, 7000, 0, 7, 'gemm', NULL, 1), (1, 6500, 7500, 0, 8, 'ncclDevKernel_AllReduce', NULL, 2);
 )sql";
 
+// Added to the crafted trace run: rank 1 enters an MPI_Recv (tag 11) at 100 ms and waits 150 ms
+// for rank 0's MPI_Send at 250 ms, 7.5% of the ranks' 2 s: a late-sender finding. Call ids are
+// rank << 46 | sequence, after the run's other calls on each lane.
+inline constexpr const char* kLateSender = R"sql(
+INSERT INTO mpi_calls (id, rank, thread, function_id, start_ns, end_ns, bytes_sent, bytes_recv, peer, tag,
+                       comm_id, implementation, phase) VALUES
+  (100, 0, 0, 1, 250000000, 250000100, 1024, 0, 1, 11, 0, 0, 0),
+  (70368744177764, 1, 0, 2, 100000000, 300000000, 0, 1024, 0, 11, 0, 0, 0);
+)sql";
+
 inline QString crafted_database(const QString& directory, const char* name, bool gpu, bool implementations,
                                 bool steps = false) {
   const auto path = QDir(directory).filePath(QLatin1String(name));

@@ -203,6 +203,41 @@ private slots:
     QVERIFY(finding->child(finding->childCount() - 1)->text(0).startsWith(QStringLiteral("Query: SELECT")));
   }
 
+  // The late-sender finding of kLateSender: double-clicking it shows the 150 ms wait with a fifth
+  // of it either side in the timeline, rank 1's MPI_Recv calls highlighted.
+  void aFindingOpensItsEvidenceInTheTimeline() {
+    const auto late = QDir(runs_.directory.path()).filePath(QStringLiteral("late-sender.sqlite"));
+    {
+      commlens::test::TestDatabase database(late.toStdString());
+      commlens::test::fill_trace_run(database);
+      database.execute(kLateSender);
+    }
+    MainWindow window;
+    test_support::open_shown(window, late);
+    auto* findings = window.summary()->findChild<QTreeWidget*>();
+    QTreeWidgetItem* finding = nullptr;
+    for (int index = 0; index < findings->topLevelItemCount(); ++index)
+      if (findings->topLevelItem(index)->text(2) == QStringLiteral("late-sender@MPI_COMM_WORLD"))
+        finding = findings->topLevelItem(index);
+    QVERIFY(finding);
+    QCOMPARE(finding->child(1)->text(0),
+             QStringLiteral("Timeline: %1 on ranks 1 and 0, MPI_Recv highlighted (double-click to show)")
+                 .arg(format_duration(150'000'000)));
+    QVERIFY(
+        finding->toolTip(0).endsWith(QStringLiteral("Double-click to show its evidence in the timeline.")));
+    findings->scrollToItem(finding);
+    // A double-click as the mouse makes it: a click, then the second press (the view activates an
+    // item only where the press before was).
+    const auto centre = findings->visualItemRect(finding).center();
+    QTest::mouseClick(findings->viewport(), Qt::LeftButton, {}, centre);
+    QTest::mouseDClick(findings->viewport(), Qt::LeftButton, {}, centre);
+    QCOMPARE(window.findChild<QTabWidget*>()->currentWidget(), static_cast<QWidget*>(window.timeline()));
+    const auto* canvas = window.timeline()->canvas();
+    QCOMPARE(canvas->viewport().start_ns(), std::int64_t{70'000'000});
+    QCOMPARE(canvas->viewport().end_ns(), std::int64_t{280'000'000});
+    QCOMPARE(canvas->highlighted_function(), std::optional<int>(2)); // MPI_Recv
+  }
+
   void summaryOfARunWithoutFindingsSaysSoInOneLine() {
     MainWindow window;
     test_support::open_shown(window, runs_.gpu);
