@@ -68,13 +68,14 @@ std::shared_ptr<const LoadedDatabase> load_database(const std::filesystem::path&
   database.require_events();
 
   // The report takes most of the time; the timeline extent is a few indexed look-ups after it. No
-  // view shows queue times or thread concurrency, which read every traced request and call.
+  // view shows queue times or thread concurrency, which read every traced request and call; the
+  // Summary finds the findings, which read the whole trace, after the first paint.
   loaded->report = analysis::build_report(database, {},
                                           [&](std::string_view section, int done, int total) {
                                             report_step(5 + 80 * done / std::max(total, 1),
                                                         QString::fromUtf8(section.data(), section.size()));
                                           },
-                                          {.queue_times = false, .concurrency = false});
+                                          {.queue_times = false, .concurrency = false, .findings = false});
   report_step(85, QStringLiteral("timeline"));
   loaded->timeline = analysis::query_timeline_extent(database);
   loaded->phases = analysis::query_timeline_phases(database);

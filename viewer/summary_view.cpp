@@ -5,6 +5,9 @@
 #include "run_facts.hpp"
 #include "summary_charts.hpp"
 
+#include "commlens/analysis/errors.hpp"
+
+#include <QCoreApplication>
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
@@ -13,6 +16,7 @@
 #include <QTableWidget>
 #include <QTreeWidget>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 
 namespace commlens::viewer {
 namespace {
@@ -48,6 +52,19 @@ QTableView* make_table(QAbstractItemModel* model, QWidget* parent) {
   table->setSelectionBehavior(QAbstractItemView::SelectRows);
   table->setAlternatingRowColors(true);
   return table;
+}
+
+// The findings of a loaded run, on a pool thread with its own connection (the loaded one belongs
+// to the UI thread).
+FoundFindings find_in(const std::shared_ptr<const LoadedDatabase>& loaded) {
+  FoundFindings found;
+  try {
+    const analysis::Database database(loaded->path);
+    found.section = analysis::build_findings(database, loaded->report);
+  } catch (const analysis::AnalysisError& error) {
+    found.error = QString::fromStdString(error.what());
+  }
+  return found;
 }
 
 } // namespace
@@ -96,6 +113,10 @@ SummaryView::SummaryView(QWidget* parent) : QWidget(parent), functions_(this), r
   splitter->addWidget(tables);
   splitter->setSizes({140, 380, 300}); // a few findings, ten bars of the functions chart, the tables
   layout->addWidget(splitter, 1);
+  connect(&findings_watcher_, &QFutureWatcher<FoundFindings>::finished, this, [this] {
+    if (findings_watcher_.future().resultCount() > 0)
+      show_findings(findings_watcher_.future().result());
+  });
   connect(findings_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
     const auto place = item->data(0, kPlaceRole);
     if (place.isValid())
@@ -123,7 +144,11 @@ void SummaryView::set_database(std::shared_ptr<const LoadedDatabase> database) {
   copy_chart_->setVisible(!database->copy_paths.empty());
   copy_chart_->set_bars(tr("Bytes copied per CUDA path"), copy_path_bars(*database), ValueUnit::Bytes);
 
-  show_findings(report.findings);
+  // A search of the run before may still run: its result is not shown (setFuture lets it go).
+  findings_->clear();
+  places_.clear();
+  new QTreeWidgetItem(findings_, {tr("Looking for findings: the wait states read the whole trace...")});
+  findings_watcher_.setFuture(QtConcurrent::run(find_in, database));
   collectors_ = collectors_line(report.run);
   std::uint64_t calls = 0;
   for (const auto& rank : report.ranks)
@@ -139,9 +164,23 @@ void SummaryView::set_database(std::shared_ptr<const LoadedDatabase> database) {
                format_count(report.dropped_events), format_count(report.summary_overflow)));
 }
 
-void SummaryView::show_findings(const analysis::FindingsSection& section) {
+SummaryView::~SummaryView() {
+  findings_watcher_.waitForFinished();
+}
+
+void SummaryView::wait_for_findings() {
+  findings_watcher_.waitForFinished();
+  QCoreApplication::processEvents(); // delivers the finished signal
+}
+
+void SummaryView::show_findings(const FoundFindings& found) {
   findings_->clear();
   places_.clear();
+  if (!found.error.isEmpty()) {
+    new QTreeWidgetItem(findings_, {tr("Findings could not be found: %1").arg(found.error)});
+    return;
+  }
+  const auto& section = found.section;
   const auto text = [](const std::string& value) { return QString::fromStdString(value); };
   for (std::size_t index = 0; index < section.findings.size(); ++index) {
     const auto& finding = section.findings[index];

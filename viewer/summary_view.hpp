@@ -9,6 +9,7 @@
 #include "loaded_database.hpp"
 #include "rank_table_model.hpp"
 
+#include <QFutureWatcher>
 #include <QWidget>
 
 class QLabel;
@@ -18,11 +19,22 @@ class QTreeWidget;
 
 namespace commlens::viewer {
 
+// A run's findings, or why they could not be found.
+struct FoundFindings {
+  analysis::FindingsSection section;
+  QString error;
+};
+
 class SummaryView : public QWidget {
   Q_OBJECT
 public:
   explicit SummaryView(QWidget* parent = nullptr);
+  ~SummaryView() override;
+  // Shows the run at once and its findings when a pool thread has found them (the wait states read
+  // the whole trace: seconds at 10 M calls).
   void set_database(std::shared_ptr<const LoadedDatabase> database);
+  // Blocks until the findings are shown; for screenshots and tests.
+  void wait_for_findings();
 
   const FunctionTableModel& functions() const { return functions_; }
   const RankTableModel& ranks() const { return ranks_; }
@@ -41,7 +53,7 @@ signals:
   void timeline_place_chosen(const analysis::TimelinePlace& place);
 
 private:
-  void show_findings(const analysis::FindingsSection& findings);
+  void show_findings(const FoundFindings& found);
 
   QLabel* headline_;
   QTreeWidget* findings_;
@@ -54,6 +66,7 @@ private:
   FunctionTableModel functions_;
   RankTableModel ranks_;
   QString collectors_;
+  QFutureWatcher<FoundFindings> findings_watcher_;
 };
 
 } // namespace commlens::viewer

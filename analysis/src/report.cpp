@@ -191,10 +191,15 @@ Report build_report(const Database& database, const ReportFilter& filter, const 
   // Last: the rules read the sections above.
   if (progress)
     progress("findings", static_cast<int>(steps.size()), static_cast<int>(steps.size()) + 1);
-  report.findings = detail::find_findings(database, report);
+  if (sections.findings)
+    report.findings = build_findings(database, report);
   if (progress)
     progress("done", static_cast<int>(steps.size()) + 1, static_cast<int>(steps.size()) + 1);
   return report;
+}
+
+FindingsSection build_findings(const Database& database, const Report& report) {
+  return detail::find_findings(database, report);
 }
 
 } // namespace commlens::analysis

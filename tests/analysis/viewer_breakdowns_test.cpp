@@ -126,5 +126,27 @@ TEST(ViewerReport, LeavesOutQueueTimesAndConcurrencyAndSaysSo) {
   EXPECT_EQ(viewer.functions.size(), full.functions.size());
 }
 
+// The viewer paints before it looks for findings: the report leaves them out, and build_findings
+// finds the same ones later (the three-rank run's load imbalance in phase 0).
+TEST(ViewerReport, LeavesOutTheFindingsForBuildFindingsToFindLater) {
+  const auto path = make_temp_directory("commlens-viewer-report") / "three-ranks.sqlite";
+  {
+    TestDatabase database(path);
+    fill_three_rank_run(database);
+  }
+  const analysis::Database database(path);
+  const auto full = analysis::build_report(database);
+  ASSERT_EQ(full.findings.findings.size(), 1u);
+  EXPECT_EQ(full.findings.findings[0].id, "load-imbalance@phase-0");
+  const auto viewer = analysis::build_report(database, {}, {}, {.findings = false});
+  EXPECT_TRUE(viewer.findings.findings.empty());
+  EXPECT_TRUE(viewer.findings.not_analysed.empty());
+  const auto later = analysis::build_findings(database, viewer);
+  ASSERT_EQ(later.findings.size(), 1u);
+  EXPECT_EQ(later.findings[0].id, "load-imbalance@phase-0");
+  EXPECT_EQ(later.findings[0].cost_ns, full.findings.findings[0].cost_ns);
+  EXPECT_EQ(later.not_analysed, full.findings.not_analysed);
+}
+
 } // namespace
 } // namespace commlens::test
