@@ -8,7 +8,10 @@
 # Without databases it traces, on this machine's CPU:
 #   halo  examples/halo_demo on 4 ranks (200 iterations of a 64-double halo exchange), and a second
 #         run with 4096-double halos that the compare view compares it with;
-#   dl    examples/dl/train.py --model small --steps 6 on 2 ranks (data-parallel training steps).
+#   dl    examples/dl/train.py --model small --steps 6 on 2 ranks (data-parallel training steps);
+# and shoots the GPU trace kept beside the images:
+#   ddp   docs/images/ddp-resnet50-2gpu.sqlite: examples/dl/ddp_train.py --model resnet50 --wrap ddp
+#         --steps 8 --warmup 2 under mpirun on 2 H100s, NCCL, NVTX steps, kernels of steps 6-8.
 # Given databases, it shoots those instead (a GPU trace: gpu=run/commlens.sqlite); a database given
 # without NAME= is named after its folder (run-a/commlens.sqlite: run-a). --second overlays a second
 # run on NAME's histograms (the halo run's twin without it); --only shoots just those views (and
@@ -28,7 +31,7 @@ while (($#)); do
     --only) only=",$2,"; shift 2 ;;
     --build) build=$(realpath "$2"); shift 2 ;;
     --out) out=$(realpath -m "$2"); shift 2 ;;
-    -h|--help) sed -n 2,16p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,19p "$0"; exit 0 ;;
     *=*) given+=("$1"); shift ;;
     *) [[ -f $1 ]] || { echo "viewer-screenshots: no database '$1' (see --help)" >&2; exit 2; }
        given+=("$(basename "$(dirname "$(realpath "$1")")")=$1"); shift ;;
@@ -70,6 +73,7 @@ if ((${#given[@]} == 0)); then
   seconds[halo]=$compare_with
   databases[dl]=$(trace dl mpirun -np 2 --oversubscribe /usr/bin/python3 "$repo/examples/dl/train.py" \
     --model small --steps 6)
+  databases[ddp]="$repo/docs/images/ddp-resnet50-2gpu.sqlite"
 fi
 
 for name in "${!databases[@]}"; do
@@ -110,11 +114,12 @@ for name in "${!databases[@]}"; do
       2>"$work/viewer.log" || { cat "$work/viewer.log" >&2; exit 1; }
     echo "$out/viewer-$name-messages.png"
   fi
-  # Zoomed in on the first call that launched a GPU kernel (an NCCL call, or an allreduce the GPU
-  # runtime ran), where a dashed line joins the call to its kernel on the rank's kernel row.
+  # Zoomed in on the first call that launched a GPU kernel ending within 20 ms of its start (an NCCL
+  # call, or an allreduce the GPU runtime ran), where dashed lines join the call to its time on the
+  # GPU and to its kernel on the stream's lane.
   launch=$(sqlite3 -readonly "$database" "SELECT (m.start_ns - o.t) / 1e6, (k.end_ns - o.t) / 1e6 \
     FROM cuda_kernels k JOIN mpi_calls m ON m.id = k.mpi_call_id, (SELECT MIN(start_ns) AS t FROM mpi_calls) o \
-    ORDER BY m.start_ns LIMIT 1" 2>/dev/null || true)
+    WHERE k.end_ns - m.start_ns < 20000000 ORDER BY m.start_ns LIMIT 1" 2>/dev/null || true)
   if [[ -n $launch && ( -z $only || $only == *,kernels,* ) ]]; then
     window=$(awk -F'|' '{margin = ($2 - $1) / 4; printf "%.4f:%.4f", $1 - margin, $2 + margin}' <<<"$launch")
     "$viewer" --screenshot "$out/viewer-$name-kernels.png" --view timeline --window "$window" "$database" \

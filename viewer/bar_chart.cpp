@@ -114,14 +114,14 @@ QRect BarChart::plot_area() const {
   int label_width = 0;
   for (const auto& bar : bars_)
     label_width = std::max(label_width, fontMetrics().horizontalAdvance(bar.label));
-  label_width = std::min(label_width + 10, width() / 3);
+  label_width = std::min(label_width + 10, width() / 2); // names whole where the chart has room
   QRect plot = rect().adjusted(label_width, kTitleHeight, -30, -(kAxisHeight + legend_height));
   plot.setHeight(std::max(std::min(plot.height(), kMaxBarHeight * bars), 1));
   return plot;
 }
 
-QRectF BarChart::segment_rect(const QRect& plot, std::size_t index, double from, double to) const {
-  const double end = axis_end();
+QRectF BarChart::segment_rect(const QRect& plot, double end, std::size_t index, double from,
+                              double to) const {
   const double length = columns() ? plot.height() : plot.width();
   const double per_value = end > 0 ? length / end : 0;
   const double slot =
@@ -195,12 +195,14 @@ void BarChart::paintEvent(QPaintEvent*) {
     return;
   }
   const QRect plot = plot_area();
+  // The axis once: it measures every label, and a chart of 64 ranks has hundreds of segments.
+  const double end = axis_end();
   // Grid and tick labels first, so bars paint over the grid lines.
   paint_value_axis(painter, plot);
   for (std::size_t index = 0; index < bars_.size(); ++index) {
     double from = 0;
     for (const auto& segment : bars_[index].segments) {
-      painter.fillRect(segment_rect(plot, index, from, from + segment.value), segment.color);
+      painter.fillRect(segment_rect(plot, end, index, from, from + segment.value), segment.color);
       from += segment.value;
     }
     paint_bar_label(painter, plot, index);

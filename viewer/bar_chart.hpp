@@ -53,8 +53,8 @@ protected:
 private:
   QRect plot_area() const;
   bool columns() const { return orientation_ == Qt::Vertical; }
-  // Where the part [from, to) of the value axis of bar `index` is drawn.
-  QRectF segment_rect(const QRect& plot, std::size_t index, double from, double to) const;
+  // Where the part [from, to) of the value axis of bar `index` is drawn; `axis_end` is axis_end().
+  QRectF segment_rect(const QRect& plot, double axis_end, std::size_t index, double from, double to) const;
   void paint_value_axis(QPainter& painter, const QRect& plot) const;
   void paint_bar_label(QPainter& painter, const QRect& plot, std::size_t index) const;
   QStringList legend_names() const;

@@ -33,7 +33,7 @@ QString format_value(double value, ValueUnit unit) {
   case ValueUnit::Nanoseconds:
     return format_duration(static_cast<std::int64_t>(std::llround(value)));
   case ValueUnit::GigabytesPerSecond:
-    return QStringLiteral("%1 GB/s").arg(value, 0, 'g', 3);
+    return format_rate(value);
   }
   return {};
 }

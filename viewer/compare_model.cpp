@@ -58,7 +58,8 @@ void CompareModel::compare(const std::vector<analysis::FunctionStats>& a,
                      in_a ? in_a->calls : 0,
                      in_b ? in_b->calls : 0,
                      in_a ? in_a->time_total_ns : 0,
-                     in_b ? in_b->time_total_ns : 0});
+                     in_b ? in_b->time_total_ns : 0,
+                     std::nullopt});
     std::map<int, CompareRow> sizes;
     for (const auto* side : {in_a, in_b}) {
       if (!side)
@@ -89,7 +90,7 @@ void CompareModel::compare(const analysis::Comparison& comparison) {
     const auto function = QString::fromStdString(bin.function);
     if (rows_.empty() || rows_[total_row].function != function) {
       total_row = rows_.size();
-      rows_.push_back({function, {}});
+      rows_.push_back({function, {}, 0, 0, 0, 0, std::nullopt});
     }
     auto& total = rows_[total_row];
     total.calls_a += bin.a.calls;
@@ -168,25 +169,30 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant CompareModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+  if (orientation != Qt::Horizontal || (role != Qt::DisplayRole && role != Qt::ToolTipRole))
     return {};
+  // Short headers: the sides' names (a path, or mpi:host_staged) are in the view's status line and
+  // in each header's tooltip, so no header is cut.
+  if (role == Qt::ToolTipRole)
+    return label_a_ == QLatin1String("A") ? QVariant()
+                                          : QVariant(tr("A = %1, B = %2").arg(label_a_, label_b_));
   switch (section) {
   case Function:
     return tr("Function");
   case Size:
     return tr("Size");
   case CallsA:
-    return tr("Calls %1").arg(label_a_);
+    return tr("Calls A");
   case CallsB:
-    return tr("Calls %1").arg(label_b_);
+    return tr("Calls B");
   case MeanA:
-    return tr("Mean time %1").arg(label_a_);
+    return tr("Mean time A");
   case MeanB:
-    return tr("Mean time %1").arg(label_b_);
+    return tr("Mean time B");
   case Ratio:
-    return tr("Mean %1 / %2").arg(label_b_, label_a_);
+    return tr("Mean B / A");
   case MedianRatio:
-    return tr("Median %1 / %2").arg(label_b_, label_a_);
+    return tr("Median B / A");
   default:
     return {};
   }

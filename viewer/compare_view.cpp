@@ -22,9 +22,11 @@ ImplementationComparison compare_in(const std::filesystem::path& path, const std
     // Its own connection: the loaded one belongs to the UI thread.
     const analysis::Database database(path);
     result.implementations = analysis::traced_implementations(database);
-    if (result.implementations.size() >= 2 && result.implementations.front() == "mpi")
-      result.comparison = analysis::compare_implementations(
-          database, "mpi", runtime.empty() ? result.implementations[1] : runtime);
+    // The baseline and runtime that ran the same calls (an ab run: mpi:host_staged against
+    // runtime:*), or the runtime asked for against that baseline.
+    if (const auto pair = analysis::default_implementation_pair(database))
+      result.comparison =
+          analysis::compare_implementations(database, pair->first, runtime.empty() ? pair->second : runtime);
   } catch (const analysis::AnalysisError& error) {
     result.error = QString::fromStdString(error.what());
   }
@@ -52,6 +54,8 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent), loader_(this), mode
   auto* table = new QTableView(this);
   table->setModel(&model_);
   table->verticalHeader()->hide();
+  // Every column as wide as its header and cells: no function name or side's name is cut.
+  table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table->horizontalHeader()->setStretchLastSection(true);
   layout->addWidget(table, 1);
 
@@ -131,8 +135,9 @@ void CompareView::wait_for_implementations() {
 
 void CompareView::show_implementations(const ImplementationComparison& result) {
   runtime_choice_->clear();
-  for (std::size_t i = 1; i < result.implementations.size(); ++i)
-    runtime_choice_->addItem(QString::fromStdString(result.implementations[i]));
+  for (const auto& implementation : result.implementations)
+    if (implementation.starts_with("runtime:"))
+      runtime_choice_->addItem(QString::fromStdString(implementation));
   runtime_choice_->setVisible(runtime_choice_->count() > 1);
   implementations_button_->setEnabled(result.comparison.has_value());
   if (!showing_implementations_ || second_)
@@ -145,8 +150,8 @@ void CompareView::show_implementations(const ImplementationComparison& result) {
     return; // one implementation only: the tab waits for a second database
   const auto& comparison = *result.comparison;
   runtime_choice_->setCurrentText(QString::fromStdString(comparison.label_b));
-  status_->setText(tr("Implementations in this run (COMMLENS_RUNTIME=ab): A = <b>%1</b>, B = <b>%2</b><br>"
-                      "ratio below 1: B is faster%3")
+  status_->setText(tr("Implementations in this run (COMMLENS_RUNTIME=ab): A = <b>%1</b> (the baseline), "
+                      "B = <b>%2</b><br>ratio below 1: B is faster%3")
                        .arg(QString::fromStdString(comparison.label_a).toHtmlEscaped(),
                             QString::fromStdString(comparison.label_b).toHtmlEscaped(),
                             comparison.note.empty()

@@ -1,7 +1,8 @@
 #include "copy_paths_view.hpp"
 
 #include "format.hpp"
-#include "timeline_annotations.hpp"
+#include "palette.hpp"
+#include "timeline_streams.hpp"
 
 #include <QHeaderView>
 #include <QLabel>
@@ -9,16 +10,18 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <array>
+#include <map>
+
 namespace commlens::viewer {
 namespace {
 
-QString path_text(const analysis::CopyPathUsage& usage) {
-  const auto path = QString::fromStdString(usage.path);
-  return usage.link ? QStringLiteral("%1 (%2)").arg(path, QString::fromStdString(*usage.link)) : path;
+QString bandwidth_text(std::optional<double> gb_per_s) {
+  return gb_per_s ? format_rate(*gb_per_s) : QStringLiteral("-");
 }
 
-QString bandwidth_text(std::optional<double> gb_per_s) {
-  return gb_per_s ? format_value(*gb_per_s, ValueUnit::GigabytesPerSecond) : QStringLiteral("-");
+QString direction_cell(const analysis::CopyRoute& route) {
+  return QString::fromStdString(route.direction);
 }
 
 } // namespace
@@ -61,16 +64,31 @@ void CopyPathsView::set_database(const std::shared_ptr<const LoadedDatabase>& da
     return;
   }
   content_->show();
-  status_->setText(tr("CUDA copies per path, rank and GPU; bandwidth is bytes over the copies' summed "
-                      "durations"));
-  const QStringList headers = {tr("Path"),  tr("Rank"),      tr("GPU"),      tr("Copies"),
-                               tr("Bytes"), tr("Busy time"), tr("Bandwidth")};
+  const auto start = database->timeline.start_ns, end = database->timeline.end_ns;
+  const auto slice_ns = std::max<std::int64_t>(1, (end - start + kTimeSlices - 1) / kTimeSlices);
+  // Two rates, each named for what it divides: a row's bytes by its copies' own time (how fast the
+  // path runs), and a slice's bytes by the slice (how much it carried over the run).
+  status_->setText(tr("CUDA copies per route (path, direction, host memory), rank and GPU. <b>Bandwidth "
+                      "while copying</b>: a row's bytes over its copies' own summed durations. "
+                      "<b>Throughput over the run</b>: the bytes a route moved in each %1 slice, over "
+                      "the slice.")
+                       .arg(format_duration(slice_ns)));
+  const QStringList headers = {tr("Path"),  tr("Direction"), tr("Host memory"),
+                               tr("Rank"),  tr("GPU"),       tr("Copies"),
+                               tr("Bytes"), tr("Busy time"), tr("Bandwidth while copying")};
   table_->setColumnCount(static_cast<int>(headers.size()));
   table_->setHorizontalHeaderLabels(headers);
   table_->setRowCount(static_cast<int>(usage.size()));
   std::vector<Bar> bars;
   for (int row = 0; const auto& entry : usage) {
-    const QStringList cells = {path_text(entry),
+    const auto& route = entry.route;
+    const auto path =
+        QString::fromStdString(route.path) +
+        (route.link ? QStringLiteral(" (%1)").arg(QString::fromStdString(*route.link)) : QString());
+    const QStringList cells = {path,
+                               direction_cell(route),
+                               route.host_memory.empty() ? QStringLiteral("-")
+                                                         : QString::fromStdString(route.host_memory),
                                QString::number(entry.rank),
                                QString::number(entry.device),
                                format_count(entry.copies),
@@ -79,33 +97,35 @@ void CopyPathsView::set_database(const std::shared_ptr<const LoadedDatabase>& da
                                bandwidth_text(entry.gb_per_s())};
     for (int column = 0; column < cells.size(); ++column) {
       auto* item = new QTableWidgetItem(cells[column]);
-      item->setTextAlignment(column == 0 ? Qt::AlignLeft | Qt::AlignVCenter
-                                         : Qt::AlignRight | Qt::AlignVCenter);
+      item->setTextAlignment(column < 3 ? Qt::AlignLeft | Qt::AlignVCenter
+                                        : Qt::AlignRight | Qt::AlignVCenter);
       table_->setItem(row, column, item);
     }
-    const auto label = tr("%1, rank %2, GPU %3").arg(path_text(entry)).arg(entry.rank).arg(entry.device);
-    bars.push_back({label, {{path_text(entry), entry.gb_per_s().value_or(0), copy_path_color(entry.path)}}});
-    row_selections_.push_back({entry.path, entry.link, entry.rank, entry.device});
+    const auto label =
+        tr("%1 \u00b7 rank %2, GPU %3").arg(route_short_text(route)).arg(entry.rank).arg(entry.device);
+    bars.push_back({label, {{route_text(route), entry.gb_per_s().value_or(0), copy_path_color(route.path)}}});
+    row_selections_.push_back({route, entry.rank, entry.device});
     ++row;
   }
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
-  bandwidth_->set_bars(tr("Bandwidth per path, rank and GPU"), std::move(bars),
+  table_->horizontalHeader()->setStretchLastSection(true);
+  bandwidth_->set_bars(tr("Bandwidth while copying (bytes over the copies' own time)"), std::move(bars),
                        ValueUnit::GigabytesPerSecond);
 
-  // Bandwidth over time: bytes each path moved in a slice over the slice's width (GB/s = bytes/ns).
-  const auto start = database->timeline.start_ns, end = database->timeline.end_ns;
-  const double slice_ns =
-      static_cast<double>(std::max<std::int64_t>(1, (end - start + kTimeSlices - 1) / kTimeSlices));
+  // Throughput over time: the bytes each route moved in a slice over the slice's width (GB/s = bytes/ns).
   std::vector<Series> series;
-  for (auto& path : analysis::query_copy_path_series(*database->database, start, end, kTimeSlices)) {
-    Series line{QString::fromStdString(path.path), copy_path_color(path.path), {}};
-    for (const auto bytes : path.bytes_per_bin)
-      line.values.push_back(static_cast<double>(bytes) / slice_ns);
+  std::map<std::string, int> routes_of_path; // routes of one path share its colour, not its line style
+  constexpr std::array kStyles = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine};
+  for (auto& route : analysis::query_copy_path_series(*database->database, start, end, kTimeSlices)) {
+    const auto style = kStyles[static_cast<std::size_t>(routes_of_path[route.route.path]++) % kStyles.size()];
+    Series line{route_short_text(route.route), copy_path_color(route.route.path), {}, style};
+    for (const auto bytes : route.bytes_per_bin)
+      line.values.push_back(static_cast<double>(bytes) / static_cast<double>(slice_ns));
     series.push_back(std::move(line));
   }
-  over_time_->set_series(tr("Bandwidth per path over the run"), std::move(series), end - start,
-                         ValueUnit::GigabytesPerSecond, tr("No copies inside the traced span."));
+  over_time_->set_series(tr("Throughput over the run (bytes moved per %1)").arg(format_duration(slice_ns)),
+                         std::move(series), end - start, ValueUnit::GigabytesPerSecond,
+                         tr("No copies inside the traced span."));
 }
 
 void CopyPathsView::choose_row(int row) {

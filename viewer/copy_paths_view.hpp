@@ -1,11 +1,13 @@
 #pragma once
-// Copy paths tab: CUDA copies per path (and link), rank and GPU: a table with sizes, busy time and
-// bandwidth, bandwidth bars for the same rows, and each path's bandwidth over the run. "No CUDA
-// data" when the run recorded no copies. Clicking a row shows its copies in the timeline.
+// Copy paths tab: CUDA copies per route (path and link, direction, pageable or pinned host memory),
+// rank and GPU: a table with sizes, busy time and the bandwidth while copying (bytes over the
+// copies' own time), bars of that bandwidth for the same rows, and each route's throughput over the
+// run (bytes moved per slice, over the slice). "No CUDA data" when the run recorded no copies.
+// Clicking a row shows its copies in the timeline.
 #include "bar_chart.hpp"
 #include "loaded_database.hpp"
 #include "series_chart.hpp"
-#include "timeline_annotations.hpp"
+#include "timeline_streams.hpp"
 
 #include <QWidget>
 

@@ -4,6 +4,7 @@
 
 #include <QLocale>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -55,6 +56,24 @@ QString format_peer(std::int64_t peer) {
   default:
     return QString::number(peer);
   }
+}
+
+QString format_rate(double gigabytes_per_second) {
+  constexpr int kSignificant = 3, kMostDecimals = 6;
+  const double magnitude = std::abs(gigabytes_per_second);
+  const int decimals =
+      magnitude > 0 ? std::clamp(kSignificant - 1 - static_cast<int>(std::floor(std::log10(magnitude))), 0,
+                                 kMostDecimals)
+                    : 0;
+  auto number = QLocale(QLocale::English).toString(gigabytes_per_second, 'f', decimals);
+  // 5 rather than 5.00 on an axis: the zeros carry no digit of the value.
+  if (number.contains(QLatin1Char('.'))) {
+    while (number.endsWith(QLatin1Char('0')))
+      number.chop(1);
+    if (number.endsWith(QLatin1Char('.')))
+      number.chop(1);
+  }
+  return QStringLiteral("%1 GB/s").arg(number);
 }
 
 QString absence_text(const analysis::Absence& absence) {

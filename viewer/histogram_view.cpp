@@ -1,6 +1,6 @@
 #include "histogram_view.hpp"
 
-#include "function_colors.hpp"
+#include "palette.hpp"
 
 #include "commlens/analysis/errors.hpp"
 #include "commlens/analysis/function_histograms.hpp"

@@ -13,6 +13,30 @@ QString LoadedDatabase::function_name(int function_id) const {
                                        : QString::fromStdString(found->second);
 }
 
+bool LoadedDatabase::is_setup_function(const std::string& name) const {
+  return setup_functions.contains(name);
+}
+
+namespace {
+
+// Set-up is what a run does once, before or after its work: start and end MPI (MPI_Pcontrol marks
+// phases and MPI_Abort ends a run: lifecycle calls, but no set-up), build or free communicators.
+std::set<std::string> setup_function_names(const std::map<int, std::string>& names,
+                                           const std::map<int, std::string>& families) {
+  std::set<std::string> setup;
+  for (const auto& [id, family] : families) {
+    const auto name = names.find(id);
+    if (name == names.end())
+      continue;
+    if (family == "communicator" || family == "nccl_communicator" ||
+        (family == "lifecycle" && name->second != "MPI_Pcontrol" && name->second != "MPI_Abort"))
+      setup.insert(name->second);
+  }
+  return setup;
+}
+
+} // namespace
+
 QString LoadedDatabase::communicator_label(std::optional<std::int64_t> comm_id) const {
   if (!comm_id || *comm_id < 0)
     return QStringLiteral("none");
@@ -43,19 +67,30 @@ std::shared_ptr<const LoadedDatabase> load_database(const std::filesystem::path&
   const auto& database = *loaded->database;
   database.require_events();
 
-  // The report takes most of the time; the timeline extent is a few indexed look-ups after it.
-  loaded->report = analysis::build_report(database, {}, [&](std::string_view section, int done, int total) {
-    report_step(5 + 80 * done / std::max(total, 1), QString::fromUtf8(section.data(), section.size()));
-  });
+  // The report takes most of the time; the timeline extent is a few indexed look-ups after it. No
+  // view shows queue times or thread concurrency, which read every traced request and call; the
+  // Summary finds the findings, which read the whole trace, after the first paint.
+  loaded->report = analysis::build_report(database, {},
+                                          [&](std::string_view section, int done, int total) {
+                                            report_step(5 + 80 * done / std::max(total, 1),
+                                                        QString::fromUtf8(section.data(), section.size()));
+                                          },
+                                          {.queue_times = false, .concurrency = false, .findings = false});
   report_step(85, QStringLiteral("timeline"));
   loaded->timeline = analysis::query_timeline_extent(database);
   loaded->phases = analysis::query_timeline_phases(database);
+  loaded->phase_names = PhaseNames(loaded->phases, loaded->report.training_steps);
   loaded->function_names = analysis::query_enum_names(database, "functions");
+  loaded->function_families = analysis::query_function_families(database);
+  loaded->setup_functions = setup_function_names(loaded->function_names, loaded->function_families);
   loaded->implementation_names = analysis::query_enum_names(database, "implementations");
   loaded->rank_function_times = analysis::query_function_times(database, analysis::FunctionTimeGroup::Rank);
   loaded->phase_function_times = analysis::query_function_times(database, analysis::FunctionTimeGroup::Phase);
   loaded->copy_paths = analysis::query_copy_path_usage(database);
-  loaded->has_kernels = database.has_rows("cuda_kernels");
+  loaded->partner_traffic = analysis::query_partner_traffic(database);
+  report_step(90, QStringLiteral("GPU streams"));
+  loaded->gpu_streams = analysis::query_gpu_streams(database);
+  loaded->has_synchronizations = database.has_rows("cuda_synchronizations");
   loaded->has_runtime_ops = database.has_rows("runtime_ops");
   loaded->has_nccl_calls = has_nccl_call_details(database);
   const bool step_ranges =

@@ -86,6 +86,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), loader_(this) {
   // One second run for both views that compare: the compare tab's, overlaid on the histograms.
   connect(&compare_->loader(), &DatabaseLoader::loaded, histograms_, &HistogramView::set_second_database);
   connect(histograms_, &HistogramView::second_run_requested, this, &MainWindow::choose_second_run);
+  connect(summary_, &SummaryView::timeline_place_chosen, this, [this](const analysis::TimelinePlace& place) {
+    show_view(QStringLiteral("timeline"));
+    timeline_->show_place(place);
+  });
   connect(paths_, &CopyPathsView::copies_chosen, this, [this](const CopySelection& selection) {
     show_view(QStringLiteral("timeline"));
     timeline_->canvas()->select_copies(selection);

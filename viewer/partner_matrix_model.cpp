@@ -4,21 +4,27 @@
 #include "function_table_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace commlens::viewer {
 
-void PartnerMatrixModel::set_traffic(int ranks, const std::vector<analysis::PartnerTraffic>& traffic) {
+void PartnerMatrixModel::set_traffic(int ranks, const std::vector<analysis::PartnerCell>& cells,
+                                     analysis::TrafficKind kind) {
   beginResetModel();
+  kind_ = kind;
   // A peer outside the recorded ranks (a rank that never merged) still gets its row and column.
-  for (const auto& pair : traffic)
-    ranks = std::max({ranks, pair.from + 1, pair.to + 1});
+  for (const auto& cell : cells)
+    if (cell.kind == kind)
+      ranks = std::max({ranks, cell.from + 1, cell.to + 1});
   ranks_ = ranks;
   bytes_.assign(static_cast<std::size_t>(ranks) * ranks, 0);
   messages_.assign(bytes_.size(), 0);
-  for (const auto& pair : traffic) {
-    const auto cell = static_cast<std::size_t>(pair.from) * ranks + pair.to;
-    bytes_[cell] += pair.bytes;
-    messages_[cell] += pair.messages;
+  for (const auto& cell : cells) {
+    if (cell.kind != kind)
+      continue;
+    const auto index = static_cast<std::size_t>(cell.from) * ranks + cell.to;
+    bytes_[index] += cell.bytes;
+    messages_[index] += cell.operations;
   }
   endResetModel();
 }
@@ -30,12 +36,16 @@ void PartnerMatrixModel::set_metric(PartnerMetric metric) {
 
 std::uint64_t PartnerMatrixModel::value(int from, int to) const {
   const auto cell = static_cast<std::size_t>(from) * ranks_ + to;
-  return metric_ == PartnerMetric::Bytes ? bytes_.at(cell) : messages_.at(cell);
+  return metric_ == PartnerMetric::Bytes ? static_cast<std::uint64_t>(std::llround(bytes_.at(cell)))
+                                         : messages_.at(cell);
 }
 
 std::uint64_t PartnerMatrixModel::highest() const {
-  const auto& values = metric_ == PartnerMetric::Bytes ? bytes_ : messages_;
-  return values.empty() ? 0 : *std::max_element(values.begin(), values.end());
+  std::uint64_t highest = 0;
+  for (int from = 0; from < ranks_; ++from)
+    for (int to = 0; to < ranks_; ++to)
+      highest = std::max(highest, value(from, to));
+  return highest;
 }
 
 int PartnerMatrixModel::rowCount(const QModelIndex& parent) const {

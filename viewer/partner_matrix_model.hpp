@@ -1,7 +1,8 @@
 #pragma once
-// Point-to-point traffic between world ranks as a square table: row = sender, column = receiver,
-// in bytes or messages. The heat map paints it; tests read exact values from it.
-#include "commlens/analysis/report.hpp"
+// Traffic of one kind (MPI point-to-point, NCCL point-to-point, NCCL collectives: breakdowns.hpp)
+// between run ranks as a square table: row = sender, column = receiver, in bytes or in operations
+// (messages, or collective calls). The heat map paints it; tests read exact values from it.
+#include "commlens/analysis/breakdowns.hpp"
 
 #include <QAbstractTableModel>
 
@@ -13,7 +14,9 @@ class PartnerMatrixModel : public QAbstractTableModel {
   Q_OBJECT
 public:
   using QAbstractTableModel::QAbstractTableModel;
-  void set_traffic(int ranks, const std::vector<analysis::PartnerTraffic>& traffic);
+  // The cells of `kind` among `cells`; `ranks` rows and columns at least.
+  void set_traffic(int ranks, const std::vector<analysis::PartnerCell>& cells, analysis::TrafficKind kind);
+  analysis::TrafficKind kind() const { return kind_; }
   void set_metric(PartnerMetric metric);
   PartnerMetric metric() const { return metric_; }
   std::uint64_t value(int from, int to) const;
@@ -26,8 +29,10 @@ public:
 
 private:
   int ranks_ = 0;
-  std::vector<std::uint64_t> bytes_, messages_; // ranks_ x ranks_, row-major
+  std::vector<double> bytes_; // ranks_ x ranks_, row-major; collectives' shares are fractions
+  std::vector<std::uint64_t> messages_;
   PartnerMetric metric_ = PartnerMetric::Bytes;
+  analysis::TrafficKind kind_ = analysis::TrafficKind::MpiPointToPoint;
 };
 
 } // namespace commlens::viewer

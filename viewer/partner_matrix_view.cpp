@@ -7,11 +7,13 @@
 #include <QHelpEvent>
 #include <QLabel>
 #include <QPainter>
+#include <QSignalBlocker>
 #include <QToolTip>
 #include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace commlens::viewer {
 
@@ -28,7 +30,7 @@ protected:
     QPainter painter(this);
     const int ranks = model_.rowCount();
     if (ranks == 0 || model_.highest() == 0) {
-      painter.drawText(rect(), Qt::AlignCenter, tr("No point-to-point traffic between ranks."));
+      painter.drawText(rect(), Qt::AlignCenter, tr("No traffic of this kind between ranks."));
       return;
     }
     const QRect grid = plot_area();
@@ -95,24 +97,89 @@ private:
   const PartnerMatrixModel& model_;
 };
 
+namespace {
+
+QString kind_name(analysis::TrafficKind kind) {
+  switch (kind) {
+  case analysis::TrafficKind::MpiPointToPoint:
+    return QObject::tr("MPI point-to-point");
+  case analysis::TrafficKind::NcclPointToPoint:
+    return QObject::tr("NCCL point-to-point");
+  case analysis::TrafficKind::NcclCollective:
+    return QObject::tr("NCCL collectives");
+  }
+  return {};
+}
+
+// What a cell means for the kind: point-to-point cells are messages; a collective has no single
+// receiver, so its cells are a model that the line says.
+QString kind_note(analysis::TrafficKind kind) {
+  if (kind == analysis::TrafficKind::NcclCollective)
+    return QObject::tr(
+        "Each collective call's bytes (what the rank contributes) spread evenly over the other "
+        "members of its communicator: a row adds up to what the rank put into collectives; "
+        "operations are the calls the two ranks shared. NCCL's own ring or tree moves "
+        "the data between neighbours.");
+  return QObject::tr("Messages from the sending rank (row) to the receiving rank (column).");
+}
+
+} // namespace
+
 PartnerMatrixView::PartnerMatrixView(QWidget* parent) : QWidget(parent), model_(this) {
   auto* layout = new QVBoxLayout(this);
   auto* selectors = new QHBoxLayout;
+  kind_box_ = new QComboBox(this);
+  kind_box_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   metric_box_ = new QComboBox(this);
   metric_box_->addItem(tr("bytes"), int(PartnerMetric::Bytes));
-  metric_box_->addItem(tr("messages"), int(PartnerMetric::Messages));
-  selectors->addWidget(new QLabel(tr("Point-to-point traffic, sender (row) to receiver (column), in"), this));
+  metric_box_->addItem(tr("operations"), int(PartnerMetric::Messages));
+  selectors->addWidget(new QLabel(tr("Traffic between ranks, sender (row) to receiver (column):"), this));
+  selectors->addWidget(kind_box_);
+  selectors->addWidget(new QLabel(tr("in"), this));
   selectors->addWidget(metric_box_);
   selectors->addStretch(1);
   layout->addLayout(selectors);
+  note_ = new QLabel(this);
+  note_->setWordWrap(true);
+  layout->addWidget(note_);
   heat_map_ = new HeatMap(model_, this);
   layout->addWidget(heat_map_, 1);
   connect(metric_box_, &QComboBox::currentIndexChanged, this,
           [this] { set_metric(static_cast<PartnerMetric>(metric_box_->currentData().toInt())); });
+  connect(kind_box_, &QComboBox::currentIndexChanged, this, [this] {
+    if (kind_box_->currentIndex() >= 0)
+      set_kind(static_cast<analysis::TrafficKind>(kind_box_->currentData().toInt()));
+  });
 }
 
 void PartnerMatrixView::set_database(const std::shared_ptr<const LoadedDatabase>& database) {
-  model_.set_traffic(static_cast<int>(database->report.ranks.size()), database->report.partners);
+  database_ = database;
+  // The kinds this run has, the one with the most bytes first shown.
+  std::map<analysis::TrafficKind, double> bytes;
+  for (const auto& cell : database->partner_traffic)
+    bytes[cell.kind] += cell.bytes;
+  auto busiest = analysis::TrafficKind::MpiPointToPoint;
+  for (const auto& [kind, total] : bytes)
+    if (total > bytes[busiest])
+      busiest = kind;
+  const QSignalBlocker blocker(kind_box_);
+  kind_box_->clear();
+  for (const auto kind : {analysis::TrafficKind::MpiPointToPoint, analysis::TrafficKind::NcclPointToPoint,
+                          analysis::TrafficKind::NcclCollective})
+    if (bytes.contains(kind) || kind == analysis::TrafficKind::MpiPointToPoint)
+      kind_box_->addItem(kind_name(kind), int(kind));
+  set_kind(busiest);
+}
+
+void PartnerMatrixView::set_kind(analysis::TrafficKind kind) {
+  if (!database_)
+    return;
+  model_.set_traffic(static_cast<int>(database_->report.ranks.size()), database_->partner_traffic, kind);
+  {
+    const QSignalBlocker blocker(kind_box_);
+    kind_box_->setCurrentIndex(kind_box_->findData(int(kind)));
+  }
+  note_->setText(kind_note(kind));
   heat_map_->update();
 }
 
@@ -120,6 +187,17 @@ void PartnerMatrixView::set_metric(PartnerMetric metric) {
   model_.set_metric(metric);
   metric_box_->setCurrentIndex(metric_box_->findData(int(metric)));
   heat_map_->update();
+}
+
+QStringList PartnerMatrixView::kinds() const {
+  QStringList names;
+  for (int index = 0; index < kind_box_->count(); ++index)
+    names << kind_box_->itemText(index);
+  return names;
+}
+
+QString PartnerMatrixView::note() const {
+  return note_->text();
 }
 
 } // namespace commlens::viewer

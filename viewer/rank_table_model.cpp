@@ -5,9 +5,11 @@
 
 namespace commlens::viewer {
 
-void RankTableModel::set_ranks(std::vector<analysis::RankTime> ranks) {
+void RankTableModel::set_ranks(std::vector<analysis::RankTime> ranks,
+                               std::map<int, viewer::CommunicationTime> split) {
   beginResetModel();
   ranks_ = std::move(ranks);
+  split_ = std::move(split);
   endResetModel();
 }
 
@@ -24,6 +26,11 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
     return {};
   const auto& rank = ranks_[static_cast<std::size_t>(index.row())];
   const bool raw = role == kRawValueRole;
+  const auto found = split_.find(rank.rank);
+  const auto split = found == split_.end() ? viewer::CommunicationTime{} : found->second;
+  const auto duration = [raw](std::int64_t ns) {
+    return raw ? QVariant::fromValue<qlonglong>(ns) : QVariant(format_duration(ns));
+  };
   switch (index.column()) {
   case Rank:
     return rank.rank;
@@ -31,9 +38,15 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
     return QString::fromStdString(rank.host);
   case Calls:
     return raw ? QVariant::fromValue<qulonglong>(rank.calls) : QVariant(format_count(rank.calls));
+  case CommunicationTime:
+    return duration(rank.mpi_ns);
   case MpiTime:
-    return raw ? QVariant::fromValue<qlonglong>(rank.mpi_ns) : QVariant(format_duration(rank.mpi_ns));
-  case MpiShare:
+    return duration(split.mpi_ns);
+  case NcclTime:
+    return duration(split.nccl_ns);
+  case SetupTime:
+    return duration(split.setup_ns());
+  case CommunicationShare:
     if (!rank.mpi_share)
       return raw ? QVariant() : QVariant(tr("unknown (not finalized)"));
     return raw ? QVariant(*rank.mpi_share)
@@ -51,9 +64,10 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
 QVariant RankTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
     return {};
-  static const QStringList kHeaders = {tr("Rank"),        tr("Host"),         tr("Calls"),
-                                       tr("Time in MPI"), tr("Share of run"), tr("Dropped events"),
-                                       tr("Finalized")};
+  static const QStringList kHeaders = {
+      tr("Rank"),           tr("Host"),      tr("Calls"),      tr("In MPI and NCCL calls"),
+      tr("Share of run"),   tr("MPI calls"), tr("NCCL calls"), tr("of them set-up"),
+      tr("Dropped events"), tr("Finalized")};
   return kHeaders.value(section);
 }
 

@@ -1,5 +1,9 @@
 #pragma once
-// Time in MPI per rank with its share of the application's time, calls and dropped events.
+// Per rank: its calls, its wall time inside MPI and NCCL calls with that time's share of the
+// application's, the MPI and NCCL calls' own times and how much of both was set-up
+// (communication_time.hpp), dropped events.
+#include "communication_time.hpp"
+
 #include "commlens/analysis/report.hpp"
 
 #include <QAbstractTableModel>
@@ -9,10 +13,22 @@ namespace commlens::viewer {
 class RankTableModel : public QAbstractTableModel {
   Q_OBJECT
 public:
-  enum Column { Rank, Host, Calls, MpiTime, MpiShare, Dropped, Finalized, ColumnCount };
+  enum Column {
+    Rank,
+    Host,
+    Calls,
+    CommunicationTime,
+    CommunicationShare,
+    MpiTime,
+    NcclTime,
+    SetupTime,
+    Dropped,
+    Finalized,
+    ColumnCount
+  };
 
   using QAbstractTableModel::QAbstractTableModel;
-  void set_ranks(std::vector<analysis::RankTime> ranks);
+  void set_ranks(std::vector<analysis::RankTime> ranks, std::map<int, viewer::CommunicationTime> split = {});
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -21,6 +37,7 @@ public:
 
 private:
   std::vector<analysis::RankTime> ranks_;
+  std::map<int, viewer::CommunicationTime> split_;
 };
 
 } // namespace commlens::viewer

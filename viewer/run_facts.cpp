@@ -36,7 +36,11 @@ QString run_value(const RunTable& run, std::string_view key) {
 QString collectors_line(const RunTable& run) {
   QStringList parts;
   const auto mode = run_value(run, "mode");
-  parts << (mode.isEmpty() ? tr("MPI calls") : tr("MPI calls (%1)").arg(mode));
+  // A PyTorch job under torchrun never initialises MPI: its first NCCL call starts the profiler.
+  const auto calls = run_value(run, "mpi_library_version").startsWith(QLatin1String("MPI not initialised"))
+                         ? tr("NCCL calls, MPI not initialised")
+                         : tr("MPI calls");
+  parts << (mode.isEmpty() ? calls : tr("%1 (%2)").arg(calls, mode));
   if (!run_value(run, "mpit_sampling").isEmpty()) {
     const auto sampling = run_value(run, "mpit_sampling");
     parts << tr("MPI_T %1")

@@ -2,6 +2,7 @@
 
 #include "compare_view.hpp"
 #include "main_window.hpp"
+#include "summary_view.hpp"
 #include "timeline_view.hpp"
 
 #include <QApplication>
@@ -48,6 +49,8 @@ QString prepare_screenshot(MainWindow& window, const ScreenshotRequest& request)
   } else if (request.view == QLatin1String("compare")) {
     window.compare()->wait_for_implementations(); // an A/B run compares its implementations
   }
+  if (request.view == QLatin1String("summary"))
+    window.summary()->wait_for_findings();
   QApplication::processEvents();
   // Only the timeline waits for its calls: the other views are complete once loaded, and the
   // fetch of the whole trace's window would only delay them.

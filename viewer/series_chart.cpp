@@ -88,7 +88,7 @@ void SeriesChart::paintEvent(QPaintEvent*) {
   painter.setPen(Qt::gray);
   painter.drawLine(plot.bottomLeft(), plot.bottomRight());
   painter.drawLine(plot.bottomLeft(), plot.topLeft());
-  int legend_x = plot.left() + 8;
+  int legend_x = plot.left() + 8, legend_y = plot.top() + 4;
   for (const auto& line : series_) {
     QPainterPath path;
     const double step =
@@ -101,12 +101,17 @@ void SeriesChart::paintEvent(QPaintEvent*) {
       else
         path.lineTo(point);
     }
-    painter.setPen(QPen(line.color, 2));
+    painter.setPen(QPen(line.color, 2, line.style));
     painter.drawPath(path);
-    painter.fillRect(legend_x, plot.top() + 4, 10, 10, line.color);
+    const int entry_width = 28 + fontMetrics().horizontalAdvance(line.name);
+    if (legend_x > plot.left() + 8 && legend_x + entry_width > plot.right()) { // wrap the legend
+      legend_x = plot.left() + 8;
+      legend_y += 16;
+    }
+    painter.drawLine(legend_x, legend_y + 5, legend_x + 10, legend_y + 5);
     painter.setPen(Qt::black);
-    painter.drawText(legend_x + 14, plot.top() + 13, line.name);
-    legend_x += 28 + fontMetrics().horizontalAdvance(line.name);
+    painter.drawText(legend_x + 14, legend_y + 9, line.name);
+    legend_x += entry_width;
   }
 }
 

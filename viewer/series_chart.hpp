@@ -11,7 +11,8 @@ namespace commlens::viewer {
 struct Series {
   QString name;
   QColor color;
-  std::vector<double> values; // one per slice of equal width
+  std::vector<double> values;         // one per slice of equal width
+  Qt::PenStyle style = Qt::SolidLine; // tells apart series that share a colour
 };
 
 class SeriesChart : public QWidget {

@@ -1,11 +1,13 @@
 #include "steps_view.hpp"
 
 #include "format.hpp"
+#include "steps_gpu.hpp"
 #include "summary_charts.hpp"
 
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -44,26 +46,16 @@ std::int64_t median_ns(std::vector<double> values) {
   return static_cast<std::int64_t>(*middle);
 }
 
-// Where the GPU's time went in the steps whose kernels were recorded, and the NCCL calls' GPU time
-// (training_steps.hpp), as a line under the step summary; empty without either.
-QString gpu_line(const analysis::TrainingSteps& steps) {
-  QStringList parts;
-  if (steps.median_nccl_gpu_ns > 0)
-    parts << QObject::tr("NCCL calls on the GPU %1 per step").arg(format_duration(steps.median_nccl_gpu_ns));
-  if (!steps.gpu_steps.empty()) {
-    const auto communication = steps.median_gpu_communication_ns;
-    parts
-        << QObject::tr("GPU in steps %1: compute %2, communication %3 (%4 % overlapped), exposed %5, idle %6")
-               .arg(QString::fromStdString(steps.gpu_steps), format_duration(steps.median_gpu_compute_ns),
-                    format_duration(communication))
-               .arg(communication > 0 ? 100.0 * double(steps.median_gpu_overlapped_ns) / double(communication)
-                                      : 0.0,
-                    0, 'f', 0)
-               .arg(format_duration(steps.median_gpu_exposed_ns), format_duration(steps.median_gpu_idle_ns));
-  } else if (!steps.gpu_absent.empty()) {
-    parts << QObject::tr("GPU breakdown: %1").arg(QString::fromStdString(steps.gpu_absent).toHtmlEscaped());
-  }
-  return parts.isEmpty() ? QString() : QStringLiteral("<br>") + parts.join(QStringLiteral(" &middot; "));
+QStringList headers_of(const QTableWidget& table) {
+  QStringList headers;
+  for (int column = 0; column < table.columnCount(); ++column)
+    headers << table.horizontalHeaderItem(column)->text();
+  return headers;
+}
+
+QString cell_of(const QTableWidget& table, int row, int column) {
+  const auto* item = table.item(row, column);
+  return item ? item->text() : QString();
 }
 
 } // namespace
@@ -75,27 +67,56 @@ StepsView::StepsView(QWidget* parent) : QWidget(parent) {
   status_->setTextFormat(Qt::RichText);
   layout->addWidget(status_);
   auto* splitter = new QSplitter(Qt::Vertical, this);
-  chart_ = new BarChart(splitter);
+  auto* charts = new QSplitter(Qt::Horizontal, splitter);
+  chart_ = new BarChart(charts);
   chart_->set_orientation(Qt::Vertical); // steps as columns, in the order they ran
-  table_ = new QTableWidget(splitter);
-  table_->verticalHeader()->hide();
-  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  splitter->addWidget(chart_);
-  splitter->addWidget(table_);
+  gpu_chart_ = new BarChart(charts);
+  gpu_chart_->set_orientation(Qt::Vertical);
+  charts->addWidget(chart_);
+  charts->addWidget(gpu_chart_);
+  tables_ = new QTabWidget(splitter);
+  table_ = new QTableWidget(tables_);
+  gpu_table_ = new QTableWidget(tables_);
+  for (auto* table : {table_, gpu_table_}) {
+    table->verticalHeader()->hide();
+    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  }
+  tables_->addTab(table_, tr("Steps"));
+  tables_->addTab(gpu_table_, tr("GPU per step"));
+  splitter->addWidget(charts);
+  splitter->addWidget(tables_);
   splitter->setStretchFactor(0, 3);
   splitter->setStretchFactor(1, 1);
   layout->addWidget(splitter, 1);
 }
 
 void StepsView::set_database(const std::shared_ptr<const LoadedDatabase>& database) {
-  table_->clear();
-  table_->setRowCount(0);
-  table_->setColumnCount(0);
+  for (auto* table : {table_, gpu_table_}) {
+    table->clear();
+    table->setRowCount(0);
+    table->setColumnCount(0);
+  }
   from_ranges_ = !database->range_steps.empty();
   if (from_ranges_)
     show_range_steps(*database);
   else
     show_phase_steps(*database);
+  show_gpu(database->report.training_steps);
+}
+
+void StepsView::show_gpu(const analysis::TrainingSteps& steps) {
+  auto breakdown = gpu_breakdown_bars(steps);
+  const bool shown = !breakdown.empty() || !nccl_gpu_bars(steps).empty();
+  gpu_chart_->setVisible(shown);
+  tables_->setTabVisible(1, shown);
+  if (!breakdown.empty())
+    gpu_chart_->set_bars(tr("GPU per step, from the kernels recorded in steps %1 (mean over ranks)")
+                             .arg(QString::fromStdString(steps.gpu_steps)),
+                         std::move(breakdown), ValueUnit::Nanoseconds);
+  else if (shown)
+    gpu_chart_->set_bars(tr("NCCL calls on the GPU per step (CUDA events; kernels not recorded)"),
+                         nccl_gpu_bars(steps), ValueUnit::Nanoseconds);
+  fill(gpu_table_, gpu_table_headers(steps), gpu_table_rows(steps));
 }
 
 void StepsView::show_range_steps(const LoadedDatabase& database) {
@@ -127,7 +148,7 @@ void StepsView::show_range_steps(const LoadedDatabase& database) {
           .arg(steps.size())
           .arg(steps.front().ranks)
           .arg(format_duration(median_ns(durations)), shares.join(QStringLiteral(", "))) +
-      gpu_line(database.report.training_steps));
+      gpu_summary_line(database.report.training_steps));
   chart_->set_bars(tr("Time per training step, per rank (mean over ranks)"), std::move(bars),
                    ValueUnit::Nanoseconds);
 
@@ -166,13 +187,13 @@ void StepsView::show_phase_steps(const LoadedDatabase& database) {
           .arg(steps.steps.front().ranks)
           .arg(format_duration(steps.median_ns), format_duration(steps.p25_ns), format_duration(steps.p75_ns))
           .arg(100.0 * steps.mpi_share, 0, 'f', 1) +
-      gpu_line(steps));
+      gpu_summary_line(steps));
   // Per step and rank: each function's time, then the rest of the step outside MPI.
   const auto named = busiest_function_names(database, kFunctionsNamed);
   std::vector<Bar> bars;
   for (const auto& step : steps.steps) {
-    auto bar = function_split_bar(tr("step %1").arg(step.phase), database.phase_function_times, step.phase,
-                                  named, std::max(step.ranks, 1));
+    auto bar = function_split_bar(database.phase_names.name(step.phase), database.phase_function_times,
+                                  step.phase, named, std::max(step.ranks, 1));
     const double outside = static_cast<double>(step.duration_ns - step.mpi_ns);
     if (outside > 0)
       bar.segments.insert(bar.segments.begin(),
@@ -194,17 +215,21 @@ void StepsView::show_phase_steps(const LoadedDatabase& database) {
 }
 
 void StepsView::fill_table(const QStringList& headers, const std::vector<QStringList>& rows) {
-  table_->setColumnCount(static_cast<int>(headers.size()));
-  table_->setHorizontalHeaderLabels(headers);
-  table_->setRowCount(static_cast<int>(rows.size()));
-  for (int row = 0; const auto& cells : rows) {
-    for (int column = 0; column < cells.size(); ++column)
-      table_->setItem(row, column, new QTableWidgetItem(cells[column]));
-    ++row;
-  }
-  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  fill(table_, headers, rows);
   if (!from_ranges_)
     table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+}
+
+void StepsView::fill(QTableWidget* table, const QStringList& headers, const std::vector<QStringList>& rows) {
+  table->setColumnCount(static_cast<int>(headers.size()));
+  table->setHorizontalHeaderLabels(headers);
+  table->setRowCount(static_cast<int>(rows.size()));
+  for (int row = 0; const auto& cells : rows) {
+    for (int column = 0; column < cells.size(); ++column)
+      table->setItem(row, column, new QTableWidgetItem(cells[column]));
+    ++row;
+  }
+  table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
 }
 
 QString StepsView::status() const {
@@ -216,15 +241,19 @@ int StepsView::function_rows() const {
 }
 
 QStringList StepsView::headers() const {
-  QStringList headers;
-  for (int column = 0; column < table_->columnCount(); ++column)
-    headers << table_->horizontalHeaderItem(column)->text();
-  return headers;
+  return headers_of(*table_);
 }
 
 QString StepsView::cell(int row, int column) const {
-  const auto* item = table_->item(row, column);
-  return item ? item->text() : QString();
+  return cell_of(*table_, row, column);
+}
+
+QStringList StepsView::gpu_headers() const {
+  return headers_of(*gpu_table_);
+}
+
+QString StepsView::gpu_cell(int row, int column) const {
+  return cell_of(*gpu_table_, row, column);
 }
 
 } // namespace commlens::viewer

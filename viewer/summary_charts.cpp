@@ -1,7 +1,6 @@
 #include "summary_charts.hpp"
 
-#include "function_colors.hpp"
-#include "timeline_annotations.hpp"
+#include "palette.hpp"
 
 #include <QCoreApplication>
 
@@ -69,7 +68,7 @@ std::vector<Bar> top_function_bars(const LoadedDatabase& database, int shown) {
 std::vector<Bar> copy_path_bars(const LoadedDatabase& database) {
   std::map<std::string, double> bytes_per_path;
   for (const auto& usage : database.copy_paths)
-    bytes_per_path[usage.path] += static_cast<double>(usage.bytes);
+    bytes_per_path[usage.route.path] += static_cast<double>(usage.bytes);
   std::vector<Bar> bars;
   for (const auto& [path, bytes] : bytes_per_path) {
     const auto name = QString::fromStdString(path);

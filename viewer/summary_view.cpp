@@ -1,9 +1,13 @@
 #include "summary_view.hpp"
 
+#include "communication_time.hpp"
 #include "format.hpp"
 #include "run_facts.hpp"
 #include "summary_charts.hpp"
 
+#include "commlens/analysis/errors.hpp"
+
+#include <QCoreApplication>
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
@@ -12,9 +16,27 @@
 #include <QTableWidget>
 #include <QTreeWidget>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 
 namespace commlens::viewer {
 namespace {
+
+// Where a finding's items keep the index of its place in the trace (places_).
+constexpr int kPlaceRole = Qt::UserRole;
+
+// "Timeline: 150 ms on ranks 1 and 0, MPI_Recv highlighted (double-click to show)"
+QString place_text(const analysis::TimelinePlace& place) {
+  QStringList ranks;
+  for (const int rank : place.ranks)
+    ranks << QString::number(rank);
+  auto text = place.end_ns > place.start_ns ? format_duration(place.end_ns - place.start_ns)
+                                            : QObject::tr("the whole run");
+  if (!ranks.isEmpty())
+    text += QObject::tr(" on rank%1 %2").arg(ranks.size() > 1 ? "s" : "", ranks.join(QObject::tr(" and ")));
+  if (!place.function.empty())
+    text += QObject::tr(", %1 highlighted").arg(QString::fromStdString(place.function));
+  return QObject::tr("Timeline: %1 (double-click to show)").arg(text);
+}
 
 // Numbers sit next to their headers: columns fit their contents, the spare width stays at the right.
 void fit_columns(QHeaderView* header) {
@@ -30,6 +52,19 @@ QTableView* make_table(QAbstractItemModel* model, QWidget* parent) {
   table->setSelectionBehavior(QAbstractItemView::SelectRows);
   table->setAlternatingRowColors(true);
   return table;
+}
+
+// The findings of a loaded run, on a pool thread with its own connection (the loaded one belongs
+// to the UI thread).
+FoundFindings find_in(const std::shared_ptr<const LoadedDatabase>& loaded) {
+  FoundFindings found;
+  try {
+    const analysis::Database database(loaded->path);
+    found.section = analysis::build_findings(database, loaded->report);
+  } catch (const analysis::AnalysisError& error) {
+    found.error = QString::fromStdString(error.what());
+  }
+  return found;
 }
 
 } // namespace
@@ -58,7 +93,8 @@ SummaryView::SummaryView(QWidget* parent) : QWidget(parent), functions_(this), r
   run_table_->horizontalHeader()->setStretchLastSection(true);
   run_table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   auto* tables = new QTabWidget(this);
-  tables->addTab(make_table(&ranks_, tables), tr("Ranks"));
+  rank_table_ = make_table(&ranks_, tables);
+  tables->addTab(rank_table_, tr("Ranks"));
   tables->addTab(make_table(&functions_, tables), tr("Functions, most time first"));
   tables->addTab(run_table_, tr("Run"));
 
@@ -77,11 +113,22 @@ SummaryView::SummaryView(QWidget* parent) : QWidget(parent), functions_(this), r
   splitter->addWidget(tables);
   splitter->setSizes({140, 380, 300}); // a few findings, ten bars of the functions chart, the tables
   layout->addWidget(splitter, 1);
+  connect(&findings_watcher_, &QFutureWatcher<FoundFindings>::finished, this, [this] {
+    if (findings_watcher_.future().resultCount() > 0)
+      show_findings(findings_watcher_.future().result());
+  });
+  connect(findings_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
+    const auto place = item->data(0, kPlaceRole);
+    if (place.isValid())
+      emit timeline_place_chosen(places_.at(place.toULongLong()));
+  });
 }
 
 void SummaryView::set_database(std::shared_ptr<const LoadedDatabase> database) {
   const auto& report = database->report;
-  ranks_.set_ranks(report.ranks);
+  const auto communication = run_communication_time(*database);
+  ranks_.set_ranks(report.ranks, rank_communication_times(*database));
+  rank_table_->setColumnHidden(RankTableModel::NcclTime, communication.nccl_calls == 0);
   functions_.set_functions(report.functions);
   run_table_->setRowCount(static_cast<int>(report.run.size()));
   for (int row = 0; const auto& [key, value] : report.run) {
@@ -89,35 +136,51 @@ void SummaryView::set_database(std::shared_ptr<const LoadedDatabase> database) {
     run_table_->setItem(row, 1, new QTableWidgetItem(QString::fromStdString(value)));
     ++row;
   }
-  rank_chart_->set_bars(tr("Time in MPI per rank, by function"), rank_time_bars(*database),
-                        ValueUnit::Nanoseconds, tr("No rank made MPI calls."));
+  rank_chart_->set_bars(tr("Time in MPI and NCCL calls per rank, by function"), rank_time_bars(*database),
+                        ValueUnit::Nanoseconds, tr("No rank made MPI or NCCL calls."));
   function_chart_->set_bars(tr("Functions with the most time"), top_function_bars(*database),
-                            ValueUnit::Nanoseconds, tr("No MPI calls."));
-  const auto& cuda = report.cuda_copies;
-  copy_chart_->set_bars(tr("Bytes copied per CUDA path"), copy_path_bars(*database), ValueUnit::Bytes,
-                        cuda.absent.empty() ? tr("The run made no CUDA copies.") : absence_text(cuda.absent));
+                            ValueUnit::Nanoseconds, tr("No MPI or NCCL calls."));
+  // A run without CUDA copies (every CPU run) gives the other charts the width.
+  copy_chart_->setVisible(!database->copy_paths.empty());
+  copy_chart_->set_bars(tr("Bytes copied per CUDA path"), copy_path_bars(*database), ValueUnit::Bytes);
 
-  show_findings(report.findings);
+  // A search of the run before may still run: its result is not shown (setFuture lets it go).
+  findings_->clear();
+  places_.clear();
+  new QTreeWidgetItem(findings_, {tr("Looking for findings: the wait states read the whole trace...")});
+  findings_watcher_.setFuture(QtConcurrent::run(find_in, database));
   collectors_ = collectors_line(report.run);
   std::uint64_t calls = 0;
-  std::int64_t mpi_ns = 0;
-  for (const auto& rank : report.ranks) {
+  for (const auto& rank : report.ranks)
     calls += rank.calls;
-    mpi_ns += rank.mpi_ns;
-  }
   headline_->setText(
-      tr("<b>%1</b> &middot; schema v%2<br>collectors: %3<br>%4 ranks &middot; %5 calls &middot; %6 in MPI "
-         "(summed over ranks) &middot; %7 dropped events &middot; %8 uncounted (summary overflow)")
+      tr("<b>%1</b> &middot; schema v%2<br>collectors: %3<br>%4 ranks &middot; %5 calls &middot; time in "
+         "communication, summed over ranks: %6<br>%7 dropped events &middot; %8 uncounted (summary overflow)")
           .arg(QString::fromStdString(report.database_path).toHtmlEscaped())
           .arg(report.schema_version)
           .arg(collectors_.toHtmlEscaped())
           .arg(report.ranks.size())
-          .arg(format_count(calls), format_duration(mpi_ns), format_count(report.dropped_events),
-               format_count(report.summary_overflow)));
+          .arg(format_count(calls), communication_text(communication).toHtmlEscaped(),
+               format_count(report.dropped_events), format_count(report.summary_overflow)));
 }
 
-void SummaryView::show_findings(const analysis::FindingsSection& section) {
+SummaryView::~SummaryView() {
+  findings_watcher_.waitForFinished();
+}
+
+void SummaryView::wait_for_findings() {
+  findings_watcher_.waitForFinished();
+  QCoreApplication::processEvents(); // delivers the finished signal
+}
+
+void SummaryView::show_findings(const FoundFindings& found) {
   findings_->clear();
+  places_.clear();
+  if (!found.error.isEmpty()) {
+    new QTreeWidgetItem(findings_, {tr("Findings could not be found: %1").arg(found.error)});
+    return;
+  }
+  const auto& section = found.section;
   const auto text = [](const std::string& value) { return QString::fromStdString(value); };
   for (std::size_t index = 0; index < section.findings.size(); ++index) {
     const auto& finding = section.findings[index];
@@ -133,6 +196,15 @@ void SummaryView::show_findings(const analysis::FindingsSection& section) {
     };
     for (const auto& line : finding.evidence)
       detail(tr("Evidence"), line);
+    if (finding.timeline) {
+      // The finding and its timeline line both open the place, which the tooltip says.
+      auto* line = new QTreeWidgetItem(item, {place_text(*finding.timeline)});
+      for (auto* opening : {item, line})
+        opening->setData(0, kPlaceRole, QVariant::fromValue(places_.size()));
+      item->setToolTip(
+          0, tr("%1\nDouble-click to show its evidence in the timeline.").arg(text(finding.advice)));
+      places_.push_back(*finding.timeline);
+    }
     detail(tr("See"), finding.view);
     detail(tr("Try"), finding.advice);
     detail(tr("Query"), finding.query);

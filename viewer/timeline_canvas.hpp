@@ -1,18 +1,23 @@
 #pragma once
-// The drawing surface of the timeline: a time ruler and the rows of timeline_rows.hpp: per rank its
-// NVTX ranges and phases, one lane per thread with its calls coloured by function, its CUDA copies. Calls
-// narrower than a pixel arrive merged into bins (see analysis/timeline.hpp), so painting costs the same at
-// any zoom. Wheel zooms around the cursor, dragging pans, hovering shows a call's arguments, clicking selects
-// it. Call lanes share the height; clicking a rank's name collapses or expands its rows, dragging the
-// lower edge of a rank's lanes or Ctrl+wheel over them makes them taller or shorter. Keys as in
-// Perfetto: W/S zoom in/out around the centre, A/D pan left/right. Calls the GPU runtime ran are
-// hatched and calls of the host-staged baseline outlined, so an A/B run shows which was which. NCCL
-// calls (nccl:*) are drawn on the lanes like MPI calls in a colour family of their own; a dashed line
-// joins a call to each kernel it launched on the rank's kernel row (timeline_kernel_links.cpp).
+// The drawing surface of the timeline: a time ruler, a band of phases across ranks (training steps
+// named as the Steps view names them) and the rows of timeline_rows.hpp: per rank its NVTX ranges
+// and phases, one lane per thread with its calls coloured by family (palette.hpp), its CUDA
+// synchronisation calls and a lane per CUDA stream with the kernels, copies, memsets and NCCL
+// calls' GPU time there. Calls narrower than a pixel arrive merged into bins (see
+// analysis/timeline.hpp), so painting costs the same at any zoom. A training run opens on its steady
+// steps, the set-up folded to a chip at the band's left that shows it when clicked; double-clicking
+// a phase shows all of it. Wheel zooms around the cursor, dragging pans, hovering shows a call's
+// arguments, clicking selects it. Call lanes share the height; clicking a rank's name collapses or
+// expands its rows, dragging the lower edge of a rank's lanes or Ctrl+wheel over them makes them
+// taller or shorter. Keys as in Perfetto: W/S zoom in/out around the centre, A/D pan left/right.
+// Calls the GPU runtime ran are hatched and calls of the host-staged baseline outlined, so an A/B
+// run shows which was which. A dashed line joins a call to each kernel it launched and to its time
+// on the GPU (timeline_kernel_links.cpp).
 #include "loaded_database.hpp"
 #include "timeline_annotations.hpp"
 #include "timeline_fetcher.hpp"
 #include "timeline_rows.hpp"
+#include "timeline_streams.hpp"
 #include "timeline_viewport.hpp"
 
 #include <QWidget>
@@ -32,7 +37,8 @@ ImplementationStyle implementation_style(const QString& implementation_name);
 class TimelineCanvas : public QWidget {
   Q_OBJECT
 public:
-  static constexpr int kGutterWidth = 76, kRulerHeight = 24, kPhaseBandHeight = 18;
+  static constexpr int kGutterWidth = 84, kRulerHeight = 24, kPhaseBandHeight = 18,
+                       kMinimumCanvasHeight = 200;
 
   explicit TimelineCanvas(QWidget* parent = nullptr);
   void set_database(std::shared_ptr<const LoadedDatabase> database);
@@ -58,7 +64,7 @@ public:
   // The lines drawn from each message's send to its receive's completion, in widget pixels.
   std::vector<QLineF> message_lines() const;
   // The dashed lines from each call drawn on its own to the kernels it launched (cuda_kernels rows
-  // whose mpi_call_id is the call's), in widget pixels.
+  // whose mpi_call_id is the call's) and to its span on the GPU (device_spans), in widget pixels.
   std::vector<QLineF> kernel_links() const;
   void zoom(double factor, double x);
   void pan(double dx);
@@ -66,6 +72,12 @@ public:
   void show_all();
   // Keeps the zoom and moves the window's middle to `time_ns` (the overview strip's clicks).
   void centre_on(std::int64_t time_ns);
+  // Shows all of a phase over every rank (double-click in the band), or the set-up up to the window's
+  // end (the set-up chip).
+  void show_phase(int phase);
+  void show_setup();
+  // Where the folded set-up is drawn in the band, while the window starts after it; empty otherwise.
+  std::optional<QRectF> setup_chip() const;
   // Height of the band of MPI_Pcontrol phases under the ruler; 0 when the run has one phase only.
   int phase_band_height() const { return phase_band_ ? kPhaseBandHeight : 0; }
   // Selects the call (not a bin) under `position`; false and no selection when there is none. Over
@@ -74,6 +86,7 @@ public:
   void select(const SelectedCall& selected);
   const std::optional<SelectedCall>& selection() const { return selection_; }
   void highlight_function(std::optional<int> function_id);
+  const std::optional<int>& highlighted_function() const { return highlighted_function_; }
   // Greys every copy but the selection's and shows the span of the selected copies.
   void select_copies(const CopySelection& selection);
   const std::optional<CopySelection>& copy_selection() const { return copy_selection_; }
@@ -94,6 +107,7 @@ protected:
   void mousePressEvent(QMouseEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
   void keyPressEvent(QKeyEvent* event) override;
 
 private:
@@ -101,7 +115,12 @@ private:
   static constexpr double kHitSlackPixels = 2;
 
   void relayout();
+  // Sets the height every row needs (comfortable_height) as the minimum, then lays the rows out.
+  void fit_rows();
   int lanes_top() const; // below the ruler and the phase band
+  // Where the ruler and the phase band are drawn: the top of the part of the canvas its scroll area
+  // shows, so they stay in view while the rows scroll beneath them.
+  int header_top() const;
   void set_rank_weight(int rank, double weight);
   void paint_kernel_links(QPainter& painter) const;
   // Tooltip lines of the call's kernels in the window and of its nccl_calls row; empty without.
@@ -121,6 +140,7 @@ private:
   // The phase under `position` in the band, or null.
   const analysis::PhaseStats* phase_in_band_at(QPoint position) const;
   void paint_row(QPainter& painter, std::size_t row_index) const;
+  QString row_label(const TimelineRow& row) const;
   void paint_lane(QPainter& painter, const TimelineRow& row, const QRect& area) const;
   QColor color_of(int function_id) const;
 

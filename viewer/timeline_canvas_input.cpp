@@ -1,6 +1,7 @@
 // The timeline canvas' input: keys (W/S zoom, A/D pan, as in Perfetto), the wheel (zoom; with Ctrl,
 // a rank's share of the height), dragging (pans, or on a rank's lower edge resizes its lanes),
-// clicks (select a call; on a rank's name fold or unfold it) and hover tooltips. Kept apart from
+// clicks (select a call; on a rank's name fold or unfold it; on the set-up chip show the set-up),
+// double-clicks (on a phase in the band: show all of it) and hover tooltips. Kept apart from
 // the painting in timeline_canvas.cpp.
 #include "timeline_canvas.hpp"
 
@@ -115,13 +116,22 @@ void TimelineCanvas::mouseReleaseEvent(QMouseEvent* event) {
   const auto position = event->position().toPoint();
   if (event->button() == Qt::LeftButton && drag_origin_ && !dragged_) {
     const int row = row_at(position.y());
-    if (position.x() < kGutterWidth && row >= 0)
+    if (const auto chip = setup_chip(); chip && chip->contains(position))
+      show_setup();
+    else if (position.x() < kGutterWidth && row >= 0)
       toggle_collapsed(rows_[static_cast<std::size_t>(row)].rank);
     else
       select_at(position);
   }
   drag_origin_.reset();
   lane_drag_.reset();
+}
+
+void TimelineCanvas::mouseDoubleClickEvent(QMouseEvent* event) {
+  if (const auto* phase = phase_in_band_at(event->position().toPoint()))
+    show_phase(phase->phase);
+  else
+    QWidget::mouseDoubleClickEvent(event);
 }
 
 } // namespace commlens::viewer

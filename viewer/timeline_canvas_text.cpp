@@ -79,26 +79,38 @@ std::vector<const analysis::TimelinePhase*> TimelineCanvas::phases_of(int rank) 
 }
 
 QString TimelineCanvas::describe_annotation_at(QPoint position) const {
+  if (const auto chip = setup_chip(); chip && chip->contains(position))
+    if (const auto setup = database_->phase_names.setup(database_->timeline.end_ns))
+      return tr("<b>set-up</b>, before the first step: %1; click to show it")
+          .arg(format_duration(setup->second - setup->first));
   if (const auto* phase = phase_in_band_at(position))
-    return describe_phase_stats(*phase, database_->report.training_steps, database_->timeline.start_ns);
+    return describe_phase_stats(*phase, database_->phase_names, database_->timeline.start_ns);
   const int row_index = row_at(position.y());
-  if (row_index < 0 || position.x() < kGutterWidth)
+  if (row_index < 0)
     return {};
   const auto& row = rows_[static_cast<std::size_t>(row_index)];
+  if (position.x() < kGutterWidth)
+    return row.kind == TimelineRowKind::Stream ? describe_stream(database_->gpu_streams[row.index])
+                                               : QString();
   const auto& snapshot = fetcher_.snapshot();
   const auto time = viewport_.time_at(position.x() - kGutterWidth);
   const auto slack = static_cast<std::int64_t>(kHitSlackPixels * viewport_.ns_per_pixel());
   const auto origin = database_->timeline.start_ns;
-  if (row.kind == TimelineRowKind::Copies && row.index < snapshot.copies.size()) {
-    const auto* copy = copy_at(snapshot.copies[row.index], time, slack);
-    return copy ? describe_copy(*copy, row.rank, origin) : QString();
-  }
-  if (row.kind == TimelineRowKind::Kernels && row.index < snapshot.kernels.size()) {
-    const auto* kernel = kernel_at(snapshot.kernels[row.index], time, slack);
-    return kernel ? describe_kernel(*kernel, row.rank, origin) : QString();
-  }
-  if (row.kind != TimelineRowKind::Ranges)
+  switch (row.kind) {
+  case TimelineRowKind::Stream:
+    return row.index < snapshot.streams.size()
+               ? describe_stream_at(snapshot.streams[row.index], time, slack, row.rank, *database_)
+               : QString();
+  case TimelineRowKind::Synchronizations:
+    return row.index < snapshot.synchronizations.size()
+               ? describe_synchronization_at(snapshot.synchronizations[row.index], time, slack, row.rank,
+                                             origin)
+               : QString();
+  case TimelineRowKind::Calls:
     return {};
+  case TimelineRowKind::Ranges:
+    break;
+  }
   if (row.index < snapshot.ranges.size()) {
     const auto& ranges = snapshot.ranges[row.index];
     const auto area = row_rect(static_cast<std::size_t>(row_index));
@@ -108,7 +120,7 @@ QString TimelineCanvas::describe_annotation_at(QPoint position) const {
       return describe_range(*range, row.rank, origin);
   }
   const auto* phase = phase_at(phases_of(row.rank), time);
-  return phase ? describe_phase(*phase, origin) : QString();
+  return phase ? describe_phase(*phase, database_->phase_names, origin) : QString();
 }
 
 } // namespace commlens::viewer

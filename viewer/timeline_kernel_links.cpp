@@ -1,12 +1,13 @@
 // The timeline canvas' GPU work per call: the dashed lines from a call (an NCCL call, or an MPI call
-// the GPU runtime ran) down to the kernels it launched on the rank's kernel row, and the tooltip
-// lines that list those kernels and, when the file has the nccl_calls side table, what NCCL said
-// about the call. Kernels belong to a call through cuda_kernels.mpi_call_id.
+// the GPU runtime ran) down to its time on the GPU (device_spans) and to the kernels it launched, on
+// their stream lanes, and the tooltip lines that give that time, list those kernels and, when the
+// file has the nccl_calls side table, say what NCCL said about the call. Kernels belong to a call
+// through cuda_kernels.mpi_call_id, spans through device_spans.call_id.
 #include "timeline_canvas.hpp"
 
 #include "format.hpp"
-#include "function_colors.hpp"
 #include "nccl_call_details.hpp"
+#include "palette.hpp"
 
 #include <QPainter>
 
@@ -22,7 +23,7 @@ constexpr int kKernelsListed = 3; // in a call's tooltip; the rest are counted
 
 std::vector<QLineF> TimelineCanvas::kernel_links() const {
   std::vector<QLineF> lines;
-  if (!database_ || !database_->has_kernels)
+  if (!database_ || database_->gpu_streams.empty())
     return lines;
   const auto& snapshot = fetcher_.snapshot();
   // Per rank: where each call drawn on its own sits (x of its start, bottom of its lane).
@@ -41,15 +42,19 @@ std::vector<QLineF> TimelineCanvas::kernel_links() const {
     const auto& current = rows_[row];
     const auto area = row_rect(row);
     const auto calls = call_feet.find(current.rank);
-    if (current.kind != TimelineRowKind::Kernels || area.height() <= 0 || calls == call_feet.end() ||
-        current.index >= snapshot.kernels.size())
+    if (current.kind != TimelineRowKind::Stream || area.height() <= 0 || calls == call_feet.end() ||
+        current.index >= snapshot.streams.size())
       continue;
-    for (const auto& kernel : snapshot.kernels[current.index]) {
-      const auto call = kernel.mpi_call_id ? calls->second.find(*kernel.mpi_call_id) : calls->second.end();
+    const auto link = [&](std::optional<std::int64_t> call_id, std::int64_t start_ns) {
+      const auto call = call_id ? calls->second.find(*call_id) : calls->second.end();
       if (call != calls->second.end())
-        lines.emplace_back(call->second,
-                           QPointF(kGutterWidth + viewport_.x_of(kernel.start_ns), area.top() + 2));
-    }
+        lines.emplace_back(call->second, QPointF(kGutterWidth + viewport_.x_of(start_ns), area.top() + 2));
+    };
+    const auto& work = snapshot.streams[current.index];
+    for (const auto& span : work.spans)
+      link(span.call_id, span.start_ns);
+    for (const auto& kernel : work.kernels)
+      link(kernel.kernel.mpi_call_id, kernel.kernel.start_ns);
   }
   return lines;
 }
@@ -59,9 +64,9 @@ void TimelineCanvas::paint_kernel_links(QPainter& painter) const {
   if (lines.empty())
     return;
   painter.save();
-  painter.setClipRect(kGutterWidth, kRulerHeight, width() - kGutterWidth, height() - kRulerHeight);
+  painter.setClipRect(kGutterWidth, lanes_top(), width() - kGutterWidth, height() - lanes_top());
   painter.setRenderHint(QPainter::Antialiasing);
-  painter.setPen(QPen(function_color(QStringLiteral("nccl:")).darker(160), 1, Qt::DashLine));
+  painter.setPen(QPen(family_color(CallFamily::Nccl).darker(160), 1, Qt::DashLine));
   for (const auto& line : lines)
     painter.drawLine(line);
   painter.restore();
@@ -69,23 +74,28 @@ void TimelineCanvas::paint_kernel_links(QPainter& painter) const {
 
 QString TimelineCanvas::describe_call_gpu_work(const SelectedCall& selected) const {
   QString text;
-  const auto& kernels = fetcher_.snapshot().kernels;
-  const auto ranks = ranks_of(database_->timeline);
-  const auto rank_index = std::find(ranks.begin(), ranks.end(), selected.lane.rank) - ranks.begin();
-  if (rank_index < static_cast<std::ptrdiff_t>(kernels.size())) {
-    QStringList listed;
-    int launched = 0;
-    for (const auto& kernel : kernels[static_cast<std::size_t>(rank_index)])
-      if (kernel.mpi_call_id == selected.call.id && ++launched <= kKernelsListed)
+  QStringList listed;
+  int launched = 0;
+  for (std::size_t lane = 0; lane < database_->gpu_streams.size(); ++lane) {
+    if (database_->gpu_streams[lane].rank != selected.lane.rank || lane >= fetcher_.snapshot().streams.size())
+      continue;
+    const auto& work = fetcher_.snapshot().streams[lane];
+    for (const auto& span : work.spans)
+      if (span.call_id == selected.call.id)
+        text += tr("<br>on the GPU %1 (from CUDA events on its stream), %2 after the call began")
+                    .arg(format_duration(span.end_ns - span.start_ns),
+                         format_duration(span.start_ns - selected.call.start_ns));
+    for (const auto& item : work.kernels)
+      if (item.kernel.mpi_call_id == selected.call.id && ++launched <= kKernelsListed)
         listed << tr("%1 (%2 on GPU %3)")
-                      .arg(QString::fromStdString(kernel.name).toHtmlEscaped(),
-                           format_duration(kernel.end_ns - kernel.start_ns))
-                      .arg(kernel.device);
-    if (launched > kKernelsListed)
-      listed << tr("%1 more").arg(launched - kKernelsListed);
-    if (launched > 0)
-      text += tr("<br>GPU kernels launched: %1").arg(listed.join(QStringLiteral(", ")));
+                      .arg(item.short_name.toHtmlEscaped(),
+                           format_duration(item.kernel.end_ns - item.kernel.start_ns))
+                      .arg(item.kernel.device);
   }
+  if (launched > kKernelsListed)
+    listed << tr("%1 more").arg(launched - kKernelsListed);
+  if (launched > 0)
+    text += tr("<br>GPU kernels launched: %1").arg(listed.join(QStringLiteral(", ")));
   if (database_->has_nccl_calls)
     text += describe_nccl_call(*database_->database, selected.call.id);
   return text;

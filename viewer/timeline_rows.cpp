@@ -13,7 +13,8 @@ std::vector<int> ranks_of(const analysis::TimelineExtent& extent) {
 }
 
 std::vector<TimelineRow> layout_timeline_rows(const analysis::TimelineExtent& extent, bool with_ranges,
-                                              bool with_kernels) {
+                                              const std::vector<analysis::GpuStream>& streams,
+                                              bool with_synchronizations) {
   std::vector<TimelineRow> rows;
   const auto ranks = ranks_of(extent);
   std::size_t lane = 0;
@@ -23,10 +24,11 @@ std::vector<TimelineRow> layout_timeline_rows(const analysis::TimelineExtent& ex
       rows.push_back({TimelineRowKind::Ranges, rank, rank_index});
     for (; lane < extent.lanes.size() && extent.lanes[lane].rank == rank; ++lane)
       rows.push_back({TimelineRowKind::Calls, rank, lane});
-    if (extent.has_copies)
-      rows.push_back({TimelineRowKind::Copies, rank, rank_index});
-    if (with_kernels)
-      rows.push_back({TimelineRowKind::Kernels, rank, rank_index});
+    if (with_synchronizations)
+      rows.push_back({TimelineRowKind::Synchronizations, rank, rank_index});
+    for (std::size_t stream = 0; stream < streams.size(); ++stream)
+      if (streams[stream].rank == rank)
+        rows.push_back({TimelineRowKind::Stream, rank, stream});
   }
   return rows;
 }
@@ -36,10 +38,11 @@ namespace {
 int fixed_height(TimelineRowKind kind) {
   switch (kind) {
   case TimelineRowKind::Ranges:
-    return 30; // three nesting levels of NVTX ranges
-  case TimelineRowKind::Copies:
-  case TimelineRowKind::Kernels:
-    return 18;
+    return 38; // three nesting levels of NVTX ranges, each tall enough for its name
+  case TimelineRowKind::Synchronizations:
+    return 10;
+  case TimelineRowKind::Stream:
+    return 16;
   case TimelineRowKind::Calls:
     return 0;
   }
@@ -73,20 +76,28 @@ bool shares_height(const TimelineRow& row, const RankSizing& sizing) {
 struct HeightBudget {
   int fixed = 0;
   double weights = 0;
+  int lanes = 0;
 };
 
 HeightBudget height_budget(const std::vector<TimelineRow>& rows, const RankSizing& sizing) {
   HeightBudget budget;
   for (const auto& row : rows) {
-    if (shares_height(row, sizing))
+    if (shares_height(row, sizing)) {
       budget.weights += sizing.weight(row.rank);
-    else
+      ++budget.lanes;
+    } else {
       budget.fixed += height_of_fixed(row, sizing);
+    }
   }
   return budget;
 }
 
 } // namespace
+
+int comfortable_height(const std::vector<TimelineRow>& rows, const RankSizing& sizing) {
+  const auto budget = height_budget(rows, sizing);
+  return budget.fixed + budget.lanes * kComfortableLaneHeight;
+}
 
 std::vector<int> row_tops(const std::vector<TimelineRow>& rows, int top, int height,
                           const RankSizing& sizing) {

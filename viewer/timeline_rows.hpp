@@ -1,8 +1,11 @@
 #pragma once
-// The rows of the timeline, top to bottom: per rank, an annotation row (NVTX ranges and
-// MPI_Pcontrol phases) above the rank's call lanes (one per thread), a CUDA copy row beneath them
-// and a kernel row beneath that. Annotation, copy and kernel rows appear only when the database has
-// something to put in them. Call lanes share the height the fixed-height rows leave.
+// The rows of the timeline, top to bottom: per rank, an annotation row (NVTX ranges and phases)
+// above the rank's call lanes (one per thread), a row of the host's CUDA synchronisation calls
+// beneath them, and one lane per CUDA stream of the rank's GPU (kernels, copies, memsets and the
+// NCCL calls' time on the GPU, gpu_streams.hpp). Annotation, synchronisation and stream rows appear
+// only when the database has something to put in them. Call lanes share the height the
+// fixed-height rows leave.
+#include "commlens/analysis/gpu_streams.hpp"
 #include "commlens/analysis/timeline.hpp"
 
 #include <map>
@@ -10,22 +13,24 @@
 
 namespace commlens::viewer {
 
-enum class TimelineRowKind { Ranges, Calls, Copies, Kernels };
+enum class TimelineRowKind { Ranges, Calls, Synchronizations, Stream };
 
 struct TimelineRow {
   TimelineRowKind kind = TimelineRowKind::Calls;
   int rank = 0;
-  // Calls: index into TimelineExtent::lanes; Ranges, Copies, Kernels: index into ranks_of(extent).
+  // Calls: index into TimelineExtent::lanes; Ranges, Synchronizations: index into ranks_of(extent);
+  // Stream: index into the GPU streams.
   std::size_t index = 0;
 };
 
-// Ranks with traced calls, ascending (the order of the fetcher's per-rank copies and ranges).
+// Ranks with traced calls, ascending (the order of the fetcher's per-rank ranges and waits).
 std::vector<int> ranks_of(const analysis::TimelineExtent& extent);
 
-// `with_ranges`: give each rank an annotation row (there are NVTX ranges or Pcontrol phases);
-// `with_kernels`: a kernel row (cuda_kernels has rows).
+// `with_ranges`: give each rank an annotation row (there are NVTX ranges or phases);
+// `with_synchronizations`: a row of CUDA synchronisation calls; `streams`: a lane per stream.
 std::vector<TimelineRow> layout_timeline_rows(const analysis::TimelineExtent& extent, bool with_ranges,
-                                              bool with_kernels = false);
+                                              const std::vector<analysis::GpuStream>& streams = {},
+                                              bool with_synchronizations = false);
 
 // How the user sized the ranks: folded ones, and the others' share of the height (1 unless set).
 struct RankSizing {
@@ -35,11 +40,15 @@ struct RankSizing {
   double weight(int rank) const;
 };
 
-// Heights of the rows in `height` pixels: annotation, copy and kernel rows have fixed heights, call
-// lanes share what is left in proportion to their rank's weight (at least kMinimumLaneHeight each).
+// Heights of the rows in `height` pixels: annotation, synchronisation and stream rows have fixed
+// heights, call lanes share what is left in proportion to their rank's weight (at least
+// kMinimumLaneHeight each).
 // The rows of a collapsed rank shrink to one thin strip per lane. Returns each row's top, and the
 // bottom of the last row.
-inline constexpr int kMinimumLaneHeight = 8, kCollapsedLaneHeight = 6;
+inline constexpr int kMinimumLaneHeight = 8, kCollapsedLaneHeight = 6, kComfortableLaneHeight = 24;
+// The height at which every row is readable: the fixed rows, and each call lane of an expanded
+// rank kComfortableLaneHeight high. The canvas grows to it, in a scroll area, when the window is lower.
+int comfortable_height(const std::vector<TimelineRow>& rows, const RankSizing& sizing);
 std::vector<int> row_tops(const std::vector<TimelineRow>& rows, int top, int height,
                           const RankSizing& sizing);
 

@@ -2,6 +2,10 @@
 // over time.
 #include "commlens/analysis/breakdowns.hpp"
 
+#include "commlens/analysis/statement.hpp"
+
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 
@@ -28,36 +32,50 @@ std::vector<GroupFunctionTime> query_function_times(const Database& database, Fu
   return times;
 }
 
+namespace {
+
+// cuda_copies' route columns, in CopyRoute's order: path, link, direction, host memory.
+constexpr std::string_view kRouteColumns =
+    "path, link, copy_kind, CASE WHEN copy_kind LIKE 'Hto%' THEN src_kind WHEN copy_kind LIKE '%toH' THEN "
+    "dst_kind ELSE '' END";
+
+CopyRoute route_at(const Statement& row, int first_column) {
+  return {row.text(first_column), row.optional_text(first_column + 1), row.text(first_column + 2),
+          row.text(first_column + 3)};
+}
+
+} // namespace
+
 std::vector<CopyPathUsage> query_copy_path_usage(const Database& database) {
   std::vector<CopyPathUsage> usage;
   if (!database.has_table("cuda_copies"))
     return usage;
-  auto query = database.prepare(R"sql(
-SELECT path, link, rank, device, COUNT(*), SUM(bytes), SUM(end_ns - start_ns) FROM cuda_copies
-GROUP BY path, link, rank, device ORDER BY path, link, rank, device
-)sql");
+  auto query =
+      database.prepare(fmt::format("SELECT {}, rank, device, COUNT(*), SUM(bytes), SUM(end_ns - start_ns) "
+                                   "FROM cuda_copies GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6",
+                                   kRouteColumns));
   while (query.step())
-    usage.push_back({query.text(0), query.optional_text(1), static_cast<int>(query.integer(2)),
-                     static_cast<int>(query.integer(3)), static_cast<std::uint64_t>(query.integer(4)),
-                     static_cast<std::uint64_t>(query.integer(5)), query.integer(6)});
+    usage.push_back({route_at(query, 0), static_cast<int>(query.integer(4)),
+                     static_cast<int>(query.integer(5)), static_cast<std::uint64_t>(query.integer(6)),
+                     static_cast<std::uint64_t>(query.integer(7)), query.integer(8)});
   return usage;
 }
 
-std::optional<std::pair<std::int64_t, std::int64_t>> query_copy_span(const Database& database,
-                                                                     const std::string& path,
-                                                                     const std::optional<std::string>& link,
-                                                                     int rank, int device) {
+std::optional<std::pair<std::int64_t, std::int64_t>>
+query_copy_span(const Database& database, const CopyRoute& route, int rank, int device) {
   if (!database.has_table("cuda_copies"))
     return std::nullopt;
-  auto query =
-      database.prepare("SELECT MIN(start_ns), MAX(end_ns) FROM cuda_copies WHERE path = ?1 AND link IS ?2 "
-                       "AND rank = ?3 AND device = ?4");
-  query.bind(1, path);
-  if (link)
-    query.bind(2, *link);
+  auto query = database.prepare(
+      fmt::format("SELECT MIN(start_ns), MAX(end_ns) FROM (SELECT start_ns, end_ns, {} AS host_memory "
+                  "FROM cuda_copies WHERE rank = ?3 AND device = ?4 AND path = ?1 AND link IS ?2 AND "
+                  "copy_kind = ?5) WHERE host_memory = ?6",
+                  kRouteColumns.substr(kRouteColumns.find("CASE"))));
+  query.bind(1, route.path);
+  if (route.link)
+    query.bind(2, *route.link);
   else
     query.bind(2, std::nullopt);
-  query.bind(3, rank).bind(4, device);
+  query.bind(3, rank).bind(4, device).bind(5, route.direction).bind(6, route.host_memory);
   if (!query.step() || !query.optional_integer(0))
     return std::nullopt;
   return std::pair{query.integer(0), query.integer(1)};
@@ -69,18 +87,18 @@ std::vector<CopyPathSeries> query_copy_path_series(const Database& database, std
   if (!database.has_table("cuda_copies") || bins <= 0 || end_ns <= start_ns)
     return series;
   const std::int64_t width = std::max<std::int64_t>(1, (end_ns - start_ns + bins - 1) / bins);
-  auto query = database.prepare(R"sql(
-SELECT path, (start_ns - ?1) / ?3, SUM(bytes) FROM cuda_copies WHERE start_ns >= ?1 AND start_ns < ?2
-GROUP BY 1, 2 ORDER BY 1, 2
-)sql");
+  auto query = database.prepare(fmt::format("SELECT {}, (start_ns - ?1) / ?3, SUM(bytes) FROM cuda_copies "
+                                            "WHERE start_ns >= ?1 AND start_ns < ?2 GROUP BY 1, 2, 3, 4, 5 "
+                                            "ORDER BY 1, 2, 3, 4, 5",
+                                            kRouteColumns));
   query.bind(1, start_ns).bind(2, end_ns).bind(3, width);
   while (query.step()) {
-    auto path = query.text(0);
-    if (series.empty() || series.back().path != path)
-      series.push_back({std::move(path), std::vector<std::uint64_t>(static_cast<std::size_t>(bins), 0)});
-    const auto bin = std::clamp<std::int64_t>(query.integer(1), 0, bins - 1);
+    auto route = route_at(query, 0);
+    if (series.empty() || series.back().route != route)
+      series.push_back({std::move(route), std::vector<std::uint64_t>(static_cast<std::size_t>(bins), 0)});
+    const auto bin = std::clamp<std::int64_t>(query.integer(4), 0, bins - 1);
     series.back().bytes_per_bin[static_cast<std::size_t>(bin)] +=
-        static_cast<std::uint64_t>(query.integer(2));
+        static_cast<std::uint64_t>(query.integer(5));
   }
   return series;
 }

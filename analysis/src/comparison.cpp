@@ -134,4 +134,40 @@ ORDER BY i.id)sql");
   return names;
 }
 
+std::optional<std::pair<std::string, std::string>> default_implementation_pair(const Database& database) {
+  if (!database.has_table("mpi_calls") || !database.has_table("implementations"))
+    return std::nullopt;
+  // Calls per implementation, function and size bin (bytes grouped in SQL, binned here).
+  std::map<std::string, std::map<BinKey, std::uint64_t>> calls;
+  auto query = database.prepare(R"sql(
+SELECT i.name, c.function_id, c.bytes_sent, c.bytes_recv, COUNT(*) FROM mpi_calls c
+JOIN implementations i ON i.id = c.implementation GROUP BY 1, 2, 3, 4)sql");
+  while (query.step())
+    calls[query.text(0)]
+         [{std::to_string(query.integer(1)), size_bin_of(query.integer(2), query.integer(3))}] +=
+        static_cast<std::uint64_t>(query.integer(4));
+  std::vector<std::string> baselines, runtimes;
+  for (const auto& [name, bins] : calls)
+    (name.starts_with("runtime:") ? runtimes : baselines).push_back(name);
+  // `mpi:*` baselines before plain `mpi`, which wins only where it shares more.
+  std::stable_partition(baselines.begin(), baselines.end(),
+                        [](const std::string& name) { return name.starts_with("mpi:"); });
+  if (runtimes.empty() || baselines.empty())
+    return std::nullopt;
+  std::pair<std::string, std::string> best{baselines.front(), runtimes.front()};
+  std::uint64_t best_shared = 0;
+  for (const auto& baseline : baselines)
+    for (const auto& runtime : runtimes) {
+      std::uint64_t shared = 0;
+      for (const auto& [key, count] : calls[baseline])
+        if (const auto found = calls[runtime].find(key); found != calls[runtime].end())
+          shared += std::min(count, found->second);
+      if (shared > best_shared) {
+        best_shared = shared;
+        best = {baseline, runtime};
+      }
+    }
+  return best;
+}
+
 } // namespace commlens::analysis

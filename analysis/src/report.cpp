@@ -92,7 +92,8 @@ std::optional<RankSpread> spread_of(const std::vector<RankTime>& ranks, Value va
 
 } // namespace
 
-Report build_report(const Database& database, const ReportFilter& filter, const ReportProgress& progress) {
+Report build_report(const Database& database, const ReportFilter& filter, const ReportProgress& progress,
+                    const ReportSections& sections) {
   check_filter(database, filter);
   const detail::NvtxPhaseFilter nvtx_filter(database, filter);
   Report report;
@@ -129,7 +130,9 @@ Report build_report(const Database& database, const ReportFilter& filter, const 
        }},
       {"queue times",
        [&] {
-         if (has_requests)
+         if (!sections.queue_times)
+           report.queue_times_absent = {"not read", ""};
+         else if (has_requests)
            report.queue_times = detail::query_queue_times(database, filter);
          else if (report.trace_mode)
            report.queue_times_absent = {"the program completed no nonblocking operation", ""};
@@ -138,6 +141,10 @@ Report build_report(const Database& database, const ReportFilter& filter, const 
        }},
       {"concurrency",
        [&] {
+         if (!sections.concurrency) {
+           report.concurrency_absent = {"not read", ""};
+           return;
+         }
          if (!report.trace_mode) {
            report.concurrency_absent = needs_trace_mode;
            return;
@@ -184,10 +191,15 @@ Report build_report(const Database& database, const ReportFilter& filter, const 
   // Last: the rules read the sections above.
   if (progress)
     progress("findings", static_cast<int>(steps.size()), static_cast<int>(steps.size()) + 1);
-  report.findings = detail::find_findings(database, report);
+  if (sections.findings)
+    report.findings = build_findings(database, report);
   if (progress)
     progress("done", static_cast<int>(steps.size()) + 1, static_cast<int>(steps.size()) + 1);
   return report;
+}
+
+FindingsSection build_findings(const Database& database, const Report& report) {
+  return detail::find_findings(database, report);
 }
 
 } // namespace commlens::analysis

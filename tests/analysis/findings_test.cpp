@@ -147,6 +147,12 @@ TEST_F(Findings, AWaitallCompletingTwoLateMessagesWaitsOnceForTheLaterSend) {
   EXPECT_DOUBLE_EQ(late.cost_share, double(900 * kUs - 100) / double(10 * kMs));
   EXPECT_EQ(late.evidence[0], "rank 1 waited 899.900 us in MPI_Waitall for rank 0's sends (1 call)");
   EXPECT_NE(late.query.find("FROM mpi_requests"), std::string::npos) << late.query;
+  // The timeline shows the wait, from the MPI_Waitall's entry to the later send.
+  ASSERT_TRUE(late.timeline);
+  EXPECT_EQ(late.timeline->start_ns, 100);
+  EXPECT_EQ(late.timeline->end_ns, 900 * kUs);
+  EXPECT_EQ(late.timeline->ranks, (std::vector<int>{1, 0}));
+  EXPECT_EQ(late.timeline->function, "MPI_Waitall");
 }
 
 // With MPI_ANY_TAG the trace does not say which message the receive took, so its pairs are left out
@@ -183,6 +189,29 @@ TEST_F(Findings, RootedAndAllToAllCollectivesWaitForTheRightRank) {
   EXPECT_EQ(wait.evidence[0],
             "rank 1 was the one waited for (last to enter, or the root) in 2 of 3 collectives");
   EXPECT_EQ(wait.evidence[1], "rank 0 waited 2.000 ms in MPI_Reduce for rank 1 (1 call)");
+  // The longest wait of the rank pair that waited most: the root of MPI_Reduce, for rank 1.
+  ASSERT_TRUE(wait.timeline);
+  EXPECT_EQ(wait.timeline->start_ns, 1200 * kUs);
+  EXPECT_EQ(wait.timeline->end_ns, 3200 * kUs);
+  EXPECT_EQ(wait.timeline->ranks, (std::vector<int>{0, 1}));
+  EXPECT_EQ(wait.timeline->function, "MPI_Reduce");
+}
+
+// The report tests' three-rank run: rank 2 spends a second of phase 0 (0 to 4 s) in MPI_Barrier
+// while ranks 0 and 1 work; the timeline shows the phase, the slowest rank first, then the fastest.
+TEST(FindingsOfARun, LoadImbalanceInAPhaseShowsThatPhaseWithItsSlowestAndFastestRank) {
+  const auto path = make_temp_directory("commlens-findings") / "three-ranks.sqlite";
+  {
+    TestDatabase database(path);
+    fill_three_rank_run(database);
+  }
+  const auto section = analysis::build_report(analysis::Database(path)).findings;
+  const auto& imbalance = only(section, "load-imbalance@phase-0");
+  ASSERT_TRUE(imbalance.timeline);
+  EXPECT_EQ(imbalance.timeline->start_ns, 0);
+  EXPECT_EQ(imbalance.timeline->end_ns, 4'000'000'000);
+  EXPECT_EQ(imbalance.timeline->ranks, (std::vector<int>{0, 2}));
+  EXPECT_EQ(imbalance.timeline->function, "");
 }
 
 // 100 copies of 20 us from pageable memory inside MPI calls, on a host where both ranks have a GPU:
@@ -262,6 +291,10 @@ TEST_F(Findings, BlockingAllreducesInTrainingStepsAreExposedCommunication) {
   EXPECT_DOUBLE_EQ(exposed.measured, 0.3);
   EXPECT_EQ(exposed.cost_ns, 6 * 300 * kUs); // 6 rank-steps
   EXPECT_EQ(exposed.evidence[0], "MPI_Allreduce blocks 300.000 us per step and rank (1 call)");
+  // Every step communicates as long: the timeline shows the first after the warm-up step.
+  ASSERT_TRUE(exposed.timeline);
+  EXPECT_EQ(exposed.timeline->start_ns, 2 * kMs);
+  EXPECT_EQ(exposed.timeline->end_ns, 3 * kMs);
 }
 
 // The same steps with kernels recorded in step 2 (2 to 3 ms): a compute kernel from 2.0 to 2.5 ms
@@ -275,6 +308,10 @@ TEST_F(Findings, RecordedKernelsGiveTheExposedCommunicationOnTheGpu) {
             "on the GPU, steps 2: communication kernels 400.000 us per step, 100.000 us "
             "of it while compute kernels ran (25.0%), 300.000 us alone; compute 500.000 us");
   EXPECT_TRUE(exposed.advice.starts_with("Start each gradient bucket's allreduce")) << exposed.advice;
+  // The timeline shows the step whose kernels were recorded.
+  ASSERT_TRUE(exposed.timeline);
+  EXPECT_EQ(exposed.timeline->start_ns, 2 * kMs);
+  EXPECT_EQ(exposed.timeline->end_ns, 3 * kMs);
 }
 
 // What to try follows the steps' communication: FSDP's all-gathers, or DDP's allreduces over NCCL.

@@ -4,9 +4,9 @@
 // histograms of several functions and of two runs overlaid. Every check reads widget state.
 #include "compare_view.hpp"
 #include "format.hpp"
-#include "function_colors.hpp"
 #include "histogram_view.hpp"
 #include "main_window.hpp"
+#include "palette.hpp"
 #include "shown_window.hpp"
 #include "steps_view.hpp"
 #include "timeline_view.hpp"
@@ -37,8 +37,8 @@ INSERT INTO nvtx_ranges (rank, start_ns, end_ns, domain, name) VALUES
   (0, 300000, 350000, NULL, 'step'), (0, 300000, 310000, NULL, 'forward');
 )sql";
 
-// One ncclAllReduce on rank 0 (call 500, 20 to 24 us) that launched one NCCL kernel (21 to 23 us);
-// a kernel outside any call.
+// One ncclAllReduce on rank 0 (call 500, 20 to 24 us) that launched one NCCL kernel (21 to 23 us) on
+// CUPTI's stream 9, its CUDA events 20.5 to 23.5 us; a kernel outside any call on stream 7.
 constexpr const char* kNccl = R"sql(
 INSERT INTO run (key, value) VALUES ('cuda_collectors', 'on');
 INSERT INTO functions (id, name, family) VALUES (5, 'nccl:AllReduce', 'nccl_collective');
@@ -48,6 +48,7 @@ INSERT INTO mpi_calls (id, rank, thread, function_id, start_ns, end_ns, bytes_se
 INSERT INTO cuda_kernels (rank, start_ns, end_ns, device, stream, name, mpi_call_id, correlation_id) VALUES
   (0, 21000, 23000, 0, 9, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL', 500, 31),
   (0, 26000, 27000, 0, 7, 'scale_kernel', NULL, 32);
+INSERT INTO device_spans (call_id, rank, start_ns, end_ns) VALUES (500, 0, 20500, 23500);
 )sql";
 
 // What the NCCL side table, when a file has it, says about call 500.
@@ -136,23 +137,31 @@ private slots:
              qPrintable(plain.steps()->status()));
   }
 
-  void ncclCallsAreDrawnWithTheirKernels() {
+  void ncclCallsAreDrawnWithTheirKernelsAndGpuSpans() {
     MainWindow window;
     test_support::open_shown(window, nccl_);
     window.show_view(QStringLiteral("timeline"));
     auto* canvas = window.timeline()->canvas();
     canvas->show_range(19000, 28000);
     canvas->wait_for_data();
-    // Rank 0, thread 0 is the first call lane; its kernel row is rank 0's last row.
+    // Rank 0, thread 0 is the first call lane; its stream lanes follow: 7, 9, then the span of a
+    // call without an nccl_calls row (no side table here, so no stream is known for it).
+    const auto& streams = window.database()->gpu_streams;
+    QCOMPARE(streams.size(), std::size_t{3});
+    QCOMPARE(streams[1].stream, std::optional<std::int64_t>(9));
+    QVERIFY(streams[2].spans_without_stream);
+    QCOMPARE(streams[2].nccl_spans, std::uint64_t{1});
     const auto& rows = canvas->rows();
-    std::size_t lane = rows.size(), kernels = rows.size();
+    std::size_t lane = rows.size(), nccl_stream = rows.size(), spans = rows.size();
     for (std::size_t row = 0; row < rows.size(); ++row) {
       if (rows[row].rank == 0 && rows[row].kind == TimelineRowKind::Calls && lane == rows.size())
         lane = row;
-      if (rows[row].rank == 0 && rows[row].kind == TimelineRowKind::Kernels)
-        kernels = row;
+      if (rows[row].kind == TimelineRowKind::Stream && rows[row].index == 1)
+        nccl_stream = row;
+      if (rows[row].kind == TimelineRowKind::Stream && rows[row].index == 2)
+        spans = row;
     }
-    QVERIFY(lane < rows.size() && kernels < rows.size() && kernels > lane);
+    QVERIFY(lane < nccl_stream && nccl_stream < spans && spans < rows.size());
     const auto x_of = [&](std::int64_t time_ns) {
       return TimelineCanvas::kGutterWidth + canvas->viewport().x_of(time_ns);
     };
@@ -162,20 +171,75 @@ private slots:
     QVERIFY2(call.contains(QStringLiteral(
                  "GPU kernels launched: ncclDevKernel_AllReduce_Sum_f32_RING_LL (2 us on GPU 0)")),
              qPrintable(call));
+    QVERIFY2(
+        call.contains(QStringLiteral("on the GPU 3 us (from CUDA events on its stream), 500 ns after the "
+                                     "call began")),
+        qPrintable(call));
     QVERIFY2(!call.contains(QStringLiteral("NCCL:")), qPrintable(call)); // no side table in this file
-    // One dashed line from the call's start on its lane down to its kernel; none for the other kernel.
+    const auto span =
+        canvas->describe_at(QPoint(static_cast<int>(x_of(22000)), canvas->row_rect(spans).center().y()));
+    QVERIFY2(span.contains(QStringLiteral("<b>nccl:AllReduce</b> on the GPU &middot; call id 500 of rank 0")),
+             qPrintable(span));
+    // Dashed lines from the call's start on its lane down to its span and to its kernel; none for
+    // the other kernel.
     const auto links = canvas->kernel_links();
-    QCOMPARE(links.size(), std::size_t{1});
-    QCOMPARE(links[0].x1(), x_of(20000));
+    QCOMPARE(links.size(), std::size_t{2});
+    for (const auto& link : links) {
+      QCOMPARE(link.x1(), x_of(20000));
+      QCOMPARE(link.y1(), double(canvas->row_rect(lane).bottom()));
+    }
     QCOMPARE(links[0].x2(), x_of(21000));
-    QCOMPARE(links[0].y1(), double(canvas->row_rect(lane).bottom()));
-    QVERIFY(canvas->row_rect(kernels).contains(links[0].p2().toPoint()));
-    // NCCL calls and kernels share a colour family no MPI function is drawn in.
-    const auto hue = [](const QString& name) { return function_color(name).hsvHue(); };
-    QVERIFY(hue("nccl:AllReduce") >= 160 && hue("nccl:AllReduce") < 200);
-    QVERIFY(hue("ncclDevKernel_AllReduce_Sum_f32_RING_LL") >= 160);
-    for (const auto* mpi : {"MPI_Allreduce", "MPI_Send", "MPI_Recv", "MPI_Wait", "MPI_Barrier", "MPI_Init"})
-      QVERIFY2(hue(mpi) < 160 || hue(mpi) >= 200, mpi);
+    QVERIFY(canvas->row_rect(nccl_stream).contains(links[0].p2().toPoint()));
+    QCOMPARE(links[1].x2(), x_of(20500));
+    QVERIFY(canvas->row_rect(spans).contains(links[1].p2().toPoint()));
+  }
+
+  void gpuSpansShareTheLaneOfTheStreamTheirKernelsRanOn() {
+    // With the side table, call 500 names its stream (0x1000) and its kernel ran on CUPTI's stream
+    // 9: the span is drawn behind the kernel on that stream's lane.
+    MainWindow window;
+    test_support::open_shown(window, nccl_table_);
+    const auto& streams = window.database()->gpu_streams;
+    QCOMPARE(streams.size(), std::size_t{2});
+    QCOMPARE(streams[1].stream, std::optional<std::int64_t>(9));
+    QCOMPARE(streams[1].nccl_stream, std::optional<std::int64_t>(4096));
+    QCOMPARE(streams[1].nccl_spans, std::uint64_t{1});
+    auto* canvas = window.timeline()->canvas();
+    canvas->show_range(19000, 28000);
+    canvas->wait_for_data();
+    const auto& work = canvas->fetcher().snapshot().streams[1];
+    QCOMPARE(work.spans.size(), std::size_t{1});
+    QCOMPARE(work.spans[0].call_id, std::int64_t{500});
+    QCOMPARE(work.kernels.size(), std::size_t{1});
+    QVERIFY(canvas->fetcher().snapshot().streams[0].spans.empty());
+  }
+
+  void colourFamiliesNeverShareAHueBand() {
+    // MPI families, NCCL calls, copies and kernels each keep to their own band (palette.hpp).
+    const auto hue = [](const QColor& color) { return color.hsvHue(); };
+    const auto in = [](int value, int first, int last) { return first <= value && value < last; };
+    for (const auto* name : {"nccl:AllReduce", "nccl:Broadcast", "nccl:Send", "nccl:AllGather"})
+      QVERIFY2(in(hue(function_color(name)), 164, 180), name);
+    for (const auto* name : {"MPI_Isend", "MPI_Send", "MPI_Sendrecv", "MPI_Put"})
+      QVERIFY2(in(hue(function_color(name)), 18, 40), name);
+    for (const auto* name : {"MPI_Irecv", "MPI_Recv", "MPI_Probe", "MPI_Get"})
+      QVERIFY2(in(hue(function_color(name)), 44, 58), name);
+    for (const auto* name :
+         {"MPI_Allreduce", "MPI_Bcast", "MPI_Barrier", "MPI_Alltoall", "MPI_Reduce_scatter"})
+      QVERIFY2(in(hue(function_color(name)), 342, 360), name);
+    for (const auto* name : {"MPI_Wait", "MPI_Waitall", "MPI_Test"})
+      QVERIFY2(in(hue(function_color(name)), 196, 220), name);
+    // Set-up and the rest are grey (hardly any colour), NCCL's set-up a pale teal.
+    for (const auto* name : {"MPI_Init", "MPI_Finalize", "MPI_Comm_split", "MPI_Pcontrol"})
+      QVERIFY2(function_color(name).hsvSaturation() < 40, name);
+    QVERIFY(function_color("nccl:CommInitRank").hsvSaturation() < 100);
+    for (const auto* path : {"host_staged", "peer", "ipc", "same_device", "managed"})
+      QVERIFY2(in(hue(copy_path_color(path)), 245, 310), path);
+    for (const auto* kernel : {"gemm", "elementwise_kernel", "reduce_kernel", "Kernel2<cutlass>"})
+      QVERIFY2(in(hue(kernel_color(kernel, false)), 95, 140), kernel);
+    QVERIFY(in(hue(kernel_color({}, true)), 185, 195));
+    QCOMPARE(call_family(QStringLiteral("nccl:Send")), CallFamily::Nccl);
+    QCOMPARE(call_family(QStringLiteral("nccl:CommInitRankConfig")), CallFamily::NcclSetup);
   }
 
   void ncclSideTableAddsToTheCallsTooltip() {

@@ -6,12 +6,14 @@
 #include "histogram_view.hpp"
 #include "main_window.hpp"
 #include "partner_matrix_view.hpp"
+#include "rank_table_model.hpp"
 #include "summary_view.hpp"
 #include "timeline_view.hpp"
 
 #include "harness/job.hpp"
 
 #include <QSignalSpy>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -61,6 +63,30 @@ private slots:
     QCOMPARE(raw(functions, isend, FunctionTableModel::BytesSent), kRanks * 2 * kIterations * kHaloBytes);
     QCOMPARE(window.summary()->ranks().rowCount(), kRanks);
     QVERIFY(window.summary()->collectors().startsWith(QStringLiteral("MPI calls (trace)")));
+    // Every call is MPI's: the ranks' MPI column holds all of their time in calls, and a run without
+    // NCCL calls shows no NCCL column.
+    const auto& ranks = window.summary()->ranks();
+    std::uint64_t mpi_ns = 0;
+    for (const auto& entry : window.database()->rank_function_times)
+      if (entry.group == 0)
+        mpi_ns += static_cast<std::uint64_t>(entry.time_ns);
+    QCOMPARE(raw(ranks, 0, RankTableModel::MpiTime), mpi_ns);
+    QVERIFY(window.summary()->rank_table().isColumnHidden(RankTableModel::NcclTime));
+    QVERIFY2(window.summary()->headline().contains(
+                 QStringLiteral("time in communication, summed over ranks: MPI ")),
+             qPrintable(window.summary()->headline()));
+    // The traced calls, counted from the merge's level-of-detail tiles: every row of mpi_calls.
+    sqlite3* handle = nullptr;
+    QCOMPARE(sqlite3_open_v2(database_.toUtf8().constData(), &handle, SQLITE_OPEN_READONLY, nullptr),
+             SQLITE_OK);
+    sqlite3_stmt* count_calls = nullptr;
+    QCOMPARE(sqlite3_prepare_v2(handle, "SELECT count(*) FROM mpi_calls", -1, &count_calls, nullptr),
+             SQLITE_OK);
+    QCOMPARE(sqlite3_step(count_calls), SQLITE_ROW);
+    const auto rows = static_cast<std::uint64_t>(sqlite3_column_int64(count_calls, 0));
+    sqlite3_finalize(count_calls);
+    sqlite3_close(handle);
+    QCOMPARE(window.database()->timeline.calls, rows);
   }
 
   void histogramShowsHaloAndProcNullMessagesInTheirBins() {

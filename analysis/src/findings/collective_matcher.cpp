@@ -39,8 +39,8 @@ void CollectiveMatcher::add(const ScannedCall& call, CollectiveShape shape) {
 void CollectiveMatcher::wait(std::int64_t comm_id, const Instance& instance, const Entry& entry,
                              std::int64_t until_ns, int partner) {
   const auto wait_ns = std::clamp<std::int64_t>(until_ns - entry.start_ns, 0, entry.end_ns - entry.start_ns);
-  waits_.add(
-      {WaitKind::Collective, comm_id, entry.rank, entry.phase, partner, instance.function_id, wait_ns});
+  waits_.add({WaitKind::Collective, comm_id, entry.rank, entry.phase, partner, instance.function_id, wait_ns,
+              entry.start_ns});
 }
 
 void CollectiveMatcher::measure(std::int64_t comm_id, const Instance& instance) {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+
 #include <set>
 #include <string_view>
 
@@ -81,6 +82,23 @@ std::string advice_for(const TrainingSteps& steps) {
          "them; fewer, larger buckets also cut per-call latency.";
 }
 
+// The step after the warm-up that spent the longest in communication (on the GPU where its kernels
+// were recorded, in MPI and NCCL calls otherwise), for the timeline.
+std::optional<TimelinePlace> longest_communication_step(const TrainingSteps& steps, bool gpu) {
+  const auto communication = [gpu](const TrainingStep& step) -> std::int64_t {
+    return gpu ? (step.gpu_ranks > 0 ? step.gpu_exposed_ns : -1) : step.mpi_ns;
+  };
+  const TrainingStep* longest = nullptr;
+  for (auto step =
+           steps.steps.begin() + std::min<std::ptrdiff_t>(steps.warmup_steps, std::ssize(steps.steps));
+       step != steps.steps.end(); ++step)
+    if (communication(*step) >= 0 && (!longest || communication(*step) > communication(*longest)))
+      longest = &*step;
+  if (!longest)
+    return std::nullopt;
+  return TimelinePlace{longest->start_ns, longest->start_ns + longest->duration_ns, {}, ""};
+}
+
 } // namespace
 
 void find_exposed_communication(const FindingContext& context, FindingsSection& section) {
@@ -114,6 +132,7 @@ void find_exposed_communication(const FindingContext& context, FindingsSection& 
       "call_stats c JOIN functions f ON f.id = c.function_id WHERE f.family = 'collective' GROUP BY "
       "phase, f.name ORDER BY phase";
   finding.view = "Steps: communication against compute per step";
+  finding.timeline = longest_communication_step(steps, !steps.gpu_steps.empty());
   finding.advice = advice_for(steps);
   section.findings.push_back(std::move(finding));
 }

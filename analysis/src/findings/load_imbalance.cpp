@@ -27,7 +27,8 @@ constexpr std::string_view kPhaseSpanSql =
 std::string phase_work_sql() {
   return fmt::format(
       "SELECT p.phase, p.rank, {}, (SELECT COALESCE(SUM(c.time_total_ns), 0) FROM call_stats c "
-      "WHERE c.rank = p.rank AND c.phase = p.phase) FROM phases p WHERE p.end_ns IS NOT NULL AND "
+      "WHERE c.rank = p.rank AND c.phase = p.phase), p.start_ns, p.end_ns FROM phases p WHERE p.end_ns IS "
+      "NOT NULL AND "
       "(?2 IS NULL OR p.phase = ?2) ORDER BY p.phase, p.rank",
       kPhaseSpanSql);
 }
@@ -41,6 +42,8 @@ struct RankWork {
   std::int64_t span_ns = 0;
   std::int64_t outside_mpi_ns = 0;
   std::int64_t mpi_ns = 0;
+  std::int64_t start_ns = 0; // the rank's phase, on the trace's clock
+  std::int64_t end_ns = 0;
 };
 
 struct PhaseImbalance {
@@ -51,6 +54,8 @@ struct PhaseImbalance {
   RankWork slowest;
   double mean_outside_ns = 0;
   RankWork fastest;
+  std::int64_t start_ns = 0; // from the first rank's start of the phase to the last rank's end
+  std::int64_t end_ns = 0;
 };
 
 PhaseImbalance imbalance_of(int phase, const std::vector<RankWork>& ranks) {
@@ -58,9 +63,13 @@ PhaseImbalance imbalance_of(int phase, const std::vector<RankWork>& ranks) {
   result.phase = phase;
   result.ranks = static_cast<int>(ranks.size());
   result.slowest = result.fastest = ranks.front();
+  result.start_ns = ranks.front().start_ns;
+  result.end_ns = ranks.front().end_ns;
   double total = 0;
   for (const auto& rank : ranks) {
     result.span_ns += rank.span_ns;
+    result.start_ns = std::min(result.start_ns, rank.start_ns);
+    result.end_ns = std::max(result.end_ns, rank.end_ns);
     total += double(rank.outside_mpi_ns);
     if (rank.outside_mpi_ns > result.slowest.outside_mpi_ns)
       result.slowest = rank;
@@ -71,6 +80,14 @@ PhaseImbalance imbalance_of(int phase, const std::vector<RankWork>& ranks) {
   for (const auto& rank : ranks)
     result.cost_ns += std::min(result.slowest.outside_mpi_ns - rank.outside_mpi_ns, rank.mpi_ns);
   return result;
+}
+
+// The phase on the timeline, the slowest rank first.
+TimelinePlace place_of(const PhaseImbalance& phase) {
+  std::vector<int> ranks{phase.slowest.rank};
+  if (phase.fastest.rank != phase.slowest.rank)
+    ranks.push_back(phase.fastest.rank);
+  return {phase.start_ns, phase.end_ns, std::move(ranks), ""};
 }
 
 std::string work_line(const PhaseImbalance& phase) {
@@ -115,6 +132,7 @@ void add_phase(const FindingContext& context, const PhaseImbalance& phase, Findi
       fmt::format("Summary: time in MPI per rank (commlens report --phase {}); Timeline: the phase "
                   "band",
                   phase.phase);
+  finding.timeline = place_of(phase);
   finding.advice = kAdvice;
   section.findings.push_back(std::move(finding));
 }
@@ -145,6 +163,7 @@ void add_steps(const FindingContext& context, const std::vector<PhaseImbalance>&
                       fmt::format("the worst step, phase {}: {}", worst->phase, work_line(*worst))};
   finding.query = query_for(fmt::format("BETWEEN {} AND {}", steps.front().phase, steps.back().phase));
   finding.view = "Steps: time per step and rank";
+  finding.timeline = place_of(*worst);
   finding.advice = kAdvice;
   section.findings.push_back(std::move(finding));
 }
@@ -167,8 +186,9 @@ void find_load_imbalance(const FindingContext& context, FindingsSection& section
   while (query.step()) {
     const auto span = query.integer(2);
     const auto mpi = std::min(span, query.integer(3));
-    phases[static_cast<int>(query.integer(0))].push_back(
-        {static_cast<int>(query.integer(1)), span, std::max<std::int64_t>(0, span - mpi), mpi});
+    phases[static_cast<int>(query.integer(0))].push_back({static_cast<int>(query.integer(1)), span,
+                                                          std::max<std::int64_t>(0, span - mpi), mpi,
+                                                          query.integer(4), query.integer(5)});
   }
   std::vector<PhaseImbalance> steps;
   for (const auto& [phase, ranks] : phases) {

@@ -173,7 +173,8 @@ void PointToPointMatcher::measure(std::int32_t slot) {
                   record.phase,
                   record.partner,
                   record.block_function,
-                  std::clamp<std::int64_t>(record.partner_post_ns - record.block_start_ns, 0, duration)};
+                  std::clamp<std::int64_t>(record.partner_post_ns - record.block_start_ns, 0, duration),
+                  record.block_start_ns};
   if (!record.through_completion) {
     waits_.add(wait);
   } else if (wait.wait_ns > 0) {

@@ -33,6 +33,7 @@ void find_short_run(const FindingContext& context, FindingsSection& section) {
       "SELECT c.rank, f.name, SUM(c.time_total_ns) AS time_ns FROM call_stats c JOIN functions f ON f.id "
       "= c.function_id WHERE f.name IN ('MPI_Init', 'MPI_Init_thread', 'MPI_Finalize') GROUP BY 1, 2";
   finding.view = "Timeline: the whole run";
+  finding.timeline = TimelinePlace{};
   finding.advice = "Profile a longer run (more iterations or steps), or mark the part that matters with "
                    "MPI_Pcontrol(2) and read that phase alone (commlens report --phase N).";
   section.findings.push_back(std::move(finding));

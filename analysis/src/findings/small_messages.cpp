@@ -66,6 +66,7 @@ void find_small_message_storms(const FindingContext& context, FindingsSection& s
         "WHERE function_id = {} AND size_bin < {} GROUP BY rank, size_bin ORDER BY rank, size_bin",
         function.function_id, kSmallBelowBin);
     finding.view = fmt::format("Histograms: {}", function.name);
+    finding.timeline = TimelinePlace{0, 0, {}, function.name};
     finding.advice =
         "Send fewer, larger messages: pack what goes to one partner in a step into one message "
         "(a derived datatype, MPI_Pack), fuse small reductions into one call (fusion buckets), or "

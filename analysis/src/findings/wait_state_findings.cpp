@@ -145,6 +145,10 @@ Finding finding_of(const FindingContext& context, const WaitStates& states, Wait
     finding.evidence.push_back(fmt::format("and {} more rank pair{}", group.buckets.size() - kEvidencePairs,
                                            group.buckets.size() - kEvidencePairs == 1 ? "" : "s"));
   finding.query = query_for(context, top);
+  finding.timeline = TimelinePlace{top.longest_start_ns,
+                                   top.longest_start_ns + top.longest_ns,
+                                   {top.rank, top.partner},
+                                   context.function_name(top.function_id)};
   return finding;
 }
 

@@ -33,6 +33,9 @@ struct WaitBucket {
   int function_id = 0;
   std::int64_t wait_ns = 0;
   std::uint64_t calls = 0; // calls that waited
+  // The longest of those waits: when it began and how long it lasted (the timeline shows it).
+  std::int64_t longest_start_ns = 0;
+  std::int64_t longest_ns = 0;
 };
 
 struct WaitStates {

@@ -28,37 +28,54 @@ enum class FunctionTimeGroup { Rank, Phase };
 // By group, then most time first.
 std::vector<GroupFunctionTime> query_function_times(const Database& database, FunctionTimeGroup group);
 
-// The copies of one path (and link) made by one rank on one GPU.
+// The copies of one route made by one rank on one GPU.
 struct CopyPathUsage {
-  std::string path;
-  std::optional<std::string> link; // nvlink or pcie for peer and ipc copies
+  CopyRoute route;
   int rank = 0;
   int device = 0;
   std::uint64_t copies = 0;
   std::uint64_t bytes = 0;
   std::int64_t busy_ns = 0; // summed copy durations
-  // bytes over summed durations, in GB/s; empty when every copy took no time.
+  // Bandwidth while copying: bytes over the copies' summed durations, in GB/s; empty when every
+  // copy took no time.
   std::optional<double> gb_per_s() const;
 };
 
-// By path, link, rank and device.
+// By route (path, link, direction, host memory), rank and device.
 std::vector<CopyPathUsage> query_copy_path_usage(const Database& database);
 
-// The first start and last end of the copies of one path (and link), rank and GPU; empty without any.
-std::optional<std::pair<std::int64_t, std::int64_t>> query_copy_span(const Database& database,
-                                                                     const std::string& path,
-                                                                     const std::optional<std::string>& link,
-                                                                     int rank, int device);
+// The first start and last end of the copies of one route, rank and GPU; empty without any.
+std::optional<std::pair<std::int64_t, std::int64_t>>
+query_copy_span(const Database& database, const CopyRoute& route, int rank, int device);
 
-// Bytes one path moved in each of `bins` equal slices of [start_ns, end_ns): a copy counts in the
-// slice it starts in.
+// Bytes one route (over every rank and GPU) moved in each of `bins` equal slices of
+// [start_ns, end_ns): a copy counts in the slice it starts in.
 struct CopyPathSeries {
-  std::string path;
+  CopyRoute route;
   std::vector<std::uint64_t> bytes_per_bin;
 };
 
 std::vector<CopyPathSeries> query_copy_path_series(const Database& database, std::int64_t start_ns,
                                                    std::int64_t end_ns, int bins);
+
+// Who sent how much to whom, by kind of traffic (both modes: call_stats). MPI point-to-point: the
+// senders' calls with a peer. NCCL point-to-point: ncclSend, whose peer (an NCCL rank) the members'
+// communicators rows turn into a run rank. NCCL collectives have no single receiver: each call's
+// contribution (bytes_sent) is spread evenly over the other members of its communicator, so a
+// row adds up to what the rank put into collectives; `operations` is then the calls each pair
+// shared.
+enum class TrafficKind { MpiPointToPoint, NcclPointToPoint, NcclCollective };
+
+struct PartnerCell {
+  TrafficKind kind = TrafficKind::MpiPointToPoint;
+  int from = 0;
+  int to = 0;
+  std::uint64_t operations = 0; // messages, or collective calls
+  double bytes = 0;
+};
+
+// By kind, then (from, to).
+std::vector<PartnerCell> query_partner_traffic(const Database& database);
 
 // One row of cuda_kernels.
 struct TimelineKernel {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace commlens::analysis {
@@ -54,6 +55,11 @@ Comparison compare_databases(const Database& a, const Database& b);
 Comparison compare_implementations(const Database& database, const std::string& a, const std::string& b);
 // Names of the implementations with traced calls, `mpi` first.
 std::vector<std::string> traced_implementations(const Database& database);
+// What an A/B run compares by default: a baseline (an `mpi:*` implementation such as
+// mpi:host_staged, else `mpi`) and a `runtime:*` one, the pair sharing the most calls of one
+// function and size bin (ab runs alternate the two on the same calls; `mpi` alone often holds only
+// the host-buffer calls). Empty without a runtime implementation.
+std::optional<std::pair<std::string, std::string>> default_implementation_pair(const Database& database);
 // The per-step figures of two runs (comparison_steps.cpp); fills steps or steps_note.
 void compare_training_steps(const Database& a, const Database& b, Comparison& comparison);
 

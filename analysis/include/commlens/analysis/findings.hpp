@@ -7,11 +7,23 @@
 #include "commlens/analysis/units.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace commlens::analysis {
+
+// Where the timeline shows a finding's evidence: a span of the trace on the database's clock (the
+// longest wait, the phase or step that lost the most; start_ns == end_ns: the whole run), the ranks
+// it is about, the first the one to look at (empty: every rank), and the function whose calls it
+// names (empty: none).
+struct TimelinePlace {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::vector<int> ranks;
+  std::string function;
+};
 
 struct Finding {
   std::string id;    // "<rule>@<subject>": "late-sender@MPI_COMM_WORLD", "load-imbalance@phase-2"
@@ -27,10 +39,11 @@ struct Finding {
   double measured = 0;
   double threshold = 0;
   Unit unit = Unit::Share;
-  std::vector<std::string> evidence; // ranks, calls, communicators, phases, one line each
-  std::string query;                 // SQL that lists what the finding is made of
-  std::string view;                  // where commlens-viewer shows it
-  std::string advice;                // what to try
+  std::vector<std::string> evidence;     // ranks, calls, communicators, phases, one line each
+  std::string query;                     // SQL that lists what the finding is made of
+  std::string view;                      // where commlens-viewer shows it
+  std::optional<TimelinePlace> timeline; // unset where the evidence is no place in the trace
+  std::string advice;                    // what to try
 };
 
 // A rule as docs/findings.md and `commlens report` state it.

@@ -230,8 +230,20 @@ struct Report {
   FindingsSection findings;     // what is wrong, most cost first (findings.cpp, built last)
 };
 
+// The two sections that read every traced request and call: at 10 M calls they are most of a
+// report's time. A caller that shows neither (the viewer) leaves them out; their `absent` says so.
+// The findings read the whole trace too (wait states); a caller that shows the rest first leaves
+// them out and finds them later with build_findings.
+struct ReportSections {
+  bool queue_times = true;
+  bool concurrency = true;
+  bool findings = true;
+};
+
 // Throws FilterError for a rank or phase the database does not hold, DatabaseError on SQL failure.
 Report build_report(const Database& database, const ReportFilter& filter = {},
-                    const ReportProgress& progress = {});
+                    const ReportProgress& progress = {}, const ReportSections& sections = {});
+// The findings of `report`, built from `database` without them (ReportSections::findings false).
+FindingsSection build_findings(const Database& database, const Report& report);
 
 } // namespace commlens::analysis

@@ -29,8 +29,7 @@ struct TimelineExtent {
   std::vector<TimelineLane> lanes;
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
-  std::uint64_t calls = 0; // rows of mpi_calls
-  bool has_copies = false; // cuda_copies has rows: the timeline gives each rank a copy sub-lane
+  std::uint64_t calls = 0; // rows of mpi_calls (from the level-of-detail tiles where the file has them)
   bool has_ranges = false; // nvtx_ranges has rows
 };
 
@@ -65,6 +64,22 @@ struct TimelineWindow {
   std::uint64_t total_calls() const;
 };
 
+// Where copies went: their path (docs/schema.md) and link, their direction as CUPTI names it
+// (HtoD, DtoH, DtoD, PtoP, HtoH) and, for a copy to or from the host, the host memory's kind
+// (pageable or pinned: a pageable copy is staged by the driver and runs slower). Empty host_memory
+// for copies between devices.
+struct CopyRoute {
+  std::string path;
+  std::optional<std::string> link; // nvlink or pcie for peer and ipc copies
+  std::string direction;
+  std::string host_memory;
+  auto operator<=>(const CopyRoute&) const = default;
+};
+
+// The host side of a copy: src_kind for HtoD and HtoH, dst_kind for DtoH; empty otherwise.
+std::string host_memory_of(std::string_view direction, const std::string& src_kind,
+                           const std::string& dst_kind);
+
 // One row of cuda_copies (see docs/schema.md).
 struct TimelineCopy {
   std::int64_t id = 0; // rowid
@@ -74,12 +89,16 @@ struct TimelineCopy {
   std::optional<int> src_device;
   std::optional<int> dst_device;
   std::int64_t bytes = 0;
+  std::int64_t stream = 0; // CUPTI's stream id
+  std::string src_kind;    // pageable, pinned, device, managed, ...
+  std::string dst_kind;
   std::string copy_kind;
   std::string path;
   std::optional<std::string> link;
   std::optional<std::int64_t> mpi_call_id;
   // bytes / duration in GB/s (= bytes per ns); empty for a zero-length copy.
   std::optional<double> gb_per_s() const;
+  CopyRoute route() const;
 };
 
 // One row of nvtx_ranges; `depth` is its nesting level among the rank's ranges (0: outermost), so
@@ -98,6 +117,7 @@ struct TimelinePhase {
   int phase = 0;
   std::int64_t start_ns = 0;
   std::optional<std::int64_t> end_ns;
+  std::optional<int> level; // the MPI_Pcontrol level that opened it (2: a step); empty for phase 0
 };
 
 // A level of the level-of-detail table: tile t covers [t * tile_ns, (t + 1) * tile_ns).
@@ -145,5 +165,8 @@ std::optional<std::pair<TimelineLane, TimelineCall>> query_next_call(const Datab
 
 // id -> name of an enum table (functions, implementations, datatypes, buffer_locations).
 std::map<int, std::string> query_enum_names(const Database& database, std::string_view table);
+// Function id -> its family (p2p, collective, completion, lifecycle, communicator, nccl_collective,
+// nccl_p2p, nccl_communicator, ...: docs/schema.md); empty for files without the column.
+std::map<int, std::string> query_function_families(const Database& database);
 
 } // namespace commlens::analysis
