@@ -18,6 +18,8 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <utility>
+
 namespace commlens::viewer {
 namespace {
 
@@ -148,7 +150,9 @@ void SummaryView::set_database(std::shared_ptr<const LoadedDatabase> database) {
   findings_->clear();
   places_.clear();
   new QTreeWidgetItem(findings_, {tr("Looking for findings: the wait states read the whole trace...")});
-  findings_watcher_.setFuture(QtConcurrent::run(find_in, database));
+  unsearched_ = database;
+  if (isVisible())
+    start_finding();
   collectors_ = collectors_line(report.run);
   std::uint64_t calls = 0;
   for (const auto& rank : report.ranks)
@@ -168,7 +172,19 @@ SummaryView::~SummaryView() {
   findings_watcher_.waitForFinished();
 }
 
+void SummaryView::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  start_finding();
+}
+
+void SummaryView::start_finding() {
+  if (!unsearched_)
+    return;
+  findings_watcher_.setFuture(QtConcurrent::run(find_in, std::exchange(unsearched_, nullptr)));
+}
+
 void SummaryView::wait_for_findings() {
+  start_finding();
   findings_watcher_.waitForFinished();
   QCoreApplication::processEvents(); // delivers the finished signal
 }

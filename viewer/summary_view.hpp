@@ -31,7 +31,8 @@ public:
   explicit SummaryView(QWidget* parent = nullptr);
   ~SummaryView() override;
   // Shows the run at once and its findings when a pool thread has found them (the wait states read
-  // the whole trace: seconds at 10 M calls).
+  // the whole trace: seconds at 10 M calls). The search starts when the Summary is first shown, so
+  // a run opened on another view, or closed before, does not wait for it.
   void set_database(std::shared_ptr<const LoadedDatabase> database);
   // Blocks until the findings are shown; for screenshots and tests.
   void wait_for_findings();
@@ -52,7 +53,11 @@ public:
 signals:
   void timeline_place_chosen(const analysis::TimelinePlace& place);
 
+protected:
+  void showEvent(QShowEvent* event) override;
+
 private:
+  void start_finding();
   void show_findings(const FoundFindings& found);
 
   QLabel* headline_;
@@ -67,6 +72,7 @@ private:
   RankTableModel ranks_;
   QString collectors_;
   QFutureWatcher<FoundFindings> findings_watcher_;
+  std::shared_ptr<const LoadedDatabase> unsearched_; // a run whose findings are not looked for yet
 };
 
 } // namespace commlens::viewer
