@@ -17,7 +17,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # its parts, also when loaded by the tests
+# Its parts, also when loaded by the tests: the runtime's part of the wrappers is in runtime_dispatch/.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "runtime_dispatch"))
 from runtime_entries import runtime_entries_header, runtime_entry, runtime_entry_points_header  # noqa: E402
 from wrapper_staging import staging_code  # noqa: E402
 
@@ -343,7 +345,7 @@ def wrapper(function):
     if "runtime" in function.flags:
         dispatch = (f"commlens::pmpi::runtime::run<&commlens::pmpi::RuntimeCallEntries::{runtime_entry(function)}, "
                     f"P{function.name}>")
-        unrecorded = f"{dispatch}(nullptr, {plain_args})"
+        unrecorded = f"{dispatch}(static_cast<commlens::pmpi::CallRecording*>(nullptr), {plain_args})"
         recorded = f"{dispatch}(&call, {pmpi_args})"
     elif "free_request" in roles:  # the runtime and the staging may keep the request (runtime_dispatch.hpp)
         unrecorded = recorded = f"commlens::pmpi::runtime::free_request({roles['free_request']})"

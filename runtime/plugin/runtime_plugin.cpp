@@ -193,7 +193,7 @@ const char* start_runtime(const pmpi::CudaPluginHost& host) {
     install_request_hooks(entries);
   }
   // Every other call that takes a buffer stages its device buffers through host memory
-  // (collectors/pmpi/device_staging.hpp): a library that is not CUDA-aware would crash on them.
+  // (collectors/runtime_dispatch/device_staging.hpp): a library that is not CUDA-aware would crash on them.
   if (!state.cuda_aware) {
     host.hooks->staging = device_staging_ops();
   }

@@ -106,7 +106,7 @@ int PointToPoint::finish_receive(PendingReceive& pending, MPI_Status* status) {
 }
 
 // MPI no longer uses what was posted under the request: the wrappers keep a request freed in flight
-// until MPI completes it (collectors/pmpi/detached_requests.hpp), so images go back to their pools.
+// until MPI completes it (collectors/runtime_dispatch/detached_requests.hpp), so images go back to their pools.
 void PointToPoint::request_freed(std::uint64_t request_key) {
   std::unique_lock lock(mutex_);
   if (const auto sent = pending_sends_.find(request_key); sent != pending_sends_.end()) {

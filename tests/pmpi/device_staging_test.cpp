@@ -1,4 +1,4 @@
-// Host staging of device buffers (collectors/pmpi/device_staging.hpp) against a stand-in for CUDA:
+// Host staging of device buffers (collectors/runtime_dispatch/device_staging.hpp) against a stand-in for CUDA:
 // "device memory" is one host array the fake on_device() recognises, so what is copied in, copied
 // back, released and kept can be checked exactly without a GPU.
 #include "collector_hooks.hpp"

@@ -1,4 +1,4 @@
-"""Host staging of device buffers in the generated wrappers (collectors/pmpi/device_staging.hpp):
+"""Host staging of device buffers in the generated wrappers (collectors/runtime_dispatch/device_staging.hpp):
 the code a wrapper runs before and after its PMPI call. Part of generate_wrappers.py."""
 import re
 

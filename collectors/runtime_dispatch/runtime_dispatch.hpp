@@ -2,7 +2,9 @@
 // What the wrappers of `runtime` functions (mpi_functions.spec) call instead of PMPI: the GPU
 // collective runtime's entry when libcommlens_cuda.so installed one, else PMPI itself. call is
 // null while collection is off; the runtime still runs then, it is only not recorded.
-#include "call_recording.hpp"
+//
+// The call's recording (pmpi::CallRecording) and the wait's request snapshot (pmpi::RequestSnapshot)
+// are template parameters, so that this folder needs nothing of the PMPI collector that includes it.
 #include "collector_hooks.hpp"
 #include "detached_requests.hpp"
 #include "device_staging.hpp"
@@ -13,8 +15,8 @@ namespace commlens::pmpi::runtime {
 
 // The wrapper of a `runtime` function calls run<its RuntimeCallEntries member, its PMPI function>
 // with the function's arguments (generate_wrappers.py writes the call).
-template <auto Entry, auto Pmpi, typename... Args>
-inline int run(CallRecording* call, Args... args) noexcept {
+template <auto Entry, auto Pmpi, typename Recording, typename... Args>
+inline int run(Recording* call, Args... args) noexcept {
   const auto entry = collector_hooks().runtime.*Entry;
   if (entry == nullptr) [[likely]] {
     return Pmpi(args...);
@@ -32,7 +34,8 @@ inline int run(CallRecording* call, Args... args) noexcept {
 // call, so the call's time includes that work. `many`: the call reports errors per status
 // (MPI_ERR_IN_STATUS) rather than in its return code. Requests whose buffers the wrappers staged
 // through host memory (device_staging.hpp) are finished first: their outputs copied to the device.
-inline int finish_completed(int rc, const RequestSnapshot& requests, int completed, const int* indices,
+template <typename Snapshot>
+inline int finish_completed(int rc, const Snapshot& requests, int completed, const int* indices,
                             MPI_Status* statuses, bool many) noexcept {
   if (detached_requests::any()) [[unlikely]] {
     detached_requests::progress();
