@@ -2,7 +2,7 @@
 // What each rank's resident kernel does in one call (resident_protocol.hpp): the contribution it
 // copies into its half, and the steps that fill its outputs from the ranks' halves. Pure
 // arithmetic on the call's arguments, so the CPU tests run every plan on host memory.
-#include "collectives/data_movement/block_plan.hpp"
+#include "device/block_plan.hpp"
 #include "resident/resident_protocol.hpp"
 
 #include <cstddef>

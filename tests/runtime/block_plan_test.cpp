@@ -1,7 +1,7 @@
 // Where the data-movement collectives' blocks come from and go to (runtime/collectives/
 // data_movement/block_plan.hpp): every block of every collective lands exactly once where MPI
 // says, for every rank count, root and in-place choice; the copy order spreads the sources.
-#include "collectives/data_movement/block_plan.hpp"
+#include "device/block_plan.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The rooted collectives' trees (every shape, every root, 1..N ranks, on one GPU, several GPUs and
-// several nodes) and their segment schedule (runtime/collectives/trees/).
-#include "collectives/trees/collective_tree.hpp"
-#include "collectives/trees/segment_schedule.hpp"
+// several nodes) and their segment schedule (runtime/trees/).
+#include "trees/collective_tree.hpp"
+#include "trees/segment_schedule.hpp"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 // on its GPU while the others wait for it at the closing barrier. Reductions
 // (reduce_scatter) load the rank's slice of every input and reduce it in one kernel (one-shot).
 #include "collectives/allreduce/ipc_allreduce.hpp"
-#include "collectives/data_movement/block_plan.hpp"
+#include "device/block_plan.hpp"
 #include "device/reduction_types.hpp"
 
 namespace commlens::runtime {

@@ -6,7 +6,7 @@
 // Event-Based Adaptive Collective Communication Framework", Luo et al.), so data
 // crosses each slow link once. The root leads its GPU and its node. Pure C++: built from where
 // the ranks run, tested without a GPU.
-#include "collectives/trees/tree_shape.hpp"
+#include "trees/tree_shape.hpp"
 
 #include <span>
 #include <string>

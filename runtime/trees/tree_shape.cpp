@@ -1,4 +1,4 @@
-#include "collectives/trees/tree_shape.hpp"
+#include "trees/tree_shape.hpp"
 
 namespace commlens::runtime::trees {
 

@@ -1,4 +1,4 @@
-#include "collectives/data_movement/block_plan.hpp"
+#include "device/block_plan.hpp"
 
 namespace commlens::runtime::movement {
 

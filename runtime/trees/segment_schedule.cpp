@@ -1,4 +1,4 @@
-#include "collectives/trees/segment_schedule.hpp"
+#include "trees/segment_schedule.hpp"
 
 #include <algorithm>
 #include <numeric>

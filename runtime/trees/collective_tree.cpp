@@ -1,4 +1,4 @@
-#include "collectives/trees/collective_tree.hpp"
+#include "trees/collective_tree.hpp"
 
 #include <algorithm>
 #include <bit>
