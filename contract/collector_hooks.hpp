@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace commlens::pmpi {
+namespace commlens::contract {
 
 struct CollectorSlot {
   // Around the PMPI call of every recorded wrapper (CUDA: push/pop the external correlation id;
@@ -105,4 +105,4 @@ inline CollectorSlot& collector_slot(Collector collector) noexcept {
   return collector_hooks().slots[static_cast<int>(collector)];
 }
 
-} // namespace commlens::pmpi
+} // namespace commlens::contract

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace commlens::pmpi {
+namespace commlens::contract {
 
 inline constexpr int kCudaPluginAbiVersion = 15;
 inline constexpr const char* kCudaPluginFile = "libcommlens_cuda.so";
@@ -63,4 +63,4 @@ struct CudaPluginHost {
 // not (a static string).
 using CudaPluginStart = const char* (*)(const CudaPluginHost* host);
 
-} // namespace commlens::pmpi
+} // namespace commlens::contract

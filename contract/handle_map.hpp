@@ -11,7 +11,7 @@
 #include <memory>
 #include <type_traits>
 
-namespace commlens::pmpi {
+namespace commlens::contract {
 
 template <typename Handle> std::uint64_t handle_key(Handle handle) noexcept {
   if constexpr (std::is_pointer_v<Handle>) {
@@ -114,4 +114,4 @@ private:
   std::atomic<std::uint64_t> failed_inserts_{0};
 };
 
-} // namespace commlens::pmpi
+} // namespace commlens::contract

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
-namespace commlens::pmpi {
+namespace commlens::contract {
 
 namespace {
 
@@ -62,4 +62,4 @@ void* map_node_shared_memory(MPI_Comm comm, int rank, std::size_t bytes) {
   return memory;
 }
 
-} // namespace commlens::pmpi
+} // namespace commlens::contract

@@ -6,11 +6,11 @@
 
 #include <cstddef>
 
-namespace commlens::pmpi {
+namespace commlens::contract {
 
 // Collective over comm (all ranks on one node): rank 0 creates a zeroed POSIX shared-memory
 // segment of `bytes`, the others map it; its name is unlinked once all mapped, so nothing outlives
 // the job. Null on every rank when any rank failed.
 void* map_node_shared_memory(MPI_Comm comm, int rank, std::size_t bytes);
 
-} // namespace commlens::pmpi
+} // namespace commlens::contract

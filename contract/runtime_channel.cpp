@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <random>
 
-namespace commlens::pmpi {
+namespace commlens::contract {
 
 namespace {
 
@@ -79,4 +79,4 @@ void close_runtime_channel(RuntimeChannel& channel) {
   channel = {};
 }
 
-} // namespace commlens::pmpi
+} // namespace commlens::contract

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace commlens::pmpi {
+namespace commlens::contract {
 
 // A GPU as PCI domain << 16 | bus << 8 | device: the same physical GPU whatever index
 // CUDA_VISIBLE_DEVICES gives it in each process.
@@ -38,4 +38,4 @@ struct RuntimeChannel {
 RuntimeChannel open_runtime_channel(std::uint32_t ranks_per_node, const std::vector<PciGpuId>& visible_gpus);
 void close_runtime_channel(RuntimeChannel& channel);
 
-} // namespace commlens::pmpi
+} // namespace commlens::contract

@@ -20,7 +20,7 @@ namespace commlens::pmpi {
 namespace {
 
 // Open from MPI_Init to MPI_Finalize when the runtime's p2p part was asked for.
-RuntimeChannel runtime_channel;
+contract::RuntimeChannel runtime_channel;
 
 // The two driver entry points the probe needs, declared here so the core needs no CUDA headers.
 using CuInit = int (*)(unsigned int flags);
@@ -35,7 +35,7 @@ constexpr int kPciDomainId = 50;
 
 // Empty when the driver loads and reports at least one device, else why not. *visible gets the
 // PCI ids of the GPUs this process sees.
-std::string probe_cuda_driver(std::vector<PciGpuId>* visible) {
+std::string probe_cuda_driver(std::vector<contract::PciGpuId>* visible) {
   void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (driver == nullptr) {
     return "no CUDA driver (libcuda.so.1 not loadable)";
@@ -61,8 +61,8 @@ std::string probe_cuda_driver(std::vector<PciGpuId>* visible) {
     int slot = 0;
     if (device_get(&device, ordinal) == 0 && attribute(&domain, kPciDomainId, device) == 0 &&
         attribute(&bus, kPciBusId, device) == 0 && attribute(&slot, kPciDeviceId, device) == 0) {
-      visible->push_back(static_cast<PciGpuId>(domain) << 16 | static_cast<PciGpuId>(bus) << 8 |
-                         static_cast<PciGpuId>(slot));
+      visible->push_back(static_cast<contract::PciGpuId>(domain) << 16 | static_cast<contract::PciGpuId>(bus) << 8 |
+                         static_cast<contract::PciGpuId>(slot));
     }
   }
   return {}; // the driver stays loaded: the plugin uses it next
@@ -73,11 +73,11 @@ std::string plugin_path() {
   Dl_info info{};
   if (dladdr(reinterpret_cast<const void*>(&start_cuda_collectors), &info) == 0 ||
       info.dli_fname == nullptr) {
-    return kCudaPluginFile;
+    return contract::kCudaPluginFile;
   }
   std::string path = info.dli_fname;
   const auto slash = path.rfind('/');
-  return (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + kCudaPluginFile;
+  return (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + contract::kCudaPluginFile;
 }
 
 std::string load_and_start(Profiler& profiler, std::span<const FunctionDescription> functions) {
@@ -87,11 +87,11 @@ std::string load_and_start(Profiler& profiler, std::span<const FunctionDescripti
     const char* error = dlerror();
     return "cannot load " + path + ": " + (error != nullptr ? error : "unknown error");
   }
-  const auto start = reinterpret_cast<CudaPluginStart>(dlsym(plugin, kCudaPluginStartSymbol));
+  const auto start = reinterpret_cast<contract::CudaPluginStart>(dlsym(plugin, contract::kCudaPluginStartSymbol));
   if (start == nullptr) {
     return path + " has no " + kCudaPluginStartSymbol;
   }
-  CudaPluginHost host;
+  contract::CudaPluginHost host;
   host.world_rank = profiler.identity().world_rank;
   host.run_rank = profiler.identity().run_rank;
   host.cupti = profiler.config().collectors.cupti;
@@ -116,7 +116,7 @@ std::string load_and_start(Profiler& profiler, std::span<const FunctionDescripti
   host.noise = profiler.config().noise;
   host.runtime_channel = runtime_channel.comm != MPI_COMM_NULL ? &runtime_channel : nullptr;
   host.init_ns = profiler.init_ns();
-  host.hooks = &collector_hooks();
+  host.hooks = &contract::collector_hooks();
   // A copy of the profiler's clock: CUPTI keeps asking for timestamps after MPI_Finalize stopped
   // the profiler (the application's last CUDA calls, buffers flushed at exit).
   static std::optional<TickConverter> clock;
@@ -180,14 +180,14 @@ void start_cuda_collectors(Profiler& profiler, std::span<const FunctionDescripti
   const bool collectors_asked = config.collectors.cupti || config.collectors.nvtx;
   const bool runtime_asked = config.runtime != RuntimeMode::Off;
   std::string why_off;
-  std::vector<PciGpuId> visible_gpus;
+  std::vector<contract::PciGpuId> visible_gpus;
   if (collectors_asked || runtime_asked) {
     why_off = probe_cuda_driver(&visible_gpus);
   }
   // Collective: opened on every rank whatever its probe said, so no rank is left waiting.
   const auto& collectives = config.runtime_collectives;
   if (runtime_asked && std::ranges::find(collectives, "p2p") != collectives.end()) {
-    runtime_channel = open_runtime_channel(config.runtime_ranks_per_node, visible_gpus);
+    runtime_channel = contract::open_runtime_channel(config.runtime_ranks_per_node, visible_gpus);
   }
   if (collectors_asked || runtime_asked) {
     if (why_off.empty()) {
@@ -212,7 +212,7 @@ void start_cuda_collectors(Profiler& profiler, std::span<const FunctionDescripti
 }
 
 void stop_runtime_channel() {
-  close_runtime_channel(runtime_channel);
+  contract::close_runtime_channel(runtime_channel);
 }
 
 } // namespace commlens::pmpi

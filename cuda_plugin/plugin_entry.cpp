@@ -53,8 +53,8 @@ void on_call_exit(std::uint64_t, FunctionId, std::uint64_t) noexcept {
 }
 
 void on_finalize() {
-  pmpi::CollectorHooks& hooks = *host().hooks;
-  hooks.slots[static_cast<int>(pmpi::Collector::Cuda)] = {};
+  contract::CollectorHooks& hooks = *host().hooks;
+  hooks.slots[static_cast<int>(contract::Collector::Cuda)] = {};
   hooks.buffer_location = nullptr;
   if (cupti_on) {
     hooks.stream_work = {};
@@ -65,7 +65,7 @@ void on_finalize() {
 }
 
 // NVTX ranges named as COMMLENS_STEP_RANGE mark training steps, seen through CUPTI's NVTX callbacks.
-std::string start_step_ranges(const pmpi::CudaPluginHost& plugin_host, bool cupti_is_nvtx_tool) {
+std::string start_step_ranges(const contract::CudaPluginHost& plugin_host, bool cupti_is_nvtx_tool) {
   if (plugin_host.step_range.empty()) {
     return "off (COMMLENS_STEP_RANGE=none)";
   }
@@ -101,7 +101,7 @@ std::string attach_cupti_as_nvtx_tool() {
   return "on";
 }
 
-const char* start_collectors(const pmpi::CudaPluginHost& plugin_host) {
+const char* start_collectors(const contract::CudaPluginHost& plugin_host) {
   if (!plugin_host.cupti && !plugin_host.nvtx) {
     return nullptr;
   }
@@ -139,8 +139,8 @@ const char* start_collectors(const pmpi::CudaPluginHost& plugin_host) {
     }
     plugin_host.set_run_value("step_marks", start_step_ranges(plugin_host, cupti_is_nvtx_tool));
   }
-  pmpi::CollectorHooks& hooks = *plugin_host.hooks;
-  hooks.slots[static_cast<int>(pmpi::Collector::Cuda)] = {
+  contract::CollectorHooks& hooks = *plugin_host.hooks;
+  hooks.slots[static_cast<int>(contract::Collector::Cuda)] = {
       on_call_enter, on_call_exit, nullptr,
       nullptr,       on_finalize,  cupti_on ? kernel_recording_phase_begun : nullptr};
   hooks.buffer_location = cached_buffer_location;
@@ -150,7 +150,7 @@ const char* start_collectors(const pmpi::CudaPluginHost& plugin_host) {
   return nullptr;
 }
 
-const char* start(const pmpi::CudaPluginHost& plugin_host) {
+const char* start(const contract::CudaPluginHost& plugin_host) {
   set_host(plugin_host);
   if (const char* refusal = start_collectors(plugin_host)) {
     return refusal;
@@ -179,8 +179,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(c
 }
 
 extern "C" __attribute__((visibility("default"))) const char*
-commlens_cuda_plugin_start(const commlens::pmpi::CudaPluginHost* host) {
-  if (host == nullptr || host->abi_version != commlens::pmpi::kCudaPluginAbiVersion) {
+commlens_cuda_plugin_start(const commlens::contract::CudaPluginHost* host) {
+  if (host == nullptr || host->abi_version != commlens::contract::kCudaPluginAbiVersion) {
     return "libcommlens_cuda.so was built for another libcommlens.so (plugin ABI mismatch)";
   }
   return commlens::cuda::start(*host);

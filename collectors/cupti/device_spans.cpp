@@ -45,7 +45,7 @@ struct RecentSpan {
 };
 
 struct PendingSpan {
-  pmpi::StreamCall call;
+  contract::StreamCall call;
   std::uint32_t cupti_stream = 0;
   CUcontext context = nullptr;
   CUevent start = nullptr;
@@ -230,7 +230,7 @@ void queue_span(PendingSpan span) {
   pending.push_back(std::move(span));
 }
 
-void on_end(const pmpi::StreamCall& call, bool in_group) noexcept {
+void on_end(const contract::StreamCall& call, bool in_group) noexcept {
   if (started.event == nullptr) {
     return;
   }
@@ -261,7 +261,7 @@ void on_group_ended() noexcept {
 
 } // namespace
 
-pmpi::StreamWorkHooks device_span_hooks() noexcept {
+contract::StreamWorkHooks device_span_hooks() noexcept {
   return {on_begin, on_end, on_group_ended};
 }
 

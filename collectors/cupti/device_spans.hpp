@@ -17,7 +17,7 @@
 namespace commlens::cuda {
 
 // The hooks the NCCL wrappers call (CollectorHooks::stream_work).
-pmpi::StreamWorkHooks device_span_hooks() noexcept;
+contract::StreamWorkHooks device_span_hooks() noexcept;
 // The call whose span, on the stream CUPTI names cupti_stream, holds a kernel that ran from
 // start_ns to end_ns (profiler clock); 0 for none in the last minute. For NCCL's kernels whose
 // activity records came without their call: CUPTI attached to a running process (a job without

@@ -8,17 +8,17 @@
 namespace commlens::cuda {
 
 namespace {
-pmpi::CudaPluginHost the_host;
+contract::CudaPluginHost the_host;
 thread_local std::uint64_t thread_mpi_call = 0;
 std::mutex error_mutex;
 std::string first_error_text;
 } // namespace
 
-const pmpi::CudaPluginHost& host() noexcept {
+const contract::CudaPluginHost& host() noexcept {
   return the_host;
 }
 
-void set_host(const pmpi::CudaPluginHost& host) {
+void set_host(const contract::CudaPluginHost& host) {
   the_host = host;
 }
 

@@ -8,8 +8,8 @@
 
 namespace commlens::cuda {
 
-const pmpi::CudaPluginHost& host() noexcept;
-void set_host(const pmpi::CudaPluginHost& host);
+const contract::CudaPluginHost& host() noexcept;
+void set_host(const contract::CudaPluginHost& host);
 
 // mpi_calls.id of the MPI call this thread is inside, 0 outside any.
 std::uint64_t current_mpi_call() noexcept;

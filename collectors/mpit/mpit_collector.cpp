@@ -81,7 +81,7 @@ void on_communicator_freed(MPI_Comm comm) {
 }
 
 void on_finalize() {
-  collector_slot(pmpi::Collector::Mpit) = {};
+  collector_slot(contract::Collector::Mpit) = {};
   collector->sampler.sample(Trigger::Finalize);
   collector->sampler.close();
   MPI_T_finalize();
@@ -199,7 +199,7 @@ void start_mpit_collector(Profiler& profiler, std::span<const FunctionDescriptio
   const bool samples_at_entries =
       samples && std::any_of(collector->sample_at_call.begin(), collector->sample_at_call.end(),
                              [](std::uint8_t chosen) { return chosen != 0; });
-  collector_slot(pmpi::Collector::Mpit) = {samples_at_entries ? on_call_enter : nullptr,
+  collector_slot(contract::Collector::Mpit) = {samples_at_entries ? on_call_enter : nullptr,
                                            samples ? on_call_exit : nullptr, on_communicator_created,
                                            on_communicator_freed, on_finalize};
 }

@@ -27,7 +27,7 @@ struct NcclCommunicator {
 };
 
 struct Registry {
-  pmpi::HandleMap<NcclCommunicator*> communicators{1u << 10};
+  contract::HandleMap<NcclCommunicator*> communicators{1u << 10};
   std::mutex creation; // registration only: creating an NCCL communicator costs milliseconds
   std::uint32_t created_here = 0;
 };
@@ -89,7 +89,7 @@ NcclCommunicator* add_communicator(Profiler& profiler, FunctionId created_by, nc
   communicator->entry.members = info.members;
   info.created_ns = created_ns;
   communicator->entry.index = profiler.communicators().add(std::move(info));
-  registry().communicators.insert(pmpi::handle_key(comm), communicator);
+  registry().communicators.insert(contract::handle_key(comm), communicator);
   return communicator;
 }
 
@@ -103,7 +103,7 @@ void add_communicator(pmpi::CallRecording& call, ncclComm_t comm, std::int64_t i
 }
 
 NcclCommunicator* find(ncclComm_t comm) noexcept {
-  auto* slot = registry().communicators.find(pmpi::handle_key(comm));
+  auto* slot = registry().communicators.find(contract::handle_key(comm));
   return slot != nullptr ? slot->value : nullptr;
 }
 
@@ -194,7 +194,7 @@ std::int64_t register_early(Profiler& profiler, const EarlyCommunicator& early, 
   if (destroyed_ns != 0) {
     // Freed at once: NCCL may have given its handle to a communicator created after it.
     profiler.communicators().mark_freed(communicator->entry.index, destroyed_ns);
-    if (auto* slot = registry().communicators.find(pmpi::handle_key(early.comm))) {
+    if (auto* slot = registry().communicators.find(contract::handle_key(early.comm))) {
       registry().communicators.erase(slot);
     }
   }
@@ -224,7 +224,7 @@ void register_all(pmpi::CallRecording& call, const ncclComm_t* comms, int count)
 }
 
 void forget_communicator(ncclComm_t comm) {
-  auto* slot = registry().communicators.find(pmpi::handle_key(comm));
+  auto* slot = registry().communicators.find(contract::handle_key(comm));
   if (slot == nullptr) {
     return;
   }

@@ -8,8 +8,8 @@
 namespace commlens::nccl {
 
 namespace {
-const pmpi::StreamWorkHooks& hooks() noexcept {
-  return pmpi::collector_hooks().stream_work;
+const contract::StreamWorkHooks& hooks() noexcept {
+  return contract::collector_hooks().stream_work;
 }
 } // namespace
 
@@ -25,7 +25,7 @@ void end_stream_work(pmpi::CallRecording& call, const void* stream) noexcept {
   }
   const EventRecord& event = call.event();
   const pmpi::CommunicatorEntry* communicator = call.communicator();
-  pmpi::StreamCall work;
+  contract::StreamCall work;
   work.call_id = call.profiler().collecting() ? event.call_id : 0;
   work.function = event.function;
   work.comm_id = communicator != nullptr ? communicator->id : -1;

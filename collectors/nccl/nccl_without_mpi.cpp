@@ -79,7 +79,7 @@ void stop_at_exit() {
   if (profiler == nullptr) {
     return; // a later MPI_Finalize stopped it
   }
-  for (const pmpi::CollectorSlot& slot : std::views::reverse(pmpi::collector_hooks().slots)) {
+  for (const contract::CollectorSlot& slot : std::views::reverse(contract::collector_hooks().slots)) {
     if (slot.finalize != nullptr) {
       slot.finalize();
     }

@@ -6,7 +6,7 @@
 namespace commlens::pmpi {
 
 inline BufferLocation buffer_location(const void* buffer) noexcept {
-  const auto query = collector_hooks().buffer_location;
+  const auto query = contract::collector_hooks().buffer_location;
   return query != nullptr ? query(buffer) : BufferLocation::Host;
 }
 

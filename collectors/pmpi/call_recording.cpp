@@ -145,14 +145,14 @@ void CallRecording::post_request(MPI_Request request, bool persistent) noexcept 
   if (request != MPI_REQUEST_NULL) {
     // Persistent requests own their handle; others may share one (see HandleMap::add).
     RequestTracker& tracker = request_tracker();
-    persistent ? tracker.insert(handle_key(request), tracked) : tracker.add(handle_key(request), tracked);
+    persistent ? tracker.insert(contract::handle_key(request), tracked) : tracker.add(contract::handle_key(request), tracked);
   }
 }
 
 void CallRecording::start_requests(const MPI_Request* requests, int count) noexcept {
   RequestTracker& tracker = request_tracker();
   for (int i = 0; i < count; ++i) {
-    RequestTracker::Slot* slot = tracker.find(handle_key(requests[i]));
+    RequestTracker::Slot* slot = tracker.find(contract::handle_key(requests[i]));
     if (slot == nullptr) {
       continue;
     }

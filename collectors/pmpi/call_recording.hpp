@@ -125,7 +125,7 @@ public:
       keys_ = spill(count_);
     }
     for (int i = 0; i < count_; ++i) {
-      keys_[i] = requests[i] == MPI_REQUEST_NULL ? 0 : handle_key(requests[i]);
+      keys_[i] = requests[i] == MPI_REQUEST_NULL ? 0 : contract::handle_key(requests[i]);
     }
   }
   std::uint64_t key(int index) const noexcept { return keys_[index]; }
@@ -206,8 +206,8 @@ inline CallRecording::CallRecording(Profiler& profiler, FunctionId function, std
 inline CallRecording::CallRecording(Profiler& profiler, FunctionId function) noexcept
     : profiler_(profiler), recorder_(profiler.thread_recorder()), record_{} {
   describe(function);
-#pragma GCC unroll kCollectorSlots
-  for (const CollectorSlot& slot : collector_hooks().slots) {
+#pragma GCC unroll contract::kCollectorSlots
+  for (const contract::CollectorSlot& slot : contract::collector_hooks().slots) {
     if (slot.call_enter != nullptr) {
       slot.call_enter(record_.call_id, function);
     }
@@ -235,8 +235,8 @@ inline void CallRecording::finish() noexcept {
     record_.end_ticks = now_ticks();
   }
   // Unrolled: a loop over the slots cost about 20 instructions a call even with no hook to run.
-#pragma GCC unroll kCollectorSlots
-  for (const CollectorSlot& slot : collector_hooks().slots) {
+#pragma GCC unroll contract::kCollectorSlots
+  for (const contract::CollectorSlot& slot : contract::collector_hooks().slots) {
     if (slot.call_exit != nullptr) {
       slot.call_exit(record_.call_id, record_.function, record_.end_ticks);
     }

@@ -12,7 +12,7 @@ namespace commlens::pmpi {
 
 namespace {
 
-using EntryMap = HandleMap<const CommunicatorEntry*>;
+using EntryMap = contract::HandleMap<const CommunicatorEntry*>;
 
 struct Registry {
   Profiler* profiler = nullptr;
@@ -92,12 +92,12 @@ const CommunicatorEntry* publish(MPI_Comm comm, CommunicatorEntry* entry, Commun
   info.remote_members = entry->remote_members;
   info.created_ns = registry->profiler->clock().now_ns(); // the scale of every stored time
   entry->index = registry->profiler->communicators().add(std::move(info));
-  registry->communicators.insert(handle_key(comm), entry);
+  registry->communicators.insert(contract::handle_key(comm), entry);
   return entry;
 }
 
 void announce_created(MPI_Comm comm, std::int64_t id) {
-  for (const CollectorSlot& slot : collector_hooks().slots) {
+  for (const contract::CollectorSlot& slot : contract::collector_hooks().slots) {
     if (slot.communicator_created != nullptr) {
       slot.communicator_created(comm, id);
     }
@@ -146,7 +146,7 @@ const CommunicatorEntry* find_communicator(MPI_Comm comm) noexcept {
   if (comm == registry->self) {
     return registry->self_entry;
   }
-  return find_in(registry->communicators, handle_key(comm));
+  return find_in(registry->communicators, contract::handle_key(comm));
 }
 
 void register_communicator(CallRecording& call, MPI_Comm newcomm, MPI_Comm parent, bool not_usable_yet) {
@@ -187,12 +187,12 @@ void register_joined_communicator(FunctionId created_by, MPI_Comm intercomm, MPI
 
 void forget_communicator(CallRecording& call, MPI_Comm comm) {
   call.set_communicator(comm);
-  for (const CollectorSlot& slot : collector_hooks().slots) {
+  for (const contract::CollectorSlot& slot : contract::collector_hooks().slots) {
     if (slot.communicator_freed != nullptr) {
       slot.communicator_freed(comm);
     }
   }
-  EntryMap::Slot* slot = registry->communicators.find(handle_key(comm));
+  EntryMap::Slot* slot = registry->communicators.find(contract::handle_key(comm));
   if (slot != nullptr) {
     registry->profiler->communicators().mark_freed(slot->value->index, registry->profiler->clock().now_ns());
     registry->communicators.erase(slot);
@@ -206,37 +206,37 @@ void name_communicator(MPI_Comm comm, const char* name) {
 }
 
 void register_window(MPI_Win win, MPI_Comm comm) {
-  registry->windows.insert(handle_key(win), find_communicator(comm));
+  registry->windows.insert(contract::handle_key(win), find_communicator(comm));
 }
 
 void forget_window(CallRecording& call, MPI_Win win) {
-  call.set_communicator(take_from(registry->windows, handle_key(win)));
+  call.set_communicator(take_from(registry->windows, contract::handle_key(win)));
 }
 
 const CommunicatorEntry* find_window(MPI_Win win) noexcept {
-  return find_in(registry->windows, handle_key(win));
+  return find_in(registry->windows, contract::handle_key(win));
 }
 
 void register_file(MPI_File file, MPI_Comm comm) {
-  registry->files.insert(handle_key(file), find_communicator(comm));
+  registry->files.insert(contract::handle_key(file), find_communicator(comm));
 }
 
 void forget_file(CallRecording& call, MPI_File file) {
-  call.set_communicator(take_from(registry->files, handle_key(file)));
+  call.set_communicator(take_from(registry->files, contract::handle_key(file)));
 }
 
 const CommunicatorEntry* find_file(MPI_File file) noexcept {
-  return find_in(registry->files, handle_key(file));
+  return find_in(registry->files, contract::handle_key(file));
 }
 
 void remember_message(MPI_Message message, MPI_Comm comm) {
   if (message != MPI_MESSAGE_NULL && message != MPI_MESSAGE_NO_PROC) {
-    registry->messages.insert(handle_key(message), find_communicator(comm));
+    registry->messages.insert(contract::handle_key(message), find_communicator(comm));
   }
 }
 
 const CommunicatorEntry* take_message(MPI_Message* message) noexcept {
-  return take_from(registry->messages, handle_key(*message));
+  return take_from(registry->messages, contract::handle_key(*message));
 }
 
 } // namespace commlens::pmpi

@@ -65,20 +65,20 @@ const PredefinedType kPredefined[] = {
 constexpr auto kDerivedIndex = static_cast<std::uint8_t>(std::size(kPredefined) + 1);
 static_assert(std::size(kPredefined) + 1 < 256, "datatype indexes must fit a byte");
 
-std::unique_ptr<HandleMap<PredefinedDatatype>> lookup;
+std::unique_ptr<contract::HandleMap<PredefinedDatatype>> lookup;
 
 } // namespace
 
 void start_datatype_catalog() {
-  lookup = std::make_unique<HandleMap<PredefinedDatatype>>(4 * std::size(kPredefined));
+  lookup = std::make_unique<contract::HandleMap<PredefinedDatatype>>(4 * std::size(kPredefined));
   for (std::size_t index = 0; index < std::size(kPredefined); ++index) {
     const MPI_Datatype handle = kPredefined[index].handle;
     MPI_Count size = 0;
-    if (handle == MPI_DATATYPE_NULL || lookup->find(handle_key(handle)) != nullptr ||
+    if (handle == MPI_DATATYPE_NULL || lookup->find(contract::handle_key(handle)) != nullptr ||
         PMPI_Type_size_x(handle, &size) != MPI_SUCCESS || size < 0) {
       continue;
     }
-    lookup->insert(handle_key(handle), PredefinedDatatype{static_cast<std::uint8_t>(index + 1),
+    lookup->insert(contract::handle_key(handle), PredefinedDatatype{static_cast<std::uint8_t>(index + 1),
                                                           static_cast<std::uint64_t>(size)});
   }
 }
@@ -106,7 +106,7 @@ const PredefinedDatatype* find_predefined_datatype(MPI_Datatype type) noexcept {
   if (type == last.handle) {
     return &last.entry;
   }
-  const auto* slot = lookup->find(handle_key(type));
+  const auto* slot = lookup->find(contract::handle_key(type));
   if (slot == nullptr) {
     return nullptr;
   }

@@ -119,7 +119,7 @@ void finish_profiling(Profiler* const profiler) {
   record_lifecycle_call(*profiler, fn::MPI_Finalize, MPI_COMM_WORLD, entered, now_ticks());
   // Last started, first finished: the runtime's last copies and its IPC closes happen while the
   // CUDA collector still records them (ipc_events then shows every mapping closed).
-  for (const CollectorSlot& slot : std::views::reverse(collector_hooks().slots)) {
+  for (const contract::CollectorSlot& slot : std::views::reverse(contract::collector_hooks().slots)) {
     if (slot.finalize != nullptr) {
       slot.finalize();
     }

@@ -289,7 +289,7 @@ def wrapper(function):
         pre += more_pre
         finish = [finish_statement]
     if "free_request" in roles:
-        pre.append(f"const std::uint64_t freed_request = commlens::pmpi::handle_key(*{roles['free_request']});")
+        pre.append(f"const std::uint64_t freed_request = commlens::contract::handle_key(*{roles['free_request']});")
         post.append("commlens::pmpi::forget_request(freed_request);")
     for role, forget in (("free_comm", "forget_communicator"), ("free_win", "forget_window"), ("close_file", "forget_file")):
         if role in roles:
@@ -343,7 +343,7 @@ def wrapper(function):
     # `runtime` functions go through runtime_dispatch.hpp, which hands them to the GPU collective
     # runtime's entry (runtime_entries.hpp) when it installed one and otherwise calls PMPI.
     if "runtime" in function.flags:
-        dispatch = (f"commlens::pmpi::runtime::run<&commlens::pmpi::RuntimeCallEntries::{runtime_entry(function)}, "
+        dispatch = (f"commlens::pmpi::runtime::run<&commlens::contract::RuntimeCallEntries::{runtime_entry(function)}, "
                     f"P{function.name}>")
         unrecorded = f"{dispatch}(static_cast<commlens::pmpi::CallRecording*>(nullptr), {plain_args})"
         recorded = f"{dispatch}(&call, {pmpi_args})"

@@ -17,7 +17,7 @@ bool begin_phase(Profiler& profiler, int level, PhaseMark mark) noexcept {
     return false;
   }
   profiler.begin_next_phase(level);
-  for (const CollectorSlot& slot : collector_hooks().slots) {
+  for (const contract::CollectorSlot& slot : contract::collector_hooks().slots) {
     if (slot.phase_begun != nullptr) {
       slot.phase_begun(level);
     }

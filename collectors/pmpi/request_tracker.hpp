@@ -26,7 +26,7 @@ struct TrackedRequest {
   bool active = false; // persistent requests are inactive between completion and the next Start
 };
 
-using RequestTracker = HandleMap<TrackedRequest>;
+using RequestTracker = contract::HandleMap<TrackedRequest>;
 
 // The process's tracker, created at MPI_Init before any request can be posted.
 RequestTracker& request_tracker() noexcept;

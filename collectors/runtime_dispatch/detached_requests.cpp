@@ -23,13 +23,13 @@ std::vector<Kept> kept;
 // A nonblocking request always (its completion finishes what was posted); a persistent one only
 // while MPI has not finished with it (an inactive one is freed at once, its images released).
 bool depends_on_completion(MPI_Request request, std::uint64_t key) {
-  const auto runtime_tracks = collector_hooks().runtime.tracks;
-  RequestWork tracked = staged_requests::tracks(key);
-  if (tracked == RequestWork::None && runtime_tracks != nullptr) {
+  const auto runtime_tracks = contract::collector_hooks().runtime.tracks;
+  contract::RequestWork tracked = staged_requests::tracks(key);
+  if (tracked == contract::RequestWork::None && runtime_tracks != nullptr) {
     tracked = runtime_tracks(key);
   }
-  if (tracked != RequestWork::Persistent) {
-    return tracked == RequestWork::Nonblocking;
+  if (tracked != contract::RequestWork::Persistent) {
+    return tracked == contract::RequestWork::Nonblocking;
   }
   int done = 0;
   return PMPI_Request_get_status(request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done == 0;
@@ -40,12 +40,12 @@ bool depends_on_completion(MPI_Request request, std::uint64_t key) {
 void finish(Kept& done) {
   MPI_Status status{};
   staged_requests::completed(done.key);
-  if (const auto finish_request = collector_hooks().runtime.finish_request) {
+  if (const auto finish_request = contract::collector_hooks().runtime.finish_request) {
     finish_request(done.key, &status);
   }
   if (done.request != MPI_REQUEST_NULL) {
     staged_requests::freed(done.key);
-    if (const auto freed = collector_hooks().runtime.request_freed) {
+    if (const auto freed = contract::collector_hooks().runtime.request_freed) {
       freed(done.key);
     }
     PMPI_Request_free(&done.request);
@@ -57,7 +57,7 @@ void finish(Kept& done) {
 std::atomic<bool> kept_any{false};
 
 bool detach(MPI_Request* request) noexcept {
-  const std::uint64_t key = handle_key(*request);
+  const std::uint64_t key = contract::handle_key(*request);
   if (*request == MPI_REQUEST_NULL || !depends_on_completion(*request, key)) {
     return false;
   }

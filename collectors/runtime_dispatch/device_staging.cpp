@@ -14,8 +14,8 @@ namespace commlens::pmpi {
 
 namespace {
 
-const DeviceStagingOps& ops() noexcept {
-  return collector_hooks().staging;
+const contract::DeviceStagingOps& ops() noexcept {
+  return contract::collector_hooks().staging;
 }
 
 int refusal_code(Refusal refusal) noexcept;
@@ -138,13 +138,13 @@ public:
     staged_requests::staged_count.store(requests_.size(), std::memory_order_relaxed);
   }
 
-  RequestWork tracks(std::uint64_t key) {
+  contract::RequestWork tracks(std::uint64_t key) {
     std::lock_guard lock(mutex_);
     const auto found = requests_.find(key);
     if (found == requests_.end()) {
-      return RequestWork::None;
+      return contract::RequestWork::None;
     }
-    return found->second.persistent ? RequestWork::Persistent : RequestWork::Nonblocking;
+    return found->second.persistent ? contract::RequestWork::Persistent : contract::RequestWork::Nonblocking;
   }
 
   void starting(std::uint64_t key) {
@@ -286,7 +286,7 @@ int DeviceStaging::finish_with_request(int rc, const MPI_Request* request) noexc
   std::copy(images_, images_ + count_, staged.images);
   staged.count = count_;
   staged.persistent = kind_ == Kind::Persistent;
-  table().add(handle_key(*request), staged);
+  table().add(contract::handle_key(*request), staged);
   count_ = 0; // the table owns the images now
   return rc;
 }
@@ -325,13 +325,13 @@ namespace staged_requests {
 
 std::atomic<std::size_t> staged_count{0};
 
-RequestWork tracks(std::uint64_t key) noexcept {
-  return any() ? table().tracks(key) : RequestWork::None;
+contract::RequestWork tracks(std::uint64_t key) noexcept {
+  return any() ? table().tracks(key) : contract::RequestWork::None;
 }
 
 void starting(const MPI_Request* requests, int count) noexcept {
   for (int i = 0; i < count; ++i) {
-    table().starting(handle_key(requests[i]));
+    table().starting(contract::handle_key(requests[i]));
   }
 }
 

@@ -28,7 +28,7 @@ inline constexpr std::uint64_t kWholeAllocation = ~std::uint64_t{0};
 inline constexpr std::uint8_t kHostStagedImplementation = 1;
 
 inline bool staging_on() noexcept {
-  return collector_hooks().staging.copy != nullptr;
+  return contract::collector_hooks().staging.copy != nullptr;
 }
 
 // No default member values: every call's wrapper holds four of these on its stack, and only the
@@ -111,7 +111,7 @@ inline bool any() noexcept {
   return staged_count.load(std::memory_order_relaxed) != 0;
 }
 // What is staged under the request.
-RequestWork tracks(std::uint64_t key) noexcept;
+contract::RequestWork tracks(std::uint64_t key) noexcept;
 // Before MPI_Start/MPI_Startall: the persistent requests' inputs copied into their images.
 void starting(const MPI_Request* requests, int count) noexcept;
 // A wait/test call completed the request under key: outputs copied back, a nonblocking request's

@@ -17,7 +17,7 @@ namespace commlens::pmpi::runtime {
 // with the function's arguments (generate_wrappers.py writes the call).
 template <auto Entry, auto Pmpi, typename Recording, typename... Args>
 inline int run(Recording* call, Args... args) noexcept {
-  const auto entry = collector_hooks().runtime.*Entry;
+  const auto entry = contract::collector_hooks().runtime.*Entry;
   if (entry == nullptr) [[likely]] {
     return Pmpi(args...);
   }
@@ -40,7 +40,7 @@ inline int finish_completed(int rc, const Snapshot& requests, int completed, con
   if (detached_requests::any()) [[unlikely]] {
     detached_requests::progress();
   }
-  const auto finish = collector_hooks().runtime.finish_request;
+  const auto finish = contract::collector_hooks().runtime.finish_request;
   const bool staged = staged_requests::any();
   if ((finish == nullptr && !staged) || (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS)) [[likely]] {
     return rc;
@@ -68,7 +68,7 @@ inline int finish_completed(int rc, const Snapshot& requests, int completed, con
 namespace completion {
 
 inline bool runtime_incomplete() noexcept {
-  const auto progress = collector_hooks().runtime.progress_requests;
+  const auto progress = contract::collector_hooks().runtime.progress_requests;
   return progress != nullptr && progress();
 }
 
@@ -163,14 +163,14 @@ inline int free_request(MPI_Request* request) noexcept {
   if (detached_requests::any()) [[unlikely]] {
     detached_requests::progress();
   }
-  const std::uint64_t request_key = handle_key(*request);
+  const std::uint64_t request_key = contract::handle_key(*request);
   if (detached_requests::detach(request)) {
     return MPI_SUCCESS;
   }
   if (staged_requests::any()) [[unlikely]] {
     staged_requests::freed(request_key);
   }
-  if (const auto release = collector_hooks().runtime.request_freed) [[unlikely]] {
+  if (const auto release = contract::collector_hooks().runtime.request_freed) [[unlikely]] {
     release(request_key);
   }
   return PMPI_Request_free(request);

@@ -25,13 +25,13 @@ def runtime_entries_header(functions, header):
 
 #include <cstdint>
 
-namespace commlens::pmpi {{
+namespace commlens::contract {{
 
 struct RuntimeCallEntries {{
 {members}
 }};
 
-}} // namespace commlens::pmpi
+}} // namespace commlens::contract
 """
 
 
@@ -58,7 +58,7 @@ namespace entry {{
 // Installs the entry of every `runtime` function for which accept(family, entry name) is true
 // (family: the spec's, entry name: RuntimeCallEntries' member, "allreduce" for MPI_Allreduce).
 template <typename Accept>
-void install_runtime_entries(pmpi::RuntimeCallEntries& entries, Accept&& accept) {{
+void install_runtime_entries(contract::RuntimeCallEntries& entries, Accept&& accept) {{
 {installs}
 }}
 

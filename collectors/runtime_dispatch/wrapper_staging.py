@@ -62,7 +62,7 @@ def staging_code(function, buffers):
     kind = "Persistent" if "persistent" in function.flags else "Nonblocking" if "request" in roles else "Blocking"
     condition = "commlens::pmpi::staging_on()"
     if "runtime" in function.flags:
-        condition += f" && commlens::pmpi::collector_hooks().runtime.{runtime_entry(function)} == nullptr"
+        condition += f" && commlens::contract::collector_hooks().runtime.{runtime_entry(function)} == nullptr"
     inputs = [b for b in buffers if "const" in declarations[b]]
     lines = [f"commlens::pmpi::DeviceStaging staging({roles.get('comm', 'MPI_COMM_NULL')}, "
              f"commlens::pmpi::DeviceStaging::Kind::{kind});",

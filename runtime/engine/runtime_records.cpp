@@ -47,7 +47,7 @@ const char* implementation_name(Implementation implementation) noexcept {
   return "mpi";
 }
 
-RuntimeRecords::RuntimeRecords(const pmpi::CudaPluginHost& host) : host_(host) {
+RuntimeRecords::RuntimeRecords(const contract::CudaPluginHost& host) : host_(host) {
   std::vector<std::vector<SqlValue>> names;
   for (const Implementation implementation : kImplementations) {
     names.push_back(

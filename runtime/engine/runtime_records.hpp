@@ -63,7 +63,7 @@ struct RuntimeOp {
 
 class RuntimeRecords {
 public:
-  explicit RuntimeRecords(const pmpi::CudaPluginHost& host);
+  explicit RuntimeRecords(const contract::CudaPluginHost& host);
   // Calls made while collection is off (call_id 0) are not recorded, like the calls themselves.
   void add(RuntimeOp op);
   void flush();
@@ -71,7 +71,7 @@ public:
 private:
   void store_locked();
 
-  const pmpi::CudaPluginHost& host_;
+  const contract::CudaPluginHost& host_;
   std::mutex mutex_;
   std::vector<std::vector<SqlValue>> rows_;
 };

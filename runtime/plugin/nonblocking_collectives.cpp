@@ -14,7 +14,7 @@ namespace {
 constexpr std::size_t kLaneCacheMappings = 64;
 
 nonblocking::LaneKey lane_of(MPI_Comm comm) {
-  return pmpi::handle_key(comm);
+  return contract::handle_key(comm);
 }
 
 // An event on the legacy default stream now (null on a CUDA error: the job then waits for that
@@ -95,7 +95,7 @@ int NonblockingCollectives::post(MPI_Comm comm, int device, RuntimeOp record, Jo
     return rc;
   }
   pending->handle = *request;
-  const std::uint64_t key = pmpi::handle_key(*request);
+  const std::uint64_t key = contract::handle_key(*request);
   Pending* const raw = pending.get();
   const Lane lane{*communicator.cache, communicator.stream, ready_event(), *communicator.stages,
                   *communicator.more_streams};
@@ -136,7 +136,7 @@ int NonblockingCollectives::post_baseline(MPI_Comm comm, RuntimeOp record, const
     return rc;
   }
   pending->handle = *request;
-  const std::uint64_t key = pmpi::handle_key(*request);
+  const std::uint64_t key = contract::handle_key(*request);
   if (const auto earlier = pending_.find(key); earlier != pending_.end() && !earlier->second->generalized) {
     // MPI gave this handle to an earlier baseline still unfinished here: a request it completed at
     // once and shares between calls (Open MPI's nonblocking collectives on a one-process
@@ -266,14 +266,14 @@ void NonblockingCollectives::request_freed(std::uint64_t request_key) {
   }
 }
 
-pmpi::RequestWork NonblockingCollectives::tracks(std::uint64_t request_key) {
+contract::RequestWork NonblockingCollectives::tracks(std::uint64_t request_key) {
   std::lock_guard lock(mutex_);
   const auto found = pending_.find(request_key);
   // A baseline posted at the call is MPI's request: its completion must still copy the outputs
   // back, so a freed one is kept until then (detached_requests.hpp). A generalized request is
   // completed by progress() whether freed or not.
-  return found != pending_.end() && !found->second->generalized ? pmpi::RequestWork::Nonblocking
-                                                                : pmpi::RequestWork::None;
+  return found != pending_.end() && !found->second->generalized ? contract::RequestWork::Nonblocking
+                                                                : contract::RequestWork::None;
 }
 
 void NonblockingCollectives::drain(MPI_Comm comm) {

@@ -58,7 +58,7 @@ public:
   // Posts the host-staged baseline on `comm` (the calling thread): staged buffers in `images`.
   using Baseline = std::function<int(MPI_Comm comm, StagedImages& images, MPI_Request* request)>;
 
-  NonblockingCollectives(const pmpi::CudaPluginHost& host, RuntimeRecords& records, bool cuda_aware)
+  NonblockingCollectives(const contract::CudaPluginHost& host, RuntimeRecords& records, bool cuda_aware)
       : host_(host), records_(records), cuda_aware_(cuda_aware) {}
 
   // A call the runtime takes: `job` queued behind the communicator's earlier ones, *request a
@@ -79,7 +79,7 @@ public:
   // Called for requests a wait/test completed without an error.
   int finish_request(std::uint64_t request_key);
   void request_freed(std::uint64_t request_key);
-  pmpi::RequestWork tracks(std::uint64_t request_key);
+  contract::RequestWork tracks(std::uint64_t request_key);
 
   // A blocking runtime call on `comm` runs after the nonblocking ones posted before it: their jobs
   // ran, and the baselines of those the ranks declined completed (the blocking call waits in node
@@ -120,7 +120,7 @@ private:
   // Requests of `comm` not yet Completed; with in_baseline_only, only declined ones.
   bool has_incomplete(MPI_Comm comm, bool in_baseline_only = false) const;
 
-  const pmpi::CudaPluginHost& host_;
+  const contract::CudaPluginHost& host_;
   RuntimeRecords& records_;
   bool cuda_aware_;
   bool finalized_ = false;

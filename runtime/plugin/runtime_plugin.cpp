@@ -28,10 +28,10 @@ void forget_communicator(MPI_Comm comm) {
 
 void finish() {
   RuntimeState& state = runtime_state();
-  pmpi::CollectorHooks& hooks = *state.host.hooks;
+  contract::CollectorHooks& hooks = *state.host.hooks;
   hooks.runtime = {};
   hooks.staging = {};
-  hooks.slots[static_cast<int>(pmpi::Collector::Runtime)] = {};
+  hooks.slots[static_cast<int>(contract::Collector::Runtime)] = {};
   if (state.p2p) {
     state.p2p->finalize(); // waits for its rendezvous replies while the channel is still open
   }
@@ -69,7 +69,7 @@ std::string gpu_name() {
 
 // The tuning table and the settings that override it; a bad COMMLENS_RUNTIME_TUNING file is said
 // once (rank 0) and the shipped table used, and the run table says which table ran either way.
-void load_tuning(RuntimeState& state, const pmpi::CudaPluginHost& host) {
+void load_tuning(RuntimeState& state, const contract::CudaPluginHost& host) {
   tuning::LoadedTable loaded = tuning::load_table(gpu_name(), host.runtime_tuning_file);
   if (!loaded.problem.empty() && host.world_rank == 0) {
     fmt::print(stderr, "commlens: COMMLENS_RUNTIME_TUNING={}: {}; using the shipped table ({})\n",
@@ -89,7 +89,7 @@ void load_tuning(RuntimeState& state, const pmpi::CudaPluginHost& host) {
 
 // COMMLENS_NOISE on the ranks it names (a bad value is said once, by rank 0, and nothing injected)
 // COMMLENS_RUNTIME_TREE_PROGRESS and COMMLENS_RUNTIME_TREE_STREAMS.
-void load_tree_settings(RuntimeState& state, const pmpi::CudaPluginHost& host) {
+void load_tree_settings(RuntimeState& state, const contract::CudaPluginHost& host) {
   state.blocking_trees = host.runtime_tree_progress == "blocking";
   state.tree_streams = host.runtime_tree_streams;
   if (host.noise.empty()) {
@@ -122,7 +122,7 @@ bool is_nonblocking_name(const std::string& name) {
 }
 
 // The wait/test hooks: the nonblocking collectives' requests, then point-to-point's.
-void install_request_hooks(pmpi::RuntimeEntries& entries) {
+void install_request_hooks(contract::RuntimeEntries& entries) {
   entries.finish_request = [](std::uint64_t request_key, MPI_Status* status) {
     RuntimeState& state = runtime_state();
     if (state.nonblocking && state.nonblocking->knows(request_key)) {
@@ -143,7 +143,7 @@ void install_request_hooks(pmpi::RuntimeEntries& entries) {
     if (state.nonblocking && state.nonblocking->knows(request_key)) {
       return state.nonblocking->tracks(request_key);
     }
-    return state.p2p ? state.p2p->tracks(request_key) : pmpi::RequestWork::None;
+    return state.p2p ? state.p2p->tracks(request_key) : contract::RequestWork::None;
   };
   entries.progress_requests = [] {
     const auto& nonblocking = runtime_state().nonblocking;
@@ -153,7 +153,7 @@ void install_request_hooks(pmpi::RuntimeEntries& entries) {
 
 } // namespace
 
-const char* start_runtime(const pmpi::CudaPluginHost& host) {
+const char* start_runtime(const contract::CudaPluginHost& host) {
   if (host.runtime == RuntimeMode::Off) {
     return nullptr;
   }
@@ -182,7 +182,7 @@ const char* start_runtime(const pmpi::CudaPluginHost& host) {
     state.nonblocking =
         std::make_unique<NonblockingCollectives>(state.host, *state.records, state.cuda_aware);
   }
-  pmpi::RuntimeEntries& entries = host.hooks->runtime;
+  contract::RuntimeEntries& entries = host.hooks->runtime;
   install_runtime_entries(entries, [&](std::string_view family, std::string_view entry_name) {
     // `ireduce_scatter` names both nonblocking reduce-scatters.
     return family == "p2p"                         ? state.p2p != nullptr
@@ -197,7 +197,7 @@ const char* start_runtime(const pmpi::CudaPluginHost& host) {
   if (!state.cuda_aware) {
     host.hooks->staging = device_staging_ops();
   }
-  host.hooks->slots[static_cast<int>(pmpi::Collector::Runtime)] = {
+  host.hooks->slots[static_cast<int>(contract::Collector::Runtime)] = {
       state.nonblocking ? progress_at_call : nullptr, nullptr, nullptr, forget_communicator, finish};
   host.set_run_value("runtime", host.runtime == RuntimeMode::AB ? "ab" : "on");
   host.set_run_value("runtime_baseline",

@@ -6,6 +6,6 @@
 namespace commlens::runtime {
 
 // Null when the runtime started (or was not asked for), else why not.
-const char* start_runtime(const pmpi::CudaPluginHost& host);
+const char* start_runtime(const contract::CudaPluginHost& host);
 
 } // namespace commlens::runtime

@@ -20,7 +20,7 @@
 namespace commlens::runtime {
 
 struct RuntimeState {
-  pmpi::CudaPluginHost host; // a copy: the core's table lives only during the plugin's start
+  contract::CudaPluginHost host; // a copy: the core's table lives only during the plugin's start
   RuntimeMode mode = RuntimeMode::Off;
   bool cuda_aware = false;
   EngineRegistry engines;

@@ -7,7 +7,7 @@
 
 namespace commlens::runtime {
 
-PeerDirectory::PeerDirectory(const pmpi::RuntimeChannel& channel)
+PeerDirectory::PeerDirectory(const contract::RuntimeChannel& channel)
     : node_ranks_(channel.node_world_ranks), node_gpus_(channel.node_visible_gpus) {}
 
 int PeerDirectory::world_rank(MPI_Comm comm, int rank) {
@@ -45,7 +45,7 @@ bool PeerDirectory::on_this_node(MPI_Comm comm, int rank) {
   return world >= 0 && std::ranges::find(node_ranks_, world) != node_ranks_.end();
 }
 
-bool PeerDirectory::can_map(int world_rank, pmpi::PciGpuId gpu) {
+bool PeerDirectory::can_map(int world_rank, contract::PciGpuId gpu) {
   const auto on_node = std::ranges::find(node_ranks_, world_rank);
   if (on_node == node_ranks_.end()) {
     return false;

@@ -15,21 +15,21 @@ namespace commlens::runtime {
 
 class PeerDirectory {
 public:
-  explicit PeerDirectory(const pmpi::RuntimeChannel& channel);
+  explicit PeerDirectory(const contract::RuntimeChannel& channel);
 
   // The world rank of `rank` in comm; -1 for inter-communicators and ranks outside MPI_COMM_WORLD.
   int world_rank(MPI_Comm comm, int rank);
   // Whether `rank` of comm is a rank of this node (only those send rendezvous headers here).
   bool on_this_node(MPI_Comm comm, int rank);
   // True when world_rank is on this node, sees `gpu`, and has not refused a mapping before.
-  bool can_map(int world_rank, pmpi::PciGpuId gpu);
+  bool can_map(int world_rank, contract::PciGpuId gpu);
   // world_rank could not map a block of ours: later messages to it take the host path.
   void mark_unmappable(int world_rank);
   void forget(MPI_Comm comm);
 
 private:
   std::vector<int> node_ranks_;
-  std::vector<std::vector<pmpi::PciGpuId>> node_gpus_;
+  std::vector<std::vector<contract::PciGpuId>> node_gpus_;
   std::mutex mutex_;
   std::map<MPI_Comm, std::vector<int>> world_ranks_; // empty vector: inter-communicator
   std::set<int> unmappable_;

@@ -20,7 +20,7 @@ std::uint64_t stripe_from(const StripeSettings& stripe) {
 
 } // namespace
 
-PointToPoint::PointToPoint(const pmpi::CudaPluginHost& host, RuntimeMode mode, IpcHandleCache& cache,
+PointToPoint::PointToPoint(const contract::CudaPluginHost& host, RuntimeMode mode, IpcHandleCache& cache,
                            RuntimeRecords& records, const StripeSettings& stripe)
     : host_(host), mode_(mode), stripe_(stripe), records_(records),
       pinned_(PoolMemory::PinnedHost, kCachedPinnedBytes), peers_(*host.runtime_channel),
@@ -127,18 +127,18 @@ void PointToPoint::request_freed(std::uint64_t request_key) {
   }
 }
 
-pmpi::RequestWork PointToPoint::tracks(std::uint64_t request_key) {
+contract::RequestWork PointToPoint::tracks(std::uint64_t request_key) {
   if (pending_.load(std::memory_order_relaxed) == 0) {
-    return pmpi::RequestWork::None;
+    return contract::RequestWork::None;
   }
   std::lock_guard lock(mutex_);
   if (pending_sends_.contains(request_key)) {
-    return pmpi::RequestWork::Nonblocking;
+    return contract::RequestWork::Nonblocking;
   }
   if (const auto received = pending_receives_.find(request_key); received != pending_receives_.end()) {
-    return received->second.persistent ? pmpi::RequestWork::Persistent : pmpi::RequestWork::Nonblocking;
+    return received->second.persistent ? contract::RequestWork::Persistent : contract::RequestWork::Nonblocking;
   }
-  return persistent_sends_.contains(request_key) ? pmpi::RequestWork::Persistent : pmpi::RequestWork::None;
+  return persistent_sends_.contains(request_key) ? contract::RequestWork::Persistent : contract::RequestWork::None;
 }
 
 std::string PointToPoint::striping_summary() {

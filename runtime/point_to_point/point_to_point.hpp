@@ -46,7 +46,7 @@ struct CallContext {
 
 class PointToPoint {
 public:
-  PointToPoint(const pmpi::CudaPluginHost& host, RuntimeMode mode, IpcHandleCache& cache,
+  PointToPoint(const contract::CudaPluginHost& host, RuntimeMode mode, IpcHandleCache& cache,
                RuntimeRecords& records, const StripeSettings& stripe);
 
   // request null: blocking. *implementation: what the call ran (mpi_calls.implementation). The
@@ -87,7 +87,7 @@ public:
   int finish_request(std::uint64_t request_key, MPI_Status* status);
   // MPI_Request_free of a request that is not in flight (detached_requests.hpp waits for those).
   void request_freed(std::uint64_t request_key);
-  pmpi::RequestWork tracks(std::uint64_t request_key);
+  contract::RequestWork tracks(std::uint64_t request_key);
   void forget(MPI_Comm comm) {
     peers_.forget(comm);
     probed_.forget(comm);
@@ -143,7 +143,7 @@ private:
   // The run table's runtime_p2p_striping: the share, what this rank striped, any problem.
   std::string striping_summary();
 
-  const pmpi::CudaPluginHost& host_;
+  const contract::CudaPluginHost& host_;
   RuntimeMode mode_;
   StripeSettings stripe_;
   std::atomic<std::uint64_t> striped_sends_{0}; // blocking sends whose rows say striped

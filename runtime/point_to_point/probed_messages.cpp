@@ -185,7 +185,7 @@ RedeemedMessage ProbedMessages::redeem(MPI_Message* message) {
     return {};
   }
   std::lock_guard lock(mutex_);
-  const auto found = handed_out_.find(pmpi::handle_key(*message));
+  const auto found = handed_out_.find(contract::handle_key(*message));
   if (found == handed_out_.end()) {
     return {};
   }
@@ -218,7 +218,7 @@ MPI_Message ProbedMessages::hand_out(ProbedMessage message) {
   std::lock_guard lock(mutex_);
   const MPI_Message handle = handle_for<MPI_Message>(owned.get(), ++handles_made_);
   const MPI_Comm comm = owned->comm;
-  handed_out_[pmpi::handle_key(handle)] = {comm, std::move(owned)};
+  handed_out_[contract::handle_key(handle)] = {comm, std::move(owned)};
   ++handed_out_count_;
   return handle;
 }
@@ -227,7 +227,7 @@ MPI_Message ProbedMessages::hand_out(ProbedMessage message) {
 // receive reports its errors to.
 void ProbedMessages::note_handle(MPI_Message handle, MPI_Comm comm) {
   std::lock_guard lock(mutex_);
-  if (handed_out_.insert_or_assign(pmpi::handle_key(handle), HandedOut{comm, nullptr}).second) {
+  if (handed_out_.insert_or_assign(contract::handle_key(handle), HandedOut{comm, nullptr}).second) {
     ++handed_out_count_;
   }
 }

@@ -79,7 +79,7 @@ int PointToPoint::receive_later(void* buf, int count, MPI_Datatype datatype, con
     }
     std::lock_guard lock(mutex_);
     pending_receives_.emplace(
-        pmpi::handle_key(*request),
+        contract::handle_key(*request),
         PendingReceive{std::move(posted), start_record(call, 0, start_ns), call.comm, persistent});
     ++pending_;
   }
@@ -185,7 +185,7 @@ int PointToPoint::sendrecv(const void* sendbuf, int sendcount, MPI_Datatype send
   }
   rc = recv(recvbuf, recvcount, recvtype, source, recvtag, call, status, implementation);
   MPI_Status send_status;
-  const std::uint64_t send_key = pmpi::handle_key(send_request);
+  const std::uint64_t send_key = contract::handle_key(send_request);
   const int send_rc = PMPI_Wait(&send_request, &send_status);
   finish_request(send_key, &send_status);
   if (*implementation == 0) {

@@ -68,12 +68,12 @@ struct alignas(128) HandoffSlot {
 // message through the host instead.
 inline constexpr std::int32_t kSlots = 1024;
 
-inline char* channel_share(const pmpi::RuntimeChannel& channel, int node_rank) noexcept {
+inline char* channel_share(const contract::RuntimeChannel& channel, int node_rank) noexcept {
   return static_cast<char*>(channel.node_memory) +
-         pmpi::kChannelBytesPerRank * static_cast<std::size_t>(node_rank);
+         contract::kChannelBytesPerRank * static_cast<std::size_t>(node_rank);
 }
 
-inline HandoffSlot* handoff_slots(const pmpi::RuntimeChannel& channel, int node_rank) noexcept {
+inline HandoffSlot* handoff_slots(const contract::RuntimeChannel& channel, int node_rank) noexcept {
   return reinterpret_cast<HandoffSlot*>(channel_share(channel, node_rank));
 }
 
@@ -82,12 +82,12 @@ inline HandoffSlot* handoff_slots(const pmpi::RuntimeChannel& channel, int node_
 inline constexpr std::size_t kRingCountersOffset = kSlots * sizeof(HandoffSlot);
 inline constexpr std::size_t kRingStagesOffset = std::size_t{256} << 10;
 static_assert(kRingCountersOffset + sizeof(StageRingCounters) <= kRingStagesOffset &&
-                  kRingStagesOffset + kStageRingBytes <= pmpi::kChannelBytesPerRank,
+                  kRingStagesOffset + kStageRingBytes <= contract::kChannelBytesPerRank,
               "the ring fits the channel's share");
 
 // The ring of node rank `node_rank`; its stages must be pinned in this process before a copy
 // (StripeRings).
-inline StageRing stripe_ring(const pmpi::RuntimeChannel& channel, int node_rank) noexcept {
+inline StageRing stripe_ring(const contract::RuntimeChannel& channel, int node_rank) noexcept {
   char* const share = channel_share(channel, node_rank);
   return {reinterpret_cast<StageRingCounters*>(share + kRingCountersOffset), share + kRingStagesOffset};
 }

@@ -23,7 +23,7 @@ int copy(void* destination, const void* source, std::size_t bytes) {
 
 } // namespace
 
-RendezvousReceiver::RendezvousReceiver(const pmpi::RuntimeChannel& channel, IpcHandleCache& cache,
+RendezvousReceiver::RendezvousReceiver(const contract::RuntimeChannel& channel, IpcHandleCache& cache,
                                        BufferPool& pinned, StripeRings& rings, StripeSettings stripe,
                                        bool background_opens)
     : channel_(channel), cache_(cache), pinned_(pinned), rings_(rings), stripe_(std::move(stripe)),

@@ -57,7 +57,7 @@ struct StripeSettings {
 class RendezvousReceiver {
 public:
   // background_opens: COMMLENS_RUNTIME_BACKGROUND_OPENS (first_use_through_host below).
-  RendezvousReceiver(const pmpi::RuntimeChannel& channel, IpcHandleCache& cache, BufferPool& pinned,
+  RendezvousReceiver(const contract::RuntimeChannel& channel, IpcHandleCache& cache, BufferPool& pinned,
                      StripeRings& rings, StripeSettings stripe, bool background_opens);
 
   // Sets up a receive into buf. A device buffer gets its image; only its elements are written
@@ -95,7 +95,7 @@ private:
   static void report_delivery(const PostedReceive& posted, std::uint64_t sent, MPI_Status* status,
                               ReceiveOutcome& outcome);
 
-  const pmpi::RuntimeChannel& channel_;
+  const contract::RuntimeChannel& channel_;
   IpcHandleCache& cache_;
   BufferPool& pinned_;
   StripeRings& rings_;

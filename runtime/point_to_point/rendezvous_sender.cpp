@@ -16,7 +16,7 @@ constexpr std::size_t kCachedBlockBytes = std::size_t{2} << 30;
 
 } // namespace
 
-RendezvousSender::RendezvousSender(const pmpi::RuntimeChannel& channel, PeerDirectory& peers,
+RendezvousSender::RendezvousSender(const contract::RuntimeChannel& channel, PeerDirectory& peers,
                                    IpcHandleCache& cache, BufferPool& pinned, StripeRings& rings,
                                    std::uint64_t stripe_from)
     : channel_(channel.comm), key_{channel.key[0], channel.key[1]}, node_rank_(channel.node_rank),

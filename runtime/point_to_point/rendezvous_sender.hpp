@@ -20,7 +20,7 @@ class RendezvousSender {
 public:
   // pinned: where data goes through the host when a receiver asks for it. stripe_from: messages of
   // at least so many bytes are offered for striping while their sender waits (0: none are).
-  RendezvousSender(const pmpi::RuntimeChannel& channel, PeerDirectory& peers, IpcHandleCache& cache,
+  RendezvousSender(const contract::RuntimeChannel& channel, PeerDirectory& peers, IpcHandleCache& cache,
                    BufferPool& pinned, StripeRings& rings, std::uint64_t stripe_from);
 
   // Offers `bytes` of device memory at buf (contiguous) to dest_world: fills *header, to be sent in

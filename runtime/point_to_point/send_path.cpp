@@ -66,7 +66,7 @@ int PointToPoint::send_from_copy(PooledBuffer image, const MessageLayout& layout
   const int rc = target.pmpi_send(location, count, datatype, request);
   if (rc == MPI_SUCCESS && request != nullptr) {
     std::lock_guard lock(mutex_);
-    pending_sends_.emplace(pmpi::handle_key(*request), PendingSend{.image = std::move(image)});
+    pending_sends_.emplace(contract::handle_key(*request), PendingSend{.image = std::move(image)});
     ++pending_;
   }
   return rc;
@@ -145,7 +145,7 @@ int PointToPoint::isend_rendezvous(const RendezvousHeader& header, const SendTar
     return rc;
   }
   std::lock_guard lock(mutex_);
-  pending_sends_.emplace(pmpi::handle_key(*request),
+  pending_sends_.emplace(contract::handle_key(*request),
                          PendingSend{{}, std::move(stored), header.slot, header.bytes});
   ++pending_;
   return rc;
@@ -169,7 +169,7 @@ int PointToPoint::send_init(const void* buf, int count, MPI_Datatype datatype, i
   if (rc == MPI_SUCCESS) {
     *implementation = implementation_id(Implementation::MpiHostStaged);
     std::lock_guard lock(mutex_);
-    persistent_sends_.emplace(pmpi::handle_key(*request),
+    persistent_sends_.emplace(contract::handle_key(*request),
                               PersistentSend{buf, layout, std::move(image), call.comm});
     ++pending_;
   }
@@ -187,7 +187,7 @@ int PointToPoint::start(bool startall, int count, MPI_Request* requests, const C
     PersistentSend* staged = nullptr;
     {
       std::lock_guard lock(mutex_);
-      const auto found = persistent_sends_.find(pmpi::handle_key(requests[index]));
+      const auto found = persistent_sends_.find(contract::handle_key(requests[index]));
       staged = found != persistent_sends_.end() ? &found->second : nullptr;
     }
     if (staged == nullptr) {

@@ -5,7 +5,7 @@
 
 namespace commlens::runtime {
 
-StripeRings::StripeRings(const pmpi::RuntimeChannel& channel)
+StripeRings::StripeRings(const contract::RuntimeChannel& channel)
     : channel_(channel), pinning_(channel.node_world_ranks.size(), Pinning::NotTried) {}
 
 std::optional<StageRing> StripeRings::ring(int node_rank) {

@@ -14,7 +14,7 @@ namespace commlens::runtime {
 
 class StripeRings {
 public:
-  explicit StripeRings(const pmpi::RuntimeChannel& channel);
+  explicit StripeRings(const contract::RuntimeChannel& channel);
   StripeRings(const StripeRings&) = delete;
   StripeRings& operator=(const StripeRings&) = delete;
   ~StripeRings() { unpin_all(); }
@@ -28,7 +28,7 @@ public:
 
 private:
   enum class Pinning : std::int8_t { NotTried, Pinned, Failed };
-  const pmpi::RuntimeChannel& channel_;
+  const contract::RuntimeChannel& channel_;
   std::mutex mutex_;
   std::vector<Pinning> pinning_; // per node rank
   std::string problem_;

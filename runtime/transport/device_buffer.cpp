@@ -5,7 +5,7 @@
 
 namespace commlens::runtime {
 
-std::optional<pmpi::PciGpuId> pci_gpu_id(int device) noexcept {
+std::optional<contract::PciGpuId> pci_gpu_id(int device) noexcept {
   int domain = 0;
   int bus = 0;
   int slot = 0;
@@ -14,8 +14,8 @@ std::optional<pmpi::PciGpuId> pci_gpu_id(int device) noexcept {
       cudaDeviceGetAttribute(&slot, cudaDevAttrPciDeviceId, device) != cudaSuccess) {
     return std::nullopt;
   }
-  return static_cast<pmpi::PciGpuId>(domain) << 16 | static_cast<pmpi::PciGpuId>(bus) << 8 |
-         static_cast<pmpi::PciGpuId>(slot);
+  return static_cast<contract::PciGpuId>(domain) << 16 | static_cast<contract::PciGpuId>(bus) << 8 |
+         static_cast<contract::PciGpuId>(slot);
 }
 
 namespace {

@@ -27,7 +27,7 @@ struct BufferQuery {
 
 // The physical GPU of a device ordinal of this process (runtime_channel.hpp's PciGpuId); empty on a
 // CUDA error.
-std::optional<pmpi::PciGpuId> pci_gpu_id(int device) noexcept;
+std::optional<contract::PciGpuId> pci_gpu_id(int device) noexcept;
 
 // Plain device memory (not managed, not MPI_IN_PLACE, not host): what the runtime stages or maps.
 // Asked of the CUDA collector's per-thread range cache when one was handed over, else of the driver

@@ -68,7 +68,7 @@ void* pinned_staging_buffer(bool send_side, std::size_t bytes) noexcept {
   return staging_buffer(send_side).reserve(bytes);
 }
 
-pmpi::DeviceStagingOps device_staging_ops() noexcept {
+contract::DeviceStagingOps device_staging_ops() noexcept {
   return {
       .on_device = on_device,
       .allocation =

@@ -21,7 +21,7 @@ struct StagedCall {
 
 // What the wrappers' host staging of the calls without a runtime algorithm needs from CUDA
 // (collectors/runtime_dispatch/device_staging.hpp).
-pmpi::DeviceStagingOps device_staging_ops() noexcept;
+contract::DeviceStagingOps device_staging_ops() noexcept;
 
 // The calling thread's pinned staging buffer for the send or the receive side, grown to at least
 // `bytes` and kept (null when pinning failed): what every baseline stages through.

@@ -20,7 +20,7 @@ StageRing HostStripe::ring(int rank) const noexcept {
 bool HostStripe::open(MPI_Comm comm, int rank) {
   rank_ = rank;
   region_bytes_ = kCountersBytes + 2 * kStageRingBytes;
-  region_ = pmpi::map_node_shared_memory(comm, rank, region_bytes_);
+  region_ = contract::map_node_shared_memory(comm, rank, region_bytes_);
   int ok = region_ != nullptr ? 1 : 0;
   if (ok != 0) {
     registered_ = cudaHostRegister(region_, region_bytes_, cudaHostRegisterPortable) == cudaSuccess;

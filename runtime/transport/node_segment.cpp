@@ -10,7 +10,7 @@ bool NodeSegment::open(MPI_Comm comm, int rank, int size, std::string* error) {
   rank_ = rank;
   size_ = size;
   bytes_ = sizeof(RankSlot) * static_cast<std::size_t>(size);
-  slots_ = static_cast<RankSlot*>(pmpi::map_node_shared_memory(comm, rank, bytes_));
+  slots_ = static_cast<RankSlot*>(contract::map_node_shared_memory(comm, rank, bytes_));
   if (slots_ == nullptr) {
     *error = "node shared-memory segment could not be created or mapped (shm_open/mmap failed)";
     return false;

@@ -68,7 +68,7 @@ public:
   NodeSegment& operator=(const NodeSegment&) = delete;
   ~NodeSegment();
 
-  // Collective over comm (pmpi::map_node_shared_memory). False on every rank when any failed; *error
+  // Collective over comm (contract::map_node_shared_memory). False on every rank when any failed; *error
   // says why.
   bool open(MPI_Comm comm, int rank, int size, std::string* error);
 

@@ -110,7 +110,7 @@ bool SharedStages::open(MPI_Comm comm, int rank, int size) {
   rank_ = rank;
   size_ = size;
   bytes_ = kRankBytes * static_cast<std::size_t>(size);
-  region_ = static_cast<unsigned char*>(pmpi::map_node_shared_memory(comm, rank, bytes_));
+  region_ = static_cast<unsigned char*>(contract::map_node_shared_memory(comm, rank, bytes_));
   return region_ != nullptr;
 }
 

@@ -61,14 +61,14 @@ MPI_Request fake_request(std::uint32_t value) {
 class DeviceStagingTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    collector_hooks().staging = {fake_on_device, fake_allocation, fake_allocate, fake_free, fake_copy};
+    contract::collector_hooks().staging = {fake_on_device, fake_allocation, fake_allocate, fake_free, fake_copy};
     std::iota(device_memory.begin(), device_memory.end(), 0);
     copies = 0;
   }
   void TearDown() override {
     staged_requests::release_all();
     EXPECT_EQ(pinned_live, 0) << "pinned blocks left after release_all";
-    collector_hooks().staging = {};
+    contract::collector_hooks().staging = {};
   }
   static int* device_ints(std::size_t offset_bytes) {
     return reinterpret_cast<int*>(device_memory.data() + offset_bytes);
@@ -152,10 +152,10 @@ TEST_F(DeviceStagingTest, NonblockingImagesStayUntilTheRequestCompletes) {
   }
   EXPECT_EQ(pinned_live, 1) << "the image outlives the call";
   EXPECT_NE(output[0], 4242) << "not copied back before completion";
-  EXPECT_EQ(staged_requests::tracks(handle_key(request)), RequestWork::Nonblocking);
-  EXPECT_EQ(staged_requests::completed(handle_key(request)), MPI_SUCCESS);
+  EXPECT_EQ(staged_requests::tracks(contract::handle_key(request)), contract::RequestWork::Nonblocking);
+  EXPECT_EQ(staged_requests::completed(contract::handle_key(request)), MPI_SUCCESS);
   EXPECT_EQ(output[0], 4242);
-  EXPECT_EQ(staged_requests::tracks(handle_key(request)), RequestWork::None);
+  EXPECT_EQ(staged_requests::tracks(contract::handle_key(request)), contract::RequestWork::None);
 }
 
 // Open MPI's nonblocking collectives on a one-process communicator return one shared request,
@@ -174,7 +174,7 @@ TEST_F(DeviceStagingTest, AHandleGivenToTwoUnfinishedCallsFinishesTheEarlierOne)
   }
   EXPECT_EQ(first_output[0], 1111) << "the earlier call's output, copied back when its handle came again";
   EXPECT_NE(second_output[0], 2222) << "the later call waits for its own completion";
-  EXPECT_EQ(staged_requests::completed(handle_key(shared)), MPI_SUCCESS);
+  EXPECT_EQ(staged_requests::completed(contract::handle_key(shared)), MPI_SUCCESS);
   EXPECT_EQ(second_output[0], 2222);
 }
 
@@ -196,13 +196,13 @@ TEST_F(DeviceStagingTest, PersistentImagesAreFilledAtEachStartAndReleasedAtFree)
     staged_requests::starting(&request, 1);
     EXPECT_EQ(host_input[0], 10 + round);
     host_output[0] = 20 + round;
-    EXPECT_EQ(staged_requests::completed(handle_key(request)), MPI_SUCCESS);
+    EXPECT_EQ(staged_requests::completed(contract::handle_key(request)), MPI_SUCCESS);
     EXPECT_EQ(output[0], 20 + round);
   }
-  EXPECT_EQ(staged_requests::tracks(handle_key(request)), RequestWork::Persistent);
+  EXPECT_EQ(staged_requests::tracks(contract::handle_key(request)), contract::RequestWork::Persistent);
   EXPECT_EQ(pinned_live, 2);
-  staged_requests::freed(handle_key(request));
-  EXPECT_EQ(staged_requests::tracks(handle_key(request)), RequestWork::None);
+  staged_requests::freed(contract::handle_key(request));
+  EXPECT_EQ(staged_requests::tracks(contract::handle_key(request)), contract::RequestWork::None);
 }
 
 TEST_F(DeviceStagingTest, FinalizeFreesEveryPinnedBlockAndReportsThePeak) {
@@ -240,7 +240,7 @@ TEST_F(DeviceStagingTest, WhatCannotBeStagedIsRefusedThroughTheErrorHandlerWithI
 }
 
 TEST_F(DeviceStagingTest, WithoutPinnedMemoryTheCallIsRefusedInsteadOfGivenADevicePointer) {
-  collector_hooks().staging.allocate_pinned = [](std::size_t) noexcept -> void* { return nullptr; };
+  contract::collector_hooks().staging.allocate_pinned = [](std::size_t) noexcept -> void* { return nullptr; };
   MPI_Comm comm;
   MPI_Comm_dup(MPI_COMM_SELF, &comm);
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);

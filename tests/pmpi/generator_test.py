@@ -153,10 +153,10 @@ class GeneratorTest(unittest.TestCase):
 
     def test_a_runtime_function_dispatches_through_its_entry_and_its_large_count_variant_does_not(self):
         wrappers = (self.runtime_outputs() / "wrappers_p2p.cpp").read_text()
-        dispatch = "commlens::pmpi::runtime::run<&commlens::pmpi::RuntimeCallEntries::send, PMPI_Send>"
+        dispatch = "commlens::pmpi::runtime::run<&commlens::contract::RuntimeCallEntries::send, PMPI_Send>"
         self.assertIn(f"{dispatch}(nullptr, staged_buf, count, datatype, dest, tag, comm)", wrappers)
         self.assertIn(f"{dispatch}(&call, staged_buf, count, datatype, dest, tag, comm)", wrappers)
-        self.assertIn("commlens::pmpi::collector_hooks().runtime.send == nullptr", wrappers)
+        self.assertIn("commlens::contract::collector_hooks().runtime.send == nullptr", wrappers)
         large_count = wrappers.split("int MPI_Send_c(")[1]
         self.assertIn("PMPI_Send_c(staged_buf,", large_count)
         self.assertNotIn("runtime::run", large_count)

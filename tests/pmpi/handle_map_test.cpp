@@ -10,8 +10,8 @@
 namespace commlens::pmpi {
 namespace {
 
-TEST(HandleMap, FindsWhatWasInsertedAndForgetsWhatWasErased) {
-  HandleMap<int> map(64);
+TEST(contract::HandleMap, FindsWhatWasInsertedAndForgetsWhatWasErased) {
+  contract::HandleMap<int> map(64);
   map.insert(0x1000, 7);
   ASSERT_NE(map.find(0x1000), nullptr);
   EXPECT_EQ(map.find(0x1000)->value, 7);
@@ -19,8 +19,8 @@ TEST(HandleMap, FindsWhatWasInsertedAndForgetsWhatWasErased) {
   EXPECT_EQ(map.find(0x1000), nullptr);
 }
 
-TEST(HandleMap, ReinsertingAReusedHandleReplacesTheStaleEntry) {
-  HandleMap<int> map(64);
+TEST(contract::HandleMap, ReinsertingAReusedHandleReplacesTheStaleEntry) {
+  contract::HandleMap<int> map(64);
   map.insert(42, 1);
   map.insert(42, 2);
   EXPECT_EQ(map.find(42)->value, 2);
@@ -28,8 +28,8 @@ TEST(HandleMap, ReinsertingAReusedHandleReplacesTheStaleEntry) {
   EXPECT_EQ(map.find(42), nullptr);
 }
 
-TEST(HandleMap, ReusesErasedSlotsSoLongRunsDoNotFillTheTable) {
-  HandleMap<int> map(16);
+TEST(contract::HandleMap, ReusesErasedSlotsSoLongRunsDoNotFillTheTable) {
+  contract::HandleMap<int> map(16);
   for (std::uint64_t key = 1; key < 10'000; ++key) {
     ASSERT_NE(map.insert(key, 0), nullptr) << key;
     map.erase(map.find(key));
@@ -37,16 +37,16 @@ TEST(HandleMap, ReusesErasedSlotsSoLongRunsDoNotFillTheTable) {
   EXPECT_EQ(map.failed_inserts(), 0u);
 }
 
-TEST(HandleMap, RefusesInsertsBeyondCapacityAndCountsThem) {
-  HandleMap<int> map(8);
+TEST(contract::HandleMap, RefusesInsertsBeyondCapacityAndCountsThem) {
+  contract::HandleMap<int> map(8);
   for (std::uint64_t key = 1; key <= 9; ++key) {
     map.insert(key, 0);
   }
   EXPECT_EQ(map.failed_inserts(), 1u);
 }
 
-TEST(HandleMap, ConcurrentPostAndCompleteFromManyThreadsLosesNothing) {
-  HandleMap<TrackedRequest> map(1 << 12);
+TEST(contract::HandleMap, ConcurrentPostAndCompleteFromManyThreadsLosesNothing) {
+  contract::HandleMap<TrackedRequest> map(1 << 12);
   std::atomic<int> found{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
@@ -72,9 +72,9 @@ TEST(HandleMap, ConcurrentPostAndCompleteFromManyThreadsLosesNothing) {
 }
 
 TEST(HandleKey, DistinguishesIntegerHandleZeroFromAnEmptySlot) {
-  EXPECT_NE(handle_key(0), 0u);
+  EXPECT_NE(contract::handle_key(0), 0u);
   int object = 0;
-  EXPECT_EQ(handle_key(&object), reinterpret_cast<std::uintptr_t>(&object));
+  EXPECT_EQ(contract::handle_key(&object), reinterpret_cast<std::uintptr_t>(&object));
 }
 
 } // namespace
