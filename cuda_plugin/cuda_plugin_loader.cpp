@@ -89,7 +89,7 @@ std::string load_and_start(Profiler& profiler, std::span<const FunctionDescripti
   }
   const auto start = reinterpret_cast<contract::CudaPluginStart>(dlsym(plugin, contract::kCudaPluginStartSymbol));
   if (start == nullptr) {
-    return path + " has no " + kCudaPluginStartSymbol;
+    return path + " has no " + contract::kCudaPluginStartSymbol;
   }
   contract::CudaPluginHost host;
   host.world_rank = profiler.identity().world_rank;
