@@ -10,7 +10,7 @@
 namespace commlens::pmpi {
 namespace {
 
-TEST(contract::HandleMap, FindsWhatWasInsertedAndForgetsWhatWasErased) {
+TEST(HandleMap, FindsWhatWasInsertedAndForgetsWhatWasErased) {
   contract::HandleMap<int> map(64);
   map.insert(0x1000, 7);
   ASSERT_NE(map.find(0x1000), nullptr);
@@ -19,7 +19,7 @@ TEST(contract::HandleMap, FindsWhatWasInsertedAndForgetsWhatWasErased) {
   EXPECT_EQ(map.find(0x1000), nullptr);
 }
 
-TEST(contract::HandleMap, ReinsertingAReusedHandleReplacesTheStaleEntry) {
+TEST(HandleMap, ReinsertingAReusedHandleReplacesTheStaleEntry) {
   contract::HandleMap<int> map(64);
   map.insert(42, 1);
   map.insert(42, 2);
@@ -28,7 +28,7 @@ TEST(contract::HandleMap, ReinsertingAReusedHandleReplacesTheStaleEntry) {
   EXPECT_EQ(map.find(42), nullptr);
 }
 
-TEST(contract::HandleMap, ReusesErasedSlotsSoLongRunsDoNotFillTheTable) {
+TEST(HandleMap, ReusesErasedSlotsSoLongRunsDoNotFillTheTable) {
   contract::HandleMap<int> map(16);
   for (std::uint64_t key = 1; key < 10'000; ++key) {
     ASSERT_NE(map.insert(key, 0), nullptr) << key;
@@ -37,7 +37,7 @@ TEST(contract::HandleMap, ReusesErasedSlotsSoLongRunsDoNotFillTheTable) {
   EXPECT_EQ(map.failed_inserts(), 0u);
 }
 
-TEST(contract::HandleMap, RefusesInsertsBeyondCapacityAndCountsThem) {
+TEST(HandleMap, RefusesInsertsBeyondCapacityAndCountsThem) {
   contract::HandleMap<int> map(8);
   for (std::uint64_t key = 1; key <= 9; ++key) {
     map.insert(key, 0);
@@ -45,7 +45,7 @@ TEST(contract::HandleMap, RefusesInsertsBeyondCapacityAndCountsThem) {
   EXPECT_EQ(map.failed_inserts(), 1u);
 }
 
-TEST(contract::HandleMap, ConcurrentPostAndCompleteFromManyThreadsLosesNothing) {
+TEST(HandleMap, ConcurrentPostAndCompleteFromManyThreadsLosesNothing) {
   contract::HandleMap<TrackedRequest> map(1 << 12);
   std::atomic<int> found{0};
   std::vector<std::thread> threads;
