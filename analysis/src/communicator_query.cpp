@@ -1,4 +1,4 @@
-#include "communicator_names.hpp"
+#include "names/communicator_names.hpp"
 #include "report_queries.hpp"
 
 namespace commlens::analysis::detail {

@@ -2,7 +2,7 @@
 // pvar summed over its elements (for per-peer queue lengths: the whole queue), and when the largest
 // was read, with the MPI call that was running then: the call whose boundary it was read at, else
 // (trace mode) the call on that rank whose interval holds the sample's time.
-#include "communicator_names.hpp"
+#include "names/communicator_names.hpp"
 #include "report_queries.hpp"
 
 namespace commlens::analysis::detail {

@@ -17,14 +17,6 @@ WHERE (?1 IS NULL OR q.rank = ?1)
 
 } // namespace
 
-std::map<int, std::string> query_function_names(const Database& database) {
-  auto query = database.prepare("SELECT id, name FROM functions");
-  std::map<int, std::string> names;
-  while (query.step())
-    names.emplace(static_cast<int>(query.integer(0)), query.text(1));
-  return names;
-}
-
 std::vector<QueueTimeStats> query_queue_times(const Database& database, const ReportFilter& filter) {
   std::map<int, QuantileSketch> by_function;
   auto query = database.prepare(kQueueTimeSql);

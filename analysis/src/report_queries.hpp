@@ -2,6 +2,7 @@
 // The SQL behind each part of the report model; build_report assembles them. Every query binds the
 // filter as ?1 = rank and ?2 = phase (NULL selects all), so a new report part filters the same way.
 #include "commlens/analysis/report.hpp"
+#include "names/function_names.hpp"
 
 #include <map>
 #include <vector>
@@ -38,7 +39,6 @@ OptionalSection query_pvar_summary(const Database& database,
 OptionalSection query_cuda_copy_section(const Database& database, const ReportFilter& filter);
 OptionalSection query_runtime_decision_section(const Database& database, const ReportFilter& filter);
 OptionalSection query_nccl_section(const Database& database, const ReportFilter& filter);
-std::map<int, std::string> query_function_names(const Database& database);
 
 // A section the database holds no data for, and one with these columns and no rows yet.
 inline OptionalSection absent_section(std::string reason, std::string how_to_record) {

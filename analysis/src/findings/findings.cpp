@@ -1,6 +1,6 @@
 #include "findings_engine.hpp"
 
-#include "../report_queries.hpp"
+#include "../names/function_names.hpp"
 
 #include <algorithm>
 

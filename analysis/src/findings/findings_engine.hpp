@@ -2,7 +2,7 @@
 // How build_report finds what is wrong: every rule family is one function that reads the database
 // and the report built so far and adds the findings whose figure reaches its rule's threshold
 // (finding_rules.cpp), or says in `not_analysed` what the run did not record for it.
-#include "../communicator_names.hpp"
+#include "../names/communicator_names.hpp"
 #include "commlens/analysis/report.hpp"
 #include "wait_states.hpp"
 
