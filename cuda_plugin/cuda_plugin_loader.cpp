@@ -61,8 +61,8 @@ std::string probe_cuda_driver(std::vector<contract::PciGpuId>* visible) {
     int slot = 0;
     if (device_get(&device, ordinal) == 0 && attribute(&domain, kPciDomainId, device) == 0 &&
         attribute(&bus, kPciBusId, device) == 0 && attribute(&slot, kPciDeviceId, device) == 0) {
-      visible->push_back(static_cast<contract::PciGpuId>(domain) << 16 | static_cast<contract::PciGpuId>(bus) << 8 |
-                         static_cast<contract::PciGpuId>(slot));
+      visible->push_back(static_cast<contract::PciGpuId>(domain) << 16 |
+                         static_cast<contract::PciGpuId>(bus) << 8 | static_cast<contract::PciGpuId>(slot));
     }
   }
   return {}; // the driver stays loaded: the plugin uses it next
@@ -87,7 +87,8 @@ std::string load_and_start(Profiler& profiler, std::span<const FunctionDescripti
     const char* error = dlerror();
     return "cannot load " + path + ": " + (error != nullptr ? error : "unknown error");
   }
-  const auto start = reinterpret_cast<contract::CudaPluginStart>(dlsym(plugin, contract::kCudaPluginStartSymbol));
+  const auto start =
+      reinterpret_cast<contract::CudaPluginStart>(dlsym(plugin, contract::kCudaPluginStartSymbol));
   if (start == nullptr) {
     return path + " has no " + contract::kCudaPluginStartSymbol;
   }

@@ -200,8 +200,8 @@ void start_mpit_collector(Profiler& profiler, std::span<const FunctionDescriptio
       samples && std::any_of(collector->sample_at_call.begin(), collector->sample_at_call.end(),
                              [](std::uint8_t chosen) { return chosen != 0; });
   collector_slot(contract::Collector::Mpit) = {samples_at_entries ? on_call_enter : nullptr,
-                                           samples ? on_call_exit : nullptr, on_communicator_created,
-                                           on_communicator_freed, on_finalize};
+                                               samples ? on_call_exit : nullptr, on_communicator_created,
+                                               on_communicator_freed, on_finalize};
 }
 
 } // namespace commlens::mpit

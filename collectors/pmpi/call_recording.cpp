@@ -145,7 +145,8 @@ void CallRecording::post_request(MPI_Request request, bool persistent) noexcept 
   if (request != MPI_REQUEST_NULL) {
     // Persistent requests own their handle; others may share one (see HandleMap::add).
     RequestTracker& tracker = request_tracker();
-    persistent ? tracker.insert(contract::handle_key(request), tracked) : tracker.add(contract::handle_key(request), tracked);
+    persistent ? tracker.insert(contract::handle_key(request), tracked)
+               : tracker.add(contract::handle_key(request), tracked);
   }
 }
 

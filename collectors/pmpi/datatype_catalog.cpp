@@ -79,7 +79,7 @@ void start_datatype_catalog() {
       continue;
     }
     lookup->insert(contract::handle_key(handle), PredefinedDatatype{static_cast<std::uint8_t>(index + 1),
-                                                          static_cast<std::uint64_t>(size)});
+                                                                    static_cast<std::uint64_t>(size)});
   }
 }
 

@@ -106,7 +106,8 @@ int PointToPoint::finish_receive(PendingReceive& pending, MPI_Status* status) {
 }
 
 // MPI no longer uses what was posted under the request: the wrappers keep a request freed in flight
-// until MPI completes it (collectors/runtime_dispatch/detached_requests.hpp), so images go back to their pools.
+// until MPI completes it (collectors/runtime_dispatch/detached_requests.hpp), so images go back to their
+// pools.
 void PointToPoint::request_freed(std::uint64_t request_key) {
   std::unique_lock lock(mutex_);
   if (const auto sent = pending_sends_.find(request_key); sent != pending_sends_.end()) {
@@ -136,9 +137,11 @@ contract::RequestWork PointToPoint::tracks(std::uint64_t request_key) {
     return contract::RequestWork::Nonblocking;
   }
   if (const auto received = pending_receives_.find(request_key); received != pending_receives_.end()) {
-    return received->second.persistent ? contract::RequestWork::Persistent : contract::RequestWork::Nonblocking;
+    return received->second.persistent ? contract::RequestWork::Persistent
+                                       : contract::RequestWork::Nonblocking;
   }
-  return persistent_sends_.contains(request_key) ? contract::RequestWork::Persistent : contract::RequestWork::None;
+  return persistent_sends_.contains(request_key) ? contract::RequestWork::Persistent
+                                                 : contract::RequestWork::None;
 }
 
 std::string PointToPoint::striping_summary() {

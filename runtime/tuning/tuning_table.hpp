@@ -4,8 +4,8 @@
 // the first that matches and is safe for the call wins. Safety is code, not table: a table can
 // only choose among algorithms that compute the right result for the call (docs/runtime.md).
 // Pure C++ (no CUDA), so the CLI's `tune` and CPU-only tests use it too.
-#include "trees/tree_shape.hpp"
 #include "data_movement_rules.hpp"
+#include "trees/tree_shape.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -1,6 +1,6 @@
-// Host staging of device buffers (collectors/runtime_dispatch/device_staging.hpp) against a stand-in for CUDA:
-// "device memory" is one host array the fake on_device() recognises, so what is copied in, copied
-// back, released and kept can be checked exactly without a GPU.
+// Host staging of device buffers (collectors/runtime_dispatch/device_staging.hpp) against a stand-in for
+// CUDA: "device memory" is one host array the fake on_device() recognises, so what is copied in, copied back,
+// released and kept can be checked exactly without a GPU.
 #include "collector_hooks.hpp"
 #include "device_staging.hpp"
 #include "handle_map.hpp"
@@ -61,7 +61,8 @@ MPI_Request fake_request(std::uint32_t value) {
 class DeviceStagingTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    contract::collector_hooks().staging = {fake_on_device, fake_allocation, fake_allocate, fake_free, fake_copy};
+    contract::collector_hooks().staging = {fake_on_device, fake_allocation, fake_allocate, fake_free,
+                                           fake_copy};
     std::iota(device_memory.begin(), device_memory.end(), 0);
     copies = 0;
   }

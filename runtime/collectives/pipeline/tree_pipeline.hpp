@@ -12,10 +12,10 @@
 // a prefix (trees::SegmentWindow::poll).
 // Blocking mode, the comparison ADAPT draws: one segment at a time on one stream, the stream
 // synchronised and every rank of the node in a barrier after each segment.
-#include "trees/collective_tree.hpp"
-#include "trees/segment_schedule.hpp"
 #include "engine/communicator_engine.hpp"
 #include "engine/noise_injector.hpp"
+#include "trees/collective_tree.hpp"
+#include "trees/segment_schedule.hpp"
 
 #include <functional>
 #include <span>
