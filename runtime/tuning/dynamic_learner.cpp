@@ -33,7 +33,8 @@ const char* learner_phase_name(LearnerPhase phase) noexcept {
 BucketLearner::BucketLearner(std::size_t candidates, const LearnerSettings& settings)
     : settings_(settings), round_(candidates), best_ns_(candidates, 0.0),
       exploit_length_(settings.first_exploit) {
-  if (candidates == 0 || settings.trials == 0 || settings.first_exploit == 0 || settings.dominated_every == 0) {
+  if (candidates == 0 || settings.trials == 0 || settings.first_exploit == 0 ||
+      settings.dominated_every == 0) {
     throw std::invalid_argument("a learner needs candidates, trials and an exploit length");
   }
   start_round();
@@ -43,7 +44,8 @@ void BucketLearner::start_round() {
   members_.clear();
   const bool everyone = !decided_ || rechecks_ % settings_.dominated_every == 0;
   for (std::size_t candidate = 0; candidate < candidates(); ++candidate) {
-    if (everyone || candidate == best_ || best_ns_[candidate] <= best_ns_[best_] * settings_.dominated_factor) {
+    if (everyone || candidate == best_ ||
+        best_ns_[candidate] <= best_ns_[best_] * settings_.dominated_factor) {
       members_.push_back(candidate);
     }
   }
@@ -56,7 +58,8 @@ LearnerTurn BucketLearner::next() const noexcept {
     return {best_, LearnerPhase::Exploit};
   }
   // Round robin, so that a drift in the machine's speed during a round touches every candidate.
-  return {members_[turn_in_round_ % members_.size()], decided_ ? LearnerPhase::Recheck : LearnerPhase::Explore};
+  return {members_[turn_in_round_ % members_.size()],
+          decided_ ? LearnerPhase::Recheck : LearnerPhase::Explore};
 }
 
 void BucketLearner::record(double ns) {
@@ -90,8 +93,8 @@ void BucketLearner::decide(std::span<const double> agreed_medians) {
   }
   std::copy(agreed_medians.begin(), agreed_medians.end(), best_ns_.begin());
   // Ties go to the lower index (the static choice comes first), so every rank breaks them alike.
-  const auto fastest = static_cast<std::size_t>(
-      std::min_element(best_ns_.begin(), best_ns_.end()) - best_ns_.begin());
+  const auto fastest =
+      static_cast<std::size_t>(std::min_element(best_ns_.begin(), best_ns_.end()) - best_ns_.begin());
   const bool keep = decided_ && best_ns_[best_] <= best_ns_[fastest] * (1.0 + settings_.switch_margin);
   if (decided_ && keep) {
     exploit_length_ = std::min(exploit_length_ * 2, settings_.longest_exploit);

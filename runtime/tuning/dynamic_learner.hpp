@@ -7,8 +7,8 @@
 // selection). Plain C++ and deterministic: every rank of a communicator
 // holds its own learner, feeds it the same agreed figures (the slowest rank's median per
 // candidate, one small allreduce at the end of each round) and so makes the same choices.
-#include <cstddef>
 #include <compare>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -18,10 +18,10 @@
 namespace commlens::runtime::tuning {
 
 struct LearnerSettings {
-  std::uint32_t trials = 3;            // calls per candidate per round; the round keeps their median
-  std::uint64_t first_exploit = 64;    // calls the first winner runs before its first re-check
+  std::uint32_t trials = 3;             // calls per candidate per round; the round keeps their median
+  std::uint64_t first_exploit = 64;     // calls the first winner runs before its first re-check
   std::uint64_t longest_exploit = 4096; // each confirmed winner's next stretch doubles, up to this
-  double switch_margin = 0.03;         // a re-check replaces the winner only if 3 % faster
+  double switch_margin = 0.03;          // a re-check replaces the winner only if 3 % faster
   // A candidate slower than the winner by this factor at the last agreement is re-checked only at
   // every dominated_every-th re-check: re-checking it costs the most and is least likely to pay.
   double dominated_factor = 2.0;
@@ -68,14 +68,14 @@ private:
   LearnerSettings settings_;
   void start_round();
 
-  std::vector<std::vector<double>> round_;  // this round's times per candidate
-  std::vector<double> best_ns_;             // last agreed median per candidate
-  std::vector<std::size_t> members_;        // the candidates the current round measures
-  std::size_t turn_in_round_ = 0;           // calls recorded in the current round
+  std::vector<std::vector<double>> round_; // this round's times per candidate
+  std::vector<double> best_ns_;            // last agreed median per candidate
+  std::vector<std::size_t> members_;       // the candidates the current round measures
+  std::size_t turn_in_round_ = 0;          // calls recorded in the current round
   std::uint64_t rechecks_ = 0;
   std::size_t best_ = 0;
   bool decided_ = false;
-  bool exploring_ = true;                   // in a round (explore or re-check), not exploiting
+  bool exploring_ = true; // in a round (explore or re-check), not exploiting
   std::uint64_t exploit_length_ = 0;
   std::uint64_t exploit_left_ = 0;
 };

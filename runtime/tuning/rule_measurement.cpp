@@ -83,7 +83,8 @@ std::vector<Measurement> parse_measurements(const json& array) {
     measurement.command = required_text(object, "command", where);
     for (const Measurement& earlier : measurements) {
       if (earlier.id == measurement.id) {
-        fail(where + ".id", fmt::format("\"{}\" is already the id of an earlier measurement", measurement.id));
+        fail(where + ".id",
+             fmt::format("\"{}\" is already the id of an earlier measurement", measurement.id));
       }
     }
     measurements.push_back(std::move(measurement));

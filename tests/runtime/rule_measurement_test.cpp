@@ -15,8 +15,8 @@ constexpr const char* kMeasurements = R"("measurements": [
    "date": "2026-11-25T22:00:00Z", "command": "commlens tune --quick"}])";
 
 std::string table(const std::string& format, const std::string& rule_measured, const std::string& rest = "") {
-  return R"({"format": )" + format + R"(, "gpu": "H100", "rules": [{"algorithm": "one_shot")" + rule_measured +
-         "}]" + rest + "}";
+  return R"({"format": )" + format + R"(, "gpu": "H100", "rules": [{"algorithm": "one_shot")" +
+         rule_measured + "}]" + rest + "}";
 }
 
 constexpr const char* kMeasured = R"(, "measured": {"measurement": "allreduce", "points": [
@@ -43,11 +43,12 @@ TEST(RuleMeasurement, FormatTwoCarriesEachRulesMeasurementAndRoundTrips) {
 }
 
 TEST(RuleMeasurement, EveryRuleKindCanNameItsMeasurement) {
-  const std::string measured = R"("measured": {"measurement": "allreduce", "points": [{"bytes": 8, "winner": "x"}]})";
-  const Table parsed = parse_table(table(
-      "2", "",
-      ", \"point_to_point\": {" + measured + "}, \"data_movement\": [{\"algorithm\": \"direct\", " + measured +
-          "}], \"trees\": [{" + measured + "}], " + kMeasurements));
+  const std::string measured =
+      R"("measured": {"measurement": "allreduce", "points": [{"bytes": 8, "winner": "x"}]})";
+  const Table parsed = parse_table(
+      table("2", "",
+            ", \"point_to_point\": {" + measured + "}, \"data_movement\": [{\"algorithm\": \"direct\", " +
+                measured + "}], \"trees\": [{" + measured + "}], " + kMeasurements));
   EXPECT_TRUE(parsed.point_to_point.measured);
   EXPECT_TRUE(parsed.data_movement[0].measured);
   EXPECT_TRUE(parsed.trees[0].measured);
