@@ -154,7 +154,8 @@ class GeneratorTest(unittest.TestCase):
     def test_a_runtime_function_dispatches_through_its_entry_and_its_large_count_variant_does_not(self):
         wrappers = (self.runtime_outputs() / "wrappers_p2p.cpp").read_text()
         dispatch = "commlens::pmpi::runtime::run<&commlens::contract::RuntimeCallEntries::send, PMPI_Send>"
-        self.assertIn(f"{dispatch}(nullptr, staged_buf, count, datatype, dest, tag, comm)", wrappers)
+        self.assertIn(f"{dispatch}(static_cast<commlens::pmpi::CallRecording*>(nullptr), staged_buf, count, datatype, dest, "
+                      "tag, comm)", wrappers)
         self.assertIn(f"{dispatch}(&call, staged_buf, count, datatype, dest, tag, comm)", wrappers)
         self.assertIn("commlens::contract::collector_hooks().runtime.send == nullptr", wrappers)
         large_count = wrappers.split("int MPI_Send_c(")[1]
