@@ -68,14 +68,19 @@ std::string probe_cuda_driver(std::vector<contract::PciGpuId>* visible) {
   return {}; // the driver stays loaded: the plugin uses it next
 }
 
-// libcommlens_cuda.so is installed (and built) next to libcommlens.so.
-std::string plugin_path() {
+// libcommlens.so's own path; empty when unknown.
+std::string host_library_path() {
   Dl_info info{};
   if (dladdr(reinterpret_cast<const void*>(&start_cuda_collectors), &info) == 0 ||
       info.dli_fname == nullptr) {
-    return contract::kCudaPluginFile;
+    return {};
   }
-  std::string path = info.dli_fname;
+  return info.dli_fname;
+}
+
+// libcommlens_cuda.so is installed (and built) next to libcommlens.so.
+std::string plugin_path() {
+  const std::string path = host_library_path();
   const auto slash = path.rfind('/');
   return (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + contract::kCudaPluginFile;
 }
@@ -150,28 +155,39 @@ std::string load_and_start(Profiler& profiler, std::span<const FunctionDescripti
   return refusal != nullptr ? refusal : "";
 }
 
-// Whether COMMLENS_COLLECTORS (unset: all) asks for the user's NVTX ranges: cupti and nvtx both.
-bool user_nvtx_asked() {
+// Whether COMMLENS_COLLECTORS (unset: all) names this collector.
+bool collector_asked(std::string_view collector) {
   const char* text = std::getenv("COMMLENS_COLLECTORS");
   if (text == nullptr || std::string_view(text) == "all") {
     return true;
   }
   const std::vector<std::string> names = split_names(text);
-  return std::ranges::find(names, "cupti") != names.end() && std::ranges::find(names, "nvtx") != names.end();
+  return std::ranges::find(names, collector) != names.end();
 }
 
 // At libcommlens.so's load, before the program's first NVTX call: NVTX loads its tool at each
 // module's first call, and in a job without MPI the profiler (and CUPTI) start only at the first
-// NCCL call, often inside the first training step. Naming the plugin now makes CUPTI the tool of
-// every module (plugin_entry.cpp forwards NVTX's entry point to CUPTI's).
-__attribute__((constructor)) void name_plugin_as_nvtx_tool() {
-  if (std::getenv("NVTX_INJECTION64_PATH") != nullptr || !user_nvtx_asked()) {
+// NCCL call, often inside the first training step. Where the user's NVTX ranges are asked for
+// (collector nvtx):
+// - with the CUDA collector (cupti) and its plugin built, naming the plugin now makes CUPTI the tool
+//   of every module (plugin_entry.cpp forwards NVTX's entry point to CUPTI's): ranges and steps;
+// - otherwise libcommlens.so itself is the tool (collectors/nvtx_tool): steps only, and CUPTI never
+//   attached to the program's launches.
+// A tool already named (Nsight Systems) is left alone.
+__attribute__((constructor)) void name_nvtx_tool() {
+  if (std::getenv("NVTX_INJECTION64_PATH") != nullptr || !collector_asked("nvtx")) {
     return;
   }
-  const std::string path = plugin_path();
-  if (access(path.c_str(), R_OK) == 0) {
-    setenv("NVTX_INJECTION64_PATH", path.c_str(), 0);
+  if (const std::string plugin = plugin_path();
+      collector_asked("cupti") && access(plugin.c_str(), R_OK) == 0) {
+    setenv("NVTX_INJECTION64_PATH", plugin.c_str(), 0);
+    return;
   }
+#ifdef COMMLENS_HOST_NVTX_TOOL
+  if (const std::string host = host_library_path(); !host.empty()) {
+    setenv("NVTX_INJECTION64_PATH", host.c_str(), 0);
+  }
+#endif
 }
 
 } // namespace

@@ -181,7 +181,7 @@ TrainingSteps query_training_steps(const Database& database, const ReportFilter&
   if (steps.empty()) {
     section.absent =
         "no step phases (MPI_Pcontrol(2) at the start of each step and once after the last, or an "
-        "NVTX range named step around each step on a GPU)";
+        "NVTX range named step around each step)";
     return section;
   }
   section.marked_by = steps_marked_by(database);
