@@ -1,8 +1,9 @@
 // nvtx_steps: training steps marked by NVTX ranges, profiled without the CUDA collector
 // (COMMLENS_COLLECTORS=pmpi,mpit,nvtx): libcommlens.so is then NVTX's tool itself
-// (collectors/nvtx_tool) and every "step" range of the default domain opens a phase, as
-// MPI_Pcontrol(2) would. Expected values mirror the pattern documented in examples/nvtx_steps.c:
-// a framework's step range nested in the program's and a step range of another domain mark none.
+// (collectors/nvtx_tool), every "step" range of the default domain opens a phase, as
+// MPI_Pcontrol(2) would, and every range of that domain is recorded. Expected values mirror the pattern
+// documented in examples/nvtx_steps.c: a framework's step range nested in the program's and a step range of
+// another domain mark none.
 #include "harness/database.hpp"
 #include "harness/job.hpp"
 #include "harness/profiled_test.hpp"
@@ -79,6 +80,30 @@ TEST_P(NvtxSteps, EachStepHoldsItsOwnCallsAndNoneOfThoseBetweenSteps) {
     EXPECT_EQ(db->scalar(calls_in_steps("MPI_Allreduce", rank, false)), 0) << "rank " << rank;
     EXPECT_EQ(db->scalar(calls_in_steps("MPI_Barrier", rank, true)), 0) << "rank " << rank;
     EXPECT_EQ(db->scalar(calls_in_steps("MPI_Barrier", rank, false)), kSteps + 1) << "rank " << rank;
+  }
+}
+
+TEST_P(NvtxSteps, RecordsEveryRangeOfTheDefaultDomainAndNoneOfAnother) {
+  auto db = merged();
+  if (!db)
+    return;
+  for (int rank = 0; rank < kRanks; ++rank) {
+    const std::string where = "FROM nvtx_ranges WHERE rank = " + std::to_string(rank);
+    // Per step: "step N", "forward", "backward" and the framework's "step" inside it.
+    EXPECT_EQ(db->scalar("SELECT count(*) " + where), 4 * kSteps) << "rank " << rank;
+    EXPECT_EQ(db->scalar("SELECT count(*) " + where + " AND domain IS NULL AND end_ns >= start_ns"),
+              4 * kSteps)
+        << "rank " << rank;
+    for (const char* name : {"forward", "backward", "step"})
+      EXPECT_EQ(db->scalar("SELECT count(*) " + where + " AND name = '" + name + "'"), kSteps)
+          << "rank " << rank << " " << name;
+    EXPECT_EQ(db->scalar("SELECT count(*) " + where + " AND name LIKE 'step %'"), kSteps) << "rank " << rank;
+    // A forward range lies inside its step's range.
+    EXPECT_EQ(db->scalar("SELECT count(*) " + where + " AND name = 'forward' AND EXISTS (SELECT 1 FROM " +
+                         "nvtx_ranges s WHERE s.rank = nvtx_ranges.rank AND s.name LIKE 'step %' AND " +
+                         "s.start_ns <= nvtx_ranges.start_ns AND nvtx_ranges.end_ns <= s.end_ns)"),
+              kSteps)
+        << "rank " << rank;
   }
 }
 
