@@ -1,5 +1,5 @@
 // Host time per ncclAllReduce (1 MiB of float32) and per ncclGroupStart/ncclSend/ncclGroupEnd.
-// Built twice: nccl_call_overhead against the stand-in libnccl.so.2 of tests/nccl, which does no
+// Built twice: nccl_call_overhead against the stand-in libnccl.so.2 of stand_ins/, which does no
 // work (what remains is the call itself plus whatever a preloaded profiler adds), and
 // nccl_call_overhead_real (COMMLENS_REAL_NCCL) against NCCL on one GPU: device buffers, one
 // stream, a one-rank communicator (the group then sends to and receives from the rank itself),
