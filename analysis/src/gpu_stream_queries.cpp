@@ -3,6 +3,7 @@
 #include "commlens/analysis/gpu_streams.hpp"
 
 #include "commlens/analysis/statement.hpp"
+#include "overlapping_rows.hpp"
 
 #include <fmt/format.h>
 
@@ -192,17 +193,12 @@ int span_lane(const std::vector<GpuStream>& streams, int rank, std::optional<std
 
 std::vector<TimelineMemset> query_timeline_memsets(const Database& database, int rank, std::int64_t start_ns,
                                                    std::int64_t end_ns) {
-  std::vector<TimelineMemset> memsets;
-  if (!database.has_table("cuda_memsets") || end_ns <= start_ns)
-    return memsets;
-  auto query =
-      database.prepare("SELECT start_ns, end_ns, device, stream, bytes, memory_kind FROM cuda_memsets "
-                       "WHERE rank = ?1 AND start_ns < ?3 AND end_ns > ?2 ORDER BY start_ns");
-  query.bind(1, rank).bind(2, start_ns).bind(3, end_ns);
-  while (query.step())
-    memsets.push_back({query.integer(0), query.integer(1), static_cast<int>(query.integer(2)),
-                       query.integer(3), query.integer(4), query.text(5)});
-  return memsets;
+  return detail::overlapping_rows<TimelineMemset>(
+      database, "cuda_memsets", "start_ns, end_ns, device, stream, bytes, memory_kind", rank, start_ns,
+      end_ns, [](const Statement& query) -> TimelineMemset {
+        return {query.integer(0), query.integer(1), static_cast<int>(query.integer(2)),
+                query.integer(3), query.integer(4), query.text(5)};
+      });
 }
 
 std::vector<TimelineDeviceSpan> query_timeline_device_spans(const Database& database, int rank,
@@ -224,15 +220,11 @@ std::vector<TimelineDeviceSpan> query_timeline_device_spans(const Database& data
 std::vector<TimelineSynchronization> query_timeline_synchronizations(const Database& database, int rank,
                                                                      std::int64_t start_ns,
                                                                      std::int64_t end_ns) {
-  std::vector<TimelineSynchronization> waits;
-  if (!database.has_table("cuda_synchronizations") || end_ns <= start_ns)
-    return waits;
-  auto query = database.prepare("SELECT start_ns, end_ns, kind, stream FROM cuda_synchronizations "
-                                "WHERE rank = ?1 AND start_ns < ?3 AND end_ns > ?2 ORDER BY start_ns");
-  query.bind(1, rank).bind(2, start_ns).bind(3, end_ns);
-  while (query.step())
-    waits.push_back({query.integer(0), query.integer(1), query.text(2), query.optional_integer(3)});
-  return waits;
+  return detail::overlapping_rows<TimelineSynchronization>(
+      database, "cuda_synchronizations", "start_ns, end_ns, kind, stream", rank, start_ns, end_ns,
+      [](const Statement& query) -> TimelineSynchronization {
+        return {query.integer(0), query.integer(1), query.text(2), query.optional_integer(3)};
+      });
 }
 
 } // namespace commlens::analysis

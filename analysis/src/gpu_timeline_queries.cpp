@@ -1,22 +1,18 @@
 // The timeline's kernel rows and the runtime's record of one call, for the viewer's tooltips.
 #include "commlens/analysis/breakdowns.hpp"
+#include "overlapping_rows.hpp"
 
 namespace commlens::analysis {
 
 std::vector<TimelineKernel> query_timeline_kernels(const Database& database, int rank, std::int64_t start_ns,
                                                    std::int64_t end_ns) {
-  std::vector<TimelineKernel> kernels;
-  if (!database.has_table("cuda_kernels") || end_ns <= start_ns)
-    return kernels;
   // Kernels on several streams overlap, so the window needs the full overlap test (as copies do).
-  auto query =
-      database.prepare("SELECT start_ns, end_ns, device, stream, name, mpi_call_id FROM cuda_kernels "
-                       "WHERE rank = ?1 AND start_ns < ?3 AND end_ns > ?2 ORDER BY start_ns");
-  query.bind(1, rank).bind(2, start_ns).bind(3, end_ns);
-  while (query.step())
-    kernels.push_back({query.integer(0), query.integer(1), static_cast<int>(query.integer(2)),
-                       query.integer(3), query.text(4), query.optional_integer(5)});
-  return kernels;
+  return detail::overlapping_rows<TimelineKernel>(
+      database, "cuda_kernels", "start_ns, end_ns, device, stream, name, mpi_call_id", rank, start_ns, end_ns,
+      [](const Statement& query) -> TimelineKernel {
+        return {query.integer(0), query.integer(1), static_cast<int>(query.integer(2)),
+                query.integer(3), query.text(4),    query.optional_integer(5)};
+      });
 }
 
 std::optional<RuntimeDecision> query_runtime_decision(const Database& database, std::int64_t mpi_call_id) {
