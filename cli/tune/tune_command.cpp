@@ -329,7 +329,7 @@ int tune(TuneArguments arguments) {
   const bool p2p = wants(arguments, "p2p") && arguments.ranks == 2 && gpus == 2;
   if (wants(arguments, "p2p") && !p2p)
     fmt::print(stderr, "commlens tune: p2p left out: its host share applies between two GPUs, two ranks\n");
-  // The resident kernel runs only for ranks sharing one GPU under MPS (plugin/resident_call.cpp).
+  // The resident kernel runs only for ranks sharing one GPU under MPS (selection/selector.cpp).
   const bool resident = wants(arguments, "resident") && gpus == 1 && run.shape.mps;
   if (wants(arguments, "resident") && !resident)
     fmt::print(stderr, "commlens tune: resident left out: it runs for ranks sharing one GPU under MPS "

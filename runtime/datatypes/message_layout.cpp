@@ -26,4 +26,16 @@ MessageLayout message_layout(int count, MPI_Datatype datatype) noexcept {
   return layout;
 }
 
+bool contiguous_message(int count, MPI_Datatype datatype) noexcept {
+  const MessageLayout layout = message_layout(count, datatype);
+  return layout.supported && layout.contiguous;
+}
+
+std::uint64_t message_bytes(int count, MPI_Datatype datatype) noexcept {
+  int type_bytes = 0;
+  return count > 0 && PMPI_Type_size(datatype, &type_bytes) == MPI_SUCCESS && type_bytes > 0
+             ? static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(type_bytes)
+             : 0;
+}
+
 } // namespace commlens::runtime

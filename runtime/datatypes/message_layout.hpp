@@ -5,6 +5,7 @@
 #include "mpi_header.hpp"
 
 #include <cstddef>
+#include <cstdint>
 
 namespace commlens::runtime {
 
@@ -17,5 +18,10 @@ struct MessageLayout {
 };
 
 MessageLayout message_layout(int count, MPI_Datatype datatype) noexcept;
+
+// Whether `count` elements of `datatype` are a contiguous run of bytes (what the runtime copies).
+bool contiguous_message(int count, MPI_Datatype datatype) noexcept;
+// count x type size; 0 on an error or a negative count.
+std::uint64_t message_bytes(int count, MPI_Datatype datatype) noexcept;
 
 } // namespace commlens::runtime

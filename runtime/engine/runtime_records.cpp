@@ -1,5 +1,7 @@
 #include "engine/runtime_records.hpp"
 
+#include <cstring>
+
 namespace commlens::runtime {
 
 namespace {
@@ -45,6 +47,38 @@ const char* implementation_name(Implementation implementation) noexcept {
     break;
   }
   return "mpi";
+}
+
+const char* implementation_algorithm(Implementation implementation) noexcept {
+  const char* name = implementation_name(implementation);
+  const char* colon = std::strchr(name, ':');
+  return colon != nullptr ? colon + 1 : name;
+}
+
+Implementation allreduce_implementation(tuning::AllreduceAlgorithm algorithm, bool shared_gpu) noexcept {
+  switch (algorithm) {
+  case tuning::AllreduceAlgorithm::TwoShot:
+    return Implementation::TwoShot;
+  case tuning::AllreduceAlgorithm::OneShotStriped:
+    return Implementation::OneShotStriped;
+  case tuning::AllreduceAlgorithm::Hierarchical:
+    return Implementation::Hierarchical;
+  case tuning::AllreduceAlgorithm::OneShot:
+    break;
+  }
+  return shared_gpu ? Implementation::SharedGpu : Implementation::OneShot;
+}
+
+Implementation movement_implementation(tuning::MovementAlgorithm algorithm) noexcept {
+  switch (algorithm) {
+  case tuning::MovementAlgorithm::GpuLeader:
+    return Implementation::IpcGpuLeader;
+  case tuning::MovementAlgorithm::Staged:
+    return Implementation::MpiHostStaged;
+  case tuning::MovementAlgorithm::Direct:
+    break;
+  }
+  return Implementation::IpcDirect;
 }
 
 RuntimeRecords::RuntimeRecords(const contract::CudaPluginHost& host) : host_(host) {

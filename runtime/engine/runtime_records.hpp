@@ -2,7 +2,9 @@
 // runtime_ops rows (one per call the runtime was asked to take) and the implementation names the
 // trace's mpi_calls.implementation refers to. Rows are batched and handed to the profiler's writer.
 #include "cuda_plugin_interface.hpp"
+#include "data_movement_rules.hpp"
 #include "transport/call_phases.hpp"
+#include "tuning_table.hpp"
 
 #include <cstdint>
 #include <mutex>
@@ -33,6 +35,13 @@ enum class Implementation : std::uint8_t {
   Resident = 15
 };
 const char* implementation_name(Implementation implementation) noexcept;
+// The name without its "runtime:" or "mpi:" prefix, as runtime_ops.algorithm says it.
+const char* implementation_algorithm(Implementation implementation) noexcept;
+
+// The stored implementation of an algorithm the selection chose: the one place the algorithms'
+// enums (tuning/) map to the trace's ids. One-shot with ranks sharing GPUs is shared_gpu.
+Implementation allreduce_implementation(tuning::AllreduceAlgorithm algorithm, bool shared_gpu) noexcept;
+Implementation movement_implementation(tuning::MovementAlgorithm algorithm) noexcept;
 
 struct RuntimeOp {
   std::uint64_t call_id = 0;

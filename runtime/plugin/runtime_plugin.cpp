@@ -1,7 +1,10 @@
 #include "plugin/runtime_plugin.hpp"
 
-#include "plugin/resident_call.hpp"
-#include "plugin/runtime_state.hpp"
+#include "collectives/resident_call.hpp"
+#include "collectives/runtime_state.hpp"
+#include "nonblocking/nonblocking_collectives.hpp"
+#include "point_to_point/point_to_point.hpp"
+#include "resident/resident_protocol.hpp"
 #include "runtime_entry_points.hpp"
 #include "transport/device_buffer.hpp"
 #include "transport/host_staging.hpp"
@@ -76,22 +79,22 @@ void load_tuning(RuntimeState& state, const contract::CudaPluginHost& host) {
                host.runtime_tuning_file, loaded.problem, loaded.named.name);
   }
   host.set_run_value("runtime_tuning", loaded.description);
-  state.tuning = std::move(loaded.named);
-  // config.cpp accepted only auto or an algorithm's name.
-  state.tuning_settings = {tuning::parse_algorithm(host.runtime_algorithm), host.runtime_host_percent};
-  // config.cpp accepted static, dynamic or sweep.
-  state.dynamic_selection = host.runtime_select != "static";
-  state.sweep_selection = host.runtime_select == "sweep";
-  if (state.sweep_selection) {
-    state.learners = tuning::LearnerRegistry(tuning::kSweepSettings);
-  }
+  // The settings were checked where they were read: the algorithm is auto or one of
+  // tuning::kAlgorithms, the selection static, dynamic or sweep.
+  state.selection = selection::Selector(
+      std::move(loaded.named),
+      {.allreduce = {tuning::parse_algorithm(host.runtime_algorithm), host.runtime_host_percent},
+       .resident_bytes = host.runtime_resident_bytes,
+       .dynamic = host.runtime_select != "static",
+       .sweep = host.runtime_select == "sweep",
+       .tree_streams = host.runtime_tree_streams,
+       .resident_max_ranks = resident::kMaxRanks});
 }
 
 // COMMLENS_NOISE on the ranks it names (a bad value is said once, by rank 0, and nothing injected)
-// COMMLENS_RUNTIME_TREE_PROGRESS and COMMLENS_RUNTIME_TREE_STREAMS.
+// and COMMLENS_RUNTIME_TREE_PROGRESS.
 void load_tree_settings(RuntimeState& state, const contract::CudaPluginHost& host) {
   state.blocking_trees = host.runtime_tree_progress == "blocking";
-  state.tree_streams = host.runtime_tree_streams;
   if (host.noise.empty()) {
     return;
   }
@@ -165,12 +168,12 @@ const char* start_runtime(const contract::CudaPluginHost& host) {
   use_location_cache(host.hooks->buffer_location); // set by the CUDA collector, which starts first
   load_tuning(state, host);
   load_tree_settings(state, host);
-  state.resident_bytes = host.runtime_resident_bytes;
   state.resident_linger_ns = std::uint64_t{host.runtime_resident_linger_us} * 1000;
   if (host.runtime_channel != nullptr) {
-    state.p2p = std::make_unique<PointToPoint>(
-        state.host, state.mode, state.cache, *state.records,
-        StripeSettings{state.tuning.table.point_to_point, state.tuning_settings.host_percent});
+    state.p2p =
+        std::make_unique<PointToPoint>(state.host, state.mode, state.cache, *state.records,
+                                       StripeSettings{state.selection.table().table.point_to_point,
+                                                      state.selection.settings().allreduce.host_percent});
   }
   // The `runtime` functions of mpi_functions.spec: point-to-point when its channel is open (the
   // core opens it when COMMLENS_RUNTIME_COLLECTIVES names p2p), each collective when named there.

@@ -47,9 +47,9 @@ std::uint64_t bucket_floor(std::uint64_t bytes) noexcept {
 std::vector<Choice> allreduce_candidates(const CallShape& call, const ChoiceSettings& settings) {
   const std::uint32_t share = settings.host_percent.value_or(0);
   std::vector<Choice> candidates;
-  for (const Algorithm algorithm : kAlgorithms) {
+  for (const AllreduceAlgorithm algorithm : kAlgorithms) {
     if (unsafe_reason(algorithm, call, share) == nullptr) {
-      candidates.push_back({algorithm, algorithm == Algorithm::OneShotStriped ? share : 0, ""});
+      candidates.push_back({algorithm, algorithm == AllreduceAlgorithm::OneShotStriped ? share : 0, ""});
     }
   }
   return candidates;

@@ -190,7 +190,7 @@ std::vector<Rule> allreduce_rules(std::span<const WinnerRun> runs, const Measure
     const std::uint64_t max_bytes = run.max_bytes.value_or(run.points.back().bytes);
     Rule rule{shape.gpus, shape.ranks_share_gpu,
               in_place,   max_bytes,
-              *algorithm, *algorithm == Algorithm::OneShotStriped ? host_percent : 0,
+              *algorithm, *algorithm == AllreduceAlgorithm::OneShotStriped ? host_percent : 0,
               {},         {}};
     fill_measured(rule, run, measurement);
     rules.push_back(std::move(rule));

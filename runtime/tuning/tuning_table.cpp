@@ -133,20 +133,22 @@ void check_measurements(const Table& table, int format) {
 
 } // namespace
 
-const char* algorithm_name(Algorithm algorithm) noexcept {
+const char* algorithm_name(AllreduceAlgorithm algorithm) noexcept {
   switch (algorithm) {
-  case Algorithm::TwoShot:
+  case AllreduceAlgorithm::TwoShot:
     return "two_shot";
-  case Algorithm::OneShotStriped:
+  case AllreduceAlgorithm::OneShotStriped:
     return "one_shot_striped";
-  case Algorithm::OneShot:
+  case AllreduceAlgorithm::Hierarchical:
+    return "hierarchical";
+  case AllreduceAlgorithm::OneShot:
     break;
   }
   return "one_shot";
 }
 
-std::optional<Algorithm> parse_algorithm(std::string_view name) {
-  for (const Algorithm algorithm : kAlgorithms) {
+std::optional<AllreduceAlgorithm> parse_algorithm(std::string_view name) {
+  for (const AllreduceAlgorithm algorithm : kAlgorithms) {
     if (name == algorithm_name(algorithm)) {
       return algorithm;
     }
@@ -243,14 +245,15 @@ std::string table_json(const Table& table) {
   return document.dump(2) + "\n";
 }
 
-const char* unsafe_reason(Algorithm algorithm, const CallShape& call, std::uint32_t host_percent) noexcept {
-  if (algorithm == Algorithm::TwoShot) {
+const char* unsafe_reason(AllreduceAlgorithm algorithm, const CallShape& call,
+                          std::uint32_t host_percent) noexcept {
+  if (algorithm == AllreduceAlgorithm::TwoShot) {
     return nullptr;
   }
   if (call.in_place && call.gpus != 1) {
     return "in place needs two-shot";
   }
-  if (algorithm == Algorithm::OneShotStriped) {
+  if (algorithm == AllreduceAlgorithm::OneShotStriped) {
     if (call.ranks != 2 || call.gpus != 2) {
       return "striping needs two ranks on two GPUs";
     }
@@ -278,8 +281,9 @@ Choice choose(const Table& table, std::string_view table_name, const CallShape& 
               fmt::format("table:{} rule {}{}", table_name, index + 1, overruled)};
     }
   }
-  const Algorithm fallback =
-      unsafe_reason(Algorithm::OneShot, call, 0) ? Algorithm::TwoShot : Algorithm::OneShot;
+  const AllreduceAlgorithm fallback = unsafe_reason(AllreduceAlgorithm::OneShot, call, 0)
+                                          ? AllreduceAlgorithm::TwoShot
+                                          : AllreduceAlgorithm::OneShot;
   return {fallback, 0, "fallback" + overruled};
 }
 

@@ -16,18 +16,23 @@
 
 namespace commlens::runtime::tuning {
 
-enum class Algorithm { OneShot, TwoShot, OneShotStriped };
-inline constexpr Algorithm kAlgorithms[] = {Algorithm::OneShot, Algorithm::TwoShot,
-                                            Algorithm::OneShotStriped};
-const char* algorithm_name(Algorithm algorithm) noexcept; // one_shot, two_shot, one_shot_striped
-std::optional<Algorithm> parse_algorithm(std::string_view name);
+// The allreduce's algorithms, one enum from the table through selection to the kernels
+// (collectives/allreduce/). Hierarchical is no table's choice: a communicator spanning nodes
+// always runs it (selection/), so kAlgorithms, what a table or COMMLENS_RUNTIME_ALGORITHM may
+// name, leaves it out.
+enum class AllreduceAlgorithm { OneShot, TwoShot, OneShotStriped, Hierarchical };
+inline constexpr AllreduceAlgorithm kAlgorithms[] = {AllreduceAlgorithm::OneShot, AllreduceAlgorithm::TwoShot,
+                                                     AllreduceAlgorithm::OneShotStriped};
+// one_shot, two_shot, one_shot_striped, hierarchical
+const char* algorithm_name(AllreduceAlgorithm algorithm) noexcept;
+std::optional<AllreduceAlgorithm> parse_algorithm(std::string_view name);
 
 struct Rule {
   GpuCount gpus = GpuCount::Any;
   std::optional<bool> ranks_share_gpu{};    // unset: either
   std::optional<bool> in_place{};           // unset: either
   std::optional<std::uint64_t> max_bytes{}; // inclusive; unset: any size
-  Algorithm algorithm = Algorithm::OneShot;
+  AllreduceAlgorithm algorithm = AllreduceAlgorithm::OneShot;
   std::uint32_t host_percent = 0; // one_shot_striped: the share carried over the host path
   std::string why{};              // free text kept with the rule (measurements, reasons)
   OptionalMeasurement measured{}; // format 2: the measurement it came from
@@ -117,15 +122,16 @@ struct CallShape {
 // Why `algorithm` would compute a wrong result for the call (or cannot run), else null:
 // one-shot variants write outputs other ranks may still read as inputs, so in place only when one
 // GPU does all the work; striping exists for exactly two ranks on two GPUs with a host share.
-const char* unsafe_reason(Algorithm algorithm, const CallShape& call, std::uint32_t host_percent) noexcept;
+const char* unsafe_reason(AllreduceAlgorithm algorithm, const CallShape& call,
+                          std::uint32_t host_percent) noexcept;
 
 struct ChoiceSettings {
-  std::optional<Algorithm> forced = {};           // COMMLENS_RUNTIME_ALGORITHM (unset: auto)
+  std::optional<AllreduceAlgorithm> forced = {};  // COMMLENS_RUNTIME_ALGORITHM (unset: auto)
   std::optional<std::uint32_t> host_percent = {}; // COMMLENS_RUNTIME_HOST_PERCENT overrides the rules'
 };
 
 struct Choice {
-  Algorithm algorithm = Algorithm::OneShot;
+  AllreduceAlgorithm algorithm = AllreduceAlgorithm::OneShot;
   std::uint32_t host_percent = 0;
   std::string source; // runtime_ops.decision_source: forced, table:NAME rule N, fallback
 };

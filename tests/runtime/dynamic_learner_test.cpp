@@ -212,17 +212,18 @@ TEST(DynamicLearner, SizeBucketsArePowersOfTwo) {
 
 TEST(DynamicCandidates, AllreduceTriesOnlySafeAlgorithms) {
   auto names = [](const std::vector<Choice>& choices) {
-    std::vector<Algorithm> algorithms;
+    std::vector<AllreduceAlgorithm> algorithms;
     for (const Choice& choice : choices) {
       algorithms.push_back(choice.algorithm);
     }
     return algorithms;
   };
   EXPECT_EQ(names(allreduce_candidates({4, 1, false, 64}, {})),
-            (std::vector{Algorithm::OneShot, Algorithm::TwoShot}));
-  EXPECT_EQ(names(allreduce_candidates({4, 2, true, 64}, {})), (std::vector{Algorithm::TwoShot}));
+            (std::vector{AllreduceAlgorithm::OneShot, AllreduceAlgorithm::TwoShot}));
+  EXPECT_EQ(names(allreduce_candidates({4, 2, true, 64}, {})), (std::vector{AllreduceAlgorithm::TwoShot}));
   EXPECT_EQ(names(allreduce_candidates({2, 2, false, 64}, {.host_percent = 10})),
-            (std::vector{Algorithm::OneShot, Algorithm::TwoShot, Algorithm::OneShotStriped}));
+            (std::vector{AllreduceAlgorithm::OneShot, AllreduceAlgorithm::TwoShot,
+                         AllreduceAlgorithm::OneShotStriped}));
   EXPECT_EQ(allreduce_candidates({2, 2, false, 64}, {.host_percent = 10}).back().host_percent, 10u);
 }
 

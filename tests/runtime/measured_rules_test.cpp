@@ -30,14 +30,14 @@ TEST(MeasuredRules, FastestPerSizeWithRunsMergedIntoThresholdsAndTheirTimes) {
   }));
   const std::vector<Rule> rules = allreduce_rules(runs, kFourGpus, false, 0, "allreduce");
   ASSERT_EQ(rules.size(), 2u);
-  EXPECT_EQ(rules[0].algorithm, Algorithm::OneShot);
+  EXPECT_EQ(rules[0].algorithm, AllreduceAlgorithm::OneShot);
   EXPECT_EQ(rules[0].max_bytes, 1024u);
   EXPECT_EQ(rules[0].why, "fastest measured from 8 B to 1 KiB");
   ASSERT_TRUE(rules[0].measured);
   EXPECT_EQ(rules[0].measured->measurement, "allreduce");
   ASSERT_EQ(rules[0].measured->points.size(), 2u);
   EXPECT_EQ(rules[0].measured->points[0], (MeasuredPoint{8, "one_shot", 10.0, "two_shot", 20.0}));
-  EXPECT_EQ(rules[1].algorithm, Algorithm::TwoShot);
+  EXPECT_EQ(rules[1].algorithm, AllreduceAlgorithm::TwoShot);
   // An allreduce rule stops at the largest size measured: above it the default rules decide.
   EXPECT_EQ(rules[1].max_bytes, 1u << 20);
   EXPECT_EQ(runs.back().max_bytes, std::nullopt); // the other operations' largest run covers the rest
@@ -61,7 +61,7 @@ TEST(MeasuredRules, AWinnerThatComesBackStartsANewRule) {
   ASSERT_EQ(rules.size(), 3u);
   EXPECT_EQ(rules[0].max_bytes, 8u);
   EXPECT_EQ(rules[1].max_bytes, 16u);
-  EXPECT_EQ(rules[2].algorithm, Algorithm::TwoShot);
+  EXPECT_EQ(rules[2].algorithm, AllreduceAlgorithm::TwoShot);
   EXPECT_EQ(rules[2].in_place, true);
 }
 
@@ -74,8 +74,8 @@ TEST(MeasuredRules, StripedRulesKeepTheirShareAndTiesGoToTheFirstName) {
   }));
   const std::vector<Rule> rules = allreduce_rules(runs, {GpuCount::Two, false}, false, 13, "m");
   ASSERT_EQ(rules.size(), 2u);
-  EXPECT_EQ(rules[0].algorithm, Algorithm::OneShot);
-  EXPECT_EQ(rules[1].algorithm, Algorithm::OneShotStriped);
+  EXPECT_EQ(rules[0].algorithm, AllreduceAlgorithm::OneShot);
+  EXPECT_EQ(rules[1].algorithm, AllreduceAlgorithm::OneShotStriped);
   EXPECT_EQ(rules[1].host_percent, 13u);
 }
 
@@ -168,12 +168,18 @@ TEST(MeasuredRules, ANewMeasurementReplacesItsShapeAndKeepsTheOthersWithTheirMea
   const Measurement shared{"allreduce:4ranks:1gpus", "H100", "h", 4, 1, true, "d", "c"};
   const Measurement pair{"allreduce:2ranks:2gpus", "H100", "h", 2, 2, false, "d", "c"};
   Table earlier;
-  earlier.rules = {
-      Rule{GpuCount::One, true, false, std::nullopt, Algorithm::TwoShot, 0, "old",
-           RuleMeasurement{shared.id, {{8, "a", 1, "", 0}}}},
-      Rule{GpuCount::Two, false, false, std::nullopt, Algorithm::OneShot, 0, "pair",
-           RuleMeasurement{pair.id, {{8, "a", 1, "", 0}}}},
-      Rule{GpuCount::More, std::nullopt, std::nullopt, std::nullopt, Algorithm::TwoShot, 0, "reasoned", {}}};
+  earlier.rules = {Rule{GpuCount::One, true, false, std::nullopt, AllreduceAlgorithm::TwoShot, 0, "old",
+                        RuleMeasurement{shared.id, {{8, "a", 1, "", 0}}}},
+                   Rule{GpuCount::Two, false, false, std::nullopt, AllreduceAlgorithm::OneShot, 0, "pair",
+                        RuleMeasurement{pair.id, {{8, "a", 1, "", 0}}}},
+                   Rule{GpuCount::More,
+                        std::nullopt,
+                        std::nullopt,
+                        std::nullopt,
+                        AllreduceAlgorithm::TwoShot,
+                        0,
+                        "reasoned",
+                        {}}};
   TreeRule shared_tree;
   shared_tree.gpus = GpuCount::One;
   shared_tree.ranks_share_gpu = true;
@@ -183,7 +189,7 @@ TEST(MeasuredRules, ANewMeasurementReplacesItsShapeAndKeepsTheOthersWithTheirMea
   earlier.point_to_point.why = "kept";
   earlier.measurements = {shared, pair};
   Table measured;
-  measured.rules = {Rule{GpuCount::One, true, false, std::nullopt, Algorithm::OneShot, 0, "new",
+  measured.rules = {Rule{GpuCount::One, true, false, std::nullopt, AllreduceAlgorithm::OneShot, 0, "new",
                          RuleMeasurement{shared.id, {{8, "a", 1, "", 0}}}}};
   measured.measurements = {shared};
   const Table merged = merge_measured(measured, earlier, {GpuCount::One, true});
@@ -222,7 +228,8 @@ TEST(MeasuredRules, AMovementMeasurementReplacesOnlyTheRulesOfItsMpsSetting) {
 TEST(MeasuredRules, MeasuringOneOperationKeepsTheOtherOperationsRulesOfTheSameShape) {
   const MeasuredShape under_mps{GpuCount::One, true, true};
   Table earlier;
-  earlier.rules = {Rule{GpuCount::One, true, false, std::nullopt, Algorithm::OneShot, 0, "allreduce", {}}};
+  earlier.rules = {
+      Rule{GpuCount::One, true, false, std::nullopt, AllreduceAlgorithm::OneShot, 0, "allreduce", {}}};
   TreeRule tree;
   tree.gpus = GpuCount::One;
   tree.ranks_share_gpu = true;
@@ -241,7 +248,7 @@ TEST(MeasuredRules, MeasuringOneOperationKeepsTheOtherOperationsRulesOfTheSameSh
 // with the sizes nearer to it; measuring 4 again replaces only the 4-rank rules; a table measured
 // at one count has no ranges, so it reads as before.
 TEST(MeasuredRules, RankCountsOfOneShapeShareTheTableByNearestCount) {
-  const auto measure_at = [](int ranks, Algorithm algorithm, const std::string& why) {
+  const auto measure_at = [](int ranks, AllreduceAlgorithm algorithm, const std::string& why) {
     const std::string id = "allreduce:" + std::to_string(ranks) + "ranks:1gpus";
     Table table;
     table.rules = {Rule{GpuCount::One, true, false, std::nullopt, algorithm, 0, why,
@@ -252,14 +259,14 @@ TEST(MeasuredRules, RankCountsOfOneShapeShareTheTableByNearestCount) {
   const auto merge_into = [](const Table& earlier, const std::pair<Table, MeasuredShape>& measured) {
     return parse_table(table_json(merge_measured(measured.first, earlier, measured.second)));
   };
-  const auto [four, four_shape] = measure_at(4, Algorithm::OneShot, "four");
+  const auto [four, four_shape] = measure_at(4, AllreduceAlgorithm::OneShot, "four");
   Table table = merge_measured(four, Table{}, four_shape);
   ASSERT_EQ(table.rules.size(), 1u);
   EXPECT_EQ(table.rules[0].ranks, RankRange{});
   EXPECT_EQ(table_json(table).find("min_ranks"), std::string::npos);
 
-  table = merge_into(table, measure_at(8, Algorithm::TwoShot, "eight"));
-  table = merge_into(table, measure_at(2, Algorithm::OneShot, "two"));
+  table = merge_into(table, measure_at(8, AllreduceAlgorithm::TwoShot, "eight"));
+  table = merge_into(table, measure_at(2, AllreduceAlgorithm::OneShot, "two"));
   ASSERT_EQ(table.rules.size(), 3u);
   ASSERT_EQ(table.measurements.size(), 3u);
   const auto range_of = [&](const std::string& why) {
@@ -286,7 +293,7 @@ TEST(MeasuredRules, RankCountsOfOneShapeShareTheTableByNearestCount) {
   const auto two_at = std::ranges::find(table.rules, "two", &Rule::why) - table.rules.begin();
   EXPECT_EQ(choose(table, "t", {3, 1, false, 1024}, {}).source, "table:t rule " + std::to_string(two_at + 1));
 
-  table = merge_into(table, measure_at(4, Algorithm::TwoShot, "four again"));
+  table = merge_into(table, measure_at(4, AllreduceAlgorithm::TwoShot, "four again"));
   ASSERT_EQ(table.rules.size(), 3u);
   EXPECT_EQ(std::ranges::count(table.rules, "four", &Rule::why), 0);
   EXPECT_EQ(range_of("four again"), (RankRange{4, 6}));

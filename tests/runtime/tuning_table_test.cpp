@@ -37,16 +37,16 @@ TEST(TuningTable, ParsesEveryFieldAndDefaultsTheOmittedOnes) {
   EXPECT_EQ(table.gpu, "H100");
   ASSERT_EQ(table.rules.size(), 2u);
   EXPECT_EQ(table.rules[0],
-            (Rule{GpuCount::More, false, std::nullopt, 4096, Algorithm::TwoShot, 7, "measured"}));
+            (Rule{GpuCount::More, false, std::nullopt, 4096, AllreduceAlgorithm::TwoShot, 7, "measured"}));
   EXPECT_EQ(table.rules[1], (Rule{GpuCount::Any, std::nullopt, std::nullopt, std::nullopt,
-                                  Algorithm::OneShotStriped, 0, ""}));
+                                  AllreduceAlgorithm::OneShotStriped, 0, ""}));
 }
 
 TEST(TuningTable, WrittenTablesReadBackEqual) {
-  const Table table{
-      "H200",
-      {{GpuCount::Two, true, false, 1024, Algorithm::OneShot, 0, "small"},
-       {GpuCount::Any, std::nullopt, std::nullopt, std::nullopt, Algorithm::OneShotStriped, 13, ""}}};
+  const Table table{"H200",
+                    {{GpuCount::Two, true, false, 1024, AllreduceAlgorithm::OneShot, 0, "small"},
+                     {GpuCount::Any, std::nullopt, std::nullopt, std::nullopt,
+                      AllreduceAlgorithm::OneShotStriped, 13, ""}}};
   const Table read = parse_table(table_json(table));
   EXPECT_EQ(read.gpu, table.gpu);
   EXPECT_EQ(read.rules, table.rules);
@@ -149,50 +149,52 @@ TEST(TuningTable, UnsafeChoicesAreSkippedForTheNextRule) {
     {"algorithm": "two_shot"})"));
   // Striping without a host share, then one-shot in place on two GPUs: both unsafe.
   const Choice in_place = choose(table, "t", {2, 2, true, 1 << 30}, {});
-  EXPECT_EQ(in_place.algorithm, Algorithm::TwoShot);
+  EXPECT_EQ(in_place.algorithm, AllreduceAlgorithm::TwoShot);
   EXPECT_EQ(in_place.source, "table:t rule 3");
   // A share from the setting makes striping safe for two ranks on two GPUs only.
-  EXPECT_EQ(choose(table, "t", {2, 2, false, 8}, {.host_percent = 13}).algorithm, Algorithm::OneShotStriped);
-  EXPECT_EQ(choose(table, "t", {4, 2, false, 8}, {.host_percent = 13}).algorithm, Algorithm::OneShot);
+  EXPECT_EQ(choose(table, "t", {2, 2, false, 8}, {.host_percent = 13}).algorithm,
+            AllreduceAlgorithm::OneShotStriped);
+  EXPECT_EQ(choose(table, "t", {4, 2, false, 8}, {.host_percent = 13}).algorithm,
+            AllreduceAlgorithm::OneShot);
   // In place is one-shot's when every rank is on one GPU.
   EXPECT_EQ(choose(table, "t", {4, 1, true, 8}, {}).source, "table:t rule 2");
 }
 
 TEST(TuningTable, NoSafeRuleFallsBackToTheSafeDefault) {
   const Table table = parse_table(table_with_rule(R"({"in_place": true, "algorithm": "one_shot"})"));
-  EXPECT_EQ(choose(table, "t", {2, 2, true, 8}, {}).algorithm, Algorithm::TwoShot);
+  EXPECT_EQ(choose(table, "t", {2, 2, true, 8}, {}).algorithm, AllreduceAlgorithm::TwoShot);
   EXPECT_EQ(choose(table, "t", {2, 2, true, 8}, {}).source, "fallback");
-  EXPECT_EQ(choose(table, "t", {2, 2, false, 8}, {}).algorithm, Algorithm::OneShot);
+  EXPECT_EQ(choose(table, "t", {2, 2, false, 8}, {}).algorithm, AllreduceAlgorithm::OneShot);
 }
 
 TEST(TuningTable, AForcedAlgorithmRunsWhereSafeElseTheTableSaysWhy) {
   const Table table = parse_table(table_with_rule(R"({"algorithm": "two_shot"})"));
-  const Choice forced = choose(table, "t", {2, 2, false, 8}, {.forced = Algorithm::OneShot});
-  EXPECT_EQ(forced.algorithm, Algorithm::OneShot);
+  const Choice forced = choose(table, "t", {2, 2, false, 8}, {.forced = AllreduceAlgorithm::OneShot});
+  EXPECT_EQ(forced.algorithm, AllreduceAlgorithm::OneShot);
   EXPECT_EQ(forced.source, "forced");
-  const Choice overruled = choose(table, "t", {2, 2, true, 8}, {.forced = Algorithm::OneShot});
-  EXPECT_EQ(overruled.algorithm, Algorithm::TwoShot);
+  const Choice overruled = choose(table, "t", {2, 2, true, 8}, {.forced = AllreduceAlgorithm::OneShot});
+  EXPECT_EQ(overruled.algorithm, AllreduceAlgorithm::TwoShot);
   EXPECT_EQ(overruled.source, "table:t rule 1 (forced one_shot: in place needs two-shot)");
   const Choice striped =
-      choose(table, "t", {2, 2, false, 8}, {.forced = Algorithm::OneShotStriped, .host_percent = 9});
-  EXPECT_EQ(striped.algorithm, Algorithm::OneShotStriped);
+      choose(table, "t", {2, 2, false, 8}, {.forced = AllreduceAlgorithm::OneShotStriped, .host_percent = 9});
+  EXPECT_EQ(striped.algorithm, AllreduceAlgorithm::OneShotStriped);
   EXPECT_EQ(striped.host_percent, 9u);
-  EXPECT_EQ(choose(table, "t", {2, 2, false, 8}, {.forced = Algorithm::OneShotStriped}).source,
+  EXPECT_EQ(choose(table, "t", {2, 2, false, 8}, {.forced = AllreduceAlgorithm::OneShotStriped}).source,
             "table:t rule 1 (forced one_shot_striped: striping needs a host share)");
 }
 
 // The rules choose_algorithm had before the table (allreduce_entry.cpp at a49d1ad).
-Algorithm fixed_rules(const CallShape& call, std::uint32_t host_percent) {
+AllreduceAlgorithm fixed_rules(const CallShape& call, std::uint32_t host_percent) {
   if (call.gpus == 1) {
-    return Algorithm::OneShot;
+    return AllreduceAlgorithm::OneShot;
   }
   if (call.in_place || (call.gpus > 2 && call.bytes > 256 * 1024)) {
-    return Algorithm::TwoShot;
+    return AllreduceAlgorithm::TwoShot;
   }
   if (call.ranks == 2 && call.bytes >= (256u << 20) && host_percent > 0) {
-    return Algorithm::OneShotStriped;
+    return AllreduceAlgorithm::OneShotStriped;
   }
-  return Algorithm::OneShot;
+  return AllreduceAlgorithm::OneShot;
 }
 
 TEST(ShippedTables, ReproduceTheFixedRulesOnEveryShape) {
@@ -212,11 +214,11 @@ TEST(ShippedTables, ReproduceTheFixedRulesOnEveryShape) {
             for (const std::optional<std::uint32_t> percent : {std::optional<std::uint32_t>{}, {0}, {13}}) {
               const CallShape call{ranks, gpus, in_place, bytes};
               const Choice choice = choose(shipped.table, shipped.name, call, {.host_percent = percent});
-              const Algorithm expected = fixed_rules(call, percent.value_or(0));
+              const AllreduceAlgorithm expected = fixed_rules(call, percent.value_or(0));
               ASSERT_EQ(choice.algorithm, expected)
                   << gpu << " ranks " << ranks << " gpus " << gpus << " in place " << in_place << " bytes "
                   << bytes << " host percent " << percent.value_or(0) << " (" << choice.source << ")";
-              if (expected == Algorithm::OneShotStriped) {
+              if (expected == AllreduceAlgorithm::OneShotStriped) {
                 EXPECT_EQ(choice.host_percent, 13u);
               }
               EXPECT_TRUE(choice.source.starts_with("table:" + shipped.name + " rule ")) << choice.source;

@@ -36,8 +36,8 @@ int copy_announced_result(const RankSlot& leader, std::uint64_t call_tag, const 
 
 } // namespace
 
-void reduce_to_node_leader(CommunicatorEngine& engine, const AllreduceArguments& args,
-                           const PeerBuffers& buffers, IpcResult& result) {
+void reduce_to_node_leader(CommunicatorEngine& engine, const IpcArguments& args, const PeerBuffers& buffers,
+                           IpcResult& result) {
   NodeSegment& segment = engine.segment();
   const int ranks = engine.size();
   const std::size_t element_bytes = element_size(args.reduction.type);

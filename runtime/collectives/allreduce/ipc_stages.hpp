@@ -1,8 +1,7 @@
 #pragma once
-// The stages of the IPC allreduce (ipc_allreduce.cpp runs them): the agreement and mapping every
-// algorithm starts with (agreement.cpp), then one of one-shot (one_shot.cpp), two-shot
-// (two_shot.cpp) or the node's part of the hierarchical algorithm (hierarchical.cpp).
-#include "collectives/allreduce/agreement.hpp"
+// The stages of the IPC allreduce (ipc_allreduce.cpp runs them after the agreement, ipc_call.hpp):
+// one-shot (one_shot.cpp), two-shot (two_shot.cpp) or the node's part of the hierarchical
+// algorithm (hierarchical.cpp).
 #include "collectives/allreduce/ipc_allreduce.hpp"
 
 #include <cuda_runtime.h>
@@ -11,25 +10,18 @@
 
 namespace commlens::runtime::ipc {
 
-// The agreement (agreement.hpp) for an allreduce: every rank publishes its input (recvbuf in
-// place) and output and maps the peers' the algorithm reads or writes. With `vote` (ranks on other
-// nodes: the hierarchical algorithm) every rank of the whole communicator then votes, so all nodes
-// go the same way. Returns whether the call runs here; on false result.reason says why.
-bool agree_and_map(CommunicatorEngine& engine, IpcHandleCache& cache, const AllreduceArguments& args,
-                   IpcAlgorithm algorithm, PeerBuffers& buffers, IpcResult& result);
-
 // Each GPU's leader reduces every input, whole, into the outputs of the ranks on its GPU in one
 // kernel (with one rank per GPU: every rank into its own output); the other ranks only wait. Ranks
 // sharing a GPU thus load each input once instead of once per rank, and one process's kernel runs
 // instead of a time slice per process. In place is safe only when a single leader reads and
 // writes (one GPU). Striped: the NVLink kernel takes the first part, the host path the rest, at
 // the same time.
-void one_shot(CommunicatorEngine& engine, const AllreduceArguments& args, IpcAlgorithm algorithm,
+void one_shot(CommunicatorEngine& engine, const IpcArguments& args, tuning::AllreduceAlgorithm algorithm,
               const PeerBuffers& buffers, IpcResult& result);
 
 // Reduce-scatter (this rank's slice of every input into its own output), then allgather (every
 // other slice from its owner's final output).
-void two_shot(CommunicatorEngine& engine, const AllreduceArguments& args, const PeerBuffers& buffers,
+void two_shot(CommunicatorEngine& engine, const IpcArguments& args, const PeerBuffers& buffers,
               IpcResult& result);
 
 // The node's part of the hierarchical algorithm, pipelined in the chunks of the step between
@@ -38,8 +30,8 @@ void two_shot(CommunicatorEngine& engine, const AllreduceArguments& args, const 
 // final result is back in its output; every other rank copies announced chunks out meanwhile. In
 // place is safe: the leader reads and writes each element in one kernel, and the others overwrite
 // a chunk of their buffers only after the leader has reduced it.
-void reduce_to_node_leader(CommunicatorEngine& engine, const AllreduceArguments& args,
-                           const PeerBuffers& buffers, IpcResult& result);
+void reduce_to_node_leader(CommunicatorEngine& engine, const IpcArguments& args, const PeerBuffers& buffers,
+                           IpcResult& result);
 
 // Slice boundaries in elements, rounded to 16-byte packs so every slice keeps vector alignment.
 inline std::size_t whole_packs(std::size_t elements, std::size_t element_bytes) {

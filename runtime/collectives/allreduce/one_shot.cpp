@@ -5,7 +5,7 @@
 
 namespace commlens::runtime::ipc {
 
-void one_shot(CommunicatorEngine& engine, const AllreduceArguments& args, IpcAlgorithm algorithm,
+void one_shot(CommunicatorEngine& engine, const IpcArguments& args, tuning::AllreduceAlgorithm algorithm,
               const PeerBuffers& buffers, IpcResult& result) {
   NodeSegment& segment = engine.segment();
   const int me = engine.rank();
@@ -20,7 +20,7 @@ void one_shot(CommunicatorEngine& engine, const AllreduceArguments& args, IpcAlg
   const std::size_t elements = static_cast<std::size_t>(args.count);
   void* const stream = args.stream != nullptr ? args.stream : engine.stream();
   const std::size_t over_links =
-      algorithm == IpcAlgorithm::OneShotStriped
+      algorithm == tuning::AllreduceAlgorithm::OneShotStriped
           ? whole_packs(static_cast<std::size_t>(static_cast<double>(elements) * (1.0 - args.host_share)),
                         element_bytes)
           : elements;

@@ -15,7 +15,7 @@ std::size_t slice_start(std::size_t elements, std::size_t element_bytes, int ind
 
 } // namespace
 
-void two_shot(CommunicatorEngine& engine, const AllreduceArguments& args, const PeerBuffers& buffers,
+void two_shot(CommunicatorEngine& engine, const IpcArguments& args, const PeerBuffers& buffers,
               IpcResult& result) {
   NodeSegment& segment = engine.segment();
   const int me = engine.rank();

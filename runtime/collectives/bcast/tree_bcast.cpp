@@ -1,6 +1,6 @@
 #include "collectives/bcast/tree_bcast.hpp"
 
-#include "collectives/allreduce/ipc_stages.hpp"
+#include "collectives/ipc_call.hpp"
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -18,18 +18,18 @@ TreeOutcome tree_bcast(CommunicatorEngine& engine, IpcHandleCache& cache, void* 
   const int me = engine.rank();
   const int parent = tree.parent[me];
   // Bytes: a broadcast copies, whatever the elements are, so any alignment will do.
-  AllreduceArguments args{.sendbuf = buffer,
-                          .recvbuf = buffer,
-                          .count = static_cast<int>(std::min<std::uint64_t>(bytes, INT_MAX)),
-                          .reduction = {ElementType::UInt8, ReduceOp::Sum},
-                          .background_opens = settings.background_opens,
-                          .non_contiguous = non_contiguous,
-                          .ready_event = lane.ready_event};
+  IpcArguments args{.sendbuf = buffer,
+                    .recvbuf = buffer,
+                    .count = static_cast<int>(std::min<std::uint64_t>(bytes, INT_MAX)),
+                    .reduction = {ElementType::UInt8, ReduceOp::Sum},
+                    .background_opens = settings.background_opens,
+                    .non_contiguous = non_contiguous,
+                    .ready_event = lane.ready_event};
   const std::vector<int>& children = tree.children[me];
-  args.tree_outputs = settings.push ? rank_mask(children) : parent >= 0 ? 1U << parent : 0;
+  const std::uint32_t outputs = settings.push ? rank_mask(children) : parent >= 0 ? 1U << parent : 0;
   TreeOutcome outcome;
   ipc::PeerBuffers buffers;
-  if (!ipc::agree_and_map(engine, cache, args, IpcAlgorithm::Tree, buffers, outcome.result)) {
+  if (!ipc::agree_and_map(engine, cache, args, 0, outputs, buffers, outcome.result)) {
     return outcome;
   }
   outcome.result.ran = true;
@@ -78,19 +78,6 @@ TreeOutcome tree_bcast(CommunicatorEngine& engine, IpcHandleCache& cache, void* 
   outcome.result.rc = pipeline.error == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
   outcome.streams = pipeline.streams;
   return outcome;
-}
-
-void record_tree_run(const TreeSettings& settings, const TreeOutcome& outcome, RuntimeOp& row) {
-  record_ran(outcome.result, row);
-  row.implementation = Implementation::Tree;
-  // One stream, today's name; more, the name says how many (every rank the same: the setting).
-  const std::string streams =
-      !settings.blocking && settings.streams > 1 ? fmt::format(":streams={}", settings.streams) : "";
-  row.algorithm = fmt::format("{}:{}:segment={}:window={}{}{}", settings.blocking ? "blocking_tree" : "tree",
-                              trees::describe(settings.shapes), outcome.segment_bytes, settings.window,
-                              streams, settings.push ? ":push" : "");
-  row.chunks = outcome.segments;
-  row.streams = outcome.streams;
 }
 
 } // namespace commlens::runtime

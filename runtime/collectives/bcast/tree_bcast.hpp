@@ -6,17 +6,9 @@
 // the data already. With `push` the parent copies each segment into its children's buffers instead,
 // and a leaf only waits for its parent: on a GPU that ranks time-share without MPS one context then
 // does the copies, where pulling costs a time slice for every child.
-#include "collectives/allreduce/ipc_allreduce.hpp"
 #include "collectives/pipeline/tree_pipeline.hpp"
 
 namespace commlens::runtime {
-
-struct TreeOutcome {
-  IpcResult result; // ran false: the ranks agreed to hand the call to the baseline
-  std::uint32_t segments = 0;
-  std::uint64_t segment_bytes = 0;
-  std::uint32_t streams = 1; // the streams this rank's segments ran on
-};
 
 // Where a nonblocking call's bcast runs off the calling thread (MPI_Ibcast on its lane): the
 // buffer's producers are done once `ready_event` is (null: the legacy default stream as it is
@@ -32,9 +24,5 @@ struct LaneStreams {
 // non_contiguous: this rank's datatype is not contiguous (all ranks then agree on the baseline).
 TreeOutcome tree_bcast(CommunicatorEngine& engine, IpcHandleCache& cache, void* buffer, std::uint64_t bytes,
                        int root, const TreeSettings& settings, bool non_contiguous, LaneStreams lane = {});
-
-// The runtime_ops fields of a tree call that ran (bcast or reduce): decision, implementation, the
-// algorithm named by its shapes, segment, window and streams, and what it moved and opened.
-void record_tree_run(const TreeSettings& settings, const TreeOutcome& outcome, RuntimeOp& row);
 
 } // namespace commlens::runtime

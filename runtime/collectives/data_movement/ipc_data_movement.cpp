@@ -1,6 +1,6 @@
 #include "collectives/data_movement/ipc_data_movement.hpp"
 
-#include "collectives/allreduce/agreement.hpp"
+#include "collectives/agreement.hpp"
 
 #include <cuda_runtime.h>
 

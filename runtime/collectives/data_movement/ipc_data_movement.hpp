@@ -18,7 +18,7 @@ struct MovementArguments {
   Reduction reduction{};           // reduce_scatter
   bool arguments_declined = false; // this rank's own arguments rule the runtime out
   bool background_opens = false;
-  // A nonblocking call: as AllreduceArguments' (ipc_allreduce.hpp).
+  // A nonblocking call: as IpcArguments' (collectives/ipc_call.hpp).
   void* ready_event = nullptr;
   void* stream = nullptr;
 };

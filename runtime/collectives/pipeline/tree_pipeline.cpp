@@ -1,6 +1,7 @@
 #include "collectives/pipeline/tree_pipeline.hpp"
 
 #include <cuda_runtime.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <vector>
@@ -207,6 +208,19 @@ PipelineResult run_pipeline(CommunicatorEngine& engine, const PipelineRun& run, 
   }
   wait_for_readers(engine, run, base + segments);
   return result;
+}
+
+void record_tree_run(const TreeSettings& settings, const TreeOutcome& outcome, RuntimeOp& row) {
+  record_ran(outcome.result, row);
+  row.implementation = Implementation::Tree;
+  // One stream, today's name; more, the name says how many (every rank the same: the setting).
+  const std::string streams =
+      !settings.blocking && settings.streams > 1 ? fmt::format(":streams={}", settings.streams) : "";
+  row.algorithm = fmt::format("{}:{}:segment={}:window={}{}{}", settings.blocking ? "blocking_tree" : "tree",
+                              trees::describe(settings.shapes), outcome.segment_bytes, settings.window,
+                              streams, settings.push ? ":push" : "");
+  row.chunks = outcome.segments;
+  row.streams = outcome.streams;
 }
 
 } // namespace commlens::runtime

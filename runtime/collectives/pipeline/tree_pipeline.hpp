@@ -12,6 +12,7 @@
 // a prefix (trees::SegmentWindow::poll).
 // Blocking mode, the comparison ADAPT draws: one segment at a time on one stream, the stream
 // synchronised and every rank of the node in a barrier after each segment.
+#include "collectives/ipc_call.hpp"
 #include "engine/communicator_engine.hpp"
 #include "engine/noise_injector.hpp"
 #include "trees/collective_tree.hpp"
@@ -69,5 +70,17 @@ trees::Tree engine_tree(const CommunicatorEngine& engine, int root, const trees:
 
 // One bit per rank of `ranks`.
 std::uint32_t rank_mask(std::span<const int> ranks) noexcept;
+
+// What a tree call did (bcast or reduce).
+struct TreeOutcome {
+  IpcResult result; // ran false: the ranks agreed to hand the call to the baseline
+  std::uint32_t segments = 0;
+  std::uint64_t segment_bytes = 0;
+  std::uint32_t streams = 1; // the streams this rank's segments ran on
+};
+
+// The runtime_ops fields of a tree call that ran (bcast or reduce): decision, implementation, the
+// algorithm named by its shapes, segment, window and streams, and what it moved and opened.
+void record_tree_run(const TreeSettings& settings, const TreeOutcome& outcome, RuntimeOp& row);
 
 } // namespace commlens::runtime

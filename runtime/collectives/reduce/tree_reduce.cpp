@@ -1,6 +1,6 @@
 #include "collectives/reduce/tree_reduce.hpp"
 
-#include "collectives/allreduce/ipc_stages.hpp"
+#include "collectives/ipc_call.hpp"
 
 #include <vector>
 
@@ -26,17 +26,20 @@ TreeOutcome tree_reduce(CommunicatorEngine& engine, IpcHandleCache& cache, Buffe
     }
     output = children.empty() ? const_cast<void*>(input) : partial.data();
   }
-  AllreduceArguments args{.sendbuf = sendbuf,
+  const IpcArguments args{.sendbuf = sendbuf,
                           .recvbuf = output,
                           .count = count,
                           .reduction = reduction,
                           .background_opens = settings.background_opens};
+  // A leaf child's input is its contribution; an inner child's output holds its partial result.
+  std::uint32_t inputs = 0;
+  std::uint32_t outputs = 0;
   for (const int child : children) {
-    (tree.is_leaf(child) ? args.tree_inputs : args.tree_outputs) |= 1U << child;
+    (tree.is_leaf(child) ? inputs : outputs) |= 1U << child;
   }
   TreeOutcome outcome;
   ipc::PeerBuffers buffers;
-  if (!ipc::agree_and_map(engine, cache, args, IpcAlgorithm::Tree, buffers, outcome.result)) {
+  if (!ipc::agree_and_map(engine, cache, args, inputs, outputs, buffers, outcome.result)) {
     return outcome;
   }
   outcome.result.ran = true;

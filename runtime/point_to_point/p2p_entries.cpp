@@ -1,7 +1,8 @@
 // The point-to-point entries (runtime_entry_points.hpp): each hands its call to the process's
 // PointToPoint (runtime_state().p2p) with its function's id, which names the runtime_ops row.
+#include "collectives/runtime_state.hpp"
 #include "function_ids.hpp"
-#include "plugin/runtime_state.hpp"
+#include "point_to_point/point_to_point.hpp"
 #include "runtime_entry_points.hpp"
 
 namespace commlens::runtime {

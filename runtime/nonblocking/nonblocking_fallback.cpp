@@ -1,6 +1,6 @@
-#include "plugin/nonblocking_fallback.hpp"
+#include "nonblocking/nonblocking_fallback.hpp"
 
-#include "plugin/data_movement_call.hpp"
+#include "collectives/data_movement/data_movement_call.hpp"
 #include "transport/device_buffer.hpp"
 
 #include <cuda_runtime.h>

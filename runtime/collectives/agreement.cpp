@@ -1,12 +1,13 @@
 // The first stage of the collectives over CUDA IPC (agreement.hpp): publish, agree, map the peers'
-// buffers; and the allreduce's use of it (ipc_stages.hpp).
-#include "collectives/allreduce/agreement.hpp"
-#include "collectives/allreduce/ipc_stages.hpp"
+// buffers.
+#include "collectives/agreement.hpp"
+
 #include "selection_thresholds.hpp"
 #include "transport/buffer_decline.hpp"
 #include "transport/call_phases.hpp"
 #include "transport/device_buffer.hpp"
 
+#include <cuda_runtime.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -78,33 +79,6 @@ std::string first_decline(CommunicatorEngine& engine) {
     }
   }
   return {};
-}
-
-// Whose buffers this rank maps for an algorithm: one-shot needs only the GPU leaders to see
-// buffers (every input, and the outputs of the ranks on the leader's GPU); reduce-to-leader has
-// the node leader load every input and every other rank load the leader's output; two-shot has
-// every rank load every input and output.
-bool maps_input(const CommunicatorEngine& engine, IpcAlgorithm algorithm) {
-  switch (algorithm) {
-  case IpcAlgorithm::TwoShot:
-    return true;
-  case IpcAlgorithm::ReduceToNodeLeader:
-    return engine.rank() == 0;
-  default:
-    return engine.leads_my_gpu();
-  }
-}
-
-bool maps_output(const CommunicatorEngine& engine, IpcAlgorithm algorithm, int peer) {
-  switch (algorithm) {
-  case IpcAlgorithm::TwoShot:
-    return true;
-  case IpcAlgorithm::ReduceToNodeLeader:
-    return engine.rank() != 0 && peer == 0;
-  default:
-    return engine.leads_my_gpu() &&
-           std::ranges::find(engine.ranks_on_my_gpu(), peer) != engine.ranks_on_my_gpu().end();
-  }
 }
 
 // The peers' buffers this rank needs for the algorithm, mapped (cached), or, when some are not
@@ -216,30 +190,6 @@ bool agree_and_map(CommunicatorEngine& engine, IpcHandleCache& cache, const Buff
     agreement_barrier(engine); // slots stay readable until everyone has looked
   }
   return ok;
-}
-
-bool agree_and_map(CommunicatorEngine& engine, IpcHandleCache& cache, const AllreduceArguments& args,
-                   IpcAlgorithm algorithm, PeerBuffers& buffers, IpcResult& result) {
-  BufferAgreement request{.input = args.sendbuf == MPI_IN_PLACE ? args.recvbuf : args.sendbuf,
-                          .output = args.recvbuf,
-                          .alignment = element_size(args.reduction.type),
-                          .bytes = static_cast<std::uint64_t>(args.count) * element_size(args.reduction.type),
-                          // No output is a reduce's inner rank without scratch memory: the
-                          // allreduce and the trees always publish one, so all must decline.
-                          .arguments_declined = args.non_contiguous || args.recvbuf == nullptr,
-                          .background_opens = args.background_opens,
-                          .vote = args.vote,
-                          .ready_event = args.ready_event};
-  if (algorithm == IpcAlgorithm::Tree) { // the tree's caller says whose buffers each rank reads
-    request.inputs_needed = args.tree_inputs;
-    request.outputs_needed = args.tree_outputs;
-  } else {
-    for (int peer = 0; peer < engine.size(); ++peer) {
-      request.inputs_needed |= maps_input(engine, algorithm) ? 1U << peer : 0U;
-      request.outputs_needed |= maps_output(engine, algorithm, peer) ? 1U << peer : 0U;
-    }
-  }
-  return agree_and_map(engine, cache, request, buffers, &result.reason, &result.ipc_opens);
 }
 
 } // namespace commlens::runtime::ipc

@@ -1,15 +1,15 @@
 #pragma once
 // What the runtime holds for the whole process between its start and MPI_Finalize: the host table,
-// the mode, the engines per communicator, the IPC handle cache, the runtime_ops records, the tuning
-// table, and the point-to-point runtime when it is on. The entries (allreduce_entry.cpp,
-// p2p_entries.cpp) reach it through runtime_state(); the layers below get what they need passed in.
-#include "dynamic_learner.hpp"
+// the mode, the engines per communicator, the IPC handle cache, the runtime_ops records, the
+// selection model, and the point-to-point and nonblocking runtimes when they are on. The entries
+// (each collective's folder, point_to_point/, nonblocking/) reach it through runtime_state(); the
+// layers below get what they need passed in. It sits at the collectives' root because every entry
+// uses it; the two runtimes above the collectives are only declared here, so that no folder below
+// includes theirs (plugin/runtime_state_instance.cpp makes the one instance).
 #include "engine/communicator_engine.hpp"
 #include "engine/noise_injector.hpp"
 #include "engine/runtime_records.hpp"
-#include "plugin/nonblocking_collectives.hpp"
-#include "point_to_point/point_to_point.hpp"
-#include "shipped_tables.hpp"
+#include "selector.hpp"
 #include "transport/buffer_pool.hpp"
 #include "transport/ipc_handle_cache.hpp"
 
@@ -19,29 +19,32 @@
 
 namespace commlens::runtime {
 
+class PointToPoint;
+class NonblockingCollectives;
+
 struct RuntimeState {
+  RuntimeState();
+  ~RuntimeState();
+  RuntimeState(const RuntimeState&) = delete;
+  RuntimeState& operator=(const RuntimeState&) = delete;
+
   contract::CudaPluginHost host; // a copy: the core's table lives only during the plugin's start
   RuntimeMode mode = RuntimeMode::Off;
   bool cuda_aware = false;
   EngineRegistry engines;
   IpcHandleCache cache{128};
   std::unique_ptr<RuntimeRecords> records;
-  tuning::NamedTable tuning;              // the table the algorithm choice reads (runtime_plugin.cpp)
-  tuning::ChoiceSettings tuning_settings; // COMMLENS_RUNTIME_ALGORITHM, COMMLENS_RUNTIME_HOST_PERCENT
-  std::unique_ptr<PointToPoint> p2p;      // COMMLENS_RUNTIME_COLLECTIVES names p2p
-  bool dynamic_selection = false;         // COMMLENS_RUNTIME_SELECT=dynamic|sweep (plugin/dynamic_choice.hpp)
-  bool sweep_selection = false;           // COMMLENS_RUNTIME_SELECT=sweep: every candidate in turn
-  tuning::LearnerRegistry learners;       // its learners per communicator, operation and size bucket
+  // Which implementation runs each call (selection/selector.hpp): the tuning table, the settings
+  // that override it, and Dynamic selection's learners.
+  selection::Selector selection;
+  std::unique_ptr<PointToPoint> p2p; // COMMLENS_RUNTIME_COLLECTIVES names p2p
   // The rooted collectives (bcast, reduce): partial results of reduce's inner ranks, the noise
-  // injector (COMMLENS_NOISE, on this rank), COMMLENS_RUNTIME_TREE_PROGRESS=blocking, and
-  // COMMLENS_RUNTIME_TREE_STREAMS (unset: the tuning table's streams).
+  // injector (COMMLENS_NOISE, on this rank) and COMMLENS_RUNTIME_TREE_PROGRESS=blocking.
   BufferPool tree_scratch{PoolMemory::Device, std::size_t{256} << 20};
   std::unique_ptr<NoiseInjector> noise;
   bool blocking_trees = false;
-  std::optional<std::uint32_t> tree_streams;
-  // COMMLENS_RUNTIME_RESIDENT_BYTES (0: off) and _LINGER_US (plugin/resident_call.hpp), and the
-  // sums of the resident calls' phases in ns, for the run table.
-  std::uint64_t resident_bytes = 0;
+  // COMMLENS_RUNTIME_RESIDENT_LINGER_US (collectives/resident_call.hpp), and the sums of the
+  // resident calls' phases in ns, for the run table.
   std::uint64_t resident_linger_ns = 0;
   struct ResidentSums {
     std::uint64_t calls = 0;
@@ -58,6 +61,14 @@ struct RuntimeState {
 };
 
 RuntimeState& runtime_state();
+
+// What the selection needs of the engine (agreed by its ranks).
+inline selection::EngineFacts engine_facts(const CommunicatorEngine& engine) {
+  return {.ranks = engine.size(),
+          .gpus = engine.gpu_count(),
+          .spans_nodes = engine.spans_nodes(),
+          .mps = engine.mps()};
+}
 
 // Before a blocking runtime collective on comm: the nonblocking ones posted on it before have run
 // (they share its engine; MPI orders a communicator's collectives by call order).

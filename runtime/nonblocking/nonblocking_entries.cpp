@@ -3,12 +3,12 @@
 // on every rank, then the job its communicator's lane runs or the baseline posted at once
 // (nonblocking_collectives.hpp).
 #include "collectives/allreduce/ipc_allreduce.hpp"
+#include "collectives/data_movement/data_movement_call.hpp"
+#include "collectives/runtime_state.hpp"
 #include "datatypes/message_layout.hpp"
 #include "device/mpi_reduction_map.hpp"
 #include "function_ids.hpp"
-#include "plugin/data_movement_call.hpp"
-#include "plugin/nonblocking_fallback.hpp"
-#include "plugin/runtime_state.hpp"
+#include "nonblocking/nonblocking_fallback.hpp"
 #include "runtime_entry_points.hpp"
 
 #include <cuda_runtime.h>
@@ -30,30 +30,6 @@ RuntimeOp start_record(RuntimeState& state, FunctionId function, MPI_Comm comm, 
   return record;
 }
 
-// The algorithms a lane may run: those that need nothing but the node segment and the GPUs. The
-// striped one shares the engine's host path with blocking calls, so it runs as one-shot here.
-struct LaneAlgorithm {
-  IpcAlgorithm algorithm;
-  Implementation implementation;
-  const char* name;
-  std::string source;
-};
-
-LaneAlgorithm choose_lane_algorithm(const RuntimeState& state, const CommunicatorEngine& engine,
-                                    bool in_place, std::uint64_t bytes) {
-  const tuning::CallShape call{engine.size(), engine.gpu_count(), in_place, bytes};
-  tuning::Choice choice = tuning::choose(state.tuning.table, state.tuning.name, call, state.tuning_settings);
-  if (choice.algorithm == tuning::Algorithm::TwoShot) {
-    return {IpcAlgorithm::TwoShot, Implementation::TwoShot, "two_shot", std::move(choice.source)};
-  }
-  if (choice.algorithm == tuning::Algorithm::OneShotStriped) {
-    choice.source += " (nonblocking: one_shot)";
-  }
-  const bool shared = call.gpus < call.ranks;
-  return {IpcAlgorithm::OneShot, shared ? Implementation::SharedGpu : Implementation::OneShot,
-          shared ? "shared_gpu" : "one_shot", std::move(choice.source)};
-}
-
 // A data-movement collective (data_movement_call.hpp's MovementCall) as a nonblocking call;
 // `fallback`: the call through node shared memory, should the ranks decline it in its job.
 int post_movement(MovementCall call, std::uint64_t call_id, std::uint8_t* implementation,
@@ -71,18 +47,19 @@ int post_movement(MovementCall call, std::uint64_t call_id, std::uint8_t* implem
     record.reason = declined != nullptr ? declined : "";
     return state.nonblocking->post_baseline(call.comm, std::move(record), baseline, request, implementation);
   }
-  tuning::MovementChoice choice = tuning::choose_movement(state.tuning.table.data_movement, state.tuning.name,
-                                                          movement_shape(engine, call));
+  // The table's rule (Dynamic selection learns from blocking calls only: a nonblocking call's time
+  // is the program's as much as the runtime's).
+  selection::Decision choice = state.selection.decide(movement_shape(call, true), engine_facts(engine));
   record.decision_source = std::move(choice.source);
-  if (choice.algorithm == tuning::MovementAlgorithm::Staged) { // the rule chose the baseline
+  if (choice.movement == tuning::MovementAlgorithm::Staged) { // the rule chose the baseline
     record.decision = "runtime";
     return state.nonblocking->post_baseline(call.comm, std::move(record), baseline, request, implementation);
   }
-  const Implementation chosen = movement_implementation(choice.algorithm);
+  const Implementation chosen = movement_implementation(choice.movement);
   *implementation = static_cast<std::uint8_t>(chosen); // the intent, as for MPI_Iallreduce
   int device = 0;
   cudaGetDevice(&device);
-  NonblockingCollectives::Job job = [&engine, call, algorithm = choice.algorithm, chosen,
+  NonblockingCollectives::Job job = [&engine, call, algorithm = choice.movement, chosen,
                                      fallback = std::move(fallback)](const NonblockingCollectives::Lane& lane,
                                                                      RuntimeOp& row) {
     MovementArguments arguments = movement_arguments(call);
@@ -266,17 +243,24 @@ int entry::MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Dat
     record.reason = declined != nullptr ? declined : "";
     return state.nonblocking->post_baseline(comm, std::move(record), baseline, request, implementation);
   }
-  LaneAlgorithm choice = choose_lane_algorithm(state, engine, sendbuf == MPI_IN_PLACE, record.bytes);
+  // The table's rule, as for the movement calls above; the striped algorithm shares the engine's
+  // host path with blocking calls, so a lane runs it as one-shot.
+  selection::Decision choice = state.selection.decide({.family = selection::Family::Allreduce,
+                                                       .collective = "allreduce",
+                                                       .bytes = record.bytes,
+                                                       .in_place = sendbuf == MPI_IN_PLACE,
+                                                       .on_lane = true},
+                                                      engine_facts(engine));
   record.decision_source = std::move(choice.source);
+  const Implementation chosen = allreduce_implementation(choice.allreduce, choice.shared_gpu);
   int device = 0;
   cudaGetDevice(&device);
   // What mpi_calls.implementation says is the intent at the call; the runtime_ops row, written when
   // a wait or test returns the request, says what ran (the ranks may still agree on the baseline).
-  *implementation = static_cast<std::uint8_t>(choice.implementation);
+  *implementation = static_cast<std::uint8_t>(chosen);
   NonblockingCollectives::Job job = [&engine, sendbuf, recvbuf, count, reduction = *reduction,
-                                     algorithm = choice.algorithm, implementation_id = choice.implementation,
-                                     name = choice.name](const NonblockingCollectives::Lane& lane,
-                                                         RuntimeOp& row) {
+                                     algorithm = choice.allreduce,
+                                     chosen](const NonblockingCollectives::Lane& lane, RuntimeOp& row) {
     const IpcResult result = ipc_allreduce(engine, lane.cache,
                                            {.sendbuf = sendbuf,
                                             .recvbuf = recvbuf,
@@ -292,8 +276,8 @@ int entry::MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Dat
       });
     }
     record_ran(result, row);
-    row.implementation = implementation_id;
-    row.algorithm = name;
+    row.implementation = chosen;
+    row.algorithm = implementation_algorithm(chosen);
     row.streams = 1;
     return nonblocking::Outcome{result.rc, false, {}};
   };

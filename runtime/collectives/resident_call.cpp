@@ -1,4 +1,4 @@
-#include "plugin/resident_call.hpp"
+#include "collectives/resident_call.hpp"
 
 #include "transport/buffer_decline.hpp"
 #include "transport/call_phases.hpp"
@@ -55,28 +55,12 @@ void add_to_sums(RuntimeState::ResidentSums& sums, const resident::Outcome& outc
 
 } // namespace
 
-// From arguments equal on every rank and the engine's agreed facts, so every rank decides alike.
-// Ranks on one GPU only: without MPS their contexts take turns on the GPU and a resident kernel
-// would wait out the others' time slices; `commlens tune` (sweep) and a forced algorithm measure
-// the other algorithms.
-std::optional<tuning::ResidentLimit> resident_admits(const RuntimeState& state,
-                                                     const CommunicatorEngine& engine, ResidentSize size) {
-  if (state.resident_bytes == 0 || size.half_bytes == 0 || size.half_bytes > state.resident_bytes ||
-      state.sweep_selection || state.tuning_settings.forced || !engine.usable() || engine.spans_nodes() ||
-      engine.size() < 2 || engine.size() > resident::kMaxRanks || engine.gpu_count() != 1 || !engine.mps()) {
-    return std::nullopt;
-  }
-  const tuning::ResidentLimit limit =
-      tuning::resident_limit(state.tuning.table, size.collective, engine.size());
-  return size.call_bytes <= limit.max_bytes ? std::optional(limit) : std::nullopt;
-}
-
-ResidentRun run_eligible_resident(RuntimeState& state, CommunicatorEngine& engine, MPI_Comm comm,
-                                  const tuning::ResidentLimit& limit, const ResidentRequest& request,
-                                  RuntimeOp& record, int* rc) {
+ResidentRun run_chosen_resident(RuntimeState& state, CommunicatorEngine& engine, MPI_Comm comm,
+                                const selection::Decision& decision, const ResidentRequest& request,
+                                RuntimeOp& record, int* rc) {
   std::string problem;
-  resident::Channel* channel =
-      engine.resident_channel(comm, state.resident_bytes, state.resident_linger_ns, &problem);
+  resident::Channel* channel = engine.resident_channel(comm, state.selection.settings().resident_bytes,
+                                                       state.resident_linger_ns, &problem);
   if (!problem.empty()) {
     state.host.set_run_value("runtime_resident_problem", problem);
   }
@@ -94,10 +78,7 @@ ResidentRun run_eligible_resident(RuntimeState& state, CommunicatorEngine& engin
   // The kernel's wait for the other ranks' flags is the call's agreement.
   this_thread_phases.agree_ns += outcome.times.arrived - outcome.times.flagged;
   add_to_sums(state.resident_sums, outcome, this_thread_phases.publish_ns - publish_before);
-  record.decision_source =
-      fmt::format("{}: ranks sharing one GPU under MPS, a rank's contribution at most {} bytes",
-                  tuning::resident_limit_source(state.tuning.name, limit),
-                  std::min(limit.max_bytes, state.resident_bytes));
+  record.decision_source = decision.source;
   if (outcome.declined_rank >= 0) {
     record.decision = "fallback";
     record.reason = fmt::format("rank {}: {}", outcome.declined_rank,

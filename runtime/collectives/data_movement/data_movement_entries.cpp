@@ -1,8 +1,9 @@
 // The data-movement entries (entry::MPI_Allgather ...): each says what its call is, as a
 // MovementCall, and how MPI runs it on staged buffers; data_movement_call.cpp does the rest.
+#include "collectives/data_movement/data_movement_call.hpp"
+#include "datatypes/message_layout.hpp"
 #include "device/mpi_reduction_map.hpp"
 #include "function_ids.hpp"
-#include "plugin/data_movement_call.hpp"
 #include "runtime_entry_points.hpp"
 
 #include <numeric>

@@ -9,6 +9,7 @@
 #include "data_movement_rules.hpp"
 #include "engine/runtime_records.hpp"
 #include "mpi_header.hpp"
+#include "selector.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -46,21 +47,14 @@ MovementCall reduce_scatter_call(FunctionId function, const void* sendbuf, void*
 
 // Why the runtime declines the call before any agreement (every rank finds the same), or null.
 const char* movement_declined(CommunicatorEngine& engine, const MovementCall& call);
-// What the tuning rules choose the call's algorithm by.
-tuning::MovementShape movement_shape(const CommunicatorEngine& engine, const MovementCall& call) noexcept;
+// What the selection chooses the call's algorithm by; `on_lane`: a nonblocking call.
+selection::CallShape movement_shape(const MovementCall& call, bool on_lane) noexcept;
 // The IPC algorithms' arguments for the call (buffers, geometry, reduction); a blocking call adds
 // its background opens, a nonblocking one its lane's event and stream.
 MovementArguments movement_arguments(const MovementCall& call) noexcept;
-// The implementation id a data-movement algorithm's runtime_ops row and mpi_calls row carry.
-Implementation movement_implementation(tuning::MovementAlgorithm algorithm) noexcept;
 
 // The ranks a buffer holds a block for: the communicator's, the remote group's for an
 // inter-communicator (which the runtime leaves to the baseline, whose staging must still fit).
 int movement_group_size(MPI_Comm comm);
-
-// Whether `count` elements of `datatype` are a contiguous run of bytes (what the runtime copies).
-bool contiguous_message(int count, MPI_Datatype datatype) noexcept;
-// count x type size; 0 on an error or a negative count.
-std::uint64_t message_bytes(int count, MPI_Datatype datatype) noexcept;
 
 } // namespace commlens::runtime

@@ -1,4 +1,6 @@
-#include "plugin/nonblocking_collectives.hpp"
+#include "nonblocking/nonblocking_collectives.hpp"
+
+#include "collectives/runtime_state.hpp"
 
 #include "handle_map.hpp"
 
@@ -339,6 +341,16 @@ void NonblockingCollectives::finalize() {
     retire(key);
   }
   pinned_.trim();
+}
+
+} // namespace commlens::runtime
+
+namespace commlens::runtime {
+
+void drain_nonblocking(MPI_Comm comm) {
+  if (const auto& nonblocking = runtime_state().nonblocking) {
+    nonblocking->drain(comm);
+  }
 }
 
 } // namespace commlens::runtime

@@ -1,14 +1,13 @@
 // MPI_Allreduce as the runtime runs it: the decision (runtime, A/B baseline turn, or fallback with
 // a reason), the algorithm or the baseline, and one runtime_ops record.
 #include "collectives/allreduce/ipc_allreduce.hpp"
+#include "collectives/dynamic_choice.hpp"
+#include "collectives/resident_call.hpp"
+#include "collectives/runtime_state.hpp"
 #include "device/mpi_reduction_map.hpp"
-#include "dynamic_candidates.hpp"
 #include "engine/path_probe.hpp"
 #include "function_ids.hpp"
 #include "numa_placement.hpp"
-#include "plugin/dynamic_choice.hpp"
-#include "plugin/resident_call.hpp"
-#include "plugin/runtime_state.hpp"
 #include "runtime_entry_points.hpp"
 #include "transport/host_staging.hpp"
 
@@ -16,68 +15,12 @@ namespace commlens::runtime {
 
 namespace {
 
-struct AlgorithmChoice {
-  IpcAlgorithm algorithm;
-  Implementation implementation;
-  const char* name;
-  int streams;
-  std::uint32_t host_percent;
-  std::string source; // runtime_ops.decision_source
-  HostStripe* stripe = nullptr;
-};
-
-// From arguments equal on every rank (and the table, equal on every rank), so every rank chooses
-// alike: the host path's first use is collective. The table (runtime/tuning/) picks among the
-// algorithms that are safe for the call; which are is code there, not table. Dynamic selection
-// (set in *dynamic) picks among the same safe algorithms by the agreed measurements instead.
-AlgorithmChoice choose_algorithm(RuntimeState& state, CommunicatorEngine& engine, MPI_Comm comm,
-                                 bool in_place, std::uint64_t bytes, std::optional<DynamicTurn>* dynamic) {
-  // Across nodes the structure is fixed: node stages over IPC, the node leaders between nodes.
-  if (engine.spans_nodes()) {
-    return {IpcAlgorithm::ReduceToNodeLeader, Implementation::Hierarchical, "hierarchical", 3, 0,
-            "rule: communicator spans nodes"};
-  }
-  const tuning::CallShape call{engine.size(), engine.gpu_count(), in_place, bytes};
-  tuning::Choice choice = tuning::choose(state.tuning.table, state.tuning.name, call, state.tuning_settings);
-  if (state.dynamic_selection && !state.tuning_settings.forced) {
-    const std::vector<tuning::Choice> candidates = tuning::allreduce_candidates(call, state.tuning_settings);
-    *dynamic = dynamic_turn(state, comm, pmpi::fn::MPI_Allreduce, in_place ? 1 : 0, bytes, candidates.size());
-    if (*dynamic) {
-      choice = candidates[(*dynamic)->turn.candidate];
-      choice.source = (*dynamic)->source;
-    }
-  }
-  if (choice.algorithm == tuning::Algorithm::TwoShot) {
-    return {IpcAlgorithm::TwoShot, Implementation::TwoShot, "two_shot", 1, 0, std::move(choice.source)};
-  }
-  if (choice.algorithm == tuning::Algorithm::OneShotStriped) {
-    if (HostStripe* stripe = engine.host_stripe(comm)) {
-      return {IpcAlgorithm::OneShotStriped,
-              Implementation::OneShotStriped,
-              "one_shot_striped",
-              3,
-              choice.host_percent,
-              std::move(choice.source),
-              stripe};
-    }
-    choice.source += " (host path unavailable: one_shot)";
-  }
-  // Ranks sharing GPUs run one-shot as one leader per GPU: the shared-GPU implementation.
-  const bool shared = call.gpus < call.ranks;
-  return {IpcAlgorithm::OneShot,
-          shared ? Implementation::SharedGpu : Implementation::OneShot,
-          shared ? "shared_gpu" : "one_shot",
-          1,
-          0,
-          std::move(choice.source)};
-}
-
 // A communicator spanning nodes runs its node stages on its node part's engine, votes across the
 // whole communicator, and has the node leaders allreduce between nodes (inter_node_stage.hpp).
-IpcResult run_choice(CommunicatorEngine& engine, IpcHandleCache& cache, const AlgorithmChoice& choice,
-                     AllreduceArguments args, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  if (choice.algorithm != IpcAlgorithm::ReduceToNodeLeader) {
-    return ipc_allreduce(engine, cache, args, choice.algorithm);
+IpcResult run_choice(CommunicatorEngine& engine, IpcHandleCache& cache, tuning::AllreduceAlgorithm algorithm,
+                     IpcArguments args, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  if (algorithm != tuning::AllreduceAlgorithm::Hierarchical) {
+    return ipc_allreduce(engine, cache, args, algorithm);
   }
   args.vote = comm;
   args.between_nodes = [&engine, count = args.count, datatype, op,
@@ -86,7 +29,7 @@ IpcResult run_choice(CommunicatorEngine& engine, IpcHandleCache& cache, const Al
     return engine.inter_node_stage().allreduce(node_result, count, datatype, op, element_bytes,
                                                engine.node_leaders(), node);
   };
-  return ipc_allreduce(engine.node_engine(), cache, args, choice.algorithm);
+  return ipc_allreduce(engine.node_engine(), cache, args, algorithm);
 }
 
 // The baseline half of a call: host staging for device buffers (unless the MPI is CUDA-aware),
@@ -131,6 +74,55 @@ void learn_copy_paths(RuntimeState& state, CommunicatorEngine& engine, MPI_Comm 
   }
 }
 
+// The arguments of one MPI_Allreduce, as the entry was called.
+struct AllreduceCall {
+  const void* sendbuf;
+  void* recvbuf;
+  int count;
+  MPI_Datatype datatype;
+  MPI_Op op;
+  MPI_Comm comm;
+  Reduction reduction;
+};
+
+// The algorithm the selection chose, over IPC, or the baseline where the ranks agreed to hand the
+// call to it; what ran goes into the record.
+int run_algorithm(RuntimeState& state, CommunicatorEngine& engine, selection::Decision& decision,
+                  const AllreduceCall& call, RuntimeOp& record) {
+  HostStripe* stripe = nullptr;
+  if (decision.allreduce == tuning::AllreduceAlgorithm::OneShotStriped) {
+    stripe = engine.host_stripe(call.comm); // its first use is collective: every rank chose alike
+    if (stripe == nullptr) {
+      selection::Selector::without_host_path(decision);
+    }
+  }
+  const std::uint64_t run_start_ns = state.host.now_ns();
+  const IpcResult result = run_choice(engine, state.cache, decision.allreduce,
+                                      {.sendbuf = call.sendbuf,
+                                       .recvbuf = call.recvbuf,
+                                       .count = call.count,
+                                       .reduction = call.reduction,
+                                       .stripe = stripe,
+                                       .host_share = decision.host_percent / 100.0,
+                                       .background_opens = state.host.runtime_background_opens},
+                                      call.datatype, call.op, call.comm);
+  record.decision_source = std::move(decision.source);
+  if (!result.ran) {
+    record.decision = "fallback";
+    record.reason = result.reason;
+    return run_baseline(state, call.sendbuf, call.recvbuf, call.count, call.datatype, call.op, call.comm,
+                        record);
+  }
+  if (decision.dynamic) {
+    learn_from_call(*decision.dynamic, call.comm, state.host.now_ns() - run_start_ns);
+  }
+  record_ran(result, record);
+  record.implementation = allreduce_implementation(decision.allreduce, decision.shared_gpu);
+  record.algorithm = implementation_algorithm(record.implementation);
+  record.streams = decision.streams;
+  return result.rc;
+}
+
 } // namespace
 
 int entry::MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -164,43 +156,25 @@ int entry::MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Data
   } else if (state.mode == RuntimeMode::AB && !engine.ab_turn_is_runtime(count, datatype, op)) {
     record.decision = "ab_baseline";
     rc = run_baseline(state, sendbuf, recvbuf, count, datatype, op, comm, record);
-  } else if (const ResidentRun resident = run_resident(
-                 state, engine, comm,
-                 {static_cast<std::uint64_t>(count) * element_size(reduction->type), record.bytes,
-                  "allreduce"},
-                 [&] { return resident_request(engine, sendbuf, recvbuf, count, *reduction); }, record, &rc);
-             resident != ResidentRun::NotTaken) {
+  } else {
+    const selection::CallShape call{.family = selection::Family::Allreduce,
+                                    .collective = "allreduce",
+                                    .bytes = record.bytes,
+                                    .resident_contribution =
+                                        static_cast<std::uint64_t>(count) * element_size(reduction->type),
+                                    .in_place = sendbuf == MPI_IN_PLACE,
+                                    .comm_id = record.comm_id,
+                                    .function = pmpi::fn::MPI_Allreduce,
+                                    .variant = sendbuf == MPI_IN_PLACE ? 1U : 0U};
+    selection::Decision decision = state.selection.decide(call, engine_facts(engine));
+    const ResidentRun resident = run_resident(
+        state, engine, comm, call, &decision,
+        [&] { return resident_request(engine, sendbuf, recvbuf, count, *reduction); }, record, &rc);
     if (resident == ResidentRun::Declined) {
       rc = run_baseline(state, sendbuf, recvbuf, count, datatype, op, comm, record);
-    }
-  } else {
-    std::optional<DynamicTurn> dynamic;
-    AlgorithmChoice choice =
-        choose_algorithm(state, engine, comm, sendbuf == MPI_IN_PLACE, record.bytes, &dynamic);
-    const std::uint64_t run_start_ns = state.host.now_ns();
-    const IpcResult result = run_choice(engine, state.cache, choice,
-                                        {.sendbuf = sendbuf,
-                                         .recvbuf = recvbuf,
-                                         .count = count,
-                                         .reduction = *reduction,
-                                         .stripe = choice.stripe,
-                                         .host_share = choice.host_percent / 100.0,
-                                         .background_opens = state.host.runtime_background_opens},
-                                        datatype, op, comm);
-    record.decision_source = std::move(choice.source);
-    if (result.ran) {
-      if (dynamic) {
-        learn_from_call(*dynamic, comm, state.host.now_ns() - run_start_ns);
-      }
-      record_ran(result, record);
-      record.implementation = choice.implementation;
-      record.algorithm = choice.name;
-      record.streams = choice.streams;
-      rc = result.rc;
-    } else {
-      record.decision = "fallback";
-      record.reason = result.reason;
-      rc = run_baseline(state, sendbuf, recvbuf, count, datatype, op, comm, record);
+    } else if (resident == ResidentRun::NotTaken) {
+      rc = run_algorithm(state, engine, decision, {sendbuf, recvbuf, count, datatype, op, comm, *reduction},
+                         record);
     }
   }
   record.end_ns = state.host.now_ns();

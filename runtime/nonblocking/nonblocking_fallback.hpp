@@ -7,8 +7,8 @@
 // in MPI until a peer's wait for this call returns would never make one.
 #include "engine/communicator_engine.hpp"
 #include "engine/runtime_records.hpp"
+#include "nonblocking/nonblocking_collectives.hpp"
 #include "nonblocking/ordered_lanes.hpp"
-#include "plugin/nonblocking_collectives.hpp"
 #include "transport/shared_memory_collectives.hpp"
 
 #include <functional>

@@ -12,10 +12,10 @@
 // lane; the noise injector guards its schedule with a mutex; and a bcast needs no scratch memory
 // (only a reduce's inner ranks draw on the tree scratch pool). The job calls no MPI.
 #include "collectives/bcast/tree_bcast.hpp"
+#include "collectives/runtime_state.hpp"
 #include "datatypes/message_layout.hpp"
 #include "function_ids.hpp"
-#include "plugin/nonblocking_fallback.hpp"
-#include "plugin/runtime_state.hpp"
+#include "nonblocking/nonblocking_fallback.hpp"
 #include "runtime_entry_points.hpp"
 #include "transport/host_staging.hpp"
 #include "tree_rules.hpp"
@@ -77,14 +77,18 @@ int entry::MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, 
   // The table's rule (Dynamic selection learns from blocking calls only: a nonblocking call's time
   // is the program's as much as the runtime's). A job that deferred first IPC opens would decline
   // into the baseline, so the lane opens them at once.
-  tuning::TreeChoice choice = tuning::choose_tree(
-      state.tuning.table, state.tuning.name,
-      {tuning::RootedCollective::Bcast, engine.size(), engine.gpu_count(), record.bytes, engine.mps()});
-  record.decision_source = std::move(choice.source);
+  const selection::Decision decision = state.selection.decide({.family = selection::Family::Tree,
+                                                               .collective = "bcast",
+                                                               .rooted = tuning::RootedCollective::Bcast,
+                                                               .bytes = record.bytes,
+                                                               .on_lane = true},
+                                                              engine_facts(engine));
+  const tuning::TreeChoice& choice = decision.tree;
+  record.decision_source = decision.source;
   const TreeSettings settings{.shapes = choice.shapes,
                               .segment_bytes = choice.segment_bytes,
                               .window = choice.window,
-                              .streams = state.tree_streams.value_or(choice.streams),
+                              .streams = choice.streams,
                               .blocking = state.blocking_trees,
                               .background_opens = false,
                               .noise = state.noise.get(),
