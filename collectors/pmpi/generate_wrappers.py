@@ -20,7 +20,8 @@ from pathlib import Path
 # Its parts, also when loaded by the tests: the runtime's part of the wrappers is in runtime_dispatch/.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "runtime_dispatch"))
-from runtime_entries import runtime_entries_header, runtime_entry, runtime_entry_points_header  # noqa: E402
+from runtime_entries import (runtime_collective_names_header, runtime_entries_header, runtime_entry,  # noqa: E402
+                             runtime_entry_points_header)
 from wrapper_staging import staging_code  # noqa: E402
 
 COMPLETION_RULES = {"wait", "test", "waitall", "testall", "waitany", "testany", "waitsome", "testsome"}
@@ -427,6 +428,8 @@ def write_outputs(functions, families_in_spec, output_dir):
     runtime_functions = [f for f in functions if "runtime" in f.flags]
     (output_dir / "runtime_entries.hpp").write_text(runtime_entries_header(runtime_functions, HEADER))
     (output_dir / "runtime_entry_points.hpp").write_text(runtime_entry_points_header(runtime_functions, HEADER))
+    (output_dir / "runtime_collective_names.hpp").write_text(
+        runtime_collective_names_header(runtime_functions, HEADER))
     families = {family: [] for family in families_in_spec}
     for function in functions:
         if "handwritten" not in function.flags:

@@ -1,5 +1,6 @@
 """The GPU collective runtime's entries of the `runtime` functions of mpi_functions.spec:
-runtime_entries.hpp (the wrappers' side) and runtime_entry_points.hpp (what the runtime implements).
+runtime_entries.hpp (the wrappers' side), runtime_entry_points.hpp (what the runtime implements)
+and runtime_collective_names.hpp (the names settings and tuning tables give its collectives).
 Part of generate_wrappers.py."""
 
 
@@ -63,4 +64,32 @@ void install_runtime_entries(contract::RuntimeCallEntries& entries, Accept&& acc
 }}
 
 }} // namespace commlens::runtime
+"""
+
+
+def runtime_collective_names_header(functions, header):
+    """runtime_collective_names.hpp: the entry names of the `runtime` functions of the collective
+    family, blocking and nonblocking (those with a request), in the spec's order. Plain C++ (no MPI),
+    so the tuning table's code and the settings check names against the same lists."""
+    collectives = [f for f in functions if f.family == "collective"]
+
+    def names(selected):
+        return ", ".join(f'"{runtime_entry(f)}"' for f in selected)
+
+    blocking = names(f for f in collectives if "request" not in f.roles)
+    nonblocking = names(f for f in collectives if "request" in f.roles)
+    return f"""{header}#pragma once
+// The collectives the GPU collective runtime may run, by the names COMMLENS_RUNTIME_COLLECTIVES and
+// the tuning table's rules use: the `runtime` functions of mpi_functions.spec's collective family
+// (MPI_Reduce_scatter_block -> reduce_scatter_block). Point-to-point is one name, p2p, for its
+// whole family.
+#include <string_view>
+
+namespace commlens::contract {{
+
+inline constexpr std::string_view kBlockingRuntimeCollectives[] = {{{blocking}}};
+inline constexpr std::string_view kNonblockingRuntimeCollectives[] = {{{nonblocking}}};
+inline constexpr std::string_view kPointToPointName = "p2p";
+
+}} // namespace commlens::contract
 """

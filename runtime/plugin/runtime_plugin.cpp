@@ -5,6 +5,7 @@
 #include "nonblocking/nonblocking_collectives.hpp"
 #include "point_to_point/point_to_point.hpp"
 #include "resident/resident_protocol.hpp"
+#include "runtime_collective_names.hpp"
 #include "runtime_entry_points.hpp"
 #include "transport/device_buffer.hpp"
 #include "transport/host_staging.hpp"
@@ -121,7 +122,8 @@ void progress_at_call(std::uint64_t /*call_id*/, FunctionId /*function*/) noexce
 
 // COMMLENS_RUNTIME_COLLECTIVES names whose calls run through NonblockingCollectives.
 bool is_nonblocking_name(const std::string& name) {
-  return name == "iallreduce" || name == "iallgather" || name == "ireduce_scatter" || name == "ibcast";
+  return std::ranges::find(contract::kNonblockingRuntimeCollectives, name) !=
+         std::end(contract::kNonblockingRuntimeCollectives);
 }
 
 // The wait/test hooks: the nonblocking collectives' requests, then point-to-point's.
@@ -187,9 +189,10 @@ const char* start_runtime(const contract::CudaPluginHost& host) {
   }
   contract::RuntimeEntries& entries = host.hooks->runtime;
   install_runtime_entries(entries, [&](std::string_view family, std::string_view entry_name) {
-    // `ireduce_scatter` names both nonblocking reduce-scatters.
-    return family == "p2p"                         ? state.p2p != nullptr
-           : entry_name == "ireduce_scatter_block" ? named("ireduce_scatter")
+    // `ireduce_scatter` names both nonblocking reduce-scatters, as it did before the block form had
+    // a name of its own.
+    return family == contract::kPointToPointName   ? state.p2p != nullptr
+           : entry_name == "ireduce_scatter_block" ? named("ireduce_scatter") || named(entry_name)
                                                    : named(entry_name);
   });
   if (state.p2p || state.nonblocking) {

@@ -3,6 +3,7 @@
 // the table's "resident" section, measured by `commlens tune --ops resident` against the table's
 // other algorithms, else built-in limits. COMMLENS_RUNTIME_RESIDENT_BYTES caps every limit (the
 // kernel's halves are that large).
+#include "runtime_collective_names.hpp"
 #include "tuning_table.hpp"
 
 #include <cstdint>
@@ -14,10 +15,9 @@
 
 namespace commlens::runtime::tuning {
 
-// The collectives the resident kernel runs, by the names the table uses.
-inline constexpr std::string_view kResidentCollectives[] = {
-    "allreduce",     "bcast", "reduce", "allgather", "gather", "scatter", "alltoall", "reduce_scatter_block",
-    "reduce_scatter"};
+// The collectives the resident kernel runs, by the names the table uses: every blocking collective
+// of the runtime (generated from mpi_functions.spec).
+inline constexpr auto& kResidentCollectives = contract::kBlockingRuntimeCollectives;
 
 // Without a rule: the allreduce up to 16 KiB (at 64 KiB the shared-GPU kernel, where one leader
 // reduces for every rank on the GPU, measured faster than the resident kernel, where every rank

@@ -2,7 +2,11 @@
 // place, checked on the decisions themselves, without a GPU.
 #include "selector.hpp"
 
+#include "runtime_collective_names.hpp"
+
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 namespace {
 
@@ -157,6 +161,21 @@ TEST(Selector, ADataMovementCallWithoutARuleRunsDirect) {
   EXPECT_EQ(decision.route, Route::Movement);
   EXPECT_EQ(decision.movement, tuning::MovementAlgorithm::Direct);
   EXPECT_EQ(decision.source, "fallback");
+}
+
+TEST(Selector, EveryCollectiveTheSelectionNamesIsABlockingRuntimeCollectiveOfTheSpec) {
+  const auto generated = [](std::string_view name) {
+    return std::ranges::find(commlens::contract::kBlockingRuntimeCollectives, name) !=
+           std::end(commlens::contract::kBlockingRuntimeCollectives);
+  };
+  for (const tuning::Collective collective : tuning::kCollectives) {
+    EXPECT_TRUE(generated(tuning::collective_name(collective))) << tuning::collective_name(collective);
+  }
+  for (const tuning::RootedCollective rooted :
+       {tuning::RootedCollective::Bcast, tuning::RootedCollective::Reduce}) {
+    EXPECT_TRUE(generated(tuning::collective_name(rooted))) << tuning::collective_name(rooted);
+  }
+  EXPECT_TRUE(generated("allreduce"));
 }
 
 } // namespace

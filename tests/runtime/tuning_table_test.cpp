@@ -114,7 +114,9 @@ TEST(TuningTable, EachKindOfBadInputIsNamedInItsMessage) {
       {R"({"format": 1, "rules": [{"algorithm": "one_shot"}], "resident": {}})",
        "resident: expected an array of resident rules"},
       {R"({"format": 1, "rules": [{"algorithm": "one_shot"}], "resident": [{"collective": "scan", "max_bytes": 8}]})",
-       "resident[0].collective: expected one of \"allreduce\""},
+       "resident[0].collective: expected one of \"bcast\", \"gather\", \"scatter\", \"allgather\", "
+       "\"alltoall\", "
+       "\"reduce\", \"allreduce\", \"reduce_scatter\", \"reduce_scatter_block\""},
       {R"({"format": 1, "rules": [{"algorithm": "one_shot"}], "resident": [{"collective": "bcast"}]})",
        "resident[0].max_bytes: expected the largest contribution"},
       {R"({"format": 1, "rules": [{"algorithm": "one_shot"}], "resident": [{"collective": "bcast", "max_bytes": 8,
