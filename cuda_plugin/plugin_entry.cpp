@@ -14,6 +14,7 @@
 #include "peer_topology.hpp"
 #include "plugin/runtime_plugin.hpp"
 #include "plugin_context.hpp"
+#include "thread_numbers.hpp"
 
 #include <cupti.h>
 #include <dlfcn.h>
@@ -28,6 +29,7 @@ namespace {
 
 bool cupti_on = false;
 bool mpi_ranges_on = false; // NVTX ranges for MPI calls
+bool api_calls_on = false;  // cuda_api_calls rows (trace mode): their threads are numbered as MPI's
 std::optional<PeerTopology> topology;
 std::optional<CopyPathClassifier> classifier;
 IpcTracker ipc_tracker;
@@ -36,6 +38,9 @@ void on_call_enter(std::uint64_t call_id, FunctionId function) noexcept {
   set_current_mpi_call(call_id);
   if (cupti_on) {
     push_mpi_call(call_id);
+  }
+  if (api_calls_on) {
+    note_calling_thread(call_id);
   }
   if (mpi_ranges_on) {
     nvtx::push_mpi_range(function, call_id);
@@ -106,6 +111,7 @@ const char* start_collectors(const contract::CudaPluginHost& plugin_host) {
     return nullptr;
   }
   cupti_on = plugin_host.cupti;
+  api_calls_on = cupti_on && plugin_host.mode == Mode::Trace;
   const bool user_nvtx = cupti_on && plugin_host.nvtx;
   bool cupti_is_nvtx_tool = false;
   if (user_nvtx) {

@@ -90,6 +90,7 @@ std::shared_ptr<const LoadedDatabase> load_database(const std::filesystem::path&
   loaded->partner_traffic = analysis::query_partner_traffic(database);
   report_step(90, QStringLiteral("GPU streams"));
   loaded->gpu_streams = analysis::query_gpu_streams(database);
+  loaded->cuda_api_threads = analysis::query_cuda_api_threads(database);
   loaded->has_synchronizations = database.has_rows("cuda_synchronizations");
   loaded->has_runtime_ops = database.has_rows("runtime_ops");
   loaded->has_nccl_calls = has_nccl_call_details(database);

@@ -3,6 +3,7 @@
 // views hold it through a shared pointer and never touch SQL; the timeline keeps reading windows
 // of calls through the analysis layer as the user zooms.
 #include "commlens/analysis/breakdowns.hpp"
+#include "commlens/analysis/cuda_api_calls.hpp"
 #include "commlens/analysis/gpu_streams.hpp"
 #include "commlens/analysis/report.hpp"
 #include "commlens/analysis/timeline.hpp"
@@ -37,6 +38,8 @@ struct LoadedDatabase {
   std::vector<analysis::PartnerCell> partner_traffic;            // the partner matrix, by kind
   std::vector<RangeStep> range_steps;           // the steps view's split; empty without NVTX `step` ranges
   std::vector<analysis::GpuStream> gpu_streams; // the timeline's lane per CUDA stream; empty without CUDA
+  // The timeline's CUDA API row per thread; empty without cuda_api_calls rows.
+  std::vector<analysis::CudaApiThread> cuda_api_threads;
   bool has_synchronizations = false; // cuda_synchronizations has rows: the timeline gives each rank a row
   bool has_runtime_ops = false;      // runtime_ops has rows: call tooltips say what the runtime decided
   bool has_nccl_calls = false;       // the nccl_calls side table is there: NCCL call tooltips show its row

@@ -135,6 +135,11 @@ QColor synchronization_color() {
   return QColor(110, 110, 110);
 }
 
+QColor api_call_color() {
+  // Between the receives' amber and the compute kernels' green: no family draws there.
+  return QColor::fromHsv(75, 150, 200);
+}
+
 QColor chart_color(qsizetype index) {
   // Tableau 10: distinct in hue and lightness, also for colour-blind readers.
   static constexpr std::array<QRgb, 10> kPalette = {0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f,

@@ -8,6 +8,7 @@
 //                 events) a pale teal;
 //   copies        purples and violets, one per path;
 //   kernels       compute green, communication (NCCL's, or launched inside a call) dark cyan;
+//   CUDA API calls of the host olive;
 //   the GPU runtime's calls are hatched and the host-staged baseline outlined: a pattern, not a colour.
 #include <QColor>
 #include <QString>
@@ -32,6 +33,7 @@ QColor kernel_color(const QString& short_name, bool communication);
 QColor device_span_color();
 QColor memset_color();
 QColor synchronization_color();
+QColor api_call_color();
 
 // Colours that tell the segments of one chart apart (index 0 is the busiest function), where the
 // family hues of function_color would be too alike (MPI_Init and MPI_Finalize side by side).

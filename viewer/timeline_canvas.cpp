@@ -42,11 +42,11 @@ void TimelineCanvas::set_database(std::shared_ptr<const LoadedDatabase> database
   // Phases get one band across the ranks; a rank's own phases show under its NVTX ranges.
   phase_band_ = database_->report.phases.size() > 1;
   rows_ = layout_timeline_rows(database_->timeline, database_->timeline.has_ranges, database_->gpu_streams,
-                               database_->has_synchronizations);
+                               database_->has_synchronizations, database_->cuda_api_threads);
   sizing_ = {};
   fit_rows();
   fetcher_.set_source(database_->path, database_->timeline, database_->gpu_streams,
-                      database_->has_synchronizations);
+                      database_->has_synchronizations, database_->cuda_api_threads);
   request_window();
   update();
 }

@@ -1,9 +1,9 @@
 #pragma once
 // The drawing surface of the timeline: a time ruler, a band of phases across ranks (training steps
 // named as the Steps view names them) and the rows of timeline_rows.hpp: per rank its NVTX ranges
-// and phases, one lane per thread with its calls coloured by family (palette.hpp), its CUDA
-// synchronisation calls and a lane per CUDA stream with the kernels, copies, memsets and NCCL
-// calls' GPU time there. Calls narrower than a pixel arrive merged into bins (see
+// and phases, one lane per thread with its calls coloured by family (palette.hpp), its CUDA API
+// calls, its CUDA synchronisation calls and a lane per CUDA stream with the kernels, copies,
+// memsets and NCCL calls' GPU time there. Calls narrower than a pixel arrive merged into bins (see
 // analysis/timeline.hpp), so painting costs the same at any zoom. A training run opens on its steady
 // steps, the set-up folded to a chip at the band's left that shows it when clicked; double-clicking
 // a phase shows all of it. Wheel zooms around the cursor, dragging pans, hovering shows a call's
@@ -12,9 +12,10 @@
 // taller or shorter. Keys as in Perfetto: W/S zoom in/out around the centre, A/D pan left/right.
 // Calls the GPU runtime ran are hatched and calls of the host-staged baseline outlined, so an A/B
 // run shows which was which. A dashed line joins a call to each kernel it launched and to its time
-// on the GPU (timeline_kernel_links.cpp).
+// on the GPU, and a CUDA API call to the kernel, copy or memset it made (timeline_kernel_links.cpp).
 #include "loaded_database.hpp"
 #include "timeline_annotations.hpp"
+#include "timeline_api_calls.hpp"
 #include "timeline_fetcher.hpp"
 #include "timeline_rows.hpp"
 #include "timeline_streams.hpp"
@@ -66,6 +67,9 @@ public:
   // The dashed lines from each call drawn on its own to the kernels it launched (cuda_kernels rows
   // whose mpi_call_id is the call's) and to its span on the GPU (device_spans), in widget pixels.
   std::vector<QLineF> kernel_links() const;
+  // The dashed lines from each CUDA API call to the kernel, copy or memset of its correlation id on
+  // a stream lane of its rank, in widget pixels.
+  std::vector<QLineF> api_links() const;
   void zoom(double factor, double x);
   void pan(double dx);
   void show_range(std::int64_t start_ns, std::int64_t end_ns);
@@ -125,6 +129,8 @@ private:
   void paint_kernel_links(QPainter& painter) const;
   // Tooltip lines of the call's kernels in the window and of its nccl_calls row; empty without.
   QString describe_call_gpu_work(const SelectedCall& selected) const;
+  // Tooltip lines naming the kernel, copy or memset in the window that the CUDA API call made.
+  QString describe_api_gpu_work(int rank, const analysis::TimelineApiCall& call) const;
   int row_at(int y) const;
   const analysis::TimelineCall* call_at(QPoint position, int* lane_index) const;
   const analysis::TimelineBin* bin_at(QPoint position, int lane_index) const;

@@ -166,6 +166,10 @@ void TimelineCanvas::paint_row(QPainter& painter, std::size_t row_index) const {
       paint_stream(painter, viewport_, plot, snapshot.streams[row.index], row.rank, *database_,
                    copy_selection_);
     break;
+  case TimelineRowKind::CudaApi:
+    if (row.index < snapshot.api_calls.size())
+      paint_api_calls(painter, viewport_, plot, snapshot.api_calls[row.index]);
+    break;
   case TimelineRowKind::Synchronizations:
     if (row.index < snapshot.synchronizations.size())
       paint_synchronizations(painter, viewport_, plot, snapshot.synchronizations[row.index]);
@@ -184,6 +188,12 @@ QString TimelineCanvas::row_label(const TimelineRow& row) const {
   switch (row.kind) {
   case TimelineRowKind::Ranges:
     return tr("  ranges");
+  case TimelineRowKind::CudaApi: {
+    const auto& thread = database_->cuda_api_threads[row.index];
+    const bool several = std::count_if(database_->cuda_api_threads.begin(), database_->cuda_api_threads.end(),
+                                       [&](const auto& other) { return other.rank == thread.rank; }) > 1;
+    return api_lane_label(thread, several);
+  }
   case TimelineRowKind::Synchronizations:
     return tr("  CUDA sync");
   case TimelineRowKind::Stream:

@@ -90,8 +90,9 @@ QString TimelineCanvas::describe_annotation_at(QPoint position) const {
     return {};
   const auto& row = rows_[static_cast<std::size_t>(row_index)];
   if (position.x() < kGutterWidth)
-    return row.kind == TimelineRowKind::Stream ? describe_stream(database_->gpu_streams[row.index])
-                                               : QString();
+    return row.kind == TimelineRowKind::Stream    ? describe_stream(database_->gpu_streams[row.index])
+           : row.kind == TimelineRowKind::CudaApi ? describe_api_lane(database_->cuda_api_threads[row.index])
+                                                  : QString();
   const auto& snapshot = fetcher_.snapshot();
   const auto time = viewport_.time_at(position.x() - kGutterWidth);
   const auto slack = static_cast<std::int64_t>(kHitSlackPixels * viewport_.ns_per_pixel());
@@ -101,6 +102,18 @@ QString TimelineCanvas::describe_annotation_at(QPoint position) const {
     return row.index < snapshot.streams.size()
                ? describe_stream_at(snapshot.streams[row.index], time, slack, row.rank, *database_)
                : QString();
+  case TimelineRowKind::CudaApi: {
+    if (row.index >= snapshot.api_calls.size())
+      return {};
+    const auto& calls = snapshot.api_calls[row.index];
+    const auto area = row_rect(static_cast<std::size_t>(row_index));
+    const int level =
+        std::clamp((position.y() - area.top()) * api_levels(calls) / area.height(), 0, kMaxApiLevels - 1);
+    const auto* call = api_call_at(calls, time, slack, level);
+    return call ? describe_api_call(*call, database_->cuda_api_threads[row.index], origin,
+                                    describe_api_gpu_work(row.rank, *call))
+                : QString();
+  }
   case TimelineRowKind::Synchronizations:
     return row.index < snapshot.synchronizations.size()
                ? describe_synchronization_at(snapshot.synchronizations[row.index], time, slack, row.rank,

@@ -12,11 +12,11 @@
 namespace commlens::viewer {
 namespace {
 
-// The ranks with a GPU lane, ascending.
-std::set<int> gpu_ranks(const std::vector<analysis::GpuStream>& streams) {
+// The ranks with a GPU stream or CUDA API lane, ascending.
+template <typename Lane> std::set<int> ranks_with(const std::vector<Lane>& lanes) {
   std::set<int> ranks;
-  for (const auto& stream : streams)
-    ranks.insert(stream.rank);
+  for (const auto& lane : lanes)
+    ranks.insert(lane.rank);
   return ranks;
 }
 
@@ -43,8 +43,8 @@ TimelineFetcher::~TimelineFetcher() {
 
 void TimelineFetcher::set_source(const std::filesystem::path& database,
                                  const analysis::TimelineExtent& extent,
-                                 const std::vector<analysis::GpuStream>& streams,
-                                 bool with_synchronizations) {
+                                 const std::vector<analysis::GpuStream>& streams, bool with_synchronizations,
+                                 const std::vector<analysis::CudaApiThread>& api_threads) {
   pending_.reset();
   if (cancel_)
     cancel_->store(true);
@@ -58,6 +58,7 @@ void TimelineFetcher::set_source(const std::filesystem::path& database,
              extent.has_ranges ? ranks_of(extent) : std::vector<int>{},
              with_synchronizations ? ranks_of(extent) : std::vector<int>{},
              streams,
+             api_threads,
              std::make_shared<std::unordered_map<std::string, QString>>(),
              source_.generation + 1};
   snapshot_ = {};
@@ -89,7 +90,8 @@ TimelineSnapshot TimelineFetcher::read(const Source& source, const Request& requ
                                        const std::atomic<bool>& cancel) {
   const auto& database = *source.connection;
   const auto from = request.start_ns, to = request.end_ns;
-  TimelineSnapshot snapshot{from, to, request.resolution_ns, {}, {}, {}, {}, {}, false, source.generation};
+  TimelineSnapshot snapshot{from, to,    request.resolution_ns, {}, {}, {}, {}, {},
+                            {},   false, source.generation};
   for (const auto& lane : source.lanes) {
     if (cancel.load())
       return snapshot;
@@ -103,7 +105,15 @@ TimelineSnapshot TimelineFetcher::read(const Source& source, const Request& requ
   snapshot.streams.resize(source.streams.size());
   auto& streams = snapshot.streams;
   const auto& lanes = source.streams;
-  for (const int rank : gpu_ranks(lanes)) {
+  snapshot.api_calls.resize(source.api_threads.size());
+  for (const int rank : ranks_with(source.api_threads))
+    distribute(
+        analysis::query_timeline_api_calls(database, rank, from, to),
+        [&](const auto& call) { return analysis::api_lane(source.api_threads, rank, call.system_thread); },
+        [&](std::size_t lane, analysis::TimelineApiCall call) {
+          snapshot.api_calls[lane].push_back(std::move(call));
+        });
+  for (const int rank : ranks_with(lanes)) {
     if (cancel.load())
       return snapshot;
     distribute(

@@ -1,9 +1,10 @@
 #pragma once
-// Reads the calls of every lane (and each rank's NVTX ranges, CUDA synchronisations and the work on
-// its GPU streams) in the visible window on a pool thread, with its own connection to the
+// Reads the calls of every lane (and each rank's NVTX ranges, CUDA API calls, CUDA synchronisations
+// and the work on its GPU streams) in the visible window on a pool thread, with its own connection to the
 // database, so zooming and panning never wait for SQLite. A new request cancels the running one;
 // the canvas keeps drawing the last result, shifted, until the new one arrives.
 #include "commlens/analysis/breakdowns.hpp"
+#include "commlens/analysis/cuda_api_calls.hpp"
 #include "commlens/analysis/gpu_streams.hpp"
 #include "commlens/analysis/timeline.hpp"
 
@@ -39,6 +40,8 @@ struct TimelineSnapshot {
   std::vector<std::vector<analysis::TimelineRange>> ranges;
   std::vector<std::vector<analysis::TimelineSynchronization>> synchronizations;
   std::vector<StreamWork> streams; // in the order of the GPU streams given to set_source
+  // Per CUDA API thread given to set_source, in its order.
+  std::vector<std::vector<analysis::TimelineApiCall>> api_calls;
   // Messages between sends and receives in the window: only in traces of at most kMessageTraceCalls
   // calls (matching counts every earlier call of a rank), zoomed in to at most kMessageWindowCalls
   // calls of which at most kMessageLines sends, so the lines stay apart.
@@ -58,9 +61,11 @@ public:
   ~TimelineFetcher() override;
 
   // `streams`: the GPU lanes (analysis::query_gpu_streams); `with_synchronizations`: also read each
-  // rank's CUDA synchronisation calls.
+  // rank's CUDA synchronisation calls; `api_threads`: the CUDA API lanes
+  // (analysis::query_cuda_api_threads).
   void set_source(const std::filesystem::path& database, const analysis::TimelineExtent& extent,
-                  const std::vector<analysis::GpuStream>& streams = {}, bool with_synchronizations = false);
+                  const std::vector<analysis::GpuStream>& streams = {}, bool with_synchronizations = false,
+                  const std::vector<analysis::CudaApiThread>& api_threads = {});
   void request(std::int64_t start_ns, std::int64_t end_ns, std::int64_t resolution_ns);
   // Blocks until no request is running or pending; for the screenshot mode and tests.
   void wait_until_idle();
@@ -80,6 +85,7 @@ private:
     std::vector<analysis::TimelineLane> lanes;
     std::vector<int> range_ranks, synchronization_ranks; // ranks whose ranges and waits are read
     std::vector<analysis::GpuStream> streams;
+    std::vector<analysis::CudaApiThread> api_threads;
     // Short kernel names by mangled name: demangling costs microseconds, a window has thousands.
     std::shared_ptr<std::unordered_map<std::string, QString>> short_names;
     int generation = 0; // counts set_source calls, so a late result of an earlier source is dropped

@@ -52,6 +52,8 @@ void add_gpu_work(const LoadedDatabase& database, std::vector<LegendEntry>& entr
     entries.push_back({QObject::tr("copies: %1").arg(QString::fromStdString(path)), copy_path_color(path)});
   if (memsets)
     entries.push_back({QObject::tr("memsets"), memset_color()});
+  if (!database.cuda_api_threads.empty())
+    entries.push_back({QObject::tr("CUDA API calls"), api_call_color()});
   if (database.has_synchronizations)
     entries.push_back({QObject::tr("CUDA sync (the host waits)"), synchronization_color()});
 }

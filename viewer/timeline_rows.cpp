@@ -14,7 +14,8 @@ std::vector<int> ranks_of(const analysis::TimelineExtent& extent) {
 
 std::vector<TimelineRow> layout_timeline_rows(const analysis::TimelineExtent& extent, bool with_ranges,
                                               const std::vector<analysis::GpuStream>& streams,
-                                              bool with_synchronizations) {
+                                              bool with_synchronizations,
+                                              const std::vector<analysis::CudaApiThread>& api_threads) {
   std::vector<TimelineRow> rows;
   const auto ranks = ranks_of(extent);
   std::size_t lane = 0;
@@ -24,6 +25,9 @@ std::vector<TimelineRow> layout_timeline_rows(const analysis::TimelineExtent& ex
       rows.push_back({TimelineRowKind::Ranges, rank, rank_index});
     for (; lane < extent.lanes.size() && extent.lanes[lane].rank == rank; ++lane)
       rows.push_back({TimelineRowKind::Calls, rank, lane});
+    for (std::size_t thread = 0; thread < api_threads.size(); ++thread)
+      if (api_threads[thread].rank == rank)
+        rows.push_back({TimelineRowKind::CudaApi, rank, thread});
     if (with_synchronizations)
       rows.push_back({TimelineRowKind::Synchronizations, rank, rank_index});
     for (std::size_t stream = 0; stream < streams.size(); ++stream)
@@ -39,6 +43,8 @@ int fixed_height(TimelineRowKind kind) {
   switch (kind) {
   case TimelineRowKind::Ranges:
     return 38; // three nesting levels of NVTX ranges, each tall enough for its name
+  case TimelineRowKind::CudaApi:
+    return 22; // two nesting levels: a runtime call above the driver calls it made
   case TimelineRowKind::Synchronizations:
     return 10;
   case TimelineRowKind::Stream:

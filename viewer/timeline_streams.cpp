@@ -252,8 +252,8 @@ QString describe_synchronization_at(const std::vector<analysis::TimelineSynchron
   });
   if (!wait)
     return {};
-  return tr("<b>%1</b> &middot; rank %2 waited for its GPU%3<br>%4<br>(the CUDA synchronisation calls are "
-            "the host's only CUDA API calls commlens records, and only with kernels)")
+  return tr("<b>%1</b> &middot; rank %2 waited for its GPU%3<br>%4<br>(synchronisation calls are recorded "
+            "with kernels)")
       .arg(synchronization_name(wait->kind))
       .arg(rank)
       .arg(wait->stream ? tr(" (stream %1)").arg(*wait->stream) : QString(),

@@ -194,10 +194,11 @@ int span_lane(const std::vector<GpuStream>& streams, int rank, std::optional<std
 std::vector<TimelineMemset> query_timeline_memsets(const Database& database, int rank, std::int64_t start_ns,
                                                    std::int64_t end_ns) {
   return detail::overlapping_rows<TimelineMemset>(
-      database, "cuda_memsets", "start_ns, end_ns, device, stream, bytes, memory_kind", rank, start_ns,
-      end_ns, [](const Statement& query) -> TimelineMemset {
+      database, "cuda_memsets", "start_ns, end_ns, device, stream, bytes, memory_kind, correlation_id", rank,
+      start_ns, end_ns, [](const Statement& query) -> TimelineMemset {
         return {query.integer(0), query.integer(1), static_cast<int>(query.integer(2)),
-                query.integer(3), query.integer(4), query.text(5)};
+                query.integer(3), query.integer(4), query.text(5),
+                query.integer(6)};
       });
 }
 

@@ -8,10 +8,11 @@ std::vector<TimelineKernel> query_timeline_kernels(const Database& database, int
                                                    std::int64_t end_ns) {
   // Kernels on several streams overlap, so the window needs the full overlap test (as copies do).
   return detail::overlapping_rows<TimelineKernel>(
-      database, "cuda_kernels", "start_ns, end_ns, device, stream, name, mpi_call_id", rank, start_ns, end_ns,
-      [](const Statement& query) -> TimelineKernel {
+      database, "cuda_kernels", "start_ns, end_ns, device, stream, name, mpi_call_id, correlation_id", rank,
+      start_ns, end_ns, [](const Statement& query) -> TimelineKernel {
         return {query.integer(0), query.integer(1), static_cast<int>(query.integer(2)),
-                query.integer(3), query.text(4),    query.optional_integer(5)};
+                query.integer(3), query.text(4),    query.optional_integer(5),
+                query.integer(6)};
       });
 }
 

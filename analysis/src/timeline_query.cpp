@@ -166,10 +166,12 @@ std::vector<TimelineCopy> query_timeline_copies(const Database& database, int ra
   if (!database.has_table("cuda_copies") || end_ns <= start_ns)
     return copies;
   // Copies on several streams overlap, so unlike calls the window needs the full overlap test.
+  const bool runtime_ids = database.has_column("cuda_copies", "runtime_correlation_id");
   auto query = database.prepare(
-      "SELECT rowid, start_ns, end_ns, device, src_device, dst_device, bytes, copy_kind, path, link IS NULL, "
-      "link, mpi_call_id, stream, src_kind, dst_kind FROM cuda_copies WHERE rank = ?1 AND start_ns < ?3 AND "
-      "end_ns > ?2 ORDER BY start_ns");
+      std::string("SELECT rowid, start_ns, end_ns, device, src_device, dst_device, bytes, copy_kind, path, "
+                  "link IS NULL, link, mpi_call_id, stream, src_kind, dst_kind, correlation_id, ") +
+      (runtime_ids ? "runtime_correlation_id" : "NULL") +
+      " FROM cuda_copies WHERE rank = ?1 AND start_ns < ?3 AND end_ns > ?2 ORDER BY start_ns");
   query.bind(1, rank).bind(2, start_ns).bind(3, end_ns);
   while (query.step()) {
     const auto src = query.optional_integer(4), dst = query.optional_integer(5);
@@ -186,7 +188,9 @@ std::vector<TimelineCopy> query_timeline_copies(const Database& database, int ra
                       .copy_kind = query.text(7),
                       .path = query.text(8),
                       .link = nullable_text(query, 9, 10),
-                      .mpi_call_id = query.optional_integer(11)});
+                      .mpi_call_id = query.optional_integer(11),
+                      .correlation_id = query.integer(15),
+                      .runtime_correlation_id = query.optional_integer(16)});
   }
   return copies;
 }

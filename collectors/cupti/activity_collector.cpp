@@ -1,6 +1,7 @@
 #include "activity_collector.hpp"
 
 #include "activity_records.hpp"
+#include "api_call_rows.hpp"
 #include "api_record_selection.hpp"
 #include "device_spans.hpp"
 #include "ipc_tracker.hpp"
@@ -80,7 +81,9 @@ std::vector<SqlValue> copy_row(const CudaCopy& copy) {
           std::string(copy_path_name(classified.path)),
           link != nullptr ? SqlValue{std::string(link)} : SqlValue{},
           call_id_value(copy.managed_migration ? 0 : call_of(correlations, copy)),
-          std::int64_t{copy.correlation_id}};
+          std::int64_t{copy.correlation_id},
+          copy.runtime_correlation_id != 0 ? SqlValue{std::int64_t{copy.runtime_correlation_id}}
+                                           : SqlValue{}};
 }
 
 bool is_nccl_kernel(const std::string& name) {
@@ -162,8 +165,8 @@ void store_converted(ConvertedRecords& fresh, bool final) {
   store(
       fresh.copies, parked.copies,
       "INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_device, dst_device, src_kind, dst_kind, "
-      "bytes, stream, copy_kind, path, link, mpi_call_id, correlation_id) "
-      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+      "bytes, stream, copy_kind, path, link, mpi_call_id, correlation_id, runtime_correlation_id) "
+      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
       copy_row, final);
   store(
       fresh.kernels, parked.kernels,
@@ -179,7 +182,8 @@ void store_converted(ConvertedRecords& fresh, bool final) {
       "INSERT INTO cuda_synchronizations (rank, start_ns, end_ns, kind, context, stream, event, mpi_call_id, "
       "correlation_id) VALUES (?,?,?,?,?,?,?,?,?)",
       synchronization_row, final);
-  waiting = std::move(parked); // what is still unlinked (NVTX ranges never wait)
+  waiting = std::move(parked); // what is still unlinked (NVTX ranges and API calls never wait)
+  store_api_calls(fresh.api_calls, row_ns);
   if (!fresh.nvtx_ranges.empty()) {
     std::vector<std::vector<SqlValue>> rows;
     for (const NvtxRange& range : fresh.nvtx_ranges) {
@@ -260,7 +264,12 @@ bool start_activity_collection(const CopyPathClassifier& copy_classifier, IpcTra
       return false;
     }
   }
-  // API records are not stored; CUPTI links external correlation ids through them.
+  // CUPTI links external correlation ids through the API records; in trace mode they are also
+  // the cuda_api_calls rows, whose threads are named by Linux thread id (thread_numbers.hpp).
+  if (host().mode == Mode::Trace) {
+    converter.keep_api_calls(
+        cupti_ok(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM), "cuptiSetThreadIdType"));
+  }
   if (!set_api_records(ApiRecords::Copies, true) || !start_kernel_recording(kernels)) {
     return false;
   }

@@ -115,6 +115,11 @@ CudaSynchronization from_synchronization(const CUpti_ActivitySynchronization2& r
   return {r.start, r.end, kind, r.contextId, valid_id(r.streamId), valid_id(r.cudaEventId), r.correlationId};
 }
 
+CudaApiCall from_api(const CUpti_ActivityAPI& r) {
+  return {r.start, r.end,      r.kind == CUPTI_ACTIVITY_KIND_DRIVER ? ApiDomain::Driver : ApiDomain::Runtime,
+          r.cbid,  r.threadId, r.correlationId};
+}
+
 ExternalKind external_kind(CUpti_ExternalCorrelationKind kind) {
   switch (kind) {
   case CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0:
@@ -159,6 +164,14 @@ void ActivityConverter::convert(const CUpti_Activity* record, ConvertedRecords& 
     out.synchronizations.push_back(
         from_synchronization(*reinterpret_cast<const CUpti_ActivitySynchronization2*>(record)));
     break;
+  case CUPTI_ACTIVITY_KIND_RUNTIME:
+  case CUPTI_ACTIVITY_KIND_DRIVER: {
+    const auto& r = *reinterpret_cast<const CUpti_ActivityAPI*>(record);
+    if (keep_api_calls_ && (r.start != 0 || r.end != 0)) { // both 0: CUPTI could not time the call
+      out.api_calls.push_back(from_api(r));
+    }
+    break;
+  }
   case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
     const auto& r = *reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
     correlations.add(external_kind(r.externalKind), r.correlationId, r.externalId);
@@ -187,7 +200,7 @@ void ActivityConverter::convert(const CUpti_Activity* record, ConvertedRecords& 
     break;
   }
   default:
-    break; // API records only exist to produce the external-correlation records
+    break;
   }
 }
 

@@ -18,6 +18,7 @@ struct ConvertedRecords {
   std::vector<CudaMemset> memsets;
   std::vector<CudaSynchronization> synchronizations;
   std::vector<NvtxRange> nvtx_ranges;
+  std::vector<CudaApiCall> api_calls; // only when kept (ActivityConverter::keep_api_calls)
 };
 
 // Converts one buffer's records, adding external-correlation links to `correlations`. NVTX
@@ -25,9 +26,13 @@ struct ConvertedRecords {
 class ActivityConverter {
 public:
   void convert(const CUpti_Activity* record, ConvertedRecords& out, CorrelationTable& correlations);
+  // API records come to link external correlation ids in every mode; they become rows only in
+  // trace mode.
+  void keep_api_calls(bool keep) noexcept { keep_api_calls_ = keep; }
 
 private:
   std::unordered_map<std::uint64_t, NvtxRange> open_markers_;
+  bool keep_api_calls_ = false;
 };
 
 } // namespace commlens::cuda

@@ -44,6 +44,10 @@ bool set_matching(CUpti_CallbackDomain domain, std::uint32_t id_count, ApiRecord
   return true;
 }
 
+CUpti_CallbackDomain cupti_domain(ApiDomain domain) {
+  return domain == ApiDomain::Driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+}
+
 } // namespace
 
 bool set_api_records(ApiRecords which, bool on) {
@@ -51,6 +55,13 @@ bool set_api_records(ApiRecords which, bool on) {
                       cuptiActivityEnableRuntimeApi) &&
          set_matching(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, which, on,
                       cuptiActivityEnableDriverApi);
+}
+
+std::string api_function_name(ApiDomain domain, std::uint32_t callback_id) {
+  const char* name = nullptr;
+  return cuptiGetCallbackName(cupti_domain(domain), callback_id, &name) == CUPTI_SUCCESS && name != nullptr
+             ? api_function_name(domain, std::string_view(name))
+             : std::string();
 }
 
 } // namespace commlens::cuda

@@ -1,4 +1,8 @@
 #pragma once
+#include "cuda_records.hpp"
+
+#include <cstdint>
+#include <string>
 
 namespace commlens::cuda {
 
@@ -14,5 +18,9 @@ enum class ApiRecords {
 
 // Turns the API records of one group on or off. Returns false when CUPTI refused.
 bool set_api_records(ApiRecords which, bool on);
+
+// The name of an API function whose records came (cuda_records.hpp: api_function_name); empty when
+// CUPTI does not know the id.
+std::string api_function_name(ApiDomain domain, std::uint32_t callback_id);
 
 } // namespace commlens::cuda

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace commlens::cuda {
 
@@ -88,10 +89,33 @@ struct NvtxRange {
   std::string name;
 };
 
+enum class ApiDomain : std::uint8_t { Runtime, Driver };
+
+// A runtime or driver API call of the host (CUPTI's API records, for the functions
+// api_record_selection.hpp selects).
+struct CudaApiCall {
+  std::uint64_t start_ns = 0; // when the call began and returned
+  std::uint64_t end_ns = 0;
+  ApiDomain domain = ApiDomain::Runtime;
+  std::uint32_t callback_id = 0;    // CUPTI's id of the function within its domain
+  std::uint32_t system_thread = 0;  // the calling thread's Linux thread id (gettid)
+  std::uint32_t correlation_id = 0; // equal to that of the kernel, copy or memset it launched
+};
+
+// cuda_api_functions.id of a function: CUPTI's callback id, driver functions kDriverApiIds above
+// the runtime's, so one integer names a function of either domain.
+inline constexpr std::int64_t kDriverApiIds = 65536;
+std::int64_t api_function_id(ApiDomain domain, std::uint32_t callback_id) noexcept;
+// The name the program calls a function by. CUPTI's runtime names end in the version that added
+// the function ("cudaLaunchKernel_v7000"), which is dropped; driver names are the symbols
+// ("cuMemcpyHtoD_v2") and stay as they are.
+std::string api_function_name(ApiDomain domain, std::string_view callback_name);
+
 const char* memory_kind_name(MemoryKind kind) noexcept;
 const char* copy_direction_name(CopyDirection direction) noexcept;
 const char* copy_path_name(CopyPath path) noexcept;
 const char* peer_link_name(PeerLink link) noexcept; // null for PeerLink::None
 const char* sync_kind_name(SyncKind kind) noexcept;
+const char* api_domain_name(ApiDomain domain) noexcept; // runtime, driver
 
 } // namespace commlens::cuda

@@ -308,7 +308,8 @@ CREATE TABLE IF NOT EXISTS cuda_copies (
   path           TEXT NOT NULL,        -- host_staged, peer, ipc, same_device, managed, host_to_host, other
   link           TEXT,                 -- peer and ipc copies between two devices: nvlink or pcie
   mpi_call_id    INTEGER,              -- mpi_calls.id of the MPI call that issued it; NULL outside MPI
-  correlation_id INTEGER NOT NULL      -- CUPTI correlation id (links to cuda_kernels of the same API)
+  correlation_id INTEGER NOT NULL,     -- CUPTI correlation id: the driver API call's (cuda_api_calls)
+  runtime_correlation_id INTEGER       -- the runtime API call's around it; NULL when none
 );
 CREATE TABLE IF NOT EXISTS cuda_kernels (
   rank           INTEGER NOT NULL,
@@ -343,6 +344,22 @@ CREATE TABLE IF NOT EXISTS cuda_synchronizations (
   event          INTEGER,              -- NULL for context and stream synchronisation
   mpi_call_id    INTEGER,
   correlation_id INTEGER NOT NULL
+);
+-- Trace mode: the host's CUDA runtime and driver API calls that put work on a GPU or wait for it
+-- (copies always; launches, memsets, synchronisations and stream waits while kernels are recorded).
+CREATE TABLE IF NOT EXISTS cuda_api_calls (
+  rank           INTEGER NOT NULL,
+  thread         INTEGER,              -- as mpi_calls.thread; NULL: the thread made no MPI or NCCL call
+  system_thread  INTEGER NOT NULL,     -- the calling thread's Linux thread id
+  start_ns       INTEGER NOT NULL,
+  end_ns         INTEGER NOT NULL,
+  function_id    INTEGER NOT NULL REFERENCES cuda_api_functions(id),
+  correlation_id INTEGER NOT NULL      -- equal to that of the kernel, copy or memset the call made
+);
+CREATE TABLE IF NOT EXISTS cuda_api_functions (
+  id     INTEGER PRIMARY KEY,          -- CUPTI's callback id; driver functions 65536 above it
+  domain TEXT NOT NULL,                -- runtime, driver
+  name   TEXT NOT NULL                 -- cudaLaunchKernel, cudaMemcpyAsync, cuMemcpyHtoD_v2, ...
 );
 -- Spans of time in which the CUDA collector recorded every kernel (COMMLENS_KERNELS): outside them
 -- cuda_kernels, cuda_memsets and cuda_synchronizations hold nothing, whatever ran.
@@ -452,6 +469,8 @@ const TableMerge kMerges[] = {
     {"cuda_kernels", false, "start_ns,end_ns"},
     {"cuda_memsets", false, "start_ns,end_ns"},
     {"cuda_synchronizations", false, "start_ns,end_ns"},
+    {"cuda_api_calls", false, "start_ns,end_ns"},
+    {"cuda_api_functions", true, ""},
     {"kernel_recording", false, "start_ns,end_ns"},
     {"device_spans", false, "start_ns,end_ns"},
     {"device_span_stats", false, ""},

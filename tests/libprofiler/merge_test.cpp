@@ -114,6 +114,70 @@ TEST(Merge, CombinesEveryRankAndShiftsTimesByTheMeasuredOffset) {
   EXPECT_EQ(db.query_int64("SELECT sum(calls) FROM timeline_tiles"), 30 * levels);
 }
 
+// The CUDA collector's API calls (cuda_api_calls) and their functions' catalogue, as it stores them:
+// rank 0 three calls of two functions, rank 1 two calls, one of a function rank 0 never called.
+TEST(Merge, KeepsEveryRanksCudaApiCallsAndOneCatalogueOfTheirFunctions) {
+  const fs::path directory = fs::path(testing::TempDir()) / "merge-cuda-api";
+  fs::remove_all(directory);
+  const auto record = [&](int rank, std::int64_t offset_ns, std::vector<std::vector<SqlValue>> functions,
+                          std::vector<std::vector<SqlValue>> calls) {
+    Config config;
+    config.output_directory = directory.string();
+    config.mode = Mode::Trace;
+    Profiler* profiler = Profiler::start(config, ProcessIdentity{rank, 2, "host", 10 + rank}, kFunctions);
+    ASSERT_NE(profiler, nullptr);
+    profiler->set_run_value("world_size", "2");
+    profiler->set_clock_alignment(ClockAlignment{offset_ns, 0.0});
+    profiler->store_rows("INSERT OR IGNORE INTO cuda_api_functions (id, domain, name) VALUES (?,?,?)",
+                         std::move(functions));
+    profiler->store_rows("INSERT INTO cuda_api_calls (rank, thread, system_thread, start_ns, end_ns, "
+                         "function_id, correlation_id) VALUES (?,?,?,?,?,?,?)",
+                         std::move(calls));
+    profiler->stop();
+  };
+  const std::vector<SqlValue> launch{std::int64_t{211}, std::string("runtime"),
+                                     std::string("cudaLaunchKernel")};
+  const std::vector<SqlValue> copy{std::int64_t{65536 + 24}, std::string("driver"),
+                                   std::string("cuMemcpyHtoD_v2")};
+  const std::vector<SqlValue> sync{std::int64_t{131}, std::string("runtime"),
+                                   std::string("cudaStreamSynchronize")};
+  const auto call = [](std::int64_t rank, SqlValue thread, std::int64_t start_ns, std::int64_t function,
+                       std::int64_t correlation) {
+    return std::vector<SqlValue>{
+        rank, std::move(thread), std::int64_t{4000} + rank, start_ns, start_ns + 500, function, correlation};
+  };
+  record(0, 0, {launch, copy},
+         {call(0, std::int64_t{0}, 1000, 211, 1), call(0, std::int64_t{0}, 2000, 211, 2),
+          call(0, SqlValue{}, 3000, 65536 + 24, 3)});
+  // Rank 1's clock reads 1 s ahead of rank 0's: its merged times come out 1 s earlier (the inits
+  // of both ranks are on this one machine clock, so the rest of the shift is their difference).
+  record(1, 1'000'000'000, {launch, sync},
+         {call(1, std::int64_t{0}, 5000, 211, 7), call(1, std::int64_t{1}, 6000, 131, 8)});
+  const MergeResult result = merge_rank_databases(MergeOptions{directory.string(), "", nullptr});
+  SqliteDatabase db(result.output_path, SQLITE_OPEN_READONLY);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM cuda_api_calls WHERE rank = 0"), 3);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM cuda_api_calls WHERE rank = 1"), 2);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM cuda_api_calls WHERE rank = 0 AND thread IS NULL"), 1);
+  EXPECT_EQ(db.query_int64("SELECT sum(correlation_id) FROM cuda_api_calls WHERE rank = 1"), 15);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM cuda_api_functions"), 3) << "one row per function";
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM cuda_api_calls c JOIN cuda_api_functions f ON "
+                           "f.id = c.function_id WHERE f.name = 'cudaLaunchKernel'"),
+            3);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM cuda_api_calls c JOIN cuda_api_functions f ON "
+                           "f.id = c.function_id WHERE f.name = 'cuMemcpyHtoD_v2' AND f.domain = 'driver' "
+                           "AND c.rank = 0 AND c.system_thread = 4000"),
+            1);
+  EXPECT_EQ(db.query_int64("SELECT start_ns FROM cuda_api_calls WHERE rank = 0 AND correlation_id = 1"), 1000)
+      << "rank 0's times stay";
+  const std::int64_t shift = db.query_int64("SELECT init_ns FROM ranks WHERE rank = 1") - 1'000'000'000 -
+                             db.query_int64("SELECT init_ns FROM ranks WHERE rank = 0");
+  EXPECT_EQ(db.query_int64("SELECT start_ns FROM cuda_api_calls WHERE rank = 1 AND correlation_id = 7"),
+            5000 + shift);
+  EXPECT_EQ(
+      db.query_int64("SELECT end_ns - start_ns FROM cuda_api_calls WHERE rank = 1 AND correlation_id = 8"),
+      500);
+}
+
 TEST(Merge, CountsTheRanksOfARegisteredJobWithoutRankFilesAsMissing) {
   const fs::path directory = fs::path(testing::TempDir()) / "merge-spawned";
   fs::remove_all(directory);

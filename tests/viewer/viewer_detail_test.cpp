@@ -9,6 +9,7 @@
 #include "palette.hpp"
 #include "shown_window.hpp"
 #include "steps_view.hpp"
+#include "timeline_legend.hpp"
 #include "timeline_view.hpp"
 
 #include "trace_database.hpp"
@@ -57,6 +58,25 @@ INSERT INTO nccl_calls (call_id, rank, datatype, op, stream, root, peer, group_d
   VALUES (500, 0, 7, 0, 4096, NULL, NULL, 1);
 )sql";
 
+// The host's CUDA API calls of rank 0 around kNccl's allreduce. Thread 0 (Linux thread 4242): the
+// launch of the NCCL kernel inside the allreduce, the launch of fill_kernel on stream 7, a
+// cudaMemcpy around the driver call that made a 1 KiB copy on stream 7, and a
+// cudaStreamSynchronize (no GPU work). Another thread (4343, no MPI call) synchronised the device.
+constexpr const char* kCudaApi = R"sql(
+INSERT INTO cuda_api_functions (id, domain, name) VALUES (211, 'runtime', 'cudaLaunchKernel'),
+  (31, 'runtime', 'cudaMemcpy'), (65560, 'driver', 'cuMemcpyHtoD_v2'), (131, 'runtime', 'cudaStreamSynchronize'),
+  (165, 'runtime', 'cudaDeviceSynchronize');
+INSERT INTO cuda_api_calls (rank, thread, system_thread, start_ns, end_ns, function_id, correlation_id) VALUES
+  (0, 0, 4242, 20200, 20400, 211, 31), (0, 0, 4242, 22000, 22200, 211, 33), (0, 0, 4242, 23000, 23800, 31, 40),
+  (0, 0, 4242, 23100, 23700, 65560, 41), (0, 0, 4242, 23850, 23950, 131, 42),
+  (0, NULL, 4343, 21500, 22000, 165, 50);
+INSERT INTO cuda_kernels (rank, start_ns, end_ns, device, stream, name, mpi_call_id, correlation_id) VALUES
+  (0, 22500, 23000, 0, 7, 'fill_kernel', NULL, 33);
+INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_device, dst_device, src_kind, dst_kind, bytes, stream,
+                         copy_kind, path, link, mpi_call_id, correlation_id, runtime_correlation_id) VALUES
+  (0, 23200, 23600, 0, 0, 0, 'pinned', 'device', 1024, 7, 'HtoD', 'host_staged', NULL, NULL, 41, 40);
+)sql";
+
 QString crafted(const QString& directory, const char* name, std::initializer_list<const char*> extras,
                 int time_scale = 1) {
   const auto path = QDir(directory).filePath(QLatin1String(name));
@@ -97,6 +117,7 @@ private slots:
     steps_ = crafted(directory_.path(), "steps.sqlite", {kStepRanges});
     nccl_ = crafted(directory_.path(), "nccl.sqlite", {kNccl});
     nccl_table_ = crafted(directory_.path(), "nccl-table.sqlite", {kNccl, kNcclCalls});
+    cuda_api_ = crafted(directory_.path(), "cuda-api.sqlite", {kNccl, kCudaApi});
     plain_ = crafted(directory_.path(), "plain.sqlite", {});
     slower_ = crafted(directory_.path(), "slower.sqlite", {}, 2);
   }
@@ -194,6 +215,83 @@ private slots:
     QVERIFY(canvas->row_rect(spans).contains(links[1].p2().toPoint()));
   }
 
+  void cudaApiCallsHaveARowPerThreadLinkedToTheirGpuWork() {
+    MainWindow window;
+    test_support::open_shown(window, cuda_api_);
+    window.show_view(QStringLiteral("timeline"));
+    const auto& threads = window.database()->cuda_api_threads;
+    QCOMPARE(threads.size(), std::size_t{2});
+    QCOMPARE(threads[0].thread, std::optional<int>(0));
+    QCOMPARE(threads[0].calls, std::uint64_t{5});
+    QCOMPARE(threads[1].thread, std::optional<int>());
+    QCOMPARE(threads[1].system_thread, std::int64_t{4343});
+    auto* canvas = window.timeline()->canvas();
+    canvas->show_range(19000, 24000); // the trace's end
+    canvas->wait_for_data();
+    // Rank 0's rows: its two call lanes, then a CUDA API row per thread, then its streams 7, 9 and
+    // the spans.
+    const auto& rows = canvas->rows();
+    std::vector<TimelineRowKind> kinds;
+    std::size_t api_row = rows.size(), stream_7 = rows.size(), stream_9 = rows.size();
+    for (std::size_t row = 0; row < rows.size(); ++row) {
+      if (rows[row].rank != 0 || rows[row].kind == TimelineRowKind::Ranges)
+        continue;
+      kinds.push_back(rows[row].kind);
+      if (rows[row].kind == TimelineRowKind::CudaApi && rows[row].index == 0)
+        api_row = row;
+      if (rows[row].kind == TimelineRowKind::Stream && rows[row].index == 0)
+        stream_7 = row;
+      if (rows[row].kind == TimelineRowKind::Stream && rows[row].index == 1)
+        stream_9 = row;
+    }
+    QCOMPARE(kinds, (std::vector<TimelineRowKind>{TimelineRowKind::Calls, TimelineRowKind::Calls,
+                                                  TimelineRowKind::CudaApi, TimelineRowKind::CudaApi,
+                                                  TimelineRowKind::Stream, TimelineRowKind::Stream,
+                                                  TimelineRowKind::Stream}));
+    const auto& api_calls = canvas->fetcher().snapshot().api_calls;
+    QCOMPARE(api_calls.size(), std::size_t{2});
+    QCOMPARE(api_calls[0].size(), std::size_t{5});
+    QCOMPARE(api_calls[1].size(), std::size_t{1});
+    QCOMPARE(api_calls[0][3].name, std::string("cuMemcpyHtoD_v2"));
+    QCOMPARE(api_calls[0][3].depth, 1); // inside the cudaMemcpy that called it
+    QCOMPARE(api_calls[0][2].depth, 0);
+    QCOMPARE(api_calls[1][0].name, std::string("cudaDeviceSynchronize"));
+    // A dashed line from each launch down to its kernel and from the cudaMemcpy (not also from the
+    // driver call inside it) to its copy; the synchronisations made no GPU work.
+    const auto x_of = [&](std::int64_t time_ns) {
+      return TimelineCanvas::kGutterWidth + canvas->viewport().x_of(time_ns);
+    };
+    const auto links = canvas->api_links();
+    QCOMPARE(links.size(), std::size_t{3});
+    std::vector<std::pair<double, double>> ends;
+    for (const auto& link : links) {
+      QVERIFY(canvas->row_rect(api_row).contains(link.p1().toPoint()));
+      ends.emplace_back(link.x1(), link.x2());
+    }
+    std::sort(ends.begin(), ends.end());
+    QCOMPARE(ends, (std::vector<std::pair<double, double>>{
+                       {x_of(20200), x_of(21000)}, {x_of(22000), x_of(22500)}, {x_of(23000), x_of(23200)}}));
+    for (const auto& link : links)
+      QVERIFY(canvas->row_rect(link.x2() == x_of(21000) ? stream_9 : stream_7).contains(link.p2().toPoint()));
+    QCOMPARE(canvas->kernel_links().size(), std::size_t{2}); // the NCCL call's lines, as without API rows
+    // The tooltip names the call, its thread and what it launched; the gutter names the row's thread.
+    const auto top = canvas->row_rect(api_row).top() + 3;
+    const auto launch = canvas->describe_at(QPoint(static_cast<int>(x_of(22100)), top));
+    QVERIFY2(launch.contains(QStringLiteral("<b>cudaLaunchKernel</b>")), qPrintable(launch));
+    QVERIFY2(launch.contains(QStringLiteral("thread 0 (Linux thread 4242)")), qPrintable(launch));
+    QVERIFY2(launch.contains(QStringLiteral("launched fill_kernel on GPU0 s7")), qPrintable(launch));
+    const auto memcpy = canvas->describe_at(QPoint(static_cast<int>(x_of(23400)), top));
+    QVERIFY2(memcpy.contains(QStringLiteral("<b>cudaMemcpy</b>")), qPrintable(memcpy));
+    QVERIFY2(memcpy.contains(QStringLiteral("copied 1KiB on GPU0 s7")), qPrintable(memcpy));
+    const auto gutter = canvas->describe_at(QPoint(10, canvas->row_rect(api_row + 1).center().y()));
+    QVERIFY2(gutter.contains(QStringLiteral("Linux thread 4343, which made no MPI or NCCL call")),
+             qPrintable(gutter));
+    const auto legend = legend_entries(*window.database());
+    QVERIFY(std::any_of(legend.begin(), legend.end(), [](const LegendEntry& entry) {
+      return entry.name == QStringLiteral("CUDA API calls") && entry.color == api_call_color();
+    }));
+  }
+
   void gpuSpansShareTheLaneOfTheStreamTheirKernelsRanOn() {
     // With the side table, call 500 names its stream (0x1000) and its kernel ran on CUPTI's stream
     // 9: the span is drawn behind the kernel on that stream's lane.
@@ -238,6 +336,7 @@ private slots:
     for (const auto* kernel : {"gemm", "elementwise_kernel", "reduce_kernel", "Kernel2<cutlass>"})
       QVERIFY2(in(hue(kernel_color(kernel, false)), 95, 140), kernel);
     QVERIFY(in(hue(kernel_color({}, true)), 185, 195));
+    QVERIFY(in(hue(api_call_color()), 60, 95)); // the host's CUDA API calls: between amber and green
     QCOMPARE(call_family(QStringLiteral("nccl:Send")), CallFamily::Nccl);
     QCOMPARE(call_family(QStringLiteral("nccl:CommInitRankConfig")), CallFamily::NcclSetup);
   }
@@ -342,7 +441,7 @@ private slots:
 
 private:
   QTemporaryDir directory_;
-  QString steps_, nccl_, nccl_table_, plain_, slower_;
+  QString steps_, nccl_, nccl_table_, cuda_api_, plain_, slower_;
 };
 
 QTEST_MAIN(ViewerDetailTest)

@@ -85,6 +85,7 @@ struct TimelineKernel {
   std::int64_t stream = 0;
   std::string name;
   std::optional<std::int64_t> mpi_call_id;
+  std::int64_t correlation_id = 0; // CUPTI's: that of the API call that launched it (cuda_api_calls.hpp)
 };
 
 // Kernels of `rank` overlapping [start_ns, end_ns), ascending start.

@@ -5,8 +5,8 @@
 // recorded by default; kernels only when COMMLENS_KERNELS asks). Where kernels were recorded, a
 // stream handle is matched to CUPTI's id through the NCCL kernels its calls launched (tied by
 // mpi_call_id, or lying inside one of its spans), so a lane holds both; otherwise the handle has a
-// lane of its own. The CUDA API calls of the launching thread are not recorded; synchronisations
-// (recorded with kernels) are the host's waits on the GPU.
+// lane of its own. Synchronisations (recorded with kernels) are the host's waits on the GPU; the
+// host's CUDA API calls are in cuda_api_calls.hpp.
 #include "commlens/analysis/database.hpp"
 
 #include <cstdint>
@@ -46,6 +46,7 @@ struct TimelineMemset {
   std::int64_t stream = 0;
   std::int64_t bytes = 0;
   std::string memory_kind;
+  std::int64_t correlation_id = 0; // CUPTI's: that of the API call that made it
 };
 
 // One call's time on the GPU (device_spans): from the CUDA event recorded on its stream before the

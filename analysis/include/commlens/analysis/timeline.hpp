@@ -96,6 +96,10 @@ struct TimelineCopy {
   std::string path;
   std::optional<std::string> link;
   std::optional<std::int64_t> mpi_call_id;
+  // CUPTI's: those of the driver API call that made it and of the runtime API call around that
+  // (empty when there was none, and in files written before the column existed).
+  std::int64_t correlation_id = 0;
+  std::optional<std::int64_t> runtime_correlation_id;
   // bytes / duration in GB/s (= bytes per ns); empty for a zero-length copy.
   std::optional<double> gb_per_s() const;
   CopyRoute route() const;
