@@ -37,7 +37,7 @@ RootedCall start_call(FunctionId function, MPI_Comm comm, int root, std::uint64_
   }
   drain_nonblocking(comm);
   RootedCall call{
-      state, {}, state.engines.engine_for(comm, static_cast<int>(state.host.runtime_ranks_per_node)), comm};
+      state, {}, state.engines.engine_for(comm, static_cast<int>(state.host.runtime.ranks_per_node)), comm};
   call.record.call_id = call_id;
   call.record.function = function;
   call.record.start_ns = start_ns;
@@ -74,7 +74,7 @@ TreeSettings tree_settings(RootedCall& call, tuning::RootedCollective collective
   call.record.decision_source = std::move(choice.source);
   return {choice.shapes,        choice.segment_bytes,
           choice.window,        state.tree_streams.value_or(choice.streams),
-          state.blocking_trees, state.host.runtime_background_opens,
+          state.blocking_trees, state.host.runtime.background_opens,
           state.noise.get(),    choice.push};
 }
 
