@@ -15,12 +15,15 @@ std::span<const CollectorLifecycle> linked_collectors() {
        .before_mpi_init = mpit::initialise_mpit_before_mpi,
        .start = mpit::start_mpit_collector,
        .not_started = mpit::release_mpit_without_collector},
-      {.name = "cuda", .start = start_cuda_collectors, .finished = stop_runtime_channel, .without_mpi = true},
+      {.name = "cuda",
+       .start = start_cuda_collectors,
+       .finished = stop_runtime_channel,
+       .start_without_mpi = start_cuda_collectors_without_runtime},
       {.name = "nccl",
        .functions = nccl::nccl_function_descriptions,
        .start = nccl::start_nccl_collector,
        .finished = nccl::finish_nccl_collector,
-       .without_mpi = true},
+       .start_without_mpi = nccl::start_nccl_collector},
   };
   return kCollectors;
 }

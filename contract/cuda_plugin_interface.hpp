@@ -6,15 +6,15 @@
 #include "collector_hooks.hpp"
 #include "commlens/profiler/profiler.hpp"
 #include "runtime_channel.hpp"
+#include "runtime_settings.hpp"
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
 namespace commlens::contract {
 
-inline constexpr int kCudaPluginAbiVersion = 15;
+inline constexpr int kCudaPluginAbiVersion = 16;
 inline constexpr const char* kCudaPluginFile = "libcommlens_cuda.so";
 inline constexpr const char* kCudaPluginStartSymbol = "commlens_cuda_plugin_start";
 
@@ -24,25 +24,13 @@ struct CudaPluginHost {
   int run_rank = 0;   // what rows store in their rank column (ProcessIdentity::run_rank)
   bool cupti = false; // COMMLENS_COLLECTORS names cupti
   bool nvtx = false;  // COMMLENS_COLLECTORS names nvtx
-  KernelRecording kernels = KernelRecording::Off;    // COMMLENS_KERNELS
-  std::vector<StepSpan> kernel_steps;                // COMMLENS_KERNEL_STEPS
-  std::string step_range;                            // COMMLENS_STEP_RANGE (empty: none)
-  Mode mode = Mode::Summary;                         // COMMLENS_MODE
-  RuntimeMode runtime = RuntimeMode::Off;            // COMMLENS_RUNTIME
-  std::vector<std::string> runtime_collectives;      // COMMLENS_RUNTIME_COLLECTIVES
-  std::optional<std::uint32_t> runtime_host_percent; // COMMLENS_RUNTIME_HOST_PERCENT (unset: the table's)
-  std::string runtime_algorithm = "auto";            // COMMLENS_RUNTIME_ALGORITHM
-  std::string runtime_tuning_file;                   // COMMLENS_RUNTIME_TUNING
-  std::string runtime_paths;                         // COMMLENS_RUNTIME_PATHS (empty: the default file)
-  bool runtime_background_opens = false;             // COMMLENS_RUNTIME_BACKGROUND_OPENS
-  std::uint32_t runtime_ranks_per_node = 0;          // COMMLENS_RUNTIME_RANKS_PER_NODE
-  std::string runtime_tree_progress = "event";       // COMMLENS_RUNTIME_TREE_PROGRESS
-  std::optional<std::uint32_t> runtime_tree_streams; // COMMLENS_RUNTIME_TREE_STREAMS (unset: the table's)
-  std::uint64_t runtime_resident_bytes = 0;          // COMMLENS_RUNTIME_RESIDENT_BYTES
-  std::uint32_t runtime_resident_linger_us = 1000;   // COMMLENS_RUNTIME_RESIDENT_LINGER_US
-  std::string runtime_select = "static";             // COMMLENS_RUNTIME_SELECT
-  std::string noise;                                 // COMMLENS_NOISE (empty: none)
-  const RuntimeChannel* runtime_channel = nullptr;   // open when COMMLENS_RUNTIME_COLLECTIVES names p2p
+  KernelRecording kernels = KernelRecording::Off;  // COMMLENS_KERNELS
+  std::vector<StepSpan> kernel_steps;              // COMMLENS_KERNEL_STEPS
+  std::string step_range;                          // COMMLENS_STEP_RANGE (empty: none)
+  Mode mode = Mode::Summary;                       // COMMLENS_MODE
+  RuntimeSettings runtime;                         // COMMLENS_RUNTIME* (runtime_settings.hpp)
+  std::string noise;                               // COMMLENS_NOISE (empty: none)
+  const RuntimeChannel* runtime_channel = nullptr; // open when COMMLENS_RUNTIME_COLLECTIVES names p2p
   std::uint64_t init_ns = 0; // profiler time of MPI_Init; rows store times relative to it
   CollectorHooks* hooks = nullptr;
   // The profiler's clock (CLOCK_MONOTONIC scale), also handed to CUPTI as its timestamp source.

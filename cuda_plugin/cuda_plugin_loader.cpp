@@ -1,9 +1,11 @@
 #include "cuda_plugin_loader.hpp"
 
+#include "collector_registration.hpp"
 #include "communicator_registry.hpp"
 #include "cuda_plugin_interface.hpp"
 #include "phase_marks.hpp"
 #include "runtime_channel.hpp"
+#include "runtime_settings.hpp"
 
 #include <algorithm>
 
@@ -85,7 +87,8 @@ std::string plugin_path() {
   return (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + contract::kCudaPluginFile;
 }
 
-std::string load_and_start(Profiler& profiler, std::span<const FunctionDescription> functions) {
+std::string load_and_start(Profiler& profiler, std::span<const FunctionDescription> functions,
+                           const contract::RuntimeSettings& runtime) {
   const std::string path = plugin_path();
   void* plugin = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (plugin == nullptr) {
@@ -106,19 +109,7 @@ std::string load_and_start(Profiler& profiler, std::span<const FunctionDescripti
   host.kernel_steps = profiler.config().kernel_steps;
   host.step_range = profiler.config().step_range;
   host.mode = profiler.config().mode;
-  host.runtime = profiler.config().runtime;
-  host.runtime_collectives = profiler.config().runtime_collectives;
-  host.runtime_host_percent = profiler.config().runtime_host_percent;
-  host.runtime_ranks_per_node = profiler.config().runtime_ranks_per_node;
-  host.runtime_algorithm = profiler.config().runtime_algorithm;
-  host.runtime_tuning_file = profiler.config().runtime_tuning_file;
-  host.runtime_paths = profiler.config().runtime_paths;
-  host.runtime_background_opens = profiler.config().runtime_background_opens;
-  host.runtime_tree_progress = profiler.config().runtime_tree_progress;
-  host.runtime_tree_streams = profiler.config().runtime_tree_streams;
-  host.runtime_resident_bytes = profiler.config().runtime_resident_bytes;
-  host.runtime_resident_linger_us = profiler.config().runtime_resident_linger_us;
-  host.runtime_select = profiler.config().runtime_select;
+  host.runtime = runtime;
   host.noise = profiler.config().noise;
   host.runtime_channel = runtime_channel.comm != MPI_COMM_NULL ? &runtime_channel : nullptr;
   host.init_ns = profiler.init_ns();
@@ -190,25 +181,32 @@ __attribute__((constructor)) void name_nvtx_tool() {
 #endif
 }
 
-} // namespace
-
-void start_cuda_collectors(Profiler& profiler, std::span<const FunctionDescription> functions) {
+// with_mpi: MPI is initialised. The runtime takes MPI calls and needs MPI to set up, so without it
+// the runtime stays off; its settings are still read, so bad values are reported alike.
+void start_cuda(Profiler& profiler, std::span<const FunctionDescription> functions, bool with_mpi) {
   const Config& config = profiler.config();
+  // The runtime's settings, from the same COMMLENS_* values (environment and COMMLENS_CONFIG file)
+  // as the profiler's, their warnings said as the profiler's are.
+  contract::RuntimeSettings runtime =
+      contract::read_runtime_settings(config.raw, settings_warning(profiler.identity().world_rank));
+  if (!with_mpi) {
+    runtime.mode = RuntimeMode::Off;
+  }
   const bool collectors_asked = config.collectors.cupti || config.collectors.nvtx;
-  const bool runtime_asked = config.runtime != RuntimeMode::Off;
+  const bool runtime_asked = runtime.mode != RuntimeMode::Off;
   std::string why_off;
   std::vector<contract::PciGpuId> visible_gpus;
   if (collectors_asked || runtime_asked) {
     why_off = probe_cuda_driver(&visible_gpus);
   }
   // Collective: opened on every rank whatever its probe said, so no rank is left waiting.
-  const auto& collectives = config.runtime_collectives;
+  const auto& collectives = runtime.collectives;
   if (runtime_asked && std::ranges::find(collectives, "p2p") != collectives.end()) {
-    runtime_channel = contract::open_runtime_channel(config.runtime_ranks_per_node, visible_gpus);
+    runtime_channel = contract::open_runtime_channel(runtime.ranks_per_node, visible_gpus);
   }
   if (collectors_asked || runtime_asked) {
     if (why_off.empty()) {
-      why_off = load_and_start(profiler, functions);
+      why_off = load_and_start(profiler, functions, runtime);
     }
   }
   if (!collectors_asked) {
@@ -226,6 +224,17 @@ void start_cuda_collectors(Profiler& profiler, std::span<const FunctionDescripti
     profiler.set_run_value("runtime", "off");
     profiler.set_run_value("runtime_reason", why_off);
   }
+}
+
+} // namespace
+
+void start_cuda_collectors(Profiler& profiler, std::span<const FunctionDescription> functions) {
+  start_cuda(profiler, functions, true);
+}
+
+void start_cuda_collectors_without_runtime(Profiler& profiler,
+                                           std::span<const FunctionDescription> functions) {
+  start_cuda(profiler, functions, false);
 }
 
 void stop_runtime_channel() {

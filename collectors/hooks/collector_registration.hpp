@@ -26,9 +26,10 @@ struct CollectorLifecycle {
   void (*not_started)() = nullptr;
   // MPI_Finalize, after every slot's finalize and before the profiler stops.
   void (*finished)() = nullptr;
-  // Also started in a process that never initialises MPI, where a collector of another API
-  // starts the profiler (collectors/nccl/nccl_without_mpi.hpp); needs no MPI call then.
-  bool without_mpi = false;
+  // Started instead of `start` in a process that never initialises MPI, where a collector of
+  // another API starts the profiler (collectors/nccl/nccl_without_mpi.hpp); makes no MPI call.
+  // Null: the collector needs MPI and stays off there.
+  void (*start_without_mpi)(Profiler& profiler, std::span<const FunctionDescription> functions) = nullptr;
 };
 
 // Every collector linked into libcommlens.so besides the PMPI collector, in start order.
@@ -41,5 +42,8 @@ std::span<const CollectorLifecycle> linked_collectors();
 std::vector<FunctionDescription> run_functions();
 std::string command_line();
 void finish_job_and_merge_if_last(const Config& config, const ProcessIdentity& identity);
+// Where the warnings about bad settings go (Config's, and the GPU runtime's that the CUDA plugin's
+// loader reads): stderr, from world rank 0 only, since every rank reads the same environment.
+Config::Warn settings_warning(int world_rank);
 
 } // namespace commlens::pmpi

@@ -85,7 +85,7 @@ void stop_at_exit() {
     }
   }
   for (const pmpi::CollectorLifecycle& collector : pmpi::linked_collectors()) {
-    if (collector.without_mpi && collector.finished != nullptr) {
+    if (collector.start_without_mpi != nullptr && collector.finished != nullptr) {
       collector.finished();
     }
   }
@@ -118,12 +118,7 @@ Profiler* start_without_mpi() {
   gethostname(host, sizeof host - 1);
   identity.host = host;
   identity.pid = static_cast<long>(getpid());
-  const bool first = identity.world_rank == 0;
-  Config config = Config::from_environment([first](const std::string& message) {
-    if (first) {
-      std::fprintf(stderr, "%s%s\n", message.rfind("commlens:", 0) == 0 ? "" : "commlens: ", message.c_str());
-    }
-  });
+  Config config = Config::from_environment(pmpi::settings_warning(identity.world_rank));
   if (!config.collectors.pmpi) {
     return nullptr;
   }
@@ -131,7 +126,6 @@ Profiler* start_without_mpi() {
     std::atexit(warn_if_mpi_never_started); // MPI_Init is expected to start the profiler
     return nullptr;
   }
-  config.runtime = RuntimeMode::Off; // the GPU runtime takes MPI calls and needs MPI to set up
   if (identity.world_size == 1) {
     try {
       claim_job(config.output_directory, 1, false, identity.host, identity.pid);
@@ -150,8 +144,8 @@ Profiler* start_without_mpi() {
   profiler->set_run_value("world_size", std::to_string(identity.world_size));
   profiler->set_run_value("mpi_library_version", "MPI not initialised: NCCL started the profiler");
   for (const pmpi::CollectorLifecycle& collector : pmpi::linked_collectors()) {
-    if (collector.without_mpi) {
-      collector.start(*profiler, functions);
+    if (collector.start_without_mpi != nullptr) {
+      collector.start_without_mpi(*profiler, functions);
     }
   }
   std::atexit(stop_at_exit);

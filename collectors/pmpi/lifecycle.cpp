@@ -114,11 +114,7 @@ void take_place_in_run(const std::string& output_directory, ProcessIdentity& ide
 // file failed, and it said so) records into memory that is dropped; MPI_Finalize counts the
 // ranks that kept files before merging.
 Profiler* start_on_every_rank(ProcessIdentity identity) {
-  Config config = Config::from_environment([&identity](const std::string& message) {
-    if (identity.world_rank == 0) { // every rank sees the same environment: say it once
-      std::fprintf(stderr, "%s%s\n", message.rfind("commlens:", 0) == 0 ? "" : "commlens: ", message.c_str());
-    }
-  });
+  Config config = Config::from_environment(settings_warning(identity.world_rank));
   if (!config.collectors.pmpi) {
     return nullptr; // the same environment on every rank: all of them skip profiling together
   }
@@ -201,6 +197,14 @@ std::string command_line() {
     c = c == '\0' ? ' ' : c;
   }
   return text;
+}
+
+Config::Warn settings_warning(int world_rank) {
+  return [world_rank](const std::string& message) {
+    if (world_rank == 0) {
+      std::fprintf(stderr, "%s%s\n", message.rfind("commlens:", 0) == 0 ? "" : "commlens: ", message.c_str());
+    }
+  };
 }
 
 // The run's functions table: MPI's, then those of the linked collectors that intercept other APIs.

@@ -13,8 +13,6 @@
 #include "transport/buffer_pool.hpp"
 #include "transport/ipc_handle_cache.hpp"
 
-#include "commlens/profiler/config.hpp"
-
 #include <memory>
 
 namespace commlens::runtime {

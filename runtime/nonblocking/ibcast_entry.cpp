@@ -65,7 +65,7 @@ int entry::MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, 
   record.bytes = count > 0 ? layout.bytes : 0; // equal on every rank (the datatypes may differ)
   NonblockingCollectives::Baseline baseline = ibcast_baseline(buffer, count, datatype, root);
   CommunicatorEngine& engine =
-      state.engines.engine_for(comm, static_cast<int>(state.host.runtime_ranks_per_node));
+      state.engines.engine_for(comm, static_cast<int>(state.host.runtime.ranks_per_node));
   const char* declined = declined_at_call(engine, record.bytes, root);
   if (declined != nullptr ||
       (state.mode == RuntimeMode::AB &&

@@ -38,7 +38,7 @@ int post_movement(MovementCall call, std::uint64_t call_id, std::uint8_t* implem
   RuntimeState& state = runtime_state();
   RuntimeOp record = start_record(state, call.function, call.comm, call_id, call.bytes);
   CommunicatorEngine& engine =
-      state.engines.engine_for(call.comm, static_cast<int>(state.host.runtime_ranks_per_node));
+      state.engines.engine_for(call.comm, static_cast<int>(state.host.runtime.ranks_per_node));
   call.geometry.ranks = engine.size();
   const char* declined = movement_declined(engine, call);
   if (declined != nullptr || (state.mode == RuntimeMode::AB &&
@@ -229,7 +229,7 @@ int entry::MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Dat
   const char* why = nullptr;
   const auto reduction = reduction_for(datatype, op, &why);
   CommunicatorEngine& engine =
-      state.engines.engine_for(comm, static_cast<int>(state.host.runtime_ranks_per_node));
+      state.engines.engine_for(comm, static_cast<int>(state.host.runtime.ranks_per_node));
   // Decided from arguments equal on every rank, so every rank posts the same way.
   const char* declined = !engine.usable() ? engine.why_unusable().c_str()
                          : engine.spans_nodes()

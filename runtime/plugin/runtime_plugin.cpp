@@ -74,28 +74,28 @@ std::string gpu_name() {
 // The tuning table and the settings that override it; a bad COMMLENS_RUNTIME_TUNING file is said
 // once (rank 0) and the shipped table used, and the run table says which table ran either way.
 void load_tuning(RuntimeState& state, const contract::CudaPluginHost& host) {
-  tuning::LoadedTable loaded = tuning::load_table(gpu_name(), host.runtime_tuning_file);
+  tuning::LoadedTable loaded = tuning::load_table(gpu_name(), host.runtime.tuning_file);
   if (!loaded.problem.empty() && host.world_rank == 0) {
     fmt::print(stderr, "commlens: COMMLENS_RUNTIME_TUNING={}: {}; using the shipped table ({})\n",
-               host.runtime_tuning_file, loaded.problem, loaded.named.name);
+               host.runtime.tuning_file, loaded.problem, loaded.named.name);
   }
   host.set_run_value("runtime_tuning", loaded.description);
   // The settings were checked where they were read: the algorithm is auto or one of
   // tuning::kAlgorithms, the selection static, dynamic or sweep.
   state.selection = selection::Selector(
       std::move(loaded.named),
-      {.allreduce = {tuning::parse_algorithm(host.runtime_algorithm), host.runtime_host_percent},
-       .resident_bytes = host.runtime_resident_bytes,
-       .dynamic = host.runtime_select != "static",
-       .sweep = host.runtime_select == "sweep",
-       .tree_streams = host.runtime_tree_streams,
+      {.allreduce = {tuning::parse_algorithm(host.runtime.algorithm), host.runtime.host_percent},
+       .resident_bytes = host.runtime.resident_bytes,
+       .dynamic = host.runtime.select != "static",
+       .sweep = host.runtime.select == "sweep",
+       .tree_streams = host.runtime.tree_streams,
        .resident_max_ranks = resident::kMaxRanks});
 }
 
 // COMMLENS_NOISE on the ranks it names (a bad value is said once, by rank 0, and nothing injected)
 // and COMMLENS_RUNTIME_TREE_PROGRESS.
 void load_tree_settings(RuntimeState& state, const contract::CudaPluginHost& host) {
-  state.blocking_trees = host.runtime_tree_progress == "blocking";
+  state.blocking_trees = host.runtime.tree_progress == "blocking";
   if (host.noise.empty()) {
     return;
   }
@@ -159,18 +159,18 @@ void install_request_hooks(contract::RuntimeEntries& entries) {
 } // namespace
 
 const char* start_runtime(const contract::CudaPluginHost& host) {
-  if (host.runtime == RuntimeMode::Off) {
+  if (host.runtime.mode == RuntimeMode::Off) {
     return nullptr;
   }
   RuntimeState& state = runtime_state();
   state.host = host;
-  state.mode = host.runtime;
+  state.mode = host.runtime.mode;
   state.cuda_aware = mpi_is_cuda_aware();
   state.records = std::make_unique<RuntimeRecords>(state.host);
   use_location_cache(host.hooks->buffer_location); // set by the CUDA collector, which starts first
   load_tuning(state, host);
   load_tree_settings(state, host);
-  state.resident_linger_ns = std::uint64_t{host.runtime_resident_linger_us} * 1000;
+  state.resident_linger_ns = std::uint64_t{host.runtime.resident_linger_us} * 1000;
   if (host.runtime_channel != nullptr) {
     state.p2p =
         std::make_unique<PointToPoint>(state.host, state.mode, state.cache, *state.records,
@@ -179,7 +179,7 @@ const char* start_runtime(const contract::CudaPluginHost& host) {
   }
   // The `runtime` functions of mpi_functions.spec: point-to-point when its channel is open (the
   // core opens it when COMMLENS_RUNTIME_COLLECTIVES names p2p), each collective when named there.
-  const auto& collectives = host.runtime_collectives;
+  const auto& collectives = host.runtime.collectives;
   const auto named = [&](std::string_view name) {
     return std::find(collectives.begin(), collectives.end(), name) != collectives.end();
   };
@@ -205,7 +205,7 @@ const char* start_runtime(const contract::CudaPluginHost& host) {
   }
   host.hooks->slots[static_cast<int>(contract::Collector::Runtime)] = {
       state.nonblocking ? progress_at_call : nullptr, nullptr, nullptr, forget_communicator, finish};
-  host.set_run_value("runtime", host.runtime == RuntimeMode::AB ? "ab" : "on");
+  host.set_run_value("runtime", host.runtime.mode == RuntimeMode::AB ? "ab" : "on");
   host.set_run_value("runtime_baseline",
                      state.cuda_aware ? "pmpi (CUDA-aware MPI)" : "host staging (MPI not CUDA-aware)");
   return nullptr;

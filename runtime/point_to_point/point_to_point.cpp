@@ -26,7 +26,7 @@ PointToPoint::PointToPoint(const contract::CudaPluginHost& host, RuntimeMode mod
       pinned_(PoolMemory::PinnedHost, kCachedPinnedBytes), peers_(*host.runtime_channel),
       rings_(*host.runtime_channel),
       sender_(*host.runtime_channel, peers_, cache, pinned_, rings_, stripe_from(stripe)),
-      receiver_(*host.runtime_channel, cache, pinned_, rings_, stripe, host.runtime_background_opens),
+      receiver_(*host.runtime_channel, cache, pinned_, rings_, stripe, host.runtime.background_opens),
       probed_([this](std::span<const unsigned char> bytes) { return receiver_.recognise(bytes); },
               sizeof(RendezvousHeader),
               [this](MPI_Comm comm, int source) { return peers_.on_this_node(comm, source); }) {}

@@ -10,8 +10,6 @@
 #include "point_to_point/rendezvous_receiver.hpp"
 #include "point_to_point/rendezvous_sender.hpp"
 
-#include "commlens/profiler/config.hpp"
-
 #include <atomic>
 #include <functional>
 #include <mutex>

@@ -1,6 +1,7 @@
 // Bad configuration never stops the application: an unwritable COMMLENS_OUTPUT gives one clear
 // "commlens:" error per process and no database; a bad COMMLENS_MODE gives one message naming the
-// variable and its accepted values, and profiling goes on in summary mode.
+// variable and its accepted values, and profiling goes on in summary mode; so do bad settings of the
+// GPU runtime.
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
@@ -99,6 +100,36 @@ TEST(BadMode, ContinuesProfilingInSummaryMode) {
     EXPECT_EQ(stored.totals(r, "MPI_Sendrecv"),
               (CallTotals{kIterations, kIterations * kPairBytes, kIterations * kPairBytes}))
         << "rank " << r;
+}
+
+// The GPU runtime's settings are read by the CUDA plugin's loader (contract/runtime_settings.hpp),
+// not by the profiler's Config, from the same values: the environment's and the COMMLENS_CONFIG
+// file's. A bad one is reported as the profiler's are, once, by rank 0, and profiling goes on.
+TEST(BadRuntimeSettings, RankZeroSaysEachOnceAlsoFromTheConfigFile) {
+  const auto config_file = std::filesystem::temp_directory_path() /
+                           ("commlens-runtime-settings-" + std::to_string(getpid()) + ".conf");
+  std::ofstream(config_file) << "COMMLENS_RUNTIME_TREE_STREAMS=9\n";
+  const auto result = run_profiled_job({.command = ring_pingpong(),
+                                        .environment = {{"COMMLENS_RUNTIME", "yes"},
+                                                        {"COMMLENS_RUNTIME_SELECT", "learned"},
+                                                        {"COMMLENS_CONFIG", config_file.string()}}});
+  std::filesystem::remove(config_file);
+  EXPECT_EQ(result.exit_code, 0) << result.describe();
+  const std::string select =
+      "commlens: COMMLENS_RUNTIME_SELECT=learned is not valid (accepted: static, dynamic, "
+      "sweep); using static";
+  const std::string streams =
+      "commlens: COMMLENS_RUNTIME_TREE_STREAMS=9 is not valid (accepted: an integer from 1 "
+      "to 8); using the tuning table's streams";
+  for (const std::string& expected :
+       {std::string("commlens: COMMLENS_RUNTIME=yes is not valid (accepted: off, on, ab); using off"), select,
+        streams}) {
+    EXPECT_EQ(lines_containing(result.standard_error, expected).size(), 1u) << expected << "\n"
+                                                                            << result.describe();
+  }
+  Database db(result.merged_database());
+  EXPECT_EQ(read_call_stats(db, {"MPI_Sendrecv"}).totals(0, "MPI_Sendrecv").count, kIterations)
+      << "profiling went on";
 }
 
 } // namespace

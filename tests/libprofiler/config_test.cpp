@@ -1,5 +1,4 @@
 #include "commlens/profiler/config.hpp"
-#include "commlens/profiler/settings.hpp"
 
 #include <gtest/gtest.h>
 
@@ -163,144 +162,33 @@ TEST(Config, BadPvarSettingsWarnOnceEachNamingTheVariableAndKeepTheDefaults) {
   }
 }
 
-} // namespace
-
-namespace {
-
-TEST(Config, RuntimeIsOffByDefaultForAllreduceWithoutTheHostPath) {
-  Environment environment;
-  const auto config = environment.load();
-  EXPECT_EQ(config.runtime, commlens::RuntimeMode::Off);
-  EXPECT_EQ(config.runtime_collectives, std::vector<std::string>{"allreduce"});
-  EXPECT_EQ(config.runtime_host_percent, std::nullopt); // the tuning table's share
-  EXPECT_EQ(config.runtime_algorithm, "auto");
-  EXPECT_EQ(config.runtime_tuning_file, "");
+TEST(Config, NoiseIsKeptForTheRuntimeToParseAndAnEmptyValueWarns) {
+  EXPECT_EQ(Environment{}.load().noise, ""); // no noise
+  Environment environment{{{"COMMLENS_NOISE", "10:10:1"}}, {}};
+  EXPECT_EQ(environment.load().noise, "10:10:1"); // parsed by the runtime when it starts
+  EXPECT_TRUE(environment.warnings.empty());
+  Environment bad{{{"COMMLENS_NOISE", ""}}, {}};
+  bad.load();
+  ASSERT_EQ(bad.warnings.size(), 1u);
+  EXPECT_EQ(bad.warnings[0],
+            "commlens: COMMLENS_NOISE= is not valid (accepted: HZ:MAX_MS[:RANKS] (e.g. 10:10 or "
+            "10:10:0-1)); using none");
 }
 
-TEST(Config, RuntimeSettingsAreRead) {
-  Environment environment{{{"COMMLENS_RUNTIME", "ab"},
-                           {"COMMLENS_RUNTIME_HOST_PERCENT", "13"},
-                           {"COMMLENS_RUNTIME_ALGORITHM", "two_shot"},
-                           {"COMMLENS_RUNTIME_TUNING", "/tmp/table.json"},
-                           {"COMMLENS_RUNTIME_RANKS_PER_NODE", "2"},
-                           {"COMMLENS_RUNTIME_PATHS", "off"},
-                           {"COMMLENS_RUNTIME_BACKGROUND_OPENS", "1"},
-                           {"COMMLENS_RUNTIME_COLLECTIVES", "p2p,allreduce"}},
-                          {}};
-  const auto config = environment.load();
-  EXPECT_EQ(config.runtime, commlens::RuntimeMode::AB);
-  EXPECT_EQ(config.runtime_collectives, (std::vector<std::string>{"p2p", "allreduce"}));
-  EXPECT_EQ(config.runtime_host_percent, 13u);
-  EXPECT_EQ(config.runtime_algorithm, "two_shot");
-  EXPECT_EQ(config.runtime_tuning_file, "/tmp/table.json");
-  EXPECT_EQ(config.runtime_ranks_per_node, 2u);
-  EXPECT_EQ(config.runtime_paths, "off");
-  EXPECT_TRUE(config.runtime_background_opens);
-  EXPECT_TRUE(environment.warnings.empty());
-}
-
-TEST(Config, TreeProgressAndNoiseAreReadAndBadValuesWarn) {
-  Environment defaults;
-  EXPECT_EQ(defaults.load().runtime_tree_progress, "event");
-  EXPECT_EQ(defaults.load().noise, ""); // no noise
-  Environment environment{{{"COMMLENS_RUNTIME_TREE_PROGRESS", "blocking"},
-                           {"COMMLENS_NOISE", "10:10:1"},
-                           {"COMMLENS_RUNTIME_COLLECTIVES", "bcast,reduce"}},
-                          {}};
-  const auto config = environment.load();
-  EXPECT_EQ(config.runtime_tree_progress, "blocking");
-  EXPECT_EQ(config.noise, "10:10:1"); // parsed by the runtime when it starts
-  EXPECT_EQ(config.runtime_collectives, (std::vector<std::string>{"bcast", "reduce"}));
-  EXPECT_TRUE(environment.warnings.empty());
-  Environment bad{{{"COMMLENS_RUNTIME_TREE_PROGRESS", "lazy"}, {"COMMLENS_NOISE", ""}}, {}};
-  EXPECT_EQ(bad.load().runtime_tree_progress, "event");
-  EXPECT_EQ(bad.warnings.size(), 2u);
-}
-
-TEST(Config, TreeStreamsOverrideTheTableWithinOneToEight) {
-  Environment defaults;
-  EXPECT_EQ(defaults.load().runtime_tree_streams, std::nullopt); // the tuning table's
-  Environment environment{{{"COMMLENS_RUNTIME_TREE_STREAMS", "3"}}, {}};
-  EXPECT_EQ(environment.load().runtime_tree_streams, 3u);
-  EXPECT_TRUE(environment.warnings.empty());
-  for (const char* bad_value : {"0", "9", "two"}) {
-    Environment bad{{{"COMMLENS_RUNTIME_TREE_STREAMS", bad_value}}, {}};
-    EXPECT_EQ(bad.load().runtime_tree_streams, std::nullopt) << bad_value;
-    EXPECT_EQ(bad.warnings.size(), 1u) << bad_value;
+// The GPU runtime's settings are not Config's (contract/runtime_settings.hpp reads them): a value
+// of theirs, even a bad one, is kept in `raw` without a warning.
+TEST(Config, TheRuntimesSettingsAreOnlyKeptInRaw) {
+  const std::string path = testing::TempDir() + "commlens-config-runtime-test.conf";
+  {
+    std::ofstream file(path);
+    file << "COMMLENS_RUNTIME=yes\nCOMMLENS_RUNTIME_SELECT=dynamic\n";
   }
-}
-
-TEST(Config, SelectionIsStaticUnlessDynamicIsAsked) {
-  Environment defaults;
-  EXPECT_EQ(defaults.load().runtime_select, "static");
-  Environment dynamic{{{"COMMLENS_RUNTIME_SELECT", "dynamic"}}, {}};
-  EXPECT_EQ(dynamic.load().runtime_select, "dynamic");
-  EXPECT_TRUE(dynamic.warnings.empty());
-  Environment bad{{{"COMMLENS_RUNTIME_SELECT", "learned"}}, {}};
-  EXPECT_EQ(bad.load().runtime_select, "static");
-  EXPECT_EQ(bad.warnings.size(), 1u);
-}
-
-TEST(Config, BadRuntimeSettingsWarnOnceEachNamingTheVariableAndKeepTheDefaults) {
-  Environment environment{{{"COMMLENS_RUNTIME", "yes"},
-                           {"COMMLENS_RUNTIME_COLLECTIVES", "allreduce,alltoallv"},
-                           {"COMMLENS_RUNTIME_HOST_PERCENT", "60"},
-                           {"COMMLENS_RUNTIME_ALGORITHM", "three_shot"},
-                           {"COMMLENS_RUNTIME_TUNING", ""},
-                           {"COMMLENS_RUNTIME_RANKS_PER_NODE", "-1"},
-                           {"COMMLENS_RUNTIME_PATHS", ""},
-                           {"COMMLENS_RUNTIME_BACKGROUND_OPENS", "later"}},
-                          {}};
+  Environment environment{{{"COMMLENS_CONFIG", path}}, {}};
   const auto config = environment.load();
-  EXPECT_EQ(config.runtime, commlens::RuntimeMode::Off);
-  EXPECT_EQ(config.runtime_collectives, std::vector<std::string>{"allreduce"});
-  EXPECT_EQ(config.runtime_host_percent, std::nullopt);
-  EXPECT_EQ(config.runtime_algorithm, "auto");
-  EXPECT_EQ(config.runtime_tuning_file, "");
-  EXPECT_EQ(config.runtime_ranks_per_node, 0u);
-  EXPECT_EQ(config.runtime_paths, "");
-  EXPECT_FALSE(config.runtime_background_opens);
-  ASSERT_EQ(environment.warnings.size(), 8u);
-  for (const char* variable : {"COMMLENS_RUNTIME=yes", "COMMLENS_RUNTIME_COLLECTIVES=allreduce,alltoallv",
-                               "COMMLENS_RUNTIME_HOST_PERCENT=60", "COMMLENS_RUNTIME_ALGORITHM=three_shot",
-                               "COMMLENS_RUNTIME_TUNING=", "COMMLENS_RUNTIME_RANKS_PER_NODE=-1",
-                               "COMMLENS_RUNTIME_PATHS=", "COMMLENS_RUNTIME_BACKGROUND_OPENS=later"}) {
-    EXPECT_EQ(std::count_if(
-                  environment.warnings.begin(), environment.warnings.end(),
-                  [&](const std::string& warning) { return warning.find(variable) != std::string::npos; }),
-              1)
-        << variable;
-  }
+  EXPECT_TRUE(environment.warnings.empty());
+  EXPECT_EQ(config.raw.at("COMMLENS_RUNTIME"), "yes");
+  EXPECT_EQ(config.raw.at("COMMLENS_RUNTIME_SELECT"), "dynamic");
+  std::remove(path.c_str());
 }
 
 } // namespace
-
-// The user guide's settings table and the settings Config reads name the same variables, and each
-// row's default column says the default a rejected value falls back to.
-TEST(Config, EverySettingIsDocumentedInTheUserGuideWithItsDefault) {
-  std::ifstream guide(COMMLENS_USER_GUIDE);
-  ASSERT_TRUE(guide) << COMMLENS_USER_GUIDE;
-  std::map<std::string, std::string> documented_defaults; // key -> last cell, backticks removed
-  for (std::string line; std::getline(guide, line);) {
-    if (!line.starts_with("| `COMMLENS_")) {
-      continue;
-    }
-    const std::string key = line.substr(3, line.find('`', 3) - 3);
-    const auto last_bar = line.find_last_of('|');
-    std::string last_cell = line.substr(line.find_last_of('|', last_bar - 1) + 1);
-    std::erase(last_cell, '`');
-    documented_defaults[key] = last_cell;
-  }
-  std::vector<std::string> read_keys;
-  for (const auto& [key, accepted, default_value] : commlens::setting_descriptions()) {
-    read_keys.push_back(key);
-    const auto row = documented_defaults.find(key);
-    ASSERT_NE(row, documented_defaults.end()) << key << " has no row in docs/user-guide.md's settings table";
-    EXPECT_NE(row->second.find(default_value), std::string::npos)
-        << key << ": the guide's default column (" << row->second << ") does not say " << default_value;
-  }
-  for (const auto& [key, cell] : documented_defaults) {
-    EXPECT_NE(std::find(read_keys.begin(), read_keys.end(), key), read_keys.end())
-        << key << " is documented but not read by Config";
-  }
-}

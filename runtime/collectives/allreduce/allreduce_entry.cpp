@@ -58,11 +58,11 @@ ResidentRequest resident_request(const CommunicatorEngine& engine, const void* s
 // The engine's first call: its GPUs' copy paths, read from the node's file or measured, and where
 // each GPU sits against the CPUs of the rank that leads it go into the run table (one key per GPU).
 void learn_copy_paths(RuntimeState& state, CommunicatorEngine& engine, MPI_Comm comm) {
-  if (!engine.first_call() || engine.spans_nodes() || state.host.runtime_paths == "off") {
+  if (!engine.first_call() || engine.spans_nodes() || state.host.runtime.paths == "off") {
     return;
   }
   std::string problem;
-  if (const std::optional<KnownPaths> known = probe_paths(comm, engine, state.host.runtime_paths, &problem)) {
+  if (const std::optional<KnownPaths> known = probe_paths(comm, engine, state.host.runtime.paths, &problem)) {
     state.host.set_run_value("runtime_paths." + known->paths.pci,
                              (known->measured ? "measured, stored in " : "read from ") + known->file + ": " +
                                  topology::describe(known->paths) + "; " +
@@ -104,7 +104,7 @@ int run_algorithm(RuntimeState& state, CommunicatorEngine& engine, selection::De
                                        .reduction = call.reduction,
                                        .stripe = stripe,
                                        .host_share = decision.host_percent / 100.0,
-                                       .background_opens = state.host.runtime_background_opens},
+                                       .background_opens = state.host.runtime.background_opens},
                                       call.datatype, call.op, call.comm);
   record.decision_source = std::move(decision.source);
   if (!result.ran) {
@@ -144,7 +144,7 @@ int entry::MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Data
   // ranks take the same branch without talking to each other.
   drain_nonblocking(comm);
   CommunicatorEngine& engine =
-      state.engines.engine_for(comm, static_cast<int>(state.host.runtime_ranks_per_node));
+      state.engines.engine_for(comm, static_cast<int>(state.host.runtime.ranks_per_node));
   if (engine.usable()) {
     learn_copy_paths(state, engine, comm);
   }

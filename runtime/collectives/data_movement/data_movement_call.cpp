@@ -45,7 +45,7 @@ int run_chosen_movement(RuntimeState& state, CommunicatorEngine& engine, const M
     record.algorithm = algorithm;
   } else {
     MovementArguments arguments = movement_arguments(call);
-    arguments.background_opens = state.host.runtime_background_opens;
+    arguments.background_opens = state.host.runtime.background_opens;
     const IpcResult result = ipc_data_movement(engine, state.cache, arguments, decision.movement);
     ran = result.ran;
     if (ran) {
@@ -115,7 +115,7 @@ int run_movement_call(MovementCall& call, std::uint64_t call_id, std::uint8_t* i
   record.bytes = call.bytes;
   drain_nonblocking(call.comm);
   CommunicatorEngine& engine =
-      state.engines.engine_for(call.comm, static_cast<int>(state.host.runtime_ranks_per_node));
+      state.engines.engine_for(call.comm, static_cast<int>(state.host.runtime.ranks_per_node));
   call.geometry.ranks = engine.size();
   int rc = MPI_SUCCESS;
   if (const char* why = movement_declined(engine, call)) {

@@ -14,7 +14,7 @@ RootedCall start_call(FunctionId function, MPI_Comm comm, int root, std::uint64_
   }
   drain_nonblocking(comm);
   RootedCall call{
-      state, {}, state.engines.engine_for(comm, static_cast<int>(state.host.runtime_ranks_per_node)), comm};
+      state, {}, state.engines.engine_for(comm, static_cast<int>(state.host.runtime.ranks_per_node)), comm};
   call.record.call_id = call_id;
   call.record.function = function;
   call.record.start_ns = start_ns;
@@ -42,7 +42,7 @@ TreeSettings tree_settings(RootedCall& call, const selection::Decision& decision
           choice.window,
           choice.streams,
           call.state.blocking_trees,
-          call.state.host.runtime_background_opens,
+          call.state.host.runtime.background_opens,
           call.state.noise.get(),
           choice.push};
 }

@@ -1,7 +1,11 @@
 #pragma once
 // Profiler settings from COMMLENS_* environment variables (and an optional KEY=VALUE file named by
 // COMMLENS_CONFIG, whose values the environment overrides). Every bad value is reported once, with
-// the variable and the accepted values, and replaced by its default: profiling goes on.
+// the variable and the accepted values, and replaced by its default: profiling goes on. The GPU
+// runtime's settings (COMMLENS_RUNTIME*) are not read here: the loader of the CUDA plugin reads them
+// from `raw` (contract/runtime_settings.hpp).
+#include "setting_rules.hpp" // split_names
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -17,20 +21,6 @@ enum class Mode { Summary, Trace };
 // Whether every rank's output folder is rank 0's (a shared file system): found out at
 // MPI_Finalize (auto), or said. Where it is not, the ranks' data reaches rank 0 over MPI.
 enum class SharedOutput { Auto, Yes, No };
-// The embedded GPU collective runtime (runtime/): off, on for every eligible call, or ab, which
-// alternates runtime and baseline call by call for each call signature so both land in one trace.
-enum class RuntimeMode { Off, On, AB };
-// What the runtime implements; COMMLENS_RUNTIME_COLLECTIVES picks among them. p2p (device-buffer
-// point-to-point) is not on by default: a probe of a message that went through its rendezvous sees
-// the rendezvous header's size (docs/runtime.md). The nonblocking names (iallreduce, iallgather,
-// ireduce_scatter, ibcast) are not implied by the blocking ones: their work runs on threads of the runtime's.
-inline constexpr const char* kRuntimeCollectives =
-    "allreduce,bcast,reduce,allgather,gather,scatter,alltoall,reduce_scatter_block,reduce_scatter,p2p,"
-    "iallreduce,iallgather,ireduce_scatter,ibcast";
-inline constexpr const char* kRuntimeDefaultCollectives = "allreduce";
-// COMMLENS_RUNTIME_ALGORITHM: auto (the tuning table's choice) or one algorithm forced where safe.
-inline constexpr const char* kRuntimeAlgorithms = "auto,one_shot,two_shot,one_shot_striped";
-
 // The pvars sampled unless COMMLENS_PVARS says otherwise: receive-queue lengths, match attempts and
 // matching times (Open MPI ob1 and MPICH names) and Open MPI's monitoring counters (present only with
 // --mca pml_monitoring_enable 1). A trailing '*' matches every name with that prefix.
@@ -38,8 +28,6 @@ inline constexpr const char* kDefaultPvars =
     "pml_ob1_unexpected_msgq_length,pml_ob1_posted_recvq_length,pml_monitoring_messages_*,"
     "coll_monitoring_messages_*,unexpected_recvq_length,posted_recvq_length,unexpected_recvq_match_attempts,"
     "posted_recvq_match_attempts,time_matching_unexpectedq,time_failed_matching_postedq";
-// "a, b,c" -> {"a", "b", "c"}; empty names are dropped.
-std::vector<std::string> split_names(std::string_view list);
 
 struct CollectorSet {
   bool pmpi = true;
@@ -95,53 +83,18 @@ struct Config {
   // MPI functions at whose entry and exit the pvars are also sampled (none by default: each sample
   // reads every handle, too much for calls made millions of times).
   std::vector<std::string> pvar_calls; // COMMLENS_PVAR_CALLS=MPI_Barrier,MPI_Waitall,...
-  // GPU collective runtime (applies to device buffers only; needs libcommlens_cuda.so and a GPU).
-  RuntimeMode runtime = RuntimeMode::Off; // COMMLENS_RUNTIME
-  std::vector<std::string> runtime_collectives =
-      split_names(kRuntimeDefaultCollectives); // COMMLENS_RUNTIME_COLLECTIVES
-  // Share of a large two-rank allreduce sent over the host path beside NVLink, in percent (0: no
-  // striping). Unset: the tuning table's share (0 in the shipped tables; docs/runtime.md says why).
-  std::optional<std::uint32_t> runtime_host_percent; // COMMLENS_RUNTIME_HOST_PERCENT, 0..50
-  std::string runtime_algorithm = "auto";            // COMMLENS_RUNTIME_ALGORITHM, one of kRuntimeAlgorithms
-  // A tuning table (JSON, docs/runtime.md) replacing the shipped one; empty: the shipped one.
-  std::string runtime_tuning_file; // COMMLENS_RUNTIME_TUNING
-  // The node's file of measured copy paths (docs/runtime.md); empty: paths-HOST.json in the user's
-  // cache directory; "off": neither measured nor read.
-  std::string runtime_paths; // COMMLENS_RUNTIME_PATHS
-  // A call that would first have to open a peer's buffer (about 2.3 ms per CUDA IPC handle between
-  // GPUs) and would take less on the host path runs there while the handle opens in the
-  // background. Off by default: on one GPU opens cost far less and it measured no gain.
-  bool runtime_background_opens = false; // COMMLENS_RUNTIME_BACKGROUND_OPENS
-  // Treat every N consecutive ranks of MPI_COMM_WORLD as one node (0: the real nodes), so the
-  // runtime's hierarchical algorithm can be tested on one machine (as MPICH's
-  // MPIR_CVAR_NUM_CLIQUES does for its own).
-  std::uint32_t runtime_ranks_per_node = 0; // COMMLENS_RUNTIME_RANKS_PER_NODE
-  // How the rooted collectives' trees progress: event (each rank as its neighbours' segments
-  // arrive) or blocking (one segment at a time, every rank in a barrier after each: the comparison).
-  std::string runtime_tree_progress = "event"; // COMMLENS_RUNTIME_TREE_PROGRESS
-  std::optional<std::uint32_t>
-      runtime_tree_streams; // COMMLENS_RUNTIME_TREE_STREAMS, 1..8 (unset: the table's)
-  // Ranks sharing one GPU under MPS run calls whose largest contribution of a rank is at most this
-  // many bytes on the resident kernel (docs/runtime.md); 0: never. Each communicator that uses it
-  // holds two halves of this size per rank in GPU memory.
-  std::uint64_t runtime_resident_bytes = 262144; // COMMLENS_RUNTIME_RESIDENT_BYTES
-  // How long the resident kernel waits for the next call before it leaves the GPU (a program's
-  // cudaDeviceSynchronize waits for it at most this long).
-  std::uint32_t runtime_resident_linger_us = 1000; // COMMLENS_RUNTIME_RESIDENT_LINGER_US
-  // How the runtime picks algorithms and settings: static (the tuning table), dynamic (measured
-  // in turns at run time per operation and size bucket, agreed by the ranks; docs/runtime.md) or
-  // sweep (every candidate in turn, never deciding: what `commlens tune` measures with).
-  std::string runtime_select = "static"; // COMMLENS_RUNTIME_SELECT
   // Injected system noise, HZ:MAX_MS[:RANKS] (docs/runtime.md); empty: none. The runtime parses it
   // (and says in the run table what is wrong with it) when it starts.
   std::string noise; // COMMLENS_NOISE
 
-  // Every COMMLENS_* key this run was configured with, as given (stored in the run table).
+  // Every COMMLENS_* key this run was configured with, as given (stored in the run table), also
+  // those of other readers (the runtime's); the environment's value where the file names it too.
   std::map<std::string, std::string> raw;
 
   using Lookup = std::function<const char*(const char*)>;
-  using Warn = std::function<void(const std::string&)>;
-  // lookup defaults to getenv; warn receives one complete message per bad value.
+  using Warn = settings::Warn;
+  // lookup defaults to the whole environment; given, it is asked for Config's own keys only.
+  // warn receives one complete message per bad value.
   static Config from_environment(const Warn& warn, const Lookup& lookup = nullptr);
 };
 
@@ -159,6 +112,5 @@ inline std::string step_spans_text(const std::vector<StepSpan>& spans) {
   }
   return text;
 }
-const char* runtime_mode_name(RuntimeMode mode) noexcept;
 
 } // namespace commlens
