@@ -8,12 +8,12 @@ program="${1:?usage: cupti_feature_cost.sh BUILD_DIR [ROUNDS] [GROUPS]}/bench/cu
 rounds=${2:-3}
 groups=${3:-20000}
 # Outside the kernel steps the CUDA collector keeps on copies (memcpy, their API records, external
-# correlation, the IPC callbacks) and NVTX ranges: "outside" is that set; unified memory counters
-# ("um") join it with COMMLENS_MANAGED_MIGRATIONS=1. VARIANTS (space-separated) picks variants.
-outside=memcpy,copyapi,extcorr,push,callbacks,marker
+# correlation, the IPC callbacks), unified memory counters and NVTX ranges: "outside" is that set.
+outside=memcpy,copyapi,extcorr,push,callbacks,um,marker
 all=kernel,sync,memcpy,extcorr,api,push,callbacks,um,marker
+# VARIANTS (space-separated, with none among them) runs only those.
 variants=(${VARIANTS:-none kernel kernel,api sync stamp memcpy copyapi extcorr,push callbacks um marker "$outside"
-  "$outside,um" "$all"})
+  memcpy,copyapi,extcorr,push,callbacks,marker "$all"})
 declare -A values
 for ((round = 0; round < rounds; ++round)); do
   for variant in "${variants[@]}"; do
@@ -29,4 +29,4 @@ for variant in "${variants[@]}"; do
   awk -v n="$variant" -v v="$value" -v b="$base" -v r="${values[$variant]}" \
     'BEGIN {printf "%-52s %12.1f %10.1f  %s\n", n, v, v - b, r}'
 done
-echo "(median of $rounds rounds of $groups groups: event record, stream wait, kernel, event record, stream wait; outside the kernel steps the CUDA collector enables $outside (and um with COMMLENS_MANAGED_MIGRATIONS=1), inside them $all)"
+echo "(median of $rounds rounds of $groups groups: event record, stream wait, kernel, event record, stream wait; outside the kernel steps the CUDA collector enables $outside, inside them $all)"

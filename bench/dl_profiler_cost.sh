@@ -11,7 +11,6 @@
 #   WARMUP (5), LAUNCHER (torchrun | mpirun), PYTHON (python3), VARIANTS (default below):
 #     none            no profiler
 #     summary         commlens, default settings, summary mode (no kernel records)
-#     managed         commlens summary with COMMLENS_MANAGED_MIGRATIONS=1 (unified memory counters)
 #     trace           commlens, default settings, trace mode
 #     kernel-steps    commlens summary with COMMLENS_KERNELS=steps (kernels of steps 6-8)
 #     all-kernels     commlens summary with COMMLENS_KERNELS=all (every kernel recorded)
@@ -46,7 +45,6 @@ run() {
   none) ;;
   summary) job=("${profiled[@]}" --mode summary -- "${job[@]}") ;;
   trace) job=("${profiled[@]}" --mode trace -- "${job[@]}") ;;
-  managed) job=(env COMMLENS_MANAGED_MIGRATIONS=1 "${profiled[@]}" --mode summary -- "${job[@]}") ;;
   all-kernels) job=(env COMMLENS_KERNELS=all "${profiled[@]}" --mode summary -- "${job[@]}") ;;
   kernel-steps) job=(env COMMLENS_KERNELS=steps "${profiled[@]}" --mode summary -- "${job[@]}") ;;
   no-cupti) job=("${profiled[@]}" --mode summary --collectors pmpi,mpit,nvtx -- "${job[@]}") ;;

@@ -14,7 +14,7 @@
 
 namespace commlens::contract {
 
-inline constexpr int kCudaPluginAbiVersion = 17;
+inline constexpr int kCudaPluginAbiVersion = 16;
 inline constexpr const char* kCudaPluginFile = "libcommlens_cuda.so";
 inline constexpr const char* kCudaPluginStartSymbol = "commlens_cuda_plugin_start";
 
@@ -25,7 +25,6 @@ struct CudaPluginHost {
   bool cupti = false; // COMMLENS_COLLECTORS names cupti
   bool nvtx = false;  // COMMLENS_COLLECTORS names nvtx
   KernelRecording kernels = KernelRecording::Off;  // COMMLENS_KERNELS
-  bool managed_migrations = false;                 // COMMLENS_MANAGED_MIGRATIONS
   std::vector<StepSpan> kernel_steps;              // COMMLENS_KERNEL_STEPS
   std::string step_range;                          // COMMLENS_STEP_RANGE (empty: none)
   Mode mode = Mode::Summary;                       // COMMLENS_MODE

@@ -106,7 +106,6 @@ std::string load_and_start(Profiler& profiler, std::span<const FunctionDescripti
   host.cupti = profiler.config().collectors.cupti;
   host.nvtx = profiler.config().collectors.nvtx;
   host.kernels = profiler.config().kernels;
-  host.managed_migrations = profiler.config().managed_migrations;
   host.kernel_steps = profiler.config().kernel_steps;
   host.step_range = profiler.config().step_range;
   host.mode = profiler.config().mode;

@@ -276,15 +276,7 @@ bool start_activity_collection(const CopyPathClassifier& copy_classifier, IpcTra
   if (user_nvtx) {
     cupti_ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER), "cuptiActivityEnable(MARKER)");
   }
-  // Optional, and off by default: with the unified memory counters on, every kernel launch costs
-  // about 2 us more (bench/cupti_feature_cost.sh), and training jobs rarely migrate managed memory.
-  // Explicit copies are classified without them.
-  if (host().managed_migrations) {
-    host().set_run_value("managed_migrations",
-                         enable_unified_memory_counters() ? "recorded" : "not recorded: CUPTI refused");
-  } else {
-    host().set_run_value("managed_migrations", "not recorded (COMMLENS_MANAGED_MIGRATIONS=1 records them)");
-  }
+  enable_unified_memory_counters(); // optional: explicit copies are still classified without it
   return cupti_ok(cuptiActivityFlushPeriod(kFlushPeriodMs), "cuptiActivityFlushPeriod");
 }
 

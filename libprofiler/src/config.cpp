@@ -129,9 +129,6 @@ const std::vector<Setting>& config_rules() {
          return store(parse_named(v, kRecordings, kernel_recording_name), c.kernels);
        },
        [](const Config& c) { return std::string(kernel_recording_name(c.kernels)); }},
-      {"COMMLENS_MANAGED_MIGRATIONS", std::string(kBoolValues),
-       [](Config& c, const std::string& v) { return store(parse_bool(v), c.managed_migrations); },
-       [](const Config& c) { return bool_text(c.managed_migrations); }},
       {"COMMLENS_KERNEL_STEPS", "step numbers and spans from 1, in order (6-8 or 6-8,100-102)",
        [](Config& c, const std::string& v) { return store(parse_step_spans(v), c.kernel_steps); },
        [](const Config& c) { return step_spans_text(c.kernel_steps); }},

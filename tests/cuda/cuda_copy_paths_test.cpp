@@ -85,21 +85,9 @@ TEST_F(GpuProgram, PeerCopyStoresPeerCopiesBetweenTheTwoGpusWithTheirLinkAndMpiC
   }
 }
 
-TEST_F(GpuProgram, ManagedMigrationsAreNotRecordedUnlessAskedAndTheRunSaysSo) {
-  auto db = profile_example("managed_migration", "managed_migration", 1);
-  SKIP_WITHOUT_GPUS(db, 1, "managed_migration (unified-memory migrations)");
-  EXPECT_EQ(db->scalar("SELECT count(*) FROM cuda_copies WHERE path = 'managed'"), 0);
-  EXPECT_EQ(db->scalar("SELECT count(*) FROM run WHERE key = 'managed_migrations' AND value = 'not recorded "
-                       "(COMMLENS_MANAGED_MIGRATIONS=1 records them)'"),
-            1);
-}
-
 TEST_F(GpuProgram, ManagedMigrationStoresEveryMigratedByteAsManagedOutsideMpi) {
-  extra_environment_ = {{"COMMLENS_MANAGED_MIGRATIONS", "1"}};
   auto db = profile_example("managed_migration", "managed_migration", 1);
   SKIP_WITHOUT_GPUS(db, 1, "managed_migration (unified-memory migrations)");
-  EXPECT_EQ(db->scalar("SELECT count(*) FROM run WHERE key = 'managed_migrations' AND value = 'recorded'"),
-            1);
   for (int rank = 0; rank < kRanksOnGpus; ++rank) {
     const std::string r = std::to_string(rank);
     for (const std::string direction : {"HtoD", "DtoH"}) {

@@ -59,11 +59,9 @@ protected:
       return nullptr;
     }
     // Every kernel, memset and synchronisation too: what these programs queue is the subject.
-    std::map<std::string, std::string> environment = extra_environment_;
-    environment.insert({{"COMMLENS_COLLECTORS", "all"}, {"COMMLENS_KERNELS", "all"}});
     result_ = run_profiled_job({.command = std::move(command),
                                 .mode = "trace",
-                                .environment = std::move(environment),
+                                .environment = {{"COMMLENS_COLLECTORS", "all"}, {"COMMLENS_KERNELS", "all"}},
                                 .timeout_seconds = 240,
                                 .ranks = kRanksOnGpus});
     EXPECT_EQ(result_.exit_code, 0) << what << ": " << result_.describe();
@@ -98,8 +96,6 @@ protected:
   }
   bool skipped_ = false;
   JobResult result_;
-  // Settings a test adds to the profiled job's environment.
-  std::map<std::string, std::string> extra_environment_;
 };
 
 #define SKIP_WITHOUT_GPUS(db, gpus, what)                                                                    \

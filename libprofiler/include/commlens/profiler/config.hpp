@@ -74,9 +74,6 @@ struct Config {
   // with them) only where they pay for themselves; copies are always recorded.
   KernelRecording kernels = KernelRecording::Off; // COMMLENS_KERNELS=off|steps|all
   std::vector<StepSpan> kernel_steps = {{6, 8}};  // COMMLENS_KERNEL_STEPS
-  // Managed-memory migrations (CUPTI's unified memory counters): off by default, because with them
-  // on every kernel launch costs about 2 us more (docs/performance.md).
-  bool managed_migrations = false; // COMMLENS_MANAGED_MIGRATIONS=1|0
   // An NVTX range (default domain) whose name is this, alone or followed by a number ("step",
   // "step 12", "step#12", case ignored), marks a training step like MPI_Pcontrol(2); empty: none.
   std::string step_range = "step"; // COMMLENS_STEP_RANGE
