@@ -7,21 +7,15 @@ namespace commlens::integration {
 namespace {
 
 // One profiled run serves every test of the suite.
-class StagedExchangeActivity : public GpuProgram {
-protected:
-  void SetUp() override {
-    if (!profiled_) {
-      db_ = profile_example("staged_exchange", "staged_exchange", 1);
-      ops_ = op_invocations();
-      no_gpu_ = skipped_;
-      profiled_ = true;
-    }
-    skipped_ = no_gpu_;
+class StagedExchangeActivity : public ProfiledOnce<StagedExchangeActivity> {
+public:
+  std::unique_ptr<Database> run_profile() {
+    auto db = profile_example("staged_exchange", "staged_exchange", 1);
+    ops_ = op_invocations();
+    return db;
   }
-  static void TearDownTestSuite() { db_.reset(); }
-  static inline bool profiled_ = false;
-  static inline bool no_gpu_ = false;
-  static inline std::unique_ptr<Database> db_;
+
+protected:
   static inline std::map<int, std::int64_t> ops_;
 };
 

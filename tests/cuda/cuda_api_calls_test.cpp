@@ -8,21 +8,12 @@ namespace {
 constexpr int kLaunches = 7, kCopies = 5;
 
 // One profiled run serves every test of the suite.
-class ApiCalls : public GpuProgram {
-protected:
-  void SetUp() override {
-    if (!profiled_) {
-      db_ = profile("api_calls", 1,
-                    {cuda_example("api_calls"), std::to_string(kLaunches), std::to_string(kCopies)});
-      no_gpu_ = skipped_;
-      profiled_ = true;
-    }
-    skipped_ = no_gpu_;
+class ApiCalls : public ProfiledOnce<ApiCalls> {
+public:
+  std::unique_ptr<Database> run_profile() {
+    return profile("api_calls", 1,
+                   {cuda_example("api_calls"), std::to_string(kLaunches), std::to_string(kCopies)});
   }
-  static void TearDownTestSuite() { db_.reset(); }
-  static inline bool profiled_ = false;
-  static inline bool no_gpu_ = false;
-  static inline std::unique_ptr<Database> db_;
 };
 
 // Rows of cuda_api_calls joined with their function (c.*, f.name, f.domain) on `rank`, matching `condition`.

@@ -22,14 +22,22 @@ using namespace commlens;
 
 const std::vector<FunctionDescription> kFunctions = {{"MPI_Unused", "none"}, {"MPI_Barrier", "collective"}};
 
-void run_rank(const fs::path& directory, int rank, int calls, std::int64_t offset_ns) {
+// Rank `rank` of a two-rank trace run writing into `directory`, its clock `offset_ns` from rank 0's.
+Profiler* start_rank(const fs::path& directory, int rank, std::int64_t offset_ns) {
   Config config;
   config.output_directory = directory.string();
   config.mode = Mode::Trace;
   Profiler* profiler = Profiler::start(config, ProcessIdentity{rank, 2, "host", 10 + rank}, kFunctions);
+  if (profiler != nullptr) {
+    profiler->set_run_value("world_size", "2");
+    profiler->set_clock_alignment(ClockAlignment{offset_ns, 0.0});
+  }
+  return profiler;
+}
+
+void run_rank(const fs::path& directory, int rank, int calls, std::int64_t offset_ns) {
+  Profiler* profiler = start_rank(directory, rank, offset_ns);
   ASSERT_NE(profiler, nullptr);
-  profiler->set_run_value("world_size", "2");
-  profiler->set_clock_alignment(ClockAlignment{offset_ns, 0.0});
   for (int i = 0; i < calls; ++i) {
     ThreadRecorder* recorder = profiler->thread_recorder();
     EventRecord record{};
@@ -121,13 +129,8 @@ TEST(Merge, KeepsEveryRanksCudaApiCallsAndOneCatalogueOfTheirFunctions) {
   fs::remove_all(directory);
   const auto record = [&](int rank, std::int64_t offset_ns, std::vector<std::vector<SqlValue>> functions,
                           std::vector<std::vector<SqlValue>> calls) {
-    Config config;
-    config.output_directory = directory.string();
-    config.mode = Mode::Trace;
-    Profiler* profiler = Profiler::start(config, ProcessIdentity{rank, 2, "host", 10 + rank}, kFunctions);
+    Profiler* profiler = start_rank(directory, rank, offset_ns);
     ASSERT_NE(profiler, nullptr);
-    profiler->set_run_value("world_size", "2");
-    profiler->set_clock_alignment(ClockAlignment{offset_ns, 0.0});
     profiler->store_rows("INSERT OR IGNORE INTO cuda_api_functions (id, domain, name) VALUES (?,?,?)",
                          std::move(functions));
     profiler->store_rows("INSERT INTO cuda_api_calls (rank, thread, system_thread, start_ns, end_ns, "

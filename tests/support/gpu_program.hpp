@@ -117,4 +117,22 @@ inline std::int64_t rows_inside(const Database& db, const std::string& table, co
                    "AND c.rank = " + std::to_string(rank) + " AND " + condition);
 }
 
+// A suite whose tests all read one profiled run: Suite::run_profile() (returning the database, or
+// null after a skip) runs at the first test's SetUp, and every test then skips alike.
+template <typename Suite> class ProfiledOnce : public GpuProgram {
+protected:
+  void SetUp() override {
+    if (!profiled_) {
+      db_ = static_cast<Suite*>(this)->run_profile();
+      no_gpu_ = skipped_;
+      profiled_ = true;
+    }
+    skipped_ = no_gpu_;
+  }
+  static void TearDownTestSuite() { db_.reset(); }
+  static inline bool profiled_ = false;
+  static inline bool no_gpu_ = false;
+  static inline std::unique_ptr<Database> db_;
+};
+
 } // namespace commlens::integration
