@@ -1,7 +1,7 @@
 // MPI_Allreduce as the runtime runs it: the decision (runtime, A/B baseline turn, or fallback with
 // a reason), the algorithm or the baseline, and one runtime_ops record.
 #include "collectives/allreduce/ipc_allreduce.hpp"
-#include "collectives/dynamic_choice.hpp"
+#include "collectives/dynamic_learning.hpp"
 #include "collectives/resident_call.hpp"
 #include "collectives/runtime_state.hpp"
 #include "device/mpi_reduction_map.hpp"

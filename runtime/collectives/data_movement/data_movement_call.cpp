@@ -1,7 +1,7 @@
 // The shared skeleton of the data-movement entries (data_movement_call.hpp).
 #include "collectives/data_movement/data_movement_call.hpp"
 
-#include "collectives/dynamic_choice.hpp"
+#include "collectives/dynamic_learning.hpp"
 #include "collectives/resident_call.hpp"
 #include "collectives/runtime_state.hpp"
 #include "datatypes/message_layout.hpp"

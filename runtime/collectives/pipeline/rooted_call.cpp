@@ -1,7 +1,7 @@
 // The skeleton MPI_Bcast and MPI_Reduce share (rooted_call.hpp).
 #include "collectives/pipeline/rooted_call.hpp"
 
-#include "collectives/dynamic_choice.hpp"
+#include "collectives/dynamic_learning.hpp"
 
 namespace commlens::runtime::rooted {
 

@@ -1,4 +1,4 @@
-#include "collectives/dynamic_choice.hpp"
+#include "collectives/dynamic_learning.hpp"
 
 #include <vector>
 
