@@ -137,8 +137,8 @@ TEST(RuntimeSettings, BadValuesWarnOnceEachAndKeepTheDefaults) {
       "on, "
       "off); using 0",
       "commlens: COMMLENS_RUNTIME_COLLECTIVES=allreduce,alltoallv is not valid (accepted: a comma list of "
-      "allreduce,bcast,reduce,allgather,gather,scatter,alltoall,reduce_scatter_block,reduce_scatter,p2p,"
-      "iallreduce,iallgather,ireduce_scatter,ibcast); using allreduce",
+      "bcast,gather,scatter,allgather,alltoall,reduce,allreduce,reduce_scatter,reduce_scatter_block,p2p,"
+      "ibcast,iallgather,iallreduce,ireduce_scatter,ireduce_scatter_block); using allreduce",
       "commlens: COMMLENS_RUNTIME_HOST_PERCENT=60 is not valid (accepted: an integer from 0 to 50); using "
       "the "
       "tuning table's share",
