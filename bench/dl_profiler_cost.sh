@@ -8,13 +8,16 @@
 #
 # usage: bench/dl_profiler_cost.sh BUILD_DIR
 # environment: GPUS (all, at most 8), MODELS ("resnet50 transformer"), ROUNDS (3), STEPS (40),
-#   WARMUP (5), LAUNCHER (torchrun | mpirun), PYTHON (python3), VARIANTS (default below):
+#   WARMUP (5), LAUNCHER (torchrun | mpirun), PYTHON (python3), BIND (1: each rank pinned to its
+#   share of the CPUs near its GPU, ddp_train.py --bind-cpus; 0: as the launcher left it),
+#   VARIANTS (default below):
 #     none            no profiler
 #     summary         commlens, default settings, summary mode (no kernel records)
 #     trace           commlens, default settings, trace mode
 #     kernel-steps    commlens summary with COMMLENS_KERNELS=steps (kernels of steps 6-8)
 #     all-kernels     commlens summary with COMMLENS_KERNELS=all (every kernel recorded)
 #     no-cupti        commlens summary with COMMLENS_COLLECTORS=pmpi,mpit,nvtx
+#     cupti-copies    commlens summary with COMMLENS_CUDA_COPIES=cupti (CUPTI attached for copies)
 #     torch-profiler  torch.profiler, CPU and CUDA activities over every step
 set -euo pipefail
 build=$(realpath "${1:?usage: dl_profiler_cost.sh BUILD_DIR}")
@@ -34,6 +37,7 @@ trap 'rm -rf "$work"' EXIT
 run() {
   local model=$1 variant=$2 trainer_options=()
   local trainer=("$here/examples/dl/ddp_train.py" --model "$model" --steps "${STEPS:-40}" --warmup "${WARMUP:-5}")
+  [[ ${BIND:-1} == 1 ]] && trainer+=(--bind-cpus)
   local job
   if [[ ${LAUNCHER:-torchrun} == mpirun ]]; then
     job=(mpirun -np "$gpus" --oversubscribe "$python" "${trainer[@]}")
@@ -48,6 +52,7 @@ run() {
   all-kernels) job=(env COMMLENS_KERNELS=all "${profiled[@]}" --mode summary -- "${job[@]}") ;;
   kernel-steps) job=(env COMMLENS_KERNELS=steps "${profiled[@]}" --mode summary -- "${job[@]}") ;;
   no-cupti) job=("${profiled[@]}" --mode summary --collectors pmpi,mpit,nvtx -- "${job[@]}") ;;
+  cupti-copies) job=(env COMMLENS_CUDA_COPIES=cupti "${profiled[@]}" --mode summary -- "${job[@]}") ;;
   torch-profiler) job+=(--torch-profiler) ;;
   *) echo "dl_profiler_cost: unknown variant $variant" >&2; exit 2 ;;
   esac

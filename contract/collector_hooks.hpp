@@ -87,11 +87,41 @@ struct StreamWorkHooks {
   void (*group_ended)() noexcept = nullptr;
 };
 
+// A copy the program asked the CUDA runtime for (cudaMemcpy, cudaMemcpyAsync, cudaMemcpyPeer...).
+struct RuntimeCopyCall {
+  void* destination = nullptr;
+  const void* source = nullptr;
+  std::size_t bytes = 0;
+  const void* stream = nullptr; // the cudaStream_t (null: the default stream)
+  bool asynchronous = false;    // cudaMemcpyAsync and cudaMemcpyPeerAsync
+  int destination_device = -1;  // cudaMemcpyPeer's devices; -1: from the pointers
+  int source_device = -1;
+};
+
+// The CUDA runtime's copy, IPC and allocation calls, interposed in libcommlens.so
+// (collectors/cudart_calls) where the program calls a shared libcudart, and handed to the CUDA
+// collector when it takes copies from these calls instead of CUPTI (COMMLENS_CUDA_COPIES). Empty:
+// the calls only pass through.
+struct RuntimeCallHooks {
+  // Before and after the copy; copy_end only when copy_begin was called on the same thread, with
+  // whether the runtime accepted the copy.
+  void (*copy_begin)(const RuntimeCopyCall& copy) noexcept = nullptr;
+  void (*copy_end)(const RuntimeCopyCall& copy, bool accepted) noexcept = nullptr;
+  // After a successful cudaIpcGetMemHandle, cudaIpcOpenMemHandle (the mapped address) or
+  // cudaIpcCloseMemHandle; start_ns is the profiler's time when the call began.
+  void (*ipc_exported)(const void* address, const void* handle, std::uint64_t start_ns) noexcept = nullptr;
+  void (*ipc_opened)(const void* address, const void* handle, std::uint64_t start_ns) noexcept = nullptr;
+  void (*ipc_closed)(const void* address, std::uint64_t start_ns) noexcept = nullptr;
+  // After an allocation or free: an address may now stand for other memory.
+  void (*memory_changed)() noexcept = nullptr;
+};
+
 struct CollectorHooks {
   CollectorSlot slots[kCollectorSlots];
   RuntimeEntries runtime;
   DeviceStagingOps staging;
   StreamWorkHooks stream_work;
+  RuntimeCallHooks runtime_calls;
   // Where a user buffer lives; null means host memory (no CUDA collector).
   BufferLocation (*buffer_location)(const void* buffer) noexcept = nullptr;
 };

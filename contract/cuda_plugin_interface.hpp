@@ -14,7 +14,7 @@
 
 namespace commlens::contract {
 
-inline constexpr int kCudaPluginAbiVersion = 16;
+inline constexpr int kCudaPluginAbiVersion = 17;
 inline constexpr const char* kCudaPluginFile = "libcommlens_cuda.so";
 inline constexpr const char* kCudaPluginStartSymbol = "commlens_cuda_plugin_start";
 
@@ -26,6 +26,7 @@ struct CudaPluginHost {
   bool nvtx = false;  // COMMLENS_COLLECTORS names nvtx
   KernelRecording kernels = KernelRecording::Off;  // COMMLENS_KERNELS
   std::vector<StepSpan> kernel_steps;              // COMMLENS_KERNEL_STEPS
+  CopySource cuda_copies = CopySource::Auto;       // COMMLENS_CUDA_COPIES
   std::string step_range;                          // COMMLENS_STEP_RANGE (empty: none)
   Mode mode = Mode::Summary;                       // COMMLENS_MODE
   RuntimeSettings runtime;                         // COMMLENS_RUNTIME* (runtime_settings.hpp)

@@ -107,6 +107,7 @@ std::string load_and_start(Profiler& profiler, std::span<const FunctionDescripti
   host.nvtx = profiler.config().collectors.nvtx;
   host.kernels = profiler.config().kernels;
   host.kernel_steps = profiler.config().kernel_steps;
+  host.cuda_copies = profiler.config().cuda_copies;
   host.step_range = profiler.config().step_range;
   host.mode = profiler.config().mode;
   host.runtime = runtime;

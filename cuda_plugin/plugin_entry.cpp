@@ -14,21 +14,27 @@
 #include "peer_topology.hpp"
 #include "plugin/runtime_plugin.hpp"
 #include "plugin_context.hpp"
+#include "runtime_copies.hpp"
 #include "thread_numbers.hpp"
 
 #include <cupti.h>
 #include <dlfcn.h>
+#include <link.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace commlens::cuda {
 
 namespace {
 
 bool cupti_on = false;
-bool mpi_ranges_on = false; // NVTX ranges for MPI calls
+bool copies_from_calls = false; // runtime_copies.hpp instead of CUPTI
+bool mpi_ranges_on = false;     // NVTX ranges for MPI calls
 bool api_calls_on = false;  // cuda_api_calls rows (trace mode): their threads are numbered as MPI's
 std::optional<PeerTopology> topology;
 std::optional<CopyPathClassifier> classifier;
@@ -61,12 +67,68 @@ void on_finalize() {
   contract::CollectorHooks& hooks = *host().hooks;
   hooks.slots[static_cast<int>(contract::Collector::Cuda)] = {};
   hooks.buffer_location = nullptr;
-  if (cupti_on) {
+  if (copies_from_calls) {
+    hooks.runtime_calls = {};
+    hooks.stream_work = {};
+    finish_device_spans();
+    store_runtime_copies();
+  } else if (cupti_on) {
     hooks.stream_work = {};
     finish_device_spans();
     finish_activity_collection();
     unsubscribe_api_callbacks();
   }
+}
+
+// Whether a shared libcudart is loaded: then the program's runtime calls reach libcommlens.so's
+// interposed copy functions (collectors/cudart_calls) first.
+bool shared_cudart_loaded() {
+  return dl_iterate_phdr(
+             [](dl_phdr_info* info, std::size_t, void*) {
+               return info->dlpi_name != nullptr && std::strstr(info->dlpi_name, "/libcudart.so") != nullptr ? 1 : 0;
+             },
+             nullptr) != 0;
+}
+
+struct CopySourceChoice {
+  bool from_calls = false;
+  std::string why; // for the run table's cuda_copies_source
+};
+
+// Where copies come from (COMMLENS_CUDA_COPIES, config.hpp's CopySource). Decided once, by the
+// collector's start or by NVTX loading its tool, whichever comes first: NVTX's tool must be CUPTI
+// exactly when CUPTI is attached. Before the start the settings are read from the environment.
+const CopySourceChoice& copy_source(const contract::CudaPluginHost* plugin_host) {
+  static std::once_flag decided;
+  static CopySourceChoice choice;
+  std::call_once(decided, [plugin_host] {
+    const auto setting = [](const char* name) {
+      const char* value = std::getenv(name);
+      return std::string_view(value != nullptr ? value : "");
+    };
+    const bool asked_cupti = plugin_host != nullptr ? plugin_host->cuda_copies == CopySource::Cupti
+                                                    : setting("COMMLENS_CUDA_COPIES") == "cupti";
+    const bool asked_calls = plugin_host != nullptr ? plugin_host->cuda_copies == CopySource::Calls
+                                                    : setting("COMMLENS_CUDA_COPIES") == "calls";
+    const bool kernels = plugin_host != nullptr
+                             ? plugin_host->kernels != KernelRecording::Off
+                             : !setting("COMMLENS_KERNELS").empty() && setting("COMMLENS_KERNELS") != "off";
+    const bool runtime = plugin_host != nullptr
+                             ? plugin_host->runtime.mode != RuntimeMode::Off
+                             : !setting("COMMLENS_RUNTIME").empty() && setting("COMMLENS_RUNTIME") != "off";
+    if (asked_cupti || asked_calls) {
+      choice = {asked_calls, std::string(asked_calls ? "calls" : "cupti") + " (COMMLENS_CUDA_COPIES)"};
+    } else if (kernels) {
+      choice = {false, "cupti (kernel records need it)"};
+    } else if (runtime) {
+      choice = {false, "cupti (the GPU runtime's copies do not pass through libcudart's shared library)"};
+    } else if (!shared_cudart_loaded()) {
+      choice = {false, "cupti (no shared libcudart loaded: the program's copies cannot be seen from its calls)"};
+    } else {
+      choice = {true, "calls (the program calls a shared libcudart; CUPTI not attached)"};
+    }
+  });
+  return choice;
 }
 
 // NVTX ranges named as COMMLENS_STEP_RANGE mark training steps, seen through CUPTI's NVTX callbacks.
@@ -106,11 +168,26 @@ std::string attach_cupti_as_nvtx_tool() {
   return "on";
 }
 
+// Copies and IPC from the runtime's calls (runtime_copies.hpp): CUPTI stays detached.
+void start_copies_from_calls(const contract::CudaPluginHost& plugin_host) {
+  topology = PeerTopology::measure();
+  classifier.emplace([](std::uint32_t a, std::uint32_t b) { return topology->link_between(a, b); });
+  plugin_host.set_run_value("cuda_peer_links",
+                            topology->nvml_available() ? "nvml" : "pcie assumed (NVML not available)");
+  take_stream_ids_from_cupti(false);
+  plugin_host.hooks->runtime_calls = runtime_copy_hooks(*classifier, ipc_tracker);
+}
+
 const char* start_collectors(const contract::CudaPluginHost& plugin_host) {
   if (!plugin_host.cupti && !plugin_host.nvtx) {
     return nullptr;
   }
-  cupti_on = plugin_host.cupti;
+  if (plugin_host.cupti) {
+    const CopySourceChoice& source = copy_source(&plugin_host);
+    copies_from_calls = source.from_calls;
+    plugin_host.set_run_value("cuda_copies_source", source.why);
+  }
+  cupti_on = plugin_host.cupti && !copies_from_calls;
   api_calls_on = cupti_on && plugin_host.mode == Mode::Trace;
   const bool user_nvtx = cupti_on && plugin_host.nvtx;
   bool cupti_is_nvtx_tool = false;
@@ -118,14 +195,17 @@ const char* start_collectors(const contract::CudaPluginHost& plugin_host) {
     const std::string attached = attach_cupti_as_nvtx_tool();
     cupti_is_nvtx_tool = attached == "on";
     plugin_host.set_run_value("nvtx_user_ranges", attached);
+  } else if (copies_from_calls && plugin_host.nvtx) {
+    plugin_host.set_run_value("nvtx_user_ranges", "on (libcommlens.so is NVTX's tool: the default domain)");
   }
-  // The MPI ranges are for another NVTX tool (Nsight Systems). With CUPTI attached as the tool none
-  // can be there, and CUPTI would record every range only for the collector to drop it again
-  // (they are mpi_calls already): about 0.5 us per MPI call on the H100 machine.
-  mpi_ranges_on = plugin_host.nvtx && !cupti_is_nvtx_tool;
+  // The MPI ranges are for another NVTX tool (Nsight Systems). With CUPTI or libcommlens.so as the
+  // tool none can be there, and CUPTI would record every range only for the collector to drop it
+  // again (they are mpi_calls already): about 0.5 us per MPI call on the H100 machine.
+  const bool own_nvtx_tool = cupti_is_nvtx_tool || (copies_from_calls && plugin_host.nvtx);
+  mpi_ranges_on = plugin_host.nvtx && !own_nvtx_tool;
   plugin_host.set_run_value(
       "nvtx_mpi_ranges", mpi_ranges_on      ? "on"
-                         : plugin_host.nvtx ? "off (CUPTI is the NVTX tool, so no other tool could see them)"
+                         : plugin_host.nvtx ? "off (commlens is the NVTX tool, so no other tool could see them)"
                                             : "off");
   if (mpi_ranges_on) {
     nvtx::start_mpi_ranges(plugin_host.functions);
@@ -145,12 +225,15 @@ const char* start_collectors(const contract::CudaPluginHost& plugin_host) {
     }
     plugin_host.set_run_value("step_marks", start_step_ranges(plugin_host, cupti_is_nvtx_tool));
   }
+  if (copies_from_calls) {
+    start_copies_from_calls(plugin_host);
+  }
   contract::CollectorHooks& hooks = *plugin_host.hooks;
   hooks.slots[static_cast<int>(contract::Collector::Cuda)] = {
       on_call_enter, on_call_exit, nullptr,
       nullptr,       on_finalize,  cupti_on ? kernel_recording_phase_begun : nullptr};
   hooks.buffer_location = cached_buffer_location;
-  if (cupti_on) {
+  if (cupti_on || copies_from_calls) {
     hooks.stream_work = device_span_hooks();
   }
   return nullptr;
@@ -168,9 +251,17 @@ const char* start(const contract::CudaPluginHost& plugin_host) {
 
 } // namespace commlens::cuda
 
-// NVTX's entry point for its tool (NVTX_INJECTION64_PATH names this plugin): CUPTI's own.
+// NVTX's entry point for its tool (NVTX_INJECTION64_PATH names this plugin): CUPTI's own, unless
+// copies come from the runtime's calls (CUPTI then stays detached), where it is libcommlens.so's
+// (collectors/nvtx_tool), found first in the global scope as the preloaded library.
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(const void* get_export_table) {
   using Initialize = int (*)(const void*);
+  if (commlens::cuda::copy_source(nullptr).from_calls) {
+    const auto host_initialize = reinterpret_cast<Initialize>(dlsym(RTLD_DEFAULT, "InitializeInjectionNvtx2"));
+    if (host_initialize != nullptr && host_initialize != &InitializeInjectionNvtx2) {
+      return host_initialize(get_export_table);
+    }
+  }
   static const auto cupti_initialize = []() -> Initialize {
     Dl_info info{};
     if (dladdr(reinterpret_cast<const void*>(&cuptiActivityEnable), &info) == 0 ||

@@ -24,18 +24,7 @@ thread_local int runtime_ipc_depth = 0;
 thread_local bool ipc_marker_pushed = false;
 
 IpcCall finished_call(std::uint64_t address) {
-  int device = -1;
-  CUdevice current = 0;
-  if (cuCtxGetDevice(&current) == CUDA_SUCCESS) {
-    device = static_cast<int>(current);
-  }
-  return {ipc_call_start_ns, host().now_ns(), device, address, current_mpi_call()};
-}
-
-std::uint64_t allocation_bytes(std::uint64_t address) {
-  CUdeviceptr base = 0;
-  size_t bytes = 0;
-  return cuMemGetAddressRange(&base, &bytes, static_cast<CUdeviceptr>(address)) == CUDA_SUCCESS ? bytes : 0;
+  return ipc_call_ended(ipc_call_start_ns, address);
 }
 
 void on_ipc_call(const CUpti_CallbackData& data, CUpti_CallbackDomain domain, CUpti_CallbackId id) {
@@ -201,6 +190,21 @@ template <std::size_t N> bool enable(CUpti_CallbackDomain domain, const CUpti_Ca
 }
 
 } // namespace
+
+IpcCall ipc_call_ended(std::uint64_t start_ns, std::uint64_t address) {
+  int device = -1;
+  CUdevice current = 0;
+  if (cuCtxGetDevice(&current) == CUDA_SUCCESS) {
+    device = static_cast<int>(current);
+  }
+  return {start_ns, host().now_ns(), device, address, current_mpi_call()};
+}
+
+std::uint64_t allocation_bytes(std::uint64_t address) {
+  CUdeviceptr base = 0;
+  size_t bytes = 0;
+  return cuMemGetAddressRange(&base, &bytes, static_cast<CUdeviceptr>(address)) == CUDA_SUCCESS ? bytes : 0;
+}
 
 bool subscribe_api_callbacks(IpcTracker& ipc_tracker) {
   tracker = &ipc_tracker;

@@ -15,4 +15,9 @@ void unsubscribe_api_callbacks();
 // steps (nvtx_steps.hpp). False (error reported) when CUPTI refused.
 bool enable_nvtx_step_callbacks();
 
+// An IPC call that began at start_ns (profiler clock) and just returned, as the tracker takes it.
+IpcCall ipc_call_ended(std::uint64_t start_ns, std::uint64_t address);
+// The size of the device allocation holding address (0 when unknown).
+std::uint64_t allocation_bytes(std::uint64_t address);
+
 } // namespace commlens::cuda

@@ -7,6 +7,7 @@
 #include <cupti.h>
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -36,17 +37,18 @@ struct Context {
   std::shared_ptr<const Anchor> anchor;
 };
 
-// A completed span on the stream CUPTI names cupti_stream, on the profiler's clock.
+// A completed span on the stream named stream_id (stream_ids), on the profiler's clock.
 struct RecentSpan {
-  std::uint32_t cupti_stream = 0;
+  std::uint32_t stream_id = 0;
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
   std::uint64_t call_id = 0;
 };
 
 struct PendingSpan {
-  contract::StreamCall call;
-  std::uint32_t cupti_stream = 0;
+  SpanDone done;
+  const void* stream = nullptr;
+  std::uint32_t stream_id = 0;
   CUcontext context = nullptr;
   CUevent start = nullptr;
   CUevent end = nullptr;
@@ -54,7 +56,7 @@ struct PendingSpan {
 };
 
 struct Started { // the event recorded before the thread's current call
-  std::uint32_t cupti_stream = 0;
+  std::uint32_t stream_id = 0;
   CUcontext context = nullptr;
   CUevent event = nullptr;
   std::shared_ptr<const Anchor> anchor;
@@ -64,7 +66,8 @@ std::mutex mutex;
 std::map<CUcontext, Context> contexts;
 std::deque<PendingSpan> pending;
 std::deque<RecentSpan> recent;
-std::map<std::pair<CUcontext, CUstream>, std::uint32_t> cupti_streams;
+std::map<std::pair<CUcontext, CUstream>, std::uint32_t> stream_ids;
+bool stream_ids_from_cupti = true;
 std::vector<std::vector<SqlValue>> span_rows;
 DeviceSpanStats stats;
 std::uint64_t calls_not_timed = 0;
@@ -148,16 +151,7 @@ void complete(PendingSpan& span) {
   const std::int64_t start_ns =
       static_cast<std::int64_t>(span.anchor->profiler_ns) + to_ns(elapsed_ms(span.anchor->event, span.start));
   const std::int64_t duration_ns = to_ns(elapsed_ms(span.start, span.end));
-  stats.add(span.call.function, span.call.comm_id, span.call.size_bin, span.call.phase, duration_ns);
-  recent.push_back({span.cupti_stream, start_ns, start_ns + duration_ns, span.call.call_id});
-  while (recent.front().end_ns + static_cast<std::int64_t>(kRecentSpanNs) < start_ns) {
-    recent.pop_front();
-  }
-  if (host().mode == Mode::Trace) {
-    span_rows.push_back({static_cast<std::int64_t>(span.call.call_id), std::int64_t{host().run_rank},
-                         relative_ns(static_cast<std::uint64_t>(start_ns)),
-                         relative_ns(static_cast<std::uint64_t>(start_ns + duration_ns))});
-  }
+  span.done(span.stream_id, start_ns, start_ns + duration_ns);
   Context& state = contexts[span.context];
   state.free_events.push_back(span.start);
   state.free_events.push_back(span.end);
@@ -185,6 +179,23 @@ void collect_completed() {
   }
 }
 
+// The id rows give the stream: CUPTI's where kernel records may need it (kernel_call), else the
+// driver's (cuStreamGetId), which does not attach CUPTI. Under the mutex.
+std::uint32_t stream_id(CUcontext context, CUstream stream) {
+  auto [known, fresh] = stream_ids.try_emplace({context, stream}, 0);
+  if (fresh) {
+    if (stream_ids_from_cupti) {
+      const bool per_thread = stream == CU_STREAM_PER_THREAD;
+      cuptiGetStreamIdEx(context, stream, per_thread ? 1 : 0, &known->second);
+    } else {
+      unsigned long long id = 0;
+      cuStreamGetId(stream, &id);
+      known->second = static_cast<std::uint32_t>(id);
+    }
+  }
+  return known->second;
+}
+
 void on_begin(const void* stream_handle) noexcept {
   started = {};
   auto* stream = static_cast<CUstream>(const_cast<void*>(stream_handle));
@@ -195,11 +206,7 @@ void on_begin(const void* stream_handle) noexcept {
     return;
   }
   const std::lock_guard lock(mutex);
-  auto [known, fresh] = cupti_streams.try_emplace({context, stream}, 0);
-  if (fresh) {
-    const bool per_thread = stream == CU_STREAM_PER_THREAD;
-    cuptiGetStreamIdEx(context, stream, per_thread ? 1 : 0, &known->second);
-  }
+  const std::uint32_t id = stream_id(context, stream);
   Context& state = contexts[context];
   renew_anchor(context, state);
   CUevent event = state.anchor != nullptr ? take_event(context, state) : nullptr;
@@ -210,12 +217,12 @@ void on_begin(const void* stream_handle) noexcept {
     state.free_events.push_back(event);
     return;
   }
-  started = {known->second, context, event, state.anchor};
+  started = {id, context, event, state.anchor};
 }
 
 // Records the end event of a call on its stream and queues the span. Under the mutex.
 void queue_span(PendingSpan span) {
-  auto* stream = static_cast<CUstream>(const_cast<void*>(span.call.stream));
+  auto* stream = static_cast<CUstream>(const_cast<void*>(span.stream));
   Context& state = contexts[span.context];
   span.end = take_event(span.context, state);
   if (span.end == nullptr || pending.size() >= kMostPending ||
@@ -230,15 +237,33 @@ void queue_span(PendingSpan span) {
   pending.push_back(std::move(span));
 }
 
-void on_end(const contract::StreamCall& call, bool in_group) noexcept {
+// What a completed NCCL call's span gives: its statistics, the span kernels are matched against,
+// and in trace mode its row. Under the mutex.
+SpanDone nccl_call_done(const contract::StreamCall& call) {
+  return [call](std::uint32_t stream, std::int64_t start_ns, std::int64_t end_ns) {
+    stats.add(call.function, call.comm_id, call.size_bin, call.phase, end_ns - start_ns);
+    recent.push_back({stream, start_ns, end_ns, call.call_id});
+    while (recent.front().end_ns + static_cast<std::int64_t>(kRecentSpanNs) < start_ns) {
+      recent.pop_front();
+    }
+    if (host().mode == Mode::Trace) {
+      span_rows.push_back({static_cast<std::int64_t>(call.call_id), std::int64_t{host().run_rank},
+                           relative_ns(static_cast<std::uint64_t>(start_ns)),
+                           relative_ns(static_cast<std::uint64_t>(end_ns))});
+    }
+  };
+}
+
+// Ends the span this thread began; timed: done runs once its work has completed.
+void end_span(const void* stream, SpanDone done, bool timed, bool in_group) {
   if (started.event == nullptr) {
     return;
   }
-  PendingSpan span{call,    started.cupti_stream,     started.context, started.event,
-                   nullptr, std::move(started.anchor)};
+  PendingSpan span{std::move(done), stream,  started.stream_id,        started.context,
+                   started.event,   nullptr, std::move(started.anchor)};
   started = {};
   const std::lock_guard lock(mutex);
-  if (call.call_id == 0) {
+  if (!timed) {
     contexts[span.context].free_events.push_back(span.start);
   } else if (in_group) {
     group_calls.push_back(std::move(span));
@@ -246,6 +271,11 @@ void on_end(const contract::StreamCall& call, bool in_group) noexcept {
     queue_span(std::move(span));
   }
   collect_completed();
+}
+
+void on_end(const contract::StreamCall& call, bool in_group) noexcept {
+  end_span(call.stream, started.event != nullptr ? nccl_call_done(call) : SpanDone{}, call.call_id != 0,
+           in_group);
 }
 
 void on_group_ended() noexcept {
@@ -265,10 +295,23 @@ contract::StreamWorkHooks device_span_hooks() noexcept {
   return {on_begin, on_end, on_group_ended};
 }
 
+void take_stream_ids_from_cupti(bool from_cupti) noexcept {
+  stream_ids_from_cupti = from_cupti;
+}
+
+void begin_stream_span(const void* stream) noexcept {
+  on_begin(stream);
+}
+
+void end_stream_span(const void* stream, SpanDone done) noexcept {
+  const bool timed = static_cast<bool>(done);
+  end_span(stream, std::move(done), timed, false);
+}
+
 std::uint64_t kernel_call(std::uint32_t cupti_stream, std::int64_t start_ns, std::int64_t end_ns) {
   const std::lock_guard lock(mutex);
   for (auto span = recent.rbegin(); span != recent.rend(); ++span) {
-    if (span->cupti_stream == cupti_stream && span->start_ns - kKernelSlackNs <= start_ns &&
+    if (span->stream_id == cupti_stream && span->start_ns - kKernelSlackNs <= start_ns &&
         end_ns <= span->end_ns + kKernelSlackNs) {
       return span->call_id;
     }

@@ -14,10 +14,25 @@
 // touched.
 #include "collector_hooks.hpp"
 
+#include <cstdint>
+#include <functional>
+
 namespace commlens::cuda {
+
+// A completed span: the stream's id (stream column), its GPU start and end on the profiler's clock.
+// Called under the collector's lock on whatever thread noticed the completion.
+using SpanDone = std::function<void(std::uint32_t stream_id, std::int64_t start_ns, std::int64_t end_ns)>;
 
 // The hooks the NCCL wrappers call (CollectorHooks::stream_work).
 contract::StreamWorkHooks device_span_hooks() noexcept;
+// Streams are named by CUPTI's ids (the default: kernel records name them so) or, where CUPTI is
+// not attached, by the driver's (cuStreamGetId). Set before the first span.
+void take_stream_ids_from_cupti(bool from_cupti) noexcept;
+// Other work timed as the NCCL calls are (runtime_copies.hpp: copies): begin before it is queued on
+// its stream, end after, on the same thread; done runs once the work has completed (empty: the
+// work is not timed, as when the call failed).
+void begin_stream_span(const void* stream) noexcept;
+void end_stream_span(const void* stream, SpanDone done) noexcept;
 // The call whose span, on the stream CUPTI names cupti_stream, holds a kernel that ran from
 // start_ns to end_ns (profiler clock); 0 for none in the last minute. For NCCL's kernels whose
 // activity records came without their call: CUPTI attached to a running process (a job without

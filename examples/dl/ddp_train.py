@@ -34,6 +34,41 @@ def launched_by_mpirun():
     return "OMPI_COMM_WORLD_RANK" in os.environ
 
 
+def gpu_local_cpus(device):
+    """The CPUs a GPU's PCI device is attached near (sysfs), or None where the machine does not say."""
+    properties = torch.cuda.get_device_properties(device)
+    try:
+        address = f"{properties.pci_domain_id:04x}:{properties.pci_bus_id:02x}:{properties.pci_device_id:02x}.0"
+        with open(f"/sys/bus/pci/devices/{address}/local_cpulist") as listing:
+            text = listing.read().strip()
+    except (AttributeError, OSError, ValueError):
+        return None
+    cpus = set()
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        cpus.update(range(int(first), int(last or first) + 1))
+    return frozenset(cpus)
+
+
+def bind_cpus(local_rank, local_world):
+    """Pins this rank to its own share of the CPUs near its GPU, shared out among the node's ranks
+    whose GPUs are near the same CPUs (all CPUs and all ranks, where the machine does not say): a
+    rank whose launches run on a far or busy core steps slower, which makes runs of one job differ
+    by several percent."""
+    allowed = frozenset(os.sched_getaffinity(0))
+    devices = torch.cuda.device_count()
+    near = [(gpu_local_cpus(device) or allowed) & allowed or allowed for device in range(devices)]
+    own = local_rank % devices
+    # The node's ranks in order, each on GPU rank % devices: those whose GPU is near the same CPUs.
+    neighbours = [r for r in range(local_world) if near[r % devices] == near[own]]
+    cpus = sorted(near[own])
+    share = max(1, len(cpus) // len(neighbours))
+    slot = neighbours.index(local_rank)
+    mine = cpus[slot * share:(slot + 1) * share] or cpus
+    os.sched_setaffinity(0, mine)
+    return mine
+
+
 def join_job(args):
     """Rank, world size and local rank; the process group joined."""
     mpi = None
@@ -54,6 +89,10 @@ def join_job(args):
         rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
         local_rank = int(os.environ.get("LOCAL_RANK", rank))
     torch.cuda.set_device(local_rank % torch.cuda.device_count())
+    if args.bind_cpus:
+        local_world = int(os.environ.get("OMPI_COMM_WORLD_LOCAL_SIZE", os.environ.get("LOCAL_WORLD_SIZE", world)))
+        cpus = bind_cpus(local_rank, local_world)
+        print(f"rank {rank}: bound to CPUs {cpus[0]}-{cpus[-1]} ({len(cpus)})", flush=True)
     dist.init_process_group("nccl", rank=rank, world_size=world)
     return rank, world, mpi
 
@@ -191,6 +230,8 @@ def main():
     parser.add_argument("--no-nvtx", action="store_true", help="no NVTX ranges")
     parser.add_argument("--torch-profiler", action="store_true",
                         help="run torch.profiler (CPU and CUDA activities) over every step")
+    parser.add_argument("--bind-cpus", action="store_true",
+                        help="pin each rank to its share of the CPUs near its GPU (benchmarks)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     if args.batch_size is None:

@@ -132,6 +132,12 @@ const std::vector<Setting>& config_rules() {
       {"COMMLENS_KERNEL_STEPS", "step numbers and spans from 1, in order (6-8 or 6-8,100-102)",
        [](Config& c, const std::string& v) { return store(parse_step_spans(v), c.kernel_steps); },
        [](const Config& c) { return step_spans_text(c.kernel_steps); }},
+      {"COMMLENS_CUDA_COPIES", "auto, cupti, calls",
+       [](Config& c, const std::string& v) {
+         constexpr CopySource kSources[] = {CopySource::Auto, CopySource::Cupti, CopySource::Calls};
+         return store(parse_named(v, kSources, copy_source_name), c.cuda_copies);
+       },
+       [](const Config& c) { return std::string(copy_source_name(c.cuda_copies)); }},
       {"COMMLENS_STEP_RANGE", "an NVTX range name, or none",
        [](Config& c, const std::string& v) {
          c.step_range = v == "none" ? std::string() : v;
@@ -206,6 +212,18 @@ const char* kernel_recording_name(KernelRecording recording) noexcept {
     break;
   }
   return "off";
+}
+
+const char* copy_source_name(CopySource source) noexcept {
+  switch (source) {
+  case CopySource::Cupti:
+    return "cupti";
+  case CopySource::Calls:
+    return "calls";
+  case CopySource::Auto:
+    break;
+  }
+  return "auto";
 }
 
 std::optional<std::vector<StepSpan>> parse_step_spans(std::string_view text) {

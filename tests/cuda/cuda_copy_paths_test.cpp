@@ -53,11 +53,9 @@ TEST_F(GpuProgram, TwoRanksOnOneSharedGpuStoreTheSameCopiesOnDeviceZero) {
       << "two processes on one GPU copy through the host, not between devices";
 }
 
-TEST_F(GpuProgram, PeerCopyStoresPeerCopiesBetweenTheTwoGpusWithTheirLinkAndMpiCalls) {
-  auto db = profile_example("peer_copy", "peer_copy", 2);
-  SKIP_WITHOUT_GPUS(db, 2, "peer_copy (peer-to-peer copies between two GPUs)");
+void expect_peer_copy(const Database& database, const std::map<int, std::int64_t>& ops_per_rank) {
+  const Database* db = &database;
   const auto totals = copies_per_path(*db);
-  const auto ops_per_rank = op_invocations();
   ASSERT_EQ(ops_per_rank.size(), 2u) << "the program did not report its op invocations";
   for (int rank = 0; rank < kRanksOnGpus; ++rank) {
     const std::int64_t ops = ops_per_rank.at(rank);
@@ -83,6 +81,28 @@ TEST_F(GpuProgram, PeerCopyStoresPeerCopiesBetweenTheTwoGpusWithTheirLinkAndMpiC
   for (const Row& row : db->query("SELECT link, count(*) FROM cuda_copies WHERE path = 'peer' GROUP BY 1")) {
     std::cout << "peer_copy: link " << *row[0].text << ": " << row[1].as_int() << " copies\n";
   }
+}
+
+TEST_F(GpuProgram, PeerCopyStoresPeerCopiesBetweenTheTwoGpusWithTheirLinkAndMpiCalls) {
+  auto db = profile_example("peer_copy", "peer_copy", 2);
+  SKIP_WITHOUT_GPUS(db, 2, "peer_copy (peer-to-peer copies between two GPUs)");
+  expect_peer_copy(*db, op_invocations());
+}
+
+// The same copies from the runtime's calls, CUPTI never attached: the same rows.
+TEST_F(GpuProgram, StagedExchangeFromTheRuntimesCallsStoresTheSameCopies) {
+  take_copies_from_calls();
+  auto db = profile_example("staged_exchange from calls", "staged_exchange", 1);
+  SKIP_WITHOUT_GPUS(db, 1, "staged_exchange (copies from the runtime's calls)");
+  expect_staged_exchange(*db, op_invocations(), "staged_exchange from calls");
+  EXPECT_EQ(db->scalar("SELECT count(*) FROM cuda_kernels"), 0) << "no kernel records without CUPTI";
+}
+
+TEST_F(GpuProgram, PeerCopyFromTheRuntimesCallsStoresTheSameCopies) {
+  take_copies_from_calls();
+  auto db = profile_example("peer_copy from calls", "peer_copy", 2);
+  SKIP_WITHOUT_GPUS(db, 2, "peer_copy (copies from the runtime's calls)");
+  expect_peer_copy(*db, op_invocations());
 }
 
 TEST_F(GpuProgram, ManagedMigrationStoresEveryMigratedByteAsManagedOutsideMpi) {
@@ -111,9 +131,9 @@ TEST_F(GpuProgram, ManagedMigrationStoresEveryMigratedByteAsManagedOutsideMpi) {
       << "migrations are not tied to MPI calls";
 }
 
-TEST_F(GpuProgram, IpcPeerCopyStoresIpcCopiesWithTheirLinkAndEveryHandleOpen) {
-  auto db = profile_example("ipc_peer_copy", "ipc_peer_copy", 2);
-  SKIP_WITHOUT_GPUS(db, 2, "ipc_peer_copy (CUDA IPC and peer copies)");
+// What ipc_peer_copy's IPC part leaves, from CUPTI or from the runtime's calls alike.
+void expect_ipc_copies(const Database& database) {
+  const Database* db = &database;
   const auto totals = copies_per_path(*db);
   for (int rank = 0; rank < kRanksOnGpus; ++rank) {
     const std::string r = std::to_string(rank);
@@ -126,6 +146,17 @@ TEST_F(GpuProgram, IpcPeerCopyStoresIpcCopiesWithTheirLinkAndEveryHandleOpen) {
         << "the second open of the same handle is numbered 2";
     EXPECT_GE(db->scalar("SELECT min(bytes) FROM ipc_events WHERE event = 'open' AND rank = " + r), kBytes);
   }
+  EXPECT_EQ(db->scalar("SELECT count(*) FROM cuda_copies WHERE path = 'ipc' AND link IS NULL"), 0)
+      << "ipc copies between two GPUs name their link";
+  EXPECT_EQ(db->scalar("SELECT count(*) FROM cuda_copies WHERE mpi_call_id IS NOT NULL"), 0)
+      << "every copy ran outside MPI calls";
+}
+
+TEST_F(GpuProgram, IpcPeerCopyStoresIpcCopiesWithTheirLinkAndEveryHandleOpen) {
+  auto db = profile_example("ipc_peer_copy", "ipc_peer_copy", 2);
+  SKIP_WITHOUT_GPUS(db, 2, "ipc_peer_copy (CUDA IPC and peer copies)");
+  expect_ipc_copies(*db);
+  const auto totals = copies_per_path(*db);
   // cudaMemcpyPeer without peer access: the driver's DtoH + HtoD through host memory.
   EXPECT_EQ(totals_of(totals, 0, "host_staged"), (PathTotals{2 * kIterations, 2 * kIterations * kBytes}));
   EXPECT_EQ(db->scalar("SELECT count(*) FROM cuda_copies WHERE rank = 0 AND copy_kind = 'DtoH'"),
@@ -133,15 +164,24 @@ TEST_F(GpuProgram, IpcPeerCopyStoresIpcCopiesWithTheirLinkAndEveryHandleOpen) {
   EXPECT_EQ(db->scalar("SELECT count(*) FROM cuda_copies WHERE rank = 0 AND copy_kind = 'HtoD'"),
             kIterations);
   EXPECT_EQ(totals_of(totals, 1, "host_staged"), PathTotals{});
-  EXPECT_EQ(db->scalar("SELECT count(*) FROM cuda_copies WHERE path = 'ipc' AND link IS NULL"), 0)
-      << "ipc copies between two GPUs name their link";
   for (const Row& row :
        db->query("SELECT path, link, count(*) FROM cuda_copies WHERE link IS NOT NULL GROUP BY 1, 2")) {
     std::cout << "ipc_peer_copy: path " << *row[0].text << " link " << *row[1].text << ": " << row[2].as_int()
               << "\n";
   }
-  EXPECT_EQ(db->scalar("SELECT count(*) FROM cuda_copies WHERE mpi_call_id IS NOT NULL"), 0)
-      << "every copy ran outside MPI calls";
+}
+
+// From the calls, rank 0's cudaMemcpyPeer is what the program asked for: one peer copy each, where
+// CUPTI sees the driver's two staged halves.
+TEST_F(GpuProgram, IpcPeerCopyFromTheRuntimesCallsStoresIpcCopiesAndEveryHandleOpen) {
+  take_copies_from_calls();
+  auto db = profile_example("ipc_peer_copy from calls", "ipc_peer_copy", 2);
+  SKIP_WITHOUT_GPUS(db, 2, "ipc_peer_copy (copies from the runtime's calls)");
+  expect_ipc_copies(*db);
+  const auto totals = copies_per_path(*db);
+  EXPECT_EQ(totals_of(totals, 0, "peer"), (PathTotals{kIterations, kIterations * kBytes}));
+  EXPECT_EQ(totals_of(totals, 0, "host_staged"), PathTotals{});
+  EXPECT_EQ(totals_of(totals, 1, "peer"), PathTotals{});
 }
 
 TEST_F(GpuProgram, NcclAllreduceStoresOneKernelPerCallAndTheApplicationsCopies) {

@@ -3,10 +3,11 @@
 mpirun and under torchrun (examples/dl/ddp_train.py), checked against what the model says the
 communication must be.
 
-usage: dl_jobs_check.py COMMLENS_CLI [--gpus N ...] [--python PYTHON] [--keep DIR]
+usage: dl_jobs_check.py COMMLENS_CLI [--gpus N ...] [--python PYTHON] [--keep DIR] [--only TEXT]
 
 Each job runs 2 warm-up and 8 timed steps in trace mode with the default collectors and
-COMMLENS_KERNELS=steps, so the kernel records cover steps 6 to 8. For each job:
+COMMLENS_KERNELS=steps, so the kernel records cover steps 6 to 8; one more torchrun DDP job runs
+without kernel records, as a user does by default, so CUPTI is never attached. For each job:
 - the merged database holds every rank;
 - the steps are found: from the NVTX `step` ranges (torchrun, and mpirun without --pcontrol) or
   from MPI_Pcontrol(2), one phase per step;
@@ -47,7 +48,7 @@ class Checks:
         self.failures += 0 if condition else 1
 
 
-def run_job(cli, python, launcher, gpus, wrap, model, pcontrol, output):
+def run_job(cli, python, launcher, gpus, wrap, model, pcontrol, kernels, output):
     trainer = [TRAINER, "--model", model, "--wrap", wrap, "--steps", str(STEPS), "--warmup", str(WARMUP)]
     if model == "transformer":
         trainer += ["--batch-size", "2"]
@@ -55,7 +56,7 @@ def run_job(cli, python, launcher, gpus, wrap, model, pcontrol, output):
         command = ["mpirun", "-np", str(gpus), "--oversubscribe", python] + trainer + (["--pcontrol"] if pcontrol else [])
     else:
         command = [python, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(gpus)] + trainer
-    environment = dict(os.environ, COMMLENS_KERNELS="steps")
+    environment = dict(os.environ, COMMLENS_KERNELS="steps" if kernels else "off")
     job = subprocess.run([cli, "run", "--quiet", "--mode", "trace", "--output", output, "--"] + command,
                          capture_output=True, text=True, timeout=900, env=environment)
     lines = [line for line in job.stdout.splitlines() if line.startswith("DDP_TRAIN ")]
@@ -121,13 +122,17 @@ def check_fsdp(db, facts, checks, steps_of):
                   f"({len(units)} FSDP units; wrong: {wrong[:4]})")
 
 
-def check_gpu_ties(db, checks):
+def check_gpu_spans(db, checks):
     names = ",".join(f"'{name}'" for name in COLLECTIVES)
     calls = db.execute(f"SELECT COUNT(*) FROM mpi_calls m JOIN functions f ON f.id = m.function_id "
                        f"WHERE f.name IN ({names})").fetchone()[0]
     spans = db.execute(f"SELECT COUNT(*) FROM mpi_calls m JOIN functions f ON f.id = m.function_id "
                        f"JOIN device_spans d ON d.call_id = m.id WHERE f.name IN ({names})").fetchone()[0]
     checks.expect(calls > 0 and spans == calls, f"every NCCL collective call has its GPU span ({spans} of {calls})")
+
+
+def check_gpu_ties(db, checks):
+    names = ",".join(f"'{name}'" for name in COLLECTIVES)
     # What launches a collective's kernels: the call itself outside a group, else the ncclGroupEnd
     # that closes its group (the call before it on its thread, ids being sequential per thread).
     launchers = f"""FROM mpi_calls m JOIN functions f ON f.id = m.function_id JOIN nccl_calls n ON n.call_id = m.id
@@ -149,8 +154,13 @@ def check_gpu_ties(db, checks):
                   f"tied kernels lie inside their call's GPU span ({outside[0]} of {total} outside, by up to {outside[1]} ns)")
 
 
-def check_job(cli, output, facts, launcher, pcontrol, wrap, gpus, checks):
+def check_job(cli, output, facts, launcher, pcontrol, wrap, gpus, kernels, checks):
     db = sqlite3.connect(os.path.join(output, "commlens.sqlite"))
+    # PyTorch calls a shared libcudart: without kernel records CUPTI is never attached.
+    source = db.execute("SELECT value FROM run WHERE key = 'cuda_copies_source'").fetchone()
+    expected_source = "cupti" if kernels else "calls"
+    checks.expect(source is not None and source[0].startswith(expected_source),
+                  f"copies come from {expected_source} ({source[0] if source else 'not said'})")
     ranks = db.execute("SELECT COUNT(*) FROM ranks").fetchone()[0]
     checks.expect(ranks == gpus, f"the merged database holds every rank ({ranks} of {gpus})")
     steps_of = step_phases(db)
@@ -167,7 +177,9 @@ def check_job(cli, output, facts, launcher, pcontrol, wrap, gpus, checks):
         check_ddp(db, facts, checks, steps_of)
     else:
         check_fsdp(db, facts, checks, steps_of)
-    check_gpu_ties(db, checks)
+    check_gpu_spans(db, checks)
+    if kernels:
+        check_gpu_ties(db, checks)
     nccl_ranges = db.execute("SELECT COUNT(*) FROM nvtx_ranges WHERE domain = 'NCCL' OR name LIKE 'nccl%'").fetchone()[0]
     checks.expect(nccl_ranges == 0, f"NCCL's own NVTX ranges are not the program's ({nccl_ranges} stored)")
     report = json.loads(subprocess.run([cli, "report", "--format", "json", os.path.join(output, "commlens.sqlite")],
@@ -177,10 +189,11 @@ def check_job(cli, output, facts, launcher, pcontrol, wrap, gpus, checks):
     checks.expect(steps.get("marked_by") == marked and len(steps["steps"]) == WARMUP + STEPS - late_start,
                   f"the report finds {WARMUP + STEPS - late_start} steps marked by {marked} "
                   f"(found {len(steps.get('steps', []))}, {steps.get('marked_by')})")
-    breakdown = steps.get("gpu_breakdown", {})
-    window = "6-8"  # the schedule and the report both count steps from the first the profiler saw
-    checks.expect(breakdown.get("steps") == window and breakdown.get("median_communication_ns", 0) > 0,
-                  f"GPU breakdown from the kernels of steps {window}: {breakdown}")
+    if kernels:
+        breakdown = steps.get("gpu_breakdown", {})
+        window = "6-8"  # the schedule and the report both count steps from the first the profiler saw
+        checks.expect(breakdown.get("steps") == window and breakdown.get("median_communication_ns", 0) > 0,
+                      f"GPU breakdown from the kernels of steps {window}: {breakdown}")
     checks.expect(steps.get("median_nccl_gpu_ns", 0) > 0, f"NCCL GPU time per step {steps.get('median_nccl_gpu_ns')} ns")
     print(f"dl_jobs_check: {checks.job}: step ms {facts['step_ms']}")
 
@@ -191,6 +204,7 @@ def main():
     parser.add_argument("--gpus", type=int, nargs="*", default=None)
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--keep", help="a folder to keep each job's output folder in (else temporary)")
+    parser.add_argument("--only", help="run only the jobs whose name contains this text ('no kernels')")
     args = parser.parse_args()
     try:
         import torch
@@ -204,19 +218,26 @@ def main():
     gpu_counts = args.gpus or sorted({2, min(available, 4)})
     jobs = []
     for gpus in gpu_counts:
-        jobs += [("mpirun", gpus, "ddp", "resnet50", gpus != gpu_counts[0]), ("torchrun", gpus, "ddp", "resnet50", False),
-                 ("torchrun", gpus, "fsdp", "transformer", False), ("mpirun", gpus, "fsdp", "transformer", False)]
+        jobs += [("mpirun", gpus, "ddp", "resnet50", gpus != gpu_counts[0], True),
+                 ("torchrun", gpus, "ddp", "resnet50", False, True),
+                 ("torchrun", gpus, "fsdp", "transformer", False, True),
+                 ("mpirun", gpus, "fsdp", "transformer", False, True)]
+    # The default collectors as a user runs them: no kernel records, so no CUPTI.
+    jobs.append(("torchrun", gpu_counts[-1], "ddp", "resnet50", False, False))
+    def job_name(launcher, gpus, wrap, model, pcontrol, kernels):
+        return f"{launcher} {gpus} GPUs {wrap} {model}{' pcontrol' if pcontrol else ''}{'' if kernels else ' no kernels'}"
+    jobs = [job for job in jobs if args.only is None or args.only in job_name(*job)]
     failures = 0
-    for launcher, gpus, wrap, model, pcontrol in jobs:
-        name = f"{launcher} {gpus} GPUs {wrap} {model}{' pcontrol' if pcontrol else ''}"
+    for launcher, gpus, wrap, model, pcontrol, kernels in jobs:
+        name = job_name(launcher, gpus, wrap, model, pcontrol, kernels)
         checks = Checks(name)
         output = (os.path.join(args.keep, name.replace(" ", "-")) if args.keep
                   else tempfile.mkdtemp(prefix="commlens-dl-"))
-        facts = run_job(args.cli, args.python, launcher, gpus, wrap, model, pcontrol, output)
+        facts = run_job(args.cli, args.python, launcher, gpus, wrap, model, pcontrol, kernels, output)
         if facts is None:
             checks.expect(False, "the job ran")
         else:
-            check_job(args.cli, output, facts, launcher, pcontrol, wrap, gpus, checks)
+            check_job(args.cli, output, facts, launcher, pcontrol, wrap, gpus, kernels, checks)
         failures += checks.failures
     print(f"dl_jobs_check: {len(jobs)} jobs, {failures} failed checks")
     return 1 if failures else 0

@@ -58,10 +58,9 @@ protected:
       skipped_ = true;
       return nullptr;
     }
-    // Every kernel, memset and synchronisation too: what these programs queue is the subject.
     result_ = run_profiled_job({.command = std::move(command),
                                 .mode = "trace",
-                                .environment = {{"COMMLENS_COLLECTORS", "all"}, {"COMMLENS_KERNELS", "all"}},
+                                .environment = collection_,
                                 .timeout_seconds = 240,
                                 .ranks = kRanksOnGpus});
     EXPECT_EQ(result_.exit_code, 0) << what << ": " << result_.describe();
@@ -70,6 +69,10 @@ protected:
     }
     auto db = std::make_unique<Database>(result_.merged_database());
     EXPECT_EQ(db->scalar("SELECT count(*) FROM run WHERE key = 'cuda_collectors' AND value = 'on'"), 1)
+        << what << ": " << result_.describe();
+    EXPECT_EQ(db->scalar("SELECT count(*) FROM run WHERE key = 'cuda_copies_source' AND value LIKE '" +
+                         std::string(copies_from_calls_ ? "calls" : "cupti") + "%'"),
+              1)
         << what << ": " << result_.describe();
     for (const auto& [key, totals] : copies_per_path(*db)) {
       std::cout << what << ": rank " << key.first << " path " << key.second << ": " << totals << "\n";
@@ -94,8 +97,17 @@ protected:
     }
     return found;
   }
+  // The next profile takes copies from the CUDA runtime's calls (COMMLENS_CUDA_COPIES=calls, no
+  // kernel records), as a program calling a shared libcudart is profiled by default.
+  void take_copies_from_calls() {
+    copies_from_calls_ = true;
+    collection_ = {{"COMMLENS_COLLECTORS", "all"}, {"COMMLENS_CUDA_COPIES", "calls"}};
+  }
   bool skipped_ = false;
   JobResult result_;
+  bool copies_from_calls_ = false;
+  // Every kernel, memset and synchronisation too: what these programs queue is the subject.
+  std::map<std::string, std::string> collection_ = {{"COMMLENS_COLLECTORS", "all"}, {"COMMLENS_KERNELS", "all"}};
 };
 
 #define SKIP_WITHOUT_GPUS(db, gpus, what)                                                                    \

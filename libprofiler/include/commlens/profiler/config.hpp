@@ -42,6 +42,15 @@ struct CollectorSet {
 // user's choice.
 enum class KernelRecording { Off, Steps, All };
 
+// Where the CUDA collector takes the program's copies from. CUPTI sees every copy but, once
+// attached, adds about a microsecond to every kernel launch of the process, several percent of a
+// launch-heavy training step (docs/performance.md). The CUDA runtime's copy calls, interposed in
+// libcommlens.so, cost nothing elsewhere but are seen only where the program calls a shared
+// libcudart (PyTorch, CuPy), not in programs that link it statically (nvcc's default) or in
+// copies that MPI libraries make through the driver. auto: the calls where libcudart is shared and
+// nothing else needs CUPTI (no kernel records, no GPU runtime), else CUPTI.
+enum class CopySource { Auto, Cupti, Calls };
+
 // Training steps, numbered from 1 in the order the program marks them (MPI_Pcontrol(2) or an NVTX
 // range named as COMMLENS_STEP_RANGE says), first to last inclusive.
 struct StepSpan {
@@ -74,6 +83,7 @@ struct Config {
   // with them) only where they pay for themselves; copies are always recorded.
   KernelRecording kernels = KernelRecording::Off; // COMMLENS_KERNELS=off|steps|all
   std::vector<StepSpan> kernel_steps = {{6, 8}};  // COMMLENS_KERNEL_STEPS
+  CopySource cuda_copies = CopySource::Auto;      // COMMLENS_CUDA_COPIES=auto|cupti|calls
   // An NVTX range (default domain) whose name is this, alone or followed by a number ("step",
   // "step 12", "step#12", case ignored), marks a training step like MPI_Pcontrol(2); empty: none.
   std::string step_range = "step"; // COMMLENS_STEP_RANGE
@@ -100,6 +110,7 @@ struct Config {
 
 const char* mode_name(Mode mode) noexcept;
 const char* kernel_recording_name(KernelRecording recording) noexcept;
+const char* copy_source_name(CopySource source) noexcept;
 // "6-8,100" (the inverse of parse_step_spans). Inline: the CUDA plugin names the spans too, and
 // links nothing of the profiler.
 inline std::string step_spans_text(const std::vector<StepSpan>& spans) {

@@ -1,0 +1,193 @@
+// The CUDA runtime's copy, IPC and allocation functions, defined in libcommlens.so so that a
+// program calling a shared libcudart (PyTorch, CuPy, most Python) calls these first: LD_PRELOAD puts
+// libcommlens.so ahead of libcudart in the symbol search. Each forwards to the next definition
+// (libcudart's) and tells the CUDA collector through the hooks table (contract::RuntimeCallHooks),
+// which is empty unless the collector takes copies from these calls (COMMLENS_CUDA_COPIES), so
+// otherwise a call costs one lookup of the hook. A program that links libcudart statically (nvcc's
+// default) never reaches them.
+//
+// No CUDA headers: the runtime's types are spelled here as what they are in its C ABI (cudaError_t
+// and cudaMemcpyKind are ints, streams and handles pointers, cudaIpcMemHandle_t 64 bytes passed by
+// value), so libcommlens.so builds and loads without CUDA.
+#include "collector_hooks.hpp"
+#include "mpi_header.hpp"
+
+#include "commlens/profiler/clock.hpp"
+
+#include <dlfcn.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace {
+
+using commlens::contract::collector_hooks;
+using commlens::contract::RuntimeCallHooks;
+using commlens::contract::RuntimeCopyCall;
+
+// What a call returns when libcudart cannot be found behind libcommlens.so: cudaErrorInitializationError.
+constexpr int kNoRuntime = 3;
+
+// cudaStreamPerThread: the stream of the _ptds and _ptsz variants (programs built with
+// --default-stream per-thread) when they name the default stream.
+void* const kPerThreadStream = reinterpret_cast<void*>(0x2);
+
+struct IpcMemHandle { // cudaIpcMemHandle_t
+  char reserved[64];
+};
+
+template <class Function> Function next_definition(const char* name) {
+  return reinterpret_cast<Function>(dlsym(RTLD_NEXT, name));
+}
+
+const RuntimeCallHooks& hooks() noexcept {
+  return collector_hooks().runtime_calls;
+}
+
+// A copy: the collector sees it before and after, when it asked to. The hooks are read once: the
+// collector empties them at MPI_Finalize, perhaps while another thread copies.
+template <class Forward> int copy_call(const RuntimeCopyCall& copy, Forward forward) {
+  const RuntimeCallHooks calls = hooks();
+  if (calls.copy_begin == nullptr || calls.copy_end == nullptr) {
+    return forward();
+  }
+  calls.copy_begin(copy);
+  const int result = forward();
+  calls.copy_end(copy, result == 0);
+  return result;
+}
+
+// An allocation or free: afterwards an address may stand for other memory.
+int changing_memory(int result) noexcept {
+  if (auto changed = hooks().memory_changed) {
+    changed();
+  }
+  return result;
+}
+
+} // namespace
+
+#define COMMLENS_NEXT(name) static const auto next = next_definition<decltype(&name)>(#name)
+
+extern "C" {
+
+COMMLENS_EXPORT int cudaMemcpy(void* dst, const void* src, std::size_t bytes, int kind) {
+  COMMLENS_NEXT(cudaMemcpy);
+  return next == nullptr ? kNoRuntime : copy_call({dst, src, bytes}, [&] { return next(dst, src, bytes, kind); });
+}
+
+COMMLENS_EXPORT int cudaMemcpy_ptds(void* dst, const void* src, std::size_t bytes, int kind) {
+  COMMLENS_NEXT(cudaMemcpy_ptds);
+  return next == nullptr ? kNoRuntime
+                         : copy_call({dst, src, bytes, kPerThreadStream}, [&] { return next(dst, src, bytes, kind); });
+}
+
+COMMLENS_EXPORT int cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, int kind, void* stream) {
+  COMMLENS_NEXT(cudaMemcpyAsync);
+  return next == nullptr ? kNoRuntime
+                         : copy_call({dst, src, bytes, stream, true}, [&] { return next(dst, src, bytes, kind, stream); });
+}
+
+COMMLENS_EXPORT int cudaMemcpyAsync_ptsz(void* dst, const void* src, std::size_t bytes, int kind, void* stream) {
+  COMMLENS_NEXT(cudaMemcpyAsync_ptsz);
+  return next == nullptr ? kNoRuntime
+                         : copy_call({dst, src, bytes, stream != nullptr ? stream : kPerThreadStream, true},
+                                     [&] { return next(dst, src, bytes, kind, stream); });
+}
+
+COMMLENS_EXPORT int cudaMemcpyPeer(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes) {
+  COMMLENS_NEXT(cudaMemcpyPeer);
+  return next == nullptr ? kNoRuntime
+                         : copy_call({dst, src, bytes, nullptr, false, dst_device, src_device},
+                                     [&] { return next(dst, dst_device, src, src_device, bytes); });
+}
+
+COMMLENS_EXPORT int cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device,
+                                        std::size_t bytes, void* stream) {
+  COMMLENS_NEXT(cudaMemcpyPeerAsync);
+  return next == nullptr ? kNoRuntime
+                         : copy_call({dst, src, bytes, stream, true, dst_device, src_device},
+                                     [&] { return next(dst, dst_device, src, src_device, bytes, stream); });
+}
+
+COMMLENS_EXPORT int cudaIpcGetMemHandle(IpcMemHandle* handle, void* address) {
+  COMMLENS_NEXT(cudaIpcGetMemHandle);
+  const std::uint64_t start_ns = commlens::monotonic_ns();
+  const int result = next == nullptr ? kNoRuntime : next(handle, address);
+  if (auto exported = hooks().ipc_exported; exported != nullptr && result == 0) {
+    exported(address, handle, start_ns);
+  }
+  return result;
+}
+
+COMMLENS_EXPORT int cudaIpcOpenMemHandle(void** address, IpcMemHandle handle, unsigned int flags) {
+  COMMLENS_NEXT(cudaIpcOpenMemHandle);
+  const std::uint64_t start_ns = commlens::monotonic_ns();
+  const int result = next == nullptr ? kNoRuntime : next(address, handle, flags);
+  if (auto opened = hooks().ipc_opened; opened != nullptr && result == 0) {
+    opened(*address, &handle, start_ns);
+  }
+  return result;
+}
+
+COMMLENS_EXPORT int cudaIpcCloseMemHandle(void* address) {
+  COMMLENS_NEXT(cudaIpcCloseMemHandle);
+  const std::uint64_t start_ns = commlens::monotonic_ns();
+  const int result = next == nullptr ? kNoRuntime : next(address);
+  if (auto closed = hooks().ipc_closed; closed != nullptr && result == 0) {
+    closed(address, start_ns);
+  }
+  return result;
+}
+
+COMMLENS_EXPORT int cudaMalloc(void** memory, std::size_t bytes) {
+  COMMLENS_NEXT(cudaMalloc);
+  return next == nullptr ? kNoRuntime : changing_memory(next(memory, bytes));
+}
+
+COMMLENS_EXPORT int cudaMallocManaged(void** memory, std::size_t bytes, unsigned int flags) {
+  COMMLENS_NEXT(cudaMallocManaged);
+  return next == nullptr ? kNoRuntime : changing_memory(next(memory, bytes, flags));
+}
+
+COMMLENS_EXPORT int cudaMallocHost(void** memory, std::size_t bytes) {
+  COMMLENS_NEXT(cudaMallocHost);
+  return next == nullptr ? kNoRuntime : changing_memory(next(memory, bytes));
+}
+
+COMMLENS_EXPORT int cudaHostAlloc(void** memory, std::size_t bytes, unsigned int flags) {
+  COMMLENS_NEXT(cudaHostAlloc);
+  return next == nullptr ? kNoRuntime : changing_memory(next(memory, bytes, flags));
+}
+
+COMMLENS_EXPORT int cudaHostRegister(void* memory, std::size_t bytes, unsigned int flags) {
+  COMMLENS_NEXT(cudaHostRegister);
+  return next == nullptr ? kNoRuntime : changing_memory(next(memory, bytes, flags));
+}
+
+COMMLENS_EXPORT int cudaMallocAsync(void** memory, std::size_t bytes, void* stream) {
+  COMMLENS_NEXT(cudaMallocAsync);
+  return next == nullptr ? kNoRuntime : changing_memory(next(memory, bytes, stream));
+}
+
+COMMLENS_EXPORT int cudaFree(void* memory) {
+  COMMLENS_NEXT(cudaFree);
+  return next == nullptr ? kNoRuntime : changing_memory(next(memory));
+}
+
+COMMLENS_EXPORT int cudaFreeHost(void* memory) {
+  COMMLENS_NEXT(cudaFreeHost);
+  return next == nullptr ? kNoRuntime : changing_memory(next(memory));
+}
+
+COMMLENS_EXPORT int cudaHostUnregister(void* memory) {
+  COMMLENS_NEXT(cudaHostUnregister);
+  return next == nullptr ? kNoRuntime : changing_memory(next(memory));
+}
+
+COMMLENS_EXPORT int cudaFreeAsync(void* memory, void* stream) {
+  COMMLENS_NEXT(cudaFreeAsync);
+  return next == nullptr ? kNoRuntime : changing_memory(next(memory, stream));
+}
+
+} // extern "C"
