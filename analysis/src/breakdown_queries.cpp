@@ -3,6 +3,7 @@
 #include "commlens/analysis/breakdowns.hpp"
 
 #include "commlens/analysis/statement.hpp"
+#include "copy_timing.hpp"
 
 #include <fmt/format.h>
 
@@ -14,7 +15,7 @@ namespace commlens::analysis {
 std::optional<double> CopyPathUsage::gb_per_s() const {
   if (busy_ns <= 0)
     return std::nullopt;
-  return static_cast<double>(bytes) / static_cast<double>(busy_ns); // bytes per ns = GB/s
+  return static_cast<double>(timed_bytes) / static_cast<double>(busy_ns); // bytes per ns = GB/s
 }
 
 std::vector<GroupFunctionTime> query_function_times(const Database& database, FunctionTimeGroup group) {
@@ -50,14 +51,15 @@ std::vector<CopyPathUsage> query_copy_path_usage(const Database& database) {
   std::vector<CopyPathUsage> usage;
   if (!database.has_table("cuda_copies"))
     return usage;
-  auto query =
-      database.prepare(fmt::format("SELECT {}, rank, device, COUNT(*), SUM(bytes), SUM(end_ns - start_ns) "
-                                   "FROM cuda_copies GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6",
-                                   kRouteColumns));
+  auto query = database.prepare(fmt::format(
+      "SELECT {}, rank, device, COUNT(*), SUM(bytes), COALESCE(SUM({}), 0), COALESCE(SUM({}), 0) "
+      "FROM cuda_copies GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6",
+      kRouteColumns, detail::copy_gpu_ns(database), detail::copy_timed_bytes(database)));
   while (query.step())
     usage.push_back({route_at(query, 0), static_cast<int>(query.integer(4)),
                      static_cast<int>(query.integer(5)), static_cast<std::uint64_t>(query.integer(6)),
-                     static_cast<std::uint64_t>(query.integer(7)), query.integer(8)});
+                     static_cast<std::uint64_t>(query.integer(7)), query.integer(8),
+                     static_cast<std::uint64_t>(query.integer(9))});
   return usage;
 }
 

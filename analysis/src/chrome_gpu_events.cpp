@@ -1,4 +1,5 @@
 #include "chrome_trace_events.hpp"
+#include "copy_timing.hpp"
 
 #include "commlens/profiler/nvtx_domains.hpp"
 
@@ -19,9 +20,12 @@ std::string nvtx_sql() {
          program_nvtx_domain_sql() + " ORDER BY rank, start_ns";
 }
 
-constexpr std::string_view kCopiesSql = R"sql(
-SELECT rank, start_ns, end_ns, device, src_device, dst_device, bytes, stream, copy_kind, path, link, mpi_call_id
-FROM cuda_copies ORDER BY rank, start_ns)sql";
+// The copies timed on the GPU (copy_timing.hpp): the others' times are their host calls'.
+std::string copies_sql(const Database& database) {
+  return "SELECT rank, start_ns, end_ns, device, src_device, dst_device, bytes, stream, copy_kind, path, link, "
+         "mpi_call_id FROM cuda_copies WHERE " +
+         copy_gpu_timed(database) + " ORDER BY rank, start_ns";
+}
 
 constexpr std::string_view kKernelsSql = R"sql(
 SELECT rank, start_ns, end_ns, device, stream, name, mpi_call_id FROM cuda_kernels ORDER BY rank, start_ns)sql";
@@ -93,7 +97,7 @@ std::uint64_t write_nvtx_ranges(const Database& database, std::FILE* out) {
 
 std::uint64_t write_copies(const Database& database, std::FILE* out) {
   write_device_tracks(database, out, "cuda_copies", kCopyTrackBase, "copies");
-  return write_each_row(database, kCopiesSql, [&](const Statement& copy) {
+  return write_each_row(database, copies_sql(database), [&](const Statement& copy) {
     const auto path = copy.text(9);
     write_complete(out, "cuda_copy", "copy " + path, copy.integer(0), kCopyTrackBase + copy.integer(3),
                    copy.integer(1), copy.integer(2),

@@ -5,6 +5,7 @@
 // Device work needs trace mode (it names its call by id) and the CUDA collectors' kernel records.
 // Beside it, the calls' GPU time from the CUDA events around them (device_spans in trace mode,
 // device_span_stats in summary mode), which the CUDA collector records by default.
+#include "copy_timing.hpp"
 #include "report_queries.hpp"
 
 #include <fmt/format.h>
@@ -48,8 +49,10 @@ std::string device_work(const Database& database) {
   std::string parts;
   for (const char* table : {"cuda_kernels", "cuda_copies"}) {
     if (database.has_table(table)) {
-      parts += fmt::format("{}SELECT mpi_call_id, start_ns, end_ns FROM {}",
-                           parts.empty() ? "" : " UNION ALL ", table);
+      // Only copies timed on the GPU are device time (copy_timing.hpp).
+      parts += fmt::format("{}SELECT mpi_call_id, start_ns, end_ns FROM {} WHERE {}",
+                           parts.empty() ? "" : " UNION ALL ", table,
+                           std::string_view(table) == "cuda_copies" ? copy_gpu_timed(database) : "1");
     }
   }
   return parts.empty() ? "SELECT NULL AS mpi_call_id, 0 AS start_ns, 0 AS end_ns WHERE 0" : parts;

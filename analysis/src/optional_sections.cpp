@@ -1,6 +1,7 @@
 // Sections over tables that other collectors add (MPI_T, CUDA, the multi-path runtime). Each is one
 // function that reads its tables through the public column names of docs/schema.md and
 // says in one line, with how to record it, when the database holds none of its data.
+#include "copy_timing.hpp"
 #include "report_queries.hpp"
 
 #include <fmt/format.h>
@@ -26,18 +27,22 @@ OptionalSection query_mpit_section(const Database& database, const ReportFilter&
 OptionalSection query_cuda_copy_section(const Database& database, const ReportFilter& filter) {
   if (!database.has_rows("cuda_copies"))
     return absent_section("no CUDA copies", "run on a GPU with the CUDA collectors: COMMLENS_COLLECTORS=all");
+  // Time and bandwidth are those of the copies timed on the GPU (copy_timing.hpp): every copy when
+  // CUPTI saw them, a sample when they were taken from the runtime's calls.
   auto section = section_with({{"path", "path", Unit::Text},
                                {"copies", "copies", Unit::Count},
                                {"bytes", "bytes", Unit::Bytes},
-                               {"time", "time_ns", Unit::Nanoseconds},
+                               {"timed on GPU", "copies_timed", Unit::Count},
+                               {"GPU time of those", "time_ns", Unit::Nanoseconds},
                                {"bandwidth", "bandwidth_gb_per_s", Unit::GigabytesPerSecond}});
-  auto query = database.prepare(R"sql(
-SELECT path, COUNT(*), SUM(bytes), SUM(end_ns - start_ns) FROM cuda_copies
-WHERE ?1 IS NULL OR rank = ?1 GROUP BY path ORDER BY SUM(bytes) DESC)sql");
+  auto query = database.prepare(fmt::format(R"sql(
+SELECT path, COUNT(*), SUM(bytes), COUNT({0}), COALESCE(SUM({0}), 0), COALESCE(SUM({1}), 0) FROM cuda_copies
+WHERE ?1 IS NULL OR rank = ?1 GROUP BY path ORDER BY SUM(bytes) DESC)sql",
+                                            copy_gpu_ns(database), copy_timed_bytes(database)));
   query.bind(1, filter.rank ? std::optional<std::int64_t>(*filter.rank) : std::nullopt);
   while (query.step())
-    section.rows.push_back({query.text(0), query.integer(1), query.integer(2), query.integer(3),
-                            bandwidth(query.integer(2), query.integer(3))});
+    section.rows.push_back({query.text(0), query.integer(1), query.integer(2), query.integer(3), query.integer(4),
+                            bandwidth(query.integer(5), query.integer(4))});
   return section;
 }
 

@@ -1,5 +1,6 @@
 #include "commlens/analysis/timeline.hpp"
 
+#include "copy_timing.hpp"
 #include "timeline_bins.hpp"
 #include "timeline_call_rows.hpp"
 #include "timeline_tile_query.hpp"
@@ -171,7 +172,8 @@ std::vector<TimelineCopy> query_timeline_copies(const Database& database, int ra
       std::string("SELECT rowid, start_ns, end_ns, device, src_device, dst_device, bytes, copy_kind, path, "
                   "link IS NULL, link, mpi_call_id, stream, src_kind, dst_kind, correlation_id, ") +
       (runtime_ids ? "runtime_correlation_id" : "NULL") +
-      " FROM cuda_copies WHERE rank = ?1 AND start_ns < ?3 AND end_ns > ?2 ORDER BY start_ns");
+      " FROM cuda_copies WHERE rank = ?1 AND start_ns < ?3 AND end_ns > ?2 AND " + detail::copy_gpu_timed(database) +
+      " ORDER BY start_ns");
   query.bind(1, rank).bind(2, start_ns).bind(3, end_ns);
   while (query.step()) {
     const auto src = query.optional_integer(4), dst = query.optional_integer(5);

@@ -2,6 +2,7 @@
 #include "commlens/analysis/report_format.hpp"
 #include "commlens/analysis/size_bin.hpp"
 #include "commlens/analysis/units.hpp"
+#include "copy_timing.hpp"
 #include "report_queries.hpp"
 #include "training_steps_detail.hpp"
 
@@ -90,20 +91,24 @@ GROUP BY v.pvar_id, v.comm_id, v.rank, v.time_ns ORDER BY p.name, v.comm_id, v.r
 void read_step_copies(const Database& database, const ReportFilter& filter, TrainingSteps& section) {
   if (!database.has_rows("cuda_copies"))
     return;
-  auto query = database.prepare(std::string(kStepPhasesSql) + R"sql(
-SELECT c.path, COUNT(*), SUM(c.bytes), SUM(c.end_ns - c.start_ns)
+  // Time per step is that of the copies timed on the GPU (copy_timing.hpp); so is the bandwidth.
+  auto query = database.prepare(std::string(kStepPhasesSql) + fmt::format(R"sql(
+SELECT c.path, COUNT(*), SUM(c.bytes), COALESCE(SUM({}), 0), COALESCE(SUM({}), 0)
 FROM cuda_copies c JOIN steps st ON st.rank = c.rank AND c.start_ns >= st.start_ns AND c.start_ns < st.end_ns
-GROUP BY c.path ORDER BY SUM(c.bytes) DESC)sql");
+GROUP BY c.path ORDER BY SUM(c.bytes) DESC)sql",
+                                                                        copy_gpu_ns(database, "c."),
+                                                                        copy_timed_bytes(database, "c.")));
   bind_filter(query, filter);
   const double pairs = section.rank_steps;
   while (query.step()) {
     const auto bytes = query.integer(2);
     const auto time_ns = query.integer(3);
+    const auto timed_bytes = query.integer(4);
     section.copy_rows.push_back(
         {query.text(0), per_step_count(double(query.integer(1)) / pairs),
          binary_size(static_cast<std::uint64_t>(double(bytes) / pairs)),
          human_duration(double(time_ns) / pairs),
-         time_ns > 0 ? fmt::format("{:.2f} GB/s", double(bytes) / double(time_ns)) : "-"});
+         time_ns > 0 ? fmt::format("{:.2f} GB/s", double(timed_bytes) / double(time_ns)) : "-"});
   }
   if (!section.copy_rows.empty())
     section.copy_headers = {"path", "copies per step", "bytes per step", "time per step", "bandwidth"};

@@ -6,6 +6,7 @@
 // Only steps inside a span of kernel_recording have a breakdown; databases without that table's
 // rows recorded every kernel. The NCCL calls' GPU time per step comes from device_span_stats.
 #include "commlens/analysis/statement.hpp"
+#include "copy_timing.hpp"
 #include "report_queries.hpp"
 #include "time_intervals.hpp"
 #include "training_steps_detail.hpp"
@@ -72,10 +73,11 @@ std::string gpu_work_sql(const Database& database) {
       "SELECT rank, start_ns, end_ns, CASE WHEN instr(name, 'ncclDevKernel') > 0 OR "
       "instr(name, 'ncclKernel') > 0 OR mpi_call_id IS NOT NULL THEN 1 ELSE 0 END FROM cuda_kernels "
       "WHERE ?1 IS NULL OR rank = ?1";
+  // Copies not timed on the GPU (copy_timing.hpp) carry host times: not GPU work.
   for (const char* table : {"cuda_copies", "cuda_memsets"})
     if (database.has_table(table))
-      sql += fmt::format(" UNION ALL SELECT rank, start_ns, end_ns, 2 FROM {} WHERE ?1 IS NULL OR rank = ?1",
-                         table);
+      sql += fmt::format(" UNION ALL SELECT rank, start_ns, end_ns, 2 FROM {} WHERE (?1 IS NULL OR rank = ?1) AND {}",
+                         table, std::string_view(table) == "cuda_copies" ? copy_gpu_timed(database) : "1");
   return sql + " ORDER BY 1, 2";
 }
 

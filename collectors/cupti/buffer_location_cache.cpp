@@ -38,7 +38,7 @@ LocatedRange query_driver(std::uintptr_t address) {
 } // namespace
 
 BufferLocation cached_buffer_location(const void* buffer) noexcept {
-  return cache.locate(reinterpret_cast<std::uintptr_t>(buffer), query_driver);
+  return cache.locate(reinterpret_cast<std::uintptr_t>(buffer), query_driver, BufferLocation::Unknown);
 }
 
 void forget_buffer_locations() noexcept {

@@ -3,166 +3,250 @@
 #include "api_callbacks.hpp"
 #include "buffer_location_cache.hpp"
 #include "device_spans.hpp"
+#include "location_cache.hpp"
 #include "plugin_context.hpp"
 
 #include <cuda.h>
 
 #include <algorithm>
 #include <array>
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace commlens::cuda {
 
 namespace {
 
-constexpr std::size_t kRowsPerBatch = 1024;
+// Which copies are timed on the GPU. Two event records and their completion cost a few
+// microseconds of the copying thread, which a training step making hundreds of small copies (DDP
+// copies every gradient into its bucket) would feel; so a thread times its copies at most once in
+// kTimingGapNs, and every copy of kAlwaysTimedBytes or more (which takes far longer on the GPU than
+// its events on the host). The others keep their call's host times, marked cuda_copies.gpu_timed = 0.
+constexpr std::uint64_t kTimingGapNs = 5'000'000;
+constexpr std::size_t kAlwaysTimedBytes = std::size_t{16} << 20;
+constexpr std::chrono::milliseconds kStorePeriod{500};
+
+// One end of a copy as CUPTI's memcpy records describe it: pageable or pinned host memory, device
+// or managed memory, and the device it is on (-1: host memory, the copy's device).
+struct CopyEnd {
+  MemoryKind kind = MemoryKind::Pageable;
+  std::int32_t device = -1;
+};
+
+// A copy as the calling thread leaves it: rows are made and stored on the writer thread.
+struct CopyCall {
+  CudaCopy copy; // start_ns and end_ns on the profiler's clock
+  std::uint64_t call_id = 0;
+  bool gpu_timed = false;
+};
+
+struct ThreadCopy { // the copy this thread is making, between copy_begin and copy_end
+  std::uint64_t call_start_ns = 0;
+  bool timed = false;
+};
 
 const CopyPathClassifier* classifier = nullptr;
 IpcTracker* ipc = nullptr;
-std::mutex rows_mutex;
-std::vector<std::vector<SqlValue>> copy_rows;
 
-// One end of a copy as CUPTI's memcpy records describe it: pageable or pinned host memory, device
-// or managed memory, and the device it is on (the copy's device for host memory).
-struct CopyEnd {
-  MemoryKind kind = MemoryKind::Pageable;
-  std::uint32_t device = 0;
+// The writer thread's state, never destroyed: a process may exit without the collector's finalize
+// (then the thread is still waiting on it).
+struct Writer {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<CopyCall> pending;
+  bool stopping = false;
+  std::thread thread;
 };
+Writer& writer = *new Writer;
 
-CopyEnd copy_end_of(const void* pointer, std::uint32_t copy_device) {
+thread_local RangeCache<CopyEnd> copy_ends;
+thread_local ThreadCopy this_copy;
+thread_local std::uint64_t last_timed_ns = 0;
+thread_local std::pair<const void*, std::uint32_t> last_stream{reinterpret_cast<const void*>(-1), 0};
+
+// Device, managed and pinned memory come with their allocation's range, cached per thread;
+// pageable memory, unknown to the driver, with this address alone.
+Range<CopyEnd> query_copy_end(std::uintptr_t address) {
   unsigned int memory_type = 0;
   int device = -1;
-  int managed = 0;
+  unsigned int managed = 0;
+  CUdeviceptr range_start = 0;
+  std::size_t range_size = 0;
   std::array attributes{CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                        CU_POINTER_ATTRIBUTE_IS_MANAGED};
-  std::array<void*, 3> values{&memory_type, &device, &managed};
-  // Memory the driver does not know (pageable host memory) leaves the values as they are.
-  if (cuPointerGetAttributes(attributes.size(), attributes.data(), values.data(),
-                             reinterpret_cast<CUdeviceptr>(pointer)) != CUDA_SUCCESS) {
-    return {MemoryKind::Pageable, copy_device};
+                        CU_POINTER_ATTRIBUTE_IS_MANAGED, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                        CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+  std::array<void*, 5> values{&memory_type, &device, &managed, &range_start, &range_size};
+  const bool known = cuPointerGetAttributes(attributes.size(), attributes.data(), values.data(),
+                                            static_cast<CUdeviceptr>(address)) == CUDA_SUCCESS &&
+                     memory_type != 0;
+  if (!known) {
+    return {address, address + 1, {MemoryKind::Pageable, -1}};
   }
-  if (managed != 0) {
-    return {MemoryKind::Managed, device >= 0 ? static_cast<std::uint32_t>(device) : copy_device};
+  const CopyEnd end{managed != 0                          ? MemoryKind::Managed
+                    : memory_type == CU_MEMORYTYPE_DEVICE ? MemoryKind::Device
+                                                          : MemoryKind::Pinned,
+                    managed != 0 || memory_type == CU_MEMORYTYPE_DEVICE ? device : -1};
+  if (range_size == 0) {
+    return {address, address + 1, end};
   }
-  if (memory_type == CU_MEMORYTYPE_DEVICE) {
-    return {MemoryKind::Device, device >= 0 ? static_cast<std::uint32_t>(device) : copy_device};
-  }
-  return {memory_type == CU_MEMORYTYPE_HOST ? MemoryKind::Pinned : MemoryKind::Pageable, copy_device};
+  return {static_cast<std::uintptr_t>(range_start), static_cast<std::uintptr_t>(range_start + range_size), end};
 }
 
 bool on_host(MemoryKind kind) {
   return kind == MemoryKind::Pageable || kind == MemoryKind::Pinned;
 }
 
-CopyDirection direction_of(const CopyEnd& source, const CopyEnd& destination) {
-  if (on_host(source.kind)) {
-    return on_host(destination.kind) ? CopyDirection::HtoH : CopyDirection::HtoD;
+CopyDirection direction_of(MemoryKind source, std::uint32_t source_device, MemoryKind destination,
+                           std::uint32_t destination_device) {
+  if (on_host(source)) {
+    return on_host(destination) ? CopyDirection::HtoH : CopyDirection::HtoD;
   }
-  if (on_host(destination.kind)) {
+  if (on_host(destination)) {
     return CopyDirection::DtoH;
   }
-  return source.device == destination.device ? CopyDirection::DtoD : CopyDirection::PtoP;
+  return source_device == destination_device ? CopyDirection::DtoD : CopyDirection::PtoP;
+}
+
+// The driver's id of the stream (the stream column where CUPTI is not attached), remembered for
+// the stream this thread copied on last.
+std::uint32_t stream_id_of(const void* stream) {
+  if (last_stream.first != stream) {
+    unsigned long long id = 0;
+    cuStreamGetId(static_cast<CUstream>(const_cast<void*>(stream)), &id);
+    last_stream = {stream, static_cast<std::uint32_t>(id)};
+  }
+  return last_stream.second;
 }
 
 CudaCopy describe(const contract::RuntimeCopyCall& call) {
   CUdevice current = 0;
   const std::uint32_t device = cuCtxGetDevice(&current) == CUDA_SUCCESS ? static_cast<std::uint32_t>(current) : 0;
-  CopyEnd source = copy_end_of(call.source, device);
-  CopyEnd destination = copy_end_of(call.destination, device);
-  if (call.source_device >= 0) { // cudaMemcpyPeer names the devices
-    source.device = static_cast<std::uint32_t>(call.source_device);
-  }
-  if (call.destination_device >= 0) {
-    destination.device = static_cast<std::uint32_t>(call.destination_device);
-  }
+  const CopyEnd source = copy_ends.locate(reinterpret_cast<std::uintptr_t>(call.source), query_copy_end);
+  const CopyEnd destination = copy_ends.locate(reinterpret_cast<std::uintptr_t>(call.destination), query_copy_end);
+  // cudaMemcpyPeer names the devices; host memory is on the copy's.
+  const auto device_of = [device](int named, const CopyEnd& end) {
+    return static_cast<std::uint32_t>(named >= 0 ? named : end.device >= 0 ? end.device : device);
+  };
   CudaCopy copy;
   copy.device = device;
-  copy.src_device = source.device;
-  copy.dst_device = destination.device;
+  copy.src_device = device_of(call.source_device, source);
+  copy.dst_device = device_of(call.destination_device, destination);
   copy.src_kind = source.kind;
   copy.dst_kind = destination.kind;
   copy.bytes = call.bytes;
-  copy.direction = direction_of(source, destination);
+  copy.direction = direction_of(source.kind, copy.src_device, destination.kind, copy.dst_device);
   copy.touches_ipc_mapping = ipc->has_mappings() && (ipc->is_mapped(reinterpret_cast<std::uint64_t>(call.source)) ||
                                                      ipc->is_mapped(reinterpret_cast<std::uint64_t>(call.destination)));
   return copy;
 }
 
-void store_rows_now(std::vector<std::vector<SqlValue>> rows) {
-  if (!rows.empty()) {
-    host().store_rows(
-        "INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_device, dst_device, src_kind, dst_kind, "
-        "bytes, stream, copy_kind, path, link, mpi_call_id, correlation_id, runtime_correlation_id) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        std::move(rows));
-  }
+void hand_to_writer(CopyCall copy) {
+  const std::lock_guard lock(writer.mutex);
+  writer.pending.push_back(std::move(copy));
 }
 
-// The row of a completed copy; no correlation ids (no CUPTI). Under device_spans' lock.
-void add_row(const CudaCopy& copy, std::uint64_t call_id, std::uint32_t stream, std::int64_t start_ns,
-             std::int64_t end_ns) {
+std::vector<SqlValue> row_of(const CopyCall& call) {
+  const CudaCopy& copy = call.copy;
   const CopyClassification classified = classifier->classify(copy);
   const char* link = peer_link_name(classified.link);
-  std::vector<SqlValue> row{std::int64_t{host().run_rank},
-                            relative_ns(static_cast<std::uint64_t>(start_ns)),
-                            relative_ns(static_cast<std::uint64_t>(end_ns)),
-                            std::int64_t{copy.device},
-                            std::int64_t{copy.src_device},
-                            std::int64_t{copy.dst_device},
-                            std::string(memory_kind_name(copy.src_kind)),
-                            std::string(memory_kind_name(copy.dst_kind)),
-                            static_cast<std::int64_t>(copy.bytes),
-                            std::int64_t{stream},
-                            std::string(copy_direction_name(copy.direction)),
-                            std::string(copy_path_name(classified.path)),
-                            link != nullptr ? SqlValue{std::string(link)} : SqlValue{},
-                            call_id != 0 ? SqlValue{static_cast<std::int64_t>(call_id)} : SqlValue{},
-                            std::int64_t{0},
-                            SqlValue{}};
-  std::vector<std::vector<SqlValue>> full;
-  {
-    const std::lock_guard lock(rows_mutex);
-    copy_rows.push_back(std::move(row));
-    if (copy_rows.size() >= kRowsPerBatch) {
-      full.swap(copy_rows);
-    }
+  return {std::int64_t{host().run_rank},
+          relative_ns(copy.start_ns),
+          relative_ns(copy.end_ns),
+          std::int64_t{copy.device},
+          std::int64_t{copy.src_device},
+          std::int64_t{copy.dst_device},
+          std::string(memory_kind_name(copy.src_kind)),
+          std::string(memory_kind_name(copy.dst_kind)),
+          static_cast<std::int64_t>(copy.bytes),
+          std::int64_t{copy.stream},
+          std::string(copy_direction_name(copy.direction)),
+          std::string(copy_path_name(classified.path)),
+          link != nullptr ? SqlValue{std::string(link)} : SqlValue{},
+          call.call_id != 0 ? SqlValue{static_cast<std::int64_t>(call.call_id)} : SqlValue{},
+          std::int64_t{0}, // no CUPTI correlation
+          SqlValue{},
+          std::int64_t{call.gpu_timed ? 1 : 0}};
+}
+
+void store(std::vector<CopyCall> calls) {
+  if (calls.empty()) {
+    return;
   }
-  store_rows_now(std::move(full));
+  std::vector<std::vector<SqlValue>> rows;
+  rows.reserve(calls.size());
+  for (const CopyCall& call : calls) {
+    rows.push_back(row_of(call));
+  }
+  host().store_rows("INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_device, dst_device, src_kind, "
+                    "dst_kind, bytes, stream, copy_kind, path, link, mpi_call_id, correlation_id, "
+                    "runtime_correlation_id, gpu_timed) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    std::move(rows));
 }
 
-thread_local std::uint64_t copy_call_start_ns = 0;
-
-void copy_begin(const contract::RuntimeCopyCall& call) noexcept {
-  copy_call_start_ns = host().now_ns();
-  begin_stream_span(call.stream);
+// Makes and stores the rows off the copying threads, every kStorePeriod and at the end.
+void write_copies() {
+  std::unique_lock lock(writer.mutex);
+  while (!writer.stopping) {
+    writer.changed.wait_for(lock, kStorePeriod, [] { return writer.stopping; });
+    std::vector<CopyCall> taken;
+    taken.swap(writer.pending);
+    lock.unlock();
+    store(std::move(taken));
+    lock.lock();
+  }
 }
 
-// The events' times are good to a few microseconds (device_spans.hpp), the call's own to less: a
-// copy cannot start before its call, nor a synchronous one end after it, except from pageable
-// memory to the device, where the runtime may return once the bytes are staged.
-std::pair<std::int64_t, std::int64_t> within_call(const CudaCopy& copy, bool synchronous, std::int64_t call_start,
-                                                  std::int64_t call_end, std::int64_t start_ns, std::int64_t end_ns) {
-  start_ns = std::max(start_ns, call_start);
+// A copy cannot start before its call, nor a synchronous one end after it, except from pageable
+// memory to the device, where the runtime may return once the bytes are staged. The events' times
+// are good to a few microseconds (device_spans.hpp), the call's to less.
+std::pair<std::uint64_t, std::uint64_t> within_call(const CudaCopy& copy, bool synchronous, std::uint64_t call_start,
+                                                    std::uint64_t call_end, std::uint64_t start, std::uint64_t end) {
+  start = std::max(start, call_start);
   const bool may_outlive_call = copy.src_kind == MemoryKind::Pageable && copy.direction == CopyDirection::HtoD;
   if (synchronous && !may_outlive_call) {
-    end_ns = std::min(end_ns, call_end);
+    end = std::min(end, call_end);
   }
-  return {start_ns, std::max(start_ns, end_ns)};
+  return {start, std::max(start, end)};
+}
+
+void copy_begin(const contract::RuntimeCopyCall& call) noexcept {
+  const std::uint64_t now = host().now_ns();
+  this_copy = {now, call.bytes >= kAlwaysTimedBytes || now - last_timed_ns >= kTimingGapNs};
+  if (this_copy.timed) {
+    last_timed_ns = now;
+    begin_stream_span(call.stream);
+  }
 }
 
 void copy_end(const contract::RuntimeCopyCall& call, bool accepted) noexcept {
   if (!accepted || call.bytes == 0) {
-    end_stream_span(call.stream, nullptr); // gives the event back
+    if (this_copy.timed) {
+      end_stream_span(call.stream, nullptr); // gives the event back
+    }
     return;
   }
-  const auto call_start = static_cast<std::int64_t>(copy_call_start_ns);
-  const auto call_end = static_cast<std::int64_t>(host().now_ns());
-  const CudaCopy copy = describe(call);
-  end_stream_span(call.stream, [copy, call_id = current_mpi_call(), synchronous = !call.asynchronous, call_start,
-                                call_end](std::uint32_t stream, std::int64_t start_ns, std::int64_t end_ns) {
-    const auto [start, end] = within_call(copy, synchronous, call_start, call_end, start_ns, end_ns);
-    add_row(copy, call_id, stream, start, end);
+  const std::uint64_t call_start = this_copy.call_start_ns;
+  const std::uint64_t call_end = host().now_ns();
+  CopyCall made{describe(call), current_mpi_call(), false};
+  if (!this_copy.timed) {
+    made.copy.start_ns = call_start;
+    made.copy.end_ns = call_end;
+    made.copy.stream = stream_id_of(call.stream);
+    hand_to_writer(std::move(made));
+    return;
+  }
+  end_stream_span(call.stream, [made, synchronous = !call.asynchronous, call_start, call_end](
+                                   std::uint32_t stream, std::int64_t start_ns, std::int64_t end_ns) mutable {
+    const auto [start, end] = within_call(made.copy, synchronous, call_start, call_end,
+                                          static_cast<std::uint64_t>(start_ns), static_cast<std::uint64_t>(end_ns));
+    made.copy.start_ns = start;
+    made.copy.end_ns = end;
+    made.copy.stream = stream;
+    made.gpu_timed = true;
+    hand_to_writer(std::move(made));
   });
 }
 
@@ -184,16 +268,26 @@ void ipc_closed(const void* address, std::uint64_t start_ns) noexcept {
 contract::RuntimeCallHooks runtime_copy_hooks(const CopyPathClassifier& copy_classifier, IpcTracker& tracker) {
   classifier = &copy_classifier;
   ipc = &tracker;
+  writer.thread = std::thread(write_copies);
+  // forget_buffer_locations() empties every range cache, this file's too.
   return {copy_begin, copy_end, ipc_exported, ipc_opened, ipc_closed, forget_buffer_locations};
 }
 
 void store_runtime_copies() {
-  std::vector<std::vector<SqlValue>> rows;
   {
-    const std::lock_guard lock(rows_mutex);
-    rows.swap(copy_rows);
+    const std::lock_guard lock(writer.mutex);
+    writer.stopping = true;
   }
-  store_rows_now(std::move(rows));
+  writer.changed.notify_all();
+  if (writer.thread.joinable()) {
+    writer.thread.join();
+  }
+  std::vector<CopyCall> rest;
+  {
+    const std::lock_guard lock(writer.mutex);
+    rest.swap(writer.pending);
+  }
+  store(std::move(rest));
   if (auto ipc_rows = ipc->take_rows(); !ipc_rows.empty()) {
     host().store_rows("INSERT INTO ipc_events (rank, event, start_ns, end_ns, device, address, bytes, handle, "
                       "open_number, mpi_call_id) VALUES (?,?,?,?,?,?,?,?,?,?)",

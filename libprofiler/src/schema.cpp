@@ -308,8 +308,12 @@ CREATE TABLE IF NOT EXISTS cuda_copies (
   path           TEXT NOT NULL,        -- host_staged, peer, ipc, same_device, managed, host_to_host, other
   link           TEXT,                 -- peer and ipc copies between two devices: nvlink or pcie
   mpi_call_id    INTEGER,              -- mpi_calls.id of the MPI call that issued it; NULL outside MPI
-  correlation_id INTEGER NOT NULL,     -- CUPTI correlation id: the driver API call's (cuda_api_calls)
-  runtime_correlation_id INTEGER       -- the runtime API call's around it; NULL when none
+  correlation_id INTEGER NOT NULL,     -- CUPTI correlation id: the driver API call's (cuda_api_calls);
+                                       -- 0 for copies taken from the runtime's calls (no CUPTI)
+  runtime_correlation_id INTEGER,      -- the runtime API call's around it; NULL when none
+  gpu_timed      INTEGER NOT NULL DEFAULT 1 -- 1: start_ns and end_ns are the copy's time on the GPU;
+                                       -- 0: its host call's (taken from the runtime's calls, not
+                                       -- sampled for GPU timing: COMMLENS_CUDA_COPIES)
 );
 CREATE TABLE IF NOT EXISTS cuda_kernels (
   rank           INTEGER NOT NULL,

@@ -4,6 +4,7 @@
 #include "commlens/analysis/breakdowns.hpp"
 #include "commlens/analysis/comparison.hpp"
 #include "commlens/analysis/report.hpp"
+#include "commlens/analysis/timeline.hpp"
 #include "test_database.hpp"
 #include "trace_database.hpp"
 
@@ -55,6 +56,42 @@ TEST(CopyRoutes, CopiesAreSplitByDirectionAndHostMemory) {
   EXPECT_EQ(series[1].route.host_memory, "pageable");
   EXPECT_EQ(series[1].bytes_per_bin, (std::vector<std::uint64_t>{1024, 0, 3072, 0, 0}));
   EXPECT_EQ(series[2].bytes_per_bin, (std::vector<std::uint64_t>{0, 4096, 0, 0, 0}));
+}
+
+// Copies taken from the CUDA runtime's calls: only a sample is timed on the GPU (gpu_timed = 1);
+// the others keep their host call's times. Rank 0 copies device to device 4 times, 1 MiB each:
+// the first timed (1 MiB in 10 us), the others not (their calls took 2 us each).
+constexpr const char* kSampledCopies = R"sql(
+INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_kind, dst_kind, bytes, stream, copy_kind, path,
+                         correlation_id, gpu_timed) VALUES
+  (0, 1000, 11000, 0, 'device', 'device', 1048576, 7, 'DtoD', 'same_device', 0, 1),
+  (0, 20000, 22000, 0, 'device', 'device', 1048576, 7, 'DtoD', 'same_device', 0, 0),
+  (0, 30000, 32000, 0, 'device', 'device', 1048576, 7, 'DtoD', 'same_device', 0, 0),
+  (0, 40000, 42000, 0, 'device', 'device', 1048576, 7, 'DtoD', 'same_device', 0, 0);
+)sql";
+
+TEST(CopyRoutes, CopiesNotTimedOnTheGpuCountButGiveNoTimeOrBandwidth) {
+  const auto path = database_with("sampled.sqlite", kSampledCopies);
+  const analysis::Database database(path);
+  const auto usage = analysis::query_copy_path_usage(database);
+  ASSERT_EQ(usage.size(), 1u);
+  EXPECT_EQ(usage[0].copies, 4u);
+  EXPECT_EQ(usage[0].bytes, 4u << 20);
+  EXPECT_EQ(usage[0].busy_ns, 10000) << "the timed copy's GPU time alone";
+  EXPECT_DOUBLE_EQ(usage[0].gb_per_s().value_or(0), 1048576.0 / 10000.0) << "the timed copy's bandwidth";
+  // The report's copy paths: every copy counted, time and bandwidth from the timed one.
+  const auto report = analysis::build_report(database);
+  ASSERT_EQ(report.cuda_copies.rows.size(), 1u);
+  const auto& row = report.cuda_copies.rows[0];
+  EXPECT_EQ(std::get<std::int64_t>(row[1]), 4);
+  EXPECT_EQ(std::get<std::int64_t>(row[2]), 4 << 20);
+  EXPECT_EQ(std::get<std::int64_t>(row[3]), 1) << "copies timed on the GPU";
+  EXPECT_EQ(std::get<std::int64_t>(row[4]), 10000);
+  EXPECT_DOUBLE_EQ(std::get<double>(row[5]), 1048576.0 / 10000.0);
+  // The timeline draws on the GPU only what ran there when it says.
+  const auto copies = analysis::query_timeline_copies(database, 0, 0, 100000);
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0].start_ns, 1000);
 }
 
 // MPI: rank 1 sends rank 0 two messages of 100 B. NCCL: rank 0 sends NCCL rank 1 (run rank 2) 50 B

@@ -7,6 +7,7 @@
 //     move directly.
 #include "commlens/analysis/report_format.hpp"
 #include "commlens/analysis/size_bin.hpp"
+#include "../copy_timing.hpp"
 #include "findings_engine.hpp"
 
 #include <fmt/format.h>
@@ -16,6 +17,9 @@
 namespace commlens::analysis::detail {
 namespace {
 
+// Times on the GPU. Where only a sample of the copies was timed there (copy_timing.hpp), the
+// times are the sample's scaled by all bytes over the sample's bytes: the copies' time at the
+// sample's bandwidth.
 struct CopyTotals {
   std::uint64_t copies = 0;
   std::uint64_t bytes = 0;
@@ -36,16 +40,20 @@ std::string totals_line(const CopyTotals& totals) {
 }
 
 CopyTotals read_totals(const FindingContext& context, const std::string& where) {
+  const std::string gpu_ns = copy_gpu_ns(context.database);
   auto query = context.database.prepare(
-      fmt::format("SELECT COUNT(*), COALESCE(SUM(bytes), 0), COALESCE(SUM(end_ns - start_ns), 0), "
-                  "COALESCE(SUM(CASE WHEN mpi_call_id IS NOT NULL THEN end_ns - start_ns ELSE 0 END), 0) "
-                  "FROM cuda_copies WHERE (?1 IS NULL OR rank = ?1) AND {}",
-                  where));
+      fmt::format("SELECT COUNT(*), COALESCE(SUM(bytes), 0), COALESCE(SUM({0}), 0), "
+                  "COALESCE(SUM(CASE WHEN mpi_call_id IS NOT NULL THEN {0} END), 0), COALESCE(SUM({1}), 0) "
+                  "FROM cuda_copies WHERE (?1 IS NULL OR rank = ?1) AND {2}",
+                  gpu_ns, copy_timed_bytes(context.database), where));
   query.bind(1, context.report.filter.rank ? std::optional<std::int64_t>(*context.report.filter.rank)
                                            : std::nullopt);
   query.step();
-  return {static_cast<std::uint64_t>(query.integer(0)), static_cast<std::uint64_t>(query.integer(1)),
-          query.integer(2), query.integer(3)};
+  const auto bytes = query.integer(1), timed_bytes = query.integer(4);
+  const double scale = timed_bytes > 0 ? double(bytes) / double(timed_bytes) : 0.0;
+  return {static_cast<std::uint64_t>(query.integer(0)), static_cast<std::uint64_t>(bytes),
+          static_cast<std::int64_t>(double(query.integer(2)) * scale),
+          static_cast<std::int64_t>(double(query.integer(3)) * scale)};
 }
 
 // A finding of `rule` about the copies `where` selects, when their time reaches its threshold,
@@ -72,10 +80,9 @@ void find_pageable_staging(const FindingContext& context, FindingsSection& secti
   finding.title = fmt::format("Copies from or to pageable host memory take {} at {}",
                               human_duration(double(totals.time_ns)), bandwidth(totals));
   finding.query =
-      fmt::format("SELECT rank, copy_kind, COUNT(*) AS copies, SUM(bytes) AS bytes, SUM(bytes) * 1.0 / "
-                  "SUM(end_ns - start_ns) AS gb_per_s FROM cuda_copies WHERE {} GROUP BY rank, "
-                  "copy_kind",
-                  kPageable);
+      fmt::format("SELECT rank, copy_kind, COUNT(*) AS copies, SUM(bytes) AS bytes, SUM({}) * 1.0 / "
+                  "SUM({}) AS gb_per_s FROM cuda_copies WHERE {} GROUP BY rank, copy_kind",
+                  copy_timed_bytes(context.database), copy_gpu_ns(context.database), kPageable);
   finding.view = "Copy paths: host_staged";
   finding.advice =
       "Pin the host buffers (cudaHostAlloc or cudaHostRegister; in PyTorch pin_memory=True or "
