@@ -157,21 +157,40 @@ bool collector_asked(std::string_view collector) {
   return std::ranges::find(names, collector) != names.end();
 }
 
+// Whether the CUDA collector will attach CUPTI whatever the program is: kernel records, the GPU
+// runtime or COMMLENS_CUDA_COPIES=cupti ask for it (config.hpp's CopySource). Read from the
+// environment alone: at libcommlens.so's load nothing else is known yet.
+bool cupti_surely_attached() {
+  const auto setting = [](const char* name) {
+    const char* value = std::getenv(name);
+    return std::string_view(value != nullptr ? value : "off");
+  };
+  return setting("COMMLENS_KERNELS") != "off" || setting("COMMLENS_RUNTIME") != "off" ||
+         setting("COMMLENS_CUDA_COPIES") == "cupti";
+}
+
 // At libcommlens.so's load, before the program's first NVTX call: NVTX loads its tool at each
 // module's first call, and in a job without MPI the profiler (and CUPTI) start only at the first
 // NCCL call, often inside the first training step. Where the user's NVTX ranges are asked for
 // (collector nvtx):
-// - with the CUDA collector (cupti) and its plugin built, naming the plugin now makes CUPTI the tool
-//   of every module (plugin_entry.cpp forwards NVTX's entry point to CUPTI's): ranges and steps;
-// - otherwise libcommlens.so itself is the tool (collectors/nvtx_tool): steps only, and CUPTI never
-//   attached to the program's launches.
+// - where CUPTI will be attached anyway (cupti_surely_attached) and the plugin is built, naming the
+//   plugin now makes CUPTI the tool of every module (plugin_entry.cpp forwards NVTX's entry point to
+//   CUPTI's): ranges of every domain and steps;
+// - otherwise libcommlens.so itself is the tool (collectors/nvtx_tool): steps and the default
+//   domain's ranges, and CUPTI is not attached for them. Where the CUDA collector then takes copies
+//   from CUPTI (a program with a static libcudart), NVTX stays with libcommlens.so.
 // A tool already named (Nsight Systems) is left alone.
 __attribute__((constructor)) void name_nvtx_tool() {
   if (std::getenv("NVTX_INJECTION64_PATH") != nullptr || !collector_asked("nvtx")) {
     return;
   }
-  if (const std::string plugin = plugin_path();
-      collector_asked("cupti") && access(plugin.c_str(), R_OK) == 0) {
+  const std::string plugin = plugin_path();
+  const bool plugin_built = collector_asked("cupti") && access(plugin.c_str(), R_OK) == 0;
+  bool host_tool = false;
+#ifdef COMMLENS_HOST_NVTX_TOOL
+  host_tool = true;
+#endif
+  if (plugin_built && (cupti_surely_attached() || !host_tool)) {
     setenv("NVTX_INJECTION64_PATH", plugin.c_str(), 0);
     return;
   }

@@ -23,7 +23,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -95,40 +94,26 @@ struct CopySourceChoice {
   std::string why; // for the run table's cuda_copies_source
 };
 
-// Where copies come from (COMMLENS_CUDA_COPIES, config.hpp's CopySource). Decided once, by the
-// collector's start or by NVTX loading its tool, whichever comes first: NVTX's tool must be CUPTI
-// exactly when CUPTI is attached. Before the start the settings are read from the environment.
-const CopySourceChoice& copy_source(const contract::CudaPluginHost* plugin_host) {
-  static std::once_flag decided;
-  static CopySourceChoice choice;
-  std::call_once(decided, [plugin_host] {
-    const auto setting = [](const char* name) {
-      const char* value = std::getenv(name);
-      return std::string_view(value != nullptr ? value : "");
-    };
-    const bool asked_cupti = plugin_host != nullptr ? plugin_host->cuda_copies == CopySource::Cupti
-                                                    : setting("COMMLENS_CUDA_COPIES") == "cupti";
-    const bool asked_calls = plugin_host != nullptr ? plugin_host->cuda_copies == CopySource::Calls
-                                                    : setting("COMMLENS_CUDA_COPIES") == "calls";
-    const bool kernels = plugin_host != nullptr
-                             ? plugin_host->kernels != KernelRecording::Off
-                             : !setting("COMMLENS_KERNELS").empty() && setting("COMMLENS_KERNELS") != "off";
-    const bool runtime = plugin_host != nullptr
-                             ? plugin_host->runtime.mode != RuntimeMode::Off
-                             : !setting("COMMLENS_RUNTIME").empty() && setting("COMMLENS_RUNTIME") != "off";
-    if (asked_cupti || asked_calls) {
-      choice = {asked_calls, std::string(asked_calls ? "calls" : "cupti") + " (COMMLENS_CUDA_COPIES)"};
-    } else if (kernels) {
-      choice = {false, "cupti (kernel records need it)"};
-    } else if (runtime) {
-      choice = {false, "cupti (the GPU runtime's copies do not pass through libcudart's shared library)"};
-    } else if (!shared_cudart_loaded()) {
-      choice = {false, "cupti (no shared libcudart loaded: the program's copies cannot be seen from its calls)"};
-    } else {
-      choice = {true, "calls (the program calls a shared libcudart; CUPTI not attached)"};
-    }
-  });
-  return choice;
+// Where copies come from (COMMLENS_CUDA_COPIES, config.hpp's CopySource).
+CopySourceChoice copy_source(const contract::CudaPluginHost& plugin_host) {
+  switch (plugin_host.cuda_copies) {
+  case CopySource::Cupti:
+    return {false, "cupti (COMMLENS_CUDA_COPIES)"};
+  case CopySource::Calls:
+    return {true, "calls (COMMLENS_CUDA_COPIES)"};
+  case CopySource::Auto:
+    break;
+  }
+  if (plugin_host.kernels != KernelRecording::Off) {
+    return {false, "cupti (kernel records need it)"};
+  }
+  if (plugin_host.runtime.mode != RuntimeMode::Off) {
+    return {false, "cupti (the GPU runtime's copies do not pass through a shared libcudart)"};
+  }
+  if (!shared_cudart_loaded()) {
+    return {false, "cupti (no shared libcudart loaded: the program's copies cannot be seen from its calls)"};
+  }
+  return {true, "calls (the program calls a shared libcudart; CUPTI not attached)"};
 }
 
 // NVTX ranges named as COMMLENS_STEP_RANGE mark training steps, seen through CUPTI's NVTX callbacks.
@@ -144,21 +129,38 @@ std::string start_step_ranges(const contract::CudaPluginHost& plugin_host, bool 
                                       : "off (" + first_error() + ")";
 }
 
+// libcommlens.so is NVTX's tool (collectors/nvtx_tool): the run value nvtx_user_ranges says so.
+constexpr std::string_view kProfilerIsNvtxTool = "on (libcommlens.so is NVTX's tool: the default domain)";
+
+// A function of this plugin, for its file's name.
+void plugin_entry_marker() {}
+
 // The library CUPTI is in, and this plugin's own file.
 std::string library_of(const void* symbol) {
   Dl_info info{};
   return dladdr(symbol, &info) != 0 && info.dli_fname != nullptr ? info.dli_fname : "";
 }
 
+// Whether NVTX_INJECTION64_PATH names libcommlens.so (the library of the host's clock).
+bool nvtx_tool_is_profiler(const contract::CudaPluginHost& plugin_host) {
+  const char* named = std::getenv("NVTX_INJECTION64_PATH");
+  return named != nullptr && named == library_of(reinterpret_cast<const void*>(plugin_host.now_ns));
+}
+
 // CUPTI sees the application's NVTX ranges only when NVTX loads it as its tool; NVTX reads the
 // variable at a module's first NVTX call. libcommlens.so names this plugin at its own load
-// (cuda_plugin_loader.cpp), so that modules whose first NVTX call comes before the profiler starts
-// (a training step before a job's first NCCL call) load CUPTI too; otherwise CUPTI itself is named
-// here. A tool already named (Nsight Systems) is left alone.
-std::string attach_cupti_as_nvtx_tool() {
-  const std::string plugin = library_of(reinterpret_cast<const void*>(&attach_cupti_as_nvtx_tool));
+// (cuda_plugin_loader.cpp) when CUPTI will surely be attached, so that modules whose first NVTX call
+// comes before the profiler starts (a training step before a job's first NCCL call) load CUPTI
+// too; otherwise it names itself (its own tool: steps and the default domain's ranges), and CUPTI
+// attached later for copies leaves that so. Where nothing is named yet, CUPTI itself is named here.
+// A tool already named (Nsight Systems) is left alone.
+std::string attach_cupti_as_nvtx_tool(const contract::CudaPluginHost& plugin_host) {
+  const std::string plugin = library_of(reinterpret_cast<const void*>(&plugin_entry_marker));
   const std::string cupti = library_of(reinterpret_cast<const void*>(&cuptiActivityEnable));
   if (const char* named = std::getenv("NVTX_INJECTION64_PATH")) {
+    if (nvtx_tool_is_profiler(plugin_host)) {
+      return std::string(kProfilerIsNvtxTool);
+    }
     return named == plugin || named == cupti ? "on" : "off (NVTX_INJECTION64_PATH names another tool)";
   }
   if (cupti.empty()) {
@@ -183,26 +185,29 @@ const char* start_collectors(const contract::CudaPluginHost& plugin_host) {
     return nullptr;
   }
   if (plugin_host.cupti) {
-    const CopySourceChoice& source = copy_source(&plugin_host);
+    const CopySourceChoice source = copy_source(plugin_host);
     copies_from_calls = source.from_calls;
     plugin_host.set_run_value("cuda_copies_source", source.why);
   }
   cupti_on = plugin_host.cupti && !copies_from_calls;
   api_calls_on = cupti_on && plugin_host.mode == Mode::Trace;
-  const bool user_nvtx = cupti_on && plugin_host.nvtx;
   bool cupti_is_nvtx_tool = false;
-  if (user_nvtx) {
-    const std::string attached = attach_cupti_as_nvtx_tool();
+  bool profiler_is_nvtx_tool = false;
+  if (plugin_host.cupti && plugin_host.nvtx) {
+    // Without CUPTI attached, nothing is named here: only libcommlens.so's own tool can be there.
+    const std::string attached = cupti_on ? attach_cupti_as_nvtx_tool(plugin_host)
+                                 : nvtx_tool_is_profiler(plugin_host)
+                                     ? std::string(kProfilerIsNvtxTool)
+                                     : "off (the CUDA collector is not attached and libcommlens.so is not NVTX's tool)";
     cupti_is_nvtx_tool = attached == "on";
+    profiler_is_nvtx_tool = attached == kProfilerIsNvtxTool;
     plugin_host.set_run_value("nvtx_user_ranges", attached);
-  } else if (copies_from_calls && plugin_host.nvtx) {
-    plugin_host.set_run_value("nvtx_user_ranges", "on (libcommlens.so is NVTX's tool: the default domain)");
   }
+  const bool user_nvtx = cupti_on && cupti_is_nvtx_tool;
   // The MPI ranges are for another NVTX tool (Nsight Systems). With CUPTI or libcommlens.so as the
   // tool none can be there, and CUPTI would record every range only for the collector to drop it
   // again (they are mpi_calls already): about 0.5 us per MPI call on the H100 machine.
-  const bool own_nvtx_tool = cupti_is_nvtx_tool || (copies_from_calls && plugin_host.nvtx);
-  mpi_ranges_on = plugin_host.nvtx && !own_nvtx_tool;
+  mpi_ranges_on = plugin_host.nvtx && !cupti_is_nvtx_tool && !profiler_is_nvtx_tool;
   plugin_host.set_run_value(
       "nvtx_mpi_ranges", mpi_ranges_on      ? "on"
                          : plugin_host.nvtx ? "off (commlens is the NVTX tool, so no other tool could see them)"
@@ -223,7 +228,9 @@ const char* start_collectors(const contract::CudaPluginHost& plugin_host) {
       unsubscribe_api_callbacks();
       return refusal.c_str();
     }
-    plugin_host.set_run_value("step_marks", start_step_ranges(plugin_host, cupti_is_nvtx_tool));
+    if (!profiler_is_nvtx_tool) { // else libcommlens.so's tool marks the steps and says so
+      plugin_host.set_run_value("step_marks", start_step_ranges(plugin_host, cupti_is_nvtx_tool));
+    }
   }
   if (copies_from_calls) {
     start_copies_from_calls(plugin_host);
@@ -251,17 +258,9 @@ const char* start(const contract::CudaPluginHost& plugin_host) {
 
 } // namespace commlens::cuda
 
-// NVTX's entry point for its tool (NVTX_INJECTION64_PATH names this plugin): CUPTI's own, unless
-// copies come from the runtime's calls (CUPTI then stays detached), where it is libcommlens.so's
-// (collectors/nvtx_tool), found first in the global scope as the preloaded library.
+// NVTX's entry point for its tool (NVTX_INJECTION64_PATH names this plugin): CUPTI's own.
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(const void* get_export_table) {
   using Initialize = int (*)(const void*);
-  if (commlens::cuda::copy_source(nullptr).from_calls) {
-    const auto host_initialize = reinterpret_cast<Initialize>(dlsym(RTLD_DEFAULT, "InitializeInjectionNvtx2"));
-    if (host_initialize != nullptr && host_initialize != &InitializeInjectionNvtx2) {
-      return host_initialize(get_export_table);
-    }
-  }
   static const auto cupti_initialize = []() -> Initialize {
     Dl_info info{};
     if (dladdr(reinterpret_cast<const void*>(&cuptiActivityEnable), &info) == 0 ||
