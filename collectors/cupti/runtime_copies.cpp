@@ -121,11 +121,24 @@ std::uint32_t stream_id_of(const void* stream) {
   return last_stream.second;
 }
 
-CudaCopy describe(const contract::RuntimeCopyCall& call) {
+// The device that runs a copy: that of its GPU memory where only one device holds it; the current
+// one, asked of the driver (whose stream it is queued on), for copies between two GPUs or two host
+// buffers, which are rare.
+std::uint32_t copying_device(const CopyEnd& source, const CopyEnd& destination) {
+  if (source.device < 0 || destination.device < 0 || source.device == destination.device) {
+    const std::int32_t only = destination.device >= 0 ? destination.device : source.device;
+    if (only >= 0) {
+      return static_cast<std::uint32_t>(only);
+    }
+  }
   CUdevice current = 0;
-  const std::uint32_t device = cuCtxGetDevice(&current) == CUDA_SUCCESS ? static_cast<std::uint32_t>(current) : 0;
+  return cuCtxGetDevice(&current) == CUDA_SUCCESS ? static_cast<std::uint32_t>(current) : 0;
+}
+
+CudaCopy describe(const contract::RuntimeCopyCall& call) {
   const CopyEnd source = copy_ends.locate(reinterpret_cast<std::uintptr_t>(call.source), query_copy_end);
   const CopyEnd destination = copy_ends.locate(reinterpret_cast<std::uintptr_t>(call.destination), query_copy_end);
+  const std::uint32_t device = copying_device(source, destination);
   // cudaMemcpyPeer names the devices; host memory is on the copy's.
   const auto device_of = [device](int named, const CopyEnd& end) {
     return static_cast<std::uint32_t>(named >= 0 ? named : end.device >= 0 ? end.device : device);
