@@ -46,6 +46,7 @@ struct CopyCall {
 struct ThreadCopy { // the copy this thread is making, between copy_begin and copy_end
   std::uint64_t call_start_ns = 0;
   bool timed = false;
+  bool captured = false; // queued into a CUDA graph being captured: it does not run now
 };
 
 const CopyPathClassifier* classifier = nullptr;
@@ -225,9 +226,21 @@ std::pair<std::uint64_t, std::uint64_t> within_call(const CudaCopy& copy, bool s
   return {start, std::max(start, end)};
 }
 
+// Whether the stream is being captured into a CUDA graph: a copy queued there runs only when the
+// graph is launched, which these calls do not see.
+bool capturing(const void* stream) {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  return cuStreamIsCapturing(static_cast<CUstream>(const_cast<void*>(stream)), &status) == CUDA_SUCCESS &&
+         status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 void copy_begin(const contract::RuntimeCopyCall& call) noexcept {
   const std::uint64_t now = host().now_ns();
-  this_copy = {now, call.bytes >= kAlwaysTimedBytes || now - last_timed_ns >= kTimingGapNs};
+  if (capturing(call.stream)) {
+    this_copy = {now, false, true};
+    return;
+  }
+  this_copy = {now, call.bytes >= kAlwaysTimedBytes || now - last_timed_ns >= kTimingGapNs, false};
   if (this_copy.timed) {
     last_timed_ns = now;
     begin_stream_span(call.stream);
@@ -235,6 +248,9 @@ void copy_begin(const contract::RuntimeCopyCall& call) noexcept {
 }
 
 void copy_end(const contract::RuntimeCopyCall& call, bool accepted) noexcept {
+  if (this_copy.captured) {
+    return;
+  }
   if (!accepted || call.bytes == 0) {
     if (this_copy.timed) {
       end_stream_span(call.stream, nullptr); // gives the event back

@@ -7,9 +7,10 @@
 // call's host times (cuda_copies.gpu_timed = 0). The copy-path rules are CUPTI's
 // (copy_path_classifier.hpp), so cuda_copies reads the same either way. Rows are made on a writer
 // thread, as CUPTI makes them on its own. CUPTI is never attached: launches cost nothing more.
-// What this source cannot see: copies made through a statically linked libcudart or through the
-// driver API (an MPI library's), copies captured into CUDA graphs, unified-memory migrations, and
-// the physical device of memory mapped from another process (an ipc copy's link).
+// What this source cannot see: copies other than the 1D ones (cudaMemcpy2D, 3D, to and from
+// symbols), copies made through a statically linked libcudart or through the driver API (an MPI
+// library's), copies captured into CUDA graphs, unified-memory migrations, and the physical device
+// of memory mapped from another process (an ipc copy's link).
 #include "collector_hooks.hpp"
 #include "copy_path_classifier.hpp"
 #include "ipc_tracker.hpp"
