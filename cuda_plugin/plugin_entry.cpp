@@ -34,7 +34,7 @@ namespace {
 bool cupti_on = false;
 bool copies_from_calls = false; // runtime_copies.hpp instead of CUPTI
 bool mpi_ranges_on = false;     // NVTX ranges for MPI calls
-bool api_calls_on = false;  // cuda_api_calls rows (trace mode): their threads are numbered as MPI's
+bool api_calls_on = false;      // cuda_api_calls rows (trace mode): their threads are numbered as MPI's
 std::optional<PeerTopology> topology;
 std::optional<CopyPathClassifier> classifier;
 IpcTracker ipc_tracker;
@@ -84,7 +84,9 @@ void on_finalize() {
 bool shared_cudart_loaded() {
   return dl_iterate_phdr(
              [](dl_phdr_info* info, std::size_t, void*) {
-               return info->dlpi_name != nullptr && std::strstr(info->dlpi_name, "/libcudart.so") != nullptr ? 1 : 0;
+               return info->dlpi_name != nullptr && std::strstr(info->dlpi_name, "/libcudart.so") != nullptr
+                          ? 1
+                          : 0;
              },
              nullptr) != 0;
 }
@@ -195,10 +197,11 @@ const char* start_collectors(const contract::CudaPluginHost& plugin_host) {
   bool profiler_is_nvtx_tool = false;
   if (plugin_host.cupti && plugin_host.nvtx) {
     // Without CUPTI attached, nothing is named here: only libcommlens.so's own tool can be there.
-    const std::string attached = cupti_on ? attach_cupti_as_nvtx_tool(plugin_host)
-                                 : nvtx_tool_is_profiler(plugin_host)
-                                     ? std::string(kProfilerIsNvtxTool)
-                                     : "off (the CUDA collector is not attached and libcommlens.so is not NVTX's tool)";
+    const std::string attached =
+        cupti_on ? attach_cupti_as_nvtx_tool(plugin_host)
+        : nvtx_tool_is_profiler(plugin_host)
+            ? std::string(kProfilerIsNvtxTool)
+            : "off (the CUDA collector is not attached and libcommlens.so is not NVTX's tool)";
     cupti_is_nvtx_tool = attached == "on";
     profiler_is_nvtx_tool = attached == kProfilerIsNvtxTool;
     plugin_host.set_run_value("nvtx_user_ranges", attached);
@@ -208,10 +211,11 @@ const char* start_collectors(const contract::CudaPluginHost& plugin_host) {
   // tool none can be there, and CUPTI would record every range only for the collector to drop it
   // again (they are mpi_calls already): about 0.5 us per MPI call on the H100 machine.
   mpi_ranges_on = plugin_host.nvtx && !cupti_is_nvtx_tool && !profiler_is_nvtx_tool;
-  plugin_host.set_run_value(
-      "nvtx_mpi_ranges", mpi_ranges_on      ? "on"
-                         : plugin_host.nvtx ? "off (commlens is the NVTX tool, so no other tool could see them)"
-                                            : "off");
+  plugin_host.set_run_value("nvtx_mpi_ranges",
+                            mpi_ranges_on ? "on"
+                            : plugin_host.nvtx
+                                ? "off (commlens is the NVTX tool, so no other tool could see them)"
+                                : "off");
   if (mpi_ranges_on) {
     nvtx::start_mpi_ranges(plugin_host.functions);
   }

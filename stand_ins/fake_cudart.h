@@ -19,7 +19,8 @@ enum { fake_memcpy_host_to_host = 0, fake_memcpy_default = 4 };
 int cudaMemcpy(void* dst, const void* src, size_t bytes, int kind);
 int cudaMemcpyAsync(void* dst, const void* src, size_t bytes, int kind, void* stream);
 int cudaMemcpyPeer(void* dst, int dst_device, const void* src, int src_device, size_t bytes);
-int cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device, size_t bytes, void* stream);
+int cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device, size_t bytes,
+                        void* stream);
 int cudaMalloc(void** memory, size_t bytes);
 int cudaFree(void* memory);
 int cudaIpcGetMemHandle(fake_ipc_handle* handle, void* address);

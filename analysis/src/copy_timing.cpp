@@ -9,7 +9,8 @@ std::string copy_gpu_timed(const Database& database, std::string_view alias) {
 }
 
 std::string copy_gpu_ns(const Database& database, std::string_view alias) {
-  return fmt::format("CASE WHEN {} THEN {}end_ns - {}start_ns END", copy_gpu_timed(database, alias), alias, alias);
+  return fmt::format("CASE WHEN {} THEN {}end_ns - {}start_ns END", copy_gpu_timed(database, alias), alias,
+                     alias);
 }
 
 std::string copy_timed_bytes(const Database& database, std::string_view alias) {

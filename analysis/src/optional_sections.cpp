@@ -41,8 +41,8 @@ WHERE ?1 IS NULL OR rank = ?1 GROUP BY path ORDER BY SUM(bytes) DESC)sql",
                                             copy_gpu_ns(database), copy_timed_bytes(database)));
   query.bind(1, filter.rank ? std::optional<std::int64_t>(*filter.rank) : std::nullopt);
   while (query.step())
-    section.rows.push_back({query.text(0), query.integer(1), query.integer(2), query.integer(3), query.integer(4),
-                            bandwidth(query.integer(5), query.integer(4))});
+    section.rows.push_back({query.text(0), query.integer(1), query.integer(2), query.integer(3),
+                            query.integer(4), bandwidth(query.integer(5), query.integer(4))});
   return section;
 }
 

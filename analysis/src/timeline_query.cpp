@@ -172,8 +172,8 @@ std::vector<TimelineCopy> query_timeline_copies(const Database& database, int ra
       std::string("SELECT rowid, start_ns, end_ns, device, src_device, dst_device, bytes, copy_kind, path, "
                   "link IS NULL, link, mpi_call_id, stream, src_kind, dst_kind, correlation_id, ") +
       (runtime_ids ? "runtime_correlation_id" : "NULL") +
-      " FROM cuda_copies WHERE rank = ?1 AND start_ns < ?3 AND end_ns > ?2 AND " + detail::copy_gpu_timed(database) +
-      " ORDER BY start_ns");
+      " FROM cuda_copies WHERE rank = ?1 AND start_ns < ?3 AND end_ns > ?2 AND " +
+      detail::copy_gpu_timed(database) + " ORDER BY start_ns");
   query.bind(1, rank).bind(2, start_ns).bind(3, end_ns);
   while (query.step()) {
     const auto src = query.optional_integer(4), dst = query.optional_integer(5);

@@ -96,8 +96,8 @@ void read_step_copies(const Database& database, const ReportFilter& filter, Trai
 SELECT c.path, COUNT(*), SUM(c.bytes), COALESCE(SUM({}), 0), COALESCE(SUM({}), 0)
 FROM cuda_copies c JOIN steps st ON st.rank = c.rank AND c.start_ns >= st.start_ns AND c.start_ns < st.end_ns
 GROUP BY c.path ORDER BY SUM(c.bytes) DESC)sql",
-                                                                        copy_gpu_ns(database, "c."),
-                                                                        copy_timed_bytes(database, "c.")));
+                                                                          copy_gpu_ns(database, "c."),
+                                                                          copy_timed_bytes(database, "c.")));
   bind_filter(query, filter);
   const double pairs = section.rank_steps;
   while (query.step()) {

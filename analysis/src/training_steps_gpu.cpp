@@ -76,8 +76,9 @@ std::string gpu_work_sql(const Database& database) {
   // Copies not timed on the GPU (copy_timing.hpp) carry host times: not GPU work.
   for (const char* table : {"cuda_copies", "cuda_memsets"})
     if (database.has_table(table))
-      sql += fmt::format(" UNION ALL SELECT rank, start_ns, end_ns, 2 FROM {} WHERE (?1 IS NULL OR rank = ?1) AND {}",
-                         table, std::string_view(table) == "cuda_copies" ? copy_gpu_timed(database) : "1");
+      sql += fmt::format(
+          " UNION ALL SELECT rank, start_ns, end_ns, 2 FROM {} WHERE (?1 IS NULL OR rank = ?1) AND {}", table,
+          std::string_view(table) == "cuda_copies" ? copy_gpu_timed(database) : "1");
   return sql + " ORDER BY 1, 2";
 }
 

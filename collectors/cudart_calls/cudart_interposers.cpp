@@ -73,29 +73,34 @@ extern "C" {
 
 COMMLENS_EXPORT int cudaMemcpy(void* dst, const void* src, std::size_t bytes, int kind) {
   COMMLENS_NEXT(cudaMemcpy);
-  return next == nullptr ? kNoRuntime : copy_call({dst, src, bytes}, [&] { return next(dst, src, bytes, kind); });
+  return next == nullptr ? kNoRuntime
+                         : copy_call({dst, src, bytes}, [&] { return next(dst, src, bytes, kind); });
 }
 
 COMMLENS_EXPORT int cudaMemcpy_ptds(void* dst, const void* src, std::size_t bytes, int kind) {
   COMMLENS_NEXT(cudaMemcpy_ptds);
-  return next == nullptr ? kNoRuntime
-                         : copy_call({dst, src, bytes, kPerThreadStream}, [&] { return next(dst, src, bytes, kind); });
+  return next == nullptr
+             ? kNoRuntime
+             : copy_call({dst, src, bytes, kPerThreadStream}, [&] { return next(dst, src, bytes, kind); });
 }
 
 COMMLENS_EXPORT int cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, int kind, void* stream) {
   COMMLENS_NEXT(cudaMemcpyAsync);
-  return next == nullptr ? kNoRuntime
-                         : copy_call({dst, src, bytes, stream, true}, [&] { return next(dst, src, bytes, kind, stream); });
+  return next == nullptr ? kNoRuntime : copy_call({dst, src, bytes, stream, true}, [&] {
+    return next(dst, src, bytes, kind, stream);
+  });
 }
 
-COMMLENS_EXPORT int cudaMemcpyAsync_ptsz(void* dst, const void* src, std::size_t bytes, int kind, void* stream) {
+COMMLENS_EXPORT int cudaMemcpyAsync_ptsz(void* dst, const void* src, std::size_t bytes, int kind,
+                                         void* stream) {
   COMMLENS_NEXT(cudaMemcpyAsync_ptsz);
   return next == nullptr ? kNoRuntime
                          : copy_call({dst, src, bytes, stream != nullptr ? stream : kPerThreadStream, true},
                                      [&] { return next(dst, src, bytes, kind, stream); });
 }
 
-COMMLENS_EXPORT int cudaMemcpyPeer(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes) {
+COMMLENS_EXPORT int cudaMemcpyPeer(void* dst, int dst_device, const void* src, int src_device,
+                                   std::size_t bytes) {
   COMMLENS_NEXT(cudaMemcpyPeer);
   return next == nullptr ? kNoRuntime
                          : copy_call({dst, src, bytes, nullptr, false, dst_device, src_device},

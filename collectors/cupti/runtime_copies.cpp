@@ -93,7 +93,8 @@ Range<CopyEnd> query_copy_end(std::uintptr_t address) {
   if (range_size == 0) {
     return {address, address + 1, end};
   }
-  return {static_cast<std::uintptr_t>(range_start), static_cast<std::uintptr_t>(range_start + range_size), end};
+  return {static_cast<std::uintptr_t>(range_start), static_cast<std::uintptr_t>(range_start + range_size),
+          end};
 }
 
 bool on_host(MemoryKind kind) {
@@ -138,7 +139,8 @@ std::uint32_t copying_device(const CopyEnd& source, const CopyEnd& destination) 
 
 CudaCopy describe(const contract::RuntimeCopyCall& call) {
   const CopyEnd source = copy_ends.locate(reinterpret_cast<std::uintptr_t>(call.source), query_copy_end);
-  const CopyEnd destination = copy_ends.locate(reinterpret_cast<std::uintptr_t>(call.destination), query_copy_end);
+  const CopyEnd destination =
+      copy_ends.locate(reinterpret_cast<std::uintptr_t>(call.destination), query_copy_end);
   const std::uint32_t device = copying_device(source, destination);
   // cudaMemcpyPeer names the devices; host memory is on the copy's.
   const auto device_of = [device](int named, const CopyEnd& end) {
@@ -152,8 +154,9 @@ CudaCopy describe(const contract::RuntimeCopyCall& call) {
   copy.dst_kind = destination.kind;
   copy.bytes = call.bytes;
   copy.direction = direction_of(source.kind, copy.src_device, destination.kind, copy.dst_device);
-  copy.touches_ipc_mapping = ipc->has_mappings() && (ipc->is_mapped(reinterpret_cast<std::uint64_t>(call.source)) ||
-                                                     ipc->is_mapped(reinterpret_cast<std::uint64_t>(call.destination)));
+  copy.touches_ipc_mapping =
+      ipc->has_mappings() && (ipc->is_mapped(reinterpret_cast<std::uint64_t>(call.source)) ||
+                              ipc->is_mapped(reinterpret_cast<std::uint64_t>(call.destination)));
   return copy;
 }
 
@@ -194,10 +197,11 @@ void store(std::vector<CopyCall> calls) {
   for (const CopyCall& call : calls) {
     rows.push_back(row_of(call));
   }
-  host().store_rows("INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_device, dst_device, src_kind, "
-                    "dst_kind, bytes, stream, copy_kind, path, link, mpi_call_id, correlation_id, "
-                    "runtime_correlation_id, gpu_timed) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    std::move(rows));
+  host().store_rows(
+      "INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_device, dst_device, src_kind, "
+      "dst_kind, bytes, stream, copy_kind, path, link, mpi_call_id, correlation_id, "
+      "runtime_correlation_id, gpu_timed) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+      std::move(rows));
 }
 
 // Makes and stores the rows off the copying threads, every kStorePeriod and at the end.
@@ -216,10 +220,12 @@ void write_copies() {
 // A copy cannot start before its call, nor a synchronous one end after it, except from pageable
 // memory to the device, where the runtime may return once the bytes are staged. The events' times
 // are good to a few microseconds (device_spans.hpp), the call's to less.
-std::pair<std::uint64_t, std::uint64_t> within_call(const CudaCopy& copy, bool synchronous, std::uint64_t call_start,
-                                                    std::uint64_t call_end, std::uint64_t start, std::uint64_t end) {
+std::pair<std::uint64_t, std::uint64_t> within_call(const CudaCopy& copy, bool synchronous,
+                                                    std::uint64_t call_start, std::uint64_t call_end,
+                                                    std::uint64_t start, std::uint64_t end) {
   start = std::max(start, call_start);
-  const bool may_outlive_call = copy.src_kind == MemoryKind::Pageable && copy.direction == CopyDirection::HtoD;
+  const bool may_outlive_call =
+      copy.src_kind == MemoryKind::Pageable && copy.direction == CopyDirection::HtoD;
   if (synchronous && !may_outlive_call) {
     end = std::min(end, call_end);
   }
@@ -269,8 +275,9 @@ void copy_end(const contract::RuntimeCopyCall& call, bool accepted) noexcept {
   }
   end_stream_span(call.stream, [made, synchronous = !call.asynchronous, call_start, call_end](
                                    std::uint32_t stream, std::int64_t start_ns, std::int64_t end_ns) mutable {
-    const auto [start, end] = within_call(made.copy, synchronous, call_start, call_end,
-                                          static_cast<std::uint64_t>(start_ns), static_cast<std::uint64_t>(end_ns));
+    const auto [start, end] =
+        within_call(made.copy, synchronous, call_start, call_end, static_cast<std::uint64_t>(start_ns),
+                    static_cast<std::uint64_t>(end_ns));
     made.copy.start_ns = start;
     made.copy.end_ns = end;
     made.copy.stream = stream;
@@ -294,7 +301,8 @@ void ipc_closed(const void* address, std::uint64_t start_ns) noexcept {
 
 } // namespace
 
-contract::RuntimeCallHooks runtime_copy_hooks(const CopyPathClassifier& copy_classifier, IpcTracker& tracker) {
+contract::RuntimeCallHooks runtime_copy_hooks(const CopyPathClassifier& copy_classifier,
+                                              IpcTracker& tracker) {
   classifier = &copy_classifier;
   ipc = &tracker;
   writer.thread = std::thread(write_copies);
@@ -318,9 +326,10 @@ void store_runtime_copies() {
   }
   store(std::move(rest));
   if (auto ipc_rows = ipc->take_rows(); !ipc_rows.empty()) {
-    host().store_rows("INSERT INTO ipc_events (rank, event, start_ns, end_ns, device, address, bytes, handle, "
-                      "open_number, mpi_call_id) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                      std::move(ipc_rows));
+    host().store_rows(
+        "INSERT INTO ipc_events (rank, event, start_ns, end_ns, device, address, bytes, handle, "
+        "open_number, mpi_call_id) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        std::move(ipc_rows));
   }
 }
 

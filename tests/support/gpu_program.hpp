@@ -107,7 +107,8 @@ protected:
   JobResult result_;
   bool copies_from_calls_ = false;
   // Every kernel, memset and synchronisation too: what these programs queue is the subject.
-  std::map<std::string, std::string> collection_ = {{"COMMLENS_COLLECTORS", "all"}, {"COMMLENS_KERNELS", "all"}};
+  std::map<std::string, std::string> collection_ = {{"COMMLENS_COLLECTORS", "all"},
+                                                    {"COMMLENS_KERNELS", "all"}};
 };
 
 #define SKIP_WITHOUT_GPUS(db, gpus, what)                                                                    \

@@ -35,8 +35,8 @@ struct CopyPathUsage {
   int device = 0;
   std::uint64_t copies = 0;
   std::uint64_t bytes = 0;
-  std::int64_t busy_ns = 0;       // summed durations on the GPU of the copies timed there
-  std::uint64_t timed_bytes = 0;  // their bytes (every copy's where CUPTI saw them)
+  std::int64_t busy_ns = 0;      // summed durations on the GPU of the copies timed there
+  std::uint64_t timed_bytes = 0; // their bytes (every copy's where CUPTI saw them)
   // Bandwidth while copying: the timed copies' bytes over their summed durations, in GB/s; empty
   // when no copy was timed or every one took no time.
   std::optional<double> gb_per_s() const;
