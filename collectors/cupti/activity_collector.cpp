@@ -3,6 +3,7 @@
 #include "activity_records.hpp"
 #include "api_call_rows.hpp"
 #include "api_record_selection.hpp"
+#include "copy_rows.hpp"
 #include "device_spans.hpp"
 #include "ipc_tracker.hpp"
 #include "kernel_recording.hpp"
@@ -61,29 +62,12 @@ SqlValue call_id_value(std::uint64_t call_id) {
   return call_id != 0 ? SqlValue{static_cast<std::int64_t>(call_id)} : SqlValue{};
 }
 
-std::vector<SqlValue> copy_row(const CudaCopy& copy) {
+std::vector<SqlValue> cupti_copy_row(const CudaCopy& copy) {
   CudaCopy marked = copy;
   marked.touches_ipc_mapping =
       correlations.is_ipc_copy(copy.correlation_id) || correlations.is_ipc_copy(copy.runtime_correlation_id);
-  const CopyClassification classified = classifier->classify(marked);
-  const char* link = peer_link_name(classified.link);
-  return {std::int64_t{host().run_rank},
-          row_ns(copy.start_ns),
-          row_ns(copy.end_ns),
-          std::int64_t{copy.device},
-          std::int64_t{copy.src_device},
-          std::int64_t{copy.dst_device},
-          std::string(memory_kind_name(copy.src_kind)),
-          std::string(memory_kind_name(copy.dst_kind)),
-          static_cast<std::int64_t>(copy.bytes),
-          std::int64_t{copy.stream},
-          std::string(copy_direction_name(copy.direction)),
-          std::string(copy_path_name(classified.path)),
-          link != nullptr ? SqlValue{std::string(link)} : SqlValue{},
-          call_id_value(copy.managed_migration ? 0 : call_of(correlations, copy)),
-          std::int64_t{copy.correlation_id},
-          copy.runtime_correlation_id != 0 ? SqlValue{std::int64_t{copy.runtime_correlation_id}}
-                                           : SqlValue{}};
+  return copy_row(copy, classifier->classify(marked), row_ns(copy.start_ns), row_ns(copy.end_ns),
+                  copy.managed_migration ? 0 : call_of(correlations, copy), true);
 }
 
 bool is_nccl_kernel(const std::string& name) {
@@ -162,12 +146,7 @@ void store(std::vector<Record>& fresh, std::vector<Record>& parked, const char* 
 
 void store_converted(ConvertedRecords& fresh, bool final) {
   ConvertedRecords parked = std::move(waiting);
-  store(
-      fresh.copies, parked.copies,
-      "INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_device, dst_device, src_kind, dst_kind, "
-      "bytes, stream, copy_kind, path, link, mpi_call_id, correlation_id, runtime_correlation_id) "
-      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-      copy_row, final);
+  store(fresh.copies, parked.copies, kInsertCopySql.data(), cupti_copy_row, final);
   store(
       fresh.kernels, parked.kernels,
       "INSERT INTO cuda_kernels (rank, start_ns, end_ns, device, stream, name, mpi_call_id, correlation_id) "
@@ -192,12 +171,7 @@ void store_converted(ConvertedRecords& fresh, bool final) {
     host().store_rows("INSERT INTO nvtx_ranges (rank, start_ns, end_ns, domain, name) VALUES (?,?,?,?,?)",
                       std::move(rows));
   }
-  if (auto ipc_rows = ipc->take_rows(); !ipc_rows.empty()) {
-    host().store_rows(
-        "INSERT INTO ipc_events (rank, event, start_ns, end_ns, device, address, bytes, handle, "
-        "open_number, mpi_call_id) VALUES (?,?,?,?,?,?,?,?,?,?)",
-        std::move(ipc_rows));
-  }
+  store_ipc_events(*ipc);
 }
 
 void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {

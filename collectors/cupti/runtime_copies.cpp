@@ -2,6 +2,7 @@
 
 #include "api_callbacks.hpp"
 #include "buffer_location_cache.hpp"
+#include "copy_rows.hpp"
 #include "device_spans.hpp"
 #include "location_cache.hpp"
 #include "plugin_context.hpp"
@@ -165,43 +166,17 @@ void hand_to_writer(CopyCall copy) {
   writer.pending.push_back(std::move(copy));
 }
 
-std::vector<SqlValue> row_of(const CopyCall& call) {
-  const CudaCopy& copy = call.copy;
-  const CopyClassification classified = classifier->classify(copy);
-  const char* link = peer_link_name(classified.link);
-  return {std::int64_t{host().run_rank},
-          relative_ns(copy.start_ns),
-          relative_ns(copy.end_ns),
-          std::int64_t{copy.device},
-          std::int64_t{copy.src_device},
-          std::int64_t{copy.dst_device},
-          std::string(memory_kind_name(copy.src_kind)),
-          std::string(memory_kind_name(copy.dst_kind)),
-          static_cast<std::int64_t>(copy.bytes),
-          std::int64_t{copy.stream},
-          std::string(copy_direction_name(copy.direction)),
-          std::string(copy_path_name(classified.path)),
-          link != nullptr ? SqlValue{std::string(link)} : SqlValue{},
-          call.call_id != 0 ? SqlValue{static_cast<std::int64_t>(call.call_id)} : SqlValue{},
-          std::int64_t{0}, // no CUPTI correlation
-          SqlValue{},
-          std::int64_t{call.gpu_timed ? 1 : 0}};
-}
-
 void store(std::vector<CopyCall> calls) {
   if (calls.empty()) {
     return;
   }
   std::vector<std::vector<SqlValue>> rows;
   rows.reserve(calls.size());
-  for (const CopyCall& call : calls) {
-    rows.push_back(row_of(call));
+  for (const CopyCall& call : calls) { // no CUPTI correlation ids: 0 and none
+    rows.push_back(copy_row(call.copy, classifier->classify(call.copy), relative_ns(call.copy.start_ns),
+                            relative_ns(call.copy.end_ns), call.call_id, call.gpu_timed));
   }
-  host().store_rows(
-      "INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_device, dst_device, src_kind, "
-      "dst_kind, bytes, stream, copy_kind, path, link, mpi_call_id, correlation_id, "
-      "runtime_correlation_id, gpu_timed) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-      std::move(rows));
+  host().store_rows(std::string(kInsertCopySql), std::move(rows));
 }
 
 // Makes and stores the rows off the copying threads, every kStorePeriod and at the end.
@@ -325,12 +300,7 @@ void store_runtime_copies() {
     rest.swap(writer.pending);
   }
   store(std::move(rest));
-  if (auto ipc_rows = ipc->take_rows(); !ipc_rows.empty()) {
-    host().store_rows(
-        "INSERT INTO ipc_events (rank, event, start_ns, end_ns, device, address, bytes, handle, "
-        "open_number, mpi_call_id) VALUES (?,?,?,?,?,?,?,?,?,?)",
-        std::move(ipc_rows));
-  }
+  store_ipc_events(*ipc);
 }
 
 } // namespace commlens::cuda
