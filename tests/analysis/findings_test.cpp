@@ -234,6 +234,25 @@ TEST_F(Findings, PageableHostStagedCopiesInsideMpiCallsAreTwoFindings) {
   EXPECT_EQ(only(section, "host-staged-copies@host_staged").cost_ns, 2 * kMs);
 }
 
+// The same copies taken from the runtime's calls, where only every 10th was timed on the GPU (20 us
+// each; the others keep their calls' 1 us host times): the finding's time is the timed copies'
+// bandwidth over all the bytes, as when every copy was timed.
+TEST_F(Findings, CopiesTimedOnlyInASampleAreCostedAtTheSamplesBandwidth) {
+  call(0, 1, 5, 0, 4 * kMs, 1, 1);
+  for (int copy = 0; copy < 100; ++copy) {
+    const bool timed = copy % 10 == 0;
+    database_->execute(fmt::format(
+        "INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_kind, dst_kind, bytes, stream, "
+        "copy_kind, path, mpi_call_id, correlation_id, gpu_timed) VALUES (0, {0}, {1}, 0, 'device', "
+        "'pageable', 65536, 7, 'DtoH', 'host_staged', {2}, 0, {3})",
+        copy * 30 * kUs, copy * 30 * kUs + (timed ? 20 * kUs : 1 * kUs), call_id(0, 1), timed ? 1 : 0));
+  }
+  const auto section = findings();
+  const auto& pageable = only(section, "pageable-staging@host_staged");
+  EXPECT_EQ(pageable.cost_ns, 2 * kMs);
+  EXPECT_EQ(pageable.title, "Copies from or to pageable host memory take 2.000 ms at 3.28 GB/s");
+}
+
 TEST_F(Findings, HostStagedCopiesBetweenHostsAreNoPeerPathFinding) {
   database_->execute("UPDATE ranks SET host = 'node-b' WHERE rank = 1");
   call(0, 1, 5, 0, 4 * kMs, 1, 1);
