@@ -96,6 +96,9 @@ struct RuntimeCopyCall {
   bool asynchronous = false;    // cudaMemcpyAsync and cudaMemcpyPeerAsync
   int destination_device = -1;  // cudaMemcpyPeer's devices; -1: from the pointers
   int source_device = -1;
+  // Some stream of the process is being captured into a CUDA graph (cudaStreamBeginCapture without
+  // its end yet): only then is it worth asking whether this copy's stream is.
+  bool capture_active = false;
 };
 
 // The CUDA runtime's copy, IPC and allocation calls, interposed in libcommlens.so

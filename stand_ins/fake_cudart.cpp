@@ -70,6 +70,17 @@ int cudaIpcCloseMemHandle(void* address) {
   return address != nullptr ? fake_cuda_success : fake_cuda_error_invalid_value;
 }
 
+int cudaStreamBeginCapture(void* stream, int) {
+  ++calls;
+  return stream != nullptr ? fake_cuda_success : fake_cuda_error_invalid_value; // not the legacy stream
+}
+
+int cudaStreamEndCapture(void* stream, void** graph) {
+  ++calls;
+  *graph = stream; // a graph named after its stream
+  return fake_cuda_success;
+}
+
 int fake_cudart_calls(void) {
   return calls.load();
 }

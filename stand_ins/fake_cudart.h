@@ -26,6 +26,8 @@ int cudaFree(void* memory);
 int cudaIpcGetMemHandle(fake_ipc_handle* handle, void* address);
 int cudaIpcOpenMemHandle(void** address, fake_ipc_handle handle, unsigned int flags);
 int cudaIpcCloseMemHandle(void* address);
+int cudaStreamBeginCapture(void* stream, int mode);
+int cudaStreamEndCapture(void* stream, void** graph);
 
 /* How many calls of any of the functions above reached this library. */
 int fake_cudart_calls(void);

@@ -16,6 +16,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -44,13 +45,18 @@ const RuntimeCallHooks& hooks() noexcept {
   return collector_hooks().runtime_calls;
 }
 
+// Streams being captured into CUDA graphs now, counted at cudaStreamBeginCapture and
+// cudaStreamEndCapture, so that a copy asks whether its stream is one only while some are.
+std::atomic<int> active_captures{0};
+
 // A copy: the collector sees it before and after, when it asked to. The hooks are read once: the
 // collector empties them at MPI_Finalize, perhaps while another thread copies.
-template <class Forward> int copy_call(const RuntimeCopyCall& copy, Forward forward) {
+template <class Forward> int copy_call(RuntimeCopyCall copy, Forward forward) {
   const RuntimeCallHooks calls = hooks();
   if (calls.copy_begin == nullptr || calls.copy_end == nullptr) {
     return forward();
   }
+  copy.capture_active = active_captures.load(std::memory_order_relaxed) > 0;
   calls.copy_begin(copy);
   const int result = forward();
   calls.copy_end(copy, result == 0);
@@ -141,6 +147,27 @@ COMMLENS_EXPORT int cudaIpcCloseMemHandle(void* address) {
   const int result = next == nullptr ? kNoRuntime : next(address);
   if (auto closed = hooks().ipc_closed; closed != nullptr && result == 0) {
     closed(address, start_ns);
+  }
+  return result;
+}
+
+COMMLENS_EXPORT int cudaStreamBeginCapture(void* stream, int mode) {
+  COMMLENS_NEXT(cudaStreamBeginCapture);
+  const int result = next == nullptr ? kNoRuntime : next(stream, mode);
+  if (result == 0) {
+    active_captures.fetch_add(1, std::memory_order_relaxed);
+  }
+  return result;
+}
+
+// A capture ends here whether or not it made a graph; one begun elsewhere (the driver API,
+// cudaStreamBeginCaptureToGraph) is not counted, and the count never goes below zero.
+COMMLENS_EXPORT int cudaStreamEndCapture(void* stream, void** graph) {
+  COMMLENS_NEXT(cudaStreamEndCapture);
+  const int result = next == nullptr ? kNoRuntime : next(stream, graph);
+  int active = active_captures.load(std::memory_order_relaxed);
+  while (active > 0 &&
+         !active_captures.compare_exchange_weak(active, active - 1, std::memory_order_relaxed)) {
   }
   return result;
 }

@@ -6,8 +6,9 @@
 
 namespace commlens::cuda {
 
-std::vector<SqlValue> copy_row(const CudaCopy& copy, const CopyClassification& classified, std::int64_t start_ns,
-                               std::int64_t end_ns, std::uint64_t call_id, bool gpu_timed) {
+std::vector<SqlValue> copy_row(const CudaCopy& copy, const CopyClassification& classified,
+                               std::int64_t start_ns, std::int64_t end_ns, std::uint64_t call_id,
+                               bool gpu_timed) {
   const char* link = peer_link_name(classified.link);
   return {std::int64_t{host().run_rank},
           start_ns,
@@ -30,9 +31,10 @@ std::vector<SqlValue> copy_row(const CudaCopy& copy, const CopyClassification& c
 
 void store_ipc_events(IpcTracker& tracker) {
   if (auto rows = tracker.take_rows(); !rows.empty()) {
-    host().store_rows("INSERT INTO ipc_events (rank, event, start_ns, end_ns, device, address, bytes, handle, "
-                      "open_number, mpi_call_id) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                      std::move(rows));
+    host().store_rows(
+        "INSERT INTO ipc_events (rank, event, start_ns, end_ns, device, address, bytes, handle, "
+        "open_number, mpi_call_id) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        std::move(rows));
   }
 }
 

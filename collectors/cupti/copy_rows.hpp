@@ -19,8 +19,9 @@ inline constexpr std::string_view kInsertCopySql =
 
 // start_ns and end_ns already relative to MPI_Init; call_id 0: made outside MPI and NCCL calls;
 // gpu_timed: the times are the copy's on the GPU, not its call's on the host.
-std::vector<SqlValue> copy_row(const CudaCopy& copy, const CopyClassification& classified, std::int64_t start_ns,
-                               std::int64_t end_ns, std::uint64_t call_id, bool gpu_timed);
+std::vector<SqlValue> copy_row(const CudaCopy& copy, const CopyClassification& classified,
+                               std::int64_t start_ns, std::int64_t end_ns, std::uint64_t call_id,
+                               bool gpu_timed);
 
 // Stores the IPC events gathered since the last call.
 void store_ipc_events(IpcTracker& tracker);

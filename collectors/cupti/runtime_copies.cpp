@@ -217,7 +217,7 @@ bool capturing(const void* stream) {
 
 void copy_begin(const contract::RuntimeCopyCall& call) noexcept {
   const std::uint64_t now = host().now_ns();
-  if (capturing(call.stream)) {
+  if (call.capture_active && capturing(call.stream)) {
     this_copy = {now, false, true};
     return;
   }

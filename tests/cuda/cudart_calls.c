@@ -3,7 +3,7 @@
  * allocation functions (collectors/cudart_calls), so under LD_PRELOAD each call below goes through
  * them first. The program checks what a user would notice if they got in the way: every copy's
  * bytes arrive, every result (an error too) is the runtime's, every call reaches the runtime once.
- * Each rank makes 10 runtime calls and 1 MPI_Allreduce; exit 0 when every rank saw all correct. */
+ * Each rank makes 13 runtime calls and 1 MPI_Allreduce; exit 0 when every rank saw all correct. */
 #include "fake_cudart.h"
 
 #include <mpi.h>
@@ -50,7 +50,13 @@ int main(int argc, char** argv) {
          "the IPC handle did not open the exported memory");
   expect(cudaIpcCloseMemHandle(opened) == fake_cuda_success, "cudaIpcCloseMemHandle failed");
   expect(cudaFree(device) == fake_cuda_success, "cudaFree failed");
-  expect(fake_cudart_calls() == 10, "not every runtime call reached the runtime exactly once");
+  void* graph = NULL;
+  void* stream = &graph;
+  expect(cudaStreamBeginCapture(NULL, 0) == fake_cuda_error_invalid_value &&
+             cudaStreamBeginCapture(stream, 0) == fake_cuda_success &&
+             cudaStreamEndCapture(stream, &graph) == fake_cuda_success && graph == stream,
+         "the stream capture calls did not return the runtime's results");
+  expect(fake_cudart_calls() == 13, "not every runtime call reached the runtime exactly once");
   int all_failures = 0;
   MPI_Allreduce(&failures, &all_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) {
