@@ -172,12 +172,17 @@ std::string attach_cupti_as_nvtx_tool(const contract::CudaPluginHost& plugin_hos
   return "on";
 }
 
-// Copies and IPC from the runtime's calls (runtime_copies.hpp): CUPTI stays detached.
-void start_copies_from_calls(const contract::CudaPluginHost& plugin_host) {
+// The GPUs' links, for the copy-path rules of either copy source.
+void classify_copies_by_link(const contract::CudaPluginHost& plugin_host) {
   topology = PeerTopology::measure();
   classifier.emplace([](std::uint32_t a, std::uint32_t b) { return topology->link_between(a, b); });
   plugin_host.set_run_value("cuda_peer_links",
                             topology->nvml_available() ? "nvml" : "pcie assumed (NVML not available)");
+}
+
+// Copies and IPC from the runtime's calls (runtime_copies.hpp): CUPTI stays detached.
+void start_copies_from_calls(const contract::CudaPluginHost& plugin_host) {
+  classify_copies_by_link(plugin_host);
   take_stream_ids_from_cupti(false);
   plugin_host.hooks->runtime_calls = runtime_copy_hooks(*classifier, ipc_tracker);
 }
@@ -220,10 +225,7 @@ const char* start_collectors(const contract::CudaPluginHost& plugin_host) {
     nvtx::start_mpi_ranges(plugin_host.functions);
   }
   if (cupti_on) {
-    topology = PeerTopology::measure();
-    classifier.emplace([](std::uint32_t a, std::uint32_t b) { return topology->link_between(a, b); });
-    plugin_host.set_run_value("cuda_peer_links",
-                              topology->nvml_available() ? "nvml" : "pcie assumed (NVML not available)");
+    classify_copies_by_link(plugin_host);
     const KernelSchedule kernels(plugin_host.kernels, plugin_host.kernel_steps);
     if (!subscribe_api_callbacks(ipc_tracker) ||
         !start_activity_collection(*classifier, ipc_tracker, kernels, user_nvtx)) {
