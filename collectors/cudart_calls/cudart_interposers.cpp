@@ -15,10 +15,12 @@
 #include "commlens/profiler/clock.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace {
 
@@ -37,8 +39,38 @@ struct IpcMemHandle { // cudaIpcMemHandle_t
   char reserved[64];
 };
 
+// The runtime's own definition of `name`. Usually the next one after libcommlens.so in the global
+// scope. But a library opened with dlopen and RTLD_LOCAL (as Python opens its extensions) binds its
+// calls to libcommlens.so's definitions while its libcudart stays in its local scope, out of
+// RTLD_NEXT's sight: then the definition of the first libcudart loaded, asked of it directly.
+void* runtime_definition(const char* name) {
+  if (void* next = dlsym(RTLD_NEXT, name)) {
+    return next;
+  }
+  struct Search {
+    const char* name;
+    void* found;
+  } search{name, nullptr};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        auto& wanted = *static_cast<Search*>(data);
+        if (info->dlpi_name == nullptr || std::strstr(info->dlpi_name, "/libcudart.so") == nullptr) {
+          return 0;
+        }
+        void* runtime = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+        if (runtime == nullptr) {
+          return 0;
+        }
+        wanted.found = dlsym(runtime, wanted.name);
+        dlclose(runtime); // RTLD_NOLOAD took a reference; the library stays loaded
+        return wanted.found != nullptr ? 1 : 0;
+      },
+      &search);
+  return search.found;
+}
+
 template <class Function> Function next_definition(const char* name) {
-  return reinterpret_cast<Function>(dlsym(RTLD_NEXT, name));
+  return reinterpret_cast<Function>(runtime_definition(name));
 }
 
 const RuntimeCallHooks& hooks() noexcept {
