@@ -3,7 +3,7 @@
 #include "commlens/analysis/breakdowns.hpp"
 
 #include "commlens/analysis/statement.hpp"
-#include "copy_timing.hpp"
+#include "gpu/copy_timing.hpp"
 
 #include <fmt/format.h>
 

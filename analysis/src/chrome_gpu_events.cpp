@@ -1,5 +1,5 @@
 #include "chrome_trace_events.hpp"
-#include "copy_timing.hpp"
+#include "gpu/copy_timing.hpp"
 
 #include "commlens/profiler/nvtx_domains.hpp"
 

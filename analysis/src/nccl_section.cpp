@@ -5,7 +5,7 @@
 // Device work needs trace mode (it names its call by id) and the CUDA collectors' kernel records.
 // Beside it, the calls' GPU time from the CUDA events around them (device_spans in trace mode,
 // device_span_stats in summary mode), which the CUDA collector records by default.
-#include "copy_timing.hpp"
+#include "gpu/copy_timing.hpp"
 #include "report_queries.hpp"
 
 #include <fmt/format.h>

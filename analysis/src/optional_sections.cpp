@@ -1,7 +1,7 @@
 // Sections over tables that other collectors add (MPI_T, CUDA, the multi-path runtime). Each is one
 // function that reads its tables through the public column names of docs/schema.md and
 // says in one line, with how to record it, when the database holds none of its data.
-#include "copy_timing.hpp"
+#include "gpu/copy_timing.hpp"
 #include "report_queries.hpp"
 
 #include <fmt/format.h>

@@ -1,6 +1,6 @@
 #include "commlens/analysis/timeline.hpp"
 
-#include "copy_timing.hpp"
+#include "gpu/copy_timing.hpp"
 #include "timeline_bins.hpp"
 #include "timeline_call_rows.hpp"
 #include "timeline_tile_query.hpp"

@@ -2,7 +2,7 @@
 #include "commlens/analysis/report_format.hpp"
 #include "commlens/analysis/size_bin.hpp"
 #include "commlens/analysis/units.hpp"
-#include "copy_timing.hpp"
+#include "gpu/copy_timing.hpp"
 #include "report_queries.hpp"
 #include "training_steps_detail.hpp"
 

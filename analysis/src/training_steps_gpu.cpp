@@ -6,7 +6,7 @@
 // Only steps inside a span of kernel_recording have a breakdown; databases without that table's
 // rows recorded every kernel. The NCCL calls' GPU time per step comes from device_span_stats.
 #include "commlens/analysis/statement.hpp"
-#include "copy_timing.hpp"
+#include "gpu/copy_timing.hpp"
 #include "report_queries.hpp"
 #include "time_intervals.hpp"
 #include "training_steps_detail.hpp"

@@ -5,7 +5,7 @@
 //     buffers through the host), or by the program inside its training steps (staging for an MPI that
 //     is not CUDA-aware), on a host where several ranks have GPUs, which a peer or CUDA IPC path could
 //     move directly.
-#include "../copy_timing.hpp"
+#include "../gpu/copy_timing.hpp"
 #include "commlens/analysis/report_format.hpp"
 #include "commlens/analysis/size_bin.hpp"
 #include "findings_engine.hpp"
