@@ -1,6 +1,6 @@
-// The CUDA runtime's copy, IPC and allocation functions over host memory (fake_cudart.h). A copy of
-// an unknown kind fails as the real one does (cudaErrorInvalidMemcpyDirection); an IPC handle
-// carries the exported address, so opening it maps the same memory.
+// The CUDA runtime's copy, IPC, allocation and capture functions over host memory (fake_cudart.h).
+// A copy of an unknown kind fails with fake_cuda_error_invalid_direction; an IPC handle carries the
+// exported address, so opening it maps the same memory.
 #include "fake_cudart.h"
 
 #include <atomic>

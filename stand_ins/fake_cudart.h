@@ -13,7 +13,17 @@ typedef struct {
   char reserved[64];
 } fake_ipc_handle;
 
-enum { fake_cuda_success = 0, fake_cuda_error_invalid_value = 1, fake_cuda_error_invalid_direction = 21 };
+/* A copy of an unknown kind fails as the real one does (cudaErrorInvalidMemcpyDirection, 21); a
+ * second stand-in runtime (another "version") is built to fail with another code, so that a test
+ * can tell which runtime ran a call. */
+#ifndef FAKE_CUDART_INVALID_DIRECTION
+#define FAKE_CUDART_INVALID_DIRECTION 21
+#endif
+enum {
+  fake_cuda_success = 0,
+  fake_cuda_error_invalid_value = 1,
+  fake_cuda_error_invalid_direction = FAKE_CUDART_INVALID_DIRECTION
+};
 enum { fake_memcpy_host_to_host = 0, fake_memcpy_default = 4 };
 
 int cudaMemcpy(void* dst, const void* src, size_t bytes, int kind);

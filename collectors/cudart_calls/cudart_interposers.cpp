@@ -17,10 +17,12 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 namespace {
 
@@ -69,8 +71,47 @@ void* runtime_definition(const char* name) {
   return search.found;
 }
 
-template <class Function> Function next_definition(const char* name) {
-  return reinterpret_cast<Function>(runtime_definition(name));
+// The runtime a call site's own object links: dlsym on that object searches it and its
+// dependencies, so a library that brought its own libcudart (another version beside PyTorch's)
+// keeps calling it. Null where the object cannot be asked (the main program, whose libcudart is
+// the global one) or finds only this definition.
+void* callers_runtime_definition(const char* name, const void* own, const void* return_address) {
+  Dl_info info{};
+  if (dladdr(return_address, &info) == 0 || info.dli_fname == nullptr || info.dli_fname[0] == '\0') {
+    return nullptr;
+  }
+  void* caller = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (caller == nullptr) {
+    return nullptr;
+  }
+  void* found = dlsym(caller, name);
+  dlclose(caller); // RTLD_NOLOAD took a reference; the object stays loaded
+  return found != own ? found : nullptr;
+}
+
+// One interposed function's definitions by call site, per thread: a call site always reaches the
+// same runtime, so each is asked once.
+struct CallSites {
+  static constexpr std::size_t kSites = 8;
+  std::array<std::pair<const void*, void*>, kSites> known{};
+  std::size_t next_slot = 0;
+};
+
+void* definition_at(const char* name, const void* own, const void* return_address, CallSites& sites) {
+  for (const auto& [site, definition] : sites.known) {
+    if (site == return_address) {
+      return definition;
+    }
+  }
+  void* definition = callers_runtime_definition(name, own, return_address);
+  if (definition == nullptr) {
+    definition = runtime_definition(name);
+  }
+  if (definition != nullptr) {
+    sites.known[sites.next_slot] = {return_address, definition};
+    sites.next_slot = (sites.next_slot + 1) % CallSites::kSites;
+  }
+  return definition;
 }
 
 const RuntimeCallHooks& hooks() noexcept {
@@ -105,7 +146,11 @@ int changing_memory(int result) noexcept {
 
 } // namespace
 
-#define COMMLENS_NEXT(name) static const auto next = next_definition<decltype(&name)>(#name)
+// `next`: the definition of `name` in the runtime of the object that called (definition_at).
+#define COMMLENS_NEXT(name)                                                                                  \
+  thread_local CallSites name##_sites;                                                                       \
+  const auto next = reinterpret_cast<decltype(&name)>(                                                       \
+      definition_at(#name, reinterpret_cast<const void*>(&name), __builtin_return_address(0), name##_sites))
 
 extern "C" {
 

@@ -2,7 +2,7 @@
 // every call through to a shared libcudart with its arguments and its result, on any machine: the
 // program (cudart_calls.c and cudart_calls_library.c, over stand_ins' fake libcudart) checks the
 // bytes, the results and that each call reached the runtime once, on 4 ranks, with the library
-// linked or opened locally, and the run is profiled as any other.
+// linked, opened locally, or both over two runtime versions, and the run is profiled as any other.
 #include "harness/profiled_test.hpp"
 
 #include <gtest/gtest.h>
@@ -30,6 +30,12 @@ TEST(CudartCalls, EveryCallReachesTheSharedRuntimeOnceWithItsResult) {
 // libcommlens.so's functions, but its libcudart is not in the global scope behind them.
 TEST(CudartCalls, ALibraryOpenedLocallyReachesItsOwnRuntime) {
   expect_every_call_reaches_the_runtime({CUDART_CALLS_DLOPEN_PROGRAM, CUDART_CALLS_LIBRARY});
+}
+
+// PyTorch's libcudart in the global scope and an extension's own, of another version, opened
+// locally: each library's calls reach its own runtime (the two fail invalid copies differently).
+TEST(CudartCalls, TwoRuntimeVersionsEachKeepTheirCallers) {
+  expect_every_call_reaches_the_runtime({CUDART_CALLS_TWO_RUNTIMES_PROGRAM, CUDART_CALLS_LIBRARY_12});
 }
 
 } // namespace
