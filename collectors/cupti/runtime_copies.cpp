@@ -4,13 +4,11 @@
 #include "buffer_location_cache.hpp"
 #include "copy_rows.hpp"
 #include "device_spans.hpp"
-#include "location_cache.hpp"
 #include "plugin_context.hpp"
 
 #include <cuda.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -29,13 +27,6 @@ namespace {
 constexpr std::uint64_t kTimingGapNs = 5'000'000;
 constexpr std::size_t kAlwaysTimedBytes = std::size_t{16} << 20;
 constexpr std::chrono::milliseconds kStorePeriod{500};
-
-// One end of a copy as CUPTI's memcpy records describe it: pageable or pinned host memory, device
-// or managed memory, and the device it is on (-1: host memory, the copy's device).
-struct CopyEnd {
-  MemoryKind kind = MemoryKind::Pageable;
-  std::int32_t device = -1;
-};
 
 // A copy as the calling thread leaves it: rows are made and stored on the writer thread.
 struct CopyCall {
@@ -64,39 +55,9 @@ struct Writer {
 };
 Writer& writer = *new Writer;
 
-thread_local RangeCache<CopyEnd> copy_ends;
 thread_local ThreadCopy this_copy;
 thread_local std::uint64_t last_timed_ns = 0;
 thread_local std::pair<const void*, std::uint32_t> last_stream{reinterpret_cast<const void*>(-1), 0};
-
-// Device, managed and pinned memory come with their allocation's range, cached per thread;
-// pageable memory, unknown to the driver, with this address alone.
-Range<CopyEnd> query_copy_end(std::uintptr_t address) {
-  unsigned int memory_type = 0;
-  int device = -1;
-  unsigned int managed = 0;
-  CUdeviceptr range_start = 0;
-  std::size_t range_size = 0;
-  std::array attributes{CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                        CU_POINTER_ATTRIBUTE_IS_MANAGED, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-                        CU_POINTER_ATTRIBUTE_RANGE_SIZE};
-  std::array<void*, 5> values{&memory_type, &device, &managed, &range_start, &range_size};
-  const bool known = cuPointerGetAttributes(attributes.size(), attributes.data(), values.data(),
-                                            static_cast<CUdeviceptr>(address)) == CUDA_SUCCESS &&
-                     memory_type != 0;
-  if (!known) {
-    return {address, address + 1, {MemoryKind::Pageable, -1}};
-  }
-  const CopyEnd end{managed != 0                          ? MemoryKind::Managed
-                    : memory_type == CU_MEMORYTYPE_DEVICE ? MemoryKind::Device
-                                                          : MemoryKind::Pinned,
-                    managed != 0 || memory_type == CU_MEMORYTYPE_DEVICE ? device : -1};
-  if (range_size == 0) {
-    return {address, address + 1, end};
-  }
-  return {static_cast<std::uintptr_t>(range_start), static_cast<std::uintptr_t>(range_start + range_size),
-          end};
-}
 
 bool on_host(MemoryKind kind) {
   return kind == MemoryKind::Pageable || kind == MemoryKind::Pinned;
@@ -127,7 +88,7 @@ std::uint32_t stream_id_of(const void* stream) {
 // The device that runs a copy: that of its GPU memory where only one device holds it; the current
 // one, asked of the driver (whose stream it is queued on), for copies between two GPUs or two host
 // buffers, which are rare.
-std::uint32_t copying_device(const CopyEnd& source, const CopyEnd& destination) {
+std::uint32_t copying_device(const MemoryAt& source, const MemoryAt& destination) {
   if (source.device < 0 || destination.device < 0 || source.device == destination.device) {
     const std::int32_t only = destination.device >= 0 ? destination.device : source.device;
     if (only >= 0) {
@@ -139,12 +100,12 @@ std::uint32_t copying_device(const CopyEnd& source, const CopyEnd& destination) 
 }
 
 CudaCopy describe(const contract::RuntimeCopyCall& call) {
-  const CopyEnd source = copy_ends.locate(reinterpret_cast<std::uintptr_t>(call.source), query_copy_end);
-  const CopyEnd destination =
-      copy_ends.locate(reinterpret_cast<std::uintptr_t>(call.destination), query_copy_end);
+  // A copy's ends are pageable memory where the driver knows nothing; null ones fail the call.
+  const MemoryAt source = cached_memory_at(call.source);
+  const MemoryAt destination = cached_memory_at(call.destination);
   const std::uint32_t device = copying_device(source, destination);
   // cudaMemcpyPeer names the devices; host memory is on the copy's.
-  const auto device_of = [device](int named, const CopyEnd& end) {
+  const auto device_of = [device](int named, const MemoryAt& end) {
     return static_cast<std::uint32_t>(named >= 0 ? named : end.device >= 0 ? end.device : device);
   };
   CudaCopy copy;
