@@ -9,6 +9,7 @@
 #include "external_correlation.hpp"
 #include "ipc_tracker.hpp"
 #include "kernel_recording.hpp"
+#include "loaded_cudart.hpp"
 #include "mpi_nvtx_ranges.hpp"
 #include "nvtx_steps.hpp"
 #include "peer_topology.hpp"
@@ -19,10 +20,8 @@
 
 #include <cupti.h>
 #include <dlfcn.h>
-#include <link.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -82,13 +81,7 @@ void on_finalize() {
 // Whether a shared libcudart is loaded: then the program's runtime calls reach libcommlens.so's
 // interposed copy functions (collectors/cudart_calls) first.
 bool shared_cudart_loaded() {
-  return dl_iterate_phdr(
-             [](dl_phdr_info* info, std::size_t, void*) {
-               return info->dlpi_name != nullptr && std::strstr(info->dlpi_name, "/libcudart.so") != nullptr
-                          ? 1
-                          : 0;
-             },
-             nullptr) != 0;
+  return contract::any_loaded_cudart([](const char*) { return true; });
 }
 
 struct CopySourceChoice {

@@ -10,18 +10,17 @@
 // and cudaMemcpyKind are ints, streams and handles pointers, cudaIpcMemHandle_t 64 bytes passed by
 // value), so libcommlens.so builds and loads without CUDA.
 #include "collector_hooks.hpp"
+#include "loaded_cudart.hpp"
 #include "mpi_header.hpp"
 
 #include "commlens/profiler/clock.hpp"
 
 #include <dlfcn.h>
-#include <link.h>
 
 #include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <utility>
 
 namespace {
@@ -41,6 +40,18 @@ struct IpcMemHandle { // cudaIpcMemHandle_t
   char reserved[64];
 };
 
+// `name` as the loaded object at `path` and its dependencies define it; null where the object is not
+// loaded under that path or defines no such name.
+void* definition_in(const char* path, const char* name) {
+  void* object = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+  if (object == nullptr) {
+    return nullptr;
+  }
+  void* found = dlsym(object, name);
+  dlclose(object); // RTLD_NOLOAD took a reference; the object stays loaded
+  return found;
+}
+
 // The runtime's own definition of `name`. Usually the next one after libcommlens.so in the global
 // scope. But a library opened with dlopen and RTLD_LOCAL (as Python opens its extensions) binds its
 // calls to libcommlens.so's definitions while its libcudart stays in its local scope, out of
@@ -49,26 +60,12 @@ void* runtime_definition(const char* name) {
   if (void* next = dlsym(RTLD_NEXT, name)) {
     return next;
   }
-  struct Search {
-    const char* name;
-    void* found;
-  } search{name, nullptr};
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, std::size_t, void* data) {
-        auto& wanted = *static_cast<Search*>(data);
-        if (info->dlpi_name == nullptr || std::strstr(info->dlpi_name, "/libcudart.so") == nullptr) {
-          return 0;
-        }
-        void* runtime = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
-        if (runtime == nullptr) {
-          return 0;
-        }
-        wanted.found = dlsym(runtime, wanted.name);
-        dlclose(runtime); // RTLD_NOLOAD took a reference; the library stays loaded
-        return wanted.found != nullptr ? 1 : 0;
-      },
-      &search);
-  return search.found;
+  void* found = nullptr;
+  commlens::contract::any_loaded_cudart([&](const char* runtime) {
+    found = definition_in(runtime, name);
+    return found != nullptr;
+  });
+  return found;
 }
 
 // The runtime a call site's own object links: dlsym on that object searches it and its
@@ -80,12 +77,7 @@ void* callers_runtime_definition(const char* name, const void* own, const void* 
   if (dladdr(return_address, &info) == 0 || info.dli_fname == nullptr || info.dli_fname[0] == '\0') {
     return nullptr;
   }
-  void* caller = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-  if (caller == nullptr) {
-    return nullptr;
-  }
-  void* found = dlsym(caller, name);
-  dlclose(caller); // RTLD_NOLOAD took a reference; the object stays loaded
+  void* found = definition_in(info.dli_fname, name);
   return found != own ? found : nullptr;
 }
 
