@@ -60,7 +60,7 @@ protected:
     }
     result_ = run_profiled_job({.command = std::move(command),
                                 .mode = "trace",
-                                .environment = collection_,
+                                .environment = collection(),
                                 .timeout_seconds = 240,
                                 .ranks = kRanksOnGpus});
     EXPECT_EQ(result_.exit_code, 0) << what << ": " << result_.describe();
@@ -99,16 +99,17 @@ protected:
   }
   // The next profile takes copies from the CUDA runtime's calls (COMMLENS_CUDA_COPIES=calls, no
   // kernel records), as a program calling a shared libcudart is profiled by default.
-  void take_copies_from_calls() {
-    copies_from_calls_ = true;
-    collection_ = {{"COMMLENS_COLLECTORS", "all"}, {"COMMLENS_CUDA_COPIES", "calls"}};
+  void take_copies_from_calls() { copies_from_calls_ = true; }
+  // Otherwise every kernel, memset and synchronisation too: what these programs queue is the subject.
+  std::map<std::string, std::string> collection() const {
+    if (copies_from_calls_) {
+      return {{"COMMLENS_COLLECTORS", "all"}, {"COMMLENS_CUDA_COPIES", "calls"}};
+    }
+    return {{"COMMLENS_COLLECTORS", "all"}, {"COMMLENS_KERNELS", "all"}};
   }
   bool skipped_ = false;
   JobResult result_;
   bool copies_from_calls_ = false;
-  // Every kernel, memset and synchronisation too: what these programs queue is the subject.
-  std::map<std::string, std::string> collection_ = {{"COMMLENS_COLLECTORS", "all"},
-                                                    {"COMMLENS_KERNELS", "all"}};
 };
 
 #define SKIP_WITHOUT_GPUS(db, gpus, what)                                                                    \
