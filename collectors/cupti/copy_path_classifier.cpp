@@ -4,17 +4,13 @@ namespace commlens::cuda {
 
 namespace {
 
-bool is_host(MemoryKind kind) {
-  return kind == MemoryKind::Pageable || kind == MemoryKind::Pinned;
-}
-
 bool host_and_device(const CudaCopy& copy) {
   switch (copy.direction) {
   case CopyDirection::HtoD:
   case CopyDirection::DtoH:
     return true;
   case CopyDirection::Unknown:
-    return is_host(copy.src_kind) != is_host(copy.dst_kind);
+    return is_host_memory(copy.src_kind) != is_host_memory(copy.dst_kind);
   default:
     return false;
   }

@@ -9,6 +9,11 @@
 namespace commlens::cuda {
 
 enum class MemoryKind : std::uint8_t { Unknown, Pageable, Pinned, Device, Array, Managed };
+
+// Pageable or pinned host memory.
+constexpr bool is_host_memory(MemoryKind kind) noexcept {
+  return kind == MemoryKind::Pageable || kind == MemoryKind::Pinned;
+}
 enum class CopyDirection : std::uint8_t {
   HtoD,
   DtoH,

@@ -59,16 +59,12 @@ thread_local ThreadCopy this_copy;
 thread_local std::uint64_t last_timed_ns = 0;
 thread_local std::pair<const void*, std::uint32_t> last_stream{reinterpret_cast<const void*>(-1), 0};
 
-bool on_host(MemoryKind kind) {
-  return kind == MemoryKind::Pageable || kind == MemoryKind::Pinned;
-}
-
 CopyDirection direction_of(MemoryKind source, std::uint32_t source_device, MemoryKind destination,
                            std::uint32_t destination_device) {
-  if (on_host(source)) {
-    return on_host(destination) ? CopyDirection::HtoH : CopyDirection::HtoD;
+  if (is_host_memory(source)) {
+    return is_host_memory(destination) ? CopyDirection::HtoH : CopyDirection::HtoD;
   }
-  if (on_host(destination)) {
+  if (is_host_memory(destination)) {
     return CopyDirection::DtoH;
   }
   return source_device == destination_device ? CopyDirection::DtoD : CopyDirection::PtoP;
@@ -242,7 +238,7 @@ contract::RuntimeCallHooks runtime_copy_hooks(const CopyPathClassifier& copy_cla
   classifier = &copy_classifier;
   ipc = &tracker;
   writer.thread = std::thread(write_copies);
-  // forget_buffer_locations() empties every range cache, this file's too.
+  // After an allocation or free the memory caches (buffer_location_cache.hpp) ask the driver again.
   return {copy_begin, copy_end, ipc_exported, ipc_opened, ipc_closed, forget_buffer_locations};
 }
 
