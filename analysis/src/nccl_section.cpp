@@ -51,8 +51,7 @@ std::string device_work(const Database& database) {
     if (database.has_table(table)) {
       // Only copies timed on the GPU are device time (copy_timing.hpp).
       parts += fmt::format("{}SELECT mpi_call_id, start_ns, end_ns FROM {} WHERE {}",
-                           parts.empty() ? "" : " UNION ALL ", table,
-                           std::string_view(table) == "cuda_copies" ? copy_gpu_timed(database) : "1");
+                           parts.empty() ? "" : " UNION ALL ", table, ran_on_gpu_clock(database, table));
     }
   }
   return parts.empty() ? "SELECT NULL AS mpi_call_id, 0 AS start_ns, 0 AS end_ns WHERE 0" : parts;

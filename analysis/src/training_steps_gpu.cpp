@@ -78,7 +78,7 @@ std::string gpu_work_sql(const Database& database) {
     if (database.has_table(table))
       sql += fmt::format(
           " UNION ALL SELECT rank, start_ns, end_ns, 2 FROM {} WHERE (?1 IS NULL OR rank = ?1) AND {}", table,
-          std::string_view(table) == "cuda_copies" ? copy_gpu_timed(database) : "1");
+          ran_on_gpu_clock(database, table));
   return sql + " ORDER BY 1, 2";
 }
 

@@ -13,6 +13,10 @@ std::string copy_gpu_ns(const Database& database, std::string_view alias) {
                      alias);
 }
 
+std::string ran_on_gpu_clock(const Database& database, std::string_view table) {
+  return table == "cuda_copies" ? copy_gpu_timed(database) : "1";
+}
+
 std::string copy_timed_bytes(const Database& database, std::string_view alias) {
   return fmt::format("CASE WHEN {} THEN {}bytes END", copy_gpu_timed(database, alias), alias);
 }

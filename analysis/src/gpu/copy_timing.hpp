@@ -14,6 +14,9 @@ namespace commlens::analysis::detail {
 std::string copy_gpu_timed(const Database& database, std::string_view alias = "");
 // SQL: the row's time on the GPU, NULL for a copy not timed there.
 std::string copy_gpu_ns(const Database& database, std::string_view alias = "");
+// SQL: whether a row of a table of GPU work (cuda_kernels, cuda_copies, cuda_memsets) holds its
+// time on the GPU: every kernel and memset, the timed copies.
+std::string ran_on_gpu_clock(const Database& database, std::string_view table);
 // SQL: the row's bytes when it was timed on the GPU (what a bandwidth divides), else NULL.
 std::string copy_timed_bytes(const Database& database, std::string_view alias = "");
 
