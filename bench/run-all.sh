@@ -14,6 +14,8 @@ bash "$here/collector_latency.sh" "$build"
 echo "== CUDA collectors overhead (bench/cuda_overhead.sh; needs a GPU)"
 [ -x "$build/bench/nvtx_range_cost" ] && "$build/bench/nvtx_range_cost" || true
 [ -x "$build/bench/staged_copy_exchange" ] && bash "$here/cuda_overhead.sh" "$build" || true
+echo "== one cudaMemcpyAsync under each way of recording copies (bench/copy_call_cost.sh; needs a GPU)"
+[ -x "$build/bench/copy_call_cost" ] && bash "$here/copy_call_cost.sh" "$build" || true
 echo "== the merge at 256 to 16,384 ranks, and MPI_Finalize at 256 ranks in 16 folders (bench/merge_scale.sh)"
 bash "$here/merge_scale.sh" "$build"
 echo "== commlens report over 10 million traced calls (report_10m)"
