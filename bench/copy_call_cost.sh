@@ -27,7 +27,8 @@ run() { # variant -> "d2d_ns d2h_ns"
   cupti) settings+=(COMMLENS_MODE=summary COMMLENS_CUDA_COPIES=cupti) ;;
   esac
   rm -rf "$out/db"
-  env "${settings[@]}" mpirun -np 1 "$program" "$copies" "$bytes"
+  # env inside mpirun: the rank is profiled, not the launcher
+  mpirun -np 1 env "${settings[@]}" "$program" "$copies" "$bytes"
 }
 declare -A d2d d2h
 for ((round = 0; round < rounds; ++round)); do
