@@ -17,8 +17,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 variants=(none cuda-off calls-summary calls-trace cupti)
-run() { # variant -> "d2d_ns d2h_ns"
-  local settings=(COMMLENS_OUTPUT="$out/db" COMMLENS_QUIET=1 LD_PRELOAD="$preload")
+run() { # variant round -> "d2d_ns d2h_ns"
+  # A folder per run: the merge of a run's rank file may still be going on when the next run starts.
+  local settings=(COMMLENS_OUTPUT="$out/$1-$2" COMMLENS_QUIET=1 LD_PRELOAD="$preload")
   case $1 in
   none) settings=() ;;
   cuda-off) settings+=(COMMLENS_COLLECTORS=pmpi,mpit,nvtx) ;;
@@ -26,14 +27,13 @@ run() { # variant -> "d2d_ns d2h_ns"
   calls-trace) settings+=(COMMLENS_MODE=trace COMMLENS_CUDA_COPIES=calls) ;;
   cupti) settings+=(COMMLENS_MODE=summary COMMLENS_CUDA_COPIES=cupti) ;;
   esac
-  rm -rf "$out/db"
   # env inside mpirun: the rank is profiled, not the launcher
   mpirun -np 1 env "${settings[@]}" "$program" "$copies" "$bytes"
 }
 declare -A d2d d2h
 for ((round = 0; round < rounds; ++round)); do
   for variant in "${variants[@]}"; do
-    read -r a b < <(run "$variant")
+    read -r a b < <(run "$variant" "$round")
     d2d[$variant]+="$a "
     d2h[$variant]+="$b "
   done
