@@ -3,13 +3,14 @@
 // The program links the shared CUDA runtime, as PyTorch does, so that libcommlens.so's runtime
 // functions are the ones called. One rank queues COPIES copies of BYTES on one stream, device to
 // device between slices of two allocations (gradients into a bucket), then the same number from
-// the device to pinned host memory, waiting for the stream every 256 copies so that the queue never
-// fills; it prints the host ns per copy of each kind. bench/copy_call_cost.sh runs it unprofiled
+// the device to pinned host memory, 256 at a time so that the stream's queue never fills, and
+// prints the host ns per call of each kind. bench/copy_call_cost.sh runs it unprofiled
 // and under each way of recording copies, interleaved.
 // Usage: copy_call_cost COPIES BYTES
 #include <cuda_runtime.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,20 +20,24 @@ namespace {
 constexpr int kSlices = 256;
 constexpr int kCopiesPerWait = 256;
 
-// Host ns per copy of `copies` copies made by `copy(i)`, waiting for `stream` every kCopiesPerWait.
+// Host ns per copy of `copies` copies made by `copy(i)`: the time of the calls alone, queued in
+// batches of kCopiesPerWait and waited for outside the timing, so that a copy's time on the GPU
+// (small copies run one after another on the stream) never counts.
 template <class Copy> double ns_per_copy(int copies, cudaStream_t stream, Copy copy) {
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < copies; ++i) {
-    if (copy(i) != cudaSuccess) {
-      std::fprintf(stderr, "copy_call_cost: copy %d failed\n", i);
-      MPI_Abort(MPI_COMM_WORLD, 2);
+  std::chrono::steady_clock::duration calls{};
+  for (int first = 0; first < copies; first += kCopiesPerWait) {
+    const int last = std::min(copies, first + kCopiesPerWait);
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = first; i < last; ++i) {
+      if (copy(i) != cudaSuccess) {
+        std::fprintf(stderr, "copy_call_cost: copy %d failed\n", i);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+      }
     }
-    if ((i + 1) % kCopiesPerWait == 0) {
-      cudaStreamSynchronize(stream);
-    }
+    calls += std::chrono::steady_clock::now() - start;
+    cudaStreamSynchronize(stream);
   }
-  cudaStreamSynchronize(stream);
-  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() / copies;
+  return std::chrono::duration<double, std::nano>(calls).count() / copies;
 }
 
 } // namespace

@@ -33,7 +33,8 @@ run() { # variant round -> "d2d_ns d2h_ns"
 declare -A d2d d2h
 for ((round = 0; round < rounds; ++round)); do
   for variant in "${variants[@]}"; do
-    read -r a b < <(run "$variant" "$round")
+    # A command substitution waits for mpirun to end (the run merges its profile before it does).
+    read -r a b <<<"$(run "$variant" "$round")"
     d2d[$variant]+="$a "
     d2h[$variant]+="$b "
   done

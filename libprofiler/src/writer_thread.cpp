@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <map>
 
 namespace commlens {
@@ -43,13 +44,39 @@ void WriterThread::run() {
     }
     wake_requested_ = false;
     lock.unlock();
-    busy = flush(Flush::Periodic) >= kRecordsPerChunk;
+    busy = flush_or_give_up(Flush::Periodic) >= kRecordsPerChunk;
     lock.lock();
   }
 }
 
 void WriterThread::flush_now() {
-  flush(Flush::Everything);
+  flush_or_give_up(Flush::Everything);
+}
+
+std::size_t WriterThread::flush_or_give_up(Flush kind) {
+  if (failed_.load(std::memory_order_acquire)) {
+    discard_rings();
+    return 0;
+  }
+  try {
+    return flush(kind);
+  } catch (const std::exception& failure) {
+    // The rank file cannot be written (the disk is full, the file was deleted or moved): the
+    // profile of this rank is lost from here, but the program must go on. Application threads
+    // drop their records from now on instead of waiting for a writer that no longer stores them,
+    // and those waiting already are released.
+    draining_.store(false, std::memory_order_release);
+    failed_.store(true, std::memory_order_release);
+    std::fprintf(stderr, "commlens: writing the profile failed: %s; this rank records nothing more\n",
+                 failure.what());
+    discard_rings();
+    return 0;
+  }
+}
+
+void WriterThread::discard_rings() {
+  inputs_.threads.for_each(
+      [](ThreadRecorder& recorder) { recorder.ring().drain([](std::span<const EventRecord>) {}); });
 }
 
 void WriterThread::stop() {
@@ -65,9 +92,13 @@ void WriterThread::stop() {
   // that began before MPI_Finalize would otherwise wait for ever. The final flush drains what
   // every buffer holds, so a thread waiting now is woken by it.
   draining_.store(false, std::memory_order_release);
-  flush(Flush::Final);
+  flush_or_give_up(Flush::Final);
   std::lock_guard lock(store_mutex_);
-  store_->close();
+  try {
+    store_->close();
+  } catch (const std::exception& failure) {
+    std::fprintf(stderr, "commlens: closing the profile failed: %s\n", failure.what());
+  }
 }
 
 std::size_t WriterThread::flush(Flush kind) {

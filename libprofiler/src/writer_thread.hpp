@@ -2,7 +2,8 @@
 // The one thread per process that moves records from the application threads' buffers into the
 // rank's SQLite file: woken every flush interval or when a buffer passes half full, it stores
 // everything ready in one transaction, trace records as compact chunks only (the merge turns them
-// into rows). An application thread waits for it only when its buffer is full.
+// into rows). An application thread waits for it only when its buffer is full. Where the file
+// cannot be written, the writer says so once and the program goes on unprofiled.
 #include "commlens/profiler/clock.hpp"
 #include "commlens/profiler/communicator_table.hpp"
 #include "commlens/profiler/event_codec.hpp"
@@ -53,6 +54,10 @@ private:
   // Stores what the buffers hold as trace chunks, plus summaries and metadata as `kind` says;
   // returns the number of trace records stored.
   std::size_t flush(Flush kind);
+  // flush(), unless the rank file could not be written before: then nothing, for good.
+  std::size_t flush_or_give_up(Flush kind);
+  // Empties every thread's buffer unstored, releasing any thread that waits on a full one.
+  void discard_rings();
   std::size_t store_ring(ThreadRecorder& recorder);
   void store_summaries();
   // How often application threads found their buffer full and waited, and for how long (ns).
@@ -79,6 +84,7 @@ private:
   bool wake_requested_ = false;
   bool stopping_ = false;
   std::atomic<bool> draining_{true};
+  std::atomic<bool> failed_{false}; // a flush failed: the rank file is given up
   std::thread thread_;
 };
 

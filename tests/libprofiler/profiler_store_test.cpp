@@ -156,6 +156,34 @@ TEST(ProfilerStore, FullBuffersMakeThreadsWaitAndLoseNothing) {
   EXPECT_EQ(db.query_int64("SELECT sum(calls) FROM thread_stats"), kThreads * kCallsPerThread);
 }
 
+// A rank file that cannot be written any more (here deleted while the program runs, as a disk
+// that fills up or a cleaned-up folder would leave it) costs the profile, never the program: the
+// writer says so once, and threads whose buffers fill drop records instead of waiting for ever.
+TEST(ProfilerStore, ARankFileThatCannotBeWrittenLeavesTheProgramRunning) {
+  const fs::path directory = fresh_directory("store-write-failure");
+  Config config;
+  config.output_directory = directory.string();
+  config.mode = Mode::Trace;
+  config.buffer_events = 64;
+  config.flush_interval_ms = 10;
+  Profiler* profiler = Profiler::start(config, ProcessIdentity{0, 1, "testhost", 1000}, kFunctions);
+  ASSERT_NE(profiler, nullptr);
+  record_send(*profiler, kNoCommunicator, 1, 8, 0);
+  profiler->flush();
+  ASSERT_TRUE(fs::remove(profiler->rank_database_path()));
+  testing::internal::CaptureStderr();
+  for (int i = 0; i < 100000; ++i) { // far more than the buffer holds
+    record_send(*profiler, kNoCommunicator, 1, 8, 0);
+  }
+  profiler->flush();
+  profiler->stop();
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("commlens: writing the profile failed"), std::string::npos) << said;
+  EXPECT_EQ(said.find("commlens: writing the profile failed"),
+            said.rfind("commlens: writing the profile failed"))
+      << "said once: " << said;
+}
+
 TEST(ProfilerStore, SummaryModeKeepsAggregatesOnly) {
   const fs::path directory = fresh_directory("store-summary");
   Profiler* profiler = start_profiler(directory, Mode::Summary, 0);
