@@ -87,8 +87,38 @@ struct StreamWorkHooks {
   void (*group_ended)() noexcept = nullptr;
 };
 
+// The CUDA runtime functions libcommlens.so interposes (collectors/cudart_calls), as the CUDA
+// collector names them in its rows of the program's runtime calls (cuda_api_calls).
+enum class RuntimeFunction : std::uint8_t {
+  Memcpy,
+  MemcpyPtds,
+  MemcpyAsync,
+  MemcpyAsyncPtsz,
+  MemcpyPeer,
+  MemcpyPeerAsync,
+  IpcGetMemHandle,
+  IpcOpenMemHandle,
+  IpcCloseMemHandle,
+  StreamBeginCapture,
+  StreamEndCapture,
+  Malloc,
+  MallocManaged,
+  MallocHost,
+  HostAlloc,
+  HostRegister,
+  MallocAsync,
+  Free,
+  FreeHost,
+  HostUnregister,
+  FreeAsync,
+  DeviceSynchronize,
+  StreamSynchronize,
+  EventSynchronize,
+};
+
 // A copy the program asked the CUDA runtime for (cudaMemcpy, cudaMemcpyAsync, cudaMemcpyPeer...).
 struct RuntimeCopyCall {
+  RuntimeFunction function = RuntimeFunction::Memcpy;
   void* destination = nullptr;
   const void* source = nullptr;
   std::size_t bytes = 0;
@@ -106,6 +136,8 @@ struct RuntimeCopyCall {
 // collector when it takes copies from these calls instead of CUPTI (COMMLENS_CUDA_COPIES). Empty:
 // the calls only pass through.
 struct RuntimeCallHooks {
+  // The collector's clock: the start_ns handed to the hooks below.
+  std::uint64_t (*now_ns)() noexcept = nullptr;
   // Before and after the copy; copy_end only when copy_begin was called on the same thread, with
   // whether the runtime accepted the copy.
   void (*copy_begin)(const RuntimeCopyCall& copy) noexcept = nullptr;
@@ -117,6 +149,9 @@ struct RuntimeCallHooks {
   void (*ipc_closed)(const void* address, std::uint64_t start_ns) noexcept = nullptr;
   // After an allocation or free: an address may now stand for other memory.
   void (*memory_changed)() noexcept = nullptr;
+  // After every interposed call but the copies, whatever its result, where the collector keeps a
+  // row of each call (trace mode); start_ns from now_ns.
+  void (*call_ended)(RuntimeFunction function, std::uint64_t start_ns) noexcept = nullptr;
 };
 
 struct CollectorHooks {

@@ -14,7 +14,7 @@
 
 namespace commlens::contract {
 
-inline constexpr int kCudaPluginAbiVersion = 17;
+inline constexpr int kCudaPluginAbiVersion = 18;
 inline constexpr const char* kCudaPluginFile = "libcommlens_cuda.so";
 inline constexpr const char* kCudaPluginStartSymbol = "commlens_cuda_plugin_start";
 

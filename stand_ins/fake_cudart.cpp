@@ -1,4 +1,5 @@
-// The CUDA runtime's copy, IPC, allocation and capture functions over host memory (fake_cudart.h).
+// The CUDA runtime's copy, IPC, allocation, capture and synchronisation functions over host memory
+// (fake_cudart.h); the waits return at once, as all work is done when its call returns.
 // A copy of an unknown kind fails with fake_cuda_error_invalid_direction; an IPC handle carries the
 // exported address, so opening it maps the same memory.
 #include "fake_cudart.h"
@@ -79,6 +80,22 @@ int cudaStreamEndCapture(void* stream, void** graph) {
   ++calls;
   *graph = stream; // a graph named after its stream
   return fake_cuda_success;
+}
+
+int cudaDeviceSynchronize(void) {
+  ++calls;
+  return fake_cuda_success;
+}
+
+int cudaStreamSynchronize(void*) {
+  ++calls;
+  return fake_cuda_success;
+}
+
+// An event is any non-null pointer here; a null one is invalid, as in the real runtime.
+int cudaEventSynchronize(void* event) {
+  ++calls;
+  return event != nullptr ? fake_cuda_success : fake_cuda_error_invalid_value;
 }
 
 int fake_cudart_calls(void) {

@@ -38,6 +38,9 @@ int cudaIpcOpenMemHandle(void** address, fake_ipc_handle handle, unsigned int fl
 int cudaIpcCloseMemHandle(void* address);
 int cudaStreamBeginCapture(void* stream, int mode);
 int cudaStreamEndCapture(void* stream, void** graph);
+int cudaDeviceSynchronize(void);
+int cudaStreamSynchronize(void* stream);
+int cudaEventSynchronize(void* event);
 
 /* How many calls of any of the functions above reached this library. */
 int fake_cudart_calls(void);

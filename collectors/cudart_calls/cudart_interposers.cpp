@@ -1,19 +1,18 @@
-// The CUDA runtime's copy, IPC and allocation functions, defined in libcommlens.so so that a
-// program calling a shared libcudart (PyTorch, CuPy, most Python) calls these first: LD_PRELOAD puts
-// libcommlens.so ahead of libcudart in the symbol search. Each forwards to the next definition
-// (libcudart's) and tells the CUDA collector through the hooks table (contract::RuntimeCallHooks),
-// which is empty unless the collector takes copies from these calls (COMMLENS_CUDA_COPIES), so
-// otherwise a call costs one lookup of the hook. A program that links libcudart statically (nvcc's
-// default) never reaches them.
+// The CUDA runtime's copy, IPC, allocation, capture and synchronisation functions, defined in
+// libcommlens.so so that a program calling a shared libcudart (PyTorch, CuPy, most Python) calls
+// these first: LD_PRELOAD puts libcommlens.so ahead of libcudart in the symbol search. Each
+// forwards to the next definition (libcudart's) and tells the CUDA collector through the hooks
+// table (contract::RuntimeCallHooks), which is empty unless the collector takes copies from these
+// calls (COMMLENS_CUDA_COPIES), so otherwise a call costs one lookup of the hook. In trace mode the
+// collector also keeps a row of each call (cuda_api_calls), as CUPTI's API records would. A
+// program that links libcudart statically (nvcc's default) never reaches them.
 //
 // No CUDA headers: the runtime's types are spelled here as what they are in its C ABI (cudaError_t
-// and cudaMemcpyKind are ints, streams and handles pointers, cudaIpcMemHandle_t 64 bytes passed by
-// value), so libcommlens.so builds and loads without CUDA.
+// and cudaMemcpyKind are ints, streams, events and handles pointers, cudaIpcMemHandle_t 64 bytes
+// passed by value), so libcommlens.so builds and loads without CUDA.
 #include "collector_hooks.hpp"
 #include "loaded_cudart.hpp"
 #include "mpi_header.hpp"
-
-#include "commlens/profiler/clock.hpp"
 
 #include <dlfcn.h>
 
@@ -28,6 +27,7 @@ namespace {
 using commlens::contract::collector_hooks;
 using commlens::contract::RuntimeCallHooks;
 using commlens::contract::RuntimeCopyCall;
+using Function = commlens::contract::RuntimeFunction;
 
 // What a call returns when libcudart cannot be found behind libcommlens.so: cudaErrorInitializationError.
 constexpr int kNoRuntime = 3;
@@ -128,12 +128,30 @@ template <class Forward> int copy_call(RuntimeCopyCall copy, Forward forward) {
   return result;
 }
 
-// An allocation or free: afterwards an address may stand for other memory.
-int changing_memory(int result) noexcept {
-  if (auto changed = hooks().memory_changed) {
-    changed();
+// Any other call (none of them frequent), timed on the collector's clock when there is one;
+// `after(calls, result, start_ns)` tells the collector what the call changed.
+template <class Forward, class After> int other_call(Function function, Forward forward, After after) {
+  const RuntimeCallHooks calls = hooks();
+  const std::uint64_t start_ns = calls.now_ns != nullptr ? calls.now_ns() : 0;
+  const int result = forward();
+  after(calls, result, start_ns);
+  if (calls.call_ended != nullptr && calls.now_ns != nullptr) {
+    calls.call_ended(function, start_ns);
   }
   return result;
+}
+
+template <class Forward> int other_call(Function function, Forward forward) {
+  return other_call(function, forward, [](const RuntimeCallHooks&, int, std::uint64_t) {});
+}
+
+// An allocation or free: afterwards an address may stand for other memory.
+template <class Forward> int memory_call(Function function, Forward forward) {
+  return other_call(function, forward, [](const RuntimeCallHooks& calls, int, std::uint64_t) {
+    if (calls.memory_changed != nullptr) {
+      calls.memory_changed();
+    }
+  });
 }
 
 } // namespace
@@ -148,29 +166,45 @@ extern "C" {
 
 COMMLENS_EXPORT int cudaMemcpy(void* dst, const void* src, std::size_t bytes, int kind) {
   COMMLENS_NEXT(cudaMemcpy);
-  return next == nullptr ? kNoRuntime
-                         : copy_call({dst, src, bytes}, [&] { return next(dst, src, bytes, kind); });
+  return next == nullptr
+             ? kNoRuntime
+             : copy_call({.function = Function::Memcpy, .destination = dst, .source = src, .bytes = bytes},
+                         [&] { return next(dst, src, bytes, kind); });
 }
 
 COMMLENS_EXPORT int cudaMemcpy_ptds(void* dst, const void* src, std::size_t bytes, int kind) {
   COMMLENS_NEXT(cudaMemcpy_ptds);
-  return next == nullptr
-             ? kNoRuntime
-             : copy_call({dst, src, bytes, kPerThreadStream}, [&] { return next(dst, src, bytes, kind); });
+  return next == nullptr ? kNoRuntime
+                         : copy_call({.function = Function::MemcpyPtds,
+                                      .destination = dst,
+                                      .source = src,
+                                      .bytes = bytes,
+                                      .stream = kPerThreadStream},
+                                     [&] { return next(dst, src, bytes, kind); });
 }
 
 COMMLENS_EXPORT int cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, int kind, void* stream) {
   COMMLENS_NEXT(cudaMemcpyAsync);
-  return next == nullptr ? kNoRuntime : copy_call({dst, src, bytes, stream, true}, [&] {
-    return next(dst, src, bytes, kind, stream);
-  });
+  return next == nullptr ? kNoRuntime
+                         : copy_call({.function = Function::MemcpyAsync,
+                                      .destination = dst,
+                                      .source = src,
+                                      .bytes = bytes,
+                                      .stream = stream,
+                                      .asynchronous = true},
+                                     [&] { return next(dst, src, bytes, kind, stream); });
 }
 
 COMMLENS_EXPORT int cudaMemcpyAsync_ptsz(void* dst, const void* src, std::size_t bytes, int kind,
                                          void* stream) {
   COMMLENS_NEXT(cudaMemcpyAsync_ptsz);
   return next == nullptr ? kNoRuntime
-                         : copy_call({dst, src, bytes, stream != nullptr ? stream : kPerThreadStream, true},
+                         : copy_call({.function = Function::MemcpyAsyncPtsz,
+                                      .destination = dst,
+                                      .source = src,
+                                      .bytes = bytes,
+                                      .stream = stream != nullptr ? stream : kPerThreadStream,
+                                      .asynchronous = true},
                                      [&] { return next(dst, src, bytes, kind, stream); });
 }
 
@@ -178,7 +212,12 @@ COMMLENS_EXPORT int cudaMemcpyPeer(void* dst, int dst_device, const void* src, i
                                    std::size_t bytes) {
   COMMLENS_NEXT(cudaMemcpyPeer);
   return next == nullptr ? kNoRuntime
-                         : copy_call({dst, src, bytes, nullptr, false, dst_device, src_device},
+                         : copy_call({.function = Function::MemcpyPeer,
+                                      .destination = dst,
+                                      .source = src,
+                                      .bytes = bytes,
+                                      .destination_device = dst_device,
+                                      .source_device = src_device},
                                      [&] { return next(dst, dst_device, src, src_device, bytes); });
 }
 
@@ -186,109 +225,150 @@ COMMLENS_EXPORT int cudaMemcpyPeerAsync(void* dst, int dst_device, const void* s
                                         std::size_t bytes, void* stream) {
   COMMLENS_NEXT(cudaMemcpyPeerAsync);
   return next == nullptr ? kNoRuntime
-                         : copy_call({dst, src, bytes, stream, true, dst_device, src_device},
+                         : copy_call({.function = Function::MemcpyPeerAsync,
+                                      .destination = dst,
+                                      .source = src,
+                                      .bytes = bytes,
+                                      .stream = stream,
+                                      .asynchronous = true,
+                                      .destination_device = dst_device,
+                                      .source_device = src_device},
                                      [&] { return next(dst, dst_device, src, src_device, bytes, stream); });
 }
 
 COMMLENS_EXPORT int cudaIpcGetMemHandle(IpcMemHandle* handle, void* address) {
   COMMLENS_NEXT(cudaIpcGetMemHandle);
-  const std::uint64_t start_ns = commlens::monotonic_ns();
-  const int result = next == nullptr ? kNoRuntime : next(handle, address);
-  if (auto exported = hooks().ipc_exported; exported != nullptr && result == 0) {
-    exported(address, handle, start_ns);
-  }
-  return result;
+  return next == nullptr ? kNoRuntime
+                         : other_call(
+                               Function::IpcGetMemHandle, [&] { return next(handle, address); },
+                               [&](const RuntimeCallHooks& calls, int result, std::uint64_t start_ns) {
+                                 if (calls.ipc_exported != nullptr && result == 0) {
+                                   calls.ipc_exported(address, handle, start_ns);
+                                 }
+                               });
 }
 
 COMMLENS_EXPORT int cudaIpcOpenMemHandle(void** address, IpcMemHandle handle, unsigned int flags) {
   COMMLENS_NEXT(cudaIpcOpenMemHandle);
-  const std::uint64_t start_ns = commlens::monotonic_ns();
-  const int result = next == nullptr ? kNoRuntime : next(address, handle, flags);
-  if (auto opened = hooks().ipc_opened; opened != nullptr && result == 0) {
-    opened(*address, &handle, start_ns);
-  }
-  return result;
+  return next == nullptr ? kNoRuntime
+                         : other_call(
+                               Function::IpcOpenMemHandle, [&] { return next(address, handle, flags); },
+                               [&](const RuntimeCallHooks& calls, int result, std::uint64_t start_ns) {
+                                 if (calls.ipc_opened != nullptr && result == 0) {
+                                   calls.ipc_opened(*address, &handle, start_ns);
+                                 }
+                               });
 }
 
 COMMLENS_EXPORT int cudaIpcCloseMemHandle(void* address) {
   COMMLENS_NEXT(cudaIpcCloseMemHandle);
-  const std::uint64_t start_ns = commlens::monotonic_ns();
-  const int result = next == nullptr ? kNoRuntime : next(address);
-  if (auto closed = hooks().ipc_closed; closed != nullptr && result == 0) {
-    closed(address, start_ns);
-  }
-  return result;
+  return next == nullptr ? kNoRuntime
+                         : other_call(
+                               Function::IpcCloseMemHandle, [&] { return next(address); },
+                               [&](const RuntimeCallHooks& calls, int result, std::uint64_t start_ns) {
+                                 if (calls.ipc_closed != nullptr && result == 0) {
+                                   calls.ipc_closed(address, start_ns);
+                                 }
+                               });
 }
 
 COMMLENS_EXPORT int cudaStreamBeginCapture(void* stream, int mode) {
   COMMLENS_NEXT(cudaStreamBeginCapture);
-  const int result = next == nullptr ? kNoRuntime : next(stream, mode);
-  if (result == 0) {
-    active_captures.fetch_add(1, std::memory_order_relaxed);
-  }
-  return result;
+  return next == nullptr ? kNoRuntime
+                         : other_call(
+                               Function::StreamBeginCapture, [&] { return next(stream, mode); },
+                               [](const RuntimeCallHooks&, int result, std::uint64_t) {
+                                 if (result == 0) {
+                                   active_captures.fetch_add(1, std::memory_order_relaxed);
+                                 }
+                               });
 }
 
 // A capture ends here whether or not it made a graph; one begun elsewhere (the driver API,
 // cudaStreamBeginCaptureToGraph) is not counted, and the count never goes below zero.
 COMMLENS_EXPORT int cudaStreamEndCapture(void* stream, void** graph) {
   COMMLENS_NEXT(cudaStreamEndCapture);
-  const int result = next == nullptr ? kNoRuntime : next(stream, graph);
-  int active = active_captures.load(std::memory_order_relaxed);
-  while (active > 0 &&
-         !active_captures.compare_exchange_weak(active, active - 1, std::memory_order_relaxed)) {
-  }
-  return result;
+  return next == nullptr ? kNoRuntime
+                         : other_call(
+                               Function::StreamEndCapture, [&] { return next(stream, graph); },
+                               [](const RuntimeCallHooks&, int, std::uint64_t) {
+                                 int active = active_captures.load(std::memory_order_relaxed);
+                                 while (active > 0 && !active_captures.compare_exchange_weak(
+                                                          active, active - 1, std::memory_order_relaxed)) {
+                                 }
+                               });
 }
 
 COMMLENS_EXPORT int cudaMalloc(void** memory, std::size_t bytes) {
   COMMLENS_NEXT(cudaMalloc);
-  return next == nullptr ? kNoRuntime : changing_memory(next(memory, bytes));
+  return next == nullptr ? kNoRuntime : memory_call(Function::Malloc, [&] { return next(memory, bytes); });
 }
 
 COMMLENS_EXPORT int cudaMallocManaged(void** memory, std::size_t bytes, unsigned int flags) {
   COMMLENS_NEXT(cudaMallocManaged);
-  return next == nullptr ? kNoRuntime : changing_memory(next(memory, bytes, flags));
+  return next == nullptr ? kNoRuntime
+                         : memory_call(Function::MallocManaged, [&] { return next(memory, bytes, flags); });
 }
 
 COMMLENS_EXPORT int cudaMallocHost(void** memory, std::size_t bytes) {
   COMMLENS_NEXT(cudaMallocHost);
-  return next == nullptr ? kNoRuntime : changing_memory(next(memory, bytes));
+  return next == nullptr ? kNoRuntime
+                         : memory_call(Function::MallocHost, [&] { return next(memory, bytes); });
 }
 
 COMMLENS_EXPORT int cudaHostAlloc(void** memory, std::size_t bytes, unsigned int flags) {
   COMMLENS_NEXT(cudaHostAlloc);
-  return next == nullptr ? kNoRuntime : changing_memory(next(memory, bytes, flags));
+  return next == nullptr ? kNoRuntime
+                         : memory_call(Function::HostAlloc, [&] { return next(memory, bytes, flags); });
 }
 
 COMMLENS_EXPORT int cudaHostRegister(void* memory, std::size_t bytes, unsigned int flags) {
   COMMLENS_NEXT(cudaHostRegister);
-  return next == nullptr ? kNoRuntime : changing_memory(next(memory, bytes, flags));
+  return next == nullptr ? kNoRuntime
+                         : memory_call(Function::HostRegister, [&] { return next(memory, bytes, flags); });
 }
 
 COMMLENS_EXPORT int cudaMallocAsync(void** memory, std::size_t bytes, void* stream) {
   COMMLENS_NEXT(cudaMallocAsync);
-  return next == nullptr ? kNoRuntime : changing_memory(next(memory, bytes, stream));
+  return next == nullptr ? kNoRuntime
+                         : memory_call(Function::MallocAsync, [&] { return next(memory, bytes, stream); });
 }
 
 COMMLENS_EXPORT int cudaFree(void* memory) {
   COMMLENS_NEXT(cudaFree);
-  return next == nullptr ? kNoRuntime : changing_memory(next(memory));
+  return next == nullptr ? kNoRuntime : memory_call(Function::Free, [&] { return next(memory); });
 }
 
 COMMLENS_EXPORT int cudaFreeHost(void* memory) {
   COMMLENS_NEXT(cudaFreeHost);
-  return next == nullptr ? kNoRuntime : changing_memory(next(memory));
+  return next == nullptr ? kNoRuntime : memory_call(Function::FreeHost, [&] { return next(memory); });
 }
 
 COMMLENS_EXPORT int cudaHostUnregister(void* memory) {
   COMMLENS_NEXT(cudaHostUnregister);
-  return next == nullptr ? kNoRuntime : changing_memory(next(memory));
+  return next == nullptr ? kNoRuntime : memory_call(Function::HostUnregister, [&] { return next(memory); });
 }
 
 COMMLENS_EXPORT int cudaFreeAsync(void* memory, void* stream) {
   COMMLENS_NEXT(cudaFreeAsync);
-  return next == nullptr ? kNoRuntime : changing_memory(next(memory, stream));
+  return next == nullptr ? kNoRuntime
+                         : memory_call(Function::FreeAsync, [&] { return next(memory, stream); });
+}
+
+// The waits: where a thread's time went when its GPU work was not done yet.
+COMMLENS_EXPORT int cudaDeviceSynchronize() {
+  COMMLENS_NEXT(cudaDeviceSynchronize);
+  return next == nullptr ? kNoRuntime : other_call(Function::DeviceSynchronize, [&] { return next(); });
+}
+
+COMMLENS_EXPORT int cudaStreamSynchronize(void* stream) {
+  COMMLENS_NEXT(cudaStreamSynchronize);
+  return next == nullptr ? kNoRuntime : other_call(Function::StreamSynchronize, [&] { return next(stream); });
+}
+
+COMMLENS_EXPORT int cudaEventSynchronize(void* event) {
+  COMMLENS_NEXT(cudaEventSynchronize);
+  return next == nullptr ? kNoRuntime : other_call(Function::EventSynchronize, [&] { return next(event); });
 }
 
 } // extern "C"

@@ -162,7 +162,7 @@ void store_converted(ConvertedRecords& fresh, bool final) {
       "correlation_id) VALUES (?,?,?,?,?,?,?,?,?)",
       synchronization_row, final);
   waiting = std::move(parked); // what is still unlinked (NVTX ranges and API calls never wait)
-  store_api_calls(fresh.api_calls, row_ns);
+  store_api_calls(fresh.api_calls, row_ns, api_function_name);
   if (!fresh.nvtx_ranges.empty()) {
     std::vector<std::vector<SqlValue>> rows;
     for (const NvtxRange& range : fresh.nvtx_ranges) {

@@ -1,6 +1,5 @@
 #include "api_call_rows.hpp"
 
-#include "api_record_selection.hpp"
 #include "plugin_context.hpp"
 #include "thread_numbers.hpp"
 
@@ -14,7 +13,8 @@ std::unordered_set<std::int64_t> named_functions; // cuda_api_functions rows sto
 
 } // namespace
 
-void store_api_calls(const std::vector<CudaApiCall>& calls, std::int64_t (*row_ns)(std::uint64_t)) {
+void store_api_calls(const std::vector<CudaApiCall>& calls, std::int64_t (*row_ns)(std::uint64_t),
+                     std::string (*name_of)(ApiDomain domain, std::uint32_t callback_id)) {
   if (calls.empty()) {
     return;
   }
@@ -24,8 +24,8 @@ void store_api_calls(const std::vector<CudaApiCall>& calls, std::int64_t (*row_n
   for (const CudaApiCall& call : calls) {
     const std::int64_t function = api_function_id(call.domain, call.callback_id);
     if (named_functions.insert(function).second) {
-      functions.push_back({function, std::string(api_domain_name(call.domain)),
-                           api_function_name(call.domain, call.callback_id)});
+      functions.push_back(
+          {function, std::string(api_domain_name(call.domain)), name_of(call.domain, call.callback_id)});
     }
     const std::optional<std::uint32_t> thread = mpi_thread_of(call.system_thread);
     rows.push_back({std::int64_t{host().run_rank}, thread ? SqlValue{std::int64_t{*thread}} : SqlValue{},

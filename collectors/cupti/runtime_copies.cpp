@@ -1,14 +1,19 @@
 #include "runtime_copies.hpp"
 
+#include "api_call_rows.hpp"
 #include "api_callbacks.hpp"
 #include "buffer_location_cache.hpp"
 #include "copy_rows.hpp"
 #include "device_spans.hpp"
 #include "plugin_context.hpp"
+#include "runtime_functions.hpp"
 
 #include <cuda.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -30,7 +35,7 @@ constexpr std::chrono::milliseconds kStorePeriod{500};
 
 // A copy as the calling thread leaves it: rows are made and stored on the writer thread.
 struct CopyCall {
-  CudaCopy copy; // start_ns and end_ns on the profiler's clock
+  CudaCopy copy; // start_ns and end_ns on the profiler's clock; correlation_id: its call's row's
   std::uint64_t call_id = 0;
   bool gpu_timed = false;
 };
@@ -44,12 +49,18 @@ struct ThreadCopy { // the copy this thread is making, between copy_begin and co
 const CopyPathClassifier* classifier = nullptr;
 IpcTracker* ipc = nullptr;
 
+// In trace mode every interposed call has a cuda_api_calls row, as CUPTI's API records would give;
+// a copy's row and its call's share a correlation id, numbered here (CUPTI is not attached, so
+// no id of its own can collide).
+std::atomic<std::uint32_t> next_correlation_id{1};
+
 // The writer thread's state, never destroyed: a process may exit without the collector's finalize
 // (then the thread is still waiting on it).
 struct Writer {
   std::mutex mutex;
   std::condition_variable changed;
   std::vector<CopyCall> pending;
+  std::vector<CudaApiCall> calls; // trace mode
   bool stopping = false;
   std::thread thread;
 };
@@ -123,17 +134,45 @@ void hand_to_writer(CopyCall copy) {
   writer.pending.push_back(std::move(copy));
 }
 
-void store(std::vector<CopyCall> calls) {
-  if (calls.empty()) {
+void hand_to_writer(contract::RuntimeFunction function, std::uint64_t start_ns, std::uint64_t end_ns,
+                    std::uint32_t correlation_id) {
+  const CudaApiCall call{start_ns,
+                         end_ns,
+                         ApiDomain::Runtime,
+                         runtime_callback_id(function),
+                         static_cast<std::uint32_t>(gettid()),
+                         correlation_id};
+  const std::lock_guard lock(writer.mutex);
+  writer.calls.push_back(call);
+}
+
+std::int64_t call_row_ns(std::uint64_t profiler_ns) {
+  return relative_ns(profiler_ns);
+}
+
+void store(const std::vector<CopyCall>& copies, const std::vector<CudaApiCall>& calls) {
+  store_api_calls(calls, call_row_ns, interposed_function_name);
+  if (copies.empty()) {
     return;
   }
   std::vector<std::vector<SqlValue>> rows;
-  rows.reserve(calls.size());
-  for (const CopyCall& call : calls) { // no CUPTI correlation ids: 0 and none
-    rows.push_back(copy_row(call.copy, classifier->classify(call.copy), relative_ns(call.copy.start_ns),
-                            relative_ns(call.copy.end_ns), call.call_id, call.gpu_timed));
+  rows.reserve(copies.size());
+  for (const CopyCall& copy : copies) { // no runtime correlation id: the call is the runtime's
+    rows.push_back(copy_row(copy.copy, classifier->classify(copy.copy), relative_ns(copy.copy.start_ns),
+                            relative_ns(copy.copy.end_ns), copy.call_id, copy.gpu_timed));
   }
   host().store_rows(std::string(kInsertCopySql), std::move(rows));
+}
+
+// Takes what the threads handed over and stores it, with `lock` released meanwhile.
+void store_pending(std::unique_lock<std::mutex>& lock) {
+  std::vector<CopyCall> copies;
+  std::vector<CudaApiCall> calls;
+  copies.swap(writer.pending);
+  calls.swap(writer.calls);
+  lock.unlock();
+  store(copies, calls);
+  lock.lock();
 }
 
 // Makes and stores the rows off the copying threads, every kStorePeriod and at the end.
@@ -141,11 +180,7 @@ void write_copies() {
   std::unique_lock lock(writer.mutex);
   while (!writer.stopping) {
     writer.changed.wait_for(lock, kStorePeriod, [] { return writer.stopping; });
-    std::vector<CopyCall> taken;
-    taken.swap(writer.pending);
-    lock.unlock();
-    store(std::move(taken));
-    lock.lock();
+    store_pending(lock);
   }
 }
 
@@ -198,6 +233,10 @@ void copy_end(const contract::RuntimeCopyCall& call, bool accepted) noexcept {
   const std::uint64_t call_start = this_copy.call_start_ns;
   const std::uint64_t call_end = host().now_ns();
   CopyCall made{describe(call), current_mpi_call(), false};
+  if (host().mode == Mode::Trace) {
+    made.copy.correlation_id = next_correlation_id.fetch_add(1, std::memory_order_relaxed);
+    hand_to_writer(call.function, call_start, call_end, made.copy.correlation_id);
+  }
   if (!this_copy.timed) {
     made.copy.start_ns = call_start;
     made.copy.end_ns = call_end;
@@ -216,6 +255,15 @@ void copy_end(const contract::RuntimeCopyCall& call, bool accepted) noexcept {
     made.gpu_timed = true;
     hand_to_writer(std::move(made));
   });
+}
+
+void call_ended(contract::RuntimeFunction function, std::uint64_t start_ns) noexcept {
+  hand_to_writer(function, start_ns, host().now_ns(),
+                 next_correlation_id.fetch_add(1, std::memory_order_relaxed));
+}
+
+std::uint64_t now_ns() noexcept {
+  return host().now_ns();
 }
 
 void ipc_exported(const void* address, const void* handle, std::uint64_t start_ns) noexcept {
@@ -239,7 +287,14 @@ contract::RuntimeCallHooks runtime_copy_hooks(const CopyPathClassifier& copy_cla
   ipc = &tracker;
   writer.thread = std::thread(write_copies);
   // After an allocation or free the memory caches (buffer_location_cache.hpp) ask the driver again.
-  return {copy_begin, copy_end, ipc_exported, ipc_opened, ipc_closed, forget_buffer_locations};
+  return {.now_ns = now_ns,
+          .copy_begin = copy_begin,
+          .copy_end = copy_end,
+          .ipc_exported = ipc_exported,
+          .ipc_opened = ipc_opened,
+          .ipc_closed = ipc_closed,
+          .memory_changed = forget_buffer_locations,
+          .call_ended = host().mode == Mode::Trace ? call_ended : nullptr};
 }
 
 void store_runtime_copies() {
@@ -251,12 +306,9 @@ void store_runtime_copies() {
   if (writer.thread.joinable()) {
     writer.thread.join();
   }
-  std::vector<CopyCall> rest;
-  {
-    const std::lock_guard lock(writer.mutex);
-    rest.swap(writer.pending);
-  }
-  store(std::move(rest));
+  std::unique_lock lock(writer.mutex);
+  store_pending(lock);
+  lock.unlock();
   store_ipc_events(*ipc);
 }
 

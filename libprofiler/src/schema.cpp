@@ -309,7 +309,8 @@ CREATE TABLE IF NOT EXISTS cuda_copies (
   link           TEXT,                 -- peer and ipc copies between two devices: nvlink or pcie
   mpi_call_id    INTEGER,              -- mpi_calls.id of the MPI call that issued it; NULL outside MPI
   correlation_id INTEGER NOT NULL,     -- CUPTI correlation id: the driver API call's (cuda_api_calls);
-                                       -- 0 for copies taken from the runtime's calls (no CUPTI)
+                                       -- copies from the runtime's calls (no CUPTI): their
+                                       -- call's row's, numbered by commlens (trace), or 0
   runtime_correlation_id INTEGER,      -- the runtime API call's around it; NULL when none
   gpu_timed      INTEGER NOT NULL DEFAULT 1 -- 1: start_ns and end_ns are the copy's time on the GPU;
                                        -- 0: its host call's (taken from the runtime's calls, not

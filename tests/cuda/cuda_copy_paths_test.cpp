@@ -89,6 +89,37 @@ TEST_F(GpuProgram, PeerCopyStoresPeerCopiesBetweenTheTwoGpusWithTheirLinkAndMpiC
   expect_peer_copy(*db, op_invocations());
 }
 
+// From the runtime's calls in trace mode, each call the program made through libcudart has its
+// cuda_api_calls row, named as CUPTI names it, and each copy shares its call's correlation id: an
+// untimed copy has its call's times, a timed one starts within its call.
+void expect_staged_exchange_calls(const Database& db, const std::map<int, std::int64_t>& op_invocations) {
+  const auto calls_of = [&db](int rank, const std::string& function) {
+    return db.scalar(
+        "SELECT count(*) FROM cuda_api_calls a JOIN cuda_api_functions f ON f.id = a.function_id "
+        "WHERE f.domain = 'runtime' AND f.name = '" +
+        function + "' AND a.rank = " + std::to_string(rank));
+  };
+  for (int rank = 0; rank < kRanksOnGpus; ++rank) {
+    const std::int64_t ops = op_invocations.at(rank);
+    EXPECT_EQ(calls_of(rank, "cudaMemcpy"), 3 * kIterations + 2 * ops) << "rank " << rank;
+    EXPECT_EQ(calls_of(rank, "cudaStreamSynchronize"), ops) << "rank " << rank << ": one wait per op";
+    EXPECT_EQ(calls_of(rank, "cudaMalloc"), 3) << "rank " << rank;
+    EXPECT_EQ(calls_of(rank, "cudaMallocHost"), 2) << "rank " << rank;
+    EXPECT_EQ(calls_of(rank, "cudaFree"), 3) << "rank " << rank;
+    EXPECT_EQ(calls_of(rank, "cudaFreeHost"), 2) << "rank " << rank;
+  }
+  EXPECT_EQ(db.scalar("SELECT count(*) FROM (SELECT 1 FROM cuda_api_calls GROUP BY rank, correlation_id "
+                      "HAVING count(*) > 1)"),
+            0)
+      << "a correlation id names one call";
+  EXPECT_EQ(db.scalar("SELECT count(*) FROM cuda_copies c JOIN cuda_api_calls a ON a.rank = c.rank AND "
+                      "a.correlation_id = c.correlation_id JOIN cuda_api_functions f ON f.id = a.function_id "
+                      "WHERE f.name = 'cudaMemcpy' AND ((c.gpu_timed = 0 AND c.start_ns = a.start_ns AND "
+                      "c.end_ns = a.end_ns) OR (c.gpu_timed = 1 AND c.start_ns >= a.start_ns))"),
+            db.scalar("SELECT count(*) FROM cuda_copies"))
+      << "every copy with the row of the call that made it";
+}
+
 // The same copies from the runtime's calls, CUPTI never attached: the same rows.
 TEST_F(GpuProgram, StagedExchangeFromTheRuntimesCallsStoresTheSameCopies) {
   take_copies_from_calls();
@@ -96,6 +127,7 @@ TEST_F(GpuProgram, StagedExchangeFromTheRuntimesCallsStoresTheSameCopies) {
   SKIP_WITHOUT_GPUS(db, 1, "staged_exchange (copies from the runtime's calls)");
   expect_staged_exchange(*db, op_invocations(), "staged_exchange from calls");
   EXPECT_EQ(db->scalar("SELECT count(*) FROM cuda_kernels"), 0) << "no kernel records without CUPTI";
+  expect_staged_exchange_calls(*db, op_invocations());
 }
 
 TEST_F(GpuProgram, PeerCopyFromTheRuntimesCallsStoresTheSameCopies) {

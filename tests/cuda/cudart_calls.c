@@ -1,10 +1,10 @@
 /* cudart_calls: a program that calls a shared libcudart (stand_ins' fake one) between MPI calls,
- * as PyTorch does the real one. libcommlens.so defines the runtime's copy, IPC, allocation and
- * capture functions (collectors/cudart_calls), so under LD_PRELOAD each call goes through them
- * first. The calls and their checks are in cudart_calls_library.c: linked (cudart_calls), opened
- * with dlopen and RTLD_LOCAL (cudart_calls_dlopen, given the library's path), as Python opens its
+ * as PyTorch does the real one. libcommlens.so defines the runtime's copy, IPC, allocation,
+ * capture and synchronisation functions (collectors/cudart_calls), so under LD_PRELOAD each call
+ * goes through them first. The calls and their checks are in cudart_calls_library.c: linked (cudart_calls),
+ * opened with dlopen and RTLD_LOCAL (cudart_calls_dlopen, given the library's path), as Python opens its
  * extensions, or both, each library over its own runtime version (cudart_calls_two_runtimes, given
- * the path of the library built over libcudart.so.12). Each library makes 13 runtime calls, each
+ * the path of the library built over libcudart.so.12). Each library makes 17 runtime calls, each
  * rank 1 MPI_Allreduce; exit 0 when every rank saw all correct. */
 #include <mpi.h>
 #include <stdio.h>

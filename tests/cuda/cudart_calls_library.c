@@ -3,7 +3,7 @@
  * it with dlopen: a library opened so (RTLD_LOCAL, as Python opens its extensions) has its libcudart
  * outside the global scope, where libcommlens.so's functions must still find it. Each call checks
  * what a user would notice if libcommlens.so got in the way: every copy's bytes arrive, every result
- * (an error too) is the runtime's, every call reaches the runtime once. 13 runtime calls. */
+ * (an error too) is the runtime's, every call reaches the runtime once. 17 runtime calls. */
 #include "fake_cudart.h"
 
 #include <stdio.h>
@@ -53,6 +53,10 @@ int cudart_calls_checks(int rank) {
              cudaStreamBeginCapture(stream, 0) == fake_cuda_success &&
              cudaStreamEndCapture(stream, &graph) == fake_cuda_success && graph == stream,
          "the stream capture calls did not return the runtime's results");
-  expect(fake_cudart_calls() == 13, "not every runtime call reached the runtime exactly once");
+  expect(cudaDeviceSynchronize() == fake_cuda_success && cudaStreamSynchronize(stream) == fake_cuda_success &&
+             cudaEventSynchronize(stream) == fake_cuda_success &&
+             cudaEventSynchronize(NULL) == fake_cuda_error_invalid_value,
+         "the synchronisation calls did not return the runtime's results");
+  expect(fake_cudart_calls() == 17, "not every runtime call reached the runtime exactly once");
   return failures;
 }

@@ -37,6 +37,17 @@ Profiler* start_profiler(const fs::path& directory, Mode mode, int rank) {
   return Profiler::start(config, ProcessIdentity{rank, 2, "testhost", 1000 + rank}, kFunctions);
 }
 
+// One trace-mode process (rank 0 of 1) with rings of `buffer_events` records.
+Profiler* start_small_rings(const fs::path& directory, std::size_t buffer_events,
+                            std::uint32_t flush_interval_ms) {
+  Config config;
+  config.output_directory = directory.string();
+  config.mode = Mode::Trace;
+  config.buffer_events = buffer_events;
+  config.flush_interval_ms = flush_interval_ms;
+  return Profiler::start(config, ProcessIdentity{0, 1, "testhost", 1000}, kFunctions);
+}
+
 // The rank file holds the trace as chunks; the merge turns them into rows.
 std::string merged(const fs::path& directory) {
   return merge_rank_databases(MergeOptions{directory.string(), "", nullptr}).output_path;
@@ -120,12 +131,8 @@ TEST(ProfilerStore, StoresEveryCallFromEveryThreadInTraceMode) {
 // the thread wait for the writer instead of dropping, so every record arrives.
 TEST(ProfilerStore, FullBuffersMakeThreadsWaitAndLoseNothing) {
   const fs::path directory = fresh_directory("store-backpressure");
-  Config config;
-  config.output_directory = directory.string();
-  config.mode = Mode::Trace;
-  config.buffer_events = 64;
-  config.flush_interval_ms = 1000; // only a full or half-full ring wakes the writer in time
-  Profiler* profiler = Profiler::start(config, ProcessIdentity{0, 1, "testhost", 1000}, kFunctions);
+  // A flush interval of 1 s: only a full or half-full ring wakes the writer in time.
+  Profiler* profiler = start_small_rings(directory, 64, 1000);
   ASSERT_NE(profiler, nullptr);
   constexpr int kThreads = 3;
   constexpr int kCallsPerThread = 200000;
@@ -160,13 +167,7 @@ TEST(ProfilerStore, FullBuffersMakeThreadsWaitAndLoseNothing) {
 // that fills up or a cleaned-up folder would leave it) costs the profile, never the program: the
 // writer says so once, and threads whose buffers fill drop records instead of waiting for ever.
 TEST(ProfilerStore, ARankFileThatCannotBeWrittenLeavesTheProgramRunning) {
-  const fs::path directory = fresh_directory("store-write-failure");
-  Config config;
-  config.output_directory = directory.string();
-  config.mode = Mode::Trace;
-  config.buffer_events = 64;
-  config.flush_interval_ms = 10;
-  Profiler* profiler = Profiler::start(config, ProcessIdentity{0, 1, "testhost", 1000}, kFunctions);
+  Profiler* profiler = start_small_rings(fresh_directory("store-write-failure"), 64, 10);
   ASSERT_NE(profiler, nullptr);
   record_send(*profiler, kNoCommunicator, 1, 8, 0);
   profiler->flush();
