@@ -52,9 +52,10 @@ std::vector<CopyPathUsage> query_copy_path_usage(const Database& database) {
   if (!database.has_table("cuda_copies"))
     return usage;
   auto query = database.prepare(
-      fmt::format("SELECT {}, rank, device, COUNT(*), SUM(bytes), COALESCE(SUM({}), 0), COALESCE(SUM({}), 0) "
+      fmt::format("SELECT {}, rank, device, SUM({}), SUM(bytes), COALESCE(SUM({}), 0), COALESCE(SUM({}), 0) "
                   "FROM cuda_copies GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6",
-                  kRouteColumns, detail::copy_gpu_ns(database), detail::copy_timed_bytes(database)));
+                  kRouteColumns, detail::copy_count(database), detail::copy_gpu_ns(database),
+                  detail::copy_timed_bytes(database)));
   while (query.step())
     usage.push_back({route_at(query, 0), static_cast<int>(query.integer(4)),
                      static_cast<int>(query.integer(5)), static_cast<std::uint64_t>(query.integer(6)),

@@ -3,6 +3,7 @@
 #include "commlens/analysis/gpu_streams.hpp"
 
 #include "commlens/analysis/statement.hpp"
+#include "gpu/copy_timing.hpp"
 #include "overlapping_rows.hpp"
 
 #include <fmt/format.h>
@@ -29,7 +30,9 @@ std::string stream_counts_sql(const Database& database) {
                                 "GROUP BY 1, 2, 3",
                                 kCommunicationKernel));
   if (database.has_table("cuda_copies"))
-    parts.emplace_back("SELECT rank, device, stream, 0, 0, COUNT(*), 0 FROM cuda_copies GROUP BY 1, 2, 3");
+    parts.push_back(
+        fmt::format("SELECT rank, device, stream, 0, 0, SUM({}), 0 FROM cuda_copies GROUP BY 1, 2, 3",
+                    detail::copy_count(database)));
   if (database.has_table("cuda_memsets"))
     parts.emplace_back("SELECT rank, device, stream, 0, 0, 0, COUNT(*) FROM cuda_memsets GROUP BY 1, 2, 3");
   std::string sql;

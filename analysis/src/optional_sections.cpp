@@ -35,10 +35,11 @@ OptionalSection query_cuda_copy_section(const Database& database, const ReportFi
                                {"timed on GPU", "copies_timed", Unit::Count},
                                {"GPU time of those", "time_ns", Unit::Nanoseconds},
                                {"bandwidth", "bandwidth_gb_per_s", Unit::GigabytesPerSecond}});
-  auto query = database.prepare(fmt::format(R"sql(
-SELECT path, COUNT(*), SUM(bytes), COUNT({0}), COALESCE(SUM({0}), 0), COALESCE(SUM({1}), 0) FROM cuda_copies
+  auto query =
+      database.prepare(fmt::format(R"sql(
+SELECT path, SUM({2}), SUM(bytes), COUNT({0}), COALESCE(SUM({0}), 0), COALESCE(SUM({1}), 0) FROM cuda_copies
 WHERE ?1 IS NULL OR rank = ?1 GROUP BY path ORDER BY SUM(bytes) DESC)sql",
-                                            copy_gpu_ns(database), copy_timed_bytes(database)));
+                                   copy_gpu_ns(database), copy_timed_bytes(database), copy_count(database)));
   query.bind(1, filter.rank ? std::optional<std::int64_t>(*filter.rank) : std::nullopt);
   while (query.step())
     section.rows.push_back({query.text(0), query.integer(1), query.integer(2), query.integer(3),

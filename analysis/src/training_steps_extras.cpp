@@ -93,9 +93,10 @@ void read_step_copies(const Database& database, const ReportFilter& filter, Trai
     return;
   // Time per step is that of the copies timed on the GPU (copy_timing.hpp); so is the bandwidth.
   auto query = database.prepare(std::string(kStepPhasesSql) + fmt::format(R"sql(
-SELECT c.path, COUNT(*), SUM(c.bytes), COALESCE(SUM({}), 0), COALESCE(SUM({}), 0)
+SELECT c.path, SUM({}), SUM(c.bytes), COALESCE(SUM({}), 0), COALESCE(SUM({}), 0)
 FROM cuda_copies c JOIN steps st ON st.rank = c.rank AND c.start_ns >= st.start_ns AND c.start_ns < st.end_ns
 GROUP BY c.path ORDER BY SUM(c.bytes) DESC)sql",
+                                                                          copy_count(database, "c."),
                                                                           copy_gpu_ns(database, "c."),
                                                                           copy_timed_bytes(database, "c.")));
   bind_filter(query, filter);

@@ -26,7 +26,8 @@ std::vector<SqlValue> copy_row(const CudaCopy& copy, const CopyClassification& c
           call_id != 0 ? SqlValue{static_cast<std::int64_t>(call_id)} : SqlValue{},
           std::int64_t{copy.correlation_id},
           copy.runtime_correlation_id != 0 ? SqlValue{std::int64_t{copy.runtime_correlation_id}} : SqlValue{},
-          std::int64_t{gpu_timed ? 1 : 0}};
+          std::int64_t{gpu_timed ? 1 : 0},
+          static_cast<std::int64_t>(copy.copies)};
 }
 
 void store_ipc_events(IpcTracker& tracker) {

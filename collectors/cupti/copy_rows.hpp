@@ -14,8 +14,8 @@ namespace commlens::cuda {
 
 inline constexpr std::string_view kInsertCopySql =
     "INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_device, dst_device, src_kind, dst_kind, "
-    "bytes, stream, copy_kind, path, link, mpi_call_id, correlation_id, runtime_correlation_id, gpu_timed) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    "bytes, stream, copy_kind, path, link, mpi_call_id, correlation_id, runtime_correlation_id, gpu_timed, "
+    "copies) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 // start_ns and end_ns already relative to MPI_Init; call_id 0: made outside MPI and NCCL calls;
 // gpu_timed: the times are the copy's on the GPU, not its call's on the host.

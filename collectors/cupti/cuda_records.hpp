@@ -45,6 +45,7 @@ struct CudaCopy {
   std::uint32_t runtime_correlation_id = 0; // the runtime API call's, when it came through one
   bool managed_migration = false;           // a unified-memory page migration, not an explicit copy
   bool touches_ipc_mapping = false;
+  std::uint64_t copies = 1; // copies this stands for: a run of them in summary mode (copy_runs.hpp)
 };
 
 struct CudaKernel {

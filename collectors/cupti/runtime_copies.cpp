@@ -4,6 +4,7 @@
 #include "api_callbacks.hpp"
 #include "buffer_location_cache.hpp"
 #include "copy_rows.hpp"
+#include "copy_runs.hpp"
 #include "device_spans.hpp"
 #include "plugin_context.hpp"
 #include "runtime_functions.hpp"
@@ -33,12 +34,9 @@ constexpr std::uint64_t kTimingGapNs = 5'000'000;
 constexpr std::size_t kAlwaysTimedBytes = std::size_t{16} << 20;
 constexpr std::chrono::milliseconds kStorePeriod{500};
 
-// A copy as the calling thread leaves it: rows are made and stored on the writer thread.
-struct CopyCall {
-  CudaCopy copy; // start_ns and end_ns on the profiler's clock; correlation_id: its call's row's
-  std::uint64_t call_id = 0;
-  bool gpu_timed = false;
-};
+// Summary mode stores a run of untimed copies as one row (copy_runs.hpp) while they follow one
+// another within this gap: a timeline still places copying to the millisecond.
+constexpr std::uint64_t kRunGapNs = 1'000'000;
 
 struct ThreadCopy { // the copy this thread is making, between copy_begin and copy_end
   std::uint64_t call_start_ns = 0;
@@ -59,7 +57,7 @@ std::atomic<std::uint32_t> next_correlation_id{1};
 struct Writer {
   std::mutex mutex;
   std::condition_variable changed;
-  std::vector<CopyCall> pending;
+  std::vector<CopyCall> pending;  // as the threads left them; rows are made on the writer thread
   std::vector<CudaApiCall> calls; // trace mode
   bool stopping = false;
   std::thread thread;
@@ -150,10 +148,13 @@ std::int64_t call_row_ns(std::uint64_t profiler_ns) {
   return relative_ns(profiler_ns);
 }
 
-void store(const std::vector<CopyCall>& copies, const std::vector<CudaApiCall>& calls) {
+void store(std::vector<CopyCall> copies, const std::vector<CudaApiCall>& calls) {
   store_api_calls(calls, call_row_ns, interposed_function_name);
   if (copies.empty()) {
     return;
+  }
+  if (host().mode == Mode::Summary) {
+    copies = merge_copy_runs(std::move(copies), kRunGapNs);
   }
   std::vector<std::vector<SqlValue>> rows;
   rows.reserve(copies.size());
@@ -171,7 +172,7 @@ void store_pending(std::unique_lock<std::mutex>& lock) {
   copies.swap(writer.pending);
   calls.swap(writer.calls);
   lock.unlock();
-  store(copies, calls);
+  store(std::move(copies), calls);
   lock.lock();
 }
 
@@ -232,7 +233,8 @@ void copy_end(const contract::RuntimeCopyCall& call, bool accepted) noexcept {
   }
   const std::uint64_t call_start = this_copy.call_start_ns;
   const std::uint64_t call_end = host().now_ns();
-  CopyCall made{describe(call), current_mpi_call(), false};
+  CopyCall made{describe(call), current_mpi_call(), false, static_cast<std::uint32_t>(gettid()),
+                host().phase()};
   if (host().mode == Mode::Trace) {
     made.copy.correlation_id = next_correlation_id.fetch_add(1, std::memory_order_relaxed);
     hand_to_writer(call.function, call_start, call_end, made.copy.correlation_id);

@@ -312,9 +312,11 @@ CREATE TABLE IF NOT EXISTS cuda_copies (
                                        -- copies from the runtime's calls (no CUPTI): their
                                        -- call's row's, numbered by commlens (trace), or 0
   runtime_correlation_id INTEGER,      -- the runtime API call's around it; NULL when none
-  gpu_timed      INTEGER NOT NULL DEFAULT 1 -- 1: start_ns and end_ns are the copy's time on the GPU;
+  gpu_timed      INTEGER NOT NULL DEFAULT 1, -- 1: start_ns and end_ns are the copy's time on the GPU;
                                        -- 0: its host call's (taken from the runtime's calls, not
                                        -- sampled for GPU timing: COMMLENS_CUDA_COPIES)
+  copies         INTEGER NOT NULL DEFAULT 1 -- copies the row stands for: in summary mode, a run of
+                                       -- untimed copies from the runtime's calls (bytes summed)
 );
 CREATE TABLE IF NOT EXISTS cuda_kernels (
   rank           INTEGER NOT NULL,

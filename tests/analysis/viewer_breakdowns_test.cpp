@@ -3,6 +3,7 @@
 // an A/B run is compared by, and a report without the sections the viewer does not show.
 #include "commlens/analysis/breakdowns.hpp"
 #include "commlens/analysis/comparison.hpp"
+#include "commlens/analysis/gpu_streams.hpp"
 #include "commlens/analysis/report.hpp"
 #include "commlens/analysis/timeline.hpp"
 #include "test_database.hpp"
@@ -70,9 +71,18 @@ INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_kind, dst_kind, byt
   (0, 40000, 42000, 0, 'device', 'device', 1048576, 7, 'DtoD', 'same_device', 0, 0);
 )sql";
 
-TEST(CopyRoutes, CopiesNotTimedOnTheGpuCountButGiveNoTimeOrBandwidth) {
-  const auto path = database_with("sampled.sqlite", kSampledCopies);
-  const analysis::Database database(path);
+// The same copies as summary mode stores them: the three untimed ones one after another are one
+// row standing for all three (cuda_copies.copies), their bytes summed.
+constexpr const char* kSummaryCopies = R"sql(
+INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_kind, dst_kind, bytes, stream, copy_kind, path,
+                         correlation_id, gpu_timed, copies) VALUES
+  (0, 1000, 11000, 0, 'device', 'device', 1048576, 7, 'DtoD', 'same_device', 0, 1, 1),
+  (0, 20000, 42000, 0, 'device', 'device', 3145728, 7, 'DtoD', 'same_device', 0, 0, 3);
+)sql";
+
+void expect_four_copies_one_timed(const std::string& name, const char* sql) {
+  SCOPED_TRACE(name);
+  const analysis::Database database(database_with(name, sql));
   const auto usage = analysis::query_copy_path_usage(database);
   ASSERT_EQ(usage.size(), 1u);
   EXPECT_EQ(usage[0].copies, 4u);
@@ -92,6 +102,17 @@ TEST(CopyRoutes, CopiesNotTimedOnTheGpuCountButGiveNoTimeOrBandwidth) {
   const auto copies = analysis::query_timeline_copies(database, 0, 0, 100000);
   ASSERT_EQ(copies.size(), 1u);
   EXPECT_EQ(copies[0].start_ns, 1000);
+  const auto streams = analysis::query_gpu_streams(database);
+  ASSERT_EQ(streams.size(), 1u);
+  EXPECT_EQ(streams[0].copies, 4u);
+}
+
+TEST(CopyRoutes, CopiesNotTimedOnTheGpuCountButGiveNoTimeOrBandwidth) {
+  expect_four_copies_one_timed("sampled.sqlite", kSampledCopies);
+}
+
+TEST(CopyRoutes, ARowStandingForARunOfCopiesCountsThemAll) {
+  expect_four_copies_one_timed("summary-runs.sqlite", kSummaryCopies);
 }
 
 // MPI: rank 1 sends rank 0 two messages of 100 B. NCCL: rank 0 sends NCCL rank 1 (run rank 2) 50 B

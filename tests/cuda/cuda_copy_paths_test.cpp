@@ -130,6 +130,32 @@ TEST_F(GpuProgram, StagedExchangeFromTheRuntimesCallsStoresTheSameCopies) {
   expect_staged_exchange_calls(*db, op_invocations());
 }
 
+// Summary mode stores a run of untimed copies as one row (collectors/cupti/copy_runs.hpp): the
+// rows may be fewer, the copies and bytes they stand for are the program's, in and outside MPI calls.
+TEST_F(GpuProgram, StagedExchangeFromTheRuntimesCallsInSummaryModeCountsEveryCopy) {
+  take_copies_from_calls();
+  profile_in_summary_mode();
+  auto db = profile_example("staged_exchange summary from calls", "staged_exchange", 1);
+  SKIP_WITHOUT_GPUS(db, 1, "staged_exchange (summary mode, copies from the runtime's calls)");
+  const auto ops_per_rank = op_invocations();
+  ASSERT_EQ(ops_per_rank.size(), 2u) << "the program did not report its op invocations";
+  const auto totals = copies_per_path(*db);
+  for (int rank = 0; rank < kRanksOnGpus; ++rank) {
+    const std::int64_t ops = ops_per_rank.at(rank);
+    EXPECT_EQ(totals_of(totals, rank, "host_staged"),
+              (PathTotals{2 * kIterations + 2 * ops, 2 * kIterations * kBytes + 2 * ops * kReduceBytes}))
+        << "rank " << rank;
+    EXPECT_EQ(totals_of(totals, rank, "same_device"), (PathTotals{kIterations, kIterations * kBytes}))
+        << "rank " << rank;
+    EXPECT_EQ(db->scalar("SELECT sum(copies) FROM cuda_copies WHERE mpi_call_id IS NOT NULL AND rank = " +
+                         std::to_string(rank)),
+              2 * ops)
+        << "rank " << rank << ": the op's copies, inside MPI_Reduce";
+  }
+  EXPECT_EQ(db->scalar("SELECT count(*) FROM cuda_copies WHERE copies > 1 AND gpu_timed = 1"), 0)
+      << "only untimed copies make runs";
+}
+
 TEST_F(GpuProgram, PeerCopyFromTheRuntimesCallsStoresTheSameCopies) {
   take_copies_from_calls();
   auto db = profile_example("peer_copy from calls", "peer_copy", 2);

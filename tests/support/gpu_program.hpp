@@ -37,7 +37,7 @@ using CopiesPerPath = std::map<std::pair<int, std::string>, PathTotals>; // (ran
 inline CopiesPerPath copies_per_path(const Database& db) {
   CopiesPerPath totals;
   for (const Row& row :
-       db.query("SELECT rank, path, count(*), sum(bytes) FROM cuda_copies GROUP BY rank, path")) {
+       db.query("SELECT rank, path, sum(copies), sum(bytes) FROM cuda_copies GROUP BY rank, path")) {
     totals[{static_cast<int>(row[0].as_int()), *row[1].text}] = {row[2].as_int(), row[3].as_int()};
   }
   return totals;
@@ -59,7 +59,7 @@ protected:
       return nullptr;
     }
     result_ = run_profiled_job({.command = std::move(command),
-                                .mode = "trace",
+                                .mode = mode_,
                                 .environment = collection(),
                                 .timeout_seconds = 240,
                                 .ranks = kRanksOnGpus});
@@ -100,6 +100,8 @@ protected:
   // The next profile takes copies from the CUDA runtime's calls (COMMLENS_CUDA_COPIES=calls, no
   // kernel records), as a program calling a shared libcudart is profiled by default.
   void take_copies_from_calls() { copies_from_calls_ = true; }
+  // The next profile in summary mode (the default), not trace mode.
+  void profile_in_summary_mode() { mode_ = "summary"; }
   // Otherwise every kernel, memset and synchronisation too: what these programs queue is the subject.
   std::map<std::string, std::string> collection() const {
     if (copies_from_calls_) {
@@ -110,6 +112,7 @@ protected:
   bool skipped_ = false;
   JobResult result_;
   bool copies_from_calls_ = false;
+  std::string mode_ = "trace";
 };
 
 #define SKIP_WITHOUT_GPUS(db, gpus, what)                                                                    \

@@ -42,10 +42,10 @@ std::string totals_line(const CopyTotals& totals) {
 CopyTotals read_totals(const FindingContext& context, const std::string& where) {
   const std::string gpu_ns = copy_gpu_ns(context.database);
   auto query = context.database.prepare(
-      fmt::format("SELECT COUNT(*), COALESCE(SUM(bytes), 0), COALESCE(SUM({0}), 0), "
+      fmt::format("SELECT COALESCE(SUM({3}), 0), COALESCE(SUM(bytes), 0), COALESCE(SUM({0}), 0), "
                   "COALESCE(SUM(CASE WHEN mpi_call_id IS NOT NULL THEN {0} END), 0), COALESCE(SUM({1}), 0) "
                   "FROM cuda_copies WHERE (?1 IS NULL OR rank = ?1) AND {2}",
-                  gpu_ns, copy_timed_bytes(context.database), where));
+                  gpu_ns, copy_timed_bytes(context.database), where, copy_count(context.database)));
   query.bind(1, context.report.filter.rank ? std::optional<std::int64_t>(*context.report.filter.rank)
                                            : std::nullopt);
   query.step();
@@ -80,9 +80,10 @@ void find_pageable_staging(const FindingContext& context, FindingsSection& secti
   finding.title = fmt::format("Copies from or to pageable host memory take {} at {}",
                               human_duration(double(totals.time_ns)), bandwidth(totals));
   finding.query =
-      fmt::format("SELECT rank, copy_kind, COUNT(*) AS copies, SUM(bytes) AS bytes, SUM({}) * 1.0 / "
+      fmt::format("SELECT rank, copy_kind, SUM({}) AS copies, SUM(bytes) AS bytes, SUM({}) * 1.0 / "
                   "SUM({}) AS gb_per_s FROM cuda_copies WHERE {} GROUP BY rank, copy_kind",
-                  copy_timed_bytes(context.database), copy_gpu_ns(context.database), kPageable);
+                  copy_count(context.database), copy_timed_bytes(context.database),
+                  copy_gpu_ns(context.database), kPageable);
   finding.view = "Copy paths: host_staged";
   finding.advice =
       "Pin the host buffers (cudaHostAlloc or cudaHostRegister; in PyTorch pin_memory=True or "
@@ -119,10 +120,11 @@ void find_host_staged_exchanges(const FindingContext& context, FindingsSection& 
   finding.title = fmt::format("GPUs of one host exchange data through host memory: {} of copies at {}",
                               human_duration(double(totals.time_ns)), bandwidth(totals));
   finding.evidence.push_back("the ranks of these copies share their host with other ranks that have a GPU");
-  finding.query =
-      "SELECT c.rank, f.name, c.copy_kind, COUNT(*) AS copies, SUM(c.bytes) AS bytes FROM cuda_copies c "
+  finding.query = fmt::format(
+      "SELECT c.rank, f.name, c.copy_kind, SUM({}) AS copies, SUM(c.bytes) AS bytes FROM cuda_copies c "
       "LEFT JOIN mpi_calls m ON m.id = c.mpi_call_id LEFT JOIN functions f ON f.id = m.function_id "
-      "WHERE c.path = 'host_staged' GROUP BY 1, 2, 3";
+      "WHERE c.path = 'host_staged' GROUP BY 1, 2, 3",
+      copy_count(context.database, "c."));
   finding.view = "Copy paths: host_staged; Timeline: the copies row of a rank";
   finding.advice =
       "Let the GPUs exchange directly: a CUDA-aware MPI, COMMLENS_RUNTIME=on (CUDA IPC between the "

@@ -17,6 +17,10 @@ std::string ran_on_gpu_clock(const Database& database, std::string_view table) {
   return table == "cuda_copies" ? copy_gpu_timed(database) : "1";
 }
 
+std::string copy_count(const Database& database, std::string_view alias) {
+  return database.has_column("cuda_copies", "copies") ? fmt::format("{}copies", alias) : "1";
+}
+
 std::string copy_timed_bytes(const Database& database, std::string_view alias) {
   return fmt::format("CASE WHEN {} THEN {}bytes END", copy_gpu_timed(database, alias), alias);
 }
