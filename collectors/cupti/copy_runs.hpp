@@ -17,7 +17,7 @@ namespace commlens::cuda {
 
 // A copy taken from the runtime's calls, as its thread hands it to the writer.
 struct CopyCall {
-  CudaCopy copy; // start_ns and end_ns on the profiler's clock
+  CudaCopy copy;             // start_ns and end_ns on the profiler's clock
   std::uint64_t call_id = 0; // the MPI or NCCL call it was made in; 0: none
   bool gpu_timed = false;    // start_ns and end_ns are its time on the GPU, not its call's
   std::uint32_t thread = 0;  // the copying thread (gettid)

@@ -65,6 +65,12 @@ struct Writer {
 Writer& writer = *new Writer;
 
 thread_local ThreadCopy this_copy;
+
+// The calling thread's Linux id, asked of the kernel once per thread (gettid is a system call).
+std::uint32_t this_thread() noexcept {
+  thread_local const auto id = static_cast<std::uint32_t>(gettid());
+  return id;
+}
 thread_local std::uint64_t last_timed_ns = 0;
 thread_local std::pair<const void*, std::uint32_t> last_stream{reinterpret_cast<const void*>(-1), 0};
 
@@ -134,12 +140,8 @@ void hand_to_writer(CopyCall copy) {
 
 void hand_to_writer(contract::RuntimeFunction function, std::uint64_t start_ns, std::uint64_t end_ns,
                     std::uint32_t correlation_id) {
-  const CudaApiCall call{start_ns,
-                         end_ns,
-                         ApiDomain::Runtime,
-                         runtime_callback_id(function),
-                         static_cast<std::uint32_t>(gettid()),
-                         correlation_id};
+  const CudaApiCall call{start_ns,      end_ns,        ApiDomain::Runtime, runtime_callback_id(function),
+                         this_thread(), correlation_id};
   const std::lock_guard lock(writer.mutex);
   writer.calls.push_back(call);
 }
@@ -233,8 +235,7 @@ void copy_end(const contract::RuntimeCopyCall& call, bool accepted) noexcept {
   }
   const std::uint64_t call_start = this_copy.call_start_ns;
   const std::uint64_t call_end = host().now_ns();
-  CopyCall made{describe(call), current_mpi_call(), false, static_cast<std::uint32_t>(gettid()),
-                host().phase()};
+  CopyCall made{describe(call), current_mpi_call(), false, this_thread(), host().phase()};
   if (host().mode == Mode::Trace) {
     made.copy.correlation_id = next_correlation_id.fetch_add(1, std::memory_order_relaxed);
     hand_to_writer(call.function, call_start, call_end, made.copy.correlation_id);

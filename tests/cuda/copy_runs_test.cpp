@@ -68,8 +68,8 @@ TEST(CopyRuns, EveryDifferenceOfRouteOrPlaceStartsANewRun) {
 TEST(CopyRuns, TimedCopiesStayRowsOfTheirOwnAndThreadsKeepTheirRuns) {
   CopyCall timed = copy_at(15, 1000);
   timed.gpu_timed = true;
-  const auto merged =
-      merge_copy_runs({copy_at(0, 1, 1), copy_at(5, 2, 2), timed, copy_at(20, 4, 1), copy_at(25, 8, 2)}, kGap);
+  const auto merged = merge_copy_runs(
+      {copy_at(0, 1, 1), copy_at(5, 2, 2), timed, copy_at(20, 4, 1), copy_at(25, 8, 2)}, kGap);
   ASSERT_EQ(merged.size(), 3u);
   std::uint64_t copies = 0, bytes = 0;
   for (const CopyCall& call : merged) {
