@@ -48,7 +48,7 @@ class Checks:
         self.failures += 0 if condition else 1
 
 
-def run_job(cli, python, launcher, gpus, wrap, model, pcontrol, kernels, output):
+def run_job(cli, python, launcher, gpus, wrap, model, pcontrol, kernels, mode, output):
     trainer = [TRAINER, "--model", model, "--wrap", wrap, "--steps", str(STEPS), "--warmup", str(WARMUP)]
     if model == "transformer":
         trainer += ["--batch-size", "2"]
@@ -57,7 +57,7 @@ def run_job(cli, python, launcher, gpus, wrap, model, pcontrol, kernels, output)
     else:
         command = [python, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(gpus)] + trainer
     environment = dict(os.environ, COMMLENS_KERNELS="steps" if kernels else "off")
-    job = subprocess.run([cli, "run", "--quiet", "--mode", "trace", "--output", output, "--"] + command,
+    job = subprocess.run([cli, "run", "--quiet", "--mode", mode, "--output", output, "--"] + command,
                          capture_output=True, text=True, timeout=900, env=environment)
     lines = [line for line in job.stdout.splitlines() if line.startswith("DDP_TRAIN ")]
     if job.returncode != 0 or not lines:
@@ -131,6 +131,16 @@ def check_gpu_spans(db, checks):
     checks.expect(calls > 0 and spans == calls, f"every NCCL collective call has its GPU span ({spans} of {calls})")
 
 
+def check_copy_runs(db, steps_of, checks):
+    """Summary mode: DDP's gradient copies, hundreds a step, are stored as runs (cuda_copies.copies)."""
+    rows, copies, timed = db.execute("SELECT COUNT(*), SUM(copies), SUM(gpu_timed) FROM cuda_copies").fetchone()
+    steps = sum(len(phases) for phases in steps_of.values())
+    checks.expect(copies and steps and copies / steps >= 100,
+                  f"every copy counted: {copies} copies in {steps} rank steps ({copies / max(steps, 1):.0f} a step)")
+    checks.expect(rows * 4 <= copies, f"runs of copies make at most a quarter as many rows ({rows} rows, "
+                  f"{timed} of them timed on the GPU, for {copies} copies)")
+
+
 def check_gpu_ties(db, checks):
     names = ",".join(f"'{name}'" for name in COLLECTIVES)
     # What launches a collective's kernels: the call itself outside a group, else the ncclGroupEnd
@@ -154,7 +164,7 @@ def check_gpu_ties(db, checks):
                   f"tied kernels lie inside their call's GPU span ({outside[0]} of {total} outside, by up to {outside[1]} ns)")
 
 
-def check_job(cli, output, facts, launcher, pcontrol, wrap, gpus, kernels, checks):
+def check_job(cli, output, facts, launcher, pcontrol, wrap, gpus, kernels, mode, checks):
     db = sqlite3.connect(os.path.join(output, "commlens.sqlite"))
     # PyTorch calls a shared libcudart: without kernel records CUPTI is never attached.
     source = db.execute("SELECT value FROM run WHERE key = 'cuda_copies_source'").fetchone()
@@ -177,7 +187,10 @@ def check_job(cli, output, facts, launcher, pcontrol, wrap, gpus, kernels, check
         check_ddp(db, facts, checks, steps_of)
     else:
         check_fsdp(db, facts, checks, steps_of)
-    check_gpu_spans(db, checks)
+    if mode == "trace":
+        check_gpu_spans(db, checks)
+    else:
+        check_copy_runs(db, steps_of, checks)
     if kernels:
         check_gpu_ties(db, checks)
     nccl_ranges = db.execute("SELECT COUNT(*) FROM nvtx_ranges WHERE domain = 'NCCL' OR name LIKE 'nccl%'").fetchone()[0]
@@ -218,26 +231,29 @@ def main():
     gpu_counts = args.gpus or sorted({2, min(available, 4)})
     jobs = []
     for gpus in gpu_counts:
-        jobs += [("mpirun", gpus, "ddp", "resnet50", gpus != gpu_counts[0], True),
-                 ("torchrun", gpus, "ddp", "resnet50", False, True),
-                 ("torchrun", gpus, "fsdp", "transformer", False, True),
-                 ("mpirun", gpus, "fsdp", "transformer", False, True)]
-    # The default collectors as a user runs them: no kernel records, so no CUPTI.
-    jobs.append(("torchrun", gpu_counts[-1], "ddp", "resnet50", False, False))
-    def job_name(launcher, gpus, wrap, model, pcontrol, kernels):
-        return f"{launcher} {gpus} GPUs {wrap} {model}{' pcontrol' if pcontrol else ''}{'' if kernels else ' no kernels'}"
+        jobs += [("mpirun", gpus, "ddp", "resnet50", gpus != gpu_counts[0], True, "trace"),
+                 ("torchrun", gpus, "ddp", "resnet50", False, True, "trace"),
+                 ("torchrun", gpus, "fsdp", "transformer", False, True, "trace"),
+                 ("mpirun", gpus, "fsdp", "transformer", False, True, "trace")]
+    # The default collectors: no kernel records, so no CUPTI; in trace mode and, as a user runs
+    # them, in summary mode.
+    jobs.append(("torchrun", gpu_counts[-1], "ddp", "resnet50", False, False, "trace"))
+    jobs.append(("torchrun", gpu_counts[-1], "ddp", "resnet50", False, False, "summary"))
+    def job_name(launcher, gpus, wrap, model, pcontrol, kernels, mode):
+        return (f"{launcher} {gpus} GPUs {wrap} {model}{' pcontrol' if pcontrol else ''}"
+                f"{'' if kernels else ' no kernels'}{' summary' if mode == 'summary' else ''}")
     jobs = [job for job in jobs if args.only is None or args.only in job_name(*job)]
     failures = 0
-    for launcher, gpus, wrap, model, pcontrol, kernels in jobs:
-        name = job_name(launcher, gpus, wrap, model, pcontrol, kernels)
+    for launcher, gpus, wrap, model, pcontrol, kernels, mode in jobs:
+        name = job_name(launcher, gpus, wrap, model, pcontrol, kernels, mode)
         checks = Checks(name)
         output = (os.path.join(args.keep, name.replace(" ", "-")) if args.keep
                   else tempfile.mkdtemp(prefix="commlens-dl-"))
-        facts = run_job(args.cli, args.python, launcher, gpus, wrap, model, pcontrol, kernels, output)
+        facts = run_job(args.cli, args.python, launcher, gpus, wrap, model, pcontrol, kernels, mode, output)
         if facts is None:
             checks.expect(False, "the job ran")
         else:
-            check_job(args.cli, output, facts, launcher, pcontrol, wrap, gpus, kernels, checks)
+            check_job(args.cli, output, facts, launcher, pcontrol, wrap, gpus, kernels, mode, checks)
         failures += checks.failures
     print(f"dl_jobs_check: {len(jobs)} jobs, {failures} failed checks")
     return 1 if failures else 0
