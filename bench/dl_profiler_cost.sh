@@ -5,10 +5,14 @@
 # variant's overhead in a round is its median step time against the unprofiled run of the same
 # round; printed: the median over rounds and the spread, for the median step and the mean step
 # (with COMMLENS_KERNELS=steps the mean includes the steps whose kernels are recorded one by one),
-# and the fastest run of each variant against the fastest unprofiled run.
+# and the fastest run of each variant against the fastest unprofiled run. Then, per variant, a 95%
+# interval of the median-step overhead (bench/median_interval.py: order statistics, no normality
+# assumed) and, for the default modes, whether it lies within their budget (summary 1%, trace 3%).
+# With MAX_ROUNDS above ROUNDS, rounds go on until both budgets are resolved either way.
 #
 # usage: bench/dl_profiler_cost.sh BUILD_DIR
-# environment: GPUS (all, at most 8), MODELS ("resnet50 transformer"), ROUNDS (3), STEPS (40),
+# environment: GPUS (all, at most 8), MODELS ("resnet50 transformer"), ROUNDS (3), MAX_ROUNDS
+#   (ROUNDS: more rounds while a budget is unresolved), STEPS (40),
 #   WARMUP (5), LAUNCHER (torchrun | mpirun), PYTHON (python3), BIND (1: each rank pinned to its
 #   share of the CPUs near its GPU, ddp_train.py --bind-cpus; 0: as the launcher left it),
 #   VARIANTS (default below):
@@ -66,12 +70,33 @@ run() {
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 fastest() { tr ' ' '\n' | grep -v '^$' | sort -g | head -1; }
+# The budgets the default modes are held to, in percent of the step.
+budget_of() { case $1 in summary) echo 1 ;; trace) echo 3 ;; esac; }
+# interval VARIANT -> "median low high verdict" of its median-step overheads (median_interval.py)
+interval() {
+  local budget
+  budget=$(budget_of "$1")
+  # shellcheck disable=SC2086 # the overheads are one number per round
+  "$python" "$here/bench/median_interval.py" ${budget:+--budget "$budget"} ${over_median[$1]}
+}
+# Whether a budgeted variant's interval still straddles its budget, or there are too few rounds
+# for one.
+unresolved() {
+  local variant verdict
+  for variant in "${variants[@]}"; do
+    [[ -n $(budget_of "$variant") ]] || continue
+    verdict=$(interval "$variant")
+    [[ $verdict == *" unresolved" || $verdict == *" too-few-rounds" ]] && return 0
+  done
+  return 1
+}
 spread() { tr ' ' '\n' | grep -v '^$' | sort -g | awk 'NR==1{lo=$1} {hi=$1} END {printf "%+.2f%% to %+.2f%%", lo, hi}'; }
 
-echo "dl_profiler_cost: DDP, $gpus GPUs ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)), ${LAUNCHER:-torchrun}, $rounds rounds, ${WARMUP:-5} + ${STEPS:-40} steps"
+echo "dl_profiler_cost: DDP, $gpus GPUs ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)), ${LAUNCHER:-torchrun}, $rounds rounds${MAX_ROUNDS:+ (up to $MAX_ROUNDS while a budget is unresolved)}, ${WARMUP:-5} + ${STEPS:-40} steps"
 for model in ${MODELS:-resnet50 transformer}; do
   declare -A medians=() means=() over_median=() over_mean=()
-  for ((round = 0; round < rounds; ++round)); do
+  for ((round = 0; ; ++round)); do
+    ((round < rounds)) || { ((round < ${MAX_ROUNDS:-0})) && unresolved; } || break
     order=("${variants[@]}")
     ((round % 2 == 1)) && order=($(printf '%s\n' "${variants[@]}" | tac))
     declare -A this_median=() this_mean=()
@@ -100,6 +125,14 @@ for model in ${MODELS:-resnet50 transformer}; do
       "$(median <<<"${medians[$variant]}")" "$(median <<<"${over_median[$variant]}")" "$(spread <<<"${over_median[$variant]}")" \
       "$(median <<<"${means[$variant]}")" "$(median <<<"${over_mean[$variant]}")" "$(spread <<<"${over_mean[$variant]}")" \
       "$(awk -v v="$best" -v b="$fastest_none" 'BEGIN {printf "%.3f", (v / b - 1) * 100}')"
+  done
+  printf '%-12s %-15s %26s %16s\n' model variant "95% interval of overhead" "budget"
+  for variant in "${variants[@]}"; do
+    [[ $variant == none ]] && continue
+    read -r _ low high verdict < <(interval "$variant")
+    budget=$(budget_of "$variant")
+    printf '%-12s %-15s %+11.2f%% to %+7.2f%% %16s\n' "$model" "$variant" "$low" "$high" \
+      "${budget:+$budget%: }$verdict"
   done
   unset medians means over_median over_mean
 done
