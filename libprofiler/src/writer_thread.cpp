@@ -66,15 +66,18 @@ std::size_t WriterThread::flush_or_give_up(Flush kind) {
     // drop their records from now on instead of waiting for a writer that no longer stores them,
     // and those waiting already are released.
     draining_.store(false, std::memory_order_release);
-    failed_.store(true, std::memory_order_release);
-    std::fprintf(stderr, "commlens: writing the profile failed: %s; this rank records nothing more\n",
-                 failure.what());
+    if (!failed_.exchange(true, std::memory_order_acq_rel)) { // a flush_now() may have failed beside it
+      std::fprintf(stderr, "commlens: writing the profile failed: %s; this rank records nothing more\n",
+                   failure.what());
+    }
     discard_rings();
     return 0;
   }
 }
 
 void WriterThread::discard_rings() {
+  // A buffer has one reader at a time: the writer's thread and a flush_now() take turns, as flush().
+  std::lock_guard lock(store_mutex_);
   inputs_.threads.for_each(
       [](ThreadRecorder& recorder) { recorder.ring().drain([](std::span<const EventRecord>) {}); });
 }
