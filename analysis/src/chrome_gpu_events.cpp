@@ -23,8 +23,7 @@ std::string nvtx_sql() {
 // The copies timed on the GPU (copy_timing.hpp): the others' times are their host calls'.
 std::string copies_sql(const Database& database) {
   return "SELECT rank, start_ns, end_ns, device, src_device, dst_device, bytes, stream, copy_kind, path, "
-         "link, "
-         "mpi_call_id FROM cuda_copies WHERE " +
+         "link, mpi_call_id FROM cuda_copies WHERE " +
          copy_gpu_timed(database) + " ORDER BY rank, start_ns";
 }
 
