@@ -8,7 +8,10 @@
 # and the fastest run of each variant against the fastest unprofiled run. Then, per variant, a 95%
 # interval of the median-step overhead (bench/median_interval.py: order statistics, no normality
 # assumed) and, for the default modes, whether it lies within their budget (summary 1%, trace 3%).
-# With MAX_ROUNDS above ROUNDS, rounds go on until both budgets are resolved either way.
+# With MAX_ROUNDS above ROUNDS, rounds go on until both budgets are resolved either way. Last, the
+# host time to queue a step (its start to the synchronisation that waits for the GPU) and what each
+# variant adds to it per round: the profiler's work on the launching threads, measured without the
+# GPU's run-to-run noise, and the most it can slow a step where the host bounds the step.
 #
 # usage: bench/dl_profiler_cost.sh BUILD_DIR
 # environment: GPUS (all, at most 8), MODELS ("resnet50 transformer"), ROUNDS (3), MAX_ROUNDS
@@ -38,7 +41,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERE
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# run MODEL VARIANT -> "median_ms mean_ms"
+# run MODEL VARIANT -> "median_ms mean_ms issue_ms"
 run() {
   local model=$1 variant=$2 trainer_options=()
   local trainer=("$here/examples/dl/ddp_train.py" --model "$model" --steps "${STEPS:-40}" --warmup "${WARMUP:-5}")
@@ -65,7 +68,7 @@ run() {
   "${job[@]}" >"$work/log" 2>&1 || { tail -30 "$work/log" >&2; return 1; }
   [[ -n ${SHOW_STEPS:-} ]] && sed -n "s/^steps (ms)/$model $variant step ms/p" "$work/log" >&2
   grep '^DDP_TRAIN ' "$work/log" | tail -1 | cut -c11- |
-    "$python" -c 'import json, sys; f = json.load(sys.stdin); print("%.3f %.3f" % (f["median_ms"], f["mean_ms"]))'
+    "$python" -c 'import json, sys; f = json.load(sys.stdin); print("%.3f %.3f %.3f" % (f["median_ms"], f["mean_ms"], f["median_issue_ms"]))'
 }
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
@@ -94,14 +97,14 @@ spread() { tr ' ' '\n' | grep -v '^$' | sort -g | awk 'NR==1{lo=$1} {hi=$1} END 
 
 echo "dl_profiler_cost: DDP, $gpus GPUs ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)), ${LAUNCHER:-torchrun}, $rounds rounds${MAX_ROUNDS:+ (up to $MAX_ROUNDS while a budget is unresolved)}, ${WARMUP:-5} + ${STEPS:-40} steps"
 for model in ${MODELS:-resnet50 transformer}; do
-  declare -A medians=() means=() over_median=() over_mean=()
+  declare -A medians=() means=() over_median=() over_mean=() issues=() over_issue=()
   for ((round = 0; ; ++round)); do
     ((round < rounds)) || { ((round < ${MAX_ROUNDS:-0})) && unresolved; } || break
     order=("${variants[@]}")
     ((round % 2 == 1)) && order=($(printf '%s\n' "${variants[@]}" | tac))
-    declare -A this_median=() this_mean=()
+    declare -A this_median=() this_mean=() this_issue=()
     for variant in "${order[@]}"; do
-      read -r this_median[$variant] this_mean[$variant] < <(run "$model" "$variant")
+      read -r this_median[$variant] this_mean[$variant] this_issue[$variant] < <(run "$model" "$variant")
     done
     line="$model round $((round + 1)):"
     for variant in "${variants[@]}"; do
@@ -109,7 +112,9 @@ for model in ${MODELS:-resnet50 transformer}; do
       means[$variant]+="${this_mean[$variant]} "
       over_median[$variant]+="$(awk -v v="${this_median[$variant]}" -v b="${this_median[none]}" 'BEGIN {printf "%.3f", (v / b - 1) * 100}') "
       over_mean[$variant]+="$(awk -v v="${this_mean[$variant]}" -v b="${this_mean[none]}" 'BEGIN {printf "%.3f", (v / b - 1) * 100}') "
-      line+=" $variant ${this_median[$variant]} ms"
+      issues[$variant]+="${this_issue[$variant]} "
+      over_issue[$variant]+="$(awk -v v="${this_issue[$variant]}" -v b="${this_issue[none]}" 'BEGIN {printf "%.3f", v - b}') "
+      line+=" $variant ${this_median[$variant]} ms (issued in ${this_issue[$variant]})"
     done
     echo "$line" >&2 # progress
   done
@@ -131,8 +136,22 @@ for model in ${MODELS:-resnet50 transformer}; do
     [[ $variant == none ]] && continue
     read -r _ low high verdict < <(interval "$variant")
     budget=$(budget_of "$variant")
-    printf '%-12s %-15s %+11.2f%% to %+7.2f%% %16s\n' "$model" "$variant" "$low" "$high" \
-      "${budget:+$budget%: }$verdict"
+    if [[ $low == nan ]]; then # too few rounds for a 95% interval
+      printf '%-12s %-15s %26s %16s\n' "$model" "$variant" "(too few rounds)" "${budget:+$budget%: }$verdict"
+    else
+      printf '%-12s %-15s %+11.2f%% to %+7.2f%% %16s\n' "$model" "$variant" "$low" "$high" \
+        "${budget:+$budget%: }$verdict"
+    fi
   done
-  unset medians means over_median over_mean
+  # The host time to queue a step: what the profiler adds on the launching threads, far steadier
+  # than the step time. A step slows by at most this much where the host, not the GPU, bounds it.
+  none_step=$(median <<<"${medians[none]}")
+  printf '%-12s %-15s %16s %26s %16s\n' model variant "issue time" "added per step (spread)" "share of step"
+  for variant in "${variants[@]}"; do
+    added=$(median <<<"${over_issue[$variant]}")
+    printf '%-12s %-15s %13.3f ms %+10.3f ms (%s) %+15.2f%%\n' "$model" "$variant" \
+      "$(median <<<"${issues[$variant]}")" "$added" "$(spread <<<"${over_issue[$variant]}" | tr -d %)" \
+      "$(awk -v a="$added" -v s="$none_step" 'BEGIN {printf "%.3f", a / s * 100}')"
+  done
+  unset medians means over_median over_mean issues over_issue
 done

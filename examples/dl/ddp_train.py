@@ -12,7 +12,7 @@ in jobs that use MPI beside NCCL); under torchrun MPI is never touched. Each ste
 MPI_Pcontrol(2) phase (mpirun only). The step time is taken with the GPU synchronised at both ends.
 
 Rank 0 prints each step's time and one line `DDP_TRAIN {json}` with what the communication follows
-from: the step times (ms), DDP's gradient buckets (bytes, as its reducer built them) or FSDP's
+from: the step times (ms) and the median host time to queue a step (ms), DDP's gradient buckets (bytes, as its reducer built them) or FSDP's
 units (the bytes of each flat parameter, whole), the bytes of the model's parameters and buffers
 (what DDP broadcasts from rank 0 at the start), and the NVTX step windows (CLOCK_MONOTONIC ns).
 """
@@ -177,7 +177,9 @@ def train(args):
         from torch.profiler import ProfilerActivity, profile
         profiler = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
         profiler.__enter__()
-    step_ms, windows = [], []
+    # issue_ms: the host time to queue a step's work, from the step's start to the synchronisation
+    # that waits for the GPU: what a profiler's work on the launching threads adds to.
+    step_ms, issue_ms, windows = [], [], []
     for _ in range(args.warmup + args.steps):
         torch.cuda.synchronize()
         if args.pcontrol and mpi is not None:
@@ -195,9 +197,11 @@ def train(args):
         optimizer.zero_grad(set_to_none=True)
         nvtx.pop()
         nvtx.pop()
+        issued = time.monotonic_ns()
         torch.cuda.synchronize()
         ended = time.monotonic_ns()
         step_ms.append((ended - began) / 1e6)
+        issue_ms.append((issued - began) / 1e6)
         windows.append([began, ended])
         if profiler is not None:
             profiler.step()
@@ -206,12 +210,13 @@ def train(args):
     if profiler is not None:
         profiler.__exit__(None, None, None)
     facts.update(communication_facts(wrapped, args.wrap, world))
-    timed = step_ms[args.warmup:]
+    timed, timed_issue = step_ms[args.warmup:], issue_ms[args.warmup:]
     if rank == 0:
         print(f"steps (ms): {' '.join(f'{ms:.2f}' for ms in step_ms)}")
         facts.update(model=args.model, wrap=args.wrap, world=world, batch_size=args.batch_size,
                      warmup=args.warmup, step_ms=step_ms, windows=windows,
                      median_ms=statistics.median(timed), mean_ms=statistics.fmean(timed),
+                     median_issue_ms=statistics.median(timed_issue),
                      launcher="mpirun" if mpi is not None else "torchrun")
         print("DDP_TRAIN " + json.dumps(facts), flush=True)
     dist.barrier()
