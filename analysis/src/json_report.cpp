@@ -187,6 +187,8 @@ json training_steps_json(const TrainingSteps& section) {
                                        {"median_exposed_ns", section.median_gpu_exposed_ns},
                                        {"median_idle_ns", section.median_gpu_idle_ns}}},
           {"median_nccl_gpu_ns", section.median_nccl_gpu_ns},
+          {"copies_per_step", section.copies_per_step},
+          {"profiler_ns_per_runtime_call", section.profiler_ns_per_call},
           {"functions", std::move(functions)},
           {"collective_sizes", std::move(sizes)},
           {"pvars", table(section.pvar_headers, section.pvar_rows)},

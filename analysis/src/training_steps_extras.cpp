@@ -102,6 +102,7 @@ GROUP BY c.path ORDER BY SUM(c.bytes) DESC)sql",
   bind_filter(query, filter);
   const double pairs = section.rank_steps;
   while (query.step()) {
+    section.copies_per_step += double(query.integer(1)) / pairs;
     const auto bytes = query.integer(2);
     const auto time_ns = query.integer(3);
     const auto timed_bytes = query.integer(4);
@@ -113,6 +114,19 @@ GROUP BY c.path ORDER BY SUM(c.bytes) DESC)sql",
   }
   if (!section.copy_rows.empty())
     section.copy_headers = {"path", "copies per step", "bytes per step", "time per step", "bandwidth"};
+  read_profiler_time_per_call(database, section);
+}
+
+void read_profiler_time_per_call(const Database& database, TrainingSteps& section) {
+  if (!database.has_rows("profiler_overhead"))
+    return;
+  auto query = database.prepare("SELECT SUM(time_ns), SUM(count) FROM profiler_overhead "
+                                "WHERE component = 'cuda_runtime_calls' AND count > 0");
+  if (!query.step())
+    return;
+  const auto calls = query.optional_integer(1);
+  if (calls && *calls > 0)
+    section.profiler_ns_per_call = query.integer(0) / *calls;
 }
 
 } // namespace commlens::analysis::detail

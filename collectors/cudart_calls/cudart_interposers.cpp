@@ -11,6 +11,7 @@
 // and cudaMemcpyKind are ints, streams, events and handles pointers, cudaIpcMemHandle_t 64 bytes
 // passed by value), so libcommlens.so builds and loads without CUDA.
 #include "collector_hooks.hpp"
+#include "commlens/profiler/own_time.hpp"
 #include "loaded_cudart.hpp"
 #include "mpi_header.hpp"
 
@@ -114,6 +115,10 @@ const RuntimeCallHooks& hooks() noexcept {
 // cudaStreamEndCapture, so that a copy asks whether its stream is one only while some are.
 std::atomic<int> active_captures{0};
 
+// What the collector's part of these calls costs the calling threads (profiler_overhead row
+// cuda_runtime_calls): the time around the forwarded call while the collector takes part.
+commlens::OwnTimeMeter own_time("cuda_runtime_calls");
+
 // A copy: the collector sees it before and after, when it asked to. The hooks are read once: the
 // collector empties them at MPI_Finalize, perhaps while another thread copies.
 template <class Forward> int copy_call(RuntimeCopyCall copy, Forward forward) {
@@ -121,9 +126,10 @@ template <class Forward> int copy_call(RuntimeCopyCall copy, Forward forward) {
   if (calls.copy_begin == nullptr || calls.copy_end == nullptr) {
     return forward();
   }
+  commlens::OwnTimeSample sample(own_time);
   copy.capture_active = active_captures.load(std::memory_order_relaxed) > 0;
   calls.copy_begin(copy);
-  const int result = forward();
+  const int result = sample.forward(forward);
   calls.copy_end(copy, result == 0);
   return result;
 }
@@ -132,10 +138,16 @@ template <class Forward> int copy_call(RuntimeCopyCall copy, Forward forward) {
 // `after(calls, result, start_ns)` tells the collector what the call changed.
 template <class Forward, class After> int other_call(Function function, Forward forward, After after) {
   const RuntimeCallHooks calls = hooks();
-  const std::uint64_t start_ns = calls.now_ns != nullptr ? calls.now_ns() : 0;
-  const int result = forward();
+  if (calls.now_ns == nullptr) { // the collector takes no part
+    const int result = forward();
+    after(calls, result, 0);
+    return result;
+  }
+  commlens::OwnTimeSample sample(own_time);
+  const std::uint64_t start_ns = calls.now_ns();
+  const int result = sample.forward(forward);
   after(calls, result, start_ns);
-  if (calls.call_ended != nullptr && calls.now_ns != nullptr) {
+  if (calls.call_ended != nullptr) {
     calls.call_ended(function, start_ns);
   }
   return result;

@@ -1,5 +1,6 @@
 #include "commlens/profiler/profiler.hpp"
 
+#include "commlens/profiler/own_time.hpp"
 #include "commlens/profiler/rank_file.hpp"
 #include "writer_thread.hpp"
 
@@ -64,6 +65,7 @@ Profiler* Profiler::start(Config config, ProcessIdentity identity, std::vector<F
 std::string Profiler::stop() {
   active_.store(nullptr, std::memory_order_release);
   metadata_.end_last_phase(now_ticks()); // the last phase ends at finalize
+  store_own_time();
   writer_->stop();
   return rank_database_path();
 }
@@ -97,6 +99,15 @@ std::string Profiler::rank_database_path() const {
 
 std::string Profiler::merged_database_path() const {
   return (std::filesystem::path(config_.output_directory) / "commlens.sqlite").string();
+}
+
+void Profiler::store_own_time() {
+  for (const OwnTimeMeter* meter = first_own_time_meter(); meter != nullptr; meter = meter->next()) {
+    if (meter->samples() > 0) { // scaled up from the sample of one call in kOwnTimeSampleEvery
+      add_overhead(meter->component(), meter->samples() * kOwnTimeSampleEvery,
+                   clock_.duration_ns(meter->sampled_ticks()) * kOwnTimeSampleEvery);
+    }
+  }
 }
 
 void Profiler::set_run_value(const std::string& key, const std::string& value) {

@@ -158,6 +158,32 @@ TEST_F(TrainingSteps, CudaCopiesArePerStepAndRank) {
   ASSERT_EQ(steps.copy_rows.size(), 1u);
   EXPECT_EQ(steps.copy_rows[0][0], "host_staged");
   EXPECT_EQ(steps.copy_rows[0][1], "0.17");
+  EXPECT_EQ(steps.profiler_ns_per_call, 0) << "no own-time row: copies from CUPTI";
+  EXPECT_EQ(analysis::render_text_report(report()).find("commlens's own time"), std::string::npos);
+}
+
+// Copies from the runtime's calls: commlens's time per call (the ranks' rows pooled) times the
+// copies per step and rank, 1 copy of a run of 2 + 1 in 6 rank-steps.
+TEST_F(TrainingSteps, CommlensOwnTimePerStepIsItsTimePerRuntimeCallTimesTheCopiesPerStep) {
+  {
+    TestDatabase database(path_);
+    database.execute(R"sql(
+UPDATE cuda_copies SET copies = 2;
+INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_kind, dst_kind, bytes, stream, copy_kind, path,
+                         correlation_id) VALUES
+  (1, 1310000000, 1311000000, 0, 'device', 'pinned', 1048576, 7, 'DtoH', 'host_staged', 1),
+  (1, 1900000000, 1901000000, 0, 'device', 'pinned', 1048576, 7, 'DtoH', 'host_staged', 2);
+INSERT INTO profiler_overhead (rank, component, count, time_ns) VALUES
+  (0, 'cuda_runtime_calls', 160, 48000), (1, 'cuda_runtime_calls', 32, 9600), (1, 'init', 1, 5000000);
+)sql");
+  }
+  const auto full = report();
+  EXPECT_EQ(full.training_steps.profiler_ns_per_call, 300);
+  EXPECT_DOUBLE_EQ(full.training_steps.copies_per_step, 3.0 / 6) << "the tear-down's copy is no step's";
+  const auto text = analysis::render_text_report(full);
+  EXPECT_NE(text.find("commlens's own time per step on the copying threads"), std::string::npos) << text;
+  EXPECT_NE(text.find("150 ns (0.00% of the median step)"), std::string::npos) << text;
+  EXPECT_NE(text.find("0.5 copies, 300 ns a CUDA runtime call"), std::string::npos) << text;
 }
 
 TEST_F(TrainingSteps, CompareListsPerStepFiguresOfBothRuns) {

@@ -108,6 +108,15 @@ void expect_staged_exchange_calls(const Database& db, const std::map<int, std::i
     EXPECT_EQ(calls_of(rank, "cudaHostAlloc"), 2) << "rank " << rank;
     EXPECT_EQ(calls_of(rank, "cudaFree"), 3) << "rank " << rank;
     EXPECT_EQ(calls_of(rank, "cudaFreeHost"), 2) << "rank " << rank;
+    // commlens's own time in these calls, from one call in 16 of each thread: the program's calls
+    // are all on its main thread, so the estimate counts them to within 15.
+    const std::int64_t api_calls =
+        db.scalar("SELECT count(*) FROM cuda_api_calls WHERE rank = " + std::to_string(rank));
+    const std::string own =
+        "FROM profiler_overhead WHERE component = 'cuda_runtime_calls' AND rank = " + std::to_string(rank);
+    EXPECT_LE(db.scalar("SELECT count " + own), api_calls) << "rank " << rank;
+    EXPECT_GT(db.scalar("SELECT count " + own), api_calls - 16) << "rank " << rank;
+    EXPECT_GT(db.scalar("SELECT time_ns " + own), 0) << "rank " << rank;
   }
   EXPECT_EQ(db.scalar("SELECT count(*) FROM (SELECT 1 FROM cuda_api_calls GROUP BY rank, correlation_id "
                       "HAVING count(*) > 1)"),

@@ -1,12 +1,14 @@
 // The core end to end without MPI: threads record calls, the writer stores them as trace chunks
 // in the rank file, and the merged file holds exactly what was recorded.
 #include "commlens/profiler/merge.hpp"
+#include "commlens/profiler/own_time.hpp"
 #include "commlens/profiler/profiler.hpp"
 #include "commlens/profiler/schema.hpp"
 #include "commlens/profiler/sqlite.hpp"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -309,6 +311,54 @@ TEST(ProfilerStore, StoresACollectorsRowsAndTheMergeCopiesThem) {
   const MergeResult merged = merge_rank_databases(MergeOptions{directory.string(), "", nullptr});
   SqliteDatabase merged_db(merged.output_path, SQLITE_OPEN_READONLY);
   EXPECT_EQ(merged_db.query_int64("SELECT count(*) FROM strings"), 2);
+}
+
+} // namespace
+
+namespace {
+
+// A meter of this test's own (own_time.hpp): meters are found by every profiler's stop().
+OwnTimeMeter wrapped_calls_meter("test_wrapped_calls");
+
+// Spins for `span`: the wrapper's own work, which a sleep would not be (it must show as time).
+void spin_for(std::chrono::microseconds span) {
+  const auto until = std::chrono::steady_clock::now() + span;
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+// 160 wrapped calls on a fresh thread (its count of calls starts at 0): one in 16 is timed, each
+// with 50 us of the wrapper's work around a wrapped function that takes 20 ms on the timed calls.
+// The estimate keeps the wrapper's time and leaves the wrapped function's out.
+TEST(ProfilerStore, StoresTheOwnTimeOfWrappedCallsFromASampleWithoutTheWrappedFunctions) {
+  constexpr int kCalls = 160;
+  constexpr auto kOwnWork = std::chrono::microseconds(50);
+  const fs::path directory = fresh_directory("store-own-time");
+  Profiler* profiler = start_profiler(directory, Mode::Summary, 0);
+  ASSERT_NE(profiler, nullptr);
+  std::thread([&] {
+    for (int call = 0; call < kCalls; ++call) {
+      OwnTimeSample sample(wrapped_calls_meter);
+      spin_for(kOwnWork / 2);
+      const int result = sample.forward([call] {
+        if (call % kOwnTimeSampleEvery == kOwnTimeSampleEvery - 1) // the timed ones
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        return call;
+      });
+      EXPECT_EQ(result, call) << "the wrapped function's result is returned";
+      spin_for(kOwnWork / 2);
+    }
+  }).join();
+  EXPECT_EQ(wrapped_calls_meter.samples(), kCalls / kOwnTimeSampleEvery);
+  const std::string path = profiler->stop();
+  SqliteDatabase rank_file(path, SQLITE_OPEN_READONLY);
+  EXPECT_EQ(
+      rank_file.query_int64("SELECT count FROM profiler_overhead WHERE component = 'test_wrapped_calls'"),
+      kCalls);
+  const std::int64_t own_ns =
+      rank_file.query_int64("SELECT time_ns FROM profiler_overhead WHERE component = 'test_wrapped_calls'");
+  EXPECT_GE(own_ns, kCalls * std::chrono::nanoseconds(kOwnWork).count()) << "the wrapper's work counts";
+  EXPECT_LT(own_ns, kCalls * 10'000'000) << "the wrapped function's 20 ms are left out of each sample";
 }
 
 } // namespace

@@ -139,6 +139,16 @@ def check_copy_runs(db, steps_of, checks):
                   f"every copy counted: {copies} copies in {steps} rank steps ({copies / max(steps, 1):.0f} a step)")
     checks.expect(rows * 4 <= copies, f"runs of copies make at most a quarter as many rows ({rows} rows, "
                   f"{timed} of them timed on the GPU, for {copies} copies)")
+    # commlens's own time in the runtime's calls, estimated from one call in 16 of each thread:
+    # every copy but at most 15 a thread (copies, waits and allocations are all counted), allowing
+    # 8 copying threads a rank (the main thread, autograd's, DDP's).
+    counted, own_ns = db.execute("SELECT SUM(count), SUM(time_ns) FROM profiler_overhead "
+                                 "WHERE component = 'cuda_runtime_calls'").fetchone()
+    ranks = db.execute("SELECT COUNT(*) FROM ranks").fetchone()[0]
+    checks.expect(counted is not None and copies is not None and counted >= copies - 15 * 8 * ranks
+                  and own_ns > 0,
+                  f"commlens's own time in the runtime's calls is measured: {counted} calls estimated for "
+                  f"{copies} copies, {own_ns / max(counted or 1, 1):.0f} ns a call")
 
 
 def check_gpu_ties(db, checks):

@@ -110,6 +110,11 @@ struct TrainingSteps {
   std::vector<std::vector<std::string>> pvar_rows;
   std::vector<std::string> copy_headers; // CUDA copies per step; empty without copies in steps
   std::vector<std::vector<std::string>> copy_rows;
+  // commlens's own time on the threads that copy, per step: its time per CUDA runtime call
+  // (profiler_overhead row cuda_runtime_calls, estimated from a sample) times the copies per step
+  // and rank. 0 where copies came from CUPTI or none were made in the steps.
+  double copies_per_step = 0;
+  std::int64_t profiler_ns_per_call = 0;
 };
 
 TrainingSteps query_training_steps(const Database& database, const ReportFilter& filter);

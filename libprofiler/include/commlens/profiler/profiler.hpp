@@ -100,6 +100,8 @@ private:
   Profiler(Config config, ProcessIdentity identity, std::vector<FunctionDescription> functions,
            std::vector<std::string> datatypes, Storage storage);
   ThreadRecorder* register_thread() noexcept;
+  // The own-time meters' estimates (own_time.hpp) as profiler_overhead rows.
+  void store_own_time();
   ThreadRecorder* refuse_thread() noexcept { return threads_.refuse_thread(); }
 
   static std::atomic<Profiler*> active_;
