@@ -10,8 +10,11 @@
 # assumed) and, for the default modes, whether it lies within their budget (summary 1%, trace 3%).
 # With MAX_ROUNDS above ROUNDS, rounds go on until both budgets are resolved either way. Last, the
 # host time to queue a step (its start to the synchronisation that waits for the GPU) and what each
-# variant adds to it per round: the profiler's work on the launching threads, measured without the
-# GPU's run-to-run noise, and the most it can slow a step where the host bounds the step.
+# variant adds to it per round: the profiler's work on the launching threads, where they do not wait
+# for the GPU inside the step (in ResNet-50's DDP they do, and it varies as the step does). And for
+# the commlens variants the own time per step they measured of themselves inside the run (the
+# report's training-steps section, where copies come from the runtime's calls): their direct cost,
+# free of the noise between runs.
 #
 # usage: bench/dl_profiler_cost.sh BUILD_DIR
 # environment: GPUS (all, at most 8), MODELS ("resnet50 transformer"), ROUNDS (3), MAX_ROUNDS
@@ -41,7 +44,27 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERE
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# run MODEL VARIANT -> "median_ms mean_ms issue_ms"
+# commlens's own time per step on the copying threads, from the profiled run's report (ms; "-"
+# where it has none: unprofiled, or copies taken from CUPTI).
+own_ms() {
+  [[ -f $work/out/commlens.sqlite ]] || { echo -; return; }
+  "$commlens" report --format json "$work/out" 2>/dev/null | "$python" -c '
+import json, sys
+def steps_of(node):
+    if isinstance(node, dict):
+        if "profiler_ns_per_runtime_call" in node:
+            return node
+        node = list(node.values())
+    for value in node if isinstance(node, list) else []:
+        found = steps_of(value)
+        if found:
+            return found
+steps = steps_of(json.load(sys.stdin)) or {}
+own = steps.get("profiler_ns_per_runtime_call", 0) * steps.get("copies_per_step", 0) / 1e6
+print("%.4f" % own if own > 0 else "-")' || echo -
+}
+
+# run MODEL VARIANT -> "median_ms mean_ms issue_ms own_ms"
 run() {
   local model=$1 variant=$2 trainer_options=()
   local trainer=("$here/examples/dl/ddp_train.py" --model "$model" --steps "${STEPS:-40}" --warmup "${WARMUP:-5}")
@@ -68,7 +91,8 @@ run() {
   "${job[@]}" >"$work/log" 2>&1 || { tail -30 "$work/log" >&2; return 1; }
   [[ -n ${SHOW_STEPS:-} ]] && sed -n "s/^steps (ms)/$model $variant step ms/p" "$work/log" >&2
   grep '^DDP_TRAIN ' "$work/log" | tail -1 | cut -c11- |
-    "$python" -c 'import json, sys; f = json.load(sys.stdin); print("%.3f %.3f %.3f" % (f["median_ms"], f["mean_ms"], f["median_issue_ms"]))'
+    "$python" -c 'import json, sys; f = json.load(sys.stdin); print("%.3f %.3f %.3f" % (f["median_ms"], f["mean_ms"], f["median_issue_ms"]), end=" ")'
+  own_ms
 }
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
@@ -97,14 +121,14 @@ spread() { tr ' ' '\n' | grep -v '^$' | sort -g | awk 'NR==1{lo=$1} {hi=$1} END 
 
 echo "dl_profiler_cost: DDP, $gpus GPUs ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)), ${LAUNCHER:-torchrun}, $rounds rounds${MAX_ROUNDS:+ (up to $MAX_ROUNDS while a budget is unresolved)}, ${WARMUP:-5} + ${STEPS:-40} steps"
 for model in ${MODELS:-resnet50 transformer}; do
-  declare -A medians=() means=() over_median=() over_mean=() issues=() over_issue=()
+  declare -A medians=() means=() over_median=() over_mean=() issues=() over_issue=() owns=()
   for ((round = 0; ; ++round)); do
     ((round < rounds)) || { ((round < ${MAX_ROUNDS:-0})) && unresolved; } || break
     order=("${variants[@]}")
     ((round % 2 == 1)) && order=($(printf '%s\n' "${variants[@]}" | tac))
-    declare -A this_median=() this_mean=() this_issue=()
+    declare -A this_median=() this_mean=() this_issue=() this_own=()
     for variant in "${order[@]}"; do
-      read -r this_median[$variant] this_mean[$variant] this_issue[$variant] < <(run "$model" "$variant")
+      read -r this_median[$variant] this_mean[$variant] this_issue[$variant] this_own[$variant] < <(run "$model" "$variant")
     done
     line="$model round $((round + 1)):"
     for variant in "${variants[@]}"; do
@@ -113,8 +137,9 @@ for model in ${MODELS:-resnet50 transformer}; do
       over_median[$variant]+="$(awk -v v="${this_median[$variant]}" -v b="${this_median[none]}" 'BEGIN {printf "%.3f", (v / b - 1) * 100}') "
       over_mean[$variant]+="$(awk -v v="${this_mean[$variant]}" -v b="${this_mean[none]}" 'BEGIN {printf "%.3f", (v / b - 1) * 100}') "
       issues[$variant]+="${this_issue[$variant]} "
+      [[ ${this_own[$variant]} == - ]] || owns[$variant]+="${this_own[$variant]} "
       over_issue[$variant]+="$(awk -v v="${this_issue[$variant]}" -v b="${this_issue[none]}" 'BEGIN {printf "%.3f", v - b}') "
-      line+=" $variant ${this_median[$variant]} ms (issued in ${this_issue[$variant]})"
+      line+=" $variant ${this_median[$variant]} ms (issued in ${this_issue[$variant]}, own ${this_own[$variant]})"
     done
     echo "$line" >&2 # progress
   done
@@ -153,5 +178,14 @@ for model in ${MODELS:-resnet50 transformer}; do
       "$(median <<<"${issues[$variant]}")" "$added" "$(spread <<<"${over_issue[$variant]}" | tr -d %)" \
       "$(awk -v a="$added" -v s="$none_step" 'BEGIN {printf "%.3f", a / s * 100}')"
   done
-  unset medians means over_median over_mean issues over_issue
+  # What the profiler measured of itself inside each run (the training-steps section's own time):
+  # its direct cost, free of the noise between runs.
+  printf '%-12s %-15s %30s %16s\n' model variant "commlens's own time per step" "share of step"
+  for variant in "${variants[@]}"; do
+    [[ -n ${owns[$variant]:-} ]] || continue
+    own=$(median <<<"${owns[$variant]}")
+    printf '%-12s %-15s %14.3f ms (%s) %15.3f%%\n' "$model" "$variant" "$own" \
+      "$(spread <<<"${owns[$variant]}" | tr -d %)" "$(awk -v a="$own" -v s="$none_step" 'BEGIN {printf "%.3f", a / s * 100}')"
+  done
+  unset medians means over_median over_mean issues over_issue owns
 done
