@@ -58,6 +58,8 @@ INSERT INTO phases (rank, phase, start_ns, end_ns, pcontrol_level) VALUES (0, 1,
 // MPI_Pcontrol(2), phase 3 (tear-down) left open. Each rank spends 1000 ns in one MPI_Allreduce of
 // 64 B per step. Kernels were recorded in step 2 only: on each rank a compute kernel [6000, 7000)
 // and NCCL's [6500, 7500): compute 1 us, communication 1 us of which half overlapped, idle 0.5 us.
+// Copies came from the runtime's calls: 3 on each rank in the steps, at 40 ns of commlens's own
+// time a call, so 1.5 copies and 60 ns a step.
 inline constexpr const char* kSteps = R"sql(
 UPDATE phases SET end_ns = 2000 WHERE phase = 0;
 INSERT INTO phases (rank, phase, start_ns, end_ns, pcontrol_level) VALUES
@@ -69,6 +71,13 @@ INSERT INTO call_stats VALUES
 INSERT INTO kernel_recording VALUES (0, 6000, 8000), (1, 6000, 8000);
 INSERT INTO cuda_kernels VALUES (0, 6000, 7000, 0, 7, 'gemm', NULL, 1), (0, 6500, 7500, 0, 8, 'ncclDevKernel_AllReduce', NULL, 2),
   (1, 6000, 7000, 0, 7, 'gemm', NULL, 1), (1, 6500, 7500, 0, 8, 'ncclDevKernel_AllReduce', NULL, 2);
+INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_kind, dst_kind, bytes, stream, copy_kind, path,
+                         correlation_id, gpu_timed, copies) VALUES
+  (0, 3000, 3100, 0, 'device', 'device', 4096, 7, 'DtoD', 'same_device', 0, 0, 2),
+  (0, 6100, 6200, 0, 'device', 'device', 4096, 7, 'DtoD', 'same_device', 0, 0, 1),
+  (1, 3000, 3100, 0, 'device', 'device', 8192, 7, 'DtoD', 'same_device', 0, 0, 3);
+INSERT INTO profiler_overhead (rank, component, count, time_ns) VALUES
+  (0, 'cuda_runtime_calls', 32, 1280), (1, 'cuda_runtime_calls', 16, 640);
 )sql";
 
 // Added to the crafted trace run: rank 1 enters an MPI_Recv (tag 11) at 100 ms and waits 150 ms

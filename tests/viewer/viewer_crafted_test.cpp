@@ -78,6 +78,8 @@ private slots:
     QVERIFY2(steps.status().contains(QStringLiteral("GPU in steps 2: compute 1 us, communication 1 us (50 % "
                                                     "overlapped), exposed 500 ns, idle 500 ns")),
              qPrintable(steps.status()));
+    QVERIFY2(steps.status().contains(QStringLiteral("commlens on the copying threads 60 ns per step")),
+             qPrintable(steps.status()));
     const auto& bars = steps.chart().bars();
     QCOMPARE(bars.size(), std::size_t{2});
     // Step 1: 4 us, of which 1 us per rank in MPI_Allreduce; step 2: 2 us, 1 us of it in MPI.
