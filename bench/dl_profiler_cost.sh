@@ -18,18 +18,9 @@
 #
 # usage: bench/dl_profiler_cost.sh BUILD_DIR
 # environment: GPUS (all, at most 8), MODELS ("resnet50 transformer"), ROUNDS (3), MAX_ROUNDS
-#   (ROUNDS: more rounds while a budget is unresolved), STEPS (40),
-#   WARMUP (5), LAUNCHER (torchrun | mpirun), PYTHON (python3), BIND (1: each rank pinned to its
-#   share of the CPUs near its GPU, ddp_train.py --bind-cpus; 0: as the launcher left it),
-#   VARIANTS (default below):
-#     none            no profiler
-#     summary         commlens, default settings, summary mode (no kernel records)
-#     trace           commlens, default settings, trace mode
-#     kernel-steps    commlens summary with COMMLENS_KERNELS=steps (kernels of steps 6-8)
-#     all-kernels     commlens summary with COMMLENS_KERNELS=all (every kernel recorded)
-#     no-cupti        commlens summary with COMMLENS_COLLECTORS=pmpi,mpit,nvtx
-#     cupti-copies    commlens summary with COMMLENS_CUDA_COPIES=cupti (CUPTI attached for copies)
-#     torch-profiler  torch.profiler, CPU and CUDA activities over every step
+#   (ROUNDS: more rounds while a budget is unresolved), PYTHON (python3), VARIANTS (default:
+#   none summary trace kernel-steps all-kernels no-cupti torch-profiler); the job's and the
+#   variants' settings are in bench/dl_job.sh (STEPS, WARMUP, LAUNCHER, BIND).
 set -euo pipefail
 build=$(realpath "${1:?usage: dl_profiler_cost.sh BUILD_DIR}")
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,62 +34,18 @@ variants=(${VARIANTS:-none summary trace kernel-steps all-kernels no-cupti torch
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-
-# commlens's own time per step on the copying threads, from the profiled run's report (ms; "-"
-# where it has none: unprofiled, or copies taken from CUPTI).
-own_ms() {
-  [[ -f $work/out/commlens.sqlite ]] || { echo -; return; }
-  "$commlens" report --format json "$work/out" 2>/dev/null | "$python" -c '
-import json, sys
-def steps_of(node):
-    if isinstance(node, dict):
-        if "profiler_ns_per_runtime_call" in node:
-            return node
-        node = list(node.values())
-    for value in node if isinstance(node, list) else []:
-        found = steps_of(value)
-        if found:
-            return found
-steps = steps_of(json.load(sys.stdin)) or {}
-own = steps.get("profiler_ns_per_runtime_call", 0) * steps.get("copies_per_step", 0) / 1e6
-print("%.4f" % own if own > 0 else "-")' || echo -
-}
+source "$here/bench/dl_job.sh"
 
 # run MODEL VARIANT -> "median_ms mean_ms issue_ms own_ms"
 run() {
-  local model=$1 variant=$2 trainer_options=()
-  local trainer=("$here/examples/dl/ddp_train.py" --model "$model" --steps "${STEPS:-40}" --warmup "${WARMUP:-5}")
-  [[ ${BIND:-1} == 1 ]] && trainer+=(--bind-cpus)
-  local job
-  if [[ ${LAUNCHER:-torchrun} == mpirun ]]; then
-    job=(mpirun -np "$gpus" --oversubscribe "$python" "${trainer[@]}")
-  else
-    job=("$python" -m torch.distributed.run --standalone --nproc_per_node "$gpus" "${trainer[@]}")
-  fi
-  local profiled=("$commlens" run --quiet --output "$work/out")
-  case $variant in
-  none) ;;
-  summary) job=("${profiled[@]}" --mode summary -- "${job[@]}") ;;
-  trace) job=("${profiled[@]}" --mode trace -- "${job[@]}") ;;
-  all-kernels) job=(env COMMLENS_KERNELS=all "${profiled[@]}" --mode summary -- "${job[@]}") ;;
-  kernel-steps) job=(env COMMLENS_KERNELS=steps "${profiled[@]}" --mode summary -- "${job[@]}") ;;
-  no-cupti) job=("${profiled[@]}" --mode summary --collectors pmpi,mpit,nvtx -- "${job[@]}") ;;
-  cupti-copies) job=(env COMMLENS_CUDA_COPIES=cupti "${profiled[@]}" --mode summary -- "${job[@]}") ;;
-  torch-profiler) job+=(--torch-profiler) ;;
-  *) echo "dl_profiler_cost: unknown variant $variant" >&2; exit 2 ;;
-  esac
+  ddp_job "$1" "$2" "$gpus" "$work/out" || exit 2
   rm -rf "$work/out"
   "${job[@]}" >"$work/log" 2>&1 || { tail -30 "$work/log" >&2; return 1; }
-  [[ -n ${SHOW_STEPS:-} ]] && sed -n "s/^steps (ms)/$model $variant step ms/p" "$work/log" >&2
-  grep '^DDP_TRAIN ' "$work/log" | tail -1 | cut -c11- |
-    "$python" -c 'import json, sys; f = json.load(sys.stdin); print("%.3f %.3f %.3f" % (f["median_ms"], f["mean_ms"], f["median_issue_ms"]), end=" ")'
-  own_ms
+  [[ -n ${SHOW_STEPS:-} ]] && sed -n "s/^steps (ms)/$1 $2 step ms/p" "$work/log" >&2
+  ddp_result "$work/log" "$work/out"
 }
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 fastest() { tr ' ' '\n' | grep -v '^$' | sort -g | head -1; }
-# The budgets the default modes are held to, in percent of the step.
-budget_of() { case $1 in summary) echo 1 ;; trace) echo 3 ;; esac; }
 # interval VARIANT -> "median low high verdict" of its median-step overheads (median_interval.py)
 interval() {
   local budget
@@ -117,7 +64,6 @@ unresolved() {
   done
   return 1
 }
-spread() { tr ' ' '\n' | grep -v '^$' | sort -g | awk 'NR==1{lo=$1} {hi=$1} END {printf "%+.2f%% to %+.2f%%", lo, hi}'; }
 
 echo "dl_profiler_cost: DDP, $gpus GPUs ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)), ${LAUNCHER:-torchrun}, $rounds rounds${MAX_ROUNDS:+ (up to $MAX_ROUNDS while a budget is unresolved)}, ${WARMUP:-5} + ${STEPS:-40} steps"
 for model in ${MODELS:-resnet50 transformer}; do
@@ -128,7 +74,8 @@ for model in ${MODELS:-resnet50 transformer}; do
     ((round % 2 == 1)) && order=($(printf '%s\n' "${variants[@]}" | tac))
     declare -A this_median=() this_mean=() this_issue=() this_own=()
     for variant in "${order[@]}"; do
-      read -r this_median[$variant] this_mean[$variant] this_issue[$variant] this_own[$variant] < <(run "$model" "$variant")
+      read -r this_median[$variant] this_mean[$variant] this_issue[$variant] this_own[$variant] < <(run "$model" "$variant") || true
+      [[ -n ${this_own[$variant]:-} ]] || { echo "dl_profiler_cost: the $model $variant job failed" >&2; exit 1; }
     done
     line="$model round $((round + 1)):"
     for variant in "${variants[@]}"; do
