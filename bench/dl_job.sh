@@ -68,3 +68,26 @@ median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print v[i
 spread() { tr ' ' '\n' | grep -v '^$' | sort -g | awk 'NR==1{lo=$1} {hi=$1} END {printf "%+.2f%% to %+.2f%%", lo, hi}'; }
 # The budgets the default modes are held to, in percent of the step.
 budget_of() { case $1 in summary) echo 1 ;; trace) echo 3 ;; esac; }
+
+# interval VARIANT OVERHEAD... -> "median low high verdict" of the overheads (bench/median_interval.py:
+# order statistics), with the verdict against the variant's budget where it has one.
+interval() {
+  local variant=$1 budget
+  shift
+  budget=$(budget_of "$variant")
+  "$python" "$here/bench/median_interval.py" ${budget:+--budget "$budget"} "$@"
+}
+
+# unresolved OVERHEADS: whether a budgeted variant's overheads (the associative array named
+# OVERHEADS, by variant) still straddle its budget, or are too few for an interval.
+unresolved() {
+  local -n by_variant=$1
+  local variant verdict
+  for variant in "${variants[@]}"; do
+    [[ -n $(budget_of "$variant") ]] || continue
+    # shellcheck disable=SC2086 # the overheads are one number per round
+    verdict=$(interval "$variant" ${by_variant[$variant]:-})
+    [[ $verdict == *" unresolved" || $verdict == *" too-few-rounds" ]] && return 0
+  done
+  return 1
+}

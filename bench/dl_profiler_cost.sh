@@ -46,30 +46,12 @@ run() {
 }
 
 fastest() { tr ' ' '\n' | grep -v '^$' | sort -g | head -1; }
-# interval VARIANT -> "median low high verdict" of its median-step overheads (median_interval.py)
-interval() {
-  local budget
-  budget=$(budget_of "$1")
-  # shellcheck disable=SC2086 # the overheads are one number per round
-  "$python" "$here/bench/median_interval.py" ${budget:+--budget "$budget"} ${over_median[$1]}
-}
-# Whether a budgeted variant's interval still straddles its budget, or there are too few rounds
-# for one.
-unresolved() {
-  local variant verdict
-  for variant in "${variants[@]}"; do
-    [[ -n $(budget_of "$variant") ]] || continue
-    verdict=$(interval "$variant")
-    [[ $verdict == *" unresolved" || $verdict == *" too-few-rounds" ]] && return 0
-  done
-  return 1
-}
 
 echo "dl_profiler_cost: DDP, $gpus GPUs ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)), ${LAUNCHER:-torchrun}, $rounds rounds${MAX_ROUNDS:+ (up to $MAX_ROUNDS while a budget is unresolved)}, ${WARMUP:-5} + ${STEPS:-40} steps"
 for model in ${MODELS:-resnet50 transformer}; do
   declare -A medians=() means=() over_median=() over_mean=() issues=() over_issue=() owns=()
   for ((round = 0; ; ++round)); do
-    ((round < rounds)) || { ((round < ${MAX_ROUNDS:-0})) && unresolved; } || break
+    ((round < rounds)) || { ((round < ${MAX_ROUNDS:-0})) && unresolved over_median; } || break
     order=("${variants[@]}")
     ((round % 2 == 1)) && order=($(printf '%s\n' "${variants[@]}" | tac))
     declare -A this_median=() this_mean=() this_issue=() this_own=()
@@ -106,7 +88,7 @@ for model in ${MODELS:-resnet50 transformer}; do
   printf '%-12s %-15s %26s %16s\n' model variant "95% interval of overhead" "budget"
   for variant in "${variants[@]}"; do
     [[ $variant == none ]] && continue
-    read -r _ low high verdict < <(interval "$variant")
+    read -r _ low high verdict < <(interval "$variant" ${over_median[$variant]})
     budget=$(budget_of "$variant")
     if [[ $low == nan ]]; then # too few rounds for a 95% interval
       printf '%-12s %-15s %26s %16s\n' "$model" "$variant" "(too few rounds)" "${budget:+$budget%: }$verdict"

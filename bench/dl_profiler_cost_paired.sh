@@ -57,27 +57,11 @@ pair() {
   echo "$variant_ms $unprofiled_ms $own"
 }
 
-interval() {
-  local budget
-  budget=$(budget_of "$1")
-  # shellcheck disable=SC2086 # the overheads are one number per pair
-  "$python" "$here/bench/median_interval.py" ${budget:+--budget "$budget"} ${overheads[$1]}
-}
-unresolved() {
-  local variant verdict
-  for variant in "${variants[@]}"; do
-    [[ -n $(budget_of "$variant") ]] || continue
-    verdict=$(interval "$variant")
-    [[ $verdict == *" unresolved" || $verdict == *" too-few-rounds" ]] && return 0
-  done
-  return 1
-}
-
 echo "dl_profiler_cost_paired: DDP, two jobs of $half GPUs at once ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)), ${LAUNCHER:-torchrun}, $rounds rounds${MAX_ROUNDS:+ (up to $MAX_ROUNDS while a budget is unresolved)}, ${WARMUP:-5} + ${STEPS:-40} steps"
 for model in ${MODELS:-resnet50}; do
   declare -A overheads=() owns=() unprofiled=()
   for ((round = 0; ; ++round)); do
-    ((round < rounds)) || { ((round < ${MAX_ROUNDS:-0})) && unresolved; } || break
+    ((round < rounds)) || { ((round < ${MAX_ROUNDS:-0})) && unresolved overheads; } || break
     line="$model round $((round + 1)):"
     for variant in "${variants[@]}"; do
       read -r variant_ms unprofiled_ms own < <(pair "$model" "$variant" $((round % 2))) || true
@@ -92,7 +76,7 @@ for model in ${MODELS:-resnet50}; do
   printf '%-12s %-15s %7s %26s %26s %22s %30s\n' model variant pairs "median overhead (spread)" \
     "95% interval of overhead" "budget" "commlens's own time per step"
   for variant in "${variants[@]}"; do
-    read -r median_overhead low high verdict < <(interval "$variant")
+    read -r median_overhead low high verdict < <(interval "$variant" ${overheads[$variant]})
     budget=$(budget_of "$variant")
     own="-"
     if [[ -n ${owns[$variant]:-} ]]; then
