@@ -1,6 +1,6 @@
 # The DDP training job of the DL cost benchmarks (examples/dl/ddp_train.py under torchrun or
 # mpirun), unprofiled or under one profiler variant, and what it measured. Sourced by
-# dl_profiler_cost.sh and dl_profiler_cost_paired.sh; needs `commlens`, `python` and `here` set.
+# dl_profiler_cost.sh and dl_profiler_cost_paired.sh.
 # Variants:
 #   none            no profiler
 #   summary         commlens, default settings, summary mode (no kernel records)
@@ -11,7 +11,17 @@
 #   cupti-copies    commlens summary with COMMLENS_CUDA_COPIES=cupti (CUPTI attached for copies)
 #   torch-profiler  torch.profiler, CPU and CUDA activities over every step
 # Environment: STEPS (40), WARMUP (5), LAUNCHER (torchrun | mpirun), BIND (1: each rank pinned to
-# its share of the CPUs it may use near its GPU, ddp_train.py --bind-cpus; 0: as launched).
+# its share of the CPUs it may use near its GPU, ddp_train.py --bind-cpus; 0: as launched), GPUS
+# (all, at most 8), PYTHON (python3).
+# Sourcing it, after `build` and `here` are set, sets `commlens`, `python`, `gpus` and `work` (a
+# folder removed on exit).
+commlens=$build/cli/commlens
+python=${PYTHON:-python3}
+gpus=${GPUS:-$(nvidia-smi --list-gpus 2>/dev/null | wc -l)}
+((gpus > 8)) && gpus=8
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 
 # ddp_job MODEL VARIANT GPUS OUTPUT: the command in the array `job`, the profile going to OUTPUT.
 ddp_job() {

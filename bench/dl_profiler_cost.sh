@@ -24,17 +24,10 @@
 set -euo pipefail
 build=$(realpath "${1:?usage: dl_profiler_cost.sh BUILD_DIR}")
 here=$(cd "$(dirname "$0")/.." && pwd)
-commlens=$build/cli/commlens
-python=${PYTHON:-python3}
-gpus=${GPUS:-$(nvidia-smi --list-gpus 2>/dev/null | wc -l)}
-((gpus > 8)) && gpus=8
+source "$here/bench/dl_job.sh" # commlens, python, gpus, work
 ((gpus >= 1)) || { echo "dl_profiler_cost: no GPU" >&2; exit 1; }
 rounds=${ROUNDS:-3}
 variants=(${VARIANTS:-none summary trace kernel-steps all-kernels no-cupti torch-profiler})
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-source "$here/bench/dl_job.sh"
 
 # run MODEL VARIANT -> "median_ms mean_ms issue_ms own_ms"
 run() {

@@ -16,18 +16,11 @@
 set -euo pipefail
 build=$(realpath "${1:?usage: dl_profiler_cost_paired.sh BUILD_DIR}")
 here=$(cd "$(dirname "$0")/.." && pwd)
-commlens=$build/cli/commlens
-python=${PYTHON:-python3}
-gpus=${GPUS:-$(nvidia-smi --list-gpus 2>/dev/null | wc -l)}
-((gpus > 8)) && gpus=8
+source "$here/bench/dl_job.sh" # commlens, python, gpus, work
 ((gpus >= 2 && gpus % 2 == 0)) || { echo "dl_profiler_cost_paired: needs an even number of GPUs, found $gpus" >&2; exit 1; }
 half=$((gpus / 2))
 rounds=${ROUNDS:-5}
 variants=(${VARIANTS:-summary trace})
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-source "$here/bench/dl_job.sh"
 
 # The two halves: GPUs and the CPUs this script may use, each split in two.
 gpu_sides=("$(seq -s, 0 $((half - 1)))" "$(seq -s, "$half" $((gpus - 1)))")
