@@ -5,7 +5,8 @@
 // function, and from its return to leaving the wrapper, so that the program's own work is never
 // counted. Timing every call would add two clock reads to each; a sample of one in sixteen costs a
 // counter increment on the others and estimates the total to within a few percent over the
-// thousands of calls a run makes. Profiler::stop() stores each meter that saw a call as a
+// thousands of calls a run makes. The timed calls' own clock reads (about 10 ns each) count too, so
+// the estimate errs a little high. Profiler::stop() stores each meter that saw a call as a
 // profiler_overhead row: count and time_ns scaled up from the sample.
 #include "commlens/profiler/clock.hpp"
 
