@@ -99,8 +99,8 @@ ncclResult_t call_nccl(Collective collective, std::size_t size, std::size_t bloc
   const std::size_t block_floats = block / sizeof(float);
   switch (collective) {
   case Collective::Allreduce:
-    return ncclAllReduce(in_place ? buffers.receive : buffers.send, buffers.receive, floats, ncclFloat, ncclSum,
-                         comm, stream);
+    return ncclAllReduce(in_place ? buffers.receive : buffers.send, buffers.receive, floats, ncclFloat,
+                         ncclSum, comm, stream);
   case Collective::Allgather:
     return ncclAllGather(buffers.send, buffers.receive, block_floats, ncclFloat, comm, stream);
   case Collective::ReduceScatter:
@@ -149,8 +149,10 @@ int main(int argc, char** argv) {
       chosen.push_back(*found);
     } else {
       if (rank == 0)
-        std::fprintf(stderr, "runtime_collectives: unknown collective %s (allreduce, allgather, "
-                             "reduce_scatter, bcast, reduce)\n", argv[i]);
+        std::fprintf(stderr,
+                     "runtime_collectives: unknown collective %s (allreduce, allgather, "
+                     "reduce_scatter, bcast, reduce)\n",
+                     argv[i]);
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
   }
@@ -213,8 +215,8 @@ int main(int argc, char** argv) {
       const double factor = bus_factor(collective, size);
       const auto busbw = [&](double seconds) { return double(bytes) * factor / seconds / 1e9; };
       if (rank == 0)
-        std::printf("%12zu %12.1f %12.1f %12.1f %10.1f %10.1f %10.1f %10.2f %10.2f\n", bytes, r * 1e6, b * 1e6,
-                    n * 1e6, busbw(r), busbw(b), busbw(n), n / r, b / r);
+        std::printf("%12zu %12.1f %12.1f %12.1f %10.1f %10.1f %10.1f %10.2f %10.2f\n", bytes, r * 1e6,
+                    b * 1e6, n * 1e6, busbw(r), busbw(b), busbw(n), n / r, b / r);
     }
   }
   if (with_nccl)

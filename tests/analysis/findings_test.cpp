@@ -316,6 +316,45 @@ TEST_F(Findings, BlockingAllreducesInTrainingStepsAreExposedCommunication) {
   EXPECT_EQ(exposed.timeline->end_ns, 3 * kMs);
 }
 
+// Three steps of 1 ms per rank, each with 10 copies taken from the runtime's calls, and commlens's
+// own time per call from profiler_overhead (both ranks' rows pooled).
+void steps_with_copies(TestDatabase& database, std::int64_t own_ns_per_call) {
+  database.execute("DELETE FROM phases");
+  for (int rank = 0; rank < 2; ++rank) {
+    for (int phase = 0; phase <= 4; ++phase)
+      database.execute(fmt::format("INSERT INTO phases VALUES ({}, {}, {}, {}, {})", rank, phase, phase * kMs,
+                                   (phase + 1) * kMs, phase == 0 ? "NULL" : "2"));
+    for (int phase = 1; phase <= 3; ++phase)
+      database.execute(fmt::format(
+          "INSERT INTO cuda_copies (rank, start_ns, end_ns, device, src_kind, dst_kind, bytes, stream, "
+          "copy_kind, path, correlation_id, gpu_timed, copies) VALUES ({}, {}, {}, 0, 'device', 'device', "
+          "40960, 7, 'DtoD', 'same_device', 0, 0, 10)",
+          rank, phase * kMs + 100 * kUs, phase * kMs + 200 * kUs));
+  }
+  database.execute(fmt::format("INSERT INTO profiler_overhead (rank, component, count, time_ns) VALUES "
+                               "(0, 'cuda_runtime_calls', 64, {}), (1, 'cuda_runtime_calls', 32, {})",
+                               64 * own_ns_per_call, 32 * own_ns_per_call));
+}
+
+// 2 us a call is 20 us a step, 2% of it, over the rule's 1%.
+TEST_F(Findings, CommlensOwnTimeOnTheCopyingThreadsOverOnePercentOfTheStepIsAFinding) {
+  steps_with_copies(*database_, 2 * kUs);
+  const auto section = findings();
+  ASSERT_EQ(ids(section), std::set<std::string>{"profiler-cost@steps"});
+  const auto& cost = only(section, "profiler-cost@steps");
+  EXPECT_DOUBLE_EQ(cost.measured, 0.02);
+  EXPECT_EQ(cost.cost_ns, 6 * 20 * kUs); // 6 rank-steps
+  EXPECT_EQ(cost.title, "commlens itself takes 20.000 us of a 1.000 ms step on the threads that copy");
+  EXPECT_EQ(cost.evidence[0], "10 copies per step and rank, 2.000 us of commlens's time a CUDA runtime call "
+                              "(timed on one call in 16)");
+}
+
+// 500 ns a call is 0.5% of the step: no finding.
+TEST_F(Findings, CommlensOwnTimeUnderOnePercentOfTheStepIsNoFinding) {
+  steps_with_copies(*database_, 500);
+  EXPECT_TRUE(ids(findings()).empty());
+}
+
 // The same steps with kernels recorded in step 2 (2 to 3 ms): a compute kernel from 2.0 to 2.5 ms
 // and NCCL's from 2.4 to 2.8 ms on each rank: the GPU's own figure, 300 us of 400 exposed, wins.
 TEST_F(Findings, RecordedKernelsGiveTheExposedCommunicationOnTheGpu) {

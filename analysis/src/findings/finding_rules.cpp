@@ -57,6 +57,10 @@ const std::vector<FindingRule>& finding_rules() {
       {"runtime-slower", "The GPU runtime is slower than its baseline",
        "time the runtime loses against its baseline, share of the ranks' time", 0.01, Unit::Share,
        "an A/B run of the GPU runtime", "COMMLENS_RUNTIME=ab in trace mode"},
+      {"profiler-cost", "The profiler slows the steps",
+       "commlens's own time per step on the threads that copy, share of the median step", 0.01, Unit::Share,
+       "training steps, copies taken from the CUDA runtime's calls",
+       "mark the steps in a program that calls a shared libcudart (PyTorch)"},
   };
   return rules;
 }

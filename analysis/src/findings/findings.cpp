@@ -84,8 +84,9 @@ FindingsSection find_findings(const Database& database, const Report& report) {
         "waits, imbalance, message storms, copy paths, steps and the GPU runtime: the "
         "run is too short to weigh them (start-up and tear-down take most of it)");
   else
-    for (const auto rules : {find_wait_state_problems, find_load_imbalance, find_small_message_storms,
-                             find_gpu_copy_problems, find_exposed_communication, find_runtime_savings})
+    for (const auto rules :
+         {find_wait_state_problems, find_load_imbalance, find_small_message_storms, find_gpu_copy_problems,
+          find_exposed_communication, find_runtime_savings, find_profiler_cost})
       rules(context, section);
   find_unexpected_queues(context, section);
   find_churn(context, section);

@@ -51,5 +51,6 @@ void find_exposed_communication(const FindingContext& context, FindingsSection& 
 void find_churn(const FindingContext& context, FindingsSection& section);
 void find_short_run(const FindingContext& context, FindingsSection& section);
 void find_runtime_savings(const FindingContext& context, FindingsSection& section);
+void find_profiler_cost(const FindingContext& context, FindingsSection& section);
 
 } // namespace commlens::analysis::detail
