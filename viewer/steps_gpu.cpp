@@ -118,10 +118,9 @@ QString gpu_summary_line(const analysis::TrainingSteps& steps) {
     parts << tr("GPU breakdown: %1").arg(QString::fromStdString(steps.gpu_absent).toHtmlEscaped());
   }
   // What the profiler measured of itself: its direct cost on the threads that launch the work.
-  if (steps.profiler_ns_per_call > 0 && steps.copies_per_step > 0)
+  if (steps.profiler_ns_per_step > 0)
     parts << tr("commlens on the copying threads %1 per step")
-                 .arg(format_duration(
-                     static_cast<std::int64_t>(double(steps.profiler_ns_per_call) * steps.copies_per_step)));
+                 .arg(format_duration(static_cast<std::int64_t>(steps.profiler_ns_per_step)));
   return parts.isEmpty() ? QString() : QStringLiteral("<br>") + parts.join(QStringLiteral(" &middot; "));
 }
 

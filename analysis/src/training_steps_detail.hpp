@@ -24,8 +24,6 @@ std::string per_step_count(double value);
 void read_step_overlap(const Database& database, const ReportFilter& filter, TrainingSteps& section);
 void read_step_pvars(const Database& database, const ReportFilter& filter, TrainingSteps& section);
 void read_step_copies(const Database& database, const ReportFilter& filter, TrainingSteps& section);
-// commlens's own time per CUDA runtime call (profiler_overhead), after the copies per step.
-void read_profiler_time_per_call(const Database& database, TrainingSteps& section);
 // The GPU breakdown per step and the NCCL calls' GPU time (training_steps_gpu.cpp); after the steps
 // and the collective sizes are read.
 void read_step_gpu(const Database& database, const ReportFilter& filter, TrainingSteps& section);

@@ -88,6 +88,26 @@ GROUP BY v.pvar_id, v.comm_id, v.rank, v.time_ns ORDER BY p.name, v.comm_id, v.r
   }
 }
 
+namespace {
+
+// commlens's own time per CUDA runtime call (profiler_overhead), and per step from the copies per
+// step read before it.
+void read_profiler_time_per_call(const Database& database, TrainingSteps& section) {
+  if (!database.has_rows("profiler_overhead"))
+    return;
+  auto query = database.prepare("SELECT SUM(time_ns), SUM(count) FROM profiler_overhead "
+                                "WHERE component = 'cuda_runtime_calls' AND count > 0");
+  if (!query.step())
+    return;
+  const auto calls = query.optional_integer(1);
+  if (!calls || *calls <= 0)
+    return;
+  section.profiler_ns_per_call = query.integer(0) / *calls;
+  section.profiler_ns_per_step = double(section.profiler_ns_per_call) * section.copies_per_step;
+}
+
+} // namespace
+
 void read_step_copies(const Database& database, const ReportFilter& filter, TrainingSteps& section) {
   if (!database.has_rows("cuda_copies"))
     return;
@@ -115,18 +135,6 @@ GROUP BY c.path ORDER BY SUM(c.bytes) DESC)sql",
   if (!section.copy_rows.empty())
     section.copy_headers = {"path", "copies per step", "bytes per step", "time per step", "bandwidth"};
   read_profiler_time_per_call(database, section);
-}
-
-void read_profiler_time_per_call(const Database& database, TrainingSteps& section) {
-  if (!database.has_rows("profiler_overhead"))
-    return;
-  auto query = database.prepare("SELECT SUM(time_ns), SUM(count) FROM profiler_overhead "
-                                "WHERE component = 'cuda_runtime_calls' AND count > 0");
-  if (!query.step())
-    return;
-  const auto calls = query.optional_integer(1);
-  if (calls && *calls > 0)
-    section.profiler_ns_per_call = query.integer(0) / *calls;
 }
 
 } // namespace commlens::analysis::detail

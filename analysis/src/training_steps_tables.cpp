@@ -97,8 +97,8 @@ ReportTable summary_table(const TrainingSteps& steps) {
                                             : "-")});
   }
   add_gpu_rows(steps, table);
-  if (steps.profiler_ns_per_call > 0 && steps.copies_per_step > 0) {
-    const double own_ns = double(steps.profiler_ns_per_call) * steps.copies_per_step;
+  if (steps.profiler_ns_per_step > 0) {
+    const double own_ns = steps.profiler_ns_per_step;
     table.rows.push_back(
         {"commlens's own time per step on the copying threads",
          fmt::format("{} ({} of the median step): {} copies, {} a CUDA runtime call", human_duration(own_ns),

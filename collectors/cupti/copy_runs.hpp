@@ -1,7 +1,7 @@
 #pragma once
 // What keeps summary mode's copies bounded. A training step makes hundreds of copies (DDP copies
-// every gradient into its bucket and back: about 740 a step on ResNet-50, 20,000 a second a rank),
-// and a cuda_copies row is about 86 bytes: a row each would be 6 GB an hour a rank. So in summary
+// every gradient into its bucket and back: about 370 a step on ResNet-50, 10,000 a second a rank),
+// and a cuda_copies row is about 86 bytes: a row each would be 3 GB an hour a rank. So in summary
 // mode the copies taken from the runtime's calls that were not timed on the GPU, made one after
 // another by one thread along one route (devices, memory kinds, direction), on one stream, in one
 // MPI or NCCL call (or outside any) and in one phase, with pauses of at most a gap between them,

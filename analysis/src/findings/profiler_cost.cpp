@@ -11,10 +11,9 @@ namespace commlens::analysis::detail {
 
 void find_profiler_cost(const FindingContext& context, FindingsSection& section) {
   const auto& steps = context.report.training_steps;
-  if (!steps.absent.empty() || steps.median_ns <= 0 || steps.profiler_ns_per_call <= 0 ||
-      steps.copies_per_step <= 0)
+  if (!steps.absent.empty() || steps.median_ns <= 0 || steps.profiler_ns_per_step <= 0)
     return;
-  const double own_ns = double(steps.profiler_ns_per_call) * steps.copies_per_step;
+  const double own_ns = steps.profiler_ns_per_step;
   const double measured = own_ns / double(steps.median_ns);
   if (!reaches_threshold("profiler-cost", measured))
     return;
@@ -22,9 +21,10 @@ void find_profiler_cost(const FindingContext& context, FindingsSection& section)
                               static_cast<std::int64_t>(own_ns * steps.rank_steps), measured);
   finding.title = fmt::format("commlens itself takes {} of a {} step on the threads that copy",
                               human_duration(own_ns), human_duration(double(steps.median_ns)));
-  finding.evidence = {fmt::format("{:.0f} copies per step and rank, {} of commlens's time a CUDA runtime call "
-                                  "(timed on one call in 16)",
-                                  steps.copies_per_step, human_duration(double(steps.profiler_ns_per_call)))};
+  finding.evidence = {
+      fmt::format("{:.0f} copies per step and rank, {} of commlens's time a CUDA runtime call "
+                  "(timed on one call in 16)",
+                  steps.copies_per_step, human_duration(double(steps.profiler_ns_per_call)))};
   finding.query = "SELECT rank, count, time_ns, time_ns / count AS ns_per_call FROM profiler_overhead "
                   "WHERE component = 'cuda_runtime_calls'";
   finding.view = "Steps: commlens on the copying threads";

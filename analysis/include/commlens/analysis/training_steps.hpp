@@ -115,6 +115,7 @@ struct TrainingSteps {
   // and rank. 0 where copies came from CUPTI or none were made in the steps.
   double copies_per_step = 0;
   std::int64_t profiler_ns_per_call = 0;
+  double profiler_ns_per_step = 0;
 };
 
 TrainingSteps query_training_steps(const Database& database, const ReportFilter& filter);
